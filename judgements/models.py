@@ -1,0 +1,255 @@
+from django.conf import settings
+from django.db import models, transaction
+from django.db.models.functions import Lower
+from django.urls import reverse
+from django.utils import timezone
+
+from judgements import rules
+
+
+class Status(models.TextChoices):
+    IDLE = "idle", "Idle"
+    JUDGING = "judging", "Judging"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    ERROR = "error", "Error"
+
+
+class Decision(models.TextChoices):
+    APPROVE = rules.Vote.APPROVE.value, "Approve"
+    REJECT = rules.Vote.REJECT.value, "Reject"
+
+
+FINISHED_STATUSES = (Status.APPROVED, Status.REJECTED, Status.ERROR)
+
+
+class Judgement(models.Model):
+    title = models.CharField(max_length=200)
+    content = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IDLE)
+    error_message = models.TextField(blank=True)
+    error_round = models.PositiveSmallIntegerField(null=True, blank=True)
+    error_agent = models.ForeignKey(
+        "Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="judgements",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The database, not the channel layer, says who runs a judgement: a worker holds a
+    # lease it keeps renewing; an expired lease lets another worker resume the work.
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="judgement_status_created_idx"),
+            models.Index(fields=["creator", "-created_at"], name="judgement_creator_created_idx"),
+            models.Index(fields=["status", "lease_expires_at"], name="judgement_lease_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.get_status_display()})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("judgement-detail", args=[self.pk])
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def decision(self) -> str | None:
+        """The overall decision, when there is one."""
+        return {
+            Status.APPROVED: Decision.APPROVE,
+            Status.REJECTED: Decision.REJECT,
+        }.get(self.status)
+
+    @property
+    def duration(self):
+        if self.started_at and self.finished_at:
+            return self.finished_at - self.started_at
+        return None
+
+    def group_name(self) -> str:
+        return group_name_for(self.pk)
+
+    @classmethod
+    def create_with_agents(cls, case: dict, creator=None) -> "Judgement":
+        """Store a validated case (see forms.validate_case) as a queued judgement."""
+        with transaction.atomic():
+            judgement = cls.objects.create(
+                title=case["title"], content=case["content"], creator=creator
+            )
+            Agent.objects.bulk_create(
+                Agent(
+                    judgement=judgement,
+                    position=position,
+                    name=agent["name"],
+                    model=agent["model"],
+                    criteria=agent["criteria"],
+                )
+                for position, agent in enumerate(case["agents"], start=1)
+            )
+        return judgement
+
+    def as_case(self) -> dict:
+        """The inputs, in the shape the forms take: for "Run again"."""
+        return {
+            "title": self.title,
+            "content": self.content,
+            "agents": [
+                {"name": a.name, "model": a.model, "criteria": a.criteria}
+                for a in self.agents.all()
+            ],
+        }
+
+    def as_result(self) -> dict:
+        """The judgement as the command line and the HTTP API report it."""
+        return {
+            "id": self.pk,
+            "title": self.title,
+            "status": self.status,
+            "error": self.error_message or None,
+            "agents": [agent.as_result() for agent in self.agents.all()],
+        }
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)
+
+
+def group_name_for(judgement_id: int) -> str:
+    return f"judgement-{judgement_id}"
+
+
+class Agent(models.Model):
+    judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="agents")
+    position = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=100)
+    model = models.CharField(max_length=200)
+    criteria = models.TextField()
+    final_score_tenths = models.PositiveSmallIntegerField(null=True, blank=True)
+    final_decision = models.CharField(
+        max_length=8, choices=Decision.choices, null=True, blank=True
+    )
+
+    class Meta:
+        ordering = ["judgement", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["judgement", "position"], name="agent_unique_position"
+            ),
+            models.UniqueConstraint(
+                Lower("name"), "judgement", name="agent_unique_name_per_judgement"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(position__gte=1, position__lte=rules.PANEL_SIZE),
+                name="agent_position_in_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(final_score_tenths__isnull=True)
+                | models.Q(final_score_tenths__gte=0, final_score_tenths__lte=10),
+                name="agent_final_score_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.model})"
+
+    @property
+    def final_score(self) -> float | None:
+        if self.final_score_tenths is None:
+            return None
+        return rules.tenths_as_float(self.final_score_tenths)
+
+    def ordered_decisions(self) -> list["RoundDecision"]:
+        # Sorted in Python so a prefetch of decisions is used, not a new query.
+        return sorted(self.decisions.all(), key=lambda d: d.round)
+
+    def votes(self) -> list[str]:
+        return [d.decision for d in self.ordered_decisions()]
+
+    def score_tenths(self) -> int:
+        return rules.score_tenths(self.votes())
+
+    def outcome(self) -> rules.Outcome:
+        return rules.agent_outcome(self.votes())
+
+    def as_result(self) -> dict:
+        return {
+            "name": self.name,
+            "model": self.model,
+            "final_decision": self.final_decision,
+            "score": rules.tenths_as_float(self.score_tenths()),
+            "rounds": [
+                {"round": d.round, "decision": d.decision, "reason": d.reason}
+                for d in self.ordered_decisions()
+            ],
+        }
+
+
+class RoundDecision(models.Model):
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="decisions")
+    round = models.PositiveSmallIntegerField()
+    decision = models.CharField(max_length=8, choices=Decision.choices)
+    reason = models.TextField()
+    latency_ms = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["agent__position", "round"]
+        constraints = [
+            models.UniqueConstraint(fields=["agent", "round"], name="decision_unique_per_round"),
+            models.CheckConstraint(
+                condition=models.Q(round__gte=1, round__lte=rules.ROUNDS),
+                name="decision_round_in_range",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(decision__in=Decision.values),
+                name="decision_is_approve_or_reject",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.agent.name}, round {self.round}: {self.decision}"
+
+
+class AttemptOutcome(models.TextChoices):
+    OK = "ok", "OK"
+    FAILED = "failed", "Failed"
+
+
+class LLMAttempt(models.Model):
+    """Every chat completion attempt exactly as sent and as answered, for the audit."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="attempts")
+    round = models.PositiveSmallIntegerField()
+    attempt = models.PositiveSmallIntegerField()
+    model = models.CharField(max_length=200)
+    provider = models.CharField(max_length=100)
+    base_url = models.CharField(max_length=500, blank=True)
+    request = models.JSONField(help_text="The request body: messages and parameters.")
+    response_text = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+    outcome = models.CharField(max_length=8, choices=AttemptOutcome.choices)
+    duration_ms = models.PositiveIntegerField(default=0)
+    prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
+    completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["agent__position", "round", "attempt", "id"]
+        indexes = [models.Index(fields=["agent", "round"], name="attempt_agent_round_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.agent.name}, round {self.round}, attempt {self.attempt}: {self.outcome}"

@@ -1,0 +1,107 @@
+"""What the live page shows, derived from the database alone.
+
+The page and the websocket consumer both render from this, so a reload and a live
+update cannot disagree. Nothing here is kept in memory between events.
+"""
+
+from dataclasses import dataclass
+
+from judgements import rules
+from judgements.models import Agent, Judgement, RoundDecision, Status
+
+
+class BoxState:
+    WAITING = "waiting"  # queued, not started
+    THINKING = "thinking"  # a call is in flight
+    PENDING = "pending"  # open: the next round decides
+    APPROVE = "approve"  # fixed approve
+    REJECT = "reject"  # fixed reject
+    ERROR = "error"  # this agent's call failed
+
+
+BOX_LABELS = {
+    BoxState.WAITING: "WAITING",
+    BoxState.THINKING: "THINKING",
+    BoxState.PENDING: "PENDING",
+    BoxState.APPROVE: "APPROVE",
+    BoxState.REJECT: "REJECT",
+    BoxState.ERROR: "ERROR",
+}
+
+OUTCOME_STATES = {
+    rules.Outcome.APPROVE: BoxState.APPROVE,
+    rules.Outcome.REJECT: BoxState.REJECT,
+    rules.Outcome.OPEN: BoxState.PENDING,
+}
+
+
+@dataclass
+class AgentBox:
+    agent: Agent
+    decisions: list[RoundDecision]
+    state: str
+    score_tenths: int
+
+    @property
+    def label(self) -> str:
+        return BOX_LABELS[self.state]
+
+    @property
+    def score(self) -> float:
+        return rules.tenths_as_float(self.score_tenths)
+
+    @property
+    def dom_id(self) -> str:
+        return f"agent-box-{self.agent.position}"
+
+
+@dataclass
+class PanelView:
+    judgement: Judgement
+    boxes: list[AgentBox]
+    current_round: int
+
+    @property
+    def top(self) -> AgentBox:
+        return self.boxes[0]
+
+    @property
+    def bottom(self) -> list[AgentBox]:
+        return self.boxes[1:]
+
+
+def box_state(judgement: Judgement, agent: Agent, votes: list[str], current_round: int) -> str:
+    if judgement.status == Status.IDLE:
+        return BoxState.WAITING
+    if judgement.status == Status.ERROR and judgement.error_agent_id == agent.pk:
+        return BoxState.ERROR
+    if judgement.status == Status.JUDGING and len(votes) < current_round:
+        return BoxState.THINKING
+    if not votes:
+        return BoxState.PENDING
+    return OUTCOME_STATES[rules.agent_outcome(votes)]
+
+
+def build(judgement: Judgement) -> PanelView:
+    agents = list(judgement.agents.all())
+    decisions = {agent.pk: agent.ordered_decisions() for agent in agents}
+    # Rounds run in lockstep: the round under way is the first one some agent lacks.
+    decided_everywhere = min((len(d) for d in decisions.values()), default=0)
+    current_round = min(decided_everywhere + 1, rules.ROUNDS)
+    boxes = []
+    for agent in agents:
+        votes = [d.decision for d in decisions[agent.pk]]
+        boxes.append(
+            AgentBox(
+                agent=agent,
+                decisions=decisions[agent.pk],
+                state=box_state(judgement, agent, votes, current_round),
+                score_tenths=rules.score_tenths(votes),
+            )
+        )
+    return PanelView(judgement=judgement, boxes=boxes, current_round=current_round)
+
+
+def load(judgement_id: int) -> PanelView:
+    judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
+    return build(judgement)

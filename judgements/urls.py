@@ -1,0 +1,10 @@
+from django.urls import path
+
+from judgements import views
+
+urlpatterns = [
+    path("", views.judgement_new, name="judgement-new"),
+    path("judgements/", views.judgement_list, name="judgement-list"),
+    path("judgements/<int:judgement_id>/", views.judgement_detail, name="judgement-detail"),
+    path("healthz", views.healthz, name="healthz"),
+]

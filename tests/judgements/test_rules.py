@@ -1,0 +1,88 @@
+import itertools
+
+import pytest
+
+from judgements import rules
+from judgements.rules import Outcome, Vote
+
+A, R = Vote.APPROVE, Vote.REJECT
+ALL_SEQUENCES = list(itertools.product([A, R], repeat=3))
+
+
+def expected_score(votes) -> int:
+    return sum(w for w, v in zip((1, 4, 5), votes, strict=False) if v is A)
+
+
+@pytest.mark.parametrize("votes", ALL_SEQUENCES, ids=lambda v: "".join(x[0] for x in v))
+def test_it_scores_every_sequence_in_tenths(votes):
+    assert rules.score_tenths(votes) == expected_score(votes)
+    assert rules.final_vote(votes) is (A if expected_score(votes) >= 5 else R)
+
+
+@pytest.mark.parametrize(
+    ("votes", "score", "final"),
+    [
+        ("AAA", 10, A),
+        ("AAR", 5, A),  # approved after two rounds whatever round 3 says
+        ("ARA", 6, A),
+        ("ARR", 1, R),
+        ("RAA", 9, A),
+        ("RAR", 4, R),
+        ("RRA", 5, A),  # round 3 alone reaches the threshold exactly
+        ("RRR", 0, R),
+    ],
+)
+def test_it_matches_the_spec_table(votes, score, final):
+    sequence = [A if c == "A" else R for c in votes]
+    assert rules.score_tenths(sequence) == score
+    assert rules.final_vote(sequence) is final
+
+
+@pytest.mark.parametrize("votes", ALL_SEQUENCES, ids=lambda v: "".join(x[0] for x in v))
+def test_it_reports_the_outcome_after_each_round(votes):
+    # After round 1 every agent is open.
+    assert rules.agent_outcome(votes[:1]) is Outcome.OPEN
+    # After round 2 only two approvals fix the outcome.
+    after_two = rules.agent_outcome(votes[:2])
+    assert after_two is (Outcome.APPROVE if votes[:2] == (A, A) else Outcome.OPEN)
+    # After round 3 every agent is fixed, as its final vote.
+    assert rules.agent_outcome(votes).value == rules.final_vote(votes).value
+
+
+def test_it_reports_open_before_any_vote():
+    assert rules.agent_outcome([]) is Outcome.OPEN
+    assert rules.score_tenths([]) == 0
+
+
+def test_it_accepts_plain_strings():
+    assert rules.score_tenths(["approve", "reject", "approve"]) == 6
+
+
+@pytest.mark.parametrize("finals", list(itertools.product([A, R], repeat=3)))
+def test_it_needs_two_of_three_for_the_panel(finals):
+    approvals = sum(1 for f in finals if f is A)
+    assert rules.panel_decision(finals) is (A if approvals >= 2 else R)
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 4])
+def test_it_refuses_a_panel_that_is_not_three(count):
+    with pytest.raises(ValueError, match="3 agents"):
+        rules.panel_decision([A] * count)
+
+
+def test_it_refuses_more_than_three_rounds():
+    with pytest.raises(ValueError):
+        rules.score_tenths([A, A, A, A])
+    with pytest.raises(ValueError):
+        rules.final_vote([A, A])
+
+
+def test_it_rejects_two_agents_of_three_approving_only_once():
+    # Each approves once in round 1 only: 0.1 each, all reject.
+    finals = [rules.final_vote([A, R, R]) for _ in range(3)]
+    assert rules.panel_decision(finals) is R
+
+
+def test_weights_sum_to_one_whole():
+    assert sum(rules.ROUND_WEIGHTS_TENTHS) == 10
+    assert rules.APPROVE_THRESHOLD_TENTHS == 5

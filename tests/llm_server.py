@@ -1,0 +1,234 @@
+"""A small OpenAI-compatible chat-completions server for tests and benchmarks.
+
+It speaks real HTTP on 127.0.0.1, so the openai SDK under test runs unpatched. Each
+model is scripted: its vote in each round, a delay, and failures to serve before it
+answers (HTTP errors, malformed JSON, a dropped connection, a cut-off reply).
+"""
+
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROUND_PATTERN = re.compile(r"This is round (\d) of")
+
+# Failure kinds a script can ask for, one per attempt, in order.
+HTTP_FAILURES = {"400": 400, "401": 401, "403": 403, "404": 404, "429": 429, "500": 500, "503": 503}
+OTHER_FAILURES = {"malformed", "invalid", "length", "disconnect", "empty"}
+
+
+@dataclass
+class ModelScript:
+    votes: str = "AAA"  # one letter per round: A approve, R reject
+    delay: float = 0.0  # seconds before answering, to stand in for a model thinking
+    failures: dict[int, list[str]] = field(default_factory=dict)  # round -> failures in order
+    reason: str | None = None
+
+    def vote(self, round_number: int) -> str:
+        return "approve" if self.votes[round_number - 1].upper() == "A" else "reject"
+
+
+@dataclass
+class RecordedRequest:
+    model: str
+    round: int
+    body: dict
+    started: float
+    finished: float = 0.0
+
+
+class QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request, client_address) -> None:
+        # Scripted disconnects and clients that time out are expected here.
+        pass
+
+
+class FakeLLM:
+    def __init__(self) -> None:
+        self.scripts: dict[str, ModelScript] = {}
+        # The model names this server answers for; settings can point at this very list.
+        self.models: list[str] = []
+        self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        self.release.set()
+        self.server = QuietServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def start(self) -> "FakeLLM":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def script(self, model: str, **kwargs) -> ModelScript:
+        self.scripts[model] = ModelScript(**kwargs)
+        if model not in self.models:
+            self.models.append(model)
+        return self.scripts[model]
+
+    def reset(self) -> None:
+        with self.lock:
+            self.scripts.clear()
+            self.models.clear()
+            self.requests.clear()
+            self.in_flight = self.max_in_flight = 0
+        self.release.set()
+
+    def hold(self) -> None:
+        """Keep every answer waiting until release() — a model that thinks until told."""
+        self.release.clear()
+
+    def requests_for(self, model: str, round_number: int | None = None) -> list[RecordedRequest]:
+        with self.lock:
+            return [
+                r
+                for r in self.requests
+                if r.model == model and (round_number is None or r.round == round_number)
+            ]
+
+    def _next_failure(self, model: str, round_number: int) -> str | None:
+        with self.lock:
+            queue = self.scripts.get(model, ModelScript()).failures.get(round_number, [])
+            return queue.pop(0) if queue else None
+
+    def _handler(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args) -> None:  # keep test output quiet
+                pass
+
+            def _send_json(self, status: int, payload: dict) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    models = [{"id": m, "object": "model"} for m in fake.scripts]
+                    self._send_json(200, {"object": "list", "data": models})
+                else:
+                    self._send_json(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+                    return
+                model = body.get("model", "")
+                text = "\n".join(m.get("content", "") for m in body.get("messages", []))
+                match = ROUND_PATTERN.search(text)
+                round_number = int(match.group(1)) if match else 1
+                record = RecordedRequest(model, round_number, body, time.monotonic())
+                with fake.lock:
+                    fake.requests.append(record)
+                    fake.in_flight += 1
+                    fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
+                try:
+                    self._answer(model, round_number, body)
+                finally:
+                    with fake.lock:
+                        fake.in_flight -= 1
+                        record.finished = time.monotonic()
+
+            def _answer(self, model: str, round_number: int, body: dict) -> None:
+                script = fake.scripts.get(model)
+                if script is None:
+                    self._send_json(404, {"error": {"message": f"model {model!r} not found"}})
+                    return
+                if script.delay:
+                    time.sleep(script.delay)
+                fake.release.wait(timeout=60)
+                failure = fake._next_failure(model, round_number)
+                if failure in HTTP_FAILURES:
+                    status = HTTP_FAILURES[failure]
+                    message = f"scripted failure {status}"
+                    self._send_json(status, {"error": {"message": message, "type": "test"}})
+                    return
+                if failure == "disconnect":
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                vote = script.vote(round_number)
+                reason = script.reason or f"{model} says {vote} in round {round_number}"
+                content = json.dumps({"decision": vote, "reason": reason})
+                finish_reason = "stop"
+                if failure == "malformed":
+                    content = '{"decision": "approve", "reason": '
+                elif failure == "invalid":
+                    content = json.dumps({"decision": "maybe", "reason": reason})
+                elif failure == "empty":
+                    content = ""
+                elif failure == "length":
+                    content, finish_reason = content[:10], "length"
+                if body.get("stream"):
+                    self._stream(model, content, finish_reason)
+                    return
+                self._send_json(200, completion(model, content, finish_reason))
+
+            def _stream(self, model: str, content: str, finish_reason: str) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                pieces = [content[i : i + 8] for i in range(0, len(content), 8)]
+                for index, piece in enumerate(pieces):
+                    last = index == len(pieces) - 1
+                    chunk = {
+                        "id": "chatcmpl-test",
+                        "object": "chat.completion.chunk",
+                        "created": int(time.time()),
+                        "model": model,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"content": piece},
+                                "finish_reason": finish_reason if last else None,
+                            }
+                        ],
+                    }
+                    self._chunk(f"data: {json.dumps(chunk)}\n\n".encode())
+                self._chunk(b"data: [DONE]\n\n")
+                self._chunk(b"")
+
+            def _chunk(self, data: bytes) -> None:
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+
+        return Handler
+
+
+def completion(model: str, content: str, finish_reason: str = "stop") -> dict:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": finish_reason,
+            }
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+    }
