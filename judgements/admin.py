@@ -62,15 +62,35 @@ class ModelFilter(admin.SimpleListFilter):
 
 @admin.register(Judgement)
 class JudgementAdmin(admin.ModelAdmin):
-    list_display = ["title", "status", "decision_display", "agents_display", "creator",
-                    "created_at", "duration_display"]
+    list_display = [
+        "title",
+        "status",
+        "decision_display",
+        "agents_display",
+        "creator",
+        "created_at",
+        "duration_display",
+    ]
     list_filter = ["status", DecisionFilter, ("created_at", admin.DateFieldListFilter), ModelFilter]
     search_fields = ["title", "content", "agents__name"]
     date_hierarchy = "created_at"
     ordering = ["-created_at", "-id"]
-    readonly_fields = ["title", "content", "status", "error_message", "error_agent", "error_round",
-                       "creator", "created_at", "started_at", "finished_at", "lease_owner",
-                       "lease_expires_at", "round_decisions", "llm_attempts"]
+    readonly_fields = [
+        "title",
+        "content",
+        "status",
+        "error_message",
+        "error_agent",
+        "error_round",
+        "creator",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "lease_owner",
+        "lease_expires_at",
+        "round_decisions",
+        "llm_attempts",
+    ]
     inlines = [AgentInline]
 
     def get_queryset(self, request):

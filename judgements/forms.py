@@ -48,12 +48,13 @@ class AgentForm(forms.Form):
 
 class BaseAgentFormSet(forms.BaseFormSet):
     def clean(self) -> None:
-        if any(self.errors):
-            return
+        # Checked even when another field is invalid, so every error shows at once.
         seen: set[str] = set()
         for form in self.forms:
             name = form.cleaned_data.get("name", "")
             key = name.casefold()
+            if not name:
+                continue
             if key in seen:
                 form.add_error("name", f"Another agent is already called {name!r}.")
             seen.add(key)

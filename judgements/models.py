@@ -137,16 +137,15 @@ class Agent(models.Model):
     model = models.CharField(max_length=200)
     criteria = models.TextField()
     final_score_tenths = models.PositiveSmallIntegerField(null=True, blank=True)
-    final_decision = models.CharField(
+    # None means "not decided yet", which an empty string would blur with a decision.
+    final_decision = models.CharField(  # noqa: DJ001
         max_length=8, choices=Decision.choices, null=True, blank=True
     )
 
     class Meta:
         ordering = ["judgement", "position"]
         constraints = [
-            models.UniqueConstraint(
-                fields=["judgement", "position"], name="agent_unique_position"
-            ),
+            models.UniqueConstraint(fields=["judgement", "position"], name="agent_unique_position"),
             models.UniqueConstraint(
                 Lower("name"), "judgement", name="agent_unique_name_per_judgement"
             ),

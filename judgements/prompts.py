@@ -36,7 +36,10 @@ def verdict_schema(*, with_length_bound: bool = True) -> dict:
         reason |= {"minLength": 1, "maxLength": REASON_MAX_CHARS}
     return {
         "type": "object",
-        "properties": {"decision": {"type": "string", "enum": ["approve", "reject"]}, "reason": reason},
+        "properties": {
+            "decision": {"type": "string", "enum": ["approve", "reject"]},
+            "reason": reason,
+        },
         "required": ["decision", "reason"],
         "additionalProperties": False,
     }

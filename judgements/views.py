@@ -37,9 +37,9 @@ def judgement_new(request: HtmxHttpRequest) -> HttpResponse:
         status = 400
     else:
         initial = {}
-        if again := request.GET.get("again", "").strip():
-            if again.isdigit():
-                initial = visible_judgement(request, int(again)).as_case()
+        again = request.GET.get("again", "").strip()
+        if again.isdigit():
+            initial = visible_judgement(request, int(again)).as_case()
         form, formset = forms.bind(initial=initial)
         status = 200
     context = {"form": form, "formset": formset, "models": llm.available_models()}

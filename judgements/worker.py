@@ -34,7 +34,10 @@ class EngineWorker(Worker):
     async def handle(self) -> None:
         sweeper = None
         if settings.MAGI_ENGINE_CHANNEL in self.channels:
+            # On start and then periodically: queued judgements nobody was woken for, and
+            # judgements whose worker died (its lease expired), resumed from the database.
             sweeper = asyncio.create_task(engine.sweep_forever(WORKER_ID))
+        log.info("engine worker %s listening on %s", WORKER_ID, ", ".join(self.channels))
         try:
             await super().handle()
         finally:

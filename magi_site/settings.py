@@ -117,13 +117,14 @@ TEMPLATES = [
 WSGI_APPLICATION = None
 ASGI_APPLICATION = "magi_site.asgi.application"
 
+# Where the embedded default keeps its state: the SQLite database, static files, keys.
 VAR_DIR = Path(env_str("MAGI_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DATABASE_URL = env_str("DATABASE_URL")
 if DATABASE_URL:
     DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
 else:
-    VAR_DIR.mkdir(parents=True, exist_ok=True)
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
@@ -170,7 +171,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # WhiteNoise serves static files with DEBUG off too; finders spare the embedded default a
 # collectstatic step.
 WHITENOISE_USE_FINDERS = True
@@ -241,3 +243,14 @@ MAGI_LEASE_SECONDS = env_float("MAGI_LEASE_SECONDS", 30.0)
 MAGI_SWEEP_INTERVAL = env_float("MAGI_SWEEP_INTERVAL", 10.0)
 # How long the engine rides out an unreachable database before giving up on a call.
 MAGI_DB_RETRY_SECONDS = env_float("MAGI_DB_RETRY_SECONDS", 30.0)
+# A judgement not finished this long after its first claim ends in error: a judgement
+# that keeps losing its workers (or never gets an answer) cannot stay "judging" forever.
+MAGI_JUDGEMENT_TIMEOUT = env_float("MAGI_JUDGEMENT_TIMEOUT", 1800.0)
+# Judgements one worker process runs at once; more wait in the database for a free worker.
+MAGI_WORKER_CONCURRENCY = env_int("MAGI_WORKER_CONCURRENCY", 200)
+# Threads (and so database connections) each process uses for the engine's queries. SQLite
+# has one writer at a time: more threads there only wait on its lock.
+MAGI_DB_THREADS = env_int("MAGI_DB_THREADS", 8 if DATABASE_URL else 1)
+# Longest wait for the channel layer when publishing an event or waking a worker: the
+# database holds the state, so a slow or absent Redis must not hold up a judgement.
+MAGI_CHANNEL_SEND_TIMEOUT = env_float("MAGI_CHANNEL_SEND_TIMEOUT", 2.0)

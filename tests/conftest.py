@@ -69,3 +69,9 @@ def user(db):
 @pytest.fixture
 def other_user(db):
     return get_user_model().objects.create_user("bob", password="correct horse battery")
+
+
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    # Real hashing costs a quarter second per user; the suite makes many users.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -5,6 +5,7 @@ model is scripted: its vote in each round, a delay, and failures to serve before
 answers (HTTP errors, malformed JSON, a dropped connection, a cut-off reply).
 """
 
+import contextlib
 import json
 import re
 import threading
@@ -40,6 +41,9 @@ class RecordedRequest:
 
 
 class QuietServer(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when hundreds of calls arrive at once.
+    request_queue_size = 1024
+
     def handle_error(self, request, client_address) -> None:
         # Scripted disconnects and clients that time out are expected here.
         pass
@@ -54,8 +58,8 @@ class FakeLLM:
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
-        self.release = threading.Event()
-        self.release.set()
+        self.answers_allowed = threading.Event()
+        self.answers_allowed.set()
         self.server = QuietServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -70,7 +74,7 @@ class FakeLLM:
         return self
 
     def stop(self) -> None:
-        self.release.set()
+        self.answers_allowed.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -86,11 +90,14 @@ class FakeLLM:
             self.models.clear()
             self.requests.clear()
             self.in_flight = self.max_in_flight = 0
-        self.release.set()
+        self.answers_allowed.set()
 
     def hold(self) -> None:
         """Keep every answer waiting until release() — a model that thinks until told."""
-        self.release.clear()
+        self.answers_allowed.clear()
+
+    def release(self) -> None:
+        self.answers_allowed.set()
 
     def requests_for(self, model: str, round_number: int | None = None) -> list[RecordedRequest]:
         with self.lock:
@@ -110,6 +117,9 @@ class FakeLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in separate writes; with Nagle's algorithm the
+            # second waits for a delayed ACK (about 40 ms) and skews every latency.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args) -> None:  # keep test output quiet
                 pass
@@ -158,7 +168,7 @@ class FakeLLM:
                     return
                 if script.delay:
                     time.sleep(script.delay)
-                fake.release.wait(timeout=60)
+                fake.answers_allowed.wait(timeout=60)
                 failure = fake._next_failure(model, round_number)
                 if failure in HTTP_FAILURES:
                     status = HTTP_FAILURES[failure]
@@ -232,3 +242,25 @@ def completion(model: str, content: str, finish_reason: str = "stop") -> dict:
         ],
         "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
     }
+
+
+def main() -> None:
+    """Serve scripted models from a process of their own (benchmarks use this, so the
+    server's threads do not share a GIL with the engine being measured)."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="OpenAI-compatible test server")
+    parser.add_argument("--models", default="model-a,model-b,model-c")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--votes", default="AAA")
+    args = parser.parse_args()
+    server = FakeLLM()
+    for model in args.models.split(","):
+        server.script(model, delay=args.delay, votes=args.votes)
+    print(server.base_url, flush=True)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -135,7 +135,9 @@ async def test_it_ends_in_error_naming_agent_round_and_cause(fake_llm, make_judg
     # Round 1 is kept; Melchior's round 2 arrived before the failure; Casper's was cancelled.
     assert ("Melchior", 2, "approve") in stored
     assert [r for r in stored if r[1] == 1] == [
-        ("Melchior", 1, "approve"), ("Balthasar", 1, "approve"), ("Casper", 1, "approve")
+        ("Melchior", 1, "approve"),
+        ("Balthasar", 1, "approve"),
+        ("Casper", 1, "approve"),
     ]
     assert ("Casper", 2, "approve") not in stored
     assert not fake_llm.requests_for("model-a", 3)

@@ -13,7 +13,7 @@ async def call(model: str) -> tuple[llm.VerdictResult | None, list[llm.AttemptRe
         attempts.append(entry)
 
     result = await llm.request_verdict(llm.route_for(model), MESSAGES, record)
-    return result, attempts
+    return result, [*attempts, result.attempt]
 
 
 async def failing_call(model: str) -> tuple[llm.LLMCallError, list[llm.AttemptRecord]]:
@@ -57,8 +57,9 @@ async def test_it_asks_for_json_in_the_prompt_only_when_the_server_takes_neither
     assert result.verdict.decision == "approve"
 
 
-@pytest.mark.parametrize("failure", ["500", "503", "429", "malformed", "invalid", "empty",
-                                     "length", "disconnect"])
+@pytest.mark.parametrize(
+    "failure", ["500", "503", "429", "malformed", "invalid", "empty", "length", "disconnect"]
+)
 async def test_it_retries_then_succeeds(fake_llm, failure):
     fake_llm.script("model-a", failures={1: [failure, failure]})
     result, attempts = await call("model-a")
@@ -118,8 +119,13 @@ def test_it_refuses_an_unknown_model(fake_llm):
 def test_it_routes_models_to_their_own_provider(fake_llm, settings):
     settings.MAGI_PROVIDERS = {
         **settings.MAGI_PROVIDERS,
-        "vllm": {"base_url": "http://gpu:8000/v1", "api_key": "k", "structured_output": "json_schema",
-                 "models": ["qwen"], "timeout": 30.0},
+        "vllm": {
+            "base_url": "http://gpu:8000/v1",
+            "api_key": "k",
+            "structured_output": "json_schema",
+            "models": ["qwen"],
+            "timeout": 30.0,
+        },
     }
     route = llm.route_for("qwen")
     assert (route.provider, route.base_url, route.timeout) == ("vllm", "http://gpu:8000/v1", 30.0)

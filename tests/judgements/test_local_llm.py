@@ -170,6 +170,18 @@ def test_start_timeout_stops_the_server_and_says_so(bundled_path):
     assert llama_children() == []
 
 
+async def test_server_settings_in_our_environment_do_not_reach_the_local_server(monkeypatch):
+    # llama_cpp.server would take these over its command line: another port, a required key.
+    monkeypatch.setenv("PORT", "1")
+    monkeypatch.setenv("API_KEY", "not-ours")
+    monkeypatch.setenv("MODEL", "/nowhere.gguf")
+
+    base_url = await local_base_url(BUNDLED_MODEL_NAME)
+
+    client = AsyncOpenAI(base_url=base_url, api_key=LOCAL_API_KEY, max_retries=0)
+    assert [model.id async for model in client.models.list()] == [BUNDLED_MODEL_NAME]
+
+
 async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(bundled_path):
     """Three rounds of three concurrent calls, the engine's pattern, on the real model."""
     base_url = await local_base_url(BUNDLED_MODEL_NAME)

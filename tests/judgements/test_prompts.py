@@ -86,4 +86,6 @@ def test_the_schema_bounds_the_reason():
     assert schema["properties"]["reason"]["maxLength"] == prompts.REASON_MAX_CHARS
     assert schema["properties"]["decision"]["enum"] == ["approve", "reject"]
     assert schema["additionalProperties"] is False
-    assert "maxLength" not in prompts.verdict_schema(with_length_bound=False)["properties"]["reason"]
+    assert (
+        "maxLength" not in prompts.verdict_schema(with_length_bound=False)["properties"]["reason"]
+    )

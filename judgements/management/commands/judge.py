@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from asgiref.sync import sync_to_async
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
 from judgements import engine
 from judgements.forms import CaseError, validate_case
@@ -41,16 +41,19 @@ class Command(BaseCommand):
             self.stdout.write(f"{judgement.get_status_display()}")
             for agent in result["agents"]:
                 final = agent["final_decision"] or "no decision"
-                self.stdout.write(f"  {agent['name']} ({agent['model']}): {final}, "
-                                  f"score {agent['score']:.1f}")
+                self.stdout.write(
+                    f"  {agent['name']} ({agent['model']}): {final}, score {agent['score']:.1f}"
+                )
             if judgement.error_message:
                 self.stdout.write(f"  error: {judgement.error_message}")
         sys.exit(EXIT_ERROR if judgement.status == Status.ERROR else EXIT_DECIDED)
 
     async def progress(self, event: dict) -> None:
         if event["kind"] == engine.Event.DECISION_STORED:
-            line = (f"round {event['round']}: {event['agent_name']}: {event['decision']} "
-                    f"- {event['reason']}")
+            line = (
+                f"round {event['round']}: {event['agent_name']}: {event['decision']} "
+                f"- {event['reason']}"
+            )
         elif event["kind"] == engine.Event.FAILED:
             line = f"error: {event['message']}"
         else:
@@ -62,7 +65,7 @@ def read_case(source: str):
     try:
         text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as exc:
-        raise CommandError(f"cannot read {source}: {exc.strerror}", returncode=EXIT_INVALID) from exc
+        raise CaseError({"case": [f"cannot read {source}: {exc.strerror}"]}) from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -1,0 +1,113 @@
+"""One daphne, one fake LLM and one headless Chromium per session; per test a fresh user,
+a fresh browser context and a reset fake LLM."""
+
+from itertools import count
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect, sync_playwright
+
+from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, GatedLLM, LiveMagi
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 360, "height": 780}
+USERS = 60
+
+expect.set_options(timeout=10_000)
+
+
+@pytest.fixture(scope="session")
+def gated_llm():
+    server = GatedLLM().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def live_magi(gated_llm, tmp_path_factory):
+    magi = LiveMagi(tmp_path_factory.mktemp("magi-live"), gated_llm.base_url, users=USERS)
+    magi.start()
+    yield magi
+    magi.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def usernames(live_magi):
+    names = iter(live_magi.usernames)
+    return lambda: next(names)
+
+
+@pytest.fixture
+def llm(gated_llm):
+    """The fake LLM, reset: the test scripts the models it uses."""
+    gated_llm.reset()
+    yield gated_llm
+    gated_llm.reset()  # opens the gate: nothing a failed test parked stays parked
+
+
+@pytest.fixture
+def new_context(browser, live_magi, request):
+    contexts = []
+    numbers = count(1)
+
+    def make(**options):
+        options.setdefault("viewport", DESKTOP)
+        context = browser.new_context(base_url=live_magi.url, **options)
+        context.set_default_timeout(10_000)
+        contexts.append(context)
+        return context
+
+    yield make
+    report = getattr(request.node, "rep_call", None)
+    failed = report is not None and report.failed
+    for context in contexts:
+        if failed:
+            for page in context.pages:
+                path = live_magi.var_dir / f"{request.node.name}-{next(numbers)}.png"
+                page.screenshot(path=str(path), full_page=True)
+                print(f"screenshot of the failed page: {path}")
+        context.close()
+    if failed:
+        print(live_magi.log())
+
+
+@pytest.fixture
+def log_in_as(new_context, usernames, live_magi):
+    """A page of a fresh user, already logged in: log_in_as(**context_options) -> page."""
+
+    def make(**options):
+        context = new_context(**options)
+        session = live_magi.sessions[usernames()]
+        context.add_cookies([{"name": "sessionid", "value": session, "url": live_magi.url}])
+        return context.new_page()
+
+    return make
+
+
+@pytest.fixture
+def page(log_in_as):
+    return log_in_as()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    setattr(item, f"rep_{report.when}", report)
+    return report
+
+
+@pytest.fixture(scope="session")
+def screenshots():
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS

@@ -1,0 +1,342 @@
+"""A live MAGI for browser tests and the push-latency benchmark.
+
+`LiveMagi` migrates a fresh SQLite database in its own directory, creates users and runs
+daphne on 127.0.0.1 (the embedded default: in-memory channel layer, engine in the web
+process), pointed at a `GatedLLM`: the suite's fake OpenAI-compatible server with a gate
+that parks each (model, round) call until the test lets it through, so every
+intermediate state of a deliberation can be observed on the page deterministically.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+from tests.llm_server import FakeLLM
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PASSWORD = "correct horse battery staple"
+MODELS = ("model-a", "model-b", "model-c", "model-d")
+
+
+class Gate:
+    """Holds chat completions per (model, round) while closed.
+
+    Open (the default) lets every call through at once. Closed, a call parks until
+    `allow(model, round)` — before or after it arrives — or until the gate opens again.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._closed = False
+        self._allowed: set[tuple[str, int]] = set()
+        self._parked: list[tuple[str, int]] = []
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._allowed.clear()
+
+    def open(self) -> None:
+        with self._cond:
+            self._closed = False
+            self._allowed.clear()
+            self._cond.notify_all()
+
+    def allow(self, model: str, round_number: int) -> None:
+        with self._cond:
+            self._allowed.add((model, round_number))
+            self._cond.notify_all()
+
+    def wait(self, model: str, round_number: int, timeout: float = 60.0) -> None:
+        key = (model, round_number)
+        with self._cond:
+            self._parked.append(key)
+            self._cond.notify_all()
+            try:
+                self._cond.wait_for(lambda: not self._closed or key in self._allowed, timeout)
+            finally:
+                self._parked.remove(key)
+
+    def wait_parked(self, *keys: tuple[str, int], timeout: float = 10.0) -> None:
+        """Block until a call for each (model, round) is parked at the gate."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: all(k in self._parked for k in keys), timeout):
+                raise AssertionError(f"calls {keys} not parked in {timeout} s: {self._parked}")
+
+
+class GatedLLM(FakeLLM):
+    def __init__(self) -> None:
+        self.gate = Gate()  # before FakeLLM builds its handler
+        super().__init__()
+
+    def _handler(self):
+        base = super()._handler()
+        gate = self.gate
+
+        class GatedHandler(base):
+            def _answer(self, model: str, round_number: int, body: dict) -> None:
+                gate.wait(model, round_number)
+                super()._answer(model, round_number, body)
+
+        return GatedHandler
+
+    def reset(self) -> None:
+        super().reset()
+        self.gate.open()
+
+    def stop(self) -> None:
+        self.gate.open()
+        super().stop()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+# Users share one password hash (hashing is slow by design) and each gets a logged-in
+# session, so a test can start logged in without paying for a password check.
+CREATE_USERS = f"""
+import json
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
+from django.contrib.auth.hashers import make_password
+from django.contrib.sessions.backends.db import SessionStore
+User = get_user_model()
+password = make_password({PASSWORD!r})
+users = User.objects.bulk_create([User(username=name, password=password) for name in %r])
+sessions = {{}}
+for user in User.objects.filter(username__in=[u.username for u in users]):
+    session = SessionStore()
+    session[SESSION_KEY] = str(user.pk)
+    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+    session.create()
+    sessions[user.username] = session.session_key
+print(json.dumps(sessions))
+"""
+
+
+class LiveMagi:
+    """daphne serving MAGI on a fresh database, the engine inside the same process."""
+
+    def __init__(self, var_dir: Path, llm_base_url: str, *, users: int = 0, **env) -> None:
+        self.var_dir = Path(var_dir)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = self.var_dir / "daphne.log"
+        self.db_path = self.var_dir / "db.sqlite3"
+        self.usernames = [f"user{i:02d}" for i in range(1, users + 1)]
+        self.env = self._environment(llm_base_url, env)
+        self.process: subprocess.Popen | None = None
+        self.sessions: dict[str, str] = {}  # username -> session key of a logged-in session
+
+    def _environment(self, llm_base_url: str, extra: dict) -> dict:
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("MAGI_", "OPENAI_")) and k not in {"DATABASE_URL", "REDIS_URL"}
+        }
+        env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "magi_site.settings",
+                "SECRET_KEY": "browser-test-secret-key-not-for-production",
+                "DEBUG": "",
+                "MAGI_VAR_DIR": str(self.var_dir),
+                "MAGI_DEFAULT_BASE_URL": llm_base_url,
+                "MAGI_DEFAULT_API_KEY": "test",
+                "MAGI_MODELS": ",".join(MODELS),
+                "MAGI_LLM_RETRY_INITIAL_WAIT": "0.01",
+                "MAGI_LLM_RETRY_MAX_WAIT": "0.02",
+                "MAGI_LLM_MAX_ATTEMPTS": "2",
+                "MAGI_LLM_TIMEOUT": "90",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
+        env.update({k: str(v) for k, v in extra.items()})
+        return env
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=REPO,
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
+        return result.stdout
+
+    def start(self, ready_within: float = 30.0) -> "LiveMagi":
+        self.var_dir.mkdir(parents=True, exist_ok=True)
+        self.manage("migrate", "--no-input", "-v", "0")
+        if self.usernames:
+            output = self.manage("shell", "-v", "0", "-c", CREATE_USERS % (self.usernames,))
+            self.sessions = json.loads(output.strip().splitlines()[-1])
+        daphne = Path(sys.executable).with_name("daphne")
+        with self.log_path.open("wb") as log:
+            self.process = subprocess.Popen(
+                [
+                    str(daphne),
+                    "-b",
+                    "127.0.0.1",
+                    "-p",
+                    str(self.port),
+                    "magi_site.asgi:application",
+                ],
+                cwd=REPO,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + ready_within
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"daphne exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"daphne not ready within {ready_within} s:\n{self.log()}")
+            time.sleep(0.05)  # polling interval of a bounded readiness check
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-5000:]
+        except FileNotFoundError:
+            return ""
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+# --- page helpers ----------------------------------------------------------------------
+
+
+def log_in(page, username: str, password: str = PASSWORD) -> None:
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(username)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(lambda url: "/accounts/login/" not in url)
+
+
+def fill_judgement(page, title: str, content: str, agents: list[tuple[str, str, str]]) -> None:
+    """Fill the new-judgement form; agents are (name, model, criteria)."""
+    page.get_by_label("Title").fill(title)
+    page.get_by_label("Content").fill(content)
+    for number, (name, model, criteria) in enumerate(agents, start=1):
+        group = page.get_by_role("group", name=f"Agent {number}")
+        group.get_by_label("Name").fill(name)
+        group.get_by_label("Model").select_option(model)
+        group.get_by_label("Criteria").fill(criteria)
+
+
+def submit_judgement(page, title: str, content: str, agents: list[tuple[str, str, str]]) -> int:
+    """Start a judgement through the form; return its id once the live page is shown."""
+    page.goto("/")
+    fill_judgement(page, title, content, agents)
+    page.get_by_role("button", name="Judge").click()
+    page.wait_for_url("**/judgements/*/")
+    return int(page.url.rstrip("/").rsplit("/", 1)[1])
+
+
+# Theme colours of the box states (CSS custom properties in static/magi.css).
+STATE_COLOURS = {
+    "pending": "--pending",
+    "approve": "--approve",
+    "reject": "--reject",
+    "error": "--error",
+}
+
+THEME_COLOUR_JS = """(name) => {
+  const probe = document.createElement("span");
+  probe.style.color = `var(${name})`;
+  document.body.append(probe);
+  const colour = getComputedStyle(probe).color;
+  probe.remove();
+  return colour;
+}"""
+
+
+def theme_colour(page, name: str) -> str:
+    """A CSS custom property of the page's theme as the browser computes it: rgb(r, g, b)."""
+    return page.evaluate(THEME_COLOUR_JS, name)
+
+
+def rgb(colour: str) -> tuple[int, int, int]:
+    r, g, b = (int(float(x)) for x in colour[colour.index("(") + 1 : -1].split(",")[:3])
+    return r, g, b
+
+
+def hue_name(colour: str) -> str:
+    """Roughly what a person would call the colour: green, red, yellow or other."""
+    r, g, b = rgb(colour)
+    if g > r + 40 and g > b + 40:
+        return "green"
+    if r > 150 and g > 150 and b < min(r, g) - 80:
+        return "yellow"
+    if r > g + 80 and r > b + 80:
+        return "red"
+    return "other"
+
+
+# The lowest WCAG contrast ratio of any text in a box against the box's own background.
+CONTRAST_JS = """(box) => {
+  const channels = (colour) => colour.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const luminance = (colour) => {
+    const [r, g, b] = channels(colour).map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const ratio = (a, b) => {
+    const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+    return (hi + 0.05) / (lo + 0.05);
+  };
+  const background = getComputedStyle(box).backgroundColor;
+  let worst = {ratio: Infinity, text: null};
+  const texts = box.querySelectorAll(
+    ".agent-name, .agent-state, .agent-model, .agent-history .round,"
+    + " .agent-history strong, .agent-history .reason");
+  for (const el of texts) {
+    const r = ratio(getComputedStyle(el).color, background);
+    if (r < worst.ratio) worst = {ratio: r, text: el.className || el.textContent, background};
+  }
+  return worst;
+}"""
+
+
+def lowest_contrast(locator) -> dict:
+    return locator.evaluate(CONTRAST_JS)

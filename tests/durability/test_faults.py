@@ -1,0 +1,214 @@
+"""No judgement is lost when a process, Redis or the database goes away.
+
+Every test runs real processes (`manage.py runworker magi-engine`, daphne) against a real
+PostgreSQL and Redis (see conftest.py) and the suite's fake OpenAI-compatible server, and
+waits by polling the database with a deadline.
+"""
+
+import json
+from datetime import timedelta
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.utils import timezone
+
+from judgements.models import Status
+from tests.durability.conftest import (
+    ALIAS,
+    MODELS,
+    PageClient,
+    create_judgement,
+    decisions,
+    finished,
+    load,
+    wait_for,
+    wake,
+)
+
+ALL_CALLS = [(model, rnd) for model in MODELS for rnd in (1, 2, 3)]
+
+
+def calls_for(fake_llm, content: str | None = None) -> dict[tuple[str, int], int]:
+    """How often the LLM server was asked each (model, round), for one judgement's content."""
+    counts: dict[tuple[str, int], int] = {}
+    with fake_llm.lock:
+        requests = list(fake_llm.requests)
+    for request in requests:
+        if content is None or content in json.dumps(request.body):
+            key = (request.model, request.round)
+            counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def test_it_resumes_after_a_worker_is_killed(processes, fake_llm, redis_url):
+    fake_llm.script("model-a", delay=0.1)
+    fake_llm.script("model-b", delay=3.0)
+    fake_llm.script("model-c", delay=3.0)
+    fake_llm.hold()
+    first = processes.worker("first")
+    judgement = create_judgement()
+    wake(redis_url, judgement.pk)
+    wait_for(
+        lambda: f":{first.pid}:" in (getattr(load(judgement.pk), "lease_owner", "")),
+        20,
+        "the first worker to claim the judgement",
+    )
+    second = processes.worker("second")  # sees a live lease: leaves the judgement alone
+    fake_llm.release()
+    # Mid-round 2: Melchior's decision is stored, Balthasar's and Casper's are in flight...
+    wait_for(
+        lambda: (
+            ("model-a", 2) in decisions(judgement.pk)
+            and fake_llm.requests_for("model-b", 2)
+            and fake_llm.requests_for("model-c", 2)
+        ),
+        30,
+        "round 2 to be under way",
+    )
+    fake_llm.hold()  # ...and stay in flight until the first worker is gone.
+    assert len(decisions(judgement.pk)) == 4
+    first.kill()
+    fake_llm.release()
+
+    done = wait_for(lambda: finished(judgement.pk), 40, "the judgement to finish")
+    assert done.status == Status.APPROVED, done.error_message
+    assert decisions(judgement.pk) == sorted(ALL_CALLS)
+    # What was decided before the kill was never asked again; only the two calls that
+    # died with the first worker were asked a second time, by the second.
+    asked_twice = {("model-b", 2), ("model-c", 2)}
+    assert calls_for(fake_llm) == {call: 2 if call in asked_twice else 1 for call in ALL_CALLS}
+    assert second.popen.poll() is None
+
+
+def test_it_runs_each_call_once_when_two_workers_race(processes, fake_llm, redis_url):
+    for model in MODELS:
+        fake_llm.script(model, delay=0.2)
+    processes.worker("one")
+    processes.worker("two")
+    contents = [f"Case {n}: I am going to travel to Japan next week." for n in range(8)]
+    judgements = [create_judgement(content) for content in contents]
+    for judgement in judgements:
+        wake(redis_url, judgement.pk)  # two wake-ups each: both workers try to claim
+        wake(redis_url, judgement.pk)
+
+    for judgement in judgements:
+        done = wait_for(lambda j=judgement: finished(j.pk), 60, f"judgement {judgement.pk}")
+        assert done.status == Status.APPROVED, done.error_message
+        assert decisions(judgement.pk) == sorted(ALL_CALLS)
+    for content in contents:
+        assert calls_for(fake_llm, content) == dict.fromkeys(ALL_CALLS, 1), content
+    assert len(fake_llm.requests) == 9 * len(contents)
+
+
+def test_it_finishes_and_pages_resync_after_redis_restarts(
+    processes, fake_llm, redis_url, redis_server
+):
+    for model in MODELS:
+        fake_llm.script(model, delay=0.7)
+    web = processes.web()
+    processes.worker()
+    # Hashed the way the web process (not this test run) checks passwords.
+    password = PBKDF2PasswordHasher().encode("pw-ada-123", PBKDF2PasswordHasher().salt())
+    user = get_user_model().objects.db_manager(ALIAS).create(username="ada", password=password)
+    cookie = web.login("ada", "pw-ada-123")
+    judgement = create_judgement(creator=user)
+    wake(redis_url, judgement.pk)
+    page = PageClient(
+        f"ws://{web.host}/ws/judgements/{judgement.pk}/",
+        {"Cookie": cookie, "Origin": f"http://{web.host}"},
+    ).start()
+    try:
+        wait_for(lambda: page.messages, 20, "the page to receive the judgement's state")
+        wait_for(lambda: len(decisions(judgement.pk)) >= 3, 20, "round 1 to be decided")
+        connection_before = page.connections
+
+        redis_server.stop()
+        # Submitted while Redis is away: no wake-up can reach a worker.
+        queued = create_judgement(content="Submitted while Redis is down.", creator=user)
+        stored = len(decisions(judgement.pk))
+        wait_for(
+            lambda: len(decisions(judgement.pk)) > stored,
+            20,
+            "the worker to go on deciding while Redis is down",
+        )
+        redis_server.start()
+
+        for each in (judgement, queued):
+            done = wait_for(lambda j=each: finished(j.pk), 40, f"judgement {each.pk} to finish")
+            assert done.status == Status.APPROVED, done.error_message
+            assert decisions(each.pk) == sorted(ALL_CALLS)
+        # The page lost its socket with Redis, reconnected, and was brought up to date.
+        wait_for(
+            lambda: page.status_seen("approved", after_connection=connection_before),
+            20,
+            "the reconnected page to show the final state",
+        )
+        assert page.connections > connection_before
+    finally:
+        page.stop()
+
+
+def test_it_rides_out_a_database_outage(processes, fake_llm, redis_url, postgres):
+    worker = processes.worker()
+    judgement = create_judgement()
+    wake(redis_url, judgement.pk)
+    wait_for(lambda: len(decisions(judgement.pk)) == 3, 20, "round 1 to be decided")
+    fake_llm.hold()
+    wait_for(lambda: len(fake_llm.requests) == 6, 20, "round 2's calls to be in flight")
+
+    postgres.stop()
+    fake_llm.release()  # the answers arrive while the database is away
+    wait_for(lambda: "retrying" in worker.log(), 20, "the worker to retry its database writes")
+    postgres.start()
+
+    done = wait_for(lambda: finished(judgement.pk), 60, "the judgement to finish")
+    assert done.status == Status.APPROVED, done.error_message
+    assert decisions(judgement.pk) == sorted(ALL_CALLS)
+    assert calls_for(fake_llm) == dict.fromkeys(ALL_CALLS, 1)
+    assert worker.popen.poll() is None
+
+
+def test_it_ends_in_error_when_a_judgement_cannot_finish_in_time(processes, fake_llm, redis_url):
+    fake_llm.hold()  # the models never answer
+    processes.worker(MAGI_JUDGEMENT_TIMEOUT=3)
+    judgement = create_judgement()
+    wake(redis_url, judgement.pk)
+
+    done = wait_for(lambda: finished(judgement.pk), 20, "the judgement to end")
+    assert done.status == Status.ERROR
+    assert done.error_message == (
+        "Judgement did not finish within 3 s of its start (given up in round 1)"
+    )
+    assert done.error_round == 1
+    assert done.lease_owner == ""
+
+
+def test_it_gives_up_on_a_judgement_whose_worker_died_past_its_deadline(
+    processes, fake_llm, redis_url
+):
+    fake_llm.hold()
+    first = processes.worker("first", MAGI_JUDGEMENT_TIMEOUT=4)
+    judgement = create_judgement()
+    wake(redis_url, judgement.pk)
+    wait_for(lambda: len(fake_llm.requests) == 3, 20, "round 1's calls to be in flight")
+    owner = load(judgement.pk).lease_owner
+    first.kill()
+    # Nobody holds it and its time is up: resuming it now could not finish in time.
+    held = load(judgement.pk)
+    wait_for(
+        lambda: (
+            timezone.now() > held.started_at + timedelta(seconds=4)
+            and timezone.now() > held.lease_expires_at
+        ),
+        20,
+        "the deadline to pass",
+    )
+    processes.worker("second", MAGI_JUDGEMENT_TIMEOUT=4)
+
+    done = wait_for(lambda: finished(judgement.pk), 20, "the judgement to end")
+    assert done.status == Status.ERROR
+    assert done.error_message == (
+        "Judgement did not finish within 4 s of its start (given up in round 1): "
+        f"worker {owner} stopped renewing its lease"
+    )
+    assert len(fake_llm.requests) == 3  # not resumed: nothing asked again

@@ -1,0 +1,78 @@
+import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+
+from judgements import engine
+from judgements.models import Judgement, LLMAttempt, RoundDecision
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def admin_client(client, db):
+    admin = get_user_model().objects.create_superuser("root", password="pw")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def judged(fake_llm, make_judgement):
+    fake_llm.script("model-b", failures={1: ["500"]}, reason="<b>bold</b> claim")
+    judgement = make_judgement()
+    async_to_sync(engine.run_judgement)(judgement.pk)
+    return judgement
+
+
+def test_the_history_lists_newest_first_with_agents(admin_client, judged, make_judgement):
+    newer = make_judgement(title="Newer one")
+    html = admin_client.get(reverse("admin:judgements_judgement_changelist")).content.decode()
+    assert html.index("Newer one") < html.index("Trip to Japan")
+    assert "Melchior (model-a), Balthasar (model-b), Casper (model-c)" in html
+    assert newer.pk
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ("?status__exact=approved", True),
+        ("?status__exact=error", False),
+        ("?decision=approve", True),
+        ("?decision=reject", False),
+        ("?model=model-a", True),
+        ("?model=gpt-other", False),
+        ("?q=Japan", True),
+        ("?q=Balthasar", True),
+        ("?q=travel", True),
+        ("?q=nothing-like-it", False),
+    ],
+)
+def test_it_filters_and_searches(admin_client, judged, query, shown):
+    html = admin_client.get(reverse("admin:judgements_judgement_changelist") + query).content
+    assert (b"Trip to Japan" in html) is shown
+
+
+def test_a_judgement_shows_agents_decisions_and_attempts_escaped(admin_client, judged):
+    url = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    html = admin_client.get(url).content.decode()
+    assert "Melchior" in html and "Casper" in html
+    assert "&lt;b&gt;bold&lt;/b&gt; claim" in html and "<b>bold</b>" not in html
+    assert "HTTP 500: scripted failure 500" in html  # the failed attempt is on record
+    assert html.count("<tr><td>Balthasar</td>") == 3  # three round decisions
+
+
+def test_audit_records_cannot_be_changed_or_deleted(admin_client, judged):
+    judgement_url = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    response = admin_client.post(judgement_url, {"title": "rewritten", "status": "rejected"})
+    assert response.status_code == 403
+    delete_url = reverse("admin:judgements_judgement_delete", args=[judged.pk])
+    assert admin_client.post(delete_url, {"post": "yes"}).status_code == 403
+    decision = RoundDecision.objects.first()
+    decision_url = reverse("admin:judgements_rounddecision_change", args=[decision.pk])
+    assert admin_client.post(decision_url, {"decision": "reject"}).status_code == 403
+    assert admin_client.get(reverse("admin:judgements_judgement_add")).status_code == 403
+    judged.refresh_from_db()
+    assert judged.title == "Trip to Japan"
+    assert RoundDecision.objects.count() == 9
+    assert LLMAttempt.objects.count() == 10
+    assert Judgement.objects.count() == 1

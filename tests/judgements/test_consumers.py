@@ -1,0 +1,109 @@
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings as django_settings
+from django.test import Client
+
+from judgements import engine
+from judgements.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from magi_site.asgi import application
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def no_in_process_engine(settings):
+    # These tests drive the engine themselves, in the test's own event loop.
+    settings.MAGI_ENGINE_IN_PROCESS = False
+
+
+@sync_to_async
+def session_cookie(user) -> str:
+    client = Client()
+    client.force_login(user)
+    name = django_settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}"
+
+
+async def connect(judgement_id: int, user=None, origin: bytes = b"http://localhost"):
+    headers = [(b"origin", origin)]
+    if user is not None:
+        headers.append((b"cookie", (await session_cookie(user)).encode()))
+    communicator = WebsocketCommunicator(
+        application, f"/ws/judgements/{judgement_id}/", headers=headers
+    )
+    connected, code = await communicator.connect(timeout=5)
+    return communicator, connected, code
+
+
+async def receive_until(communicator, text: str, limit: int = 50) -> str:
+    for _ in range(limit):
+        html = await communicator.receive_from(timeout=5)
+        if text in html:
+            return html
+    raise AssertionError(f"{text!r} never arrived")
+
+
+async def test_it_sends_the_current_state_on_connect(make_judgement, user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    await engine.run_judgement(judgement.pk)
+    communicator, connected, _ = await connect(judgement.pk, user)
+    assert connected
+    html = await communicator.receive_from(timeout=5)
+    assert 'id="judgement-status"' in html and ">Approved</div>" in html
+    for position in (1, 2, 3):
+        assert f'id="agent-box-{position}"' in html
+    assert html.count('data-state="approve"') == 3
+    assert "Decision: Approved" in html
+    await communicator.disconnect()
+
+
+async def test_it_pushes_each_change_as_the_engine_decides(fake_llm, make_judgement, user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    fake_llm.hold()
+    communicator, connected, _ = await connect(judgement.pk, user)
+    assert connected
+    assert ">Idle</div>" in await communicator.receive_from(timeout=5)
+    run = asyncio.create_task(engine.run_judgement(judgement.pk))
+    thinking = await receive_until(communicator, 'data-state="thinking"')
+    assert ">Judging</div>" in thinking and thinking.count("THINKING") == 3
+    fake_llm.release()
+    await receive_until(communicator, ">Approved</div>")
+    assert await run
+    await communicator.disconnect()
+
+
+async def test_it_renders_model_text_escaped(fake_llm, make_judgement, user):
+    fake_llm.script("model-a", reason="<script>alert(1)</script>")
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    await engine.run_judgement(judgement.pk)
+    communicator, _, _ = await connect(judgement.pk, user)
+    html = await communicator.receive_from(timeout=5)
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    await communicator.disconnect()
+
+
+async def test_it_refuses_anonymous_sockets(make_judgement):
+    judgement = await sync_to_async(make_judgement)()
+    _, connected, code = await connect(judgement.pk)
+    assert not connected and code == CLOSE_UNAUTHENTICATED
+
+
+async def test_it_refuses_another_users_judgement(make_judgement, user, other_user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    _, connected, code = await connect(judgement.pk, other_user)
+    assert not connected and code == CLOSE_NOT_FOUND
+
+
+async def test_it_refuses_a_missing_judgement(user):
+    _, connected, code = await connect(999_999, user)
+    assert not connected and code == CLOSE_NOT_FOUND
+
+
+async def test_it_refuses_a_foreign_origin(make_judgement, user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    _, connected, _ = await connect(judgement.pk, user, origin=b"http://evil.example")
+    assert not connected

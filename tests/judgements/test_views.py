@@ -1,0 +1,133 @@
+import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.urls import reverse
+
+from judgements.models import Judgement, Status
+from tests.conftest import case_for
+
+pytestmark = pytest.mark.django_db
+
+
+def form_data(case: dict) -> dict:
+    data = {
+        "title": case["title"],
+        "content": case["content"],
+        "agents-TOTAL_FORMS": "3",
+        "agents-INITIAL_FORMS": "0",
+    }
+    for index, agent in enumerate(case["agents"]):
+        for field, value in agent.items():
+            data[f"agents-{index}-{field}"] = value
+    return data
+
+
+@pytest.fixture
+def logged_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_pages_need_a_login(client):
+    for url in (reverse("judgement-new"), reverse("judgement-list")):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("login"))
+
+
+def test_the_new_page_labels_every_field_and_lists_the_models(logged_in, fake_llm):
+    html = logged_in.get(reverse("judgement-new")).content.decode()
+    assert '<label for="id_title">Title</label>' in html
+    assert '<label for="id_content">Content</label>' in html
+    for index in range(3):
+        assert f"<legend>Agent {index + 1}</legend>" in html
+        assert f'<label for="id_agents-{index}-name">Name</label>' in html
+        assert f'<label for="id_agents-{index}-model">Model</label>' in html
+        assert f'<label for="id_agents-{index}-criteria">Criteria</label>' in html
+    for model in ("model-a", "model-b", "model-c"):
+        assert f'<option value="{model}">{model}</option>' in html
+    assert 'name="csrfmiddlewaretoken"' in html
+
+
+def test_submitting_stores_the_judgement_and_wakes_the_engine(logged_in, fake_llm, user):
+    response = logged_in.post(reverse("judgement-new"), form_data(case_for()))
+    judgement = Judgement.objects.get()
+    assert response.status_code == 302
+    assert response["Location"] == judgement.get_absolute_url()
+    assert judgement.creator == user and judgement.status == Status.IDLE
+    assert [a.name for a in judgement.agents.all()] == ["Melchior", "Balthasar", "Casper"]
+    message = async_to_sync(get_channel_layer().receive)(settings.MAGI_ENGINE_CHANNEL)
+    assert message == {"type": "judgement.run", "judgement_id": judgement.pk}
+
+
+def test_errors_show_next_to_the_field_and_keep_what_was_typed(logged_in, fake_llm):
+    case = case_for(content="")
+    case["agents"][2]["name"] = "melchior"
+    case["agents"][1]["model"] = "gpt-nope"
+    response = logged_in.post(reverse("judgement-new"), form_data(case))
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert Judgement.objects.count() == 0
+    assert 'id="id_content_error"' in html and "This field is required." in html
+    assert 'id="id_agents-2-name_error"' in html and "already called" in html
+    assert 'id="id_agents-1-model_error"' in html and "Unknown model gpt-nope" in html
+    assert 'value="Trip to Japan"' in html
+    assert "Melchior approves only safe plans." in html
+    assert 'value="melchior"' in html
+
+
+def test_the_live_page_shows_title_status_and_three_labelled_boxes(logged_in, make_judgement, user):
+    judgement = make_judgement(creator=user)
+    html = logged_in.get(judgement.get_absolute_url()).content.decode()
+    assert '<h1 class="live-title">Trip to Japan</h1>' in html
+    assert 'role="status"' in html and ">Idle</div>" in html
+    for name in ("Melchior", "Balthasar", "Casper"):
+        assert f'aria-label="{name}"' in html
+    assert f'ws-connect="/ws/judgements/{judgement.pk}/"' in html
+
+
+def test_user_and_model_text_is_escaped(logged_in, make_judgement, user):
+    judgement = make_judgement(creator=user, title="<script>alert(1)</script>")
+    html = logged_in.get(judgement.get_absolute_url()).content.decode()
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_another_users_judgement_is_not_found(client, other_user, make_judgement, user):
+    judgement = make_judgement(creator=user)
+    client.force_login(other_user)
+    assert client.get(judgement.get_absolute_url()).status_code == 404
+    assert client.get(reverse("judgement-new") + f"?again={judgement.pk}").status_code == 404
+
+
+def test_staff_see_every_judgement(client, make_judgement, user, other_user):
+    judgement = make_judgement(creator=user)
+    other_user.is_staff = True
+    other_user.save()
+    client.force_login(other_user)
+    assert client.get(judgement.get_absolute_url()).status_code == 200
+    assert "Trip to Japan" in client.get(reverse("judgement-list")).content.decode()
+
+
+def test_my_judgements_lists_mine_newest_first(logged_in, make_judgement, user, other_user):
+    make_judgement(creator=user, title="First")
+    make_judgement(creator=user, title="Second")
+    make_judgement(creator=other_user, title="Not mine")
+    html = logged_in.get(reverse("judgement-list")).content.decode()
+    assert html.index("Second") < html.index("First")
+    assert "Not mine" not in html
+    assert "Run again" in html
+
+
+def test_run_again_prefills_the_form(logged_in, make_judgement, user):
+    judgement = make_judgement(creator=user, content="Sail around the world.")
+    html = logged_in.get(reverse("judgement-new") + f"?again={judgement.pk}").content.decode()
+    assert 'value="Trip to Japan"' in html
+    assert "Sail around the world.</textarea>" in html
+    assert 'value="Casper"' in html
+    assert '<option value="model-b" selected>model-b</option>' in html
+
+
+def test_health_answers_without_login(client):
+    assert client.get(reverse("healthz")).json() == {"status": "ok"}
