@@ -4,7 +4,7 @@ or deletes what the panel said through the admin."""
 from django.contrib import admin
 from django.template.loader import render_to_string
 
-from judgements.models import Agent, Judgement, LLMAttempt, RoundDecision, Status
+from judgements.models import Agent, ApiToken, Judgement, LLMAttempt, RoundDecision, Status
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -142,4 +142,18 @@ class RoundDecisionAdmin(admin.ModelAdmin):
         return False
 
     def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued with `manage.py api_token`; here they can be seen and revoked."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at"]
+    readonly_fields = ["name", "user", "prefix", "key_hash", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
         return False

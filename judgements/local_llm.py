@@ -28,7 +28,6 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.error
 import urllib.request
 import weakref
 from collections.abc import AsyncIterator
@@ -124,6 +123,9 @@ class _Slot:
 
 _registry_lock = threading.Lock()
 _slots: dict[str, _Slot] = {}
+# Every server process not yet stopped, including one still starting, so that stopping at
+# exit does not wait for a start-up to finish and cannot miss it.
+_processes: set[subprocess.Popen] = set()
 _verified: dict[Path, tuple[str, int, int]] = {}
 # asyncio primitives belong to one event loop, and tests, management commands and the ASGI
 # server each run their own; one semaphore per (loop, model) keeps them usable everywhere.
@@ -294,6 +296,8 @@ def start_server(
         )
     except OSError as exc:
         raise LocalModelError(f"Local model {name!r}: cannot run {sys.executable}: {exc}") from exc
+    with _registry_lock:
+        _processes.add(process)
     server = _Server(name=name, path=path, port=port, process=process)
     server.reader = threading.Thread(target=_pump_output, args=(server,), daemon=True)
     server.reader.start()
@@ -301,6 +305,7 @@ def start_server(
     deadline = began + timeout
     while True:
         if process.poll() is not None:
+            _terminate(process)
             _drain(server)
             raise LocalModelError(
                 f"Local model {name!r}: the llama.cpp server exited with code "
@@ -355,14 +360,15 @@ def _cause(server: _Server) -> str:
 
 
 def _terminate(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    process.terminate()
-    try:
-        process.wait(_STOP_GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(_STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    with _registry_lock:
+        _processes.discard(process)
 
 
 def _slot(name: str) -> _Slot:
@@ -383,7 +389,10 @@ def ensure_server(model_name: str) -> _Server:
     with slot.lock:
         server = slot.server
         if server is not None and server.process.poll() is None:
-            return server
+            if server.path == files[model_name]:
+                return server
+            # The name now points at another file (settings changed): serve the new one.
+            _terminate(server.process)
         # Calls that queued behind a failed start share its error instead of each waiting
         # for another full start-up timeout; later calls try again.
         if slot.failure is not None and slot.failed_at >= arrived:
@@ -424,14 +433,11 @@ def running_servers() -> dict[str, _Server]:
 
 
 def stop_local_servers() -> None:
-    """Stop every server this process started."""
+    """Stop every server this process started; the next call to a local model restarts it."""
     with _registry_lock:
-        slots = list(_slots.values())
-    for slot in slots:
-        with slot.lock:
-            if slot.server is not None:
-                _terminate(slot.server.process)
-                slot.server = None
+        processes = list(_processes)
+    for process in processes:
+        _terminate(process)
 
 
 atexit.register(stop_local_servers)

@@ -1,3 +1,6 @@
+import hashlib
+import secrets
+
 from django.conf import settings
 from django.db import models, transaction
 from django.db.models.functions import Lower
@@ -252,3 +255,42 @@ class LLMAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.agent.name}, round {self.round}, attempt {self.attempt}: {self.outcome}"
+
+
+class ApiToken(models.Model):
+    """A bearer token for programs that call the HTTP API. Only a hash is stored."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=8, help_text="The first characters, to tell tokens apart.")
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["user", "-created_at"], name="apitoken_user_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) for {self.user}"
+
+    @staticmethod
+    def hash(key: str) -> str:
+        return hashlib.sha256(key.encode()).hexdigest()
+
+    @classmethod
+    def issue(cls, user, name: str) -> tuple["ApiToken", str]:
+        """Create a token; the key is returned once and never stored."""
+        key = "magi_" + secrets.token_urlsafe(32)
+        token = cls.objects.create(user=user, name=name, prefix=key[5:13], key_hash=cls.hash(key))
+        return token, key
+
+    @classmethod
+    def user_for(cls, key: str):
+        token = cls.objects.select_related("user").filter(key_hash=cls.hash(key)).first()
+        if token is None or not token.user.is_active:
+            return None
+        cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        return token.user

@@ -1,10 +1,12 @@
 from django.urls import path
 
-from judgements import views
+from judgements import api, views
 
 urlpatterns = [
     path("", views.judgement_new, name="judgement-new"),
     path("judgements/", views.judgement_list, name="judgement-list"),
     path("judgements/<int:judgement_id>/", views.judgement_detail, name="judgement-detail"),
     path("healthz", views.healthz, name="healthz"),
+    path("api/judgements/", api.judgements_collection, name="api-judgements"),
+    path("api/judgements/<int:judgement_id>/", api.judgement_resource, name="api-judgement"),
 ]

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import shutil
 import socket
 import sys
 import time
@@ -168,6 +169,26 @@ def test_start_timeout_stops_the_server_and_says_so(bundled_path):
 
     assert "it was stopped" in str(caught.value)
     assert llama_children() == []
+
+
+async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, bundled_path):
+    own = tmp_path / "own.gguf"
+    shutil.copyfile(bundled_path, own)
+    settings.MAGI_LOCAL_MODELS = {"my-model": str(own)}
+
+    client = AsyncOpenAI(
+        base_url=await local_base_url("my-model"), api_key=LOCAL_API_KEY, max_retries=0
+    )
+
+    assert [model.id async for model in client.models.list()] == ["my-model"]
+    completion = await client.chat.completions.create(
+        model="my-model",
+        messages=[{"role": "user", "content": "Approve or reject a walk in the park, as JSON."}],
+        response_format={"type": LOCAL_STRUCTURED_OUTPUT, "schema": Verdict.model_json_schema()},
+        max_tokens=LOCAL_MAX_TOKENS,
+        temperature=0,
+    )
+    Verdict.model_validate_json(completion.choices[0].message.content)
 
 
 async def test_server_settings_in_our_environment_do_not_reach_the_local_server(monkeypatch):
