@@ -10,6 +10,7 @@ line does (`agents[2].model`).
 """
 
 import asyncio
+import contextlib
 import json
 import time
 
@@ -90,10 +91,8 @@ async def wait_until_finished(judgement_id: int, seconds: float) -> None:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(layer.receive(channel), min(remaining, RECHECK_SECONDS))
-            except TimeoutError:
-                pass
     finally:
         await layer.group_discard(group, channel)
 
