@@ -1,7 +1,7 @@
 """The live page's websocket: join the judgement's group, and on every engine event
 send the page's own partials, rendered from the database."""
 
-from channels.db import database_sync_to_async
+from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
@@ -18,9 +18,13 @@ def visible(user, judgement_id: int) -> bool:
     return judgement is not None and judgement.visible_to(user)
 
 
-@database_sync_to_async
-def render_update(judgement_id: int) -> str:
+def render_update_sync(judgement_id: int) -> str:
     return render_to_string("judgements/_live_update.html", {"panel": panel.load(judgement_id)})
+
+
+# Rendering only reads, so it runs in the thread pool instead of queueing behind the
+# engine's writes on the one thread-sensitive thread.
+render_update = DatabaseSyncToAsync(render_update_sync, thread_sensitive=False)
 
 
 class JudgementConsumer(AsyncWebsocketConsumer):

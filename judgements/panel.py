@@ -11,8 +11,11 @@ from judgements.models import Agent, Judgement, RoundDecision, Status
 
 
 class BoxState:
+    """The box's colour. A call in flight is shown on top of it (AgentBox.thinking), so a
+    box that is already fixed green stays green while it answers round 3."""
+
     WAITING = "waiting"  # queued, not started
-    THINKING = "thinking"  # a call is in flight
+    THINKING = "thinking"  # first call in flight, no vote to colour by yet
     PENDING = "pending"  # open: the next round decides
     APPROVE = "approve"  # fixed approve
     REJECT = "reject"  # fixed reject
@@ -40,11 +43,12 @@ class AgentBox:
     agent: Agent
     decisions: list[RoundDecision]
     state: str
+    thinking: bool
     score_tenths: int
 
     @property
     def label(self) -> str:
-        return BOX_LABELS[self.state]
+        return BOX_LABELS[BoxState.THINKING if self.thinking else self.state]
 
     @property
     def score(self) -> float:
@@ -70,15 +74,19 @@ class PanelView:
         return self.boxes[1:]
 
 
-def box_state(judgement: Judgement, agent: Agent, votes: list[str], current_round: int) -> str:
+def is_thinking(judgement: Judgement, votes: list[str], current_round: int) -> bool:
+    """Rounds run in lockstep, so while judging every agent without a vote for the round
+    under way has its call in flight."""
+    return judgement.status == Status.JUDGING and len(votes) < current_round
+
+
+def box_state(judgement: Judgement, agent: Agent, votes: list[str], thinking: bool) -> str:
     if judgement.status == Status.IDLE:
         return BoxState.WAITING
     if judgement.status == Status.ERROR and judgement.error_agent_id == agent.pk:
         return BoxState.ERROR
-    if judgement.status == Status.JUDGING and len(votes) < current_round:
-        return BoxState.THINKING
     if not votes:
-        return BoxState.PENDING
+        return BoxState.THINKING if thinking else BoxState.PENDING
     return OUTCOME_STATES[rules.agent_outcome(votes)]
 
 
@@ -91,11 +99,13 @@ def build(judgement: Judgement) -> PanelView:
     boxes = []
     for agent in agents:
         votes = [d.decision for d in decisions[agent.pk]]
+        thinking = is_thinking(judgement, votes, current_round)
         boxes.append(
             AgentBox(
                 agent=agent,
                 decisions=decisions[agent.pk],
-                state=box_state(judgement, agent, votes, current_round),
+                state=box_state(judgement, agent, votes, thinking),
+                thinking=thinking,
                 score_tenths=rules.score_tenths(votes),
             )
         )

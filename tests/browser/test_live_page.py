@@ -29,12 +29,15 @@ def box(page, number: int):
     return page.locator(f"#agent-box-{number}")
 
 
-def expect_box(page, number: int, state: str) -> None:
-    """The box is in `state`: its data-state, its class, its word and its colour."""
+def expect_box(page, number: int, state: str, *, thinking: bool = False) -> None:
+    """The box is in `state`: its data-state, its class, its word and its colour; and its
+    call is in flight (flashing, the word THINKING) or not."""
     agent = box(page, number)
     expect(agent).to_have_attribute("data-state", state)
     expect(agent).to_have_class(re.compile(rf"(^|\s)state-{state}(\s|$)"))
-    expect(agent.locator(".agent-state")).to_have_text(state.upper())
+    expect(agent).to_have_attribute("data-thinking", "true" if thinking else "false")
+    word = "THINKING" if thinking else state.upper()
+    expect(agent.locator(".agent-state")).to_have_text(word)
     if state in STATE_COLOURS:
         colour = theme_colour(page, STATE_COLOURS[state])
         expect(agent).to_have_css("border-top-color", colour)
@@ -89,13 +92,14 @@ def test_it_colours_the_boxes_round_by_round_until_approved(
     llm.gate.wait_parked(("model-a", 1), ("model-b", 1), ("model-c", 1))
     expect_status(page, "judging")
     for number in (1, 2, 3):
-        expect_box(page, number, "thinking")
+        expect_box(page, number, "thinking", thinking=True)
         assert animation_name(page, number) == "magi-flash"
     llm.gate.allow("model-a", 1)
     expect_box(page, 1, "pending")  # yellow: round 1 fixes nothing
+    assert animation_name(page, 1) == "none"
     expect_history(page, 1, "R1 Approve model-a says approve in round 1")
-    expect_box(page, 2, "thinking")
-    expect_box(page, 3, "thinking")
+    expect_box(page, 2, "thinking", thinking=True)
+    expect_box(page, 3, "thinking", thinking=True)
     llm.gate.allow("model-b", 1)
     expect_box(page, 2, "pending")
     expect_history(page, 2, "R1 Reject model-b says reject in round 1")
@@ -104,13 +108,14 @@ def test_it_colours_the_boxes_round_by_round_until_approved(
     # Round 2: approve twice is final (green); anything else stays open (yellow).
     llm.gate.wait_parked(("model-a", 2), ("model-b", 2), ("model-c", 2))
     for number in (1, 2, 3):
-        expect_box(page, number, "thinking")
+        expect_box(page, number, "pending", thinking=True)  # still yellow while it flashes
+        assert animation_name(page, number) == "magi-flash"
     expect(page.locator("#judgement-outcome")).to_contain_text("Round 2 of 3")
     llm.gate.allow("model-a", 2)
     expect_box(page, 1, "approve")
     llm.gate.allow("model-b", 2)
     expect_box(page, 2, "pending")
-    expect_box(page, 3, "thinking")
+    expect_box(page, 3, "pending", thinking=True)
     page.screenshot(path=screenshots / "live-judging.png", full_page=True)
     page.set_viewport_size(PHONE)
     page.screenshot(path=screenshots / "live-judging-phone.png", full_page=True)
@@ -119,6 +124,8 @@ def test_it_colours_the_boxes_round_by_round_until_approved(
 
     # Round 3: every box ends green or red.
     llm.gate.wait_parked(("model-a", 3), ("model-b", 3), ("model-c", 3))
+    expect_box(page, 1, "approve", thinking=True)  # fixed green while it answers round 3
+    expect_box(page, 2, "pending", thinking=True)
     llm.gate.allow("model-a", 3)
     expect_box(page, 1, "approve")  # its round-3 reject cannot undo 0.5
     llm.gate.allow("model-b", 3)
@@ -257,8 +264,8 @@ def test_a_reload_mid_judgement_shows_the_same_state_and_continues_live(page, ll
     expect_status(page, "judging")
     expect_box(page, 1, "pending")
     expect_history(page, 1, "R1 Approve model-a says approve in round 1")
-    expect_box(page, 2, "thinking")
-    expect_box(page, 3, "thinking")
+    expect_box(page, 2, "thinking", thinking=True)
+    expect_box(page, 3, "thinking", thinking=True)
 
     # The reloaded page keeps following the deliberation.
     llm.gate.allow("model-b", 1)
@@ -304,7 +311,7 @@ def test_the_thinking_box_keeps_still_when_motion_is_reduced(log_in_as, llm):
     submit_judgement(page, "Still", CONTENT, AGENTS)
     llm.gate.wait_parked(("model-a", 1), ("model-b", 1), ("model-c", 1))
 
-    expect_box(page, 1, "thinking")
+    expect_box(page, 1, "thinking", thinking=True)
     assert animation_name(page, 1) == "none"
     expect(box(page, 1).locator(".agent-state")).to_be_visible()
     llm.gate.open()

@@ -1,0 +1,76 @@
+import pytest
+
+from judgements import panel
+from judgements.models import RoundDecision, Status
+
+pytestmark = pytest.mark.django_db
+
+
+def vote(agent, round_number: int, decision: str) -> None:
+    RoundDecision.objects.create(agent=agent, round=round_number, decision=decision, reason="r")
+
+
+def states(judgement) -> list[tuple[str, bool, str]]:
+    view = panel.load(judgement.pk)
+    return [(box.state, box.thinking, box.label) for box in view.boxes]
+
+
+def test_a_queued_judgement_waits(make_judgement):
+    assert states(make_judgement()) == [("waiting", False, "WAITING")] * 3
+
+
+def test_every_call_of_round_one_is_in_flight(make_judgement):
+    judgement = make_judgement()
+    judgement.status = Status.JUDGING
+    judgement.save()
+    assert states(judgement) == [("thinking", True, "THINKING")] * 3
+
+
+def test_colours_follow_the_rules_while_the_next_round_is_in_flight(make_judgement):
+    judgement = make_judgement()
+    judgement.status = Status.JUDGING
+    judgement.save()
+    melchior, balthasar, casper = judgement.agents.all()
+    for agent, votes in ((melchior, "AA"), (balthasar, "RA"), (casper, "A")):
+        for number, letter in enumerate(votes, start=1):
+            vote(agent, number, "approve" if letter == "A" else "reject")
+    # Round 2 is under way: Casper still thinks; the others wait for round 3.
+    assert states(judgement) == [
+        ("approve", False, "APPROVE"),
+        ("pending", False, "PENDING"),
+        ("pending", True, "THINKING"),
+    ]
+    vote(casper, 2, "reject")
+    # Round 3 is under way: a fixed approve stays green while its call is in flight.
+    assert states(judgement) == [
+        ("approve", True, "THINKING"),
+        ("pending", True, "THINKING"),
+        ("pending", True, "THINKING"),
+    ]
+    assert panel.load(judgement.pk).current_round == 3
+
+
+def test_after_round_three_every_box_is_fixed(make_judgement):
+    judgement = make_judgement()
+    judgement.status = Status.REJECTED
+    judgement.save()
+    for agent, votes in zip(judgement.agents.all(), ("RRA", "RAR", "ARR"), strict=True):
+        for number, letter in enumerate(votes, start=1):
+            vote(agent, number, "approve" if letter == "A" else "reject")
+    assert [s[0] for s in states(judgement)] == ["approve", "reject", "reject"]
+    assert [box.score for box in panel.load(judgement.pk).boxes] == [0.5, 0.4, 0.1]
+
+
+def test_the_failed_agent_shows_the_error_and_nobody_thinks(make_judgement):
+    judgement = make_judgement()
+    melchior, balthasar, _ = judgement.agents.all()
+    vote(melchior, 1, "approve")
+    judgement.status = Status.ERROR
+    judgement.error_agent = balthasar
+    judgement.error_round = 1
+    judgement.save()
+    assert states(judgement) == [
+        ("pending", False, "PENDING"),
+        ("error", False, "ERROR"),
+        ("pending", False, "PENDING"),
+    ]
