@@ -12,9 +12,10 @@ import logging
 import os
 import socket
 import threading
+import time
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import timedelta
@@ -412,14 +413,26 @@ def fail(
 # --- events -------------------------------------------------------------------------------
 
 
-async def _send_to_layer(send: Awaitable, what: str) -> bool:
+# After a failed send the layer is skipped for a moment, so a Redis that is away costs a
+# judgement one bounded wait, not one per event.
+LAYER_BACKOFF_SECONDS = 1.0
+_layer_down_until = 0.0
+
+
+async def _send_to_layer(send: Coroutine, what: str) -> bool:
     """Send on the channel layer, bounded in time. The database already holds the state, so
     a slow or absent Redis is logged and otherwise ignored."""
+    global _layer_down_until
+    if time.monotonic() < _layer_down_until:
+        send.close()
+        log.info("channel layer unavailable: skipped %s", what)
+        return False
     try:
         async with asyncio.timeout(settings.MAGI_CHANNEL_SEND_TIMEOUT):
             await send
         return True
     except Exception:
+        _layer_down_until = time.monotonic() + LAYER_BACKOFF_SECONDS
         log.warning("channel layer: could not %s", what, exc_info=log.isEnabledFor(logging.DEBUG))
         return False
 

@@ -125,9 +125,9 @@ def route_for(model: str) -> ModelRoute:
             model=model,
             provider=LOCAL_PROVIDER,
             base_url=None,  # known once the local server has started
-            api_key="local",
+            api_key=local.LOCAL_API_KEY,
             structured_output=local.LOCAL_STRUCTURED_OUTPUT,
-            timeout=settings.MAGI_PROVIDERS["default"]["timeout"],
+            timeout=settings.MAGI_LOCAL_TIMEOUT,
         )
     known = ", ".join(available_models()) or "none configured"
     raise UnknownModelError(f"unknown model {model!r}; this deployment knows: {known}")
@@ -217,7 +217,22 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
+def call_slot(route: ModelRoute):
+    """The local llama.cpp server answers one request at a time and counts queueing
+    against the client's timeout, so local calls queue here instead, one at a time."""
+    if route.provider == LOCAL_PROVIDER:
+        return _local_llm().local_call_slot(route.model)
+    return contextlib.nullcontext()
+
+
 async def _attempt_once(
+    route: ModelRoute, body: dict, attempt: int, record_failure: AttemptCallback
+) -> VerdictResult:
+    async with call_slot(route):
+        return await _attempt_in_slot(route, body, attempt, record_failure)
+
+
+async def _attempt_in_slot(
     route: ModelRoute, body: dict, attempt: int, record_failure: AttemptCallback
 ) -> VerdictResult:
     base_url = route.base_url

@@ -137,7 +137,8 @@ else:
                 "timeout": 20,
             },
             # A file, not shared memory: the engine's threads must see committed rows.
-            "TEST": {"NAME": str(VAR_DIR / "test-db.sqlite3")},
+            # Per process, so two test runs on one machine do not share a file.
+            "TEST": {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")},
         }
     }
 
@@ -225,12 +226,21 @@ for _name in env_list("MAGI_PROVIDERS"):
 # Local GGUF models served by a bundled llama.cpp server (name=/path/to/file.gguf).
 MAGI_LOCAL_MODELS = env_mapping("MAGI_LOCAL_MODELS")
 MAGI_LOCAL_SERVER_START_TIMEOUT = env_float("MAGI_LOCAL_SERVER_START_TIMEOUT", 120.0)
+# A small CPU model reads a long prompt slowly: local calls get a timeout of their own.
+MAGI_LOCAL_TIMEOUT = env_float("MAGI_LOCAL_TIMEOUT", 120.0)
+# Enough context for the longest content MAGI accepts plus the prompt around it.
+MAGI_LOCAL_CONTEXT_TOKENS = env_int("MAGI_LOCAL_CONTEXT_TOKENS", 8192)
+# llama.cpp's own choice (all cores) unless set.
+MAGI_LOCAL_THREADS = env_int("MAGI_LOCAL_THREADS", 0) or None
 
 # "Retried up to 3 times": four attempts in all per (agent, round).
 MAGI_LLM_MAX_ATTEMPTS = env_int("MAGI_LLM_MAX_ATTEMPTS", 4)
 MAGI_LLM_RETRY_INITIAL_WAIT = env_float("MAGI_LLM_RETRY_INITIAL_WAIT", 1.0)
 MAGI_LLM_RETRY_MAX_WAIT = env_float("MAGI_LLM_RETRY_MAX_WAIT", 20.0)
 MAGI_LLM_MAX_TOKENS = env_int("MAGI_LLM_MAX_TOKENS", 400)
+
+# How often an open live page re-joins its group and resyncs, in case events were lost.
+MAGI_WS_RESYNC_SECONDS = env_float("MAGI_WS_RESYNC_SECONDS", 15.0)
 
 # --- Input bounds ----------------------------------------------------------------------
 MAGI_CONTENT_MAX_CHARS = env_int("MAGI_CONTENT_MAX_CHARS", 20_000)

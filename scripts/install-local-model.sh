@@ -46,7 +46,7 @@ else
     # long build does not look hung.
     started=$SECONDS
     "$python" -m pip install "llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}"
-    echo "llama-cpp-python built and installed in $(( SECONDS - started )) s."
+    echo "llama-cpp-python installed in $(( SECONDS - started )) s."
     "$python" -c "import llama_cpp.server" || {
         echo "error: llama-cpp-python installed but 'import llama_cpp.server' fails." >&2
         exit 1

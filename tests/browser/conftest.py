@@ -17,14 +17,14 @@ USERS = 60
 expect.set_options(timeout=10_000)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def gated_llm():
     server = GatedLLM().start()
     yield server
     server.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def live_magi(gated_llm, tmp_path_factory):
     magi = LiveMagi(tmp_path_factory.mktemp("magi-live"), gated_llm.base_url, users=USERS)
     magi.start()
@@ -32,7 +32,7 @@ def live_magi(gated_llm, tmp_path_factory):
     magi.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser():
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
@@ -42,7 +42,7 @@ def browser():
         browser.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def usernames(live_magi):
     names = iter(live_magi.usernames)
     return lambda: next(names)
@@ -107,7 +107,7 @@ def pytest_runtest_makereport(item, call):
     return report
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def screenshots():
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS

@@ -325,6 +325,8 @@ CONTRAST_JS = """(box) => {
     const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
     return (hi + 0.05) / (lo + 0.05);
   };
+  // A live update may swap the box out between finding it and measuring it.
+  if (!box.isConnected) return null;
   const background = getComputedStyle(box).backgroundColor;
   let worst = {ratio: Infinity, text: null};
   const texts = box.querySelectorAll(
@@ -338,5 +340,11 @@ CONTRAST_JS = """(box) => {
 }"""
 
 
-def lowest_contrast(locator) -> dict:
-    return locator.evaluate(CONTRAST_JS)
+def lowest_contrast(locator, timeout: float = 5.0) -> dict:
+    """The worst text contrast in a box, measured on the box that is in the page now."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        worst = locator.evaluate(CONTRAST_JS)
+        if worst is not None:
+            return worst
+    raise AssertionError("the box kept being replaced while its contrast was measured")

@@ -2,6 +2,7 @@
 status, the final panel, the error panel, the agent record, reloads and escaping."""
 
 import re
+import time
 
 from playwright.sync_api import expect
 
@@ -60,8 +61,17 @@ def expect_history(page, number: int, *lines: str) -> None:
         expect(item).to_have_text(re.compile(r"\s+".join(map(re.escape, line.split()))))
 
 
-def animation_name(page, number: int) -> str:
-    return box(page, number).evaluate("el => getComputedStyle(el).animationName")
+def animation_name(page, number: int, timeout: float = 5.0) -> str:
+    """The box's animation, read from the box in the page now (a live update may swap it
+    out between finding and reading it)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        name = box(page, number).evaluate(
+            "el => el.isConnected ? getComputedStyle(el).animationName : null"
+        )
+        if name is not None:
+            return name
+    raise AssertionError(f"box {number} kept being replaced")
 
 
 def test_it_colours_the_boxes_round_by_round_until_approved(

@@ -149,12 +149,14 @@ def test_it_finishes_and_pages_resync_after_redis_restarts(
 
 
 def test_it_rides_out_a_database_outage(processes, fake_llm, redis_url, postgres):
+    for model in MODELS:
+        fake_llm.script(model, delay=1.0)
     worker = processes.worker()
     judgement = create_judgement()
     wake(redis_url, judgement.pk)
-    wait_for(lambda: len(decisions(judgement.pk)) == 3, 20, "round 1 to be decided")
-    fake_llm.hold()
-    wait_for(lambda: len(fake_llm.requests) == 6, 20, "round 2's calls to be in flight")
+    wait_for(lambda: len(fake_llm.requests) >= 6, 20, "round 2's calls to be in flight")
+    fake_llm.hold()  # round 2's answers wait (they are a second from ready)
+    assert len(fake_llm.requests) == 6 and len(decisions(judgement.pk)) == 3
 
     postgres.stop()
     fake_llm.release()  # the answers arrive while the database is away

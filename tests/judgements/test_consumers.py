@@ -4,6 +4,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
+from channels.layers import get_channel_layer
 from django.test import Client
 
 from judgements import engine
@@ -107,3 +108,18 @@ async def test_it_refuses_a_foreign_origin(make_judgement, user):
     judgement = await sync_to_async(make_judgement)(creator=user)
     _, connected, _ = await connect(judgement.pk, user, origin=b"http://evil.example")
     assert not connected
+
+
+async def test_it_resyncs_a_page_whose_events_were_lost(fake_llm, make_judgement, user, settings):
+    settings.MAGI_WS_RESYNC_SECONDS = 0.1
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    communicator, connected, _ = await connect(judgement.pk, user)
+    assert connected
+    assert ">Idle</div>" in await communicator.receive_from(timeout=5)
+    # What a Redis restart does: the channel layer forgets who was in the group.
+    layer = get_channel_layer()
+    for channel in list(layer.groups.get(f"judgement-{judgement.pk}", {})):
+        await layer.group_discard(f"judgement-{judgement.pk}", channel)
+    await engine.run_judgement(judgement.pk)
+    await receive_until(communicator, ">Approved</div>")
+    await communicator.disconnect()

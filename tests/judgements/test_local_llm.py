@@ -254,3 +254,33 @@ async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(
 
     stop_local_servers()
     assert llama_children() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
+    fake_llm, tmp_path, bundled_path
+):
+    """The issue's acceptance path: the engine, the CLI and the database, on the real
+    model behind the real llama.cpp server, through the same SDK path as any provider."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from judgements.models import LLMAttempt, RoundDecision
+    from tests.conftest import case_for
+
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps(case_for(models=(BUNDLED_MODEL_NAME,) * 3)))
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("judge", str(case), "--json", stdout=out, stderr=err)
+    result = json.loads(out.getvalue())
+    assert exited.value.code == 0, result["error"]
+    assert result["status"] in {"approved", "rejected"}
+    assert all(a["final_decision"] in {"approve", "reject"} for a in result["agents"])
+    assert RoundDecision.objects.count() == 9
+    sent = LLMAttempt.objects.filter(outcome="ok").first()
+    assert sent.provider == "local" and sent.base_url.startswith("http://127.0.0.1:")
+    assert sent.request["response_format"]["type"] == "json_object"
+    assert not fake_llm.requests  # nothing went to the suite's own server
