@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 from asgiref.sync import sync_to_async
+from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
-from channels.layers import get_channel_layer
 from django.test import Client
 
 from judgements import engine
