@@ -99,7 +99,14 @@ def main() -> None:
     args = parser.parse_args()
 
     server = start_llm_server(args.latency)
-    base_url = server.stdout.readline().strip()
+    try:
+        measure(server.stdout.readline().strip(), args)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def measure(base_url: str, args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as var_dir:
         setup_django(base_url, var_dir)
         limit = 3 * args.latency
@@ -118,8 +125,6 @@ def main() -> None:
             f"(target <= 1.5); per judgement p50 {statistics.median(ratios):.3f}, p95 {p95:.3f}"
         )
         print(f"statuses: {check_statuses(ids)}")
-    server.terminate()
-    server.wait()
 
 
 if __name__ == "__main__":

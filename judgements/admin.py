@@ -28,6 +28,19 @@ class AgentInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+class AuditAdmin(admin.ModelAdmin):
+    """Audit records can be viewed (has_view_permission), never added, edited or deleted."""
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 class DecisionFilter(admin.SimpleListFilter):
     title = "decision"
     parameter_name = "decision"
@@ -61,7 +74,7 @@ class ModelFilter(admin.SimpleListFilter):
 
 
 @admin.register(Judgement)
-class JudgementAdmin(admin.ModelAdmin):
+class JudgementAdmin(AuditAdmin):
     list_display = [
         "title",
         "status",
@@ -96,16 +109,6 @@ class JudgementAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("agents")
 
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        # Viewing is allowed through has_view_permission; the record itself is immutable.
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
-
     @admin.display(description="round decisions")
     def round_decisions(self, obj: Judgement) -> str:
         decisions = RoundDecision.objects.filter(agent__judgement=obj).select_related("agent")
@@ -130,19 +133,10 @@ class JudgementAdmin(admin.ModelAdmin):
 
 
 @admin.register(RoundDecision)
-class RoundDecisionAdmin(admin.ModelAdmin):
+class RoundDecisionAdmin(AuditAdmin):
     list_display = ["agent", "round", "decision", "latency_ms", "created_at"]
     list_filter = ["decision", "round"]
     search_fields = ["agent__name", "agent__judgement__title", "reason"]
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(ApiToken)

@@ -183,7 +183,15 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "loggers": {"judgements": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")}},
+    "loggers": {
+        # Not propagated: daphne configures the root logger too, and every line would
+        # show twice.
+        "judgements": {
+            "handlers": ["console"],
+            "level": env_str("LOG_LEVEL", "INFO"),
+            "propagate": False,
+        }
+    },
 }
 
 # --- LLM providers -----------------------------------------------------------------
