@@ -1,6 +1,7 @@
 """One daphne, one fake LLM and one headless Chromium per session; per test a fresh user,
 a fresh browser context and a reset fake LLM."""
 
+import os
 from itertools import count
 from pathlib import Path
 
@@ -108,6 +109,14 @@ def pytest_runtest_makereport(item, call):
 
 
 @pytest.fixture(scope="package")
-def screenshots():
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    return SCREENSHOTS
+def screenshots(tmp_path_factory):
+    """Where the pages' screenshots go: docs/screenshots when MAGI_SCREENSHOTS=docs (how
+    the README's pictures are refreshed), else a temporary folder, so a test run leaves
+    the working tree as it found it."""
+    folder = (
+        SCREENSHOTS
+        if os.environ.get("MAGI_SCREENSHOTS") == "docs"
+        else (tmp_path_factory.mktemp("screenshots"))
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
