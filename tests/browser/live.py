@@ -192,8 +192,18 @@ class LiveMagi:
         if self.usernames:
             output = self.manage("shell", "-v", "0", "-c", CREATE_USERS % (self.usernames,))
             self.sessions = json.loads(output.strip().splitlines()[-1])
+        return self.serve(ready_within)
+
+    def crash(self) -> None:
+        """SIGKILL the server: no clean shutdown, the engine inside it dies mid-call."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def serve(self, ready_within: float = 30.0) -> "LiveMagi":
+        """Start daphne on this instance's port and database, and wait until it answers."""
         daphne = Path(sys.executable).with_name("daphne")
-        with self.log_path.open("wb") as log:
+        with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [
                     str(daphne),
