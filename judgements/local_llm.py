@@ -156,10 +156,6 @@ def local_model_files() -> dict[str, Path]:
     return files
 
 
-def is_local_model(model_name: str) -> bool:
-    return model_name in local_model_files()
-
-
 def runtime_missing() -> str | None:
     """Why local models cannot run in this environment, or None when they can."""
     # find_spec, not import: importing llama_cpp would load libllama into the web process.

@@ -82,9 +82,6 @@ class Judgement(models.Model):
             return self.finished_at - self.started_at
         return None
 
-    def group_name(self) -> str:
-        return group_name_for(self.pk)
-
     @classmethod
     def create_with_agents(cls, case: dict, creator=None) -> "Judgement":
         """Store a validated case (see forms.validate_case) as a queued judgement."""

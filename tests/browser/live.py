@@ -18,6 +18,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
+from playwright.sync_api import expect
+
 from tests.llm_server import FakeLLM
 
 REPO = Path(__file__).resolve().parents[2]
@@ -270,6 +272,15 @@ def fill_judgement(page, title: str, content: str, agents: list[tuple[str, str, 
         group.get_by_label("Name").fill(name)
         group.get_by_label("Model").select_option(model)
         group.get_by_label("Criteria").fill(criteria)
+
+
+def expect_agents_filled(page, agents: list[tuple[str, str, str]]) -> None:
+    """The three agent fieldsets hold these (name, model, criteria)."""
+    for number, (name, model, criteria) in enumerate(agents, start=1):
+        group = page.get_by_role("group", name=f"Agent {number}")
+        expect(group.get_by_label("Name")).to_have_value(name)
+        expect(group.get_by_label("Model")).to_have_value(model)
+        expect(group.get_by_label("Criteria")).to_have_value(criteria)
 
 
 def submit_judgement(page, title: str, content: str, agents: list[tuple[str, str, str]]) -> int:

@@ -7,7 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.live import fill_judgement, submit_judgement
+from tests.browser.live import expect_agents_filled, fill_judgement, submit_judgement
 
 CONTENT = "I am going to travel to Japan next week."
 AGENTS = [
@@ -56,11 +56,7 @@ def test_it_shows_a_validation_error_next_to_the_field_and_keeps_the_input(page,
     assert page.locator(".field-error").count() == 2
 
     expect(page.get_by_label("Title")).to_have_value("Keep what I typed")
-    for number, (name, model, criteria) in enumerate(agents, start=1):
-        group = page.get_by_role("group", name=f"Agent {number}")
-        expect(group.get_by_label("Name")).to_have_value(name)
-        expect(group.get_by_label("Model")).to_have_value(model)
-        expect(group.get_by_label("Criteria")).to_have_value(criteria)
+    expect_agents_filled(page, agents)
     page.screenshot(path=screenshots / "new-judgement-errors.png", full_page=True)
     page.set_viewport_size(PHONE)
     page.screenshot(path=screenshots / "new-judgement-phone.png", full_page=True)
@@ -117,11 +113,7 @@ def test_my_judgements_lists_newest_first_and_run_again_fills_the_form(log_in_as
     expect(page.get_by_role("heading", name="New judgement")).to_be_visible()
     expect(page.get_by_label("Title")).to_have_value("First plan")
     expect(page.get_by_label("Content")).to_have_value("Go to Kyoto.")
-    for number, (name, model, criteria) in enumerate(AGENTS, start=1):
-        group = page.get_by_role("group", name=f"Agent {number}")
-        expect(group.get_by_label("Name")).to_have_value(name)
-        expect(group.get_by_label("Model")).to_have_value(model)
-        expect(group.get_by_label("Criteria")).to_have_value(criteria)
+    expect_agents_filled(page, AGENTS)
 
 
 GEOMETRY_JS = """() => ["#agent-box-1", "#agent-box-2", "#agent-box-3", ".live-title",
