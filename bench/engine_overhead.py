@@ -69,13 +69,14 @@ def new_judgements(count: int) -> list[int]:
 
 
 async def run_all(ids: list[int]) -> tuple[float, list[float]]:
-    from judgements import engine
+    from judgements.runner import EngineRunner
 
+    runner = EngineRunner()
     per_judgement: list[float] = []
 
     async def one(judgement_id: int) -> None:
         began = time.perf_counter()
-        assert await engine.run_judgement(judgement_id)
+        assert await runner.run_judgement(judgement_id)
         per_judgement.append(time.perf_counter() - began)
 
     began = time.perf_counter()

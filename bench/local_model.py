@@ -24,7 +24,7 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
 from openai import AsyncOpenAI  # noqa: E402
 
-from judgements import local_llm, prompts  # noqa: E402
+from judgements import llm, local_llm, prompts  # noqa: E402
 from judgements.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
 
 AGENTS = {
@@ -72,6 +72,7 @@ async def main() -> None:
     print(f"start-up     {_summary(starts)} s  (to first answer on /v1/models)")
 
     client = AsyncOpenAI(base_url=base_url, api_key=local_llm.LOCAL_API_KEY, max_retries=0)
+    queue = llm.Clients().slot(llm.route_for(args.model))
 
     async def decide(
         agent: str, round_number: int, earlier: list[EarlierDecision], slot: bool = True
@@ -80,7 +81,7 @@ async def main() -> None:
             AgentBrief(agent, AGENTS[agent]), CONTENT, round_number, earlier
         )
         began = time.perf_counter()
-        holder = local_llm.local_call_slot(args.model) if slot else contextlib.nullcontext()
+        holder = queue if slot else contextlib.nullcontext()
         async with holder:
             completion = await client.chat.completions.create(
                 model=args.model,
@@ -122,7 +123,7 @@ async def main() -> None:
     print(
         "3 at once    client-side latency "
         + ", ".join(f"{w:.2f}" for w in waits)
-        + " s without local_call_slot (the server runs them one after another)"
+        + " s without MAGI's queue (the server runs them one after another)"
     )
 
     print(f"peak RSS     {vm_hwm_kib(server.process.pid) / 1024:.0f} MiB  (server VmHWM)")

@@ -30,10 +30,10 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from tests.browser.live import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
-    GatedLLM,
     LiveMagi,
     submit_judgement,
 )
+from tests.llm_server import FakeLLM  # noqa: E402
 
 TARGET_P95_MS = 100.0
 
@@ -93,7 +93,7 @@ def main() -> int:
     parser.add_argument("--verbose", action="store_true", help="print every latency")
     args = parser.parse_args()
 
-    llm = GatedLLM().start()
+    llm = FakeLLM().start()
     for model, (votes, delay) in SCRIPTS.items():
         llm.script(model, votes=votes, delay=delay)
     latencies: list[float] = []

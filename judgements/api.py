@@ -4,29 +4,28 @@
     GET  /api/judgements/<id>/?wait=30
     GET  /api/judgements/
 
-Authentication is a bearer token (`manage.py api_token USER`). Errors are JSON: invalid
-input answers 400 with {"errors": {field: [messages]}}, naming fields as the command
-line does (`agents[2].model`).
+Authentication is a bearer token (`manage.py api_token USER`). Every answer is JSON:
+invalid input answers 400 with {"errors": {field: [messages]}}, naming fields as the
+command line does (`agents[2].model`); a body over the upload limit 413; a judgement over
+a rate limit 429 with Retry-After (judgements/limits.py).
 """
 
-import asyncio
-import contextlib
-import json
-import time
+import functools
+import logging
 
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from judgements import engine
-from judgements.forms import CaseError, validate_case
-from judgements.models import ApiToken, Judgement, group_name_for
+from judgements import events, limits
+from judgements.forms import CaseError, parse_case_json, validate_case
+from judgements.models import ApiToken, Judgement
+
+logger = logging.getLogger(__name__)
 
 WAIT_MAX_SECONDS = 300
-# Even when every event arrives, look at the database now and then: an event can be lost
-# (Redis restarting) and the database is what counts.
-RECHECK_SECONDS = 5.0
 
 
 def error(status: int, message: str, **extra) -> JsonResponse:
@@ -37,11 +36,39 @@ def invalid(errors: dict[str, list[str]]) -> JsonResponse:
     return JsonResponse({"error": "invalid input", "errors": errors}, status=400)
 
 
-def bearer_user(request: HttpRequest):
+class BodyTooLarge(Exception):
+    pass
+
+
+def json_errors(view):
+    """Every answer under /api/ is JSON, an unexpected failure too (logged with its
+    traceback, which the client never sees)."""
+
+    @functools.wraps(view)
+    async def wrapped(request: HttpRequest, *args, **kwargs) -> JsonResponse:
+        try:
+            return await view(request, *args, **kwargs)
+        except BodyTooLarge:
+            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+            return error(413, f"The body is larger than the limit of {limit:,} bytes.")
+        except Exception:
+            logger.exception("API request %s %s failed", request.method, request.path)
+            return error(500, "Internal error; it has been logged.")
+
+    return wrapped
+
+
+@csrf_exempt
+@json_errors
+async def not_found(request: HttpRequest) -> JsonResponse:
+    return error(404, f"No API at {request.path}; see /api/judgements/.")
+
+
+def bearer_token(request: HttpRequest) -> ApiToken | None:
     scheme, _, key = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not key.strip():
         return None
-    return ApiToken.user_for(key.strip())
+    return ApiToken.active(key.strip())
 
 
 def unauthorized() -> JsonResponse:
@@ -66,10 +93,6 @@ def result_of(judgement_id: int) -> dict:
     return judgement.as_result()
 
 
-def is_finished(judgement_id: int) -> bool:
-    return Judgement.objects.get(pk=judgement_id).is_finished
-
-
 def find_visible(judgement_id: int, user) -> Judgement | None:
     judgement = Judgement.objects.filter(pk=judgement_id).first()
     if judgement is None or not judgement.visible_to(user):
@@ -77,31 +100,13 @@ def find_visible(judgement_id: int, user) -> Judgement | None:
     return judgement
 
 
-async def wait_until_finished(judgement_id: int, seconds: float) -> None:
-    """Follow the judgement's events until it ends or the time is up."""
-    if seconds <= 0:
-        return
-    layer = get_channel_layer()
-    channel = await layer.new_channel()
-    group = group_name_for(judgement_id)
-    await layer.group_add(group, channel)
-    deadline = time.monotonic() + seconds
-    try:
-        while not await sync_to_async(is_finished)(judgement_id):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(layer.receive(channel), min(remaining, RECHECK_SECONDS))
-    finally:
-        await layer.group_discard(group, channel)
-
-
 @csrf_exempt
+@json_errors
 async def judgements_collection(request: HttpRequest) -> JsonResponse:
-    user = await sync_to_async(bearer_user)(request)
-    if user is None:
+    token = await sync_to_async(bearer_token)(request)
+    if token is None:
         return unauthorized()
+    user = token.user
     if request.method == "GET":
         return JsonResponse({"judgements": await sync_to_async(recent_results)(user)})
     if request.method != "POST":
@@ -111,19 +116,26 @@ async def judgements_collection(request: HttpRequest) -> JsonResponse:
         case = await sync_to_async(validate_case)(parse_body(request))
     except CaseError as exc:
         return invalid(exc.errors)
-    judgement = await sync_to_async(Judgement.create_with_agents)(case, user)
-    await engine.wake(judgement.pk)
-    await wait_until_finished(judgement.pk, seconds)
+    try:
+        judgement = await sync_to_async(limits.create_judgement)(case, user, token)
+    except limits.Refused as exc:
+        response = error(429, exc.message, retry_after=exc.retry_after)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
+    await events.wake(judgement.pk)
+    await events.wait_until_finished(judgement.pk, seconds)
     response = JsonResponse(await sync_to_async(result_of)(judgement.pk), status=201)
     response["Location"] = f"/api/judgements/{judgement.pk}/"
     return response
 
 
 @csrf_exempt
+@json_errors
 async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonResponse:
-    user = await sync_to_async(bearer_user)(request)
-    if user is None:
+    token = await sync_to_async(bearer_token)(request)
+    if token is None:
         return unauthorized()
+    user = token.user
     if request.method != "GET":
         return error(405, "Use GET.")
     if await sync_to_async(find_visible)(judgement_id, user) is None:
@@ -132,15 +144,16 @@ async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonRes
         seconds = wait_seconds(request)
     except CaseError as exc:
         return invalid(exc.errors)
-    await wait_until_finished(judgement_id, seconds)
+    await events.wait_until_finished(judgement_id, seconds)
     return JsonResponse(await sync_to_async(result_of)(judgement_id))
 
 
 def parse_body(request: HttpRequest):
     try:
-        return json.loads(request.body or b"")
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise CaseError({"case": [f"The body is not valid JSON: {exc}"]}) from exc
+        body = request.body
+    except ZeroDivisionError:
+        raise BodyTooLarge from None
+    return parse_case_json(body, "The body")
 
 
 def recent_results(user, limit: int = 50) -> list[dict]:

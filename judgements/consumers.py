@@ -1,16 +1,21 @@
 """The live page's websocket: join the judgement's group, and on every engine event
-send the page's own partials, rendered from the database."""
+send the page's own partials, rendered from the database. A socket lives only as long as
+the login session it was opened in."""
 
 import asyncio
 import contextlib
+import hashlib
 import logging
+from importlib import import_module
 
 from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from channels.layers import get_channel_layer
 from django.conf import settings
+from django.contrib.auth import SESSION_KEY
 from django.template.loader import render_to_string
 
-from judgements import panel
+from judgements import events, panel
 from judgements.models import Judgement, group_name_for
 
 log = logging.getLogger(__name__)
@@ -19,6 +24,29 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 # 1011 makes the htmx ws extension reconnect (and so resync) after a pause.
 CLOSE_TRY_AGAIN = 1011
+
+
+def session_group_name(session_key: str) -> str:
+    """The group of one login session's sockets; hashed, so the channel layer (Redis)
+    never holds a session key someone could log in with."""
+    return "session-" + hashlib.sha256(session_key.encode()).hexdigest()[:40]
+
+
+async def close_session_sockets(session_key: str) -> None:
+    """Tell every open socket of this login session to close (on logout). Best effort: with
+    the channel layer away, each socket finds its session gone on its next update."""
+    layer = get_channel_layer()
+    if layer is not None:
+        await events.send_to_layer(
+            layer.group_send(session_group_name(session_key), {"type": "session.ended"}),
+            "close a logged-out session's sockets",
+        )
+
+
+def session_is_live_sync(session_key: str, user_id) -> bool:
+    """The login session still exists, unexpired, for the same user."""
+    store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
+    return store.load().get(SESSION_KEY) == str(user_id)
 
 
 @database_sync_to_async
@@ -34,19 +62,33 @@ def render_update_sync(judgement_id: int) -> str:
 # Rendering only reads, so it runs in the thread pool instead of queueing behind the
 # engine's writes on the one thread-sensitive thread.
 render_update = DatabaseSyncToAsync(render_update_sync, thread_sensitive=False)
+session_is_live = DatabaseSyncToAsync(session_is_live_sync, thread_sensitive=False)
+
+
+class UnknownPathConsumer(AsyncWebsocketConsumer):
+    """Any websocket path but a live page's: refused before the handshake (HTTP 403)."""
+
+    async def connect(self) -> None:
+        await self.close()
 
 
 class JudgementConsumer(AsyncWebsocketConsumer):
+    closing = False
+
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.judgement_id = int(self.scope["url_route"]["kwargs"]["judgement_id"])
         self.group = group_name_for(self.judgement_id)
-        if user is None or not user.is_authenticated:
+        self.session_key = getattr(self.scope.get("session"), "session_key", None)
+        if user is None or not user.is_authenticated or not self.session_key:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
+        self.user_id = user.pk
         if not await visible(user, self.judgement_id):
             await self.close(code=CLOSE_NOT_FOUND)
             return
+        self.session_group = session_group_name(self.session_key)
+        await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         self.last_sent = ""
@@ -57,18 +99,35 @@ class JudgementConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if resync := getattr(self, "resync", None):
             resync.cancel()
-        with contextlib.suppress(Exception):
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        for group in (self.group, getattr(self, "session_group", None)):
+            if group:
+                with contextlib.suppress(Exception):
+                    await self.channel_layer.group_discard(group, self.channel_name)
 
     async def judgement_event(self, event: dict) -> None:
         await self.send_state()
 
-    async def send_state(self, *, only_if_changed: bool = False) -> None:
+    async def session_ended(self, event: dict) -> None:
+        await self.close_once(CLOSE_UNAUTHENTICATED)
+
+    async def close_once(self, code: int) -> None:
+        if not self.closing:
+            self.closing = True
+            await self.close(code=code)
+
+    async def send_state(self, *, only_if_changed: bool = False) -> bool:
+        """Send the page's partials; False once the socket is closing."""
+        # Logout tells the socket to close, but that message can be lost: a socket whose
+        # session is gone closes instead of sending the judgement on.
+        if self.closing or not await session_is_live(self.session_key, self.user_id):
+            await self.close_once(CLOSE_UNAUTHENTICATED)
+            return False
         html = await render_update(self.judgement_id)
         if only_if_changed and html == self.last_sent:
-            return
+            return True
         self.last_sent = html
         await self.send(text_data=html)
+        return True
 
     async def resync_forever(self) -> None:
         while True:
@@ -77,8 +136,9 @@ class JudgementConsumer(AsyncWebsocketConsumer):
             await asyncio.sleep(settings.MAGI_WS_RESYNC_SECONDS)
             try:
                 await self.channel_layer.group_add(self.group, self.channel_name)
-                await self.send_state(only_if_changed=True)
+                if not await self.send_state(only_if_changed=True):
+                    return
             except Exception:
                 log.warning("resync of %s failed; asking the page to reconnect", self.group)
-                await self.close(code=CLOSE_TRY_AGAIN)
+                await self.close_once(CLOSE_TRY_AGAIN)
                 return

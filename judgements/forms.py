@@ -4,36 +4,82 @@ Every entry point turns its input into these forms, so a case is valid or invali
 exactly the same way wherever it comes from.
 """
 
+import json
+from urllib.parse import unquote_to_bytes
+
 from django import forms
 from django.conf import settings
+from django.core.exceptions import ValidationError
 
-from judgements import llm, rules
+from judgements import llm, rules, text
 
 AGENT_PREFIX = "agents"
 TITLE_MAX_CHARS = 200
 NAME_MAX_CHARS = 100
 CRITERIA_MAX_CHARS = 5_000
+CASE_FIELDS = ("title", "content", "agents")
+AGENT_FIELDS = ("name", "model", "criteria")
+
+
+class TextField(forms.CharField):
+    """Text a person types: it needs a visible character, and its length is counted as
+    the page's counter counts it (code points, a line break as one).
+
+    No HTML maxlength: browsers count it in UTF-16 units and cut what is pasted past it
+    without a word. The page's counter (static/judgements/char-counter.js) reads
+    data-max-chars instead, and a longer text comes back with an error, kept whole.
+    """
+
+    def __init__(self, *, max_chars: int, **kwargs) -> None:
+        self.max_chars = max_chars
+        super().__init__(**kwargs)
+
+    def widget_attrs(self, widget) -> dict:
+        return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        validate_text(value, self.max_chars)
+
+
+def validate_text(value: str, max_chars: int) -> None:
+    if (position := text.first_surrogate(value)) is not None:
+        raise ValidationError(
+            "Holds a lone UTF-16 surrogate (%(escape)s at character %(position)s), which "
+            "is not a character: send the text as valid Unicode.",
+            code="surrogate",
+            params={"escape": f"\\u{ord(value[position]):04x}", "position": position + 1},
+        )
+    if value and not text.has_visible_character(value):
+        raise ValidationError(
+            "This field is required: it holds only invisible characters.", code="invisible"
+        )
+    if (length := text.char_count(value)) > max_chars:
+        raise ValidationError(
+            "Ensure this value has at most %(limit)d characters (it has %(length)d); a line "
+            "break counts as one character.",
+            code="max_length",
+            params={"limit": max_chars, "length": length},
+        )
 
 
 class JudgementForm(forms.Form):
-    title = forms.CharField(max_length=TITLE_MAX_CHARS)
+    title = TextField(max_chars=TITLE_MAX_CHARS)
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         # Built here so the operator's bound (and a test's override) applies at runtime.
-        self.fields["content"] = forms.CharField(
-            max_length=settings.MAGI_CONTENT_MAX_CHARS,
+        self.fields["content"] = TextField(
+            max_chars=settings.MAGI_CONTENT_MAX_CHARS,
             widget=forms.Textarea(attrs={"rows": 8}),
             help_text="The intended action or the text to be judged.",
         )
 
 
 class AgentForm(forms.Form):
-    name = forms.CharField(max_length=NAME_MAX_CHARS)
+    name = TextField(max_chars=NAME_MAX_CHARS)
     model = forms.ChoiceField()
-    criteria = forms.CharField(
-        max_length=CRITERIA_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 4})
-    )
+    criteria = TextField(max_chars=CRITERIA_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 4}))
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -48,13 +94,15 @@ class AgentForm(forms.Form):
 
 class BaseAgentFormSet(forms.BaseFormSet):
     def clean(self) -> None:
-        # Checked even when another field is invalid, so every error shows at once.
+        # Checked even when another field is invalid, so every error shows at once. Names
+        # compare as the database's constraint does (Agent.name_key): "Cas\u200bper" and
+        # "CASPER" in full-width letters are both Casper.
         seen: set[str] = set()
         for form in self.forms:
             name = form.cleaned_data.get("name", "")
-            key = name.casefold()
             if not name:
                 continue
+            key = text.comparable_name(name)
             if key in seen:
                 form.add_error("name", f"Another agent is already called {name!r}.")
             seen.add(key)
@@ -80,9 +128,24 @@ def bind(data=None, initial: dict | None = None) -> tuple[JudgementForm, BaseAge
     return form, formset
 
 
-def is_valid(form: JudgementForm, formset: BaseAgentFormSet) -> bool:
+NOT_UTF8 = (
+    "Part of this text did not arrive as valid UTF-8; it is shown here with \ufffd in "
+    "its place. Check it and send it again."
+)
+
+
+def is_valid(
+    form: JudgementForm, formset: BaseAgentFormSet, not_utf8: set[str] = frozenset()
+) -> bool:
+    """not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
     # Both must run so every error shows at once.
-    return all([form.is_valid(), formset.is_valid()])
+    valid = all([form.is_valid(), formset.is_valid()])
+    for bound_form in (form, *formset.forms):
+        for name in bound_form.fields:
+            if bound_form.add_prefix(name) in not_utf8:
+                bound_form.add_error(name, NOT_UTF8)
+                valid = False
+    return valid
 
 
 class CaseError(ValueError):
@@ -94,10 +157,14 @@ class CaseError(ValueError):
 
 
 def case_to_form_data(case) -> dict[str, str]:
-    """Turn a JSON case into form data, rejecting what has the wrong shape."""
+    """Turn a JSON case into form data, rejecting what has the wrong shape.
+
+    Unknown fields are refused, so a client's typo ("titel", an agent's "temperature")
+    never passes unnoticed.
+    """
     if not isinstance(case, dict):
         raise CaseError({"case": ["Must be a JSON object with title, content and agents."]})
-    errors: dict[str, list[str]] = {}
+    errors: dict[str, list[str]] = unknown_fields(case, CASE_FIELDS, "")
     data: dict[str, str] = {}
     for field in ("title", "content"):
         value = case.get(field, "")
@@ -111,20 +178,83 @@ def case_to_form_data(case) -> dict[str, str]:
     elif len(agents) != rules.PANEL_SIZE:
         errors["agents"] = [f"Exactly {rules.PANEL_SIZE} agents are required, got {len(agents)}."]
     for index, agent in enumerate(agents[: rules.PANEL_SIZE]):
+        path = f"agents[{index}]"
         if not isinstance(agent, dict):
-            errors[f"agents[{index}]"] = ["Must be an object with name, model and criteria."]
+            errors[path] = ["Must be an object with name, model and criteria."]
             continue
-        for field in ("name", "model", "criteria"):
+        errors.update(unknown_fields(agent, AGENT_FIELDS, f"{path}."))
+        for field in AGENT_FIELDS:
             value = agent.get(field, "")
             if not isinstance(value, str):
-                errors[f"agents[{index}].{field}"] = ["Must be a string."]
+                errors[f"{path}.{field}"] = ["Must be a string."]
                 value = ""
+            elif field == "model" and text.first_surrogate(value) is not None:
+                # The model is a choice, not free text; its "unknown model" message would
+                # repeat the value, which a terminal cannot print.
+                errors[f"{path}.{field}"] = ["Holds a lone UTF-16 surrogate: not a model name."]
             data[f"{AGENT_PREFIX}-{index}-{field}"] = value
     if errors:
         raise CaseError(errors)
     data[f"{AGENT_PREFIX}-TOTAL_FORMS"] = str(len(agents))
     data[f"{AGENT_PREFIX}-INITIAL_FORMS"] = "0"
     return data
+
+
+def unknown_fields(obj: dict, known: tuple[str, ...], path: str) -> dict[str, list[str]]:
+    message = f"Unknown field; the fields here are {', '.join(known)}."
+    return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
+
+
+def parse_case_json(raw: bytes, source: str):
+    """The JSON in raw bytes, or CaseError saying what is wrong with the input.
+
+    JSON text is UTF-8 (RFC 8259); a UTF-8 byte order mark is tolerated.
+    """
+    if raw[:2] in UTF16_BOMS or b"\x00" in raw:
+        # UTF-8 JSON never holds a NUL byte; UTF-16 and UTF-32 hold one in every ASCII char.
+        raise CaseError(
+            {
+                "case": [
+                    f"{source} is not UTF-8 text: it looks like UTF-16 or UTF-32; save it as UTF-8."
+                ]
+            }
+        )
+    try:
+        decoded = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CaseError(
+            {"case": [f"{source} is not UTF-8 text: byte {exc.start + 1} is invalid."]}
+        ) from None
+    try:
+        return json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        raise CaseError(
+            {"case": [f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}."]}
+        ) from None
+    except RecursionError:
+        raise CaseError({"case": [f"{source} nests arrays or objects too deeply."]}) from None
+    except ValueError as exc:  # e.g. a number with more digits than Python converts
+        raise CaseError({"case": [f"{source} cannot be read as JSON: {exc}."]}) from None
+
+
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def invalid_utf8_fields(body: bytes) -> set[str]:
+    """Names of the fields of a URL-encoded form body whose values are not UTF-8.
+
+    Django decodes them with U+FFFD in place of the bad bytes; stored like that, the text
+    would differ from what was sent without a word.
+    """
+    names = set()
+    for pair in body.split(b"&"):
+        raw_name, _, raw_value = pair.partition(b"=")
+        name = unquote_to_bytes(raw_name.replace(b"+", b" ")).decode("utf-8", "replace")
+        try:
+            unquote_to_bytes(raw_value.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            names.add(name)
+    return names
 
 
 def form_errors(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, list[str]]:

@@ -11,7 +11,6 @@ import functools
 import itertools
 import ssl
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -60,6 +59,8 @@ class ModelRoute:
     api_key: str | None
     structured_output: str
     timeout: float
+    temperature: float
+    seed: int | None
 
 
 @dataclass
@@ -111,6 +112,11 @@ def available_models() -> list[str]:
     return names
 
 
+def temperature_for(model: str, provider_default: float) -> float:
+    """A per-model temperature (MAGI_MODEL_TEMPERATURES) beats its provider's."""
+    return settings.MAGI_MODEL_TEMPERATURES.get(model, provider_default)
+
+
 def route_for(model: str) -> ModelRoute:
     for name, provider in settings.MAGI_PROVIDERS.items():
         if model in provider["models"]:
@@ -121,6 +127,8 @@ def route_for(model: str) -> ModelRoute:
                 api_key=provider["api_key"],
                 structured_output=provider["structured_output"],
                 timeout=provider["timeout"],
+                temperature=temperature_for(model, provider["temperature"]),
+                seed=provider["seed"],
             )
     local = _local_llm()
     if model in local.local_model_files():
@@ -131,18 +139,11 @@ def route_for(model: str) -> ModelRoute:
             api_key=local.LOCAL_API_KEY,
             structured_output=local.LOCAL_STRUCTURED_OUTPUT,
             timeout=settings.MAGI_LOCAL_TIMEOUT,
+            temperature=temperature_for(model, settings.MAGI_LLM_TEMPERATURE),
+            seed=settings.MAGI_LLM_SEED,
         )
     known = ", ".join(available_models()) or "none configured"
     raise UnknownModelError(f"unknown model {model!r}; this deployment knows: {known}")
-
-
-# Clients are kept per event loop (an HTTP pool must not cross loops) and endpoint, and
-# spread over a few pools: the SDK's HTTP pool checks every idle connection each time it
-# hands one out, which with hundreds of calls in flight in one pool cost a third of the
-# engine's CPU.
-POOL_SHARDS = 16
-_clients: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_next_shard = itertools.count()
 
 
 @functools.cache
@@ -152,22 +153,53 @@ def _tls_context() -> ssl.SSLContext:
     return ssl.create_default_context()
 
 
-def _client(base_url: str | None, api_key: str | None, timeout: float) -> openai.AsyncOpenAI:
-    per_loop = _clients.setdefault(asyncio.get_running_loop(), {})
-    key = (base_url, api_key, timeout, next(_next_shard) % POOL_SHARDS)
-    if key not in per_loop:
-        per_loop[key] = openai.AsyncOpenAI(
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
-        )
-    return per_loop[key]
+class Clients:
+    """The SDK clients and call slots of one event loop (an HTTP pool must not cross
+    loops): each engine runner owns one.
+
+    Clients are kept per endpoint and spread over a few pools: the SDK's HTTP pool checks
+    every idle connection each time it hands one out, which with hundreds of calls in
+    flight in one pool cost a third of the engine's CPU.
+    """
+
+    POOL_SHARDS = 16
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple, openai.AsyncOpenAI] = {}
+        self._next_shard = itertools.count()
+        self._slots: dict[str, asyncio.Semaphore] = {}
+
+    def client(self, base_url: str | None, api_key: str | None, timeout: float):
+        key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
+        if key not in self._clients:
+            self._clients[key] = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=api_key,
+                timeout=timeout,
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+            )
+        return self._clients[key]
+
+    def slot(self, route: ModelRoute) -> contextlib.AbstractAsyncContextManager:
+        """The local llama.cpp server answers one request at a time and counts queueing
+        against the client's timeout, so local calls queue here instead, one at a time."""
+        if route.provider != LOCAL_PROVIDER:
+            return contextlib.nullcontext()
+        return self._slots.setdefault(route.model, asyncio.Semaphore(1))
 
 
 def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
-    body: dict = {"model": route.model, "messages": messages, "max_tokens": max_tokens(route)}
+    # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
+    # judgement repeatable; without them the server's own sampling defaults apply.
+    body: dict = {
+        "model": route.model,
+        "messages": messages,
+        "max_tokens": max_tokens(route),
+        "temperature": route.temperature,
+    }
+    if route.seed is not None:
+        body["seed"] = route.seed
     if route.structured_output == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -201,11 +233,22 @@ def parse_verdict(text: str | None) -> prompts.AgentVerdict:
     try:
         return prompts.AgentVerdict.model_validate_json(candidate)
     except ValidationError as exc:
+        if contradiction := contradiction_in(exc):
+            raise InvalidOutputError(f"{contradiction}: {text[:200]!r}") from exc
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
             for err in exc.errors()
         )
         raise InvalidOutputError(f"invalid structured output ({problems}): {text[:200]!r}") from exc
+
+
+def contradiction_in(exc: ValidationError) -> str | None:
+    """The message of a well-formed answer whose criterion_met disagrees with its
+    decision (an approve argued as a reject, or the reverse), or None."""
+    for error in exc.errors():
+        if error["type"] == prompts.CONTRADICTION:
+            return f"contradictory answer ({error['msg']})"
+    return None
 
 
 def describe_failure(exc: BaseException, timeout: float) -> str:
@@ -236,23 +279,23 @@ def is_retryable(exc: BaseException) -> bool:
     return False
 
 
-def call_slot(route: ModelRoute):
-    """The local llama.cpp server answers one request at a time and counts queueing
-    against the client's timeout, so local calls queue here instead, one at a time."""
-    if route.provider == LOCAL_PROVIDER:
-        return _local_llm().local_call_slot(route.model)
-    return contextlib.nullcontext()
-
-
 async def _attempt_once(
-    route: ModelRoute, body: dict, attempt: int, record_failure: AttemptCallback
+    clients: Clients,
+    route: ModelRoute,
+    body: dict,
+    attempt: int,
+    record_failure: AttemptCallback,
 ) -> VerdictResult:
-    async with call_slot(route):
-        return await _attempt_in_slot(route, body, attempt, record_failure)
+    async with clients.slot(route):
+        return await _attempt_in_slot(clients, route, body, attempt, record_failure)
 
 
 async def _attempt_in_slot(
-    route: ModelRoute, body: dict, attempt: int, record_failure: AttemptCallback
+    clients: Clients,
+    route: ModelRoute,
+    body: dict,
+    attempt: int,
+    record_failure: AttemptCallback,
 ) -> VerdictResult:
     base_url = route.base_url
     if route.provider == LOCAL_PROVIDER:
@@ -267,7 +310,7 @@ async def _attempt_in_slot(
         base_url=base_url or "",
     )
     try:
-        client = _client(base_url, route.api_key, route.timeout)
+        client = clients.client(base_url, route.api_key, route.timeout)
         entry.base_url = str(client.base_url)
         # The typed chat.completions.create() walks every message through a recursive
         # TypedDict transform (about 4 ms a call here, most of the engine's CPU under
@@ -302,7 +345,10 @@ async def _attempt_in_slot(
 
 
 async def request_verdict(
-    route: ModelRoute, messages: list[dict[str, str]], record_failure: AttemptCallback
+    clients: Clients,
+    route: ModelRoute,
+    messages: list[dict[str, str]],
+    record_failure: AttemptCallback,
 ) -> VerdictResult:
     """Ask one agent for its verdict, retrying what is worth retrying.
 
@@ -328,7 +374,7 @@ async def request_verdict(
         async for attempt in retrying:
             with attempt:
                 attempts = attempt.retry_state.attempt_number
-                return await _attempt_once(route, body, attempts, record_failure)
+                return await _attempt_once(clients, route, body, attempts, record_failure)
     except (openai.OpenAIError, InvalidOutputError) as exc:
         raise LLMCallError(describe_failure(exc, route.timeout), attempts) from exc
     raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover

@@ -8,7 +8,7 @@ Facts about llama-cpp-python's server that shape this module (measured on 0.3.36
 - `response_format` `json_schema` is answered with HTTP 500; `{"type": "json_object",
   "schema": {...}}` works and constrains decoding with a grammar built from the schema.
 - It serves one completion at a time. Concurrent non-streaming requests queue behind a lock
-  in the server, so a queued request spends its client timeout waiting; `local_call_slot`
+  in the server, so a queued request spends its client timeout waiting; `llm.Clients.slot`
   queues them on our side instead so the timeout only covers the call itself.
 - GET /v1/models also waits for that lock, so it is only a good health check at start-up.
 """
@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import collections
-import contextlib
 import hashlib
 import importlib.util
 import json
@@ -29,8 +28,6 @@ import sys
 import threading
 import time
 import urllib.request
-import weakref
-from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,10 +59,6 @@ LOCAL_REASON_MAX_LENGTH = REASON_MAX_CHARS
 # The server accepts any key, but the SDK refuses to send none.
 LOCAL_API_KEY = "local"
 
-DEFAULT_START_TIMEOUT = 120.0
-# SmolLM2 was trained on 8192 tokens; MAGI_CONTENT_MAX_CHARS (20,000) plus criteria and the
-# earlier rounds' reasons needs more than llama.cpp's default of 2048.
-DEFAULT_CONTEXT_TOKENS = 8192
 _STOP_GRACE_SECONDS = 5.0
 _HEALTH_POLL_INTERVAL = 0.2
 _OUTPUT_TAIL_LINES = 200
@@ -129,10 +122,6 @@ _slots: dict[str, _Slot] = {}
 # exit does not wait for a start-up to finish and cannot miss it.
 _processes: set[subprocess.Popen] = set()
 _verified: dict[Path, tuple[str, int, int]] = {}
-# asyncio primitives belong to one event loop, and tests, management commands and the ASGI
-# server each run their own; one semaphore per (loop, model) keeps them usable everywhere.
-_call_slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, asyncio.Semaphore]]
-_call_slots = weakref.WeakKeyDictionary()
 
 
 def bundled_model_path() -> Path | None:
@@ -151,7 +140,7 @@ def local_model_files() -> dict[str, Path]:
     bundled = bundled_model_path()
     if bundled is not None:
         files[BUNDLED_MODEL_NAME] = bundled
-    for name, path in (getattr(settings, "MAGI_LOCAL_MODELS", None) or {}).items():
+    for name, path in settings.MAGI_LOCAL_MODELS.items():
         files[name] = Path(path).expanduser()
     return files
 
@@ -221,7 +210,7 @@ def _free_port() -> int:
 
 
 def _server_command(name: str, path: Path, port: int) -> list[str]:
-    context = int(getattr(settings, "MAGI_LOCAL_CONTEXT_TOKENS", DEFAULT_CONTEXT_TOKENS))
+    context = settings.MAGI_LOCAL_CONTEXT_TOKENS
     command = [
         sys.executable,
         "-m",
@@ -246,7 +235,7 @@ def _server_command(name: str, path: Path, port: int) -> list[str]:
         "--logits_all",
         "false",
     ]
-    threads = getattr(settings, "MAGI_LOCAL_THREADS", None)
+    threads = settings.MAGI_LOCAL_THREADS
     if threads:
         command += ["--n_threads", str(int(threads))]
     return command
@@ -281,7 +270,7 @@ def start_server(
         raise LocalModelError(f"Local model {name!r} cannot start: {problem}")
     check_model_file(name, path, sha256 or pinned_sha256(path))
     if timeout is None:
-        timeout = float(getattr(settings, "MAGI_LOCAL_SERVER_START_TIMEOUT", DEFAULT_START_TIMEOUT))
+        timeout = settings.MAGI_LOCAL_SERVER_START_TIMEOUT
     port = port or _free_port()
     began = time.monotonic()
     try:
@@ -409,16 +398,6 @@ async def local_base_url(model_name: str) -> str:
     """Base URL ("http://127.0.0.1:PORT/v1") of the running server for a local model."""
     server = await asyncio.to_thread(ensure_server, model_name)
     return server.base_url
-
-
-@contextlib.asynccontextmanager
-async def local_call_slot(model_name: str) -> AsyncIterator[None]:
-    """Hold around each request to a local model: one request per model at a time."""
-    loop = asyncio.get_running_loop()
-    per_loop = _call_slots.setdefault(loop, {})
-    semaphore = per_loop.setdefault(model_name, asyncio.Semaphore(1))
-    async with semaphore:
-        yield
 
 
 def running_servers() -> dict[str, _Server]:

@@ -1,13 +1,13 @@
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models.functions import Lower
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements import rules
+from judgements import rules, text
 
 
 class Status(models.TextChoices):
@@ -24,6 +24,36 @@ class Decision(models.TextChoices):
 
 
 FINISHED_STATUSES = (Status.APPROVED, Status.REJECTED, Status.ERROR)
+
+
+def lease_expired(now) -> models.Q:
+    """Nobody holds the judgement: its worker stopped renewing (or never took a lease)."""
+    return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
+
+
+class JudgementQuerySet(models.QuerySet):
+    """Who may work on which judgement: the lease and status queries of the engine."""
+
+    def claimable(self, now) -> "JudgementQuerySet":
+        """Queued judgements, and started ones nobody holds whose time is not up (those
+        past their deadline are expired instead, see `overdue`)."""
+        deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
+        return self.filter(
+            models.Q(status=Status.IDLE)
+            | (
+                models.Q(status=Status.JUDGING)
+                & lease_expired(now)
+                & (models.Q(started_at__isnull=True) | models.Q(started_at__gte=deadline))
+            )
+        )
+
+    def overdue(self, now) -> "JudgementQuerySet":
+        """Started judgements nobody holds whose time is up: resuming could not finish."""
+        deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
+        return self.filter(lease_expired(now), status=Status.JUDGING, started_at__lt=deadline)
+
+    def held_by(self, worker_id: str) -> "JudgementQuerySet":
+        return self.filter(status=Status.JUDGING, lease_owner=worker_id)
 
 
 class Judgement(models.Model):
@@ -49,6 +79,12 @@ class Judgement(models.Model):
     # lease it keeps renewing; an expired lease lets another worker resume the work.
     lease_owner = models.CharField(max_length=100, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The API token that started it, for the per-token rate limit (judgements/limits.py).
+    api_token = models.ForeignKey(
+        "ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+
+    objects = JudgementQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -83,17 +119,21 @@ class Judgement(models.Model):
         return None
 
     @classmethod
-    def create_with_agents(cls, case: dict, creator=None) -> "Judgement":
-        """Store a validated case (see forms.validate_case) as a queued judgement."""
+    def create_with_agents(cls, case: dict, creator=None, api_token=None) -> "Judgement":
+        """Store a validated case (see forms.validate_case) as a queued judgement.
+
+        Limits on who may start how many apply before this: see limits.create_judgement.
+        """
         with transaction.atomic():
             judgement = cls.objects.create(
-                title=case["title"], content=case["content"], creator=creator
+                title=case["title"], content=case["content"], creator=creator, api_token=api_token
             )
             Agent.objects.bulk_create(
                 Agent(
                     judgement=judgement,
                     position=position,
                     name=agent["name"],
+                    name_key=text.name_key(agent["name"]),
                     model=agent["model"],
                     criteria=agent["criteria"],
                 )
@@ -134,6 +174,10 @@ class Agent(models.Model):
     judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="agents")
     position = models.PositiveSmallIntegerField()
     name = models.CharField(max_length=100)
+    # The name as compared for uniqueness, computed in Python (text.name_key) so the
+    # form's check and the database's constraint agree on every database: Lower() in SQL
+    # folds case differently from Python ("İnci" and "inci" on PostgreSQL).
+    name_key = models.CharField(max_length=64, editable=False)
     model = models.CharField(max_length=200)
     criteria = models.TextField()
     final_score_tenths = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -147,7 +191,7 @@ class Agent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["judgement", "position"], name="agent_unique_position"),
             models.UniqueConstraint(
-                Lower("name"), "judgement", name="agent_unique_name_per_judgement"
+                fields=["judgement", "name_key"], name="agent_unique_name_key_per_judgement"
             ),
             models.CheckConstraint(
                 condition=models.Q(position__gte=1, position__lte=rules.PANEL_SIZE),
@@ -178,9 +222,6 @@ class Agent(models.Model):
 
     def score_tenths(self) -> int:
         return rules.score_tenths(self.votes())
-
-    def outcome(self) -> rules.Outcome:
-        return rules.agent_outcome(self.votes())
 
     def as_result(self) -> dict:
         return {
@@ -286,8 +327,14 @@ class ApiToken(models.Model):
 
     @classmethod
     def user_for(cls, key: str):
+        token = cls.active(key)
+        return None if token is None else token.user
+
+    @classmethod
+    def active(cls, key: str) -> "ApiToken | None":
+        """The token with this key, if its user may still sign in; notes its use."""
         token = cls.objects.select_related("user").filter(key_hash=cls.hash(key)).first()
         if token is None or not token.user.is_active:
             return None
         cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-        return token.user
+        return token

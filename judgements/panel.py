@@ -93,9 +93,7 @@ def box_state(judgement: Judgement, agent: Agent, votes: list[str], thinking: bo
 def build(judgement: Judgement) -> PanelView:
     agents = list(judgement.agents.all())
     decisions = {agent.pk: agent.ordered_decisions() for agent in agents}
-    # Rounds run in lockstep: the round under way is the first one some agent lacks.
-    decided_everywhere = min((len(d) for d in decisions.values()), default=0)
-    current_round = min(decided_everywhere + 1, rules.ROUNDS)
+    current_round = rules.round_under_way([len(d) for d in decisions.values()])
     boxes = []
     for agent in agents:
         votes = [d.decision for d in decisions[agent.pk]]

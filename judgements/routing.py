@@ -1,10 +1,9 @@
-from django.conf import settings
-from django.urls import path
+from django.urls import path, re_path
 
-from judgements import consumers, worker
+from judgements import consumers
 
 websocket_urlpatterns = [
     path("ws/judgements/<int:judgement_id>/", consumers.JudgementConsumer.as_asgi()),
+    # Anything else is refused before the handshake, not left to raise "No route found".
+    re_path(r"", consumers.UnknownPathConsumer.as_asgi()),
 ]
-
-channel_routes = {settings.MAGI_ENGINE_CHANNEL: worker.EngineConsumer.as_asgi()}

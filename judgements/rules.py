@@ -74,6 +74,16 @@ def panel_decision(final_votes: Sequence[Vote | str]) -> Vote:
     return Vote.APPROVE if approvals >= MAJORITY else Vote.REJECT
 
 
+def round_under_way(votes_per_agent: Sequence[int]) -> int:
+    """The round a judgement is in, given how many votes each agent has cast.
+
+    Rounds run in lockstep, so it is the first round some agent has not voted in yet; once
+    every agent has voted three times, the last round.
+    """
+    decided_everywhere = min(votes_per_agent, default=0)
+    return min(decided_everywhere + 1, ROUNDS)
+
+
 def tenths_as_float(tenths: int) -> float:
     """For display and JSON only; decisions never compare floats."""
     return tenths / 10

@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from judgements import api, views
 
@@ -9,4 +9,6 @@ urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
     path("api/judgements/", api.judgements_collection, name="api-judgements"),
     path("api/judgements/<int:judgement_id>/", api.judgement_resource, name="api-judgement"),
+    # Anything else under /api/ answers JSON too, never the site's HTML 404.
+    re_path(r"^api/", api.not_found, name="api-not-found"),
 ]

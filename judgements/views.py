@@ -1,11 +1,13 @@
 from asgiref.sync import async_to_sync
+from django.conf import settings
+from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from judgements import engine, forms, llm, panel
+from judgements import consumers, events, forms, limits, llm, panel
 from judgements.models import Judgement
 
 
@@ -26,24 +28,45 @@ def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
 @login_required
 @require_http_methods(["GET", "POST"])
 def judgement_new(request: HtmxHttpRequest) -> HttpResponse:
+    refusal = None
     if request.method == "POST":
         form, formset = forms.bind(request.POST)
-        if forms.is_valid(form, formset):
-            judgement = Judgement.create_with_agents(
-                forms.cleaned_case(form, formset), creator=request.user
-            )
-            async_to_sync(engine.wake)(judgement.pk)
-            return redirect(judgement)
-        status = 400
+        not_utf8 = forms.invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
+        if forms.is_valid(form, formset, not_utf8):
+            try:
+                judgement = limits.create_judgement(
+                    forms.cleaned_case(form, formset), creator=request.user
+                )
+            except limits.Refused as exc:
+                refusal = exc
+            else:
+                async_to_sync(events.wake)(judgement.pk)
+                return redirect(judgement)
+        status = 400 if refusal is None else 429
     else:
         initial = {}
         again = request.GET.get("again", "").strip()
-        if again.isdigit():
+        if again:
+            # Only a plain decimal id: str.isdigit() also takes "²", which int() refuses.
+            if not again.isascii() or not again.isdecimal():
+                raise Http404(f"There is no judgement {again!r} to run again.")
             initial = visible_judgement(request, int(again)).as_case()
         form, formset = forms.bind(initial=initial)
         status = 200
-    context = {"form": form, "formset": formset, "models": llm.available_models()}
-    return render(request, "judgements/new.html", context, status=status)
+    context = {
+        "form": form,
+        "formset": formset,
+        "models": llm.available_models(),
+        "refusal": refusal,
+    }
+    response = render(request, "judgements/new.html", context, status=status)
+    if refusal is not None:
+        response["Retry-After"] = str(refusal.retry_after)
+    return response
+
+
+def is_urlencoded(request: HttpRequest) -> bool:
+    return request.content_type == "application/x-www-form-urlencoded"
 
 
 @login_required
@@ -65,3 +88,13 @@ def judgement_list(request: HtmxHttpRequest) -> HttpResponse:
 @require_GET
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"status": "ok"})
+
+
+@require_POST
+def log_out(request: HttpRequest) -> HttpResponse:
+    """Log out, then close the live pages this login session still has open."""
+    session_key = request.session.session_key
+    logout(request)
+    if session_key:
+        async_to_sync(consumers.close_session_sockets)(session_key)
+    return redirect(resolve_url(settings.LOGOUT_REDIRECT_URL))

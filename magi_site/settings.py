@@ -1,4 +1,6 @@
-"""MAGI settings. Everything an operator changes comes from the environment.
+"""MAGI settings. Everything an operator changes comes from the environment, read once
+into one typed object (`MagiSettings`): a value that does not parse, or a `MAGI_*` name
+that MAGI does not know, stops start-up with a message naming the variable.
 
 The defaults run on one machine with no services: SQLite, the in-memory channel
 layer and the engine inside the web process. DATABASE_URL and REDIS_URL switch to
@@ -8,58 +10,246 @@ PostgreSQL and channels-redis for several processes or machines.
 import os
 import secrets
 from pathlib import Path
+from typing import Annotated, Literal
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-
-def env_str(name: str, default: str = "") -> str:
-    return os.environ.get(name, default)
-
-
-def env_bool(name: str, default: bool = False) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+StructuredOutput = Literal["json_schema", "json_object", "prompt"]
+# Comma-separated in the environment ("a,b"), not JSON.
+CommaList = Annotated[list[str], NoDecode]
+# name=value pairs separated by commas ("tiny=/models/tiny.gguf,big=/models/big.gguf").
+PairMap = Annotated[dict[str, str], NoDecode]
+FloatMap = Annotated[dict[str, float], NoDecode]
 
 
-def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name, "")
-    try:
-        return int(value) if value.strip() else default
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}") from exc
+def split_list(value):
+    if isinstance(value, str):
+        return [item.strip() for item in value.split(",") if item.strip()]
+    return value
 
 
-def env_float(name: str, default: float) -> float:
-    value = os.environ.get(name, "")
-    try:
-        return float(value) if value.strip() else default
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}") from exc
-
-
-def env_list(name: str, default: str = "") -> list[str]:
-    return [item.strip() for item in os.environ.get(name, default).split(",") if item.strip()]
-
-
-def env_mapping(name: str) -> dict[str, str]:
-    """Parse NAME=value pairs separated by commas, e.g. "tiny=/models/tiny.gguf"."""
+def split_pairs(value):
+    if not isinstance(value, str):
+        return value
     mapping = {}
-    for item in env_list(name):
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip() or not value.strip():
-            raise ImproperlyConfigured(f"{name} entries look like name=value, not {item!r}")
-        mapping[key.strip()] = value.strip()
+    for item in split_list(value):
+        key, sep, rest = item.partition("=")
+        if not sep or not key.strip() or not rest.strip():
+            raise ValueError(f"entries look like name=value, not {item!r}")
+        mapping[key.strip()] = rest.strip()
     return mapping
 
 
-DEBUG = env_bool("DEBUG")
+def parse_seed(value):
+    """A seed is a whole number; "none" (or "off") sends none, for providers that refuse it."""
+    if isinstance(value, str) and value.strip().lower() in {"none", "off"}:
+        return None
+    return value
 
-SECRET_KEY = env_str("SECRET_KEY")
+
+class Env(BaseSettings):
+    # Empty variables count as unset, so `FOO=` in a shell file means "the default".
+    model_config = SettingsConfigDict(env_ignore_empty=True, extra="ignore", frozen=True)
+
+
+class ProviderSettings(Env):
+    """One OpenAI-compatible endpoint: MAGI_DEFAULT_* or MAGI_PROVIDER_<NAME>_*.
+
+    Unset values fall back to MAGI's global LLM settings (see MagiSettings.providers).
+    """
+
+    base_url: str | None = None
+    api_key: str | None = None
+    models: CommaList = []
+    structured_output: StructuredOutput = "json_schema"
+    timeout: float | None = Field(default=None, gt=0)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    seed: int | Literal["inherit"] | None = "inherit"
+
+    _split_models = field_validator("models", mode="before")(split_list)
+    _parse_seed = field_validator("seed", mode="before")(parse_seed)
+
+
+class MagiSettings(Env):
+    """Every environment variable MAGI reads, with its type and default."""
+
+    debug: bool = False
+    secret_key: str = ""
+    allowed_hosts: CommaList = ["localhost", "127.0.0.1", "[::1]"]
+    csrf_trusted_origins: CommaList = []
+    time_zone: str = "UTC"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "INFO"
+    static_root: Path | None = None
+    database_url: str = ""
+    redis_url: str = ""
+    magi_var_dir: Path = BASE_DIR / "var"
+
+    # --- LLM providers: the default one is whatever the openai SDK itself reads
+    # (OPENAI_BASE_URL, OPENAI_API_KEY); more are named in MAGI_PROVIDERS.
+    openai_api_key: str = ""
+    magi_models: CommaList | None = None
+    magi_providers: CommaList = []
+    magi_llm_timeout: float = Field(default=60.0, gt=0)
+    # "Retried up to 3 times": four attempts in all per (agent, round).
+    magi_llm_max_attempts: int = Field(default=4, ge=1)
+    magi_llm_retry_initial_wait: float = Field(default=1.0, ge=0)
+    magi_llm_retry_max_wait: float = Field(default=20.0, ge=0)
+    magi_llm_max_tokens: int = Field(default=400, ge=16)
+    # Greedy decoding and a fixed seed: the same judgement gives the same votes twice.
+    magi_llm_temperature: float = Field(default=0.0, ge=0, le=2)
+    magi_llm_seed: int | None = 0
+    magi_model_temperatures: FloatMap = {}
+
+    # --- Local GGUF models served by a llama.cpp server MAGI starts (name=/path/file.gguf).
+    magi_local_models: PairMap = {}
+    magi_local_server_start_timeout: float = Field(default=120.0, gt=0)
+    # A small CPU model reads a long prompt slowly: local calls get a timeout of their own.
+    magi_local_timeout: float = Field(default=120.0, gt=0)
+    # SmolLM2 was trained on 8192 tokens; the longest content MAGI accepts plus the prompt
+    # around it needs more than llama.cpp's default of 2048.
+    magi_local_context_tokens: int = Field(default=8192, ge=512)
+    # llama.cpp's own choice (all cores) when 0.
+    magi_local_threads: int = Field(default=0, ge=0)
+
+    # --- Input bounds.
+    magi_content_max_chars: int = Field(default=20_000, ge=1)
+    # The largest request body (form post or API JSON) the server reads, in bytes.
+    magi_max_body_bytes: int = Field(default=1_000_000, ge=10_000)
+
+    # --- Abuse limits: each new judgement costs nine LLM calls. Counted in the database,
+    # so they hold across web processes; 0 turns a limit off.
+    magi_rate_window_seconds: int = Field(default=60, ge=1)
+    magi_rate_limit_per_user: int = Field(default=20, ge=0)
+    magi_rate_limit_per_token: int = Field(default=20, ge=0)
+    magi_unfinished_per_user: int = Field(default=20, ge=0)
+
+    # --- Engine.
+    # Without Redis there is one process, so the engine worker runs inside the web server.
+    magi_engine_in_process: bool | None = None
+    magi_lease_seconds: float = Field(default=30.0, gt=0)
+    magi_sweep_interval: float = Field(default=10.0, gt=0)
+    # How long the engine rides out an unreachable database before giving up on a call.
+    magi_db_retry_seconds: float = Field(default=30.0, ge=0)
+    # A judgement not finished this long after its first claim ends in error: one that
+    # keeps losing its workers (or never gets an answer) cannot stay "judging" forever.
+    magi_judgement_timeout: float = Field(default=1800.0, gt=0)
+    # Judgements one worker process runs at once; more wait in the database.
+    magi_worker_concurrency: int = Field(default=200, ge=1)
+    # Threads (database connections) each process uses for the engine's queries; SQLite
+    # has one writer at a time, so more threads there only wait on its lock.
+    magi_db_threads: int | None = Field(default=None, ge=1)
+    # Longest wait for the channel layer per event: the database holds the state, so a
+    # slow or absent Redis must not hold up a judgement.
+    magi_channel_send_timeout: float = Field(default=2.0, gt=0)
+    # How often an open live page re-joins its group and resyncs, in case events were lost.
+    magi_ws_resync_seconds: float = Field(default=15.0, gt=0)
+
+    # --- HTTPS: served over HTTPS behind a TLS proxy that sets X-Forwarded-Proto.
+    magi_https: bool = False
+    # How long browsers remember to use HTTPS only (HSTS), once MAGI_HTTPS is on.
+    magi_hsts_seconds: int = Field(default=31_536_000, ge=0)
+    # Asks to be on browsers' built-in HTTPS list: only once the domain is submitted.
+    magi_hsts_preload: bool = False
+
+    _split_lists = field_validator(
+        "allowed_hosts", "csrf_trusted_origins", "magi_models", "magi_providers", mode="before"
+    )(split_list)
+    _split_pairs = field_validator("magi_local_models", "magi_model_temperatures", mode="before")(
+        split_pairs
+    )
+    _parse_seed = field_validator("magi_llm_seed", mode="before")(parse_seed)
+
+    @property
+    def engine_in_process(self) -> bool:
+        if self.magi_engine_in_process is None:
+            return not self.redis_url
+        return self.magi_engine_in_process
+
+    @property
+    def db_threads(self) -> int:
+        return self.magi_db_threads or (8 if self.database_url else 1)
+
+    def providers(self) -> dict[str, dict]:
+        """Provider name -> its endpoint settings, global defaults filled in."""
+        default_models = "gpt-4o-mini" if self.openai_api_key else ""
+        configured = {"default": read_provider("MAGI_DEFAULT_")}
+        for name in self.magi_providers:
+            configured[name.lower()] = read_provider(f"MAGI_PROVIDER_{name.upper()}_")
+        providers = {}
+        for name, provider in configured.items():
+            models = provider.models
+            if name == "default" and not models:
+                models = self.magi_models if self.magi_models is not None else []
+                models = models or split_list(default_models)
+            providers[name] = {
+                # None lets the SDK read OPENAI_BASE_URL / OPENAI_API_KEY itself.
+                "base_url": provider.base_url,
+                "api_key": provider.api_key,
+                "structured_output": provider.structured_output,
+                "models": models,
+                "timeout": provider.timeout or self.magi_llm_timeout,
+                "temperature": (
+                    self.magi_llm_temperature
+                    if provider.temperature is None
+                    else provider.temperature
+                ),
+                "seed": self.magi_llm_seed if provider.seed == "inherit" else provider.seed,
+            }
+        return providers
+
+
+def read_provider(prefix: str) -> ProviderSettings:
+    try:
+        return ProviderSettings(_env_prefix=prefix)
+    except ValidationError as exc:
+        raise ImproperlyConfigured(f"Invalid environment: {describe(exc, prefix)}") from None
+
+
+def describe(exc: ValidationError, prefix: str = "") -> str:
+    return "; ".join(
+        f"{prefix}{'.'.join(str(p) for p in error['loc']).upper()}: {error['msg']}"
+        for error in exc.errors()
+    )
+
+
+# Read by the test suite, not by MAGI.
+NOT_SETTINGS = {"MAGI_SCREENSHOTS"}
+
+
+def unknown_magi_variables(loaded: MagiSettings, environ) -> list[str]:
+    """MAGI_* names that nothing reads: most likely typos, which must not pass unnoticed."""
+    known = {name.upper() for name in MagiSettings.model_fields} | NOT_SETTINGS
+    prefixes = ["MAGI_DEFAULT_"] + [f"MAGI_PROVIDER_{n.upper()}_" for n in loaded.magi_providers]
+    known |= {
+        prefix + name.upper() for prefix in prefixes for name in ProviderSettings.model_fields
+    }
+    return sorted(name for name in environ if name.startswith("MAGI_") and name not in known)
+
+
+def load_settings() -> MagiSettings:
+    try:
+        loaded = MagiSettings()
+        loaded.providers()  # parse every provider block now, not on the first call
+    except ValidationError as exc:
+        raise ImproperlyConfigured(f"Invalid environment: {describe(exc)}") from None
+    if unknown := unknown_magi_variables(loaded, os.environ):
+        raise ImproperlyConfigured(
+            f"Unknown MAGI setting(s): {', '.join(unknown)}. See the README's settings tables."
+        )
+    return loaded
+
+
+MAGI = load_settings()
+
+
+DEBUG = MAGI.debug
+
+SECRET_KEY = MAGI.secret_key
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -69,8 +259,23 @@ if not SECRET_KEY:
     # A fresh key per start is fine for development: it only logs people out.
     SECRET_KEY = "dev-" + secrets.token_urlsafe(40)
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1]")
-CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
+ALLOWED_HOSTS = MAGI.allowed_hosts
+CSRF_TRUSTED_ORIGINS = MAGI.csrf_trusted_origins
+
+# Served over HTTPS behind a TLS proxy (MAGI_HTTPS=1): the proxy says the request came over
+# HTTPS in X-Forwarded-Proto (and must overwrite whatever a client sent in it).
+if MAGI.magi_https:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    # A load balancer's plain-HTTP health check must not be redirected.
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = MAGI.magi_hsts_seconds
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = MAGI.magi_hsts_preload
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    # Preloading is the operator's choice (MAGI_HSTS_PRELOAD), not a missing setting.
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 INSTALLED_APPS = [
     "daphne",
@@ -87,6 +292,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "judgements.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -118,12 +324,11 @@ WSGI_APPLICATION = None
 ASGI_APPLICATION = "magi_site.asgi.application"
 
 # Where the embedded default keeps its state: the SQLite database, static files, keys.
-VAR_DIR = Path(env_str("MAGI_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR = MAGI.magi_var_dir
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DATABASE_URL = env_str("DATABASE_URL")
-if DATABASE_URL:
-    DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=0)}
+if MAGI.database_url:
+    DATABASES = {"default": dj_database_url.parse(MAGI.database_url, conn_max_age=0)}
 else:
     DATABASES = {
         "default": {
@@ -144,7 +349,7 @@ else:
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-REDIS_URL = env_str("REDIS_URL")
+REDIS_URL = MAGI.redis_url
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
@@ -166,13 +371,13 @@ LOGIN_REDIRECT_URL = "judgement-new"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"
-TIME_ZONE = env_str("TIME_ZONE", "UTC")
+TIME_ZONE = MAGI.time_zone
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = Path(env_str("STATIC_ROOT", str(VAR_DIR / "static")))
+STATIC_ROOT = MAGI.static_root or VAR_DIR / "static"
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 # WhiteNoise serves static files with DEBUG off too; finders spare the embedded default a
 # collectstatic step.
@@ -186,89 +391,37 @@ LOGGING = {
     "loggers": {
         # Not propagated: daphne configures the root logger too, and every line would
         # show twice.
-        "judgements": {
-            "handlers": ["console"],
-            "level": env_str("LOG_LEVEL", "INFO"),
-            "propagate": False,
-        }
+        "judgements": {"handlers": ["console"], "level": MAGI.log_level, "propagate": False}
     },
 }
 
-# --- LLM providers -----------------------------------------------------------------
-# The default provider is whatever the openai SDK itself reads: OPENAI_BASE_URL and
-# OPENAI_API_KEY. Further OpenAI-compatible endpoints are named in MAGI_PROVIDERS and
-# configured with MAGI_PROVIDER_<NAME>_* variables, so each agent's model can live on a
-# different server.
-STRUCTURED_OUTPUT_MODES = ("json_schema", "json_object", "prompt")
-
-
-def provider_from_env(prefix: str, *, base_url: str | None, api_key: str | None, models: str):
-    mode = env_str(f"{prefix}STRUCTURED_OUTPUT", "json_schema")
-    if mode not in STRUCTURED_OUTPUT_MODES:
-        raise ImproperlyConfigured(
-            f"{prefix}STRUCTURED_OUTPUT must be one of {', '.join(STRUCTURED_OUTPUT_MODES)}"
-        )
-    return {
-        "base_url": env_str(f"{prefix}BASE_URL") or base_url,
-        "api_key": env_str(f"{prefix}API_KEY") or api_key,
-        "structured_output": mode,
-        "models": env_list(f"{prefix}MODELS", models),
-        "timeout": env_float(f"{prefix}TIMEOUT", env_float("MAGI_LLM_TIMEOUT", 60.0)),
-    }
-
-
-MAGI_PROVIDERS = {
-    # None lets the SDK read OPENAI_BASE_URL / OPENAI_API_KEY itself.
-    "default": provider_from_env(
-        "MAGI_DEFAULT_",
-        base_url=None,
-        api_key=None,
-        models=env_str("MAGI_MODELS", "gpt-4o-mini" if env_str("OPENAI_API_KEY") else ""),
-    )
-}
-for _name in env_list("MAGI_PROVIDERS"):
-    MAGI_PROVIDERS[_name.lower()] = provider_from_env(
-        f"MAGI_PROVIDER_{_name.upper()}_", base_url=None, api_key=None, models=""
-    )
-
-# Local GGUF models served by a bundled llama.cpp server (name=/path/to/file.gguf).
-MAGI_LOCAL_MODELS = env_mapping("MAGI_LOCAL_MODELS")
-MAGI_LOCAL_SERVER_START_TIMEOUT = env_float("MAGI_LOCAL_SERVER_START_TIMEOUT", 120.0)
-# A small CPU model reads a long prompt slowly: local calls get a timeout of their own.
-MAGI_LOCAL_TIMEOUT = env_float("MAGI_LOCAL_TIMEOUT", 120.0)
-# Enough context for the longest content MAGI accepts plus the prompt around it.
-MAGI_LOCAL_CONTEXT_TOKENS = env_int("MAGI_LOCAL_CONTEXT_TOKENS", 8192)
-# llama.cpp's own choice (all cores) unless set.
-MAGI_LOCAL_THREADS = env_int("MAGI_LOCAL_THREADS", 0) or None
-
-# "Retried up to 3 times": four attempts in all per (agent, round).
-MAGI_LLM_MAX_ATTEMPTS = env_int("MAGI_LLM_MAX_ATTEMPTS", 4)
-MAGI_LLM_RETRY_INITIAL_WAIT = env_float("MAGI_LLM_RETRY_INITIAL_WAIT", 1.0)
-MAGI_LLM_RETRY_MAX_WAIT = env_float("MAGI_LLM_RETRY_MAX_WAIT", 20.0)
-MAGI_LLM_MAX_TOKENS = env_int("MAGI_LLM_MAX_TOKENS", 400)
-
-# How often an open live page re-joins its group and resyncs, in case events were lost.
-MAGI_WS_RESYNC_SECONDS = env_float("MAGI_WS_RESYNC_SECONDS", 15.0)
-
-# --- Input bounds ----------------------------------------------------------------------
-MAGI_CONTENT_MAX_CHARS = env_int("MAGI_CONTENT_MAX_CHARS", 20_000)
-
-# --- Engine ------------------------------------------------------------------------------
-# Without Redis there is one process, so the engine worker runs inside the web server.
-MAGI_ENGINE_IN_PROCESS = env_bool("MAGI_ENGINE_IN_PROCESS", default=not REDIS_URL)
+# --- MAGI's own settings, as django.conf.settings.MAGI_* (tests override them there) ---
+MAGI_PROVIDERS = MAGI.providers()
+MAGI_MODEL_TEMPERATURES = MAGI.magi_model_temperatures
+MAGI_LOCAL_MODELS = MAGI.magi_local_models
+MAGI_LOCAL_SERVER_START_TIMEOUT = MAGI.magi_local_server_start_timeout
+MAGI_LOCAL_TIMEOUT = MAGI.magi_local_timeout
+MAGI_LOCAL_CONTEXT_TOKENS = MAGI.magi_local_context_tokens
+MAGI_LOCAL_THREADS = MAGI.magi_local_threads
+MAGI_LLM_TEMPERATURE = MAGI.magi_llm_temperature
+MAGI_LLM_SEED = MAGI.magi_llm_seed
+MAGI_LLM_MAX_ATTEMPTS = MAGI.magi_llm_max_attempts
+MAGI_LLM_RETRY_INITIAL_WAIT = MAGI.magi_llm_retry_initial_wait
+MAGI_LLM_RETRY_MAX_WAIT = MAGI.magi_llm_retry_max_wait
+MAGI_LLM_MAX_TOKENS = MAGI.magi_llm_max_tokens
+MAGI_WS_RESYNC_SECONDS = MAGI.magi_ws_resync_seconds
+MAGI_CONTENT_MAX_CHARS = MAGI.magi_content_max_chars
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAGI.magi_max_body_bytes
+MAGI_RATE_WINDOW_SECONDS = MAGI.magi_rate_window_seconds
+MAGI_RATE_LIMIT_PER_USER = MAGI.magi_rate_limit_per_user
+MAGI_RATE_LIMIT_PER_TOKEN = MAGI.magi_rate_limit_per_token
+MAGI_UNFINISHED_PER_USER = MAGI.magi_unfinished_per_user
+MAGI_ENGINE_IN_PROCESS = MAGI.engine_in_process
 MAGI_ENGINE_CHANNEL = "magi-engine"
-MAGI_LEASE_SECONDS = env_float("MAGI_LEASE_SECONDS", 30.0)
-MAGI_SWEEP_INTERVAL = env_float("MAGI_SWEEP_INTERVAL", 10.0)
-# How long the engine rides out an unreachable database before giving up on a call.
-MAGI_DB_RETRY_SECONDS = env_float("MAGI_DB_RETRY_SECONDS", 30.0)
-# A judgement not finished this long after its first claim ends in error: a judgement
-# that keeps losing its workers (or never gets an answer) cannot stay "judging" forever.
-MAGI_JUDGEMENT_TIMEOUT = env_float("MAGI_JUDGEMENT_TIMEOUT", 1800.0)
-# Judgements one worker process runs at once; more wait in the database for a free worker.
-MAGI_WORKER_CONCURRENCY = env_int("MAGI_WORKER_CONCURRENCY", 200)
-# Threads (and so database connections) each process uses for the engine's queries. SQLite
-# has one writer at a time: more threads there only wait on its lock.
-MAGI_DB_THREADS = env_int("MAGI_DB_THREADS", 8 if DATABASE_URL else 1)
-# Longest wait for the channel layer when publishing an event or waking a worker: the
-# database holds the state, so a slow or absent Redis must not hold up a judgement.
-MAGI_CHANNEL_SEND_TIMEOUT = env_float("MAGI_CHANNEL_SEND_TIMEOUT", 2.0)
+MAGI_LEASE_SECONDS = MAGI.magi_lease_seconds
+MAGI_SWEEP_INTERVAL = MAGI.magi_sweep_interval
+MAGI_DB_RETRY_SECONDS = MAGI.magi_db_retry_seconds
+MAGI_JUDGEMENT_TIMEOUT = MAGI.magi_judgement_timeout
+MAGI_WORKER_CONCURRENCY = MAGI.magi_worker_concurrency
+MAGI_DB_THREADS = MAGI.db_threads
+MAGI_CHANNEL_SEND_TIMEOUT = MAGI.magi_channel_send_timeout

@@ -2,9 +2,14 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from judgements import views
+
 urlpatterns = [
+    # Ours, not Django's: logging out also closes the session's live pages. The admin's
+    # "Log out" posts here too.
+    path("admin/logout/", views.log_out),
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", views.log_out, name="logout"),
     path("", include("judgements.urls")),
 ]

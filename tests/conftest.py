@@ -27,6 +27,8 @@ def fake_llm(llm_server, settings):
             "structured_output": "json_schema",
             "models": llm_server.models,
             "timeout": 5.0,
+            "temperature": 0.0,
+            "seed": 0,
         }
     }
     settings.MAGI_LOCAL_MODELS = {}
@@ -59,6 +61,14 @@ def make_judgement(fake_llm, db):
         return Judgement.create_with_agents(validate_case(case_for(models, **overrides)), creator)
 
     return make
+
+
+@pytest.fixture
+def runner():
+    """The engine of one process, as a worker runs it; tests drive it step by step."""
+    from judgements.runner import EngineRunner
+
+    return EngineRunner(worker_id="test-worker")
 
 
 @pytest.fixture

@@ -13,11 +13,14 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+# The round instruction comes last in a prompt; the judged content, earlier in it, may
+# quote the same words, so the last occurrence is the one that counts.
 ROUND_PATTERN = re.compile(r"This is round (\d) of")
 
 # Failure kinds a script can ask for, one per attempt, in order.
 HTTP_FAILURES = {"400": 400, "401": 401, "403": 403, "404": 404, "429": 429, "500": 500, "503": 503}
-OTHER_FAILURES = {"malformed", "invalid", "length", "disconnect", "empty"}
+# "contradiction": a well-formed answer whose criterion_met disagrees with its decision.
+OTHER_FAILURES = {"malformed", "invalid", "length", "disconnect", "empty", "contradiction"}
 
 
 @dataclass
@@ -49,6 +52,53 @@ class QuietServer(ThreadingHTTPServer):
         pass
 
 
+class Gate:
+    """Holds chat completions per (model, round) while closed: how tests order events
+    without sleeping.
+
+    Open (the default) lets every call through at once. Closed, a call parks until
+    `allow(model, round)` (before or after it arrives) or until the gate opens again.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._closed = False
+        self._allowed: set[tuple[str, int]] = set()
+        self._parked: list[tuple[str, int]] = []
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._allowed.clear()
+
+    def open(self) -> None:
+        with self._cond:
+            self._closed = False
+            self._allowed.clear()
+            self._cond.notify_all()
+
+    def allow(self, model: str, round_number: int) -> None:
+        with self._cond:
+            self._allowed.add((model, round_number))
+            self._cond.notify_all()
+
+    def wait(self, model: str, round_number: int, timeout: float = 60.0) -> None:
+        key = (model, round_number)
+        with self._cond:
+            self._parked.append(key)
+            self._cond.notify_all()
+            try:
+                self._cond.wait_for(lambda: not self._closed or key in self._allowed, timeout)
+            finally:
+                self._parked.remove(key)
+
+    def wait_parked(self, *keys: tuple[str, int], timeout: float = 10.0) -> None:
+        """Block until a call for each (model, round) is parked at the gate."""
+        with self._cond:
+            if not self._cond.wait_for(lambda: all(k in self._parked for k in keys), timeout):
+                raise AssertionError(f"calls {keys} not parked in {timeout} s: {self._parked}")
+
+
 class FakeLLM:
     def __init__(self) -> None:
         self.scripts: dict[str, ModelScript] = {}
@@ -58,8 +108,7 @@ class FakeLLM:
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
-        self.answers_allowed = threading.Event()
-        self.answers_allowed.set()
+        self.gate = Gate()
         self.server = QuietServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -74,7 +123,7 @@ class FakeLLM:
         return self
 
     def stop(self) -> None:
-        self.answers_allowed.set()
+        self.gate.open()
         self.server.shutdown()
         self.server.server_close()
 
@@ -90,14 +139,14 @@ class FakeLLM:
             self.models.clear()
             self.requests.clear()
             self.in_flight = self.max_in_flight = 0
-        self.answers_allowed.set()
+        self.gate.open()
 
     def hold(self) -> None:
         """Keep every answer waiting until release() — a model that thinks until told."""
-        self.answers_allowed.clear()
+        self.gate.close()
 
     def release(self) -> None:
-        self.answers_allowed.set()
+        self.gate.open()
 
     def requests_for(self, model: str, round_number: int | None = None) -> list[RecordedRequest]:
         with self.lock:
@@ -147,8 +196,8 @@ class FakeLLM:
                     return
                 model = body.get("model", "")
                 text = "\n".join(m.get("content", "") for m in body.get("messages", []))
-                match = ROUND_PATTERN.search(text)
-                round_number = int(match.group(1)) if match else 1
+                rounds = ROUND_PATTERN.findall(text)
+                round_number = int(rounds[-1]) if rounds else 1
                 record = RecordedRequest(model, round_number, body, time.monotonic())
                 with fake.lock:
                     fake.requests.append(record)
@@ -168,7 +217,7 @@ class FakeLLM:
                     return
                 if script.delay:
                     time.sleep(script.delay)
-                fake.answers_allowed.wait(timeout=60)
+                fake.gate.wait(model, round_number)
                 failure = fake._next_failure(model, round_number)
                 if failure in HTTP_FAILURES:
                     status = HTTP_FAILURES[failure]
@@ -181,12 +230,14 @@ class FakeLLM:
                     return
                 vote = script.vote(round_number)
                 reason = script.reason or f"{model} says {vote} in round {round_number}"
-                content = json.dumps({"decision": vote, "reason": reason})
+                content = answer(reason, vote)
                 finish_reason = "stop"
                 if failure == "malformed":
                     content = '{"decision": "approve", "reason": '
                 elif failure == "invalid":
-                    content = json.dumps({"decision": "maybe", "reason": reason})
+                    content = answer(reason, "maybe")
+                elif failure == "contradiction":
+                    content = answer(reason, vote, criterion_met=vote != "approve")
                 elif failure == "empty":
                     content = ""
                 elif failure == "length":
@@ -225,6 +276,14 @@ class FakeLLM:
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
         return Handler
+
+
+def answer(reason: str, decision: str, criterion_met: bool | None = None) -> str:
+    """An agent's answer in the prompt's format: reason first, then criterion_met, which
+    agrees with the decision unless told otherwise."""
+    if criterion_met is None:
+        criterion_met = decision == "approve"
+    return json.dumps({"reason": reason, "criterion_met": criterion_met, "decision": decision})
 
 
 def completion(model: str, content: str, finish_reason: str = "stop") -> dict:

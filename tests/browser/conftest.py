@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, GatedLLM, LiveMagi
+from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveMagi
+from tests.llm_server import FakeLLM
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 DESKTOP = {"width": 1280, "height": 900}
@@ -20,7 +21,7 @@ expect.set_options(timeout=10_000)
 
 @pytest.fixture(scope="package")
 def gated_llm():
-    server = GatedLLM().start()
+    server = FakeLLM().start()
     yield server
     server.stop()
 

@@ -2,9 +2,9 @@
 
 `LiveMagi` migrates a fresh SQLite database in its own directory, creates users and runs
 daphne on 127.0.0.1 (the embedded default: in-memory channel layer, engine in the web
-process), pointed at a `GatedLLM`: the suite's fake OpenAI-compatible server with a gate
-that parks each (model, round) call until the test lets it through, so every
-intermediate state of a deliberation can be observed on the page deterministically.
+process), pointed at the suite's fake OpenAI-compatible server, whose gate parks each
+(model, round) call until the test lets it through, so every intermediate state of a
+deliberation can be observed on the page deterministically.
 """
 
 import json
@@ -12,15 +12,12 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import expect
-
-from tests.llm_server import FakeLLM
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -35,77 +32,6 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "correct horse battery staple"
 MODELS = ("model-a", "model-b", "model-c", "model-d")
-
-
-class Gate:
-    """Holds chat completions per (model, round) while closed.
-
-    Open (the default) lets every call through at once. Closed, a call parks until
-    `allow(model, round)` — before or after it arrives — or until the gate opens again.
-    """
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._closed = False
-        self._allowed: set[tuple[str, int]] = set()
-        self._parked: list[tuple[str, int]] = []
-
-    def close(self) -> None:
-        with self._cond:
-            self._closed = True
-            self._allowed.clear()
-
-    def open(self) -> None:
-        with self._cond:
-            self._closed = False
-            self._allowed.clear()
-            self._cond.notify_all()
-
-    def allow(self, model: str, round_number: int) -> None:
-        with self._cond:
-            self._allowed.add((model, round_number))
-            self._cond.notify_all()
-
-    def wait(self, model: str, round_number: int, timeout: float = 60.0) -> None:
-        key = (model, round_number)
-        with self._cond:
-            self._parked.append(key)
-            self._cond.notify_all()
-            try:
-                self._cond.wait_for(lambda: not self._closed or key in self._allowed, timeout)
-            finally:
-                self._parked.remove(key)
-
-    def wait_parked(self, *keys: tuple[str, int], timeout: float = 10.0) -> None:
-        """Block until a call for each (model, round) is parked at the gate."""
-        with self._cond:
-            if not self._cond.wait_for(lambda: all(k in self._parked for k in keys), timeout):
-                raise AssertionError(f"calls {keys} not parked in {timeout} s: {self._parked}")
-
-
-class GatedLLM(FakeLLM):
-    def __init__(self) -> None:
-        self.gate = Gate()  # before FakeLLM builds its handler
-        super().__init__()
-
-    def _handler(self):
-        base = super()._handler()
-        gate = self.gate
-
-        class GatedHandler(base):
-            def _answer(self, model: str, round_number: int, body: dict) -> None:
-                gate.wait(model, round_number)
-                super()._answer(model, round_number, body)
-
-        return GatedHandler
-
-    def reset(self) -> None:
-        super().reset()
-        self.gate.open()
-
-    def stop(self) -> None:
-        self.gate.open()
-        super().stop()
 
 
 def free_port() -> int:

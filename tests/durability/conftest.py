@@ -34,6 +34,7 @@ from django.conf import settings
 from django.db import OperationalError, connections, transaction
 
 from judgements.models import Agent, Judgement, RoundDecision
+from judgements.text import name_key
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = ("model-a", "model-b", "model-c")
@@ -377,6 +378,7 @@ def create_judgement(content: str = "I am going to travel to Japan next week.", 
                 judgement=judgement,
                 position=position,
                 name=name,
+                name_key=name_key(name),
                 model=model,
                 criteria=f"{name} approves only safe plans.",
             )

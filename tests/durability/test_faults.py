@@ -6,13 +6,15 @@ waits by polling the database with a deadline.
 """
 
 import json
+import urllib.error
+import urllib.request
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.utils import timezone
 
-from judgements.models import Status
+from judgements.models import ApiToken, Status
 from tests.durability.conftest import (
     ALIAS,
     MODELS,
@@ -40,44 +42,42 @@ def calls_for(fake_llm, content: str | None = None) -> dict[tuple[str, int], int
     return counts
 
 
+def holder_of(judgement_id: int, workers):
+    """The worker process whose lease is on the judgement, as the database says."""
+    owner = load(judgement_id).lease_owner
+    holders = [w for w in workers if f":{w.pid}:" in owner]
+    assert len(holders) == 1, f"lease owner {owner!r} is none of {[w.pid for w in workers]}"
+    return holders[0]
+
+
 def test_it_resumes_after_a_worker_is_killed(processes, fake_llm, redis_url):
-    fake_llm.script("model-a", delay=0.1)
-    fake_llm.script("model-b", delay=3.0)
-    fake_llm.script("model-c", delay=3.0)
-    fake_llm.hold()
-    first = processes.worker("first")
+    gate = fake_llm.gate
+    gate.close()
+    workers = [processes.worker("first"), processes.worker("second")]
     judgement = create_judgement()
     wake(redis_url, judgement.pk)
-    wait_for(
-        lambda: f":{first.pid}:" in (getattr(load(judgement.pk), "lease_owner", "")),
-        20,
-        "the first worker to claim the judgement",
-    )
-    second = processes.worker("second")  # sees a live lease: leaves the judgement alone
-    fake_llm.release()
-    # Mid-round 2: Melchior's decision is stored, Balthasar's and Casper's are in flight...
-    wait_for(
-        lambda: (
-            ("model-a", 2) in decisions(judgement.pk)
-            and fake_llm.requests_for("model-b", 2)
-            and fake_llm.requests_for("model-c", 2)
-        ),
-        30,
-        "round 2 to be under way",
-    )
-    fake_llm.hold()  # ...and stay in flight until the first worker is gone.
+    for model in MODELS:
+        gate.allow(model, 1)
+    gate.allow("model-a", 2)
+    # Mid-round 2: Melchior's decision is stored, Balthasar's and Casper's are in flight,
+    # held at the gate until their worker is gone.
+    gate.wait_parked(("model-b", 2), ("model-c", 2), timeout=30)
+    wait_for(lambda: ("model-a", 2) in decisions(judgement.pk), 30, "Melchior's round 2")
     assert len(decisions(judgement.pk)) == 4
-    first.kill()
-    fake_llm.release()
+    holder = holder_of(judgement.pk, workers)
+    holder.kill()
+    gate.open()
 
     done = wait_for(lambda: finished(judgement.pk), 40, "the judgement to finish")
     assert done.status == Status.APPROVED, done.error_message
     assert decisions(judgement.pk) == sorted(ALL_CALLS)
     # What was decided before the kill was never asked again; only the two calls that
-    # died with the first worker were asked a second time, by the second.
+    # died with the holder were asked a second time, by the other worker.
     asked_twice = {("model-b", 2), ("model-c", 2)}
     assert calls_for(fake_llm) == {call: 2 if call in asked_twice else 1 for call in ALL_CALLS}
-    assert second.popen.poll() is None
+    survivor = next(w for w in workers if w is not holder)
+    assert survivor.popen.poll() is None
+    assert f"judgement {judgement.pk}: judging -> approved by worker " in survivor.log()
 
 
 def test_it_runs_each_call_once_when_two_workers_race(processes, fake_llm, redis_url):
@@ -214,3 +214,49 @@ def test_it_gives_up_on_a_judgement_whose_worker_died_past_its_deadline(
         f"worker {owner} stopped renewing its lease"
     )
     assert len(fake_llm.requests) == 3  # not resumed: nothing asked again
+
+
+def api_call(web, method: str, path: str, key: str, body: dict | None = None):
+    request = urllib.request.Request(
+        f"http://{web.host}{path}",
+        method=method,
+        data=json.dumps(body).encode() if body is not None else None,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=90) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
+
+
+def test_the_api_waits_on_the_database_while_redis_is_down(
+    processes, fake_llm, redis_url, redis_server
+):
+    web = processes.web()
+    processes.worker()
+    user = get_user_model().objects.db_manager(ALIAS).create(username="bot")
+    key = "magi_redis-outage-test-key"
+    ApiToken.objects.db_manager(ALIAS).create(
+        user=user, name="bot", prefix=key[5:13], key_hash=ApiToken.hash(key)
+    )
+    case = {
+        "title": "Trip",
+        "content": "I am going to travel to Japan next week.",
+        "agents": [
+            {"name": name, "model": model, "criteria": "Approve safe plans."}
+            for name, model in zip(("Melchior", "Balthasar", "Casper"), MODELS, strict=True)
+        ],
+    }
+    redis_server.stop()
+    try:
+        # No wake-up and no event can travel: the worker finds the judgement by sweeping,
+        # and the waiting request reads the outcome from the database.
+        status, created = api_call(web, "POST", "/api/judgements/?wait=60", key, case)
+        assert status == 201, created
+        assert created["status"] == "approved"
+        status, read = api_call(web, "GET", f"/api/judgements/{created['id']}/?wait=5", key)
+        assert (status, read["status"]) == (200, "approved")
+    finally:
+        redis_server.start()
+    assert decisions(created["id"]) == sorted(ALL_CALLS)

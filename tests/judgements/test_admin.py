@@ -3,7 +3,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from judgements import engine
+from judgements.runner import EngineRunner
 from judgements.models import Judgement, LLMAttempt, RoundDecision
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -20,7 +20,7 @@ def admin_client(client, db):
 def judged(fake_llm, make_judgement):
     fake_llm.script("model-b", failures={1: ["500"]}, reason="<b>bold</b> claim")
     judgement = make_judgement()
-    async_to_sync(engine.run_judgement)(judgement.pk)
+    async_to_sync(EngineRunner().run_judgement)(judgement.pk)
     return judgement
 
 

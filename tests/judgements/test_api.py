@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import AsyncClient
 
-from judgements import engine
+from judgements.runner import EngineRunner
 from judgements.models import ApiToken, Judgement
 from tests.conftest import case_for
 
@@ -43,7 +43,7 @@ def api(token) -> AsyncClient:
 async def serve_one_wake_up() -> bool:
     """Stand in for a worker: take the next wake-up off the engine channel and run it."""
     message = await get_channel_layer().receive(settings.MAGI_ENGINE_CHANNEL)
-    return await engine.run_judgement(message["judgement_id"])
+    return await EngineRunner().run_judgement(message["judgement_id"])
 
 
 async def post(api, case, query="") -> tuple[int, dict]:

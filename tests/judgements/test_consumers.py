@@ -5,9 +5,10 @@ from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.conf import settings as django_settings
+from django.contrib.sessions.models import Session
 from django.test import Client
 
-from judgements import engine
+from judgements.runner import EngineRunner
 from judgements.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
 from magi_site.asgi import application
 
@@ -28,10 +29,14 @@ def session_cookie(user) -> str:
     return f"{name}={client.cookies[name].value}"
 
 
-async def connect(judgement_id: int, user=None, origin: bytes = b"http://localhost"):
-    headers = [(b"origin", origin)]
+async def connect(
+    judgement_id: int, user=None, origin: bytes = b"http://localhost", cookie: str | None = None
+):
+    # As a browser sends them: the page's origin and the host the socket is opened on.
+    headers = [(b"origin", origin), (b"host", b"localhost")]
     if user is not None:
-        headers.append((b"cookie", (await session_cookie(user)).encode()))
+        cookie = cookie or await session_cookie(user)
+        headers.append((b"cookie", cookie.encode()))
     communicator = WebsocketCommunicator(
         application, f"/ws/judgements/{judgement_id}/", headers=headers
     )
@@ -49,7 +54,7 @@ async def receive_until(communicator, text: str, limit: int = 50) -> str:
 
 async def test_it_sends_the_current_state_on_connect(make_judgement, user):
     judgement = await sync_to_async(make_judgement)(creator=user)
-    await engine.run_judgement(judgement.pk)
+    await EngineRunner().run_judgement(judgement.pk)
     communicator, connected, _ = await connect(judgement.pk, user)
     assert connected
     html = await communicator.receive_from(timeout=5)
@@ -67,7 +72,7 @@ async def test_it_pushes_each_change_as_the_engine_decides(fake_llm, make_judgem
     communicator, connected, _ = await connect(judgement.pk, user)
     assert connected
     assert ">Idle</div>" in await communicator.receive_from(timeout=5)
-    run = asyncio.create_task(engine.run_judgement(judgement.pk))
+    run = asyncio.create_task(EngineRunner().run_judgement(judgement.pk))
     thinking = await receive_until(communicator, 'data-state="thinking"')
     assert ">Judging</div>" in thinking and thinking.count("THINKING") == 3
     fake_llm.release()
@@ -79,7 +84,7 @@ async def test_it_pushes_each_change_as_the_engine_decides(fake_llm, make_judgem
 async def test_it_renders_model_text_escaped(fake_llm, make_judgement, user):
     fake_llm.script("model-a", reason="<script>alert(1)</script>")
     judgement = await sync_to_async(make_judgement)(creator=user)
-    await engine.run_judgement(judgement.pk)
+    await EngineRunner().run_judgement(judgement.pk)
     communicator, _, _ = await connect(judgement.pk, user)
     html = await communicator.receive_from(timeout=5)
     assert "<script>" not in html
@@ -120,6 +125,72 @@ async def test_it_resyncs_a_page_whose_events_were_lost(fake_llm, make_judgement
     layer = get_channel_layer()
     for channel in list(layer.groups.get(f"judgement-{judgement.pk}", {})):
         await layer.group_discard(f"judgement-{judgement.pk}", channel)
-    await engine.run_judgement(judgement.pk)
+    await EngineRunner().run_judgement(judgement.pk)
     await receive_until(communicator, ">Approved</div>")
     await communicator.disconnect()
+
+
+@sync_to_async
+def log_out(cookie: str) -> int:
+    client = Client()
+    name, _, value = cookie.partition("=")
+    client.cookies[name] = value
+    return client.post("/accounts/logout/").status_code
+
+
+@sync_to_async
+def forget_session(cookie: str) -> None:
+    """What an expired or flushed session looks like, without any message to the socket."""
+    Session.objects.filter(session_key=cookie.partition("=")[2]).delete()
+
+
+async def expect_closed(communicator, code: int) -> None:
+    message = await communicator.receive_output(timeout=5)
+    assert message == {"type": "websocket.close", "code": code}, message
+
+
+async def test_logging_out_closes_the_sessions_open_sockets(make_judgement, user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    cookie = await session_cookie(user)
+    communicator, connected, _ = await connect(judgement.pk, user, cookie=cookie)
+    assert connected
+    assert ">Idle</div>" in await communicator.receive_from(timeout=5)
+    assert await log_out(cookie) == 302
+    await expect_closed(communicator, CLOSE_UNAUTHENTICATED)
+
+
+async def test_logging_out_leaves_the_users_other_sessions_open(make_judgement, user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    leaving, staying = await session_cookie(user), await session_cookie(user)
+    closed, _, _ = await connect(judgement.pk, user, cookie=leaving)
+    kept, _, _ = await connect(judgement.pk, user, cookie=staying)
+    await closed.receive_from(timeout=5)
+    await kept.receive_from(timeout=5)
+    assert await log_out(leaving) == 302
+    await expect_closed(closed, CLOSE_UNAUTHENTICATED)
+    await EngineRunner().run_judgement(judgement.pk)
+    await receive_until(kept, ">Approved</div>")
+    await kept.disconnect()
+
+
+async def test_a_socket_whose_session_is_gone_gets_no_more_updates(make_judgement, user):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    cookie = await session_cookie(user)
+    communicator, connected, _ = await connect(judgement.pk, user, cookie=cookie)
+    assert connected
+    assert ">Idle</div>" in await communicator.receive_from(timeout=5)
+    # No logout message reaches the socket (a lost event): the next update finds out.
+    await forget_session(cookie)
+    await EngineRunner().run_judgement(judgement.pk)
+    await expect_closed(communicator, CLOSE_UNAUTHENTICATED)
+
+
+async def test_the_resync_closes_a_socket_whose_session_is_gone(make_judgement, user, settings):
+    settings.MAGI_WS_RESYNC_SECONDS = 0.05
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    cookie = await session_cookie(user)
+    communicator, connected, _ = await connect(judgement.pk, user, cookie=cookie)
+    assert connected
+    assert ">Idle</div>" in await communicator.receive_from(timeout=5)
+    await forget_session(cookie)  # and no engine event follows
+    await expect_closed(communicator, CLOSE_UNAUTHENTICATED)

@@ -1,6 +1,8 @@
 import pytest
+from asgiref.sync import sync_to_async
 
 from judgements import llm
+from judgements.models import AttemptOutcome, Judgement, LLMAttempt, Status
 from judgements.prompts import AgentBrief, build_messages
 
 MESSAGES = build_messages(AgentBrief("Melchior", "Be strict."), "Buy a boat.", 1, [])
@@ -12,7 +14,7 @@ async def call(model: str) -> tuple[llm.VerdictResult | None, list[llm.AttemptRe
     async def record(entry):
         attempts.append(entry)
 
-    result = await llm.request_verdict(llm.route_for(model), MESSAGES, record)
+    result = await llm.request_verdict(llm.Clients(), llm.route_for(model), MESSAGES, record)
     return result, [*attempts, result.attempt]
 
 
@@ -23,7 +25,7 @@ async def failing_call(model: str) -> tuple[llm.LLMCallError, list[llm.AttemptRe
         attempts.append(entry)
 
     with pytest.raises(llm.LLMCallError) as caught:
-        await llm.request_verdict(llm.route_for(model), MESSAGES, record)
+        await llm.request_verdict(llm.Clients(), llm.route_for(model), MESSAGES, record)
     return caught.value, attempts
 
 
@@ -58,7 +60,8 @@ async def test_it_asks_for_json_in_the_prompt_only_when_the_server_takes_neither
 
 
 @pytest.mark.parametrize(
-    "failure", ["500", "503", "429", "malformed", "invalid", "empty", "length", "disconnect"]
+    "failure",
+    ["500", "503", "429", "malformed", "invalid", "empty", "length", "disconnect", "contradiction"],
 )
 async def test_it_retries_then_succeeds(fake_llm, failure):
     fake_llm.script("model-a", failures={1: [failure, failure]})
@@ -83,6 +86,55 @@ async def test_it_names_invalid_output_as_the_cause(fake_llm):
     error, _ = await failing_call("model-a")
     assert "invalid structured output" in error.cause
     assert "decision" in error.cause
+
+
+async def test_it_names_a_self_contradicting_answer_as_the_cause(fake_llm):
+    fake_llm.script("model-a", votes="AAA", failures={1: ["contradiction"] * 4})
+    error, attempts = await failing_call("model-a")
+    assert error.attempts == 4
+    assert error.cause.startswith(
+        "contradictory answer (the answer contradicts itself: criterion_met is false but "
+        "decision is approve)"
+    )
+    assert all(a.error.startswith("contradictory answer") for a in attempts)
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_judgement_whose_agent_keeps_contradicting_itself_ends_in_error(
+    fake_llm, make_judgement, runner
+):
+    fake_llm.script("model-b", votes="RRR", failures={1: ["contradiction"] * 10})
+    judgement = await sync_to_async(make_judgement)()
+    assert await runner.run_judgement(judgement.pk)
+    judged = await Judgement.objects.aget(pk=judgement.pk)
+    assert judged.status == Status.ERROR
+    assert judged.error_message == (
+        "Agent 'Balthasar' failed in round 1: contradictory answer (the answer contradicts "
+        "itself: criterion_met is true but decision is reject): "
+        '\'{"reason": "model-b says reject in round 1", "criterion_met": true, '
+        '"decision": "reject"}\' (after 4 attempts)'
+    )
+    failed = LLMAttempt.objects.filter(agent__judgement=judged, agent__name="Balthasar")
+    assert [a.outcome async for a in failed] == [AttemptOutcome.FAILED] * 4
+
+
+@pytest.mark.parametrize(
+    ("temperature", "seed"), [(0.0, 0), (0.7, 1234)], ids=["defaults", "configured"]
+)
+async def test_it_sends_temperature_and_seed(fake_llm, settings, temperature, seed):
+    settings.MAGI_PROVIDERS["default"] |= {"temperature": temperature, "seed": seed}
+    await call("model-a")
+    sent = fake_llm.requests_for("model-a")[0].body
+    assert (sent["temperature"], sent["seed"]) == (temperature, seed)
+    assert isinstance(sent["temperature"], float) and isinstance(sent["seed"], int)
+
+
+async def test_it_sends_no_seed_to_a_provider_that_takes_none(fake_llm, settings):
+    settings.MAGI_PROVIDERS["default"] |= {"temperature": 0.2, "seed": None}
+    await call("model-a")
+    sent = fake_llm.requests_for("model-a")[0].body
+    assert sent["temperature"] == 0.2
+    assert "seed" not in sent
 
 
 @pytest.mark.parametrize("status", ["400", "401", "403", "404"])
@@ -125,6 +177,8 @@ def test_it_routes_models_to_their_own_provider(fake_llm, settings):
             "structured_output": "json_schema",
             "models": ["qwen"],
             "timeout": 30.0,
+            "temperature": 0.0,
+            "seed": 0,
         },
     }
     route = llm.route_for("qwen")
@@ -136,10 +190,30 @@ def test_it_routes_models_to_their_own_provider(fake_llm, settings):
 @pytest.mark.parametrize(
     ("text", "decision"),
     [
-        ('{"decision": "approve", "reason": "ok"}', "approve"),
-        ('```json\n{"decision": "reject", "reason": "no"}\n```', "reject"),
-        ('Sure! {"decision": "reject", "reason": "no"} Hope that helps.', "reject"),
+        ('{"reason": "ok", "criterion_met": true, "decision": "approve"}', "approve"),
+        ('```json\n{"reason": "no", "criterion_met": false, "decision": "reject"}\n```', "reject"),
+        ('Sure! {"reason": "no", "criterion_met": false, "decision": "reject"} Bye.', "reject"),
     ],
 )
 def test_it_parses_json_wrapped_by_servers_without_structured_output(text, decision):
     assert llm.parse_verdict(text).decision == decision
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        (
+            '{"reason": "over budget", "criterion_met": false, "decision": "approve"}',
+            "contradictory answer (the answer contradicts itself: criterion_met is false but "
+            "decision is approve)",
+        ),
+        (
+            '{"reason": "x", "criterion_met": "yes", "decision": "approve"}',
+            "invalid structured output (criterion_met: Input should be a valid boolean",
+        ),
+    ],
+)
+def test_it_refuses_answers_that_contradict_themselves_or_do_not_validate(text, cause):
+    with pytest.raises(llm.InvalidOutputError) as caught:
+        llm.parse_verdict(text)
+    assert str(caught.value).startswith(cause)

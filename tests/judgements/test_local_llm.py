@@ -13,7 +13,7 @@ import pytest
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
 
-from judgements import local_llm
+from judgements import llm, local_llm
 from judgements.local_llm import (
     BUNDLED_MODEL_NAME,
     BUNDLED_SHA256,
@@ -23,7 +23,6 @@ from judgements.local_llm import (
     LOCAL_STRUCTURED_OUTPUT,
     LocalModelError,
     local_base_url,
-    local_call_slot,
     local_model_files,
     start_server,
     stop_local_servers,
@@ -220,8 +219,10 @@ async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(
         "Casper": "Approve only plans that fit a one-week holiday.",
     }
 
+    slot = llm.Clients().slot(llm.route_for(BUNDLED_MODEL_NAME))
+
     async def decide(agent: str, criteria: str, round_number: int) -> Verdict:
-        async with local_call_slot(BUNDLED_MODEL_NAME):
+        async with slot:
             completion = await client.chat.completions.create(
                 model=BUNDLED_MODEL_NAME,
                 messages=[
@@ -284,3 +285,38 @@ def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
     assert sent.provider == "local" and sent.base_url.startswith("http://127.0.0.1:")
     assert sent.request["response_format"]["type"] == "json_object"
     assert not fake_llm.requests  # nothing went to the suite's own server
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_same_judgement_twice_gives_the_same_votes_on_the_bundled_model(
+    fake_llm, runner, bundled_path, settings
+):
+    """Temperature 0 and a fixed seed (the defaults) make a local verdict repeatable."""
+    from asgiref.sync import sync_to_async
+
+    from judgements.forms import validate_case
+    from judgements.models import Judgement, RoundDecision, Status
+    from tests.conftest import case_for
+
+    assert settings.MAGI_LLM_TEMPERATURE == 0 and settings.MAGI_LLM_SEED is not None
+
+    @sync_to_async
+    def create() -> int:
+        case = validate_case(case_for(models=(BUNDLED_MODEL_NAME,) * 3))
+        return Judgement.create_with_agents(case).pk
+
+    @sync_to_async
+    def votes(judgement_id: int) -> list[tuple[str, int, str]]:
+        assert Judgement.objects.get(pk=judgement_id).status != Status.ERROR
+        return list(
+            RoundDecision.objects.filter(agent__judgement_id=judgement_id)
+            .order_by("agent__position", "round")
+            .values_list("agent__name", "round", "decision")
+        )
+
+    first, second = await create(), await create()
+    assert await runner.run_judgement(first)
+    assert await runner.run_judgement(second)
+    first_votes = await votes(first)
+    assert len(first_votes) == 9
+    assert await votes(second) == first_votes

@@ -3,17 +3,20 @@ database as the web page."""
 
 import asyncio
 import json
+import math
 import sys
 from pathlib import Path
 
-from asgiref.sync import sync_to_async
 from django.core.management.base import BaseCommand
 
-from judgements import engine
-from judgements.forms import CaseError, validate_case
-from judgements.models import Judgement, Status
+from judgements import events
+from judgements.forms import CaseError, parse_case_json, validate_case
+from judgements.models import Judgement, RoundDecision, Status
+from judgements.runner import EngineRunner
 
 EXIT_DECIDED, EXIT_ERROR, EXIT_INVALID = 0, 1, 2
+# Without a channel layer to wake it, the progress lines still come this often.
+PROGRESS_RECHECK_SECONDS = 1.0
 
 
 class Command(BaseCommand):
@@ -32,7 +35,7 @@ class Command(BaseCommand):
             sys.exit(EXIT_INVALID)
         judgement = Judgement.create_with_agents(case)
         self.stderr.write(f"judgement {judgement.pk}: {judgement.title}")
-        asyncio.run(engine.run_judgement(judgement.pk, listener=self.progress))
+        asyncio.run(self.judge(judgement.pk))
         judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
         result = judgement.as_result()
         if options["json"]:
@@ -48,27 +51,48 @@ class Command(BaseCommand):
                 self.stdout.write(f"  error: {judgement.error_message}")
         sys.exit(EXIT_ERROR if judgement.status == Status.ERROR else EXIT_DECIDED)
 
-    async def progress(self, event: dict) -> None:
-        if event["kind"] == engine.Event.DECISION_STORED:
-            line = (
-                f"round {event['round']}: {event['agent_name']}: {event['decision']} "
-                f"- {event['reason']}"
+    async def judge(self, judgement_id: int) -> None:
+        """Run the judgement in this process, printing each decision as it is stored: the
+        command follows the judgement's events the way the API's `?wait` does."""
+        work = asyncio.create_task(EngineRunner().run_judgement(judgement_id))
+        printed: set[int] = set()
+        async for _ in events.changes(judgement_id, math.inf, recheck=PROGRESS_RECHECK_SECONDS):
+            await self.print_progress(judgement_id, printed)
+            if work.done():
+                break
+        await work
+        await self.print_progress(judgement_id, printed)
+        judgement = await Judgement.objects.aget(pk=judgement_id)
+        if judgement.status == Status.ERROR:
+            self.stderr.write(f"error: {judgement.error_message}")
+
+    async def print_progress(self, judgement_id: int, printed: set[int]) -> None:
+        """One line for every decision not printed yet."""
+        decisions = RoundDecision.objects.filter(agent__judgement_id=judgement_id).exclude(
+            pk__in=printed
+        )
+        async for decision in decisions.select_related("agent").order_by("round", "created_at"):
+            printed.add(decision.pk)
+            self.stderr.write(
+                f"round {decision.round}: {decision.agent.name}: {decision.decision} "
+                f"- {decision.reason}"
             )
-        elif event["kind"] == engine.Event.FAILED:
-            line = f"error: {event['message']}"
-        else:
-            return
-        await sync_to_async(self.stderr.write)(line)
 
 
 def read_case(source: str):
+    """The case JSON in a file or on standard input ("-"); CaseError if it cannot be read.
+
+    Read as bytes, so input that is not UTF-8 gets a message rather than a traceback.
+    """
+    name = "standard input" if source == "-" else source
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        if source == "-":
+            stdin = sys.stdin
+            raw = stdin.buffer.read() if hasattr(stdin, "buffer") else stdin.read().encode()
+        else:
+            raw = Path(source).read_bytes()
     except OSError as exc:
         raise CaseError({"case": [f"cannot read {source}: {exc.strerror}"]}) from exc
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CaseError(
-            {"case": [f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}"]}
-        ) from exc
+    except UnicodeEncodeError as exc:  # a text stdin that decoded bytes to surrogates
+        raise CaseError({"case": [f"{name} is not UTF-8 text."]}) from exc
+    return parse_case_json(raw, name)

@@ -1,9 +1,25 @@
-from channels.management.commands import runworker
+import asyncio
 
-from judgements.worker import EngineWorker
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from judgements.runner import EngineRunner
 
 
-class Command(runworker.Command):
-    """Channels' runworker, with the engine's worker that also sweeps for lost work."""
+class Command(BaseCommand):
+    help = (
+        "Run an engine worker: it takes judgements woken on the engine channel and sweeps "
+        "the database for queued and abandoned ones."
+    )
 
-    worker_class = EngineWorker
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("channels", nargs="+", help=f"must be {settings.MAGI_ENGINE_CHANNEL}")
+
+    def handle(self, *args, **options) -> None:
+        unknown = set(options["channels"]) - {settings.MAGI_ENGINE_CHANNEL}
+        if unknown:
+            raise CommandError(
+                f"unknown channel(s) {', '.join(sorted(unknown))}; "
+                f"engine workers listen on {settings.MAGI_ENGINE_CHANNEL}"
+            )
+        asyncio.run(EngineRunner().run_forever())

@@ -1,0 +1,100 @@
+"""The deliberation itself: three rounds, the three calls of a round at once, each
+decision stored and announced the moment it arrives.
+
+One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
+the earlier rounds, ask its model through `llm`, store the answer with the attempt that
+produced it (only while this worker holds the lease), publish the change.
+"""
+
+import asyncio
+
+from judgements import llm, prompts, rules, store
+from judgements.errors import MagiError
+from judgements.events import Event, publish
+from judgements.models import Agent, RoundDecision, Status
+
+
+class AgentFailure(MagiError):
+    """An agent's call failed for good: the judgement ends in error naming it."""
+
+    def __init__(self, agent: Agent, round_number: int, cause: str) -> None:
+        self.agent_id = agent.pk
+        self.round_number = round_number
+        super().__init__(f"Agent {agent.name!r} failed in round {round_number}: {cause}")
+
+
+async def decide(
+    deliberation: store.Deliberation,
+    agent: Agent,
+    round_number: int,
+    worker_id: str,
+    clients: llm.Clients,
+) -> RoundDecision:
+    try:
+        route = llm.route_for(agent.model)
+        messages = prompts.build_messages(
+            prompts.AgentBrief(agent.name, agent.criteria),
+            deliberation.judgement.content,
+            round_number,
+            deliberation.earlier_decisions(round_number),
+        )
+
+        async def record_failure(entry: llm.AttemptRecord) -> None:
+            await store.store_failed_attempt(agent, round_number, route, entry)
+
+        result = await llm.request_verdict(clients, route, messages, record_failure)
+    except MagiError as exc:
+        raise AgentFailure(agent, round_number, str(exc)) from exc
+    decision = await store.store_decision(agent, round_number, route, result, worker_id)
+    deliberation.votes[(agent.pk, round_number)] = decision
+    await publish(
+        deliberation.judgement.pk,
+        Event.DECISION_STORED,
+        agent_id=agent.pk,
+        round=round_number,
+        decision=decision.decision,
+    )
+    return decision
+
+
+async def run_round(
+    deliberation: store.Deliberation, round_number: int, worker_id: str, clients: llm.Clients
+) -> None:
+    """Ask every agent that has not decided this round yet, all at once. The first call
+    that fails for good cancels the others and is raised."""
+    pending = deliberation.undecided(round_number)
+    if not pending:
+        return
+    await publish(
+        deliberation.judgement.pk,
+        Event.AGENTS_THINKING,
+        round=round_number,
+        agent_ids=[agent.pk for agent in pending],
+    )
+    tasks = [
+        asyncio.create_task(decide(deliberation, agent, round_number, worker_id, clients))
+        for agent in pending
+    ]
+    try:
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+    finally:
+        # On failure (or our own cancellation) the round's other calls stop now.
+        for task in tasks:
+            if not task.done():
+                task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()
+
+
+async def deliberate(
+    deliberation: store.Deliberation, worker_id: str, clients: llm.Clients
+) -> Status:
+    """Run the rounds still to run, in order, then store the outcome."""
+    judgement_id = deliberation.judgement.pk
+    await publish(judgement_id, Event.JUDGING_STARTED)
+    for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):
+        await run_round(deliberation, round_number, worker_id, clients)
+        await publish(judgement_id, Event.ROUND_DONE, round=round_number)
+    return await store.store_outcome(deliberation, worker_id)

@@ -1,0 +1,143 @@
+"""How state changes leave the engine, and how others follow them.
+
+The engine publishes a small event to the judgement's channel-layer group on every state
+change (the live page re-renders from the database on each one) and wakes a worker when a
+judgement is queued. Anyone waiting for a judgement (the API's `?wait`, the command line)
+follows the same group. The database holds the truth: a channel layer that is slow or
+away (Redis restarting) costs a bounded wait and is then skipped, and followers fall back
+to reading the database.
+"""
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Coroutine
+from enum import StrEnum
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+
+from judgements.models import FINISHED_STATUSES, Judgement, group_name_for
+
+log = logging.getLogger(__name__)
+
+
+class Event(StrEnum):
+    """Kinds of state change. The page re-renders from the database on each one."""
+
+    JUDGING_STARTED = "judging_started"
+    AGENTS_THINKING = "agents_thinking"
+    DECISION_STORED = "decision_stored"
+    ROUND_DONE = "round_done"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+# After a failed send the layer is skipped for a moment, so a Redis that is away costs a
+# judgement one bounded wait, not one per event.
+LAYER_BACKOFF_SECONDS = 1.0
+_layer_down_until = 0.0
+
+
+async def send_to_layer(send: Coroutine, what: str) -> bool:
+    """Await a channel-layer call, bounded in time; log and swallow its failure."""
+    global _layer_down_until
+    if time.monotonic() < _layer_down_until:
+        send.close()
+        log.info("channel layer unavailable: skipped %s", what)
+        return False
+    try:
+        async with asyncio.timeout(settings.MAGI_CHANNEL_SEND_TIMEOUT):
+            await send
+        return True
+    except Exception:
+        _layer_down_until = time.monotonic() + LAYER_BACKOFF_SECONDS
+        log.warning("channel layer: could not %s", what, exc_info=log.isEnabledFor(logging.DEBUG))
+        return False
+
+
+async def publish(judgement_id: int, kind: Event, **data) -> None:
+    """Tell the judgement's group that its state changed."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    event = {"type": "judgement.event", "kind": kind, "judgement_id": judgement_id, **data}
+    await send_to_layer(
+        layer.group_send(group_name_for(judgement_id), event),
+        f"publish {kind} for judgement {judgement_id}",
+    )
+
+
+async def wake(judgement_id: int) -> None:
+    """Tell a worker there is work. Losing this message loses nothing: workers sweep the
+    database for queued judgements."""
+    layer = get_channel_layer()
+    if layer is None:
+        return
+    await send_to_layer(
+        layer.send(
+            settings.MAGI_ENGINE_CHANNEL, {"type": "judgement.run", "judgement_id": judgement_id}
+        ),
+        f"wake a worker for judgement {judgement_id}",
+    )
+
+
+# Even when every event arrives, look at the database now and then: an event can be lost
+# (Redis restarting) and the database is what counts.
+RECHECK_SECONDS = 5.0
+
+
+async def is_finished(judgement_id: int) -> bool:
+    status = (
+        await Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).afirst()
+    )
+    return status is None or status in FINISHED_STATUSES
+
+
+async def changes(
+    judgement_id: int, seconds: float, *, recheck: float = RECHECK_SECONDS
+) -> AsyncIterator[bool]:
+    """Yield each time the judgement may have changed (an event arrived, or `recheck`
+    seconds passed), with whether it has finished; stop once it has or `seconds` are up.
+
+    The first yield is immediate. Without a channel layer (Redis away) this reads the
+    database every `recheck` seconds instead of waiting for events.
+    """
+    deadline = time.monotonic() + seconds
+    layer = get_channel_layer()
+    group = group_name_for(judgement_id)
+    channel = None
+    if layer is not None:
+        candidate = await layer.new_channel()
+        if await send_to_layer(layer.group_add(group, candidate), f"follow {group}"):
+            channel = candidate
+    try:
+        while True:
+            finished = await is_finished(judgement_id)
+            yield finished
+            remaining = deadline - time.monotonic()
+            if finished or remaining <= 0:
+                return
+            pause = min(remaining, recheck)
+            if channel is None:
+                await asyncio.sleep(pause)
+                continue
+            try:
+                async with asyncio.timeout(pause):
+                    await layer.receive(channel)
+            except TimeoutError:
+                pass
+            except Exception:
+                log.warning("channel layer: lost %s; reading the database instead", group)
+                channel = None
+    finally:
+        if channel is not None:
+            await send_to_layer(layer.group_discard(group, channel), f"stop following {group}")
+
+
+async def wait_until_finished(judgement_id: int, seconds: float) -> None:
+    """Return once the judgement has ended or `seconds` are up, whichever comes first."""
+    if seconds <= 0:
+        return
+    async for _ in changes(judgement_id, seconds):
+        pass

@@ -1,0 +1,124 @@
+"""Browser-facing hardening: a strict Content-Security-Policy on every HTTP response, and
+the websocket's same-origin check (scheme, host and port, as Django's CSRF check does)."""
+
+from urllib.parse import urlsplit
+
+from channels.security.websocket import WebsocketDenier
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
+from django.http import HttpRequest, HttpResponse
+from django.http.request import split_domain_port, validate_host
+
+# Scripts and styles come only from our own static files: no inline code, no style
+# attributes, no eval. The only other connection a page makes is its own websocket.
+POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "font-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; connect-src 'self'"
+)
+DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
+
+
+def content_security_policy(request: HttpRequest) -> str:
+    """The policy for a page served to this request, allowing its own websocket."""
+    try:
+        host = request.get_host()
+    except DisallowedHost:
+        return POLICY  # a refused host gets an error page, which needs no websocket
+    scheme = "wss" if request.is_secure() else "ws"
+    return f"{POLICY} {scheme}://{host}"
+
+
+class ContentSecurityPolicyMiddleware:
+    def __init__(self, get_response) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        response.setdefault("Content-Security-Policy", content_security_policy(request))
+        return response
+
+
+def origin_key(url: str) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of an origin such as "https://magi.example:8443"."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or not parts.hostname:
+        return None
+    return scheme, parts.hostname.lower(), port or DEFAULT_PORTS[scheme]
+
+
+def header(scope: dict, name: bytes) -> str | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == name:
+            return value.decode("latin1")
+    return None
+
+
+def websocket_is_secure(scope: dict) -> bool:
+    """Whether the page's connection came over TLS: the scope's own scheme, or the TLS
+    proxy's header when SECURE_PROXY_SSL_HEADER says to trust one (as for HTTP)."""
+    if scope.get("scheme") == "wss":
+        return True
+    proxy_header = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    if not proxy_header:
+        return False
+    name, expected = proxy_header
+    name = name.removeprefix("HTTP_").replace("_", "-").lower().encode()
+    value = header(scope, name)
+    return value is not None and value.split(",", 1)[0].strip() == expected
+
+
+def served_origin(scope: dict) -> tuple[str, str, int] | None:
+    """The origin of the site this socket was opened on, from its Host header, when that
+    host is one we serve."""
+    host = header(scope, b"host")
+    if not host:
+        return None
+    domain, _ = split_domain_port(host)
+    if not domain or not validate_host(domain, settings.ALLOWED_HOSTS):
+        return None
+    scheme = "https" if websocket_is_secure(scope) else "http"
+    return origin_key(f"{scheme}://{host}")
+
+
+def trusted_origin(origin: tuple[str, str, int]) -> bool:
+    """Listed in CSRF_TRUSTED_ORIGINS, exactly or as a subdomain of https://*.example.com."""
+    scheme, host, port = origin
+    for trusted in settings.CSRF_TRUSTED_ORIGINS:
+        wildcard = "://*." in trusted
+        key = origin_key(trusted.replace("://*.", "://", 1))
+        if key is None:
+            continue
+        if wildcard:
+            if (scheme, port) == (key[0], key[2]) and host.endswith("." + key[1]):
+                return True
+        elif key == origin:
+            return True
+    return False
+
+
+def websocket_origin_allowed(scope: dict) -> bool:
+    origin = header(scope, b"origin")
+    key = origin_key(origin) if origin else None
+    if key is None:
+        return False
+    return key == served_origin(scope) or trusted_origin(key)
+
+
+class SameOriginWebsocket:
+    """Refuse (HTTP 403, before the handshake) a websocket opened from any page but ours:
+    another site, or another port or scheme of this host."""
+
+    def __init__(self, application) -> None:
+        self.application = application
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "websocket" and not websocket_origin_allowed(scope):
+            denier = WebsocketDenier()
+            return await denier(scope, receive, send)
+        return await self.application(scope, receive, send)

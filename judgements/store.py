@@ -1,0 +1,145 @@
+"""What the engine reads and writes about one judgement: its agents and the votes so far,
+every LLM attempt, each decision the moment it arrives, and the final scores.
+
+Synchronous ORM code behind `db_call`, so the engine awaits it from its event loop.
+"""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+
+from judgements import llm, prompts, rules, transitions
+from judgements.db import db_call
+from judgements.errors import MagiError
+from judgements.models import (
+    Agent,
+    AttemptOutcome,
+    Judgement,
+    LLMAttempt,
+    RoundDecision,
+    Status,
+)
+
+
+class LeaseLost(MagiError):
+    """Another worker holds the judgement now: this one must stop writing."""
+
+
+@dataclass
+class Deliberation:
+    """A judgement, its three agents and every vote stored so far, keyed (agent, round)."""
+
+    judgement: Judgement
+    agents: list[Agent]
+    votes: dict[tuple[int, int], RoundDecision]
+
+    def earlier_decisions(self, round_number: int) -> list[prompts.EarlierDecision]:
+        names = {agent.pk: agent.name for agent in self.agents}
+        return [
+            prompts.EarlierDecision(names[agent_id], rnd, d.decision, d.reason)
+            for (agent_id, rnd), d in sorted(self.votes.items(), key=lambda kv: kv[0][::-1])
+            if rnd < round_number
+        ]
+
+    def agent_votes(self, agent: Agent) -> list[str]:
+        return [
+            self.votes[(agent.pk, rnd)].decision
+            for rnd in range(1, rules.ROUNDS + 1)
+            if (agent.pk, rnd) in self.votes
+        ]
+
+    def undecided(self, round_number: int) -> list[Agent]:
+        return [agent for agent in self.agents if (agent.pk, round_number) not in self.votes]
+
+    def round_under_way(self) -> int:
+        return rules.round_under_way([len(self.agent_votes(agent)) for agent in self.agents])
+
+
+@db_call
+def load(judgement_id: int) -> Deliberation:
+    judgement = Judgement.objects.get(pk=judgement_id)
+    agents = list(judgement.agents.order_by("position"))
+    votes = {(d.agent_id, d.round): d for d in RoundDecision.objects.filter(agent__in=agents)}
+    return Deliberation(judgement, agents, votes)
+
+
+def attempt_row(
+    agent: Agent, round_number: int, route: llm.ModelRoute, entry: llm.AttemptRecord
+) -> LLMAttempt:
+    return LLMAttempt(
+        agent=agent,
+        round=round_number,
+        attempt=entry.attempt,
+        model=route.model,
+        provider=route.provider,
+        base_url=entry.base_url,
+        request=entry.request,
+        response_text=entry.response_text,
+        error=entry.error,
+        outcome=AttemptOutcome.OK if entry.ok else AttemptOutcome.FAILED,
+        duration_ms=entry.duration_ms,
+        prompt_tokens=entry.prompt_tokens,
+        completion_tokens=entry.completion_tokens,
+        started_at=entry.started_at,
+    )
+
+
+@db_call
+def store_failed_attempt(
+    agent: Agent, round_number: int, route: llm.ModelRoute, entry: llm.AttemptRecord
+) -> None:
+    attempt_row(agent, round_number, route, entry).save()
+
+
+@db_call
+def store_decision(
+    agent: Agent,
+    round_number: int,
+    route: llm.ModelRoute,
+    result: llm.VerdictResult,
+    worker_id: str,
+) -> RoundDecision:
+    """The decision and the attempt that produced it, in one transaction, by the lease
+    holder only."""
+    with transaction.atomic():
+        # A worker that lost its lease stops here. While the row is locked a concurrent
+        # claim skips it, so the check holds until we commit.
+        held = Judgement.objects.held_by(worker_id).filter(pk=agent.judgement_id)
+        if not held.select_for_update().exists():
+            raise LeaseLost(f"judgement {agent.judgement_id} is no longer held by {worker_id}")
+        attempt_row(agent, round_number, route, result.attempt).save()
+        try:
+            with transaction.atomic():
+                return RoundDecision.objects.create(
+                    agent=agent,
+                    round=round_number,
+                    decision=result.verdict.decision,
+                    reason=result.verdict.reason,
+                    latency_ms=result.latency_ms,
+                    prompt_tokens=result.prompt_tokens,
+                    completion_tokens=result.completion_tokens,
+                )
+        except IntegrityError:
+            # Already decided by an earlier holder of the lease: the stored one stands.
+            return RoundDecision.objects.get(agent=agent, round=round_number)
+
+
+@db_call
+def store_outcome(deliberation: Deliberation, worker_id: str) -> Status:
+    """Each agent's final score and decision, and the panel's, written together or not at
+    all."""
+    finals = []
+    with transaction.atomic():
+        for agent in deliberation.agents:
+            votes = deliberation.agent_votes(agent)
+            agent.final_score_tenths = rules.score_tenths(votes)
+            agent.final_decision = rules.final_vote(votes).value
+            agent.save(update_fields=["final_score_tenths", "final_decision"])
+            finals.append(agent.final_decision)
+        approved = rules.panel_decision(finals) is rules.Vote.APPROVE
+        status = Status.APPROVED if approved else Status.REJECTED
+        if not transitions.finish(deliberation.judgement.pk, worker_id, status):
+            raise LeaseLost(
+                f"judgement {deliberation.judgement.pk} is no longer held by {worker_id}"
+            )
+    return status

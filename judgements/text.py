@@ -1,0 +1,82 @@
+"""What counts as text, as visible, as one character and as the same name.
+
+The checks normalise; the text itself is stored exactly as typed.
+"""
+
+import hashlib
+import re
+import unicodedata
+
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters a
+# renderer shows as nothing, such as zero-width spaces, joiners, bidi controls, soft
+# hyphens, variation selectors and the Hangul fillers; plus the blank Braille pattern,
+# which renders as an empty cell.
+_INVISIBLE_RANGES = (
+    (0x00AD, 0x00AD),
+    (0x034F, 0x034F),
+    (0x061C, 0x061C),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x206F),
+    (0x2800, 0x2800),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFEFF, 0xFEFF),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
+)
+_INVISIBLE = re.compile(
+    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _INVISIBLE_RANGES) + "]"
+)
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_LINE_BREAK = re.compile("\r\n")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def is_invisible(char: str) -> bool:
+    return bool(_INVISIBLE.match(char)) or char.isspace() or unicodedata.category(char) == "Cc"
+
+
+def has_visible_character(text: str) -> bool:
+    return not all(is_invisible(char) for char in text)
+
+
+def first_surrogate(text: str) -> int | None:
+    """Where the first lone surrogate is: JSON's "\\ud800" escape can carry half of a
+    UTF-16 pair, which is not a character and cannot be stored or shown."""
+    found = _SURROGATE.search(text)
+    return None if found is None else found.start()
+
+
+def char_count(text: str) -> int:
+    """Characters as the page counts them: code points, a line break one character.
+
+    Browsers send a textarea's line breaks as CRLF and count them as one.
+    """
+    return len(text) - len(_LINE_BREAK.findall(text))
+
+
+def comparable_name(name: str) -> str:
+    """A name as compared for uniqueness: invisible characters removed, compatibility
+    forms folded (NFKC), case folded, runs of white space as one space."""
+    without_invisible = _INVISIBLE.sub("", name)
+    folded = unicodedata.normalize("NFKC", without_invisible).casefold()
+    folded = unicodedata.normalize("NFKC", folded)  # casefold can leave unnormalised text
+    return _WHITESPACE.sub(" ", folded).strip()
+
+
+def name_key(name: str) -> str:
+    """What the database's uniqueness constraint compares: fixed length, so a name that
+    NFKC expands (one character can become eighteen) still fits an index."""
+    return hashlib.sha256(comparable_name(name).encode()).hexdigest()
+
+
+def escaped(text: str) -> str:
+    """Text safe to print anywhere: a lone surrogate as its \\udxxx escape."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

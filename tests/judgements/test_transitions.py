@@ -1,0 +1,175 @@
+"""Every status change, from the states it may start in and no other, with the lease
+guards each one relies on."""
+
+import logging
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from judgements import transitions
+from judgements.models import Judgement, RoundDecision, Status
+from judgements.transitions import Lease
+
+pytestmark = pytest.mark.django_db
+
+
+def held(judgement: Judgement, owner: str, *, expires_in: float = 30, started_ago: float = 0):
+    now = timezone.now()
+    Judgement.objects.filter(pk=judgement.pk).update(
+        status=Status.JUDGING,
+        lease_owner=owner,
+        lease_expires_at=now + timedelta(seconds=expires_in),
+        started_at=now - timedelta(seconds=started_ago),
+    )
+    judgement.refresh_from_db()
+    return judgement
+
+
+def claim_one(judgement: Judgement, worker_id: str) -> list[int]:
+    return transitions.claim(worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
+
+
+def test_it_claims_a_queued_judgement_and_logs_it(make_judgement, caplog):
+    judgement = make_judgement()
+    with caplog.at_level(logging.INFO, logger="judgements.transitions"):
+        assert claim_one(judgement, "w1") == [judgement.pk]
+    judgement.refresh_from_db()
+    assert (judgement.status, judgement.lease_owner) == (Status.JUDGING, "w1")
+    assert judgement.lease_expires_at > timezone.now() and judgement.started_at
+    assert f"judgement {judgement.pk}: idle -> judging by worker w1 in round 1" in caplog.text
+
+
+def test_a_second_worker_cannot_claim_a_held_judgement(make_judgement):
+    judgement = make_judgement()
+    assert claim_one(judgement, "w1") == [judgement.pk]
+    assert claim_one(judgement, "w2") == []
+    judgement.refresh_from_db()
+    assert judgement.lease_owner == "w1"
+
+
+def test_it_claims_a_judgement_whose_lease_expired_and_keeps_its_start(make_judgement):
+    judgement = held(make_judgement(), "dead", expires_in=-1, started_ago=5)
+    assert claim_one(judgement, "w2") == [judgement.pk]
+    resumed = Judgement.objects.get(pk=judgement.pk)
+    assert resumed.lease_owner == "w2"
+    assert resumed.started_at == judgement.started_at  # the deadline counts from the first
+
+
+@pytest.mark.parametrize("status", [Status.APPROVED, Status.REJECTED, Status.ERROR])
+def test_it_never_claims_a_finished_judgement(make_judgement, status):
+    judgement = make_judgement()
+    Judgement.objects.filter(pk=judgement.pk).update(status=status)
+    assert claim_one(judgement, "w1") == []
+
+
+def test_it_claims_the_oldest_first_up_to_the_limit(make_judgement):
+    judgements = [make_judgement() for _ in range(3)]
+    assert transitions.claim("w1", Judgement.objects.all(), 2) == [j.pk for j in judgements[:2]]
+    assert transitions.claim("w1", Judgement.objects.all(), 0) == []
+
+
+def test_only_the_holder_renews_the_lease(make_judgement):
+    judgement = held(make_judgement(), "w1", expires_in=1)
+    assert transitions.renew_lease(judgement.pk, "w1") is Lease.HELD
+    assert Judgement.objects.get(pk=judgement.pk).lease_expires_at > judgement.lease_expires_at
+    assert transitions.renew_lease(judgement.pk, "w2") is Lease.TAKEN
+
+
+def test_a_renewal_after_the_end_says_so(make_judgement):
+    judgement = held(make_judgement(), "w1")
+    assert transitions.finish(judgement.pk, "w1", Status.APPROVED)
+    assert transitions.renew_lease(judgement.pk, "w1") is Lease.ENDED
+
+
+def test_only_the_holder_finishes(make_judgement, caplog):
+    judgement = held(make_judgement(), "w1")
+    assert not transitions.finish(judgement.pk, "w2", Status.APPROVED)
+    with caplog.at_level(logging.INFO, logger="judgements.transitions"):
+        assert transitions.finish(judgement.pk, "w1", Status.REJECTED)
+    judgement.refresh_from_db()
+    assert (judgement.status, judgement.lease_owner, judgement.lease_expires_at) == (
+        Status.REJECTED,
+        "",
+        None,
+    )
+    assert judgement.finished_at
+    assert "judging -> rejected by worker w1 in round 1" in caplog.text
+    assert not transitions.finish(judgement.pk, "w1", Status.APPROVED)  # only once
+
+
+def test_finishing_takes_a_verdict(make_judgement):
+    judgement = held(make_judgement(), "w1")
+    with pytest.raises(ValueError, match="approved or rejected"):
+        transitions.finish(judgement.pk, "w1", Status.ERROR)
+
+
+def test_only_the_holder_fails_a_judgement_and_decisions_stay(make_judgement):
+    judgement = held(make_judgement(), "w1")
+    agent = judgement.agents.first()
+    RoundDecision.objects.create(agent=agent, round=1, decision="approve", reason="fine")
+    assert not transitions.fail(judgement.pk, "boom", worker_id="w2")
+    assert transitions.fail(
+        judgement.pk, "boom", worker_id="w1", agent_id=agent.pk, round_number=1
+    )
+    judgement.refresh_from_db()
+    assert (judgement.status, judgement.error_message, judgement.error_agent_id) == (
+        Status.ERROR,
+        "boom",
+        agent.pk,
+    )
+    assert RoundDecision.objects.filter(agent=agent).count() == 1
+    assert not transitions.fail(judgement.pk, "again", worker_id="w1")
+    assert Judgement.objects.get(pk=judgement.pk).error_message == "boom"
+
+
+def test_an_idle_judgement_is_not_failed(make_judgement):
+    judgement = make_judgement()
+    assert not transitions.fail(judgement.pk, "boom", worker_id="")
+    assert Judgement.objects.get(pk=judgement.pk).status == Status.IDLE
+
+
+def test_it_expires_a_judgement_nobody_holds_past_its_deadline(make_judgement, settings):
+    settings.MAGI_JUDGEMENT_TIMEOUT = 60
+    judgement = held(make_judgement(), "dead-worker", expires_in=-1, started_ago=61)
+    assert transitions.expire_overdue("sweeper") == [
+        (
+            judgement.pk,
+            "Judgement did not finish within 60 s of its start (given up in round 1): "
+            "worker dead-worker stopped renewing its lease",
+        )
+    ]
+    judgement.refresh_from_db()
+    assert (judgement.status, judgement.error_round, judgement.lease_owner) == (
+        Status.ERROR,
+        1,
+        "",
+    )
+    assert claim_one(judgement, "w2") == []
+
+
+def test_it_neither_expires_nor_resumes_within_the_deadline(make_judgement, settings):
+    settings.MAGI_JUDGEMENT_TIMEOUT = 60
+    live = held(make_judgement(), "w1", expires_in=30, started_ago=61)
+    young = held(make_judgement(), "dead", expires_in=-1, started_ago=59)
+    assert transitions.expire_overdue("sweeper") == []
+    assert Judgement.objects.get(pk=live.pk).status == Status.JUDGING
+    # A held one past its deadline is its holder's to end; an expired young one resumes.
+    assert claim_one(live, "w2") == []
+    assert claim_one(young, "w2") == [young.pk]
+
+
+def test_a_past_deadline_judgement_is_not_resumed(make_judgement, settings):
+    settings.MAGI_JUDGEMENT_TIMEOUT = 60
+    judgement = held(make_judgement(), "dead", expires_in=-1, started_ago=61)
+    assert claim_one(judgement, "w2") == []
+
+
+def test_the_round_comes_from_the_stored_decisions(make_judgement):
+    judgement = make_judgement()
+    agents = list(judgement.agents.all())
+    assert transitions.round_of(judgement.pk) == 1
+    for agent in agents:
+        RoundDecision.objects.create(agent=agent, round=1, decision="approve", reason="r")
+    RoundDecision.objects.create(agent=agents[0], round=2, decision="approve", reason="r")
+    assert transitions.round_of(judgement.pk) == 2
