@@ -24,7 +24,7 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
 from openai import AsyncOpenAI  # noqa: E402
 
-from judgements import llm, local_llm, prompts  # noqa: E402
+from judgements import llm, local_llm, prompts, providers  # noqa: E402
 from judgements.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
 
 AGENTS = {
@@ -72,7 +72,7 @@ async def main() -> None:
     print(f"start-up     {_summary(starts)} s  (to first answer on /v1/models)")
 
     client = AsyncOpenAI(base_url=base_url, api_key=local_llm.LOCAL_API_KEY, max_retries=0)
-    queue = llm.Clients().slot(llm.route_for(args.model))
+    queue = llm.Clients().slot(providers.route_for(args.model))
 
     async def decide(
         agent: str, round_number: int, earlier: list[EarlierDecision], slot: bool = True

@@ -151,7 +151,7 @@ async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonRes
 def parse_body(request: HttpRequest):
     try:
         body = request.body
-    except ZeroDivisionError:
+    except RequestDataTooBig:
         raise BodyTooLarge from None
     return parse_case_json(body, "The body")
 

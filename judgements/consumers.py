@@ -132,10 +132,11 @@ class JudgementConsumer(AsyncWebsocketConsumer):
     async def resync_forever(self) -> None:
         while True:
             # Events can be lost (a Redis restart forgets group memberships), so now and
-            # then join the group again and send the state if it changed.
+            # then join the groups again and send the state if it changed.
             await asyncio.sleep(settings.MAGI_WS_RESYNC_SECONDS)
             try:
                 await self.channel_layer.group_add(self.group, self.channel_name)
+                await self.channel_layer.group_add(self.session_group, self.channel_name)
                 if not await self.send_state(only_if_changed=True):
                     return
             except Exception:

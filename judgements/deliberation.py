@@ -8,7 +8,7 @@ produced it (only while this worker holds the lease), publish the change.
 
 import asyncio
 
-from judgements import llm, prompts, rules, store
+from judgements import llm, prompts, providers, rules, store
 from judgements.errors import MagiError
 from judgements.events import Event, publish
 from judgements.models import Agent, RoundDecision, Status
@@ -31,7 +31,7 @@ async def decide(
     clients: llm.Clients,
 ) -> RoundDecision:
     try:
-        route = llm.route_for(agent.model)
+        route = providers.route_for(agent.model)
         messages = prompts.build_messages(
             prompts.AgentBrief(agent.name, agent.criteria),
             deliberation.judgement.content,

@@ -11,7 +11,7 @@ from django import forms
 from django.conf import settings
 from django.core.exceptions import ValidationError
 
-from judgements import llm, rules, text
+from judgements import providers, rules, text
 
 AGENT_PREFIX = "agents"
 TITLE_MAX_CHARS = 200
@@ -83,7 +83,7 @@ class AgentForm(forms.Form):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        models = llm.available_models()
+        models = providers.available_models()
         self.fields["model"].choices = [(m, m) for m in models]
         self.fields["model"].error_messages["invalid_choice"] = (
             "Unknown model %(value)s. This deployment knows: "

@@ -30,12 +30,6 @@ from tenacity import (
 from judgements import prompts
 from judgements.errors import MagiError
 
-LOCAL_PROVIDER = "local"
-
-
-class UnknownModelError(MagiError):
-    pass
-
 
 class LLMCallError(MagiError):
     """A chat completion that finally failed; `cause` says why in words."""
@@ -61,6 +55,12 @@ class ModelRoute:
     timeout: float
     temperature: float
     seed: int | None
+    max_tokens: int
+    # Calls in flight at once to this provider (to each model, for a server MAGI starts);
+    # None: no limit of ours.
+    concurrency: int | None = None
+    # For a provider MAGI runs itself: model -> its base URL, starting the server first.
+    server: Callable[[str], Awaitable[str]] | None = None
 
 
 @dataclass
@@ -74,6 +74,8 @@ class AttemptRecord:
     error: str = ""
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    # Of the prompt tokens, those the provider served from its prompt cache (when it says).
+    cached_tokens: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -90,60 +92,6 @@ class VerdictResult:
 
 
 AttemptCallback = Callable[[AttemptRecord], Awaitable[None]]
-
-
-def _local_llm():
-    # Imported lazily: the local runtime is optional and only matters for local models.
-    from judgements import local_llm
-
-    return local_llm
-
-
-def local_model_names() -> list[str]:
-    return sorted(_local_llm().local_model_files())
-
-
-def available_models() -> list[str]:
-    """Every model this deployment can route, remote and local, in a stable order."""
-    names: list[str] = []
-    for provider in settings.MAGI_PROVIDERS.values():
-        names.extend(m for m in provider["models"] if m not in names)
-    names.extend(m for m in local_model_names() if m not in names)
-    return names
-
-
-def temperature_for(model: str, provider_default: float) -> float:
-    """A per-model temperature (MAGI_MODEL_TEMPERATURES) beats its provider's."""
-    return settings.MAGI_MODEL_TEMPERATURES.get(model, provider_default)
-
-
-def route_for(model: str) -> ModelRoute:
-    for name, provider in settings.MAGI_PROVIDERS.items():
-        if model in provider["models"]:
-            return ModelRoute(
-                model=model,
-                provider=name,
-                base_url=provider["base_url"],
-                api_key=provider["api_key"],
-                structured_output=provider["structured_output"],
-                timeout=provider["timeout"],
-                temperature=temperature_for(model, provider["temperature"]),
-                seed=provider["seed"],
-            )
-    local = _local_llm()
-    if model in local.local_model_files():
-        return ModelRoute(
-            model=model,
-            provider=LOCAL_PROVIDER,
-            base_url=None,  # known once the local server has started
-            api_key=local.LOCAL_API_KEY,
-            structured_output=local.LOCAL_STRUCTURED_OUTPUT,
-            timeout=settings.MAGI_LOCAL_TIMEOUT,
-            temperature=temperature_for(model, settings.MAGI_LLM_TEMPERATURE),
-            seed=settings.MAGI_LLM_SEED,
-        )
-    known = ", ".join(available_models()) or "none configured"
-    raise UnknownModelError(f"unknown model {model!r}; this deployment knows: {known}")
 
 
 @functools.cache
@@ -167,7 +115,7 @@ class Clients:
     def __init__(self) -> None:
         self._clients: dict[tuple, openai.AsyncOpenAI] = {}
         self._next_shard = itertools.count()
-        self._slots: dict[str, asyncio.Semaphore] = {}
+        self._slots: dict[tuple, asyncio.Semaphore] = {}
 
     def client(self, base_url: str | None, api_key: str | None, timeout: float):
         key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
@@ -182,11 +130,13 @@ class Clients:
         return self._clients[key]
 
     def slot(self, route: ModelRoute) -> contextlib.AbstractAsyncContextManager:
-        """The local llama.cpp server answers one request at a time and counts queueing
-        against the client's timeout, so local calls queue here instead, one at a time."""
-        if route.provider != LOCAL_PROVIDER:
+        """Hold around each call: at most `route.concurrency` calls in flight per provider
+        (per model for servers MAGI runs, each of which serves one model). Queueing here,
+        not in the server, keeps the client's timeout for the call itself."""
+        if route.concurrency is None:
             return contextlib.nullcontext()
-        return self._slots.setdefault(route.model, asyncio.Semaphore(1))
+        key = (route.provider, route.model if route.server else None)
+        return self._slots.setdefault(key, asyncio.Semaphore(route.concurrency))
 
 
 def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
@@ -195,7 +145,7 @@ def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
     body: dict = {
         "model": route.model,
         "messages": messages,
-        "max_tokens": max_tokens(route),
+        "max_tokens": route.max_tokens,
         "temperature": route.temperature,
     }
     if route.seed is not None:
@@ -214,12 +164,6 @@ def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
         # json_schema.
         body["response_format"] = {"type": "json_object", "schema": prompts.verdict_schema()}
     return body
-
-
-def max_tokens(route: ModelRoute) -> int:
-    if route.provider == LOCAL_PROVIDER:
-        return max(settings.MAGI_LLM_MAX_TOKENS, _local_llm().LOCAL_MAX_TOKENS)
-    return settings.MAGI_LLM_MAX_TOKENS
 
 
 def parse_verdict(text: str | None) -> prompts.AgentVerdict:
@@ -297,9 +241,7 @@ async def _attempt_in_slot(
     attempt: int,
     record_failure: AttemptCallback,
 ) -> VerdictResult:
-    base_url = route.base_url
-    if route.provider == LOCAL_PROVIDER:
-        base_url = await _local_llm().local_base_url(route.model)
+    base_url = route.base_url if route.server is None else await route.server(route.model)
     started_at = timezone.now()
     began = time.perf_counter()
     entry = AttemptRecord(
@@ -322,6 +264,7 @@ async def _attempt_in_slot(
         if completion.usage:
             entry.prompt_tokens = completion.usage.prompt_tokens
             entry.completion_tokens = completion.usage.completion_tokens
+            entry.cached_tokens = cached_tokens(completion.usage)
         if choice is None:
             raise InvalidOutputError("reply has no choices")
         if choice.finish_reason == "length":
@@ -378,6 +321,27 @@ async def request_verdict(
     except (openai.OpenAIError, InvalidOutputError) as exc:
         raise LLMCallError(describe_failure(exc, route.timeout), attempts) from exc
     raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover
+
+
+def cached_tokens(usage) -> int | None:
+    """Prompt tokens served from the provider's prompt cache, where the provider reports
+    them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if details is not None and details.cached_tokens is not None:
+        return details.cached_tokens
+    return None
+
+
+def list_models(base_url: str | None, api_key: str | None, timeout: float) -> list[str]:
+    """The model ids an OpenAI-compatible endpoint lists at GET /models; LLMCallError with
+    the cause when it cannot be asked."""
+    try:
+        with openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0
+        ) as client:
+            return sorted(model.id for model in client.models.list())
+    except openai.OpenAIError as exc:
+        raise LLMCallError(describe_failure(exc, timeout), 1) from exc
 
 
 def elapsed_ms(began: float) -> int:

@@ -400,6 +400,24 @@ async def local_base_url(model_name: str) -> str:
     return server.base_url
 
 
+def provider() -> dict:
+    """Local models as one more provider (see providers.py): its endpoint is the server
+    this module starts for each model, and it answers one call at a time."""
+    return {
+        "base_url": None,
+        "api_key": LOCAL_API_KEY,
+        "structured_output": LOCAL_STRUCTURED_OUTPUT,
+        "models": sorted(local_model_files()),
+        "timeout": settings.MAGI_LOCAL_TIMEOUT,
+        "temperature": settings.MAGI_LLM_TEMPERATURE,
+        "seed": settings.MAGI_LLM_SEED,
+        "max_tokens": max(settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
+        "concurrency": 1,
+        "discover": False,
+        "server": local_base_url,
+    }
+
+
 def running_servers() -> dict[str, _Server]:
     with _registry_lock:
         return {

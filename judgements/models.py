@@ -336,5 +336,11 @@ class ApiToken(models.Model):
         token = cls.objects.select_related("user").filter(key_hash=cls.hash(key)).first()
         if token is None or not token.user.is_active:
             return None
-        cls.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
+        now = timezone.now()
+        # At most one write a minute: a burst of requests must not queue on the write lock.
+        if token.last_used_at is None or now - token.last_used_at > LAST_USED_RESOLUTION:
+            cls.objects.filter(pk=token.pk).update(last_used_at=now)
         return token
+
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)

@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django_htmx.middleware import HtmxDetails
 
-from judgements import consumers, events, forms, limits, llm, panel
+from judgements import consumers, events, forms, limits, panel, providers
 from judgements.models import Judgement
 
 
@@ -56,7 +56,7 @@ def judgement_new(request: HtmxHttpRequest) -> HttpResponse:
     context = {
         "form": form,
         "formset": formset,
-        "models": llm.available_models(),
+        "models": providers.available_models(),
         "refusal": refusal,
     }
     response = render(request, "judgements/new.html", context, status=status)

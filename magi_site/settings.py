@@ -70,6 +70,10 @@ class ProviderSettings(Env):
     timeout: float | None = Field(default=None, gt=0)
     temperature: float | None = Field(default=None, ge=0, le=2)
     seed: int | Literal["inherit"] | None = "inherit"
+    # Calls in flight at once (a rate-limited API wants a bound); unset: no limit of ours.
+    concurrency: int | None = Field(default=None, ge=1)
+    # List the provider's models from its GET /v1/models (Ollama, vLLM, LM Studio, ...).
+    discover: bool = False
 
     _split_models = field_validator("models", mode="before")(split_list)
     _parse_seed = field_validator("seed", mode="before")(parse_seed)
@@ -104,6 +108,10 @@ class MagiSettings(Env):
     magi_llm_temperature: float = Field(default=0.0, ge=0, le=2)
     magi_llm_seed: int | None = 0
     magi_model_temperatures: FloatMap = {}
+    # Discovering providers' model lists are refreshed in the background this often; the
+    # first look (and "Refresh models") waits at most the timeout for an answer.
+    magi_discovery_interval: float = Field(default=300.0, gt=0)
+    magi_discovery_timeout: float = Field(default=3.0, gt=0)
 
     # --- Local GGUF models served by a llama.cpp server MAGI starts (name=/path/file.gguf).
     magi_local_models: PairMap = {}
@@ -199,6 +207,8 @@ class MagiSettings(Env):
                     else provider.temperature
                 ),
                 "seed": self.magi_llm_seed if provider.seed == "inherit" else provider.seed,
+                "concurrency": provider.concurrency,
+                "discover": provider.discover,
             }
         return providers
 
@@ -398,6 +408,8 @@ LOGGING = {
 # --- MAGI's own settings, as django.conf.settings.MAGI_* (tests override them there) ---
 MAGI_PROVIDERS = MAGI.providers()
 MAGI_MODEL_TEMPERATURES = MAGI.magi_model_temperatures
+MAGI_DISCOVERY_INTERVAL = MAGI.magi_discovery_interval
+MAGI_DISCOVERY_TIMEOUT = MAGI.magi_discovery_timeout
 MAGI_LOCAL_MODELS = MAGI.magi_local_models
 MAGI_LOCAL_SERVER_START_TIMEOUT = MAGI.magi_local_server_start_timeout
 MAGI_LOCAL_TIMEOUT = MAGI.magi_local_timeout

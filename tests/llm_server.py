@@ -92,6 +92,16 @@ class Gate:
             finally:
                 self._parked.remove(key)
 
+    def wait_parked_other_than(
+        self, seen: set[tuple[str, int]], timeout: float = 10.0
+    ) -> tuple[str, int]:
+        """Block until a call not in `seen` is parked at the gate; return its key."""
+        with self._cond:
+            new = lambda: [k for k in self._parked if k not in seen]  # noqa: E731
+            if not self._cond.wait_for(new, timeout):
+                raise AssertionError(f"no new call parked in {timeout} s: {self._parked}")
+            return new()[0]
+
     def wait_parked(self, *keys: tuple[str, int], timeout: float = 10.0) -> None:
         """Block until a call for each (model, round) is parked at the gate."""
         with self._cond:
@@ -105,6 +115,7 @@ class FakeLLM:
         # The model names this server answers for; settings can point at this very list.
         self.models: list[str] = []
         self.requests: list[RecordedRequest] = []
+        self.model_listings = 0  # GET /models answered
         self.in_flight = 0
         self.max_in_flight = 0
         self.lock = threading.Lock()
@@ -138,6 +149,7 @@ class FakeLLM:
             self.scripts.clear()
             self.models.clear()
             self.requests.clear()
+            self.model_listings = 0
             self.in_flight = self.max_in_flight = 0
         self.gate.open()
 
@@ -183,6 +195,8 @@ class FakeLLM:
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/models"):
+                    with fake.lock:
+                        fake.model_listings += 1
                     models = [{"id": m, "object": "model"} for m in fake.scripts]
                     self._send_json(200, {"object": "list", "data": models})
                 else:

@@ -3,8 +3,8 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from judgements.runner import EngineRunner
 from judgements.models import Judgement, LLMAttempt, RoundDecision
+from judgements.runner import EngineRunner
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -29,7 +29,9 @@ def test_the_history_lists_newest_first_with_agents(admin_client, judged, make_j
     html = admin_client.get(reverse("admin:judgements_judgement_changelist")).content.decode()
     assert html.index("Newer one") < html.index("Trip to Japan")
     assert "Melchior (model-a), Balthasar (model-b), Casper (model-c)" in html
-    assert newer.pk
+    newer_link = reverse("admin:judgements_judgement_change", args=[newer.pk])
+    older_link = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    assert html.index(newer_link) < html.index(older_link)
 
 
 @pytest.mark.parametrize(

@@ -8,8 +8,8 @@ from django.conf import settings as django_settings
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from judgements.runner import EngineRunner
 from judgements.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
+from judgements.runner import EngineRunner
 from magi_site.asgi import application
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -131,11 +131,11 @@ async def test_it_resyncs_a_page_whose_events_were_lost(fake_llm, make_judgement
 
 
 @sync_to_async
-def log_out(cookie: str) -> int:
+def log_out(cookie: str, url: str = "/accounts/logout/") -> int:
     client = Client()
     name, _, value = cookie.partition("=")
     client.cookies[name] = value
-    return client.post("/accounts/logout/").status_code
+    return client.post(url).status_code
 
 
 @sync_to_async
@@ -149,13 +149,14 @@ async def expect_closed(communicator, code: int) -> None:
     assert message == {"type": "websocket.close", "code": code}, message
 
 
-async def test_logging_out_closes_the_sessions_open_sockets(make_judgement, user):
+@pytest.mark.parametrize("logout_url", ["/accounts/logout/", "/admin/logout/"])
+async def test_logging_out_closes_the_sessions_open_sockets(make_judgement, user, logout_url):
     judgement = await sync_to_async(make_judgement)(creator=user)
     cookie = await session_cookie(user)
     communicator, connected, _ = await connect(judgement.pk, user, cookie=cookie)
     assert connected
     assert ">Idle</div>" in await communicator.receive_from(timeout=5)
-    assert await log_out(cookie) == 302
+    assert await log_out(cookie, logout_url) == 302
     await expect_closed(communicator, CLOSE_UNAUTHENTICATED)
 
 

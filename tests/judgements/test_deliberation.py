@@ -28,11 +28,27 @@ def rows(judgement_id: int) -> list[tuple[str, int, str]]:
     )
 
 
-async def stored(judgement_id: int, name: str, round_number: int) -> None:
-    """Wait until the agent's decision for the round is in the database."""
-    async with asyncio.timeout(10):
-        while (name, round_number) not in {(n, r) for n, r, _ in await rows(judgement_id)}:
-            await asyncio.sleep(0.01)
+class Follower:
+    """The judgement's events, as a live page receives them."""
+
+    def __init__(self, judgement: Judgement) -> None:
+        self.judgement = judgement
+        self.decided: set[tuple[str, int]] = set()
+
+    async def start(self) -> "Follower":
+        self.layer = get_channel_layer()
+        self.channel = await self.layer.new_channel()
+        await self.layer.group_add(group_name_for(self.judgement.pk), self.channel)
+        self.names = {a.pk: a.name async for a in self.judgement.agents.all()}
+        return self
+
+    async def stored(self, name: str, round_number: int) -> None:
+        """Wait for the event saying the agent's decision for the round is stored."""
+        async with asyncio.timeout(10):
+            while (name, round_number) not in self.decided:
+                event = await self.layer.receive(self.channel)
+                if event["kind"] == Event.DECISION_STORED:
+                    self.decided.add((self.names[event["agent_id"]], event["round"]))
 
 
 async def parked(fake_llm, *calls: tuple[str, int]) -> None:
@@ -114,18 +130,17 @@ async def test_it_publishes_every_state_change(fake_llm, make_judgement, runner)
     assert judgement.events[-1]["status"] == "approved"
 
 
-async def test_it_runs_a_round_concurrently_and_rounds_in_order(
-    fake_llm, make_judgement, runner
-):
+async def test_it_runs_a_round_concurrently_and_rounds_in_order(fake_llm, make_judgement, runner):
     judgement = await sync_to_async(make_judgement)()
+    events = await Follower(judgement).start()
     fake_llm.gate.close()
     run = asyncio.create_task(runner.run_judgement(judgement.pk))
     # All three calls of round 1 are in flight at once.
     await parked(fake_llm, ("model-a", 1), ("model-b", 1), ("model-c", 1))
     fake_llm.gate.allow("model-a", 1)
     fake_llm.gate.allow("model-b", 1)
-    await stored(judgement.pk, "Melchior", 1)
-    await stored(judgement.pk, "Balthasar", 1)
+    await events.stored("Melchior", 1)
+    await events.stored("Balthasar", 1)
     # Casper's round 1 is still held: round 2 must wait for it.
     fake_llm.gate.allow("model-c", 1)
     await parked(fake_llm, ("model-a", 2), ("model-b", 2), ("model-c", 2))
@@ -151,12 +166,13 @@ async def test_it_recovers_when_a_retry_succeeds(fake_llm, make_judgement, runne
 async def test_it_ends_in_error_naming_agent_round_and_cause(fake_llm, make_judgement, runner):
     fake_llm.script("model-b", failures={2: ["503"] * 10})
     judgement = await sync_to_async(make_judgement)()
+    events = await Follower(judgement).start()
     fake_llm.gate.close()
     for model in ("model-a", "model-b", "model-c"):
         fake_llm.gate.allow(model, 1)
     fake_llm.gate.allow("model-a", 2)
     run = asyncio.create_task(runner.run_judgement(judgement.pk))
-    await stored(judgement.pk, "Melchior", 2)
+    await events.stored("Melchior", 2)
     # Casper is still thinking about round 2 when Balthasar gives up.
     await parked(fake_llm, ("model-c", 2))
     fake_llm.gate.allow("model-b", 2)

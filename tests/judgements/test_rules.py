@@ -83,6 +83,9 @@ def test_it_rejects_two_agents_of_three_approving_only_once():
     assert rules.panel_decision(finals) is R
 
 
-def test_weights_sum_to_one_whole():
-    assert sum(rules.ROUND_WEIGHTS_TENTHS) == 10
-    assert rules.APPROVE_THRESHOLD_TENTHS == 5
+def test_a_round_three_approve_alone_reaches_the_threshold_exactly():
+    # 0.5 is approve: the threshold is inclusive, in exact tenths.
+    assert rules.score_tenths([R, R, A]) == 5
+    assert rules.final_vote([R, R, A]) is A
+    assert rules.final_vote([A, A, R]) is A
+    assert rules.final_vote([A, R, R]) is R

@@ -88,9 +88,7 @@ async def test_a_sweep_leaves_a_live_lease_alone(fake_llm, make_judgement, runne
     assert not fake_llm.requests
 
 
-async def test_a_sweep_ends_overdue_judgements_in_error(
-    fake_llm, make_judgement, runner, settings
-):
+async def test_a_sweep_ends_overdue_judgements_in_error(fake_llm, make_judgement, runner, settings):
     settings.MAGI_JUDGEMENT_TIMEOUT = 60
     judgement = await sync_to_async(make_judgement)()
     await set_lease(judgement.pk, "dead-worker", expires_in=-1, started_ago=120)

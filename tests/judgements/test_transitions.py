@@ -109,9 +109,7 @@ def test_only_the_holder_fails_a_judgement_and_decisions_stay(make_judgement):
     agent = judgement.agents.first()
     RoundDecision.objects.create(agent=agent, round=1, decision="approve", reason="fine")
     assert not transitions.fail(judgement.pk, "boom", worker_id="w2")
-    assert transitions.fail(
-        judgement.pk, "boom", worker_id="w1", agent_id=agent.pk, round_number=1
-    )
+    assert transitions.fail(judgement.pk, "boom", worker_id="w1", agent_id=agent.pk, round_number=1)
     judgement.refresh_from_db()
     assert (judgement.status, judgement.error_message, judgement.error_agent_id) == (
         Status.ERROR,

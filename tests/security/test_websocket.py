@@ -170,3 +170,14 @@ async def test_it_accepts_an_origin_listed_in_csrf_trusted_origins(user, judgeme
     assert not await socket_from(user, "localhost", "https://magi.example.evil", [])
     assert not await socket_from(user, "localhost", "http://eu.magi.example", [])
     assert not await socket_from(user, "localhost", "https://evilmagi.example", [])
+
+
+async def test_it_refuses_a_judgement_id_beyond_what_the_database_holds(user, caplog):
+    headers = [
+        (b"origin", b"http://localhost"),
+        (b"host", b"localhost"),
+        (b"cookie", (await session_cookie(user)).encode()),
+    ]
+    with caplog.at_level(logging.WARNING):
+        assert not await open_socket(f"/ws/judgements/{10**30}/", headers)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

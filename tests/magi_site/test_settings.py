@@ -1,0 +1,82 @@
+"""The environment is read into one typed object; what does not parse, or is not a
+setting at all, stops start-up naming the variable."""
+
+import os
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+
+from magi_site.settings import load_settings
+
+
+@pytest.fixture
+def environ(monkeypatch):
+    for name in list(os.environ):
+        if name.startswith(("MAGI_", "OPENAI_")) or name in {"DEBUG", "REDIS_URL"}:
+            monkeypatch.delenv(name)
+
+    def setenv(**values):
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+
+    return setenv
+
+
+def test_the_defaults_run_one_machine_with_no_services(environ):
+    loaded = load_settings()
+    assert loaded.engine_in_process and loaded.db_threads == 1
+    assert loaded.providers()["default"] == {
+        "base_url": None,
+        "api_key": None,
+        "structured_output": "json_schema",
+        "models": [],
+        "timeout": 60.0,
+        "temperature": 0.0,
+        "seed": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"DEBUG": "maybe"}, "DEBUG: Input should be a valid boolean"),
+        ({"MAGI_LLM_TIMEOUT": "soon"}, "MAGI_LLM_TIMEOUT: Input should be a valid number"),
+        ({"MAGI_LEASE_SECONDS": "0"}, "MAGI_LEASE_SECONDS: Input should be greater than 0"),
+        ({"MAGI_LOCAL_MODELS": "tiny"}, "MAGI_LOCAL_MODELS: Value error, entries look like"),
+        ({"MAGI_DEFAULT_STRUCTURED_OUTPUT": "xml"}, "MAGI_DEFAULT_STRUCTURED_OUTPUT: Input"),
+        ({"MAGI_LLM_TIMOUT": "3"}, "Unknown MAGI setting(s): MAGI_LLM_TIMOUT"),
+        ({"MAGI_PROVIDER_VLLM_BASE_URL": "http://gpu/v1"}, "MAGI_PROVIDER_VLLM_BASE_URL"),
+    ],
+)
+def test_it_refuses_what_it_cannot_read(environ, variables, message):
+    environ(**variables)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings()
+    assert message in str(refused.value)
+
+
+def test_providers_inherit_the_global_llm_settings_unless_they_set_their_own(environ):
+    environ(
+        OPENAI_API_KEY="sk-test",
+        MAGI_LLM_TIMEOUT="30",
+        MAGI_LLM_TEMPERATURE="0.2",
+        MAGI_LLM_SEED="7",
+        MAGI_PROVIDERS="vllm",
+        MAGI_PROVIDER_VLLM_MODELS="qwen, llama",
+        MAGI_PROVIDER_VLLM_TIMEOUT="90",
+        MAGI_PROVIDER_VLLM_TEMPERATURE="0",
+        MAGI_PROVIDER_VLLM_SEED="none",
+    )
+    providers = load_settings().providers()
+    assert providers["default"]["models"] == ["gpt-4o-mini"]
+    assert (providers["default"]["timeout"], providers["default"]["temperature"]) == (30.0, 0.2)
+    assert providers["default"]["seed"] == 7
+    assert providers["vllm"]["models"] == ["qwen", "llama"]
+    assert (providers["vllm"]["timeout"], providers["vllm"]["temperature"]) == (90.0, 0.0)
+    assert providers["vllm"]["seed"] is None
+
+
+def test_an_empty_variable_means_the_default(environ):
+    environ(DEBUG="", MAGI_LLM_TIMEOUT="", MAGI_ENGINE_IN_PROCESS="")
+    loaded = load_settings()
+    assert (loaded.debug, loaded.magi_llm_timeout, loaded.engine_in_process) == (False, 60.0, True)
