@@ -169,11 +169,29 @@ def run_panel(case: dict, panel: dict, model: str) -> Outcome:
     return outcome
 
 
+def route_for(model: str):
+    # Routing moved from llm.py to providers.py; the bench runs against either, so that
+    # a "before" checkout can be measured with the same script.
+    try:
+        from judgements.providers import route_for as find_route
+    except ImportError:
+        find_route = llm.route_for
+    return find_route(model)
+
+
+async def base_url_for(route) -> str | None:
+    if getattr(route, "server", None) is not None:
+        return await route.server(route.model)
+    if route.provider == "local":
+        from judgements import local_llm
+
+        return await local_llm.local_base_url(route.model)
+    return route.base_url
+
+
 async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
-    route = llm.route_for(model)
-    base_url = route.base_url
-    if route.provider == llm.LOCAL_PROVIDER:
-        base_url = await llm._local_llm().local_base_url(model)
+    route = route_for(model)
+    base_url = await base_url_for(route)
     criteria = "\n".join(
         f"{number}. {agent['criteria']}" for number, agent in enumerate(panel["agents"], 1)
     )
@@ -183,7 +201,7 @@ async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
             {"role": "system", "content": PLAIN_SYSTEM.format(criteria=criteria)},
             {"role": "user", "content": case["content"]},
         ],
-        "max_tokens": llm.max_tokens(route),
+        "max_tokens": getattr(route, "max_tokens", None) or llm.max_tokens(route),
         "temperature": 0,
     }
     if route.structured_output == "json_schema":

@@ -5,14 +5,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
-from django_htmx.middleware import HtmxDetails
 
 from judgements import consumers, events, forms, limits, panel, providers
 from judgements.models import Judgement
-
-
-class HtmxHttpRequest(HttpRequest):
-    htmx: HtmxDetails
 
 
 def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
@@ -27,7 +22,7 @@ def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
 
 @login_required
 @require_http_methods(["GET", "POST"])
-def judgement_new(request: HtmxHttpRequest) -> HttpResponse:
+def judgement_new(request: HttpRequest) -> HttpResponse:
     refusal = None
     if request.method == "POST":
         form, formset = forms.bind(request.POST)
@@ -71,14 +66,14 @@ def is_urlencoded(request: HttpRequest) -> bool:
 
 @login_required
 @require_GET
-def judgement_detail(request: HtmxHttpRequest, judgement_id: int) -> HttpResponse:
+def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
     return render(request, "judgements/detail.html", {"panel": panel.build(judgement)})
 
 
 @login_required
 @require_GET
-def judgement_list(request: HtmxHttpRequest) -> HttpResponse:
+def judgement_list(request: HttpRequest) -> HttpResponse:
     judgements = Judgement.objects.select_related("creator")
     if not request.user.is_staff:
         judgements = judgements.filter(creator=request.user)

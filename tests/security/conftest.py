@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.core.management import call_command
 from django.test import Client
 
@@ -135,7 +137,9 @@ def run_judge_process(args: list[str], stdin: bytes = b"", env: dict | None = No
 
 @pytest.fixture
 def entry(fake_llm, user, tmp_path) -> EntryPoints:
-    return EntryPoints(user, tmp_path)
+    yield EntryPoints(user, tmp_path)
+    # The wake-ups of the judgements stored here: a later test's worker must not get them.
+    async_to_sync(get_channel_layer().flush)()
 
 
 def html_id(path: str) -> str:
