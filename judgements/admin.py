@@ -101,6 +101,7 @@ class JudgementAdmin(AuditAdmin):
         "finished_at",
         "lease_owner",
         "lease_expires_at",
+        "tokens",
         "round_decisions",
         "llm_attempts",
     ]
@@ -118,6 +119,18 @@ class JudgementAdmin(AuditAdmin):
     def llm_attempts(self, obj: Judgement) -> str:
         attempts = LLMAttempt.objects.filter(agent__judgement=obj).select_related("agent")
         return render_to_string("admin/judgements/llm_attempts.html", {"attempts": attempts})
+
+    @admin.display(description="tokens (all attempts)")
+    def tokens(self, obj: Judgement) -> str:
+        totals = obj.token_totals()
+        if totals["prompt"] is None:
+            return "—"
+        cached = totals["cached"]
+        share = f" ({100 * cached / totals['prompt']:.0f} %)" if cached and totals["prompt"] else ""
+        return (
+            f"prompt {totals['prompt']}, of which cached {cached if cached is not None else '—'}"
+            f"{share}; completion {totals['completion']}"
+        )
 
     @admin.display(description="decision")
     def decision_display(self, obj: Judgement) -> str:

@@ -134,6 +134,19 @@ NOT_UTF8 = (
 )
 
 
+def typed_case(data) -> dict:
+    """What the page's form holds, as it was typed, without validating it: to show the
+    form again unchanged (after refreshing the model lists)."""
+    return {
+        "title": data.get("title", ""),
+        "content": data.get("content", ""),
+        "agents": [
+            {field: data.get(f"{AGENT_PREFIX}-{i}-{field}", "") for field in AGENT_FIELDS}
+            for i in range(rules.PANEL_SIZE)
+        ],
+    }
+
+
 def is_valid(
     form: JudgementForm, formset: BaseAgentFormSet, not_utf8: set[str] = frozenset()
 ) -> bool:

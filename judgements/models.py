@@ -141,6 +141,14 @@ class Judgement(models.Model):
             )
         return judgement
 
+    def token_totals(self) -> dict[str, int | None]:
+        """Prompt, cached and completion tokens over every attempt (None: never reported)."""
+        return LLMAttempt.objects.filter(agent__judgement=self).aggregate(
+            prompt=models.Sum("prompt_tokens"),
+            cached=models.Sum("cached_tokens"),
+            completion=models.Sum("completion_tokens"),
+        )
+
     def as_case(self) -> dict:
         """The inputs, in the shape the forms take: for "Run again"."""
         return {
@@ -244,6 +252,8 @@ class RoundDecision(models.Model):
     latency_ms = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Of the prompt tokens, those the provider served from its prompt cache, when it says.
+    cached_tokens = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -285,6 +295,7 @@ class LLMAttempt(models.Model):
     duration_ms = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cached_tokens = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -90,9 +90,9 @@ class ModelDiscovery:
         threading.Thread(target=run, name=f"discover-{name}", daemon=True).start()
 
     def refresh_all(self) -> None:
-        for name, provider in configured().items():
-            if provider.get("discover"):
-                self.refresh(name, provider)
+        providers = configured()
+        for name in discovering():
+            self.refresh(name, providers[name])
 
     def problems(self) -> dict[str, str]:
         """Provider name -> why its models could not be listed, for the page."""
@@ -103,6 +103,11 @@ class ModelDiscovery:
 
 
 discovery = ModelDiscovery()
+
+
+def discovering() -> list[str]:
+    """The providers that list their models themselves."""
+    return [name for name, provider in configured().items() if provider.get("discover")]
 
 
 def models_of(name: str, provider: dict) -> list[str]:

@@ -80,6 +80,7 @@ def attempt_row(
         duration_ms=entry.duration_ms,
         prompt_tokens=entry.prompt_tokens,
         completion_tokens=entry.completion_tokens,
+        cached_tokens=entry.cached_tokens,
         started_at=entry.started_at,
     )
 
@@ -118,6 +119,7 @@ def store_decision(
                     latency_ms=result.latency_ms,
                     prompt_tokens=result.prompt_tokens,
                     completion_tokens=result.completion_tokens,
+                    cached_tokens=result.attempt.cached_tokens,
                 )
         except IntegrityError:
             # Already decided by an earlier holder of the lease: the stored one stands.

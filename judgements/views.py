@@ -24,7 +24,12 @@ def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
 @require_http_methods(["GET", "POST"])
 def judgement_new(request: HttpRequest) -> HttpResponse:
     refusal = None
-    if request.method == "POST":
+    if request.method == "POST" and "refresh_models" in request.POST:
+        # Ask the discovering providers now, and show the form again exactly as typed.
+        providers.discovery.refresh_all()
+        form, formset = forms.bind(initial=forms.typed_case(request.POST))
+        status = 200
+    elif request.method == "POST":
         form, formset = forms.bind(request.POST)
         not_utf8 = forms.invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
         if forms.is_valid(form, formset, not_utf8):
@@ -52,6 +57,8 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
         "form": form,
         "formset": formset,
         "models": providers.available_models(),
+        "discovering": providers.discovering(),
+        "model_problems": providers.discovery.problems(),
         "refusal": refusal,
     }
     response = render(request, "judgements/new.html", context, status=status)

@@ -7,6 +7,7 @@ answers (HTTP errors, malformed JSON, a dropped connection, a cut-off reply).
 
 import contextlib
 import json
+import os
 import re
 import threading
 import time
@@ -168,6 +169,20 @@ class FakeLLM:
                 if r.model == model and (round_number is None or r.round == round_number)
             ]
 
+    def cached_prefix(self, body: dict) -> int:
+        """Like a provider's prompt cache: of a prompt's 100 tokens, the share that an
+        earlier request of the same model already began with (prefix of the messages'
+        text, compared with every earlier one)."""
+        text = json.dumps(body.get("messages", []))
+        with self.lock:
+            earlier = [
+                json.dumps(r.body.get("messages", []))
+                for r in self.requests
+                if r.body is not body and r.model == body.get("model")
+            ]
+        longest = max((len(os.path.commonprefix([text, e])) for e in earlier), default=0)
+        return 100 * longest // max(len(text), 1)
+
     def _next_failure(self, model: str, round_number: int) -> str | None:
         with self.lock:
             queue = self.scripts.get(model, ModelScript()).failures.get(round_number, [])
@@ -259,7 +274,8 @@ class FakeLLM:
                 if body.get("stream"):
                     self._stream(model, content, finish_reason)
                     return
-                self._send_json(200, completion(model, content, finish_reason))
+                cached = fake.cached_prefix(body)
+                self._send_json(200, completion(model, content, finish_reason, cached))
 
             def _stream(self, model: str, content: str, finish_reason: str) -> None:
                 self.send_response(200)
@@ -300,7 +316,7 @@ def answer(reason: str, decision: str, criterion_met: bool | None = None) -> str
     return json.dumps({"reason": reason, "criterion_met": criterion_met, "decision": decision})
 
 
-def completion(model: str, content: str, finish_reason: str = "stop") -> dict:
+def completion(model: str, content: str, finish_reason: str = "stop", cached: int = 0) -> dict:
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
@@ -313,7 +329,12 @@ def completion(model: str, content: str, finish_reason: str = "stop") -> dict:
                 "finish_reason": finish_reason,
             }
         ],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        "usage": {
+            "prompt_tokens": 100,
+            "completion_tokens": 20,
+            "total_tokens": 120,
+            "prompt_tokens_details": {"cached_tokens": cached},
+        },
     }
 
 

@@ -63,6 +63,22 @@ def test_a_judgement_shows_agents_decisions_and_attempts_escaped(admin_client, j
     assert html.count("<tr><td>Balthasar</td>") == 3  # three round decisions
 
 
+def test_a_judgement_shows_its_tokens_with_the_cached_share(admin_client, judged):
+    attempts = LLMAttempt.objects.filter(agent__judgement=judged, outcome="ok")
+    cached = [a.cached_tokens for a in attempts]
+    # Each model's first prompt repeats nothing it was sent; later ones repeat a prefix.
+    for model in ("model-a", "model-c"):
+        by_round = [a.cached_tokens for a in attempts.filter(model=model).order_by("round")]
+        assert by_round[0] == 0 and all(c > 0 for c in by_round[1:]), by_round
+    decisions = RoundDecision.objects.filter(agent__judgement=judged)
+    assert sorted(d.cached_tokens for d in decisions) == sorted(cached)
+    url = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    html = admin_client.get(url).content.decode()
+    total = sum(cached)
+    # Nine answered calls of 100 prompt tokens each (the failed attempt reported none).
+    assert f"prompt 900, of which cached {total} ({total / 9:.0f} %); completion 180" in html
+
+
 def test_audit_records_cannot_be_changed_or_deleted(admin_client, judged):
     judgement_url = reverse("admin:judgements_judgement_change", args=[judged.pk])
     response = admin_client.post(judgement_url, {"title": "rewritten", "status": "rejected"})

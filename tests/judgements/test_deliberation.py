@@ -113,10 +113,17 @@ async def test_it_shows_each_agent_every_earlier_decision(fake_llm, make_judgeme
     fake_llm.script("model-b", votes="RAA", reason="Balthasar's reason")
     await judge(make_judgement, runner)
     round_two = fake_llm.requests_for("model-a", 2)[0].body["messages"][0]["content"]
-    assert '"agent": "Balthasar", "round": 1, "decision": "reject"' in round_two
-    assert "Balthasar's reason" in round_two
-    round_three = fake_llm.requests_for("model-c", 3)[0].body["messages"][0]["content"]
-    assert round_three.count('"round": 1') == 3 and round_three.count('"round": 2') == 3
+    prompt = "\n".join(m["content"] for m in round_two_messages(fake_llm, "model-a"))
+    assert '"round": 1, "agent": "Balthasar", "decision": "reject"' in prompt
+    assert "Balthasar's reason" in prompt
+    round_three = "\n".join(
+        m["content"] for m in fake_llm.requests_for("model-c", 3)[0].body["messages"]
+    )
+    assert round_three.count('{"round": 1,') == 3 and round_three.count('{"round": 2,') == 3
+
+
+def round_two_messages(fake_llm, model: str) -> list[dict]:
+    return fake_llm.requests_for(model, 2)[0].body["messages"]
 
 
 async def test_it_publishes_every_state_change(fake_llm, make_judgement, runner):

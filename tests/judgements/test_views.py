@@ -131,3 +131,39 @@ def test_run_again_prefills_the_form(logged_in, make_judgement, user):
 
 def test_health_answers_without_login(client):
     assert client.get(reverse("healthz")).json() == {"status": "ok"}
+
+
+@pytest.fixture
+def ollama(fake_llm, settings):
+    """The suite's server as a provider that lists its own models."""
+    from judgements.providers import discovery
+
+    discovery.forget()
+    settings.MAGI_PROVIDERS = {
+        "ollama": settings.MAGI_PROVIDERS["default"] | {"models": [], "discover": True}
+    }
+    yield fake_llm
+    discovery.forget()
+
+
+def test_the_page_offers_discovered_models_and_refreshes_them_keeping_the_input(
+    logged_in, ollama
+):
+    html = logged_in.get(reverse("judgement-new")).content.decode()
+    assert '<option value="model-a"' in html and "llama3.2" not in html
+    assert "Refresh models" in html
+    ollama.script("llama3.2")  # pulled while the page was open
+    typed = form_data(case_for(title="Half typed <b>", content="Line one\r\nline two"))
+    response = logged_in.post(reverse("judgement-new"), typed | {"refresh_models": "1"})
+    html = response.content.decode()
+    assert response.status_code == 200 and not Judgement.objects.exists()
+    assert '<option value="llama3.2"' in html
+    assert 'value="Half typed &lt;b&gt;"' in html and "Line one\r\nline two</textarea>" in html
+    assert "errorlist" not in html  # nothing was judged or validated yet
+
+
+def test_the_page_names_a_provider_it_cannot_reach(logged_in, ollama, settings):
+    settings.MAGI_PROVIDERS["ollama"]["base_url"] = "http://127.0.0.1:9/v1"
+    html = logged_in.get(reverse("judgement-new")).content.decode()
+    assert "Could not list the models of provider ollama: connection failed" in html
+    assert "This deployment knows no model yet" not in html  # the bundled model is there

@@ -33,6 +33,8 @@ def test_the_defaults_run_one_machine_with_no_services(environ):
         "timeout": 60.0,
         "temperature": 0.0,
         "seed": 0,
+        "concurrency": None,
+        "discover": False,
     }
 
 
