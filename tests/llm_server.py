@@ -7,7 +7,6 @@ answers (HTTP errors, malformed JSON, a dropped connection, a cut-off reply).
 
 import contextlib
 import json
-import os
 import re
 import threading
 import time
@@ -180,7 +179,7 @@ class FakeLLM:
                 for r in self.requests
                 if r.body is not body and r.model == body.get("model")
             ]
-        longest = max((len(os.path.commonprefix([text, e])) for e in earlier), default=0)
+        longest = max((shared_prefix(text, e) for e in earlier), default=0)
         return 100 * longest // max(len(text), 1)
 
     def _next_failure(self, model: str, round_number: int) -> str | None:
@@ -314,6 +313,14 @@ def answer(reason: str, decision: str, criterion_met: bool | None = None) -> str
     if criterion_met is None:
         criterion_met = decision == "approve"
     return json.dumps({"reason": reason, "criterion_met": criterion_met, "decision": decision})
+
+
+def shared_prefix(a: str, b: str) -> int:
+    """How many leading characters two texts have in common."""
+    for index, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return index
+    return min(len(a), len(b))
 
 
 def completion(model: str, content: str, finish_reason: str = "stop", cached: int = 0) -> dict:

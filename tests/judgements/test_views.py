@@ -146,9 +146,7 @@ def ollama(fake_llm, settings):
     discovery.forget()
 
 
-def test_the_page_offers_discovered_models_and_refreshes_them_keeping_the_input(
-    logged_in, ollama
-):
+def test_the_page_offers_discovered_models_and_refreshes_them_keeping_the_input(logged_in, ollama):
     html = logged_in.get(reverse("judgement-new")).content.decode()
     assert '<option value="model-a"' in html and "llama3.2" not in html
     assert "Refresh models" in html
