@@ -13,7 +13,7 @@ a rate limit 429 with Retry-After (judgements/limits.py).
 import functools
 import logging
 
-from asgiref.sync import sync_to_async
+from channels.db import DatabaseSyncToAsync
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
@@ -26,6 +26,15 @@ from judgements.models import ApiToken, Judgement
 logger = logging.getLogger(__name__)
 
 WAIT_MAX_SECONDS = 300
+
+
+def in_pool(func):
+    """Run an ORM function in the thread pool, closing stale connections around it.
+
+    Plain sync_to_async runs every such call of the process on one thread, so each read
+    would queue behind every write in flight (a burst of creations held /healthz and
+    every read for seconds); the database, not that thread, serialises what must be."""
+    return DatabaseSyncToAsync(func, thread_sensitive=False)
 
 
 def error(status: int, message: str, **extra) -> JsonResponse:
@@ -103,28 +112,28 @@ def find_visible(judgement_id: int, user) -> Judgement | None:
 @csrf_exempt
 @json_errors
 async def judgements_collection(request: HttpRequest) -> JsonResponse:
-    token = await sync_to_async(bearer_token)(request)
+    token = await in_pool(bearer_token)(request)
     if token is None:
         return unauthorized()
     user = token.user
     if request.method == "GET":
-        return JsonResponse({"judgements": await sync_to_async(recent_results)(user)})
+        return JsonResponse({"judgements": await in_pool(recent_results)(user)})
     if request.method != "POST":
         return error(405, "Use GET or POST.")
     try:
         seconds = wait_seconds(request)
-        case = await sync_to_async(validate_case)(parse_body(request))
+        case = await in_pool(validate_case)(parse_body(request))
     except CaseError as exc:
         return invalid(exc.errors)
     try:
-        judgement = await sync_to_async(limits.create_judgement)(case, user, token)
+        judgement = await in_pool(limits.create_judgement)(case, user, token)
     except limits.Refused as exc:
         response = error(429, exc.message, retry_after=exc.retry_after)
         response["Retry-After"] = str(exc.retry_after)
         return response
     await events.wake(judgement.pk)
     await events.wait_until_finished(judgement.pk, seconds)
-    response = JsonResponse(await sync_to_async(result_of)(judgement.pk), status=201)
+    response = JsonResponse(await in_pool(result_of)(judgement.pk), status=201)
     response["Location"] = f"/api/judgements/{judgement.pk}/"
     return response
 
@@ -132,20 +141,20 @@ async def judgements_collection(request: HttpRequest) -> JsonResponse:
 @csrf_exempt
 @json_errors
 async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonResponse:
-    token = await sync_to_async(bearer_token)(request)
+    token = await in_pool(bearer_token)(request)
     if token is None:
         return unauthorized()
     user = token.user
     if request.method != "GET":
         return error(405, "Use GET.")
-    if await sync_to_async(find_visible)(judgement_id, user) is None:
+    if await in_pool(find_visible)(judgement_id, user) is None:
         return error(404, f"No judgement {judgement_id}.")
     try:
         seconds = wait_seconds(request)
     except CaseError as exc:
         return invalid(exc.errors)
     await events.wait_until_finished(judgement_id, seconds)
-    return JsonResponse(await sync_to_async(result_of)(judgement_id))
+    return JsonResponse(await in_pool(result_of)(judgement_id))
 
 
 def parse_body(request: HttpRequest):

@@ -3,11 +3,14 @@ the websocket's same-origin check (scheme, host and port, as Django's CSRF check
 
 from urllib.parse import urlsplit
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
 from django.http import HttpRequest, HttpResponse
 from django.http.request import split_domain_port, validate_host
+from django.utils.decorators import sync_and_async_middleware
+from whitenoise.middleware import WhiteNoiseMiddleware
 
 # Scripts and styles come only from our own static files: no inline code, no style
 # attributes, no eval. The only other connection a page makes is its own websocket.
@@ -29,14 +32,52 @@ def content_security_policy(request: HttpRequest) -> str:
     return f"{POLICY} {scheme}://{host}"
 
 
-class ContentSecurityPolicyMiddleware:
-    def __init__(self, get_response) -> None:
-        self.get_response = get_response
+@sync_and_async_middleware
+def content_security_policy_middleware(get_response):
+    """Puts the policy on every response. Async-capable, so it never pushes an async
+    request onto the process's one thread for sync code."""
+    if iscoroutinefunction(get_response):
 
-    def __call__(self, request: HttpRequest) -> HttpResponse:
-        response = self.get_response(request)
-        response.setdefault("Content-Security-Policy", content_security_policy(request))
-        return response
+        async def middleware(request: HttpRequest) -> HttpResponse:
+            response = await get_response(request)
+            response.setdefault("Content-Security-Policy", content_security_policy(request))
+            return response
+
+    else:
+
+        def middleware(request: HttpRequest) -> HttpResponse:
+            response = get_response(request)
+            response.setdefault("Content-Security-Policy", content_security_policy(request))
+            return response
+
+    return middleware
+
+
+class StaticFilesMiddleware(WhiteNoiseMiddleware):
+    """WhiteNoise, async-capable: WhiteNoise 6 is sync-only, and one sync middleware sends
+    every request of the process through the one thread for sync code. Static files are
+    still served by WhiteNoise; every other request passes straight on."""
+
+    async_capable = True
+    sync_capable = True
+
+    def __init__(self, get_response) -> None:
+        super().__init__(get_response)
+        self.is_async = iscoroutinefunction(get_response)
+        if self.is_async:
+            markcoroutinefunction(self)
+
+    def __call__(self, request: HttpRequest):
+        if self.is_async:
+            return self.__acall__(request)
+        return super().__call__(request)
+
+    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+        path = request.path_info
+        static_file = self.find_file(path) if self.autorefresh else self.files.get(path)
+        if static_file is not None:
+            return await sync_to_async(self.serve, thread_sensitive=False)(static_file, request)
+        return await self.get_response(request)
 
 
 def origin_key(url: str) -> tuple[str, str, int] | None:

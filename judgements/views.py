@@ -88,7 +88,8 @@ def judgement_list(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def healthz(request: HttpRequest) -> JsonResponse:
+async def healthz(request: HttpRequest) -> JsonResponse:
+    # Async, so a load balancer's probe never waits behind the process's sync views.
     return JsonResponse({"status": "ok"})
 
 
