@@ -55,7 +55,6 @@ async def main() -> None:
         sys.exit(f"unknown local model {args.model!r}; configured: {', '.join(files) or 'none'}")
     path = files[args.model]
     # The engine's own prompt and schema, so prompt length and answers are representative.
-    schema = prompts.verdict_schema()
 
     print(f"model        {args.model}  ({path}, {path.stat().st_size / 2**20:.0f} MiB)")
     print(f"machine      {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
@@ -86,7 +85,9 @@ async def main() -> None:
             completion = await client.chat.completions.create(
                 model=args.model,
                 messages=messages,
-                response_format={"type": local_llm.LOCAL_STRUCTURED_OUTPUT, "schema": schema},
+                response_format=llm.request_body(
+                    providers.route_for(args.model), messages
+                )["response_format"],
                 max_tokens=local_llm.LOCAL_MAX_TOKENS,
             )
         verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)

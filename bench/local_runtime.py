@@ -434,7 +434,17 @@ def main() -> None:
             print(f"  session {label} FAILED: {type(exc).__name__}: {exc}", flush=True)
         finally:
             session.stop()
-        print(f"  session {label} done, load {os.getloadavg()[0]:.2f}", flush=True)
+        r = results[label]
+        # Printed as it goes, so a run cut short still leaves its numbers.
+        print(
+            f"  session {label} done, load {os.getloadavg()[0]:.2f}: start {r.starts[-1]:.2f} s,"
+            f" decisions {' '.join(f'{x:.2f}' for x in r.decisions)} s,"
+            f" judgements {' '.join(f'{x:.2f}' for x in r.judgements)} s,"
+            f" long {' '.join(f'{x:.2f}' for x in r.long_judgements)} s,"
+            f" cached {r.long_cached_tokens}/{r.long_prompt_tokens} tokens,"
+            f" valid {r.valid_verdicts}/{r.calls}, VmHWM {r.peak_rss_kib / 1024:.0f} MiB",
+            flush=True,
+        )
     print(f"load after   {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     table(results)
 

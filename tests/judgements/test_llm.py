@@ -193,3 +193,13 @@ def test_it_refuses_answers_that_contradict_themselves_or_do_not_validate(text, 
     with pytest.raises(llm.InvalidOutputError) as caught:
         llm.parse_verdict(text)
     assert str(caught.value).startswith(cause)
+
+
+async def test_the_attempt_after_an_invalid_answer_samples_again_with_its_own_seed(fake_llm):
+    fake_llm.script("model-a", failures={1: ["contradiction", "500"]})
+    result, attempts = await call("model-a")
+    sent = [r.body for r in fake_llm.requests_for("model-a")]
+    assert [(b["temperature"], b["seed"]) for b in sent] == [(0.0, 0), (0.7, 1), (0.0, 0)]
+    # The audit keeps each body exactly as sent.
+    assert [a.request["temperature"] for a in attempts] == [0.0, 0.7, 0.0]
+    assert result.verdict.decision == "approve"

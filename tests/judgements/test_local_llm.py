@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
+from django.conf import settings
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
 
@@ -20,7 +21,6 @@ from judgements.local_llm import (
     LOCAL_API_KEY,
     LOCAL_MAX_TOKENS,
     LOCAL_REASON_MAX_LENGTH,
-    LOCAL_STRUCTURED_OUTPUT,
     LocalModelError,
     local_base_url,
     local_model_files,
@@ -53,6 +53,16 @@ def fake_gguf(tmp_path):
     return path
 
 
+SERVER_MODULES = (b"judgements.local_server", b"llama_cpp.server")
+
+
+def response_format(schema: dict) -> dict:
+    """Structured output the way MAGI asks the configured local runtime for it."""
+    if local_llm.STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME] == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
+    return {"type": "json_object", "schema": schema}
+
+
 def llama_children() -> list[int]:
     """Process ids of llama.cpp servers that are children of this test process."""
     pids = []
@@ -60,7 +70,7 @@ def llama_children() -> list[int]:
         for pid in children.read_text().split():
             cmdline = Path(f"/proc/{pid}/cmdline")
             with contextlib.suppress(OSError):
-                if b"llama_cpp.server" in cmdline.read_bytes():
+                if any(server in cmdline.read_bytes() for server in SERVER_MODULES):
                     pids.append(int(pid))
     return pids
 
@@ -123,10 +133,10 @@ async def test_unknown_local_model_lists_the_configured_ones():
 
 async def test_missing_runtime_says_how_to_install(settings, monkeypatch, fake_gguf):
     # The documented way to make an installed package unimportable for one test.
-    monkeypatch.setitem(sys.modules, "llama_cpp", None)
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
     settings.MAGI_LOCAL_MODELS = {"own": str(fake_gguf)}
 
-    with pytest.raises(LocalModelError, match=r"llama_cpp not installed.*install-local-model\.sh"):
+    with pytest.raises(LocalModelError, match=r"xllamacpp of the local runtime .*install-local-model\.sh"):
         await local_base_url("own")
 
 
@@ -183,7 +193,7 @@ async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, 
     completion = await client.chat.completions.create(
         model="my-model",
         messages=[{"role": "user", "content": "Approve or reject a walk in the park, as JSON."}],
-        response_format={"type": LOCAL_STRUCTURED_OUTPUT, "schema": Verdict.model_json_schema()},
+        response_format=response_format(Verdict.model_json_schema()),
         max_tokens=LOCAL_MAX_TOKENS,
         temperature=0,
     )
@@ -236,7 +246,7 @@ async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(
                     },
                     {"role": "user", "content": "I am going to travel to Japan next week."},
                 ],
-                response_format={"type": LOCAL_STRUCTURED_OUTPUT, "schema": schema},
+                response_format=response_format(schema),
                 max_tokens=LOCAL_MAX_TOKENS,
                 temperature=0,
             )
@@ -283,8 +293,13 @@ def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
     assert RoundDecision.objects.count() == 9
     sent = LLMAttempt.objects.filter(outcome="ok").first()
     assert sent.provider == "local" and sent.base_url.startswith("http://127.0.0.1:")
-    assert sent.request["response_format"]["type"] == "json_object"
+    # The prebuilt server takes the verdict schema as json_schema.
+    assert sent.request["response_format"]["type"] == "json_schema"
     assert not fake_llm.requests  # nothing went to the suite's own server
+    # A round's three calls went to the server's parallel slots together.
+    rounds = LLMAttempt.objects.filter(round=1, attempt=1).order_by("started_at")
+    first, *_, last = rounds
+    assert (last.started_at - first.started_at).total_seconds() * 1000 < first.duration_ms
 
 
 @pytest.mark.django_db(transaction=True)

@@ -275,3 +275,9 @@ def test_the_labelled_suites_are_valid_cases_for_their_panels(suite, settings):
     else:
         approvable = sum(case["expected"] == "approve" for case in cases)
         assert abs(approvable - len(cases) / 2) <= 2
+
+
+def test_the_round_instruction_restates_the_criterion_last():
+    messages = prompts.build_messages(AGENT, "Buy a car.", 1, [])
+    assert messages[1]["content"].endswith("(reason, criterion_met, decision).")
+    assert f"Your criterion: {AGENT.criteria}" in messages[1]["content"]

@@ -1,0 +1,40 @@
+"""Serve one GGUF model over llama.cpp's native OpenAI-compatible server (xllamacpp's
+prebuilt build), in a process of its own that MAGI starts and stops (see local_llm.py).
+
+    python -m judgements.local_server MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS
+
+No Django here: this process only serves the model. The server runs on threads of this
+process; the main thread waits until the process is told to stop.
+"""
+
+import signal
+import sys
+import threading
+
+
+def main(argv: list[str]) -> None:
+    import xllamacpp
+
+    path, alias, port, context, parallel, threads = argv
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    # The name the engine sends as `model`, and the one GET /v1/models lists.
+    params.model_alias = {alias}
+    params.hostnames = ["127.0.0.1"]
+    params.port = int(port)
+    # Each of the parallel slots gets the whole context a judgement's prompt may need.
+    params.n_parallel = int(parallel)
+    params.n_ctx = int(context) * int(parallel)
+    params.ui = False
+    if int(threads):
+        params.cpuparams.n_threads = int(threads)
+        params.cpuparams_batch.n_threads = int(threads)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    server = xllamacpp.Server(params)
+    print(f"serving {alias} on {server.listening_address}", flush=True)
+    stop.wait()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
