@@ -85,9 +85,9 @@ async def main() -> None:
             completion = await client.chat.completions.create(
                 model=args.model,
                 messages=messages,
-                response_format=llm.request_body(
-                    providers.route_for(args.model), messages
-                )["response_format"],
+                response_format=llm.request_body(providers.route_for(args.model), messages)[
+                    "response_format"
+                ],
                 max_tokens=local_llm.LOCAL_MAX_TOKENS,
             )
         verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)

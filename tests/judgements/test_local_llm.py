@@ -136,7 +136,9 @@ async def test_missing_runtime_says_how_to_install(settings, monkeypatch, fake_g
     monkeypatch.setitem(sys.modules, "xllamacpp", None)
     settings.MAGI_LOCAL_MODELS = {"own": str(fake_gguf)}
 
-    with pytest.raises(LocalModelError, match=r"xllamacpp of the local runtime .*install-local-model\.sh"):
+    with pytest.raises(
+        LocalModelError, match=r"xllamacpp of the local runtime .*install-local-model\.sh"
+    ):
         await local_base_url("own")
 
 
