@@ -36,6 +36,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
 from django.conf import settings  # noqa: E402
+from django.test import override_settings  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
@@ -164,7 +165,10 @@ class Runtime:
         if self.label == "llama-cpp-python":
             # MAGI's own command line (context and threads from its settings), run by the
             # Python given with --llama-cpp-python (another build) when asked.
-            command = local_llm._server_command(local_llm.BUNDLED_MODEL_NAME, path, port)
+            _ = settings.MAGI_LOCAL_CONTEXT_TOKENS  # loads the settings override_settings wraps
+            with override_settings(MAGI_LOCAL_RUNTIME="llama-cpp-python"):
+                command = local_llm._server_command(local_llm.BUNDLED_MODEL_NAME, path, port)
+            assert command[1:3] == ["-m", "llama_cpp.server"], command
             return [args.llama_cpp_python, *command[1:]]
         # Unified KV: one 8,192-token cache the three slots share, the same memory as the
         # single-slot server; "split" gives each slot its own full context (3x the KV cache).
@@ -308,6 +312,12 @@ class Session:
         return time.perf_counter() - began, usage
 
     async def run(self) -> None:
+        try:
+            await self._measure()
+        finally:
+            await self.client.close()  # inside the loop, which asyncio.run closes after
+
+    async def _measure(self) -> None:
         for i in range(self.args.decisions):
             _, seconds, _, _ = await self.decide(AGENTS[i % 3], SHORT_CONTENT, 1, [])
             self.out.decisions.append(seconds)

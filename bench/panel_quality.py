@@ -128,21 +128,30 @@ def normalise(reason: str) -> str:
 
 
 def copied_reasons(agents: list[dict]) -> tuple[int, int]:
-    """(later-round reasons equal to another agent's earlier reason, later-round reasons)."""
+    """(later-round reasons equal to another agent's earlier reason, later-round reasons).
+
+    An agent that keeps its own words is not copying, even when a peer copied them first.
+    """
+
+    def earlier(of: list[dict], round_number: int) -> set[str]:
+        return {
+            normalise(d["reason"])
+            for agent in of
+            for d in agent["rounds"]
+            if d["round"] < round_number
+        }
+
     copied = total = 0
     for agent in agents:
+        peers = [peer for peer in agents if peer is not agent]
         for decision in agent["rounds"]:
             if decision["round"] < 2:
                 continue
             total += 1
-            earlier = {
-                normalise(peer_decision["reason"])
-                for peer in agents
-                if peer is not agent
-                for peer_decision in peer["rounds"]
-                if peer_decision["round"] < decision["round"]
-            }
-            copied += normalise(decision["reason"]) in earlier
+            reason = normalise(decision["reason"])
+            copied += reason in earlier(peers, decision["round"]) and reason not in earlier(
+                [agent], decision["round"]
+            )
     return copied, total
 
 

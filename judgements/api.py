@@ -1,13 +1,20 @@
 """The HTTP API, for programs that gate an action on MAGI before they take it.
 
     POST /api/judgements/?wait=120   a case as JSON -> 201 and the judgement
+                                     (Idempotency-Key header: a retry starts nothing new)
     GET  /api/judgements/<id>/?wait=30
     GET  /api/judgements/
+    POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
+    GET  /api/schema.json                the OpenAPI 3.1 description of all of this
 
 Authentication is a bearer token (`manage.py api_token USER`). Every answer is JSON:
 invalid input answers 400 with {"errors": {field: [messages]}}, naming fields as the
 command line does (`agents[2].model`); a body over the upload limit 413; a judgement over
-a rate limit 429 with Retry-After (judgements/limits.py).
+a rate limit 429 with Retry-After (judgements/limits.py); an Idempotency-Key reused with
+another body 422; a second override 409.
+
+Fail-closed: a client proceeds only on "status": "approved"; every other status (error,
+idle, judging, rejected, anything unknown) and every error answer means "do not proceed".
 """
 
 import functools
@@ -19,7 +26,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from judgements import events, limits
+from judgements import events, idempotency, limits, openapi, overrides
 from judgements.forms import CaseError, parse_case_json, validate_case
 from judgements.models import ApiToken, Judgement
 
@@ -97,8 +104,13 @@ def wait_seconds(request: HttpRequest) -> float:
     return seconds
 
 
+def with_results(judgements):
+    """What as_result reads, in a fixed number of queries."""
+    return judgements.select_related("override__by").prefetch_related("agents__decisions")
+
+
 def result_of(judgement_id: int) -> dict:
-    judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
+    judgement = with_results(Judgement.objects).get(pk=judgement_id)
     return judgement.as_result()
 
 
@@ -122,20 +134,37 @@ async def judgements_collection(request: HttpRequest) -> JsonResponse:
         return error(405, "Use GET or POST.")
     try:
         seconds = wait_seconds(request)
-        case = await in_pool(validate_case)(parse_body(request))
+        key = idempotency.key_from(request.headers)
+        body = parse_body(request)
+        case = await in_pool(validate_case)(body)
     except CaseError as exc:
         return invalid(exc.errors)
     try:
-        judgement = await in_pool(limits.create_judgement)(case, user, token)
+        if key is None:
+            judgement = await in_pool(limits.create_judgement)(case, user, token)
+            submitted = idempotency.Submitted(judgement, 201, replayed=False)
+        else:
+            submitted = await in_pool(idempotency.submit)(case, body, user, token, key)
     except limits.Refused as exc:
         response = error(429, exc.message, retry_after=exc.retry_after)
         response["Retry-After"] = str(exc.retry_after)
         return response
-    await events.wake(judgement.pk)
-    await events.wait_until_finished(judgement.pk, seconds)
-    response = JsonResponse(await in_pool(result_of)(judgement.pk), status=201)
-    response["Location"] = f"/api/judgements/{judgement.pk}/"
+    except idempotency.KeyReused as exc:
+        return JsonResponse(
+            {"error": exc.message, "errors": {idempotency.HEADER: [exc.message]}}, status=422
+        )
+    judgement_id = submitted.judgement.pk
+    if not submitted.replayed:
+        await events.wake(judgement_id)
+    await events.wait_until_finished(judgement_id, seconds)
+    response = JsonResponse(await in_pool(result_of)(judgement_id), status=submitted.status_code)
+    response["Location"] = f"/api/judgements/{judgement_id}/"
+    if key is not None:
+        response[REPLAYED_HEADER] = "true" if submitted.replayed else "false"
     return response
+
+
+REPLAYED_HEADER = "Idempotency-Replayed"
 
 
 @csrf_exempt
@@ -158,15 +187,56 @@ async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonRes
 
 
 def parse_body(request: HttpRequest):
-    try:
-        body = request.body
-    except RequestDataTooBig:
-        raise BodyTooLarge from None
-    return parse_case_json(body, "The body")
+    return parse_case_json(read_body(request), "The body")
 
 
 def recent_results(user, limit: int = 50) -> list[dict]:
-    judgements = Judgement.objects.prefetch_related("agents__decisions")
+    judgements = with_results(Judgement.objects)
     if not user.is_staff:
         judgements = judgements.filter(creator=user)
     return [j.as_result() for j in judgements[:limit]]
+
+
+@csrf_exempt
+@json_errors
+async def judgement_override(request: HttpRequest, judgement_id: int) -> JsonResponse:
+    """A human's verdict over the panel's: {"decision": "approve"|"reject", "reason"}."""
+    token = await in_pool(bearer_token)(request)
+    if token is None:
+        return unauthorized()
+    user = token.user
+    if request.method != "POST":
+        return error(405, "Use POST.")
+    if await in_pool(find_visible)(judgement_id, user) is None:
+        return error(404, f"No judgement {judgement_id}.")
+    if not await in_pool(overrides.may_override)(user):
+        return error(403, "You do not have the permission to override judgements.")
+    try:
+        body = parse_case_json(read_body(request), "The body")
+        if not isinstance(body, dict):
+            raise CaseError({"body": ['Must be a JSON object: {"decision", "reason"}.']})
+        unknown = sorted(set(body) - {"decision", "reason"})
+        if unknown:
+            raise CaseError({name: ["Unknown field."] for name in unknown})
+        await in_pool(overrides.override)(
+            judgement_id, user, body.get("decision"), body.get("reason")
+        )
+    except CaseError as exc:
+        return invalid(exc.errors)
+    except overrides.OverrideConflict as exc:
+        return error(409, exc.message)
+    return JsonResponse(await in_pool(result_of)(judgement_id), status=201)
+
+
+@json_errors
+async def schema(request: HttpRequest) -> JsonResponse:
+    if request.method != "GET":
+        return error(405, "Use GET.")
+    return JsonResponse(openapi.document(WAIT_MAX_SECONDS))
+
+
+def read_body(request: HttpRequest) -> bytes:
+    try:
+        return request.body
+    except RequestDataTooBig:
+        raise BodyTooLarge from None

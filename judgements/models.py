@@ -93,6 +93,7 @@ class Judgement(models.Model):
             models.Index(fields=["creator", "-created_at"], name="judgement_creator_created_idx"),
             models.Index(fields=["status", "lease_expires_at"], name="judgement_lease_idx"),
         ]
+        permissions = [("override_judgement", "Can override the panel's verdict")]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.get_status_display()})"
@@ -160,12 +161,35 @@ class Judgement(models.Model):
             ],
         }
 
+    @property
+    def override_or_none(self) -> "Override | None":
+        try:
+            return self.override
+        except Override.DoesNotExist:
+            return None
+
+    @property
+    def verdict(self) -> str:
+        """The status in force: a human override's decision, else the panel's status."""
+        override = self.override_or_none
+        if override is None:
+            return self.status
+        return override.verdict
+
+    def get_verdict_display(self) -> str:
+        return Status(self.verdict).label
+
     def as_result(self) -> dict:
-        """The judgement as the command line and the HTTP API report it."""
+        """The judgement as the command line and the HTTP API report it. "status" is the
+        verdict in force, "panel_status" what the panel decided (they differ only after a
+        human override)."""
+        override = self.override_or_none
         return {
             "id": self.pk,
             "title": self.title,
-            "status": self.status,
+            "status": self.verdict,
+            "panel_status": self.status,
+            "override": None if override is None else override.as_result(),
             "error": self.error_message or None,
             "agents": [agent.as_result() for agent in self.agents.all()],
         }
@@ -355,3 +379,69 @@ class ApiToken(models.Model):
 
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+
+class IdempotencyKey(models.Model):
+    """A client's Idempotency-Key on POST /api/judgements/: the same key and body from the
+    same user answer with the judgement it started (judgements/idempotency.py). The unique
+    constraint, not any process's memory, makes two concurrent requests start one."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="idempotency_keys"
+    )
+    key = models.CharField(max_length=255)
+    body_hash = models.CharField(max_length=64, help_text="SHA-256 of the canonical JSON body.")
+    judgement = models.ForeignKey(
+        Judgement, on_delete=models.CASCADE, related_name="idempotency_keys"
+    )
+    status_code = models.PositiveSmallIntegerField(default=201)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="idempotency_unique_user_key"),
+        ]
+        indexes = [models.Index(fields=["created_at"], name="idempotency_created_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.key!r} of {self.user_id} -> judgement {self.judgement_id}"
+
+
+class Override(models.Model):
+    """A human's verdict over the panel's, with the reason: the audit of who overrode what.
+    One per judgement (a second is refused); never edited or deleted (judgements/overrides.py)."""
+
+    judgement = models.OneToOneField(Judgement, on_delete=models.CASCADE, related_name="override")
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="overrides"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    # What the panel had decided when it was overridden, and the decision put in force.
+    panel_status = models.CharField(max_length=16, choices=Status.choices)
+    decision = models.CharField(max_length=8, choices=Decision.choices)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["-at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(decision__in=Decision.values),
+                name="override_is_approve_or_reject",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.judgement_id}: {self.panel_status} -> {self.decision} by {self.by}"
+
+    @property
+    def verdict(self) -> str:
+        return Status.APPROVED if self.decision == Decision.APPROVE else Status.REJECTED
+
+    def as_result(self) -> dict:
+        return {
+            "by": self.by.get_username(),
+            "at": self.at.isoformat(),
+            "reason": self.reason,
+            "decision": self.decision,
+        }

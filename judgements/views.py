@@ -2,11 +2,13 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgements import consumers, events, forms, limits, panel, providers
+from judgements import consumers, events, forms, limits, overrides, panel, providers
+from judgements.forms import CaseError
 from judgements.models import Judgement
 
 
@@ -75,13 +77,51 @@ def is_urlencoded(request: HttpRequest) -> bool:
 @require_GET
 def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
-    return render(request, "judgements/detail.html", {"panel": panel.build(judgement)})
+    return render_detail(request, judgement, forms.OverrideForm())
+
+
+def render_detail(
+    request: HttpRequest, judgement: Judgement, override_form, status: int = 200, refusal=""
+) -> HttpResponse:
+    context = {
+        "panel": panel.build(judgement),
+        "may_override": overrides.may_override(request.user),
+        "override_form": override_form,
+        "override_refusal": refusal,
+    }
+    return render(request, "judgements/detail.html", context, status=status)
+
+
+@login_required
+@require_POST
+def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
+    """The live page's override form: a decision and a reason, put in force over the
+    panel's verdict (judgements/overrides.py)."""
+    judgement = visible_judgement(request, judgement_id)
+    if not overrides.may_override(request.user):
+        raise PermissionDenied("You may not override judgements.")
+    form = forms.OverrideForm(request.POST)
+    if form.is_valid():
+        try:
+            overrides.override(
+                judgement.pk, request.user, form.cleaned_data["decision"], form.cleaned_data["reason"]
+            )
+        except CaseError as exc:
+            for field, messages in exc.errors.items():
+                for message in messages:
+                    form.add_error(field, message)
+        except overrides.OverrideConflict as exc:
+            judgement = visible_judgement(request, judgement_id)
+            return render_detail(request, judgement, form, status=409, refusal=exc.message)
+        else:
+            return redirect(judgement)
+    return render_detail(request, judgement, form, status=400)
 
 
 @login_required
 @require_GET
 def judgement_list(request: HttpRequest) -> HttpResponse:
-    judgements = Judgement.objects.select_related("creator")
+    judgements = Judgement.objects.select_related("creator", "override__by")
     if not request.user.is_staff:
         judgements = judgements.filter(creator=request.user)
     return render(request, "judgements/list.html", {"judgements": judgements[:200]})

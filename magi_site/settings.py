@@ -139,6 +139,8 @@ class MagiSettings(Env):
     magi_rate_limit_per_user: int = Field(default=20, ge=0)
     magi_rate_limit_per_token: int = Field(default=20, ge=0)
     magi_unfinished_per_user: int = Field(default=20, ge=0)
+    # How long an Idempotency-Key on POST /api/judgements/ is remembered.
+    magi_idempotency_hours: float = Field(default=24.0, gt=0)
 
     # --- Engine.
     # Without Redis there is one process, so the engine worker runs inside the web server.
@@ -434,6 +436,7 @@ MAGI_RATE_WINDOW_SECONDS = MAGI.magi_rate_window_seconds
 MAGI_RATE_LIMIT_PER_USER = MAGI.magi_rate_limit_per_user
 MAGI_RATE_LIMIT_PER_TOKEN = MAGI.magi_rate_limit_per_token
 MAGI_UNFINISHED_PER_USER = MAGI.magi_unfinished_per_user
+MAGI_IDEMPOTENCY_HOURS = MAGI.magi_idempotency_hours
 MAGI_ENGINE_IN_PROCESS = MAGI.engine_in_process
 MAGI_ENGINE_CHANNEL = "magi-engine"
 MAGI_LEASE_SECONDS = MAGI.magi_lease_seconds

@@ -1,0 +1,78 @@
+"""A human's verdict over the panel's: who may give one, and storing it once.
+
+The panel's own status stays on the judgement; the override is a separate row (one per
+judgement, the database's unique constraint refusing a second) that records who, when,
+from what to what and why. Nothing edits or deletes it (the admin shows it read-only).
+"""
+
+from django.db import IntegrityError, transaction
+
+from judgements.errors import MagiError
+from judgements.forms import CaseError
+from judgements.models import Decision, Judgement, Override
+
+REASON_MAX_CHARS = 5000
+
+
+class OverrideConflict(MagiError):
+    """The judgement cannot be overridden now: not finished, or overridden already."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+def may_override(user) -> bool:
+    """Staff may by default; anyone else needs the override_judgement permission."""
+    return bool(
+        user.is_authenticated
+        and user.is_active
+        and (user.is_staff or user.has_perm("judgements.override_judgement"))
+    )
+
+
+def validate(decision, reason) -> tuple[str, str]:
+    """The decision and reason as given, or CaseError naming each bad field."""
+    errors: dict[str, list[str]] = {}
+    if decision not in Decision.values:
+        errors["decision"] = [f"Must be one of {', '.join(Decision.values)}."]
+    if not isinstance(reason, str) or not reason.strip():
+        errors["reason"] = ["A reason is required."]
+    elif len(reason) > REASON_MAX_CHARS:
+        errors["reason"] = [f"At most {REASON_MAX_CHARS} characters, got {len(reason)}."]
+    if errors:
+        raise CaseError(errors)
+    return decision, reason
+
+
+def override(judgement_id: int, user, decision, reason) -> Override:
+    """Put a human's decision in force over the panel's; raises CaseError for bad input
+    and OverrideConflict if the judgement is not finished or already overridden.
+    The caller checks may_override and visibility."""
+    decision, reason = validate(decision, reason)
+    try:
+        with transaction.atomic():
+            judgement = Judgement.objects.select_for_update().get(pk=judgement_id)
+            if not judgement.is_finished:
+                raise OverrideConflict(
+                    f"Judgement {judgement_id} is {judgement.status}: only a finished judgement "
+                    "can be overridden."
+                )
+            if Override.objects.filter(judgement=judgement).exists():
+                raise already_overridden(judgement_id)
+            return Override.objects.create(
+                judgement=judgement,
+                by=user,
+                panel_status=judgement.status,
+                decision=decision,
+                reason=reason,
+            )
+    except IntegrityError:
+        # Another override was stored between the look-up and the insert.
+        raise already_overridden(judgement_id) from None
+
+
+def already_overridden(judgement_id: int) -> OverrideConflict:
+    return OverrideConflict(
+        f"Judgement {judgement_id} was already overridden; an override cannot be changed."
+    )
