@@ -1,10 +1,27 @@
 """The audit history. Recorded decisions and attempts are read-only here: nobody edits
 or deletes what the panel said through the admin."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 
-from judgements.models import Agent, ApiToken, Judgement, LLMAttempt, RoundDecision, Status
+from judgements import overrides
+from judgements.forms import CaseError
+from judgements.models import (
+    Agent,
+    ApiToken,
+    Judgement,
+    LLMAttempt,
+    Override,
+    RoundDecision,
+    Status,
+    WebhookAttempt,
+    WebhookDelivery,
+)
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -78,6 +95,7 @@ class JudgementAdmin(AuditAdmin):
     list_display = [
         "title",
         "status",
+        "verdict_display",
         "decision_display",
         "agents_display",
         "creator",
@@ -92,6 +110,7 @@ class JudgementAdmin(AuditAdmin):
         "title",
         "content",
         "status",
+        "override_display",
         "error_message",
         "error_agent",
         "error_round",
@@ -108,7 +127,71 @@ class JudgementAdmin(AuditAdmin):
     inlines = [AgentInline]
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("agents")
+        return (
+            super().get_queryset(request).select_related("override__by").prefetch_related("agents")
+        )
+
+    def get_urls(self):
+        override = self.admin_site.admin_view(self.override_view)
+        return [
+            path("<int:judgement_id>/override/", override, name="judgements_judgement_override"),
+            *super().get_urls(),
+        ]
+
+    def override_view(self, request, judgement_id: int):
+        """Put a human's verdict in force over the panel's (judgements/overrides.py)."""
+        judgement = get_object_or_404(Judgement, pk=judgement_id)
+        if not overrides.may_override(request.user):
+            raise PermissionDenied
+        change_url = reverse("admin:judgements_judgement_change", args=[judgement.pk])
+        form = overrides.OverrideForm(request.POST or None)
+        refusal = ""
+        if request.method == "POST" and form.is_valid():
+            try:
+                overrides.override(
+                    judgement.pk,
+                    request.user,
+                    form.cleaned_data["decision"],
+                    form.cleaned_data["reason"],
+                )
+            except CaseError as exc:
+                for field, field_messages in exc.errors.items():
+                    for message in field_messages:
+                        form.add_error(field, message)
+            except overrides.OverrideConflict as exc:
+                refusal = exc.message
+            else:
+                messages.success(request, "The override is in force.")
+                return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Override: {judgement.title}",
+            "judgement": judgement,
+            "form": form,
+            "refusal": refusal,
+            "change_url": change_url,
+            "opts": self.model._meta,
+        }
+        status = 200 if request.method == "GET" else (409 if refusal else 400)
+        return TemplateResponse(request, "admin/judgements/override.html", context, status=status)
+
+    @admin.display(description="verdict in force")
+    def verdict_display(self, obj: Judgement) -> str:
+        override = obj.override_or_none
+        if override is None:
+            return obj.get_verdict_display()
+        return f"{obj.get_verdict_display()} (overridden by {override.by.get_username()})"
+
+    @admin.display(description="override")
+    def override_display(self, obj: Judgement) -> str:
+        return render_to_string(
+            "admin/judgements/override_field.html",
+            {
+                "judgement": obj,
+                "override": obj.override_or_none,
+                "url": reverse("admin:judgements_judgement_override", args=[obj.pk]),
+            },
+        )
 
     @admin.display(description="round decisions")
     def round_decisions(self, obj: Judgement) -> str:
@@ -145,6 +228,16 @@ class JudgementAdmin(AuditAdmin):
         return f"{obj.duration.total_seconds():.1f} s" if obj.duration else "—"
 
 
+@admin.register(Override)
+class OverrideAdmin(AuditAdmin):
+    """The override audit: who set which panel verdict aside, when, and why."""
+
+    list_display = ["judgement", "panel_status", "decision", "by", "at"]
+    list_filter = ["decision", "panel_status"]
+    search_fields = ["judgement__title", "reason", "by__username"]
+    readonly_fields = ["judgement", "panel_status", "decision", "by", "at", "reason"]
+
+
 @admin.register(RoundDecision)
 class RoundDecisionAdmin(AuditAdmin):
     list_display = ["agent", "round", "decision", "latency_ms", "created_at"]
@@ -164,3 +257,32 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None) -> bool:
         return False
+
+
+class WebhookAttemptInline(ReadOnlyInline):
+    model = WebhookAttempt
+    fields = ["number", "started_at", "status_code", "duration_ms", "error", "worker"]
+    readonly_fields = fields
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(AuditAdmin):
+    """Every webhook and each of its attempts (status, duration, error), read-only."""
+
+    list_display = ["__str__", "event", "status", "attempt_count", "created_at", "finished_at"]
+    list_filter = ["status", "event"]
+    search_fields = ["judgement__title", "url"]
+    readonly_fields = [
+        "judgement",
+        "event",
+        "url",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "lease_owner",
+        "lease_expires_at",
+        "created_at",
+        "finished_at",
+        "payload",
+    ]
+    inlines = [WebhookAttemptInline]

@@ -1,7 +1,9 @@
 """The HTTP API, for programs that gate an action on MAGI before they take it.
 
     POST /api/judgements/?wait=120   a case as JSON -> 201 and the judgement
-                                     (Idempotency-Key header: a retry starts nothing new)
+                                     (Idempotency-Key header: a retry starts nothing new;
+                                     "callback_url": a signed webhook when it ends,
+                                     judgements/webhooks.py)
     GET  /api/judgements/<id>/?wait=30
     GET  /api/judgements/
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
@@ -26,7 +28,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from judgements import events, idempotency, limits, openapi, overrides
+from judgements import events, idempotency, limits, openapi, overrides, webhooks
 from judgements.forms import CaseError, parse_case_json, validate_case
 from judgements.models import ApiToken, Judgement
 
@@ -136,7 +138,7 @@ async def judgements_collection(request: HttpRequest) -> JsonResponse:
         seconds = wait_seconds(request)
         key = idempotency.key_from(request.headers)
         body = parse_body(request)
-        case = await in_pool(validate_case)(body)
+        case = await in_pool(validate_api_case)(body, user)
     except CaseError as exc:
         return invalid(exc.errors)
     try:
@@ -186,6 +188,24 @@ async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonRes
     return JsonResponse(await in_pool(result_of)(judgement_id))
 
 
+def validate_api_case(body, user) -> dict:
+    """A case as the API takes it: the shared case fields (forms.validate_case) and
+    optionally "callback_url", checked against the webhook allow-list."""
+    if not isinstance(body, dict) or "callback_url" not in body:
+        return validate_case(body)
+    case_fields = {k: v for k, v in body.items() if k != "callback_url"}
+    url_errors = webhooks.callback_url_errors(body["callback_url"], user)
+    try:
+        case = validate_case(case_fields)
+    except CaseError as exc:
+        if url_errors:
+            exc.errors["callback_url"] = url_errors
+        raise
+    if url_errors:
+        raise CaseError({"callback_url": url_errors})
+    return {**case, "callback_url": body["callback_url"]}
+
+
 def parse_body(request: HttpRequest):
     return parse_case_json(read_body(request), "The body")
 
@@ -212,7 +232,10 @@ async def judgement_override(request: HttpRequest, judgement_id: int) -> JsonRes
     if not await in_pool(overrides.may_override)(user):
         return error(403, "You do not have the permission to override judgements.")
     try:
-        body = parse_case_json(read_body(request), "The body")
+        try:
+            body = parse_case_json(read_body(request), "The body")
+        except CaseError as exc:
+            raise CaseError({"body": exc.errors["case"]}) from None
         if not isinstance(body, dict):
             raise CaseError({"body": ['Must be a JSON object: {"decision", "reason"}.']})
         unknown = sorted(set(body) - {"decision", "reason"})

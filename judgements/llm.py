@@ -160,9 +160,12 @@ def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
             },
         }
     elif route.structured_output == "json_object":
-        # llama.cpp's server takes the schema inside json_object and answers HTTP 500 to
-        # json_schema.
-        body["response_format"] = {"type": "json_object", "schema": prompts.verdict_schema()}
+        # llama.cpp's servers take any JSON schema inside json_object as a decoding grammar
+        # (llama-cpp-python's answers HTTP 500 to json_schema).
+        body["response_format"] = {
+            "type": "json_object",
+            "schema": prompts.verdict_schema(tied=True),
+        }
     return body
 
 

@@ -7,7 +7,7 @@ goes through the same `openai` SDK path as any remote provider.
 Two runtimes (MAGI_LOCAL_RUNTIME):
 - `xllamacpp` (the default): llama.cpp's native C++ server from a prebuilt, portable wheel
   (`judgements/local_server.py`), with parallel slots (a round's three calls at once),
-  prompt caching and `json_schema` structured output. Nothing to compile.
+  prompt caching and any JSON schema as a decoding grammar. Nothing to compile.
 - `llama-cpp-python`: `python -m llama_cpp.server`, built from source for this CPU
   (`-march=native`), one completion at a time.
 
@@ -74,9 +74,10 @@ RUNTIME_PACKAGES = {
         "pydantic_settings",
     ),
 }
-# How llm.py must ask each runtime's server for structured output: llama-cpp-python's
-# answers `json_schema` with HTTP 500 but takes the schema inside `json_object`.
-STRUCTURED_OUTPUT = {"xllamacpp": "json_schema", "llama-cpp-python": "json_object"}
+# How llm.py must ask each runtime's server for structured output: both take the full
+# schema inside `json_object` (llama-cpp-python's answers `json_schema` with HTTP 500), and
+# there the verdict schema can tie the decision to `criterion_met`.
+STRUCTURED_OUTPUT = {"xllamacpp": "json_object", "llama-cpp-python": "json_object"}
 
 # A shorter budget cuts the JSON off mid-string; 160 was the measured floor with a
 # 200-character reason, and the grammar stops generation once the object is closed anyway.

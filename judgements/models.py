@@ -1,3 +1,4 @@
+import base64
 import hashlib
 import secrets
 from datetime import timedelta
@@ -83,6 +84,9 @@ class Judgement(models.Model):
     api_token = models.ForeignKey(
         "ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
+    # Where its end (and any override) is POSTed, signed (judgements/webhooks.py). None:
+    # no webhook, which an empty string would blur with a bad URL.
+    callback_url = models.CharField(max_length=2000, null=True, blank=True)  # noqa: DJ001
 
     objects = JudgementQuerySet.as_manager()
 
@@ -127,7 +131,11 @@ class Judgement(models.Model):
         """
         with transaction.atomic():
             judgement = cls.objects.create(
-                title=case["title"], content=case["content"], creator=creator, api_token=api_token
+                title=case["title"],
+                content=case["content"],
+                creator=creator,
+                api_token=api_token,
+                callback_url=case.get("callback_url"),
             )
             Agent.objects.bulk_create(
                 Agent(
@@ -445,3 +453,98 @@ class Override(models.Model):
             "reason": self.reason,
             "decision": self.decision,
         }
+
+
+class WebhookSecret(models.Model):
+    """A user's key for signing webhooks (Standard Webhooks: `whsec_` + base64 of 32
+    random bytes). Kept in clear, as HMAC needs it; shown once by `manage.py
+    webhook_secret`, replaced by its --rotate."""
+
+    PREFIX = "whsec_"
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhook_secret"
+    )
+    secret = models.CharField(max_length=100)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"webhook secret of {self.user} ({self.created_at:%Y-%m-%d})"
+
+    @classmethod
+    def new_secret(cls) -> str:
+        return cls.PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
+
+    @classmethod
+    def issue(cls, user) -> str:
+        """A new secret for the user, replacing any earlier one; returned once."""
+        secret = cls.new_secret()
+        cls.objects.update_or_create(
+            user=user, defaults={"secret": secret, "created_at": timezone.now()}
+        )
+        return secret
+
+    def key(self) -> bytes:
+        """The bytes the HMAC is keyed with: the secret's base64 part, decoded."""
+        return base64.b64decode(self.secret.removeprefix(self.PREFIX))
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Pending"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+
+class WebhookDelivery(models.Model):
+    """One event to POST to a judgement's callback_url, stored in the transaction that
+    changed the judgement, retried until delivered or out of attempts. Its id is the
+    `webhook-id` header, the same on every attempt so a receiver can drop duplicates."""
+
+    judgement = models.ForeignKey(
+        Judgement, on_delete=models.CASCADE, related_name="webhook_deliveries"
+    )
+    event = models.CharField(max_length=40)
+    url = models.CharField(max_length=2000)
+    payload = models.JSONField()
+    status = models.CharField(
+        max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+    )
+    attempt_count = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    # Like a judgement's: the worker posting it holds a lease; a dead worker's expires.
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "webhook deliveries"
+        indexes = [
+            models.Index(fields=["status", "next_attempt_at"], name="delivery_due_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"msg_{self.pk} {self.event} for judgement {self.judgement_id}: {self.status}"
+
+    @property
+    def webhook_id(self) -> str:
+        return f"msg_{self.pk}"
+
+
+class WebhookAttempt(models.Model):
+    """One POST of a delivery, as it went: for the admin's audit."""
+
+    delivery = models.ForeignKey(WebhookDelivery, on_delete=models.CASCADE, related_name="attempts")
+    number = models.PositiveSmallIntegerField()
+    worker = models.CharField(max_length=100, blank=True)
+    started_at = models.DateTimeField(default=timezone.now)
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["delivery", "number", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.delivery.webhook_id} attempt {self.number}: {self.status_code or self.error}"

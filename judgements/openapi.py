@@ -2,7 +2,7 @@
 /api/schema.json. tests/judgements/test_openapi.py validates real answers against it, so
 it cannot drift from what the API sends."""
 
-from judgements import idempotency, rules
+from judgements import idempotency, rules, webhooks
 from judgements.models import Decision, Status
 
 STATUSES = list(Status.values)
@@ -28,7 +28,7 @@ ERRORS = {
     "401": answer(
         "No valid API token.",
         "Error",
-        {"WWW-Authenticate": {"schema": {"type": "string"}}},
+        {"WWW-Authenticate": {"required": True, "schema": {"type": "string"}}},
     ),
     "404": answer("No such judgement, or another user's.", "Error"),
     "405": answer("Method not allowed on this path.", "Error"),
@@ -106,6 +106,18 @@ SCHEMAS = {
                 "maxItems": rules.PANEL_SIZE,
                 "items": ref("Agent"),
             },
+            "callback_url": {
+                "type": "string",
+                "format": "uri",
+                "maxLength": webhooks.URL_MAX_CHARS,
+                "description": (
+                    "Where to POST a signed webhook when the judgement ends or is "
+                    "overridden. Its host must be on the deployment's MAGI_WEBHOOK_HOSTS "
+                    "(https, unless listed as http://host) and the caller needs a webhook "
+                    "secret (`manage.py webhook_secret USER`); otherwise 400 naming "
+                    "callback_url."
+                ),
+            },
         },
         "additionalProperties": False,
     },
@@ -181,7 +193,21 @@ SCHEMAS = {
     },
 }
 
-LOCATION = {"Location": {"schema": {"type": "string"}}}
+# A webhook's body: the judgement's own shape plus "event".
+SCHEMAS["WebhookEvent"] = {
+    **SCHEMAS["Judgement"],
+    "description": (
+        'The judgement as GET /api/judgements/{id}/ answers it, plus "event". Fail-closed '
+        'here too: proceed only on "status": "approved".'
+    ),
+    "required": ["event", *SCHEMAS["Judgement"]["required"]],
+    "properties": {
+        "event": {"enum": list(webhooks.EVENTS)},
+        **SCHEMAS["Judgement"]["properties"],
+    },
+}
+
+LOCATION = {"Location": {"required": True, "schema": {"type": "string"}}}
 REPLAYED = {
     "Idempotency-Replayed": {
         "description": "With an Idempotency-Key: `true` when this answer replays an earlier "
@@ -249,7 +275,7 @@ def document(wait_max: float) -> dict:
                         "429": answer(
                             "A rate limit was reached; retry after `Retry-After` seconds.",
                             "Error",
-                            {"Retry-After": {"schema": {"type": "string"}}},
+                            {"Retry-After": {"required": True, "schema": {"type": "string"}}},
                         ),
                     },
                 },
@@ -288,6 +314,51 @@ def document(wait_max: float) -> dict:
                     "responses": {"200": {"description": "OpenAPI 3.1 document."}},
                 }
             },
+        },
+        "webhooks": {
+            "judgementEvent": {
+                "post": {
+                    "summary": "A judgement ended (judgement.finished: approved or rejected; "
+                    "judgement.failed: error) or was overridden (judgement.overridden).",
+                    "description": (
+                        "Sent to the case's callback_url, retried with exponential backoff "
+                        "until a 2xx answer or MAGI_WEBHOOK_MAX_ATTEMPTS; redirects are not "
+                        "followed. Signed per Standard Webhooks: webhook-signature is "
+                        '"v1," + base64(HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.'
+                        '{body}")), the key being the base64-decoded part of the whsec_ '
+                        "secret. The webhook-id stays the same across retries."
+                    ),
+                    "security": [],
+                    "parameters": [
+                        {
+                            "name": "webhook-id",
+                            "in": "header",
+                            "required": True,
+                            "schema": {"type": "string"},
+                        },
+                        {
+                            "name": "webhook-timestamp",
+                            "in": "header",
+                            "required": True,
+                            "description": "Unix seconds when this attempt was signed.",
+                            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+                        },
+                        {
+                            "name": "webhook-signature",
+                            "in": "header",
+                            "required": True,
+                            "schema": {"type": "string", "pattern": "^v1,"},
+                        },
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": json_content(ref("WebhookEvent")),
+                    },
+                    "responses": {
+                        "200": {"description": "Any 2xx: delivered; anything else is retried."}
+                    },
+                }
+            }
         },
         "components": {
             "schemas": SCHEMAS,

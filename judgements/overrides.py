@@ -5,10 +5,13 @@ judgement, the database's unique constraint refusing a second) that records who,
 from what to what and why. Nothing edits or deletes it (the admin shows it read-only).
 """
 
+from django import forms as django_forms
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from judgements import webhooks
 from judgements.errors import MagiError
-from judgements.forms import CaseError
+from judgements.forms import CaseError, TextField, validate_text
 from judgements.models import Decision, Judgement, Override
 
 REASON_MAX_CHARS = 5000
@@ -20,6 +23,18 @@ class OverrideConflict(MagiError):
     def __init__(self, message: str) -> None:
         self.message = message
         super().__init__(message)
+
+
+class OverrideForm(django_forms.Form):
+    """The live page's form; the same checks as the API's apply (validate)."""
+
+    decision = django_forms.ChoiceField(choices=Decision.choices, widget=django_forms.RadioSelect)
+    reason = TextField(
+        max_chars=REASON_MAX_CHARS,
+        strip=False,
+        widget=django_forms.Textarea(attrs={"rows": 3}),
+        help_text="Why the panel's verdict is set aside; kept in the audit.",
+    )
 
 
 def may_override(user) -> bool:
@@ -38,8 +53,11 @@ def validate(decision, reason) -> tuple[str, str]:
         errors["decision"] = [f"Must be one of {', '.join(Decision.values)}."]
     if not isinstance(reason, str) or not reason.strip():
         errors["reason"] = ["A reason is required."]
-    elif len(reason) > REASON_MAX_CHARS:
-        errors["reason"] = [f"At most {REASON_MAX_CHARS} characters, got {len(reason)}."]
+    else:
+        try:
+            validate_text(reason, REASON_MAX_CHARS)
+        except ValidationError as exc:
+            errors["reason"] = list(exc.messages)
     if errors:
         raise CaseError(errors)
     return decision, reason
@@ -60,13 +78,15 @@ def override(judgement_id: int, user, decision, reason) -> Override:
                 )
             if Override.objects.filter(judgement=judgement).exists():
                 raise already_overridden(judgement_id)
-            return Override.objects.create(
+            stored = Override.objects.create(
                 judgement=judgement,
                 by=user,
                 panel_status=judgement.status,
                 decision=decision,
                 reason=reason,
             )
+            webhooks.enqueue(judgement_id, webhooks.OVERRIDDEN)
+            return stored
     except IntegrityError:
         # Another override was stored between the look-up and the insert.
         raise already_overridden(judgement_id) from None

@@ -48,16 +48,37 @@ class AgentVerdict(BaseModel):
         return self
 
 
-def verdict_schema(*, with_length_bound: bool = True) -> dict:
+def verdict_schema(*, with_length_bound: bool = True, tied: bool = False) -> dict:
     """The JSON schema of AgentVerdict, properties in answer order (reason first).
 
     OpenAI's strict json_schema mode rejects schemas with keywords it does not support
     (maxLength among them on some models), so that mode gets the bound in the prompt and
     in our own validation only.
+
+    `tied`: for servers that turn any JSON schema into a decoding grammar (llama.cpp's),
+    the two consistent answers as alternatives, so the decision follows from
+    `criterion_met` and a self-contradicting answer cannot be produced at all (a small
+    model otherwise writes one again and again). Every answer is still checked.
     """
     reason: dict = {"type": "string"}
     if with_length_bound:
         reason |= {"minLength": 1, "maxLength": REASON_MAX_CHARS}
+    if tied:
+        return {
+            "anyOf": [
+                {
+                    "type": "object",
+                    "properties": {
+                        "reason": reason,
+                        "criterion_met": {"const": met},
+                        "decision": {"const": decision},
+                    },
+                    "required": ["reason", "criterion_met", "decision"],
+                    "additionalProperties": False,
+                }
+                for met, decision in ((True, "approve"), (False, "reject"))
+            ]
+        }
     return {
         "type": "object",
         "properties": {

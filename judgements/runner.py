@@ -17,7 +17,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from judgements import llm, store, transitions
+from judgements import llm, store, transitions, webhooks
 from judgements.db import DATABASE_DOWN
 from judgements.deliberation import AgentFailure, deliberate
 from judgements.events import Event, publish
@@ -40,6 +40,8 @@ class EngineRunner:
         self.running: dict[int, asyncio.Task] = {}
         # Set when a judgement ends here, so the sweeper looks for waiting work at once.
         self.capacity_freed = asyncio.Event()
+        # Set when a judgement ends here: its webhook (if any) is due now.
+        self.webhooks_due = asyncio.Event()
 
     def __str__(self) -> str:
         return f"engine worker {self.worker_id}"
@@ -173,6 +175,7 @@ class EngineRunner:
             )
         # A slot is free: let the sweeper look for waiting work now, not at its next tick.
         self.capacity_freed.set()
+        self.webhooks_due.set()
 
     async def run_single_cycle(self) -> list[int]:
         """One sweep: end in error the judgements whose time is up, then claim and start
@@ -201,6 +204,22 @@ class EngineRunner:
             except TimeoutError:
                 pass
 
+    async def deliver_webhooks_forever(self, batch: int = 20) -> None:
+        """Send due webhooks (judgements/webhooks.py); every worker does, so a dead
+        worker's deliveries are taken over once their lease expires."""
+        while True:
+            self.webhooks_due.clear()
+            try:
+                if await webhooks.adeliver_due(self.worker_id, batch) >= batch:
+                    continue  # more may be waiting
+            except Exception:
+                log.exception("webhook delivery failed; trying again later")
+            try:
+                async with asyncio.timeout(settings.MAGI_SWEEP_INTERVAL):
+                    await self.webhooks_due.wait()
+            except TimeoutError:
+                pass
+
     async def listen_forever(self) -> None:
         """Start judgements as their wake-ups arrive on the engine's channel."""
         layer = get_channel_layer()
@@ -222,3 +241,4 @@ class EngineRunner:
         async with asyncio.TaskGroup() as group:
             group.create_task(self.sweep_forever())
             group.create_task(self.listen_forever())
+            group.create_task(self.deliver_webhooks_forever())

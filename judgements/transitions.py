@@ -23,7 +23,7 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from judgements import rules
+from judgements import rules, webhooks
 from judgements.db import db_call
 from judgements.models import Judgement, RoundDecision, Status
 
@@ -125,9 +125,13 @@ def finish(judgement_id: int, worker_id: str, status: Status) -> bool:
         raise ValueError(f"a judgement finishes approved or rejected, not {status}")
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
     started_at = judgement.values_list("started_at", flat=True).first()
-    updated = judgement.filter(status__in=FINISH_FROM).update(
-        status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None
-    )
+    # The webhook is stored with the status change, or neither is.
+    with transaction.atomic():
+        updated = judgement.filter(status__in=FINISH_FROM).update(
+            status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None
+        )
+        if updated:
+            webhooks.enqueue(judgement_id, webhooks.FINISHED)
     if updated:
         log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
     return bool(updated)
@@ -145,15 +149,18 @@ def fail(
     stay. False if the judgement already ended or another worker holds it."""
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
     started_at = judgement.values_list("started_at", flat=True).first()
-    updated = judgement.filter(status__in=FAIL_FROM).update(
-        status=Status.ERROR,
-        error_message=message,
-        error_agent_id=agent_id,
-        error_round=round_number,
-        finished_at=timezone.now(),
-        lease_owner="",
-        lease_expires_at=None,
-    )
+    with transaction.atomic():
+        updated = judgement.filter(status__in=FAIL_FROM).update(
+            status=Status.ERROR,
+            error_message=message,
+            error_agent_id=agent_id,
+            error_round=round_number,
+            finished_at=timezone.now(),
+            lease_owner="",
+            lease_expires_at=None,
+        )
+        if updated:
+            webhooks.enqueue(judgement_id, webhooks.FAILED)
     if updated:
         log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
     return bool(updated)
@@ -193,6 +200,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
                 lease_owner="",
                 lease_expires_at=None,
             )
+            webhooks.enqueue(judgement_id, webhooks.FAILED)
             log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
             expired.append((judgement_id, message))
     return expired

@@ -77,7 +77,7 @@ def is_urlencoded(request: HttpRequest) -> bool:
 @require_GET
 def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
-    return render_detail(request, judgement, forms.OverrideForm())
+    return render_detail(request, judgement, overrides.OverrideForm())
 
 
 def render_detail(
@@ -100,11 +100,14 @@ def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
     if not overrides.may_override(request.user):
         raise PermissionDenied("You may not override judgements.")
-    form = forms.OverrideForm(request.POST)
+    form = overrides.OverrideForm(request.POST)
     if form.is_valid():
         try:
             overrides.override(
-                judgement.pk, request.user, form.cleaned_data["decision"], form.cleaned_data["reason"]
+                judgement.pk,
+                request.user,
+                form.cleaned_data["decision"],
+                form.cleaned_data["reason"],
             )
         except CaseError as exc:
             for field, messages in exc.errors.items():

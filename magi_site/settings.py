@@ -142,6 +142,16 @@ class MagiSettings(Env):
     # How long an Idempotency-Key on POST /api/judgements/ is remembered.
     magi_idempotency_hours: float = Field(default=24.0, gt=0)
 
+    # --- Webhooks (judgements/webhooks.py). Hosts a callback_url may name: exact host
+    # names or `*.example.com` patterns; https only, unless an entry says `http://host`.
+    # Empty (the default) refuses every callback_url.
+    magi_webhook_hosts: CommaList = []
+    magi_webhook_timeout: float = Field(default=10.0, gt=0)
+    magi_webhook_max_attempts: int = Field(default=8, ge=1)
+    # The wait before the second attempt, doubled after each failure up to the maximum.
+    magi_webhook_retry_initial_wait: float = Field(default=10.0, ge=0)
+    magi_webhook_retry_max_wait: float = Field(default=3600.0, ge=0)
+
     # --- Engine.
     # Without Redis there is one process, so the engine worker runs inside the web server.
     magi_engine_in_process: bool | None = None
@@ -171,7 +181,12 @@ class MagiSettings(Env):
     magi_hsts_preload: bool = False
 
     _split_lists = field_validator(
-        "allowed_hosts", "csrf_trusted_origins", "magi_models", "magi_providers", mode="before"
+        "allowed_hosts",
+        "csrf_trusted_origins",
+        "magi_models",
+        "magi_providers",
+        "magi_webhook_hosts",
+        mode="before",
     )(split_list)
     _split_pairs = field_validator("magi_local_models", "magi_model_temperatures", mode="before")(
         split_pairs
@@ -437,6 +452,11 @@ MAGI_RATE_LIMIT_PER_USER = MAGI.magi_rate_limit_per_user
 MAGI_RATE_LIMIT_PER_TOKEN = MAGI.magi_rate_limit_per_token
 MAGI_UNFINISHED_PER_USER = MAGI.magi_unfinished_per_user
 MAGI_IDEMPOTENCY_HOURS = MAGI.magi_idempotency_hours
+MAGI_WEBHOOK_HOSTS = MAGI.magi_webhook_hosts
+MAGI_WEBHOOK_TIMEOUT = MAGI.magi_webhook_timeout
+MAGI_WEBHOOK_MAX_ATTEMPTS = MAGI.magi_webhook_max_attempts
+MAGI_WEBHOOK_RETRY_INITIAL_WAIT = MAGI.magi_webhook_retry_initial_wait
+MAGI_WEBHOOK_RETRY_MAX_WAIT = MAGI.magi_webhook_retry_max_wait
 MAGI_ENGINE_IN_PROCESS = MAGI.engine_in_process
 MAGI_ENGINE_CHANNEL = "magi-engine"
 MAGI_LEASE_SECONDS = MAGI.magi_lease_seconds

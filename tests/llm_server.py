@@ -270,39 +270,8 @@ class FakeLLM:
                     content = ""
                 elif failure == "length":
                     content, finish_reason = content[:10], "length"
-                if body.get("stream"):
-                    self._stream(model, content, finish_reason)
-                    return
                 cached = fake.cached_prefix(body)
                 self._send_json(200, completion(model, content, finish_reason, cached))
-
-            def _stream(self, model: str, content: str, finish_reason: str) -> None:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                pieces = [content[i : i + 8] for i in range(0, len(content), 8)]
-                for index, piece in enumerate(pieces):
-                    last = index == len(pieces) - 1
-                    chunk = {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion.chunk",
-                        "created": int(time.time()),
-                        "model": model,
-                        "choices": [
-                            {
-                                "index": 0,
-                                "delta": {"content": piece},
-                                "finish_reason": finish_reason if last else None,
-                            }
-                        ],
-                    }
-                    self._chunk(f"data: {json.dumps(chunk)}\n\n".encode())
-                self._chunk(b"data: [DONE]\n\n")
-                self._chunk(b"")
-
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
         return Handler
 

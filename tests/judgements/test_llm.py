@@ -47,7 +47,14 @@ async def test_it_sends_the_schema_inside_json_object_for_llama_cpp(fake_llm, se
     await call("model-a")
     sent = fake_llm.requests_for("model-a")[0].body
     assert sent["response_format"]["type"] == "json_object"
-    assert sent["response_format"]["schema"]["properties"]["reason"]["maxLength"] == 200
+    approve, reject = sent["response_format"]["schema"]["anyOf"]
+    # As a grammar, the schema allows only answers whose decision follows criterion_met.
+    assert approve["properties"]["criterion_met"] == {"const": True}
+    assert approve["properties"]["decision"] == {"const": "approve"}
+    assert reject["properties"]["criterion_met"] == {"const": False}
+    assert reject["properties"]["decision"] == {"const": "reject"}
+    assert approve["properties"]["reason"]["maxLength"] == 200
+    assert list(approve["properties"]) == ["reason", "criterion_met", "decision"]
 
 
 async def test_it_asks_for_json_in_the_prompt_only_when_the_server_takes_neither(
