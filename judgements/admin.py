@@ -10,7 +10,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from judgements import overrides
-from judgements.forms import CaseError
 from judgements.models import (
     Agent,
     ApiToken,
@@ -147,20 +146,8 @@ class JudgementAdmin(AuditAdmin):
         form = overrides.OverrideForm(request.POST or None)
         refusal = ""
         if request.method == "POST" and form.is_valid():
-            try:
-                overrides.override(
-                    judgement.pk,
-                    request.user,
-                    form.cleaned_data["decision"],
-                    form.cleaned_data["reason"],
-                )
-            except CaseError as exc:
-                for field, field_messages in exc.errors.items():
-                    for message in field_messages:
-                        form.add_error(field, message)
-            except overrides.OverrideConflict as exc:
-                refusal = exc.message
-            else:
+            refusal = overrides.apply_form(judgement.pk, request.user, form) or ""
+            if not refusal and form.is_valid():
                 messages.success(request, "The override is in force.")
                 return HttpResponseRedirect(change_url)
         context = {

@@ -92,6 +92,20 @@ def override(judgement_id: int, user, decision, reason) -> Override:
         raise already_overridden(judgement_id) from None
 
 
+def apply_form(judgement_id: int, user, form: OverrideForm) -> str | None:
+    """Put a valid form's verdict in force. Returns why it was refused (already
+    overridden, not finished), or None; field errors go onto the form."""
+    try:
+        override(judgement_id, user, form.cleaned_data["decision"], form.cleaned_data["reason"])
+    except CaseError as exc:
+        for field, field_messages in exc.errors.items():
+            for message in field_messages:
+                form.add_error(field, message)
+    except OverrideConflict as exc:
+        return exc.message
+    return None
+
+
 def already_overridden(judgement_id: int) -> OverrideConflict:
     return OverrideConflict(
         f"Judgement {judgement_id} was already overridden; an override cannot be changed."

@@ -8,7 +8,6 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import consumers, events, forms, limits, overrides, panel, providers
-from judgements.forms import CaseError
 from judgements.models import Judgement
 
 
@@ -102,21 +101,11 @@ def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
         raise PermissionDenied("You may not override judgements.")
     form = overrides.OverrideForm(request.POST)
     if form.is_valid():
-        try:
-            overrides.override(
-                judgement.pk,
-                request.user,
-                form.cleaned_data["decision"],
-                form.cleaned_data["reason"],
-            )
-        except CaseError as exc:
-            for field, messages in exc.errors.items():
-                for message in messages:
-                    form.add_error(field, message)
-        except overrides.OverrideConflict as exc:
+        refusal = overrides.apply_form(judgement.pk, request.user, form)
+        if refusal is not None:
             judgement = visible_judgement(request, judgement_id)
-            return render_detail(request, judgement, form, status=409, refusal=exc.message)
-        else:
+            return render_detail(request, judgement, form, status=409, refusal=refusal)
+        if form.is_valid():  # no field error added by the override's own checks
             return redirect(judgement)
     return render_detail(request, judgement, form, status=400)
 

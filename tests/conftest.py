@@ -1,4 +1,5 @@
 import pytest
+from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 
 from judgements.models import Judgement
@@ -85,3 +86,11 @@ def other_user(db):
 def fast_password_hashing(settings):
     # Real hashing costs a quarter second per user; the suite makes many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+async def empty_engine_channel():
+    """Wake-ups left on the in-memory layer by one test must not start another's work."""
+    await get_channel_layer().flush()
+    yield
+    await get_channel_layer().flush()

@@ -7,22 +7,16 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.core.management import call_command
 
 from judgements.models import ApiToken, Judgement, Status
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient, serve_one_wake_up
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-async def empty_engine_channel():
-    """Wake-ups left on the in-memory layer by one test must not start another's work."""
-    await get_channel_layer().flush()
-    yield
-    await get_channel_layer().flush()
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("empty_engine_channel"),
+]
 
 
 # Each failure kind for every attempt of one model in one round: the call fails for good

@@ -14,15 +14,10 @@ from judgements.models import ApiToken, IdempotencyKey, Judgement
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-async def empty_engine_channel():
-    """Wake-ups left on the in-memory layer by one test must not start another's work."""
-    await get_channel_layer().flush()
-    yield
-    await get_channel_layer().flush()
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("empty_engine_channel"),
+]
 
 
 @pytest.fixture

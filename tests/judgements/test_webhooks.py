@@ -13,7 +13,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
 from django.core.management import CommandError, call_command
 from django.test import AsyncClient
 from django.utils import timezone
@@ -24,7 +23,10 @@ from judgements.models import ApiToken, DeliveryStatus, Judgement, WebhookDelive
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient, serve_one_wake_up
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("empty_engine_channel"),
+]
 
 
 class Receiver:
@@ -71,13 +73,6 @@ def receiver(settings):
     yield server
     server.server.shutdown()
     server.server.server_close()
-
-
-@pytest.fixture(autouse=True)
-async def empty_engine_channel():
-    await get_channel_layer().flush()
-    yield
-    await get_channel_layer().flush()
 
 
 @pytest.fixture
