@@ -5,12 +5,7 @@ another worker takes the delivery over once its lease expires and delivers it, w
 same webhook-id and a valid signature.
 """
 
-import base64
-import hashlib
-import hmac
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -18,6 +13,7 @@ from django.contrib.auth import get_user_model
 from judgements.models import DeliveryStatus, Judgement, WebhookDelivery, WebhookSecret
 from judgements.webhooks import IN_FLIGHT
 from tests.durability.conftest import ALIAS, create_judgement, wait_for
+from tests.webhook_receiver import Receiver, signature_verifies
 
 WORKER_ENV = {
     "MAGI_WEBHOOK_HOSTS": "http://127.0.0.1",
@@ -27,61 +23,11 @@ WORKER_ENV = {
 }
 
 
-class HoldingReceiver:
-    """Holds its first request until released (a gate, not a sleep); answers 200."""
-
-    def __init__(self) -> None:
-        self.received: list[dict] = []
-        self.first_arrived = threading.Event()
-        self.gate = threading.Event()
-        self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with receiver.lock:
-                    receiver.received.append(
-                        {"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
-                    )
-                    first = len(receiver.received) == 1
-                if first:
-                    receiver.first_arrived.set()
-                    receiver.gate.wait(timeout=120)
-                self.send_response(200)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}/hook"
-
-    def stop(self) -> None:
-        self.gate.set()
-        self.server.shutdown()
-        self.server.server_close()
-
-
 @pytest.fixture
 def receiver():
-    server = HoldingReceiver()
+    server = Receiver(hold_first=True)
     yield server
     server.stop()
-
-
-def signature_ok(secret: str, request: dict) -> bool:
-    headers = request["headers"]
-    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + request["body"]
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    expected = "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-    return hmac.compare_digest(headers["webhook-signature"], expected)
 
 
 def delivery_of(judgement_id: int) -> WebhookDelivery | None:
@@ -117,7 +63,7 @@ def test_a_delivery_whose_worker_is_killed_is_delivered_by_another(processes, fa
     assert delivered.attempts.get(number=2).worker != held.lease_owner
     assert len(receiver.received) == 2
     assert {r["headers"]["webhook-id"] for r in receiver.received} == {delivered.webhook_id}
-    assert all(signature_ok(secret, r) for r in receiver.received)
+    assert all(signature_verifies(secret, r) for r in receiver.received)
     payload = json.loads(receiver.received[1]["body"])
     assert (payload["event"], payload["id"]) == ("judgement.finished", judgement.pk)
     assert payload["status"] == Judgement.objects.using(ALIAS).get(pk=judgement.pk).status

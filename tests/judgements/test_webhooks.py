@@ -3,13 +3,9 @@ callback_url is POSTed, signed, to a real HTTP receiver on loopback when it ends
 overridden; failed deliveries are retried and every attempt is stored."""
 
 import base64
-import hashlib
-import hmac
 import io
 import json
-import threading
 from datetime import timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -22,44 +18,12 @@ from judgements import webhooks
 from judgements.models import ApiToken, DeliveryStatus, Judgement, WebhookDelivery
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient, serve_one_wake_up
+from tests.webhook_receiver import Receiver, signature_verifies
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("empty_engine_channel"),
 ]
-
-
-class Receiver:
-    """An HTTP server on loopback that answers each webhook with the next scripted status
-    (200 once the script runs out) and keeps what it was sent."""
-
-    def __init__(self) -> None:
-        self.answers: list[int] = []
-        self.received: list[dict] = []
-        self.lock = threading.Lock()
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                with receiver.lock:
-                    receiver.received.append(
-                        {"headers": {k.lower(): v for k, v in self.headers.items()}, "body": body}
-                    )
-                    status = receiver.answers.pop(0) if receiver.answers else 200
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}/magi-hook"
 
 
 @pytest.fixture
@@ -69,10 +33,8 @@ def receiver(settings):
     settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT = 0.0
     settings.MAGI_WEBHOOK_TIMEOUT = 5.0
     server = Receiver()
-    server.thread.start()
     yield server
-    server.server.shutdown()
-    server.server.server_close()
+    server.stop()
 
 
 @pytest.fixture
@@ -89,13 +51,8 @@ def api(user) -> TokenClient:
 
 
 def verify(secret: str, request: dict) -> dict:
-    """Check a webhook as a receiver would, from the Standard Webhooks convention alone."""
-    headers = request["headers"]
-    signed = f"{headers['webhook-id']}.{headers['webhook-timestamp']}.".encode() + request["body"]
-    key = base64.b64decode(secret.removeprefix("whsec_"))
-    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-    versions = dict(s.split(",", 1) for s in headers["webhook-signature"].split())
-    assert hmac.compare_digest(versions["v1"], expected), "the signature does not verify"
+    """The webhook's payload, once its signature verifies."""
+    assert signature_verifies(secret, request), "the signature does not verify"
     return json.loads(request["body"])
 
 
