@@ -1,6 +1,9 @@
 import pytest
+from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
+from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from judgements.models import Judgement
 from tests.llm_server import FakeLLM
@@ -94,3 +97,18 @@ async def empty_engine_channel():
     await get_channel_layer().flush()
     yield
     await get_channel_layer().flush()
+
+
+@pytest.fixture
+def no_in_process_engine(settings):
+    """Websocket tests drive the engine themselves, in the test's own event loop."""
+    settings.MAGI_ENGINE_IN_PROCESS = False
+
+
+@sync_to_async
+def session_cookie(user) -> str:
+    """The Cookie header of a logged-in session of `user`, as a browser sends it."""
+    client = Client()
+    client.force_login(user)
+    name = django_settings.SESSION_COOKIE_NAME
+    return f"{name}={client.cookies[name].value}"

@@ -6,9 +6,9 @@ from itertools import count
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
-from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveMagi
+from tests.browser.live import LiveMagi, chromium
 from tests.llm_server import FakeLLM
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -36,12 +36,8 @@ def live_magi(gated_llm, tmp_path_factory):
 
 @pytest.fixture(scope="package")
 def browser():
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture(scope="package")

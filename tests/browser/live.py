@@ -7,6 +7,7 @@ process), pointed at the suite's fake OpenAI-compatible server, whose gate parks
 deliberation can be observed on the page deterministically.
 """
 
+import contextlib
 import json
 import os
 import socket
@@ -17,7 +18,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 
-from playwright.sync_api import expect
+from playwright.sync_api import expect, sync_playwright
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -176,6 +177,17 @@ class LiveMagi:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def chromium():
+    """Debian's Chromium, headless, driven by Playwright."""
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield browser
+        browser.close()
 
 
 # --- page helpers ----------------------------------------------------------------------

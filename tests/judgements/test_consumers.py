@@ -4,29 +4,18 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.conf import settings as django_settings
 from django.contrib.sessions.models import Session
 from django.test import Client
 
 from judgements.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
 from judgements.runner import EngineRunner
 from magi_site.asgi import application
+from tests.conftest import session_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture(autouse=True)
-def no_in_process_engine(settings):
-    # These tests drive the engine themselves, in the test's own event loop.
-    settings.MAGI_ENGINE_IN_PROCESS = False
-
-
-@sync_to_async
-def session_cookie(user) -> str:
-    client = Client()
-    client.force_login(user)
-    name = django_settings.SESSION_COOKIE_NAME
-    return f"{name}={client.cookies[name].value}"
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("no_in_process_engine"),
+]
 
 
 async def connect(

@@ -5,10 +5,10 @@ import sqlite3
 from contextlib import closing
 
 import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from judgements import text
-from tests.browser.live import CHROMIUM, CHROMIUM_ARGS, LiveMagi
+from tests.browser.live import LiveMagi, chromium
 from tests.security.conftest import UNUSED_LLM
 
 LIMIT = 20_000
@@ -23,12 +23,8 @@ def site(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-        )
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 @pytest.fixture

@@ -7,13 +7,15 @@ import socket
 import pytest
 from asgiref.sync import sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.conf import settings as django_settings
-from django.test import Client
 
 from judgements.models import Judgement
 from magi_site.asgi import application
+from tests.conftest import session_cookie
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("no_in_process_engine"),
+]
 
 UNKNOWN_PATHS = [
     "/",
@@ -26,19 +28,6 @@ UNKNOWN_PATHS = [
     "/admin/",
     "/ws/judgements/%00/",
 ]
-
-
-@pytest.fixture(autouse=True)
-def no_in_process_engine(settings):
-    settings.MAGI_ENGINE_IN_PROCESS = False
-
-
-@sync_to_async
-def session_cookie(user) -> str:
-    client = Client()
-    client.force_login(user)
-    name = django_settings.SESSION_COOKIE_NAME
-    return f"{name}={client.cookies[name].value}"
 
 
 async def open_socket(path: str, headers: list[tuple[bytes, bytes]]) -> bool:
