@@ -25,12 +25,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from playwright.sync_api import sync_playwright  # noqa: E402
 
 from tests.browser.live import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
     LiveMagi,
+    chromium,
     submit_judgement,
 )
 from tests.llm_server import FakeLLM  # noqa: E402
@@ -101,10 +99,7 @@ def main() -> int:
         magi = LiveMagi(Path(var_dir), llm.base_url, users=1)
         try:
             magi.start()
-            with sync_playwright() as playwright:
-                browser = playwright.chromium.launch(
-                    executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
-                )
+            with chromium() as browser:
                 context = browser.new_context(base_url=magi.url)
                 session = magi.sessions[magi.usernames[0]]
                 context.add_cookies([{"name": "sessionid", "value": session, "url": magi.url}])
@@ -130,7 +125,6 @@ def main() -> int:
                         latencies.append(shown - created)
                         if args.verbose:
                             print(f"J{number} R{rnd} box {position}: {shown - created:.1f} ms")
-                browser.close()
         finally:
             magi.stop()
             llm.stop()
