@@ -103,8 +103,10 @@ def test_it_runs_each_call_once_when_two_workers_race(processes, fake_llm, redis
 def test_it_finishes_and_pages_resync_after_redis_restarts(
     processes, fake_llm, redis_url, redis_server
 ):
+    gate = fake_llm.gate
+    gate.close()
     for model in MODELS:
-        fake_llm.script(model, delay=0.7)
+        gate.allow(model, 1)  # round 2 waits until Redis is down
     web = processes.web()
     processes.worker()
     # Hashed the way the web process (not this test run) checks passwords.
@@ -126,12 +128,15 @@ def test_it_finishes_and_pages_resync_after_redis_restarts(
         # Submitted while Redis is away: no wake-up can reach a worker.
         queued = create_judgement(content="Submitted while Redis is down.", creator=user)
         stored = len(decisions(judgement.pk))
+        for model in MODELS:
+            gate.allow(model, 2)
         wait_for(
             lambda: len(decisions(judgement.pk)) > stored,
             20,
             "the worker to go on deciding while Redis is down",
         )
         redis_server.start()
+        gate.open()
 
         for each in (judgement, queued):
             done = wait_for(lambda j=each: finished(j.pk), 40, f"judgement {each.pk} to finish")
@@ -149,17 +154,19 @@ def test_it_finishes_and_pages_resync_after_redis_restarts(
 
 
 def test_it_rides_out_a_database_outage(processes, fake_llm, redis_url, postgres):
+    gate = fake_llm.gate
+    gate.close()
     for model in MODELS:
-        fake_llm.script(model, delay=1.0)
+        gate.allow(model, 1)
     worker = processes.worker()
     judgement = create_judgement()
     wake(redis_url, judgement.pk)
-    wait_for(lambda: len(fake_llm.requests) >= 6, 20, "round 2's calls to be in flight")
-    fake_llm.hold()  # round 2's answers wait (they are a second from ready)
+    # Round 2's calls are in flight, held at the gate.
+    gate.wait_parked(*((model, 2) for model in MODELS), timeout=20)
     assert len(fake_llm.requests) == 6 and len(decisions(judgement.pk)) == 3
 
     postgres.stop()
-    fake_llm.release()  # the answers arrive while the database is away
+    gate.open()  # the answers arrive while the database is away
     wait_for(lambda: "retrying" in worker.log(), 20, "the worker to retry its database writes")
     postgres.start()
 
