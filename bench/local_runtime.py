@@ -25,7 +25,6 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -141,18 +140,6 @@ def vm_hwm_kib(pid: int) -> int:
     raise RuntimeError(f"no VmHWM for process {pid}")
 
 
-_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def lists_model(base_url: str, name: str) -> bool:
-    try:
-        with _direct.open(f"{base_url}/models", timeout=2.0) as reply:
-            listing = json.load(reply)
-    except (OSError, ValueError):
-        return False
-    return any(item.get("id") == name for item in listing.get("data", []))
-
-
 @dataclass
 class Runtime:
     label: str
@@ -239,7 +226,7 @@ class Session:
             stderr=subprocess.STDOUT,
             env=local_llm._server_env(),
         )
-        while not lists_model(self.base_url, self.name):
+        while not local_llm.lists_model(self.base_url, self.name):
             if self.process.poll() is not None:
                 raise SystemExit(f"{self.runtime.label} exited with {self.process.returncode}")
             if time.monotonic() - began > 300:

@@ -349,7 +349,7 @@ def start_server(
             )
         # Another program already on this port could have answered; ours must be alive, or
         # it lost the port and is about to exit.
-        if _lists_model(server.base_url, name) and process.poll() is None:
+        if lists_model(server.base_url, name) and process.poll() is None:
             server.started_in = time.monotonic() - began
             return server
         if time.monotonic() >= deadline:
@@ -367,7 +367,8 @@ def start_server(
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def _lists_model(base_url: str, name: str) -> bool:
+def lists_model(base_url: str, name: str) -> bool:
+    """Whether the server at `base_url` answers GET /models with `name` among its models."""
     try:
         with _direct.open(f"{base_url}/models", timeout=2.0) as reply:
             listing = json.load(reply)
