@@ -87,6 +87,23 @@ class Judgement(models.Model):
     # Where its end (and any override) is POSTed, signed (judgements/webhooks.py). None:
     # no webhook, which an empty string would blur with a bad URL.
     callback_url = models.CharField(max_length=2000, null=True, blank=True)  # noqa: DJ001
+    # The saved panel it started from, if any. Its agents are copied into Agent rows, so
+    # editing the panel later changes no judgement.
+    panel = models.ForeignKey(
+        "Panel", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    # Set when an evaluation run created it: which case of the run's suite, which repeat.
+    evaluation_run = models.ForeignKey(
+        "EvaluationRun",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judgements",
+    )
+    suite_case = models.ForeignKey(
+        "SuiteCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    repeat = models.PositiveSmallIntegerField(null=True, blank=True)
 
     objects = JudgementQuerySet.as_manager()
 
@@ -548,3 +565,141 @@ class WebhookAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.delivery.webhook_id} attempt {self.number}: {self.status_code or self.error}"
+
+
+class Panel(models.Model):
+    """A saved set of three agents to start judgements and evaluation runs from. Owned by
+    a user; an example panel (shipped with MAGI, judgements/examples.py) has no owner and
+    is visible to everyone. Agents are stored as validated JSON, in the shape a case's
+    "agents" takes."""
+
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="panels",
+    )
+    agents = models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="panel_unique_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(owner__isnull=True),
+                name="panel_unique_example_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("panel-edit", args=[self.pk])
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
+
+    def editable_by(self, user) -> bool:
+        return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
+
+
+class Suite(models.Model):
+    """A named list of labelled cases to evaluate panels on (judgements/suites.py reads
+    and writes them as JSONL). Owned like a panel: no owner means shipped with MAGI."""
+
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="suites",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["owner", "name"], name="suite_unique_name_per_owner"),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(owner__isnull=True),
+                name="suite_unique_example_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
+
+
+class SuiteCase(models.Model):
+    """One labelled case: the content, the right panel verdict and, optionally, the right
+    final decision of each agent in order."""
+
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="cases")
+    position = models.PositiveIntegerField()
+    case_id = models.CharField(max_length=100, help_text='The case\'s "id" in the JSONL.')
+    title = models.CharField(max_length=200, blank=True)
+    content = models.TextField()
+    expected = models.CharField(max_length=8, choices=Decision.choices)
+    expected_agents = models.JSONField(null=True, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["suite", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "case_id"], name="suitecase_unique_id"),
+            models.UniqueConstraint(fields=["suite", "position"], name="suitecase_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.suite.name}/{self.case_id}"
+
+
+class EvaluationRun(models.Model):
+    """A panel run over a suite, each case `repeats` times, as ordinary judgements linked
+    to the run (Judgement.evaluation_run). The run is finished when they all are; the
+    report is computed from them (judgements/evaluations.py), never stored apart."""
+
+    panel = models.ForeignKey(
+        Panel, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    # The panel as it ran: a panel edited or deleted later changes no run.
+    panel_name = models.CharField(max_length=100)
+    agents = models.JSONField()
+    suite = models.ForeignKey(Suite, on_delete=models.PROTECT, related_name="runs")
+    repeats = models.PositiveSmallIntegerField(default=1)
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="evaluation_runs",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["suite", "-created_at"], name="run_suite_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.panel_name} on {self.suite.name} (run {self.pk})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("evaluation-run", args=[self.pk])
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)

@@ -6,6 +6,7 @@ approves when at least two of the three agents approve.
 """
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 ROUND_WEIGHTS_TENTHS = (1, 4, 5)
@@ -82,6 +83,44 @@ def round_under_way(votes_per_agent: Sequence[int]) -> int:
     """
     decided_everywhere = min(votes_per_agent, default=0)
     return min(decided_everywhere + 1, ROUNDS)
+
+
+@dataclass(frozen=True)
+class VoteChange:
+    """How an agent's vote in one round relates to the round before.
+
+    `changed`: the vote differs from the agent's own previous vote (False in round 1).
+    `with_majority`: None in round 1 and when the two other agents disagreed in the
+    previous round; else whether the vote now equals the vote both of them gave.
+    """
+
+    changed: bool
+    with_majority: bool | None
+
+
+def vote_changes(votes_per_agent: Sequence[Sequence[Vote | str]]) -> list[list[VoteChange]]:
+    """For each agent (in panel order) and each round it voted in, its VoteChange.
+
+    Agents may have voted in different numbers of rounds (a judgement under way); a round
+    is compared with the previous round's votes of the others that exist.
+    """
+    checked = [_check_votes(votes) for votes in votes_per_agent]
+    changes = []
+    for index, votes in enumerate(checked):
+        others = [other for position, other in enumerate(checked) if position != index]
+        agent_changes = []
+        for round_index, vote in enumerate(votes):
+            if round_index == 0:
+                agent_changes.append(VoteChange(changed=False, with_majority=None))
+                continue
+            earlier = [other[round_index - 1] for other in others if len(other) >= round_index]
+            changed = vote is not votes[round_index - 1]
+            if len(earlier) == len(others) and len(set(earlier)) == 1:
+                agent_changes.append(VoteChange(changed, with_majority=vote is earlier[0]))
+            else:
+                agent_changes.append(VoteChange(changed, with_majority=None))
+        changes.append(agent_changes)
+    return changes
 
 
 def tenths_as_float(tenths: int) -> float:
