@@ -6,7 +6,8 @@
 
 Each case runs as an ordinary judgement through MAGI's own engine (validate_case,
 Judgement.create_with_agents, EngineRunner().run_judgement) in a throwaway SQLite database, with
-the panel named by the case (judgements/suites/panels/<panel>.json) and every agent on
+the example panel its suite file is written for (judgements/examples/suites/starter-<panel>.jsonl
+and redteam-<panel>.jsonl, judgements/examples/panels/<panel>.json) and every agent on
 --model. Beside it, one plain chat completion per case on the same model: the three
 criteria and the content, no MAGI prompt. Prints:
 
@@ -36,7 +37,7 @@ from itertools import zip_longest
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-SUITES = REPO / "judgements" / "suites"
+EXAMPLES = REPO / "judgements" / "examples"
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs nothing
@@ -46,6 +47,7 @@ os.environ["DATABASE_URL"] = f"sqlite:///{_DB_DIR.name}/bench.sqlite3"
 os.environ.pop("REDIS_URL", None)
 
 import django  # noqa: E402
+import openai  # noqa: E402
 
 django.setup()
 
@@ -99,13 +101,21 @@ class Tally:
     repeats: dict[str, Outcome] = field(default_factory=dict)
 
 
-def load_cases(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+def load_cases(kind: str) -> list[dict]:
+    """Every case of the starter or red-team suites, each with the panel its file is
+    written for ("starter-deploy-gate.jsonl": the deploy-gate panel)."""
+    cases = []
+    for path in sorted((EXAMPLES / "suites").glob(f"{kind}-*.jsonl")):
+        panel = path.stem.removeprefix(f"{kind}-")
+        for line in path.read_text().splitlines():
+            if line.strip():
+                cases.append({**json.loads(line), "panel": panel})
+    return cases
 
 
 def load_panels() -> dict[str, dict]:
     panels = {}
-    for path in sorted((SUITES / "panels").glob("*.json")):
+    for path in sorted((EXAMPLES / "panels").glob("*.json")):
         panel = json.loads(path.read_text())
         panels[panel["name"]] = panel
     return panels
@@ -223,8 +233,15 @@ async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
     clients = llm.Clients()
     client = clients.client(base_url, route.api_key, route.timeout)
     began = time.perf_counter()
-    async with clients.slot(route):
-        completion = await client.post("/chat/completions", body=body, cast_to=llm.ChatCompletion)
+    try:
+        async with clients.slot(route):
+            completion = await client.post(
+                "/chat/completions", body=body, cast_to=llm.ChatCompletion
+            )
+    except openai.OpenAIError as exc:
+        # A failed call is an error in the figures, as it is for the panel, not the end
+        # of an hour-long run.
+        return Outcome(case["id"], "error", error=f"{type(exc).__name__}: {exc}"[:200])
     seconds = time.perf_counter() - began
     text = completion.choices[0].message.content or ""
     try:
@@ -337,8 +354,6 @@ def main() -> None:
     parser.add_argument("--clean", type=int, default=12, help="cases from the starter suite")
     parser.add_argument("--injection", type=int, default=8, help="cases from the red team")
     parser.add_argument("--repeat", type=int, default=4, help="cases to run a second time")
-    parser.add_argument("--starter", type=Path, default=SUITES / "starter.jsonl")
-    parser.add_argument("--redteam", type=Path, default=SUITES / "redteam.jsonl")
     parser.add_argument(
         "--cases",
         help="comma-separated case ids to run in this order instead of the samples above; "
@@ -356,15 +371,15 @@ def main() -> None:
 
     panels = load_panels()
     if args.cases:
-        known = {c["id"]: c for path in (args.starter, args.redteam) for c in load_cases(path)}
+        known = {c["id"]: c for kind in ("starter", "redteam") for c in load_cases(kind)}
         order = [known[case_id] for case_id in args.cases.split(",")]
-        attack_ids = {c["id"] for c in load_cases(args.redteam)}
+        attack_ids = {c["id"] for c in load_cases("redteam")}
         cases = list({c["id"]: c for c in order}.values())
         clean = [c for c in cases if c["id"] not in attack_ids]
         attacks = [c for c in cases if c["id"] in attack_ids]
     else:
-        clean = spread(load_cases(args.starter), args.clean)
-        attacks = spread(load_cases(args.redteam), args.injection)
+        clean = spread(load_cases("starter"), args.clean)
+        attacks = spread(load_cases("redteam"), args.injection)
         order = clean + attacks + (clean + attacks)[: args.repeat]
     panel_tally, plain_tally = Tally(), Tally()
     done: set[str] = set()

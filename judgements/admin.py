@@ -13,11 +13,15 @@ from judgements import overrides
 from judgements.models import (
     Agent,
     ApiToken,
+    EvaluationRun,
     Judgement,
     LLMAttempt,
     Override,
+    Panel,
     RoundDecision,
     Status,
+    Suite,
+    SuiteCase,
     WebhookAttempt,
     WebhookDelivery,
 )
@@ -183,7 +187,9 @@ class JudgementAdmin(AuditAdmin):
     @admin.display(description="round decisions")
     def round_decisions(self, obj: Judgement) -> str:
         decisions = RoundDecision.objects.filter(agent__judgement=obj).select_related("agent")
-        return render_to_string("admin/judgements/round_decisions.html", {"decisions": decisions})
+        changes = obj.vote_changes()
+        rows = [(d, changes[d.agent_id, d.round]) for d in decisions]
+        return render_to_string("admin/judgements/round_decisions.html", {"rows": rows})
 
     @admin.display(description="LLM attempts (as sent and as answered)")
     def llm_attempts(self, obj: Judgement) -> str:
@@ -273,3 +279,44 @@ class WebhookDeliveryAdmin(AuditAdmin):
         "payload",
     ]
     inlines = [WebhookAttemptInline]
+
+
+@admin.register(Panel)
+class PanelAdmin(admin.ModelAdmin):
+    """Saved panels are made and edited on the site (/panels/), which validates their
+    agents as a judgement's; here they are listed and can be deleted."""
+
+    list_display = ["name", "owner", "updated_at"]
+    search_fields = ["name", "description"]
+    readonly_fields = ["name", "description", "owner", "agents", "created_at", "updated_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+class SuiteCaseInline(ReadOnlyInline):
+    model = SuiteCase
+    fields = ["position", "case_id", "title", "expected", "expected_agents", "tags"]
+    readonly_fields = fields
+
+
+@admin.register(Suite)
+class SuiteAdmin(admin.ModelAdmin):
+    """Suites are imported as JSONL (site, API, `manage.py suite`); read-only here."""
+
+    list_display = ["name", "owner", "created_at"]
+    search_fields = ["name", "description"]
+    readonly_fields = ["name", "description", "owner", "created_at"]
+    inlines = [SuiteCaseInline]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+
+@admin.register(EvaluationRun)
+class EvaluationRunAdmin(AuditAdmin):
+    """Runs and the panel they ran with; the report is on the run's page."""
+
+    list_display = ["__str__", "panel_name", "suite", "repeats", "creator", "created_at"]
+    list_filter = ["suite"]
+    readonly_fields = ["panel", "panel_name", "agents", "suite", "repeats", "creator"]

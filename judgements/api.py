@@ -7,6 +7,7 @@
     GET  /api/judgements/<id>/?wait=30
     GET  /api/judgements/
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
+    GET  /api/panels/                    the saved panels a case may name ("panel")
     GET  /api/schema.json                the OpenAPI 3.1 description of all of this
 
 Authentication is a bearer token (`manage.py api_token USER`). Every answer is JSON:
@@ -19,8 +20,10 @@ Fail-closed: a client proceeds only on "status": "approved"; every other status 
 idle, judging, rejected, anything unknown) and every error answer means "do not proceed".
 """
 
+import asyncio
 import functools
 import logging
+import weakref
 
 from channels.db import DatabaseSyncToAsync
 from django.conf import settings
@@ -28,8 +31,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from judgements import events, idempotency, limits, openapi, overrides, webhooks
-from judgements.forms import CaseError, parse_case_json, validate_case
+from judgements import events, idempotency, limits, openapi, overrides, saved_panels, webhooks
+from judgements.forms import CaseError, parse_case_json
 from judgements.models import ApiToken, Judgement
 
 logger = logging.getLogger(__name__)
@@ -108,7 +111,7 @@ def wait_seconds(request: HttpRequest) -> float:
 
 def with_results(judgements):
     """What as_result reads, in a fixed number of queries."""
-    return judgements.select_related("override__by").prefetch_related("agents__decisions")
+    return judgements.select_related("override__by", "panel").prefetch_related("agents__decisions")
 
 
 def result_of(judgement_id: int) -> dict:
@@ -126,35 +129,51 @@ def find_visible(judgement_id: int, user) -> Judgement | None:
 @csrf_exempt
 @json_errors
 async def judgements_collection(request: HttpRequest) -> JsonResponse:
+    if request.method == "POST":
+        return await submit(request)
     token = await in_pool(bearer_token)(request)
     if token is None:
         return unauthorized()
-    user = token.user
     if request.method == "GET":
-        return JsonResponse({"judgements": await in_pool(recent_results)(user)})
-    if request.method != "POST":
-        return error(405, "Use GET or POST.")
-    try:
-        seconds = wait_seconds(request)
-        key = idempotency.key_from(request.headers)
-        body = parse_body(request)
-        case = await in_pool(validate_api_case)(body, user)
-    except CaseError as exc:
-        return invalid(exc.errors)
-    try:
-        if key is None:
-            judgement = await in_pool(limits.create_judgement)(case, user, token)
-            submitted = idempotency.Submitted(judgement, 201, replayed=False)
-        else:
-            submitted = await in_pool(idempotency.submit)(case, body, user, token, key)
-    except limits.Refused as exc:
-        response = error(429, exc.message, retry_after=exc.retry_after)
-        response["Retry-After"] = str(exc.retry_after)
-        return response
-    except idempotency.KeyReused as exc:
-        return JsonResponse(
-            {"error": exc.message, "errors": {idempotency.HEADER: [exc.message]}}, status=422
-        )
+        return JsonResponse({"judgements": await in_pool(recent_results)(token.user)})
+    return error(405, "Use GET or POST.")
+
+
+async def submit(request: HttpRequest) -> JsonResponse:
+    """POST /api/judgements/: start a judgement, then wait for it up to ?wait seconds."""
+    # Everything up to the insert holds a creation slot, the token lookup too: in a
+    # burst the requests past the slots wait here, costing nothing, so reads keep the
+    # thread pool and the event loop (see CREATIONS_AT_ONCE).
+    async with creation_slot():
+        token = await in_pool(bearer_token)(request)
+        if token is None:
+            return unauthorized()
+        user = token.user
+        try:
+            seconds = wait_seconds(request)
+            key = idempotency.key_from(request.headers)
+            if key is None:
+                # Over a limit, refuse before paying for validation: in a burst most
+                # requests are refused, and each must cost the server little. (A retry
+                # with an Idempotency-Key gets its judgement back even over the limit.)
+                await in_pool(limits.check)(user, token)
+            body = parse_body(request)
+            case = await in_pool(validate_api_case)(body, user)
+            if key is None:
+                judgement = await in_pool(limits.create_judgement)(case, user, token)
+                submitted = idempotency.Submitted(judgement, 201, replayed=False)
+            else:
+                submitted = await in_pool(idempotency.submit)(case, body, user, token, key)
+        except CaseError as exc:
+            return invalid(exc.errors)
+        except limits.Refused as exc:
+            response = error(429, exc.message, retry_after=exc.retry_after)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
+        except idempotency.KeyReused as exc:
+            return JsonResponse(
+                {"error": exc.message, "errors": {idempotency.HEADER: [exc.message]}}, status=422
+            )
     judgement_id = submitted.judgement.pk
     if not submitted.replayed:
         await events.wake(judgement_id)
@@ -168,35 +187,64 @@ async def judgements_collection(request: HttpRequest) -> JsonResponse:
 
 REPLAYED_HEADER = "Idempotency-Replayed"
 
+# Creations a process validates and stores at once. The rest wait their turn on the event
+# loop, costing nothing, instead of filling the thread pool that reads need too: with all
+# its threads busy validating a burst, a read (and the loop itself, through the GIL)
+# waited half a second. Per event loop, as asyncio primitives belong to one.
+CREATIONS_AT_ONCE = 2
+_creation_slots: "weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def creation_slot() -> asyncio.Semaphore:
+    loop = asyncio.get_running_loop()
+    slots = _creation_slots.get(loop)
+    if slots is None:
+        slots = _creation_slots[loop] = asyncio.Semaphore(CREATIONS_AT_ONCE)
+    return slots
+
 
 @csrf_exempt
 @json_errors
 async def judgement_resource(request: HttpRequest, judgement_id: int) -> JsonResponse:
-    token = await in_pool(bearer_token)(request)
-    if token is None:
-        return unauthorized()
-    user = token.user
-    if request.method != "GET":
-        return error(405, "Use GET.")
-    if await in_pool(find_visible)(judgement_id, user) is None:
-        return error(404, f"No judgement {judgement_id}.")
-    try:
-        seconds = wait_seconds(request)
-    except CaseError as exc:
-        return invalid(exc.errors)
+    answer, seconds = await in_pool(read_judgement)(request, judgement_id)
+    if answer is not None:
+        return answer
     await events.wait_until_finished(judgement_id, seconds)
     return JsonResponse(await in_pool(result_of)(judgement_id))
 
 
+def read_judgement(request: HttpRequest, judgement_id: int) -> tuple[JsonResponse | None, float]:
+    """The answer when it can be given now (an error, or the result without ?wait), else
+    None and the seconds to wait first. One trip to the thread pool for a plain read:
+    in a burst each trip waits its turn for a thread."""
+    token = bearer_token(request)
+    if token is None:
+        return unauthorized(), 0
+    if request.method != "GET":
+        return error(405, "Use GET."), 0
+    if find_visible(judgement_id, token.user) is None:
+        return error(404, f"No judgement {judgement_id}."), 0
+    try:
+        seconds = wait_seconds(request)
+    except CaseError as exc:
+        return invalid(exc.errors), 0
+    if seconds <= 0:
+        return JsonResponse(result_of(judgement_id)), 0
+    return None, seconds
+
+
 def validate_api_case(body, user) -> dict:
-    """A case as the API takes it: the shared case fields (forms.validate_case) and
+    """A case as the API takes it: the shared case fields (forms.validate_case), a saved
+    panel's name or id in place of the agents (saved_panels.validate_case) and
     optionally "callback_url", checked against the webhook allow-list."""
     if not isinstance(body, dict) or "callback_url" not in body:
-        return validate_case(body)
+        return saved_panels.validate_case(body, user)
     case_fields = {k: v for k, v in body.items() if k != "callback_url"}
     url_errors = webhooks.callback_url_errors(body["callback_url"], user)
     try:
-        case = validate_case(case_fields)
+        case = saved_panels.validate_case(case_fields, user)
     except CaseError as exc:
         if url_errors:
             exc.errors["callback_url"] = url_errors
@@ -204,6 +252,19 @@ def validate_api_case(body, user) -> dict:
     if url_errors:
         raise CaseError({"callback_url": url_errors})
     return {**case, "callback_url": body["callback_url"]}
+
+
+@csrf_exempt
+@json_errors
+async def panels_collection(request: HttpRequest) -> JsonResponse:
+    """The saved panels the caller may judge with: their own and the examples (staff:
+    every panel). A case names one with "panel" in place of "agents"."""
+    token = await in_pool(bearer_token)(request)
+    if token is None:
+        return unauthorized()
+    if request.method != "GET":
+        return error(405, "Use GET.")
+    return JsonResponse({"panels": await in_pool(saved_panels.listing)(token.user)})
 
 
 def parse_body(request: HttpRequest):

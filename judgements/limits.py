@@ -44,7 +44,9 @@ def check(user, api_token: ApiToken | None) -> None:
     now = timezone.now()
     window = settings.MAGI_RATE_WINDOW_SECONDS
     since = now - timedelta(seconds=window)
-    mine = Judgement.objects.filter(creator=user)
+    # An evaluation run's judgements are limited as a run (check_runs), not one by one:
+    # a run of a 200-case suite must not lock its user out of judging for the window.
+    mine = Judgement.objects.filter(creator=user, evaluation_run__isnull=True)
     per_user = settings.MAGI_RATE_LIMIT_PER_USER
     if per_user:
         recent = mine.filter(created_at__gte=since)
@@ -57,7 +59,9 @@ def check(user, api_token: ApiToken | None) -> None:
             )
     per_token = settings.MAGI_RATE_LIMIT_PER_TOKEN
     if api_token is not None and per_token:
-        recent = Judgement.objects.filter(api_token=api_token, created_at__gte=since)
+        recent = Judgement.objects.filter(
+            api_token=api_token, created_at__gte=since, evaluation_run__isnull=True
+        )
         if (count := recent.count()) >= per_token:
             wait = retry_after(recent, count - per_token, now, window)
             raise Refused(
@@ -70,6 +74,27 @@ def check(user, api_token: ApiToken | None) -> None:
         raise Refused(
             f"You have {unfinished} judgements not finished yet, the most allowed; start "
             "another when one has finished.",
+            UNFINISHED_RETRY_SECONDS,
+        )
+
+
+def check_runs(user) -> None:
+    """Refuse a new evaluation run while the user has MAGI_UNFINISHED_RUNS_PER_USER runs
+    with judgements still queued or running: each run can queue thousands of calls."""
+    allowed = settings.MAGI_UNFINISHED_RUNS_PER_USER
+    if not allowed or user is None:
+        return
+    unfinished = (
+        Judgement.objects.filter(evaluation_run__creator=user)
+        .exclude(status__in=FINISHED_STATUSES)
+        .values("evaluation_run")
+        .distinct()
+        .count()
+    )
+    if unfinished >= allowed:
+        raise Refused(
+            f"You have {unfinished} evaluation runs not finished yet, the most allowed; "
+            "start another when one has finished.",
             UNFINISHED_RETRY_SECONDS,
         )
 

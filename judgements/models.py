@@ -153,6 +153,8 @@ class Judgement(models.Model):
                 creator=creator,
                 api_token=api_token,
                 callback_url=case.get("callback_url"),
+                # The saved panel it started from (judgements/saved_panels.py), if any.
+                panel=case.get("panel"),
             )
             Agent.objects.bulk_create(
                 Agent(
@@ -209,6 +211,7 @@ class Judgement(models.Model):
         verdict in force, "panel_status" what the panel decided (they differ only after a
         human override)."""
         override = self.override_or_none
+        changes = self.vote_changes()
         return {
             "id": self.pk,
             "title": self.title,
@@ -216,7 +219,21 @@ class Judgement(models.Model):
             "panel_status": self.status,
             "override": None if override is None else override.as_result(),
             "error": self.error_message or None,
-            "agents": [agent.as_result() for agent in self.agents.all()],
+            "panel": None if self.panel is None else {"id": self.panel.pk, "name": self.panel.name},
+            "agents": [agent.as_result(changes) for agent in self.agents.all()],
+        }
+
+    def vote_changes(self) -> dict[tuple[int, int], rules.VoteChange]:
+        """How each vote relates to the round before (rules.vote_changes), by (agent id,
+        round). Read from the agents and decisions prefetched with the judgement, when they
+        are: a change compares an agent's vote with the other agents' votes."""
+        agents = list(self.agents.all())
+        decisions = [agent.ordered_decisions() for agent in agents]
+        changes = rules.vote_changes([[d.decision for d in votes] for votes in decisions])
+        return {
+            (agent.pk, decision.round): change
+            for agent, votes, agent_changes in zip(agents, decisions, changes, strict=True)
+            for decision, change in zip(votes, agent_changes, strict=True)
         }
 
     def visible_to(self, user) -> bool:
@@ -280,14 +297,22 @@ class Agent(models.Model):
     def score_tenths(self) -> int:
         return rules.score_tenths(self.votes())
 
-    def as_result(self) -> dict:
+    def as_result(self, changes: dict[tuple[int, int], rules.VoteChange]) -> dict:
+        """`changes`: the judgement's vote changes (Judgement.vote_changes), which need the
+        other agents' votes."""
         return {
             "name": self.name,
             "model": self.model,
             "final_decision": self.final_decision,
             "score": rules.tenths_as_float(self.score_tenths()),
             "rounds": [
-                {"round": d.round, "decision": d.decision, "reason": d.reason}
+                {
+                    "round": d.round,
+                    "decision": d.decision,
+                    "reason": d.reason,
+                    "changed": changes[self.pk, d.round].changed,
+                    "with_majority": changes[self.pk, d.round].with_majority,
+                }
                 for d in self.ordered_decisions()
             ],
         }

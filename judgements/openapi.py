@@ -96,7 +96,9 @@ SCHEMAS = {
     },
     "Case": {
         "type": "object",
-        "required": ["title", "content", "agents"],
+        "required": ["title", "content"],
+        # The agents, or a saved panel to copy them from: exactly one of the two.
+        "oneOf": [{"required": ["agents"]}, {"required": ["panel"]}],
         "properties": {
             "title": {"type": "string", "maxLength": 200},
             "content": {"type": "string"},
@@ -105,6 +107,14 @@ SCHEMAS = {
                 "minItems": rules.PANEL_SIZE,
                 "maxItems": rules.PANEL_SIZE,
                 "items": ref("Agent"),
+            },
+            "panel": {
+                "type": ["string", "integer"],
+                "description": (
+                    "A saved panel's name or id (GET /api/panels/), in place of "
+                    '"agents": the judgement records the panel and runs with a copy of its '
+                    "agents. Unknown, or another user's: 400 naming panel."
+                ),
             },
             "callback_url": {
                 "type": "string",
@@ -119,6 +129,32 @@ SCHEMAS = {
                 ),
             },
         },
+        "additionalProperties": False,
+    },
+    "Panel": {
+        "type": "object",
+        "required": ["id", "name", "description", "example", "agents"],
+        "properties": {
+            "id": {"type": "integer", "minimum": 1},
+            "name": {"type": "string"},
+            "description": {"type": "string"},
+            "example": {
+                "type": "boolean",
+                "description": "Shipped with MAGI (no owner), usable by everyone.",
+            },
+            "agents": {
+                "type": "array",
+                "minItems": rules.PANEL_SIZE,
+                "maxItems": rules.PANEL_SIZE,
+                "items": ref("Agent"),
+            },
+        },
+        "additionalProperties": False,
+    },
+    "PanelList": {
+        "type": "object",
+        "required": ["panels"],
+        "properties": {"panels": {"type": "array", "items": ref("Panel")}},
         "additionalProperties": False,
     },
     "Override": {
@@ -143,11 +179,21 @@ SCHEMAS = {
     },
     "Round": {
         "type": "object",
-        "required": ["round", "decision", "reason"],
+        "required": ["round", "decision", "reason", "changed", "with_majority"],
         "properties": {
             "round": {"type": "integer", "minimum": 1, "maximum": rules.ROUNDS},
             "decision": {"enum": list(Decision.values)},
             "reason": {"type": "string"},
+            "changed": {
+                "type": "boolean",
+                "description": "The decision differs from the agent's own in the round "
+                "before (false in round 1).",
+            },
+            "with_majority": {
+                "type": ["boolean", "null"],
+                "description": "Whether the decision is the one both other agents gave in "
+                "the round before; null in round 1 and when those two disagreed.",
+            },
         },
         "additionalProperties": False,
     },
@@ -170,10 +216,34 @@ SCHEMAS = {
             "(rejected, error, idle, judging, or one this document does not list) and "
             "every error answer mean do not proceed."
         ),
-        "required": ["id", "title", "status", "panel_status", "override", "error", "agents"],
+        "required": [
+            "id",
+            "title",
+            "status",
+            "panel_status",
+            "override",
+            "error",
+            "panel",
+            "agents",
+        ],
         "properties": {
             "id": {"type": "integer", "minimum": 1},
             "title": {"type": "string"},
+            "panel": {
+                "description": (
+                    "The saved panel it started from (null: agents given directly). The "
+                    "agents below are the ones that ran, whatever the panel holds now."
+                ),
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["id", "name"],
+                        "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+                        "additionalProperties": False,
+                    },
+                    {"type": "null"},
+                ],
+            },
             "status": {
                 "enum": STATUSES,
                 "description": "The verdict in force: the override's, else the panel's.",
@@ -215,6 +285,343 @@ REPLAYED = {
         "schema": {"enum": ["true", "false"]},
     }
 }
+
+
+# --- evaluations (judgements/api_evaluations.py) ---------------------------------------
+
+RATIO = {"type": ["number", "null"], "minimum": 0, "maximum": 1}
+COUNT = {"type": "integer", "minimum": 0}
+
+
+def counts_of(*keys: str) -> dict:
+    return {
+        "type": "object",
+        "required": list(keys),
+        "properties": dict.fromkeys(keys, COUNT),
+        "additionalProperties": False,
+    }
+
+
+SCHEMAS.update(
+    {
+        "Suite": {
+            "type": "object",
+            "required": ["id", "name", "description", "example", "cases", "export"],
+            "properties": {
+                "id": {"type": "integer", "minimum": 1},
+                "name": {"type": "string"},
+                "description": {"type": "string"},
+                "example": {
+                    "type": "boolean",
+                    "description": "Shipped with MAGI (no owner), usable by everyone.",
+                },
+                "cases": COUNT,
+                "export": {"type": "string", "description": "Where to GET it as JSONL."},
+            },
+            "additionalProperties": False,
+        },
+        "SuiteList": {
+            "type": "object",
+            "required": ["suites"],
+            "properties": {"suites": {"type": "array", "items": ref("Suite")}},
+            "additionalProperties": False,
+        },
+        "EvaluationRequest": {
+            "type": "object",
+            "required": ["suite"],
+            # The agents, or a saved panel to take them from: exactly one of the two.
+            "oneOf": [{"required": ["agents"]}, {"required": ["panel"]}],
+            "properties": {
+                "panel": {
+                    "type": ["string", "integer"],
+                    "description": "A saved panel's name or id (GET /api/panels/).",
+                },
+                "agents": {
+                    "type": "array",
+                    "minItems": rules.PANEL_SIZE,
+                    "maxItems": rules.PANEL_SIZE,
+                    "items": ref("Agent"),
+                },
+                "panel_name": {
+                    "type": "string",
+                    "maxLength": 100,
+                    "description": 'With "agents" only: the name the run reports them '
+                    'under ("Unsaved panel" by default).',
+                },
+                "suite": {
+                    "type": ["string", "integer"],
+                    "description": "A suite's name or id (GET /api/suites/).",
+                },
+                "repeat": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": 20,
+                    "default": 1,
+                    "description": "How many times each case is judged.",
+                },
+            },
+            "additionalProperties": False,
+        },
+        "Progress": {
+            "type": "object",
+            "required": ["total", "finished", "errors", "done"],
+            "properties": {
+                "total": COUNT,
+                "finished": {**COUNT, "description": "Judgements ended, errors included."},
+                "errors": COUNT,
+                "done": {"type": "boolean"},
+            },
+            "additionalProperties": False,
+        },
+        "AgentReport": {
+            "type": "object",
+            "required": [
+                "name",
+                "accuracy",
+                "round1_accuracy",
+                "vote_changes",
+                "changes_with_majority",
+            ],
+            "properties": {
+                "name": {"type": "string"},
+                "accuracy": RATIO,
+                "round1_accuracy": RATIO,
+                "vote_changes": COUNT,
+                "changes_with_majority": COUNT,
+            },
+            "additionalProperties": False,
+        },
+        "Report": {
+            "type": "object",
+            "description": (
+                "What the run's judgements say about the panel, with the key names of "
+                "`manage.py evaluate --json`. Ratios are 0..1, or null when there was "
+                "nothing to count; errors are counted apart, never as a verdict."
+            ),
+            "required": [
+                "cases",
+                "repeats",
+                "judgements",
+                "accuracy",
+                "confusion",
+                "kappa",
+                "errors",
+                "agents",
+                "round1_majority_accuracy",
+                "deliberation",
+                "vote_changes",
+                "changes_with_majority",
+                "changes_toward_expected",
+                "changes_away_from_expected",
+                "vote_changes_by_round",
+                "changes_with_majority_by_round",
+                "unstable_cases",
+                "attack_success_rate",
+                "tokens",
+                "seconds_per_judgement",
+                "cost",
+            ],
+            "properties": {
+                "cases": COUNT,
+                "repeats": {"type": "integer", "minimum": 1},
+                "judgements": COUNT,
+                "accuracy": RATIO,
+                "confusion": {
+                    "type": "object",
+                    "description": "Expected verdict -> the panel's verdict -> count.",
+                    "required": list(Decision.values),
+                    "properties": {
+                        decision: counts_of(*Decision.values) for decision in Decision.values
+                    },
+                    "additionalProperties": False,
+                },
+                "kappa": {"type": ["number", "null"], "minimum": -1, "maximum": 1},
+                "errors": COUNT,
+                "agents": {"type": "array", "items": ref("AgentReport")},
+                "round1_majority_accuracy": RATIO,
+                "deliberation": counts_of("fixed", "broke"),
+                "vote_changes": COUNT,
+                "changes_with_majority": COUNT,
+                "changes_toward_expected": COUNT,
+                "changes_away_from_expected": COUNT,
+                "vote_changes_by_round": counts_of(*(str(n) for n in range(2, rules.ROUNDS + 1))),
+                "changes_with_majority_by_round": counts_of(
+                    *(str(n) for n in range(2, rules.ROUNDS + 1))
+                ),
+                "unstable_cases": {"type": "array", "items": {"type": "string"}},
+                "attack_success_rate": RATIO,
+                "tokens": {
+                    "type": "object",
+                    "required": ["prompt", "completion", "cached"],
+                    "properties": {
+                        kind: {"type": ["integer", "null"], "minimum": 0}
+                        for kind in ("prompt", "completion", "cached")
+                    },
+                    "additionalProperties": False,
+                },
+                "seconds_per_judgement": {"type": ["number", "null"], "minimum": 0},
+                "cost": {
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "description": "USD, when MAGI_MODEL_PRICES prices every model used.",
+                },
+            },
+            "additionalProperties": False,
+        },
+        "EvaluationRun": {
+            "type": "object",
+            "required": [
+                "id",
+                "panel",
+                "agents",
+                "suite",
+                "repeat",
+                "created_at",
+                "url",
+                "progress",
+                "report",
+            ],
+            "properties": {
+                "id": {"type": "integer", "minimum": 1},
+                "panel": {
+                    "type": "object",
+                    "required": ["id", "name"],
+                    "properties": {
+                        "id": {"type": ["integer", "null"]},
+                        "name": {"type": "string"},
+                    },
+                    "additionalProperties": False,
+                },
+                "agents": {
+                    "type": "array",
+                    "description": "The agents as the run used them.",
+                    "items": ref("Agent"),
+                },
+                "suite": {
+                    "type": "object",
+                    "required": ["id", "name"],
+                    "properties": {"id": {"type": "integer"}, "name": {"type": "string"}},
+                    "additionalProperties": False,
+                },
+                "repeat": {"type": "integer", "minimum": 1},
+                "created_at": {"type": "string", "format": "date-time"},
+                "url": {"type": "string", "description": "The run's page."},
+                "progress": ref("Progress"),
+                "report": {
+                    "oneOf": [ref("Report"), {"type": "null"}],
+                    "description": "null until every judgement of the run has ended.",
+                },
+            },
+            "additionalProperties": False,
+        },
+    }
+)
+
+JSONL = {"application/jsonl": {"schema": {"type": "string"}}}
+
+
+def id_parameter(name: str) -> dict:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+    }
+
+
+def evaluation_paths() -> dict:
+    invalid_suite = answer(
+        "Invalid input; `errors` names the line and field (`line 4.expected`), or `name`, "
+        "`description` or `cases`.",
+        "Invalid",
+    )
+    invalid_run = answer(
+        "Invalid input; `errors` names each field (`suite`, `repeat`, `agents[1].model`).",
+        "Invalid",
+    )
+    not_found = answer("No such suite or run, or another user's.", "Error")
+    return {
+        "/api/suites/": {
+            "get": {
+                "summary": "The suites the caller may run: their own and the shipped ones "
+                "(staff: every suite).",
+                "responses": {
+                    "200": answer("The suites.", "SuiteList"),
+                    "401": ERRORS["401"],
+                },
+            },
+            "post": {
+                "summary": "Import a suite: the body is JSONL, one case a line "
+                '({"id", "content", "expected", and optionally "title", '
+                '"expected_agents", "tags"}), as GET /api/suites/{suite_id}.jsonl '
+                "exports it.",
+                "parameters": [
+                    {
+                        "name": "name",
+                        "in": "query",
+                        "required": True,
+                        "description": "Differs from the caller's other suites' names.",
+                        "schema": {"type": "string", "maxLength": 100},
+                    },
+                    {
+                        "name": "description",
+                        "in": "query",
+                        "required": False,
+                        "schema": {"type": "string"},
+                    },
+                ],
+                "requestBody": {"required": True, "content": JSONL},
+                "responses": {
+                    "201": answer("Stored.", "Suite", LOCATION),
+                    "400": invalid_suite,
+                    **{k: ERRORS[k] for k in ("401", "413")},
+                },
+            },
+        },
+        "/api/suites/{suite_id}.jsonl": {
+            "get": {
+                "summary": "A suite as JSONL, one case a line.",
+                "parameters": [id_parameter("suite_id")],
+                "responses": {
+                    "200": {"description": "The suite.", "content": JSONL},
+                    "401": ERRORS["401"],
+                    "404": not_found,
+                },
+            }
+        },
+        "/api/evaluations/": {
+            "post": {
+                "summary": "Start an evaluation run: a panel over a suite, each case "
+                "`repeat` times, as ordinary judgements.",
+                "requestBody": {
+                    "required": True,
+                    "content": json_content(ref("EvaluationRequest")),
+                },
+                "responses": {
+                    "201": answer("Queued; its progress.", "EvaluationRun", LOCATION),
+                    "400": invalid_run,
+                    **{k: ERRORS[k] for k in ("401", "413")},
+                    "429": answer(
+                        "The caller has MAGI_UNFINISHED_RUNS_PER_USER runs under way; retry "
+                        "after `Retry-After` seconds.",
+                        "Error",
+                        {"Retry-After": {"required": True, "schema": {"type": "string"}}},
+                    ),
+                },
+            }
+        },
+        "/api/evaluations/{run_id}/": {
+            "get": {
+                "summary": "A run's progress and, once every judgement has ended, its report.",
+                "parameters": [id_parameter("run_id")],
+                "responses": {
+                    "200": answer("The run.", "EvaluationRun"),
+                    "401": ERRORS["401"],
+                    "404": not_found,
+                },
+            }
+        },
+    }
 
 
 def document(wait_max: float) -> dict:
@@ -307,6 +714,17 @@ def document(wait_max: float) -> dict:
                     },
                 }
             },
+            "/api/panels/": {
+                "get": {
+                    "summary": "The saved panels a case may name: the caller's own and the "
+                    "examples (staff: every panel), the caller's first.",
+                    "responses": {
+                        "200": answer("The panels.", "PanelList"),
+                        "401": ERRORS["401"],
+                    },
+                }
+            },
+            **evaluation_paths(),
             "/api/schema.json": {
                 "get": {
                     "summary": "This document.",

@@ -38,10 +38,33 @@ OUTCOME_STATES = {
 }
 
 
+def change_words(change: rules.VoteChange) -> str:
+    """A later round's vote against the round before, in words (the page never says it in
+    colour alone): changed or kept, and whether that is the vote both other agents gave."""
+    verb = "changed" if change.changed else "kept"
+    if change.with_majority is None:
+        return f"{verb}, others split"
+    return f"{verb}, {'with' if change.with_majority else 'against'} the majority"
+
+
+@dataclass
+class RoundLine:
+    """One round of an agent's history: its decision and how it relates to the round
+    before."""
+
+    decision: RoundDecision
+    change: rules.VoteChange
+
+    @property
+    def change_words(self) -> str:
+        """Empty in round 1: there is nothing to compare with."""
+        return "" if self.decision.round == 1 else change_words(self.change)
+
+
 @dataclass
 class AgentBox:
     agent: Agent
-    decisions: list[RoundDecision]
+    lines: list[RoundLine]
     state: str
     thinking: bool
     score_tenths: int
@@ -94,6 +117,7 @@ def build(judgement: Judgement) -> PanelView:
     agents = list(judgement.agents.all())
     decisions = {agent.pk: agent.ordered_decisions() for agent in agents}
     current_round = rules.round_under_way([len(d) for d in decisions.values()])
+    changes = judgement.vote_changes()
     boxes = []
     for agent in agents:
         votes = [d.decision for d in decisions[agent.pk]]
@@ -101,7 +125,7 @@ def build(judgement: Judgement) -> PanelView:
         boxes.append(
             AgentBox(
                 agent=agent,
-                decisions=decisions[agent.pk],
+                lines=[RoundLine(d, changes[agent.pk, d.round]) for d in decisions[agent.pk]],
                 state=box_state(judgement, agent, votes, thinking),
                 thinking=thinking,
                 score_tenths=rules.score_tenths(votes),

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from judgements import api, views
+from judgements import api, api_evaluations, evaluation_views, panel_views, views
 
 urlpatterns = [
     path("", views.judgement_new, name="judgement-new"),
@@ -11,6 +11,18 @@ urlpatterns = [
         views.judgement_override,
         name="judgement-override",
     ),
+    path("panels/", panel_views.panel_list, name="panel-list"),
+    path("panels/<int:panel_id>/", panel_views.panel_edit, name="panel-edit"),
+    path("suites/", evaluation_views.suite_list, name="suite-list"),
+    path("suites/<int:suite_id>/", evaluation_views.suite_detail, name="suite-detail"),
+    path("suites/<int:suite_id>.jsonl", evaluation_views.suite_export, name="suite-export"),
+    path("evaluations/compare/", evaluation_views.evaluation_compare, name="evaluation-compare"),
+    path("evaluations/<int:run_id>/", evaluation_views.evaluation_run, name="evaluation-run"),
+    path(
+        "evaluations/<int:run_id>/progress/",
+        evaluation_views.evaluation_progress,
+        name="evaluation-progress",
+    ),
     path("healthz", views.healthz, name="healthz"),
     path("api/judgements/", api.judgements_collection, name="api-judgements"),
     path("api/judgements/<int:judgement_id>/", api.judgement_resource, name="api-judgement"),
@@ -18,6 +30,15 @@ urlpatterns = [
         "api/judgements/<int:judgement_id>/override",
         api.judgement_override,
         name="api-judgement-override",
+    ),
+    path("api/panels/", api.panels_collection, name="api-panels"),
+    path("api/suites/", api_evaluations.suites_collection, name="api-suites"),
+    path("api/suites/<int:suite_id>.jsonl", api_evaluations.suite_export, name="api-suite-export"),
+    path("api/evaluations/", api_evaluations.evaluations_collection, name="api-evaluations"),
+    path(
+        "api/evaluations/<int:run_id>/",
+        api_evaluations.evaluation_resource,
+        name="api-evaluation",
     ),
     path("api/schema.json", api.schema, name="api-schema"),
     # Anything else under /api/ answers JSON too, never the site's HTML 404.

@@ -7,8 +7,17 @@ from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgements import consumers, events, forms, limits, overrides, panel, providers
-from judgements.models import Judgement
+from judgements import (
+    consumers,
+    events,
+    forms,
+    limits,
+    overrides,
+    panel,
+    providers,
+    saved_panels,
+)
+from judgements.models import Judgement, Panel
 
 
 def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
@@ -25,18 +34,55 @@ def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
 @require_http_methods(["GET", "POST"])
 def judgement_new(request: HttpRequest) -> HttpResponse:
     refusal = None
+    # The saved panel the agents were filled from (a hidden field carries its id), the
+    # page's two panel controls, and what saving a panel did.
+    chosen = None
+    panel_problem = ""
+    choose_form = saved_panels.ChoosePanelForm(user=request.user)
+    panel_form = new_panel_form(request)
+    saved = None
+    if request.method == "POST":
+        chosen, panel_problem = chosen_panel(request)
     if request.method == "POST" and "refresh_models" in request.POST:
         # Ask the discovering providers now, and show the form again exactly as typed.
         providers.discovery.refresh_all()
         form, formset = forms.bind(initial=forms.typed_case(request.POST))
         status = 200
+    elif request.method == "POST" and "use_panel" in request.POST:
+        # Fill the agents from a saved panel; the title and content stay as typed.
+        choose_form = saved_panels.ChoosePanelForm(request.POST, user=request.user)
+        form = forms.bind(initial=forms.typed_case(request.POST))[0]
+        if choose_form.is_valid():
+            chosen, panel_problem = choose_form.cleaned_data["start_panel"], ""
+            formset = saved_panels.agents_formset(agents=saved_panels.agents_of(chosen))
+            choose_form = saved_panels.ChoosePanelForm(user=request.user)
+            status = 200
+        else:
+            formset = forms.bind(initial=forms.typed_case(request.POST))[1]
+            status = 400
+    elif request.method == "POST" and "save_panel" in request.POST:
+        # Save the three agents as typed as a new panel of the user's; keep everything.
+        panel_form = new_panel_form(request, request.POST)
+        form = forms.bind(initial=forms.typed_case(request.POST))[0]
+        formset = saved_panels.agents_formset(request.POST)
+        not_utf8 = forms.invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
+        if forms.is_valid(panel_form, formset, not_utf8):
+            try:
+                saved = saved_panels.store(panel_form, formset)
+            except saved_panels.PanelError as exc:
+                panel_form.add_error("name", exc.errors["name"])
+        if saved is not None:
+            # The agents on the page are now this panel's: a judgement records it.
+            chosen, panel_problem = saved, ""
+            panel_form = new_panel_form(request)
+        status = 200 if saved is not None else 400
     elif request.method == "POST":
         form, formset = forms.bind(request.POST)
         not_utf8 = forms.invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
-        if forms.is_valid(form, formset, not_utf8):
+        if forms.is_valid(form, formset, not_utf8) and not panel_problem:
             try:
                 judgement = limits.create_judgement(
-                    forms.cleaned_case(form, formset), creator=request.user
+                    {**forms.cleaned_case(form, formset), "panel": chosen}, creator=request.user
                 )
             except limits.Refused as exc:
                 refusal = exc
@@ -47,12 +93,25 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
     else:
         initial = {}
         again = request.GET.get("again", "").strip()
+        start = request.GET.get("panel", "").strip()
         if again:
             # Only a plain decimal id: str.isdigit() also takes "²", which int() refuses.
             if not again.isascii() or not again.isdecimal():
                 raise Http404(f"There is no judgement {again!r} to run again.")
-            initial = visible_judgement(request, int(again)).as_case()
+            judgement = visible_judgement(request, int(again))
+            initial = judgement.as_case()
+            if judgement.panel is not None and judgement.panel.visible_to(request.user):
+                chosen = judgement.panel
         form, formset = forms.bind(initial=initial)
+        if start:
+            # "Judge with this panel" on the panel list.
+            if not saved_panels.is_decimal_id(start):
+                raise Http404(f"There is no panel {start!r}.")
+            try:
+                chosen = saved_panels.resolve(int(start), request.user)
+            except saved_panels.PanelError:
+                raise Http404(f"There is no panel {start!r}.") from None
+            formset = saved_panels.agents_formset(agents=saved_panels.agents_of(chosen))
         status = 200
     context = {
         "form": form,
@@ -61,11 +120,40 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
         "discovering": providers.discovering(),
         "model_problems": providers.discovery.problems(),
         "refusal": refusal,
+        "choose_form": choose_form,
+        "chosen_panel": chosen,
+        "panel_problem": panel_problem,
+        "panel_form": panel_form,
+        "saved_panel": saved,
     }
     response = render(request, "judgements/new.html", context, status=status)
     if refusal is not None:
         response["Retry-After"] = str(refusal.retry_after)
     return response
+
+
+NEW_PANEL_PREFIX = "new_panel"
+
+
+def new_panel_form(request: HttpRequest, data=None) -> saved_panels.PanelForm:
+    return saved_panels.PanelForm(data, prefix=NEW_PANEL_PREFIX, owner=request.user)
+
+
+def chosen_panel(request: HttpRequest) -> tuple[Panel | None, str]:
+    """The saved panel the posted agents were filled from (the hidden "panel" field), and
+    why it cannot be recorded if it cannot: a judgement never silently drops it."""
+    raw = request.POST.get("panel", "").strip()
+    if not raw:
+        return None, ""
+    try:
+        if not saved_panels.is_decimal_id(raw):
+            raise saved_panels.PanelError({"panel": ["Not a panel id."]})
+        return saved_panels.resolve(int(raw), request.user), ""
+    except saved_panels.PanelError:
+        return None, (
+            "The saved panel these agents were filled from is not there any more (or not "
+            "yours to use). The agents below are kept; press Judge again to judge without it."
+        )
 
 
 def is_urlencoded(request: HttpRequest) -> bool:

@@ -131,7 +131,7 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
     if not url:
         return None
     judgement = (
-        Judgement.objects.select_related("override__by")
+        Judgement.objects.select_related("override__by", "panel")
         .prefetch_related("agents__decisions")
         .get(pk=judgement_id)
     )

@@ -7,6 +7,7 @@ layer and the engine inside the web process. DATABASE_URL and REDIS_URL switch t
 PostgreSQL and channels-redis for several processes or machines.
 """
 
+import json
 import os
 import secrets
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Annotated, Literal
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
-from pydantic import Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -50,6 +51,30 @@ def parse_seed(value):
     if isinstance(value, str) and value.strip().lower() in {"none", "off"}:
         return None
     return value
+
+
+def parse_json_object(value):
+    """A JSON object in the environment; a ValueError (naming the variable) otherwise."""
+    if not isinstance(value, str):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise ValueError("must be a JSON object")
+    return parsed
+
+
+class ModelPrice(BaseModel):
+    """A model's price in USD per million tokens. Cached prompt tokens cost `cached` when
+    given, else the prompt price."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt: float = Field(ge=0)
+    completion: float = Field(ge=0)
+    cached: float | None = Field(default=None, ge=0)
 
 
 class Env(BaseSettings):
@@ -130,6 +155,10 @@ class MagiSettings(Env):
 
     # --- Input bounds.
     magi_content_max_chars: int = Field(default=20_000, ge=1)
+    # Cases one evaluation suite may hold (each run of it costs nine LLM calls a case).
+    magi_suite_max_cases: int = Field(default=500, ge=1)
+    # USD per million tokens, per model: an evaluation report's cost (judgements/metrics.py).
+    magi_model_prices: Annotated[dict[str, ModelPrice], NoDecode] = {}
     # The largest request body (form post or API JSON) the server reads, in bytes.
     magi_max_body_bytes: int = Field(default=1_000_000, ge=10_000)
 
@@ -139,6 +168,8 @@ class MagiSettings(Env):
     magi_rate_limit_per_user: int = Field(default=20, ge=0)
     magi_rate_limit_per_token: int = Field(default=20, ge=0)
     magi_unfinished_per_user: int = Field(default=20, ge=0)
+    # Evaluation runs a user may have under way at once (each can queue thousands of calls).
+    magi_unfinished_runs_per_user: int = Field(default=2, ge=0)
     # How long an Idempotency-Key on POST /api/judgements/ is remembered.
     magi_idempotency_hours: float = Field(default=24.0, gt=0)
 
@@ -192,6 +223,7 @@ class MagiSettings(Env):
         split_pairs
     )
     _parse_seed = field_validator("magi_llm_seed", mode="before")(parse_seed)
+    _parse_prices = field_validator("magi_model_prices", mode="before")(parse_json_object)
 
     @property
     def engine_in_process(self) -> bool:
@@ -322,8 +354,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    "django.middleware.security.SecurityMiddleware",
     "judgements.security.content_security_policy_middleware",
+    # The API skips the page middlewares below (judgements/fast_lane.py).
+    "judgements.fast_lane.api_fast_lane",
+    "django.middleware.security.SecurityMiddleware",
     "judgements.security.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -359,7 +393,13 @@ VAR_DIR = MAGI.magi_var_dir
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 if MAGI.database_url:
-    DATABASES = {"default": dj_database_url.parse(MAGI.database_url, conn_max_age=0)}
+    # Connections are kept per thread (the API's pool threads open one per call
+    # otherwise), checked before reuse so a restarted server costs one reconnect.
+    DATABASES = {
+        "default": dj_database_url.parse(
+            MAGI.database_url, conn_max_age=60, conn_health_checks=True
+        )
+    }
 else:
     DATABASES = {
         "default": {
@@ -375,6 +415,9 @@ else:
             # A file, not shared memory: the engine's threads must see committed rows.
             # Per process, so two test runs on one machine do not share a file.
             "TEST": {"NAME": str(VAR_DIR / f"test-db-{os.getpid()}.sqlite3")},
+            # Kept open for the thread's life: opening one (with Django's SQL functions
+            # registered on it) was most of the CPU a refused API request cost in a burst.
+            "CONN_MAX_AGE": None,
         }
     }
 
@@ -446,11 +489,14 @@ MAGI_LLM_RETRY_MAX_WAIT = MAGI.magi_llm_retry_max_wait
 MAGI_LLM_MAX_TOKENS = MAGI.magi_llm_max_tokens
 MAGI_WS_RESYNC_SECONDS = MAGI.magi_ws_resync_seconds
 MAGI_CONTENT_MAX_CHARS = MAGI.magi_content_max_chars
+MAGI_SUITE_MAX_CASES = MAGI.magi_suite_max_cases
+MAGI_MODEL_PRICES = {model: price.model_dump() for model, price in MAGI.magi_model_prices.items()}
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAGI.magi_max_body_bytes
 MAGI_RATE_WINDOW_SECONDS = MAGI.magi_rate_window_seconds
 MAGI_RATE_LIMIT_PER_USER = MAGI.magi_rate_limit_per_user
 MAGI_RATE_LIMIT_PER_TOKEN = MAGI.magi_rate_limit_per_token
 MAGI_UNFINISHED_PER_USER = MAGI.magi_unfinished_per_user
+MAGI_UNFINISHED_RUNS_PER_USER = MAGI.magi_unfinished_runs_per_user
 MAGI_IDEMPOTENCY_HOURS = MAGI.magi_idempotency_hours
 MAGI_WEBHOOK_HOSTS = MAGI.magi_webhook_hosts
 MAGI_WEBHOOK_TIMEOUT = MAGI.magi_webhook_timeout

@@ -15,6 +15,8 @@ if [ -z "${SECRET_KEY:-}" ]; then
   export SECRET_KEY
 fi
 "$BIN/python" manage.py migrate --no-input -v0
+# The example panels and suites, once (later runs keep them, edits included).
+"$BIN/python" manage.py load_examples -v0
 "$BIN/python" manage.py ensure_admin --url "http://$HOST:$PORT/"
 echo "MAGI is starting on http://$HOST:$PORT/ (Ctrl-C stops it)."
 exec "$BIN/daphne" -b "$HOST" -p "$PORT" magi_site.asgi:application

@@ -1,6 +1,9 @@
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -68,6 +71,33 @@ def make_judgement(fake_llm, db):
 
 
 @pytest.fixture
+def make_panel(fake_llm, db):
+    """A saved panel of `owner` (None: an example), validated like any, whose agents use
+    the given scripted models."""
+
+    def make(name="Travel desk", owner=None, models=DEFAULT_MODELS, description=""):
+        from judgements import saved_panels
+
+        agents = case_for(models)["agents"]
+        return saved_panels.save_panel(
+            owner=owner, name=name, description=description, agents=agents
+        )
+
+    return make
+
+
+@pytest.fixture
+def example_panels(fake_llm, db) -> dict:
+    """The shipped example panels by name, their bundled model served by the fake server."""
+    from judgements import local_llm, saved_panels
+    from judgements.models import Panel
+
+    fake_llm.script(local_llm.BUNDLED_MODEL_NAME)
+    saved_panels.ensure_examples()
+    return {panel.name: panel for panel in Panel.objects.filter(owner=None)}
+
+
+@pytest.fixture
 def runner():
     """The engine of one process, as a worker runs it; tests drive it step by step."""
     from judgements.runner import EngineRunner
@@ -89,6 +119,19 @@ def other_user(db):
 def fast_password_hashing(settings):
     # Real hashing costs a quarter second per user; the suite makes many users.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_channel_layer():
+    """Every test starts with an empty in-process channel layer: wake-ups another test
+    left there (an evaluation run wakes the engine when it commits) must not be served
+    as this test's."""
+    layer = get_channel_layer()
+    if isinstance(layer, InMemoryChannelLayer):
+        # On a thread of its own: a browser test's Playwright runs an event loop in this
+        # one, where async_to_sync refuses to run.
+        with ThreadPoolExecutor(max_workers=1) as thread:
+            thread.submit(asyncio.run, layer.flush()).result()
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """A small OpenAI-compatible chat-completions server for tests and benchmarks.
 
 It speaks real HTTP on 127.0.0.1, so the openai SDK under test runs unpatched. Each
-model is scripted: its vote in each round, a delay, and failures to serve before it
-answers (HTTP errors, malformed JSON, a dropped connection, a cut-off reply).
+model is scripted: its vote in each round (optionally per judged content, chosen by a
+marker the prompt holds), a delay, and failures to serve before it answers (HTTP errors,
+malformed JSON, a dropped connection, a cut-off reply).
 """
 
 import contextlib
@@ -29,9 +30,13 @@ class ModelScript:
     delay: float = 0.0  # seconds before answering, to stand in for a model thinking
     failures: dict[int, list[str]] = field(default_factory=dict)  # round -> failures in order
     reason: str | None = None
+    # marker -> votes: a prompt holding the marker (in the judged content, say) gets these
+    # votes instead of `votes`; the first marker found, in the dict's order, wins.
+    votes_when: dict[str, str] = field(default_factory=dict)
 
-    def vote(self, round_number: int) -> str:
-        return "approve" if self.votes[round_number - 1].upper() == "A" else "reject"
+    def vote(self, round_number: int, prompt: str = "") -> str:
+        votes = next((v for marker, v in self.votes_when.items() if marker in prompt), self.votes)
+        return "approve" if votes[round_number - 1].upper() == "A" else "reject"
 
 
 @dataclass
@@ -232,13 +237,13 @@ class FakeLLM:
                     fake.in_flight += 1
                     fake.max_in_flight = max(fake.max_in_flight, fake.in_flight)
                 try:
-                    self._answer(model, round_number, body)
+                    self._answer(model, round_number, body, text)
                 finally:
                     with fake.lock:
                         fake.in_flight -= 1
                         record.finished = time.monotonic()
 
-            def _answer(self, model: str, round_number: int, body: dict) -> None:
+            def _answer(self, model: str, round_number: int, body: dict, prompt: str) -> None:
                 script = fake.scripts.get(model)
                 if script is None:
                     self._send_json(404, {"error": {"message": f"model {model!r} not found"}})
@@ -256,7 +261,7 @@ class FakeLLM:
                     self.close_connection = True
                     self.connection.shutdown(2)
                     return
-                vote = script.vote(round_number)
+                vote = script.vote(round_number, prompt)
                 reason = script.reason or f"{model} says {vote} in round {round_number}"
                 content = answer(reason, vote)
                 finish_reason = "stop"

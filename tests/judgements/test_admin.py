@@ -3,8 +3,10 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
-from judgements.models import Judgement, LLMAttempt, RoundDecision
+from judgements import evaluations, suites
+from judgements.models import Judgement, LLMAttempt, Panel, RoundDecision
 from judgements.runner import EngineRunner
+from tests.conftest import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -94,3 +96,26 @@ def test_audit_records_cannot_be_changed_or_deleted(admin_client, judged):
     assert RoundDecision.objects.count() == 9
     assert LLMAttempt.objects.count() == 10
     assert Judgement.objects.count() == 1
+
+
+def test_it_lists_panels_suites_and_runs_escaped(admin_client, fake_llm, user):
+    agents = case_for()["agents"]
+    Panel.objects.create(name="<i>Gate</i>", owner=user, agents=agents)
+    suite = suites.import_suite(
+        name="<b>Cases</b>",
+        description="",
+        owner=user,
+        data='{"id": "c1", "content": "<script>x</script>", "expected": "approve"}\n',
+    )
+    run = evaluations.start_run(
+        panel=None, agents=agents, panel_name="Typed", suite=suite, repeats=1, creator=user
+    )
+    panels = admin_client.get(reverse("admin:judgements_panel_changelist")).content.decode()
+    assert "&lt;i&gt;Gate&lt;/i&gt;" in panels and "<i>Gate" not in panels
+    suite_page = admin_client.get(reverse("admin:judgements_suite_change", args=[suite.pk]))
+    assert "c1" in suite_page.content.decode()
+    assert "<script>x" not in suite_page.content.decode()
+    runs = admin_client.get(reverse("admin:judgements_evaluationrun_changelist"))
+    assert "Typed" in runs.content.decode()
+    change_url = reverse("admin:judgements_evaluationrun_change", args=[run.pk])
+    assert admin_client.post(change_url, {"repeats": 5}).status_code == 403

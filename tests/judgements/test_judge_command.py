@@ -38,6 +38,8 @@ def test_it_prints_the_result_as_json(fake_llm, tmp_path):
         "round": 3,
         "decision": "reject",
         "reason": "model-a says reject in round 3",
+        "changed": True,
+        "with_majority": None,  # in round 2 Balthasar rejected, Casper approved
     }
     # One progress line per decision on stderr.
     assert len([line for line in err.splitlines() if line.startswith("round ")]) == 9

@@ -74,3 +74,57 @@ def test_the_failed_agent_shows_the_error_and_nobody_thinks(make_judgement):
         ("error", False, "ERROR"),
         ("pending", False, "PENDING"),
     ]
+
+
+def cast(judgement, *votes_per_agent: str) -> None:
+    for agent, votes in zip(judgement.agents.all(), votes_per_agent, strict=True):
+        for number, letter in enumerate(votes, start=1):
+            vote(agent, number, "approve" if letter == "A" else "reject")
+
+
+def change_words(judgement) -> list[list[str]]:
+    return [[line.change_words for line in box.lines] for box in panel.load(judgement.pk).boxes]
+
+
+@pytest.mark.parametrize(
+    ("votes", "words"),
+    [
+        (
+            ("RAA", "AAA", "ARR"),
+            [
+                ["", "changed, with the majority", "kept, others split"],
+                ["", "kept, others split", "kept, others split"],
+                ["", "changed, others split", "kept, against the majority"],
+            ],
+        ),
+        (
+            ("AAA", "AAA", "ARA"),
+            [
+                ["", "kept, with the majority", "kept, others split"],
+                ["", "kept, with the majority", "kept, others split"],
+                ["", "changed, against the majority", "changed, with the majority"],
+            ],
+        ),
+    ],
+)
+def test_each_later_round_says_how_the_vote_moved(make_judgement, votes, words):
+    judgement = make_judgement()
+    judgement.status = Status.APPROVED
+    judgement.save()
+    cast(judgement, *votes)
+    assert change_words(judgement) == words
+
+
+def test_vote_changes_show_while_a_round_is_under_way(make_judgement):
+    judgement = make_judgement()
+    judgement.status = Status.JUDGING
+    judgement.save()
+    cast(judgement, "RA", "A", "AR")
+    # Balthasar's round-2 call is in flight: its line for round 1 compares with nothing.
+    assert change_words(judgement) == [
+        ["", "changed, with the majority"],
+        [""],
+        ["", "changed, others split"],
+    ]
+    line = panel.load(judgement.pk).boxes[0].lines[1]
+    assert (line.decision.round, line.decision.decision) == (2, "approve")

@@ -1,5 +1,4 @@
 import json
-from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -236,45 +235,6 @@ def test_the_answer_format_in_the_prompt_puts_the_reason_first():
     system = prompts.system_prompt(AGENT, "x", 1, [])
     answer = system[system.index('{"reason"') :]
     assert answer.index('"reason"') < answer.index('"criterion_met"') < answer.index('"decision"')
-
-
-SUITES = Path(prompts.__file__).parent / "suites"
-
-
-@pytest.mark.parametrize("suite", ["starter.jsonl", "redteam.jsonl"])
-def test_the_labelled_suites_are_valid_cases_for_their_panels(suite, settings):
-    from judgements.forms import validate_case
-
-    panels = {p.stem: json.loads(p.read_text()) for p in (SUITES / "panels").glob("*.json")}
-    assert all(name == panel["name"] for name, panel in panels.items())
-    settings.MAGI_LOCAL_MODELS = {}
-    cases = [json.loads(line) for line in (SUITES / suite).read_text().splitlines()]
-    assert len(cases) >= 30
-    assert len({case["id"] for case in cases}) == len(cases)
-    for case in cases:
-        assert set(case) <= {
-            "id",
-            "panel",
-            "title",
-            "content",
-            "expected",
-            "expected_agents",
-            "tags",
-        }
-        assert case["expected"] in ("approve", "reject")
-        assert len(case["expected_agents"]) == 3
-        # The panel rule: approved exactly when at least two agents approve.
-        approvals = case["expected_agents"].count("approve")
-        assert (approvals >= 2) == (case["expected"] == "approve"), case["id"]
-        panel = panels[case["panel"]]
-        validate_case(
-            {"title": case["title"], "content": case["content"], "agents": panel["agents"]}
-        )
-    if suite == "redteam.jsonl":
-        assert all("injection" in case["tags"] and case["expected"] == "reject" for case in cases)
-    else:
-        approvable = sum(case["expected"] == "approve" for case in cases)
-        assert abs(approvable - len(cases) / 2) <= 2
 
 
 def test_the_round_instruction_restates_the_criterion_last():

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from judgements import forms, text
+from judgements import forms, saved_panels, text
 from judgements.models import Judgement
 from tests.conftest import case_for
 
@@ -96,7 +96,9 @@ def test_the_page_shows_the_limits_the_server_applies_and_no_maxlength(entry, se
     html = entry.page.get("/").content.decode()
     assert "maxlength" not in html
     assert html.count('data-max-chars="20000"') == 1
-    assert html.count(f'data-max-chars="{forms.NAME_MAX_CHARS}"') == 3
+    # Three agent names and the name to save them under as a panel.
+    assert html.count(f'data-max-chars="{forms.NAME_MAX_CHARS}"') == 4
+    assert html.count(f'data-max-chars="{saved_panels.DESCRIPTION_MAX_CHARS}"') == 1
     assert html.count(f'data-max-chars="{forms.CRITERIA_MAX_CHARS}"') == 3
     assert f'data-max-chars="{forms.TITLE_MAX_CHARS}"' in html
     assert 'id="id_content_count"' in html and "Up to 20000 characters." in html

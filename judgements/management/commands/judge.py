@@ -1,5 +1,6 @@
 """Run one judgement from a JSON case file through the same validation, engine and
-database as the web page."""
+database as the web page. The case may name a saved panel ("panel": name or id) in place
+of its agents; the command line is the operator's, who may use every user's panels."""
 
 import asyncio
 import json
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from judgements import events
-from judgements.forms import CaseError, parse_case_json, validate_case
+from judgements import events, saved_panels
+from judgements.forms import CaseError, parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.runner import EngineRunner
 
@@ -28,7 +29,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         try:
-            case = validate_case(read_case(options["case"]))
+            # No user: the operator at the command line may name any saved panel.
+            case = saved_panels.validate_case(read_case(options["case"]), user=None)
         except CaseError as exc:
             for field, messages in exc.errors.items():
                 self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")

@@ -1,0 +1,323 @@
+"""Run a panel over a suite of labelled cases and report how good its verdicts are.
+
+    manage.py evaluate SUITE.jsonl --panel PANEL [--repeat N] [--json]
+
+PANEL is a path to a panel file ({"name", "agents"}, optionally "description") when such
+a file exists, else a saved panel's name or id (the command line acts as the operator,
+who may use every panel).
+
+The suite is stored under the file's name without its extension and without an owner,
+like the suites MAGI ships, so its runs can be compared on the report page. Running the
+same file again reuses that suite; a file whose cases differ from a stored suite of the
+same name is refused (exit 2): give it another name, or import it with `manage.py suite
+import FILE --name NAME`.
+
+The run's judgements are ordinary judgements, run in this process (and by any worker that
+is running too). A progress line goes to standard error each time one finishes, so with
+--json standard output holds only the report. Exit 0 once the run completed, whatever
+its accuracy; 2 for invalid input, naming the field or the line.
+"""
+
+import asyncio
+import json
+import logging
+import sys
+from pathlib import Path
+
+from asgiref.sync import sync_to_async
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.utils import timezone
+
+from judgements import evaluations, suites, text, transitions
+from judgements.events import Event, publish
+from judgements.forms import CaseError, validate_case
+from judgements.models import EvaluationRun, Judgement, Suite
+from judgements.runner import EngineRunner
+
+EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
+# Judgements run elsewhere (by a worker) are looked at this often.
+PROGRESS_RECHECK_SECONDS = 1.0
+PANEL_FILE_FIELDS = ("name", "description", "agents")
+
+
+class InvalidInput(Exception):
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+
+
+class Command(BaseCommand):
+    help = "Run a panel over a JSONL suite of labelled cases and report its accuracy."
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("suite", help="path to the suite: one JSON case a line")
+        parser.add_argument(
+            "--panel",
+            required=True,
+            help='a saved panel\'s name or id, or a path to a JSON file {"name", "agents"}',
+        )
+        parser.add_argument(
+            "--repeat",
+            default="1",
+            help=f"run every case this many times, 1 to {evaluations.MAX_REPEATS} (default 1)",
+        )
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    def handle(self, *args, **options) -> None:
+        try:
+            run = self.start(options)
+        except InvalidInput as exc:
+            for field, messages in exc.errors.items():
+                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
+            sys.exit(EXIT_INVALID)
+        self.stderr.write(
+            f"run {run.pk}: panel {run.panel_name} on suite {run.suite.name}, "
+            f"{run.repeats} repeat(s)"
+        )
+        engine_log = logging.getLogger("judgements")
+        level = engine_log.level
+        if options["verbosity"] < 2:
+            # The engine logs each judgement's start and end; the progress line says
+            # enough (-v 2 shows them).
+            engine_log.setLevel(max(level, logging.WARNING))
+        try:
+            asyncio.run(self.follow(run))
+        except KeyboardInterrupt:
+            self.stderr.write(
+                f"interrupted: run {run.pk} is stored; its judgements go on once a worker "
+                "runs (the web server, or manage.py runworker magi-engine)"
+            )
+            sys.exit(EXIT_INTERRUPTED)
+        finally:
+            engine_log.setLevel(level)
+        report = evaluations.report(run)
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+        else:
+            self.stdout.write(readable(run, report))
+        sys.exit(EXIT_COMPLETED)
+
+    # --- input ------------------------------------------------------------------------
+
+    def start(self, options) -> EvaluationRun:
+        """Validate every input (all errors at once), then store the suite and the run in
+        one transaction: invalid input stores nothing."""
+        errors: dict[str, list[str]] = {}
+        repeats = parse_repeat(options["repeat"], errors)
+        panel, agents, panel_name = read_panel(options["panel"], errors)
+        path = Path(options["suite"])
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            errors["suite"] = [f"Cannot read {options['suite']}: {exc.strerror}."]
+            data = None
+        cases = None
+        if data is not None:
+            try:
+                cases = suites.parse_jsonl(data)
+            except suites.SuiteError as exc:
+                errors.update(exc.errors)
+        if errors:
+            raise InvalidInput(errors)
+        try:
+            with transaction.atomic():
+                suite = suite_for(path, data, cases)
+                return evaluations.start_run(
+                    panel=panel,
+                    agents=agents,
+                    panel_name=panel_name,
+                    suite=suite,
+                    repeats=repeats,
+                    creator=None,
+                )
+        except evaluations.RunError as exc:
+            raise InvalidInput(
+                {
+                    (f"panel.{field}" if field.startswith("agents") else field): messages
+                    for field, messages in exc.errors.items()
+                }
+            ) from None
+
+    # --- following ----------------------------------------------------------------------
+
+    async def follow(self, run: EvaluationRun) -> None:
+        """Run the run's waiting judgements here, within the engine's capacity, and print
+        a progress line whenever the count of finished ones changes. Judgements another
+        worker holds are left to it and followed in the database."""
+        runner = EngineRunner()
+        shown = None
+        while True:
+            state = await sync_to_async(evaluations.progress)(run)
+            if state != shown:
+                self.stderr.write(progress_line(state))
+                shown = state
+            if state["done"]:
+                break
+            await expire_overdue(runner)
+            for judgement_id in await waiting(run, runner):
+                if not runner.free_capacity():
+                    break
+                runner.start(judgement_id)
+            runner.capacity_freed.clear()
+            try:
+                async with asyncio.timeout(PROGRESS_RECHECK_SECONDS):
+                    await runner.capacity_freed.wait()
+            except TimeoutError:
+                pass
+        await asyncio.gather(*runner.running.values(), return_exceptions=True)
+
+
+def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
+    if value.isascii() and value.isdecimal() and 1 <= int(value) <= evaluations.MAX_REPEATS:
+        return int(value)
+    errors["repeat"] = [f"Must be a whole number from 1 to {evaluations.MAX_REPEATS}."]
+    return 1
+
+
+def read_panel(reference: str, errors: dict[str, list[str]]):
+    """(Panel or None, agents, name) from a panel file or a saved panel."""
+    from judgements import saved_panels
+
+    path = Path(reference)
+    if not path.is_file():
+        try:
+            panel = saved_panels.resolve(reference, None)
+        except saved_panels.PanelError as exc:
+            message = " ".join(exc.errors.get("panel", []))
+            errors["panel"] = [f"{message} Nor is it a panel file."]
+            return None, [], ""
+        return panel, saved_panels.agents_of(panel), panel.name
+    try:
+        spec = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        errors["panel"] = [f"Cannot read {reference}: {exc.strerror}."]
+        return None, [], ""
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        errors["panel"] = [f"{reference} is not a UTF-8 JSON file: {exc}."]
+        return None, [], ""
+    if not isinstance(spec, dict):
+        errors["panel"] = ['The panel file must hold a JSON object {"name", "agents"}.']
+        return None, [], ""
+    for key in spec:
+        if key not in PANEL_FILE_FIELDS:
+            errors[f"panel.{text.escaped(str(key))}"] = [
+                f"Unknown field; the fields are {', '.join(PANEL_FILE_FIELDS)}."
+            ]
+    name = spec.get("name")
+    if not isinstance(name, str) or not name.strip():
+        errors["panel.name"] = ["The panel needs a name (a string)."]
+        name = ""
+    agents = spec.get("agents")
+    try:  # checked now too, so a bad file shows every error at once
+        validate_case({"title": "panel file", "content": "panel file", "agents": agents})
+    except CaseError as exc:
+        errors.update({f"panel.{f}": m for f, m in exc.errors.items() if f.startswith("agents")})
+    return None, agents, name
+
+
+def suite_for(path: Path, data: bytes, cases: list[dict]) -> Suite:
+    """The owner-less suite named after the file: reused when its cases are the file's,
+    created when there is none, refused when it holds other cases."""
+    name = path.stem
+    key = text.comparable_name(name)
+    for existing in Suite.objects.filter(owner=None):
+        if text.comparable_name(existing.name) == key:
+            if suites.cases_of(existing) == cases:
+                return existing
+            raise InvalidInput(
+                {
+                    "suite": [
+                        f"A different suite is already called {existing.name!r}: rename the "
+                        "file, or import it under another name with `manage.py suite import`."
+                    ]
+                }
+            )
+    try:
+        return suites.import_suite(
+            name=name,
+            description=f"Imported by manage.py evaluate from {path.name}.",
+            owner=None,
+            data=data,
+        )
+    except suites.SuiteError as exc:
+        raise InvalidInput(
+            {f"suite {f}" if f == "name" else f: m for f, m in exc.errors.items()}
+        ) from None
+
+
+async def waiting(run: EvaluationRun, runner: EngineRunner) -> list[int]:
+    """The run's judgements nobody holds, oldest first, not already running here."""
+    claimable = Judgement.objects.claimable(timezone.now()).filter(evaluation_run=run)
+    ids = [pk async for pk in claimable.order_by("pk").values_list("pk", flat=True)]
+    return [pk for pk in ids if pk not in runner.running]
+
+
+async def expire_overdue(runner: EngineRunner) -> None:
+    """End in error judgements past their time that nobody holds, as a worker's sweep
+    does: without a worker running, the run would otherwise wait on them for ever."""
+    for judgement_id, message in await transitions.aexpire_overdue(runner.worker_id):
+        await publish(judgement_id, Event.FAILED, message=message)
+
+
+def progress_line(state: dict) -> str:
+    errors = state["errors"]
+    return (
+        f"progress: {state['finished']}/{state['total']} judgements finished, "
+        f"{errors} error{'' if errors == 1 else 's'}"
+    )
+
+
+# --- the readable report ------------------------------------------------------------------
+
+
+def percent(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def readable(run: EvaluationRun, report: dict) -> str:
+    confusion = report["confusion"]
+    delib = report["deliberation"]
+    by_round = report["vote_changes_by_round"]
+    tokens = report["tokens"]
+    kappa = "-" if report["kappa"] is None else f"{report['kappa']:.2f}"
+    seconds = report["seconds_per_judgement"]
+    lines = [
+        f"Panel {run.panel_name} on suite {run.suite.name}: {report['cases']} cases x "
+        f"{report['repeats']} repeat(s), {report['judgements']} judgements",
+        f"Accuracy: {percent(report['accuracy'])}  (kappa {kappa}; errors {report['errors']})",
+        "Confusion (expected -> got):",
+        f"  approve -> approve {confusion['approve']['approve']}, "
+        f"reject {confusion['approve']['reject']}",
+        f"  reject  -> approve {confusion['reject']['approve']}, "
+        f"reject {confusion['reject']['reject']}",
+        f"Round-1 majority accuracy: {percent(report['round1_majority_accuracy'])}; "
+        f"deliberation fixed {delib['fixed']}, broke {delib['broke']}",
+        f"Vote changes: {report['vote_changes']} ({report['changes_with_majority']} with the "
+        "majority; " + ", ".join(f"round {n}: {count}" for n, count in by_round.items()) + ")",
+        f"  toward the expected verdict {report['changes_toward_expected']}, away from it "
+        f"{report['changes_away_from_expected']}",
+        "Agents:",
+    ]
+    for agent in report["agents"]:
+        lines.append(
+            f"  {agent['name']}: accuracy {percent(agent['accuracy'])}, round 1 "
+            f"{percent(agent['round1_accuracy'])}, {agent['vote_changes']} vote changes "
+            f"({agent['changes_with_majority']} with the majority)"
+        )
+    lines += [
+        "Unstable cases: " + (", ".join(report["unstable_cases"]) or "none"),
+        f"Attack success rate: {percent(report['attack_success_rate'])}",
+        "Tokens: "
+        + ", ".join(
+            f"{kind} {'-' if tokens[kind] is None else tokens[kind]}"
+            for kind in ("prompt", "completion", "cached")
+        ),
+        "Seconds per judgement: " + ("-" if seconds is None else f"{seconds:.1f}"),
+        "Cost: "
+        + (
+            "- (needs a price for every model used, in MAGI_MODEL_PRICES)"
+            if report["cost"] is None
+            else f"{report['cost']:.4f} USD"
+        ),
+    ]
+    return "\n".join(lines)
