@@ -9,7 +9,7 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import InvalidPage, Paginator
-from django.db.models import Count, Q
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
@@ -26,10 +26,7 @@ STOP_POLLING = 286
 
 def visible_suites(user):
     """Shipped suites and the user's own (staff: all)."""
-    found = Suite.objects.all()
-    if not user.is_staff:
-        found = found.filter(Q(owner__isnull=True) | Q(owner=user))
-    return found
+    return Suite.objects.visible_to(user)
 
 
 def visible_runs(user):

@@ -130,16 +130,7 @@ def queue_judgements(run: EvaluationRun, cases: list, agents: list[dict]) -> Non
     )
     judgement_ids = run.judgements.order_by("pk").values_list("pk", flat=True)
     Agent.objects.bulk_create(
-        Agent(
-            judgement_id=judgement_id,
-            position=position,
-            name=agent["name"],
-            name_key=text.name_key(agent["name"]),
-            model=agent["model"],
-            criteria=agent["criteria"],
-        )
-        for judgement_id in judgement_ids
-        for position, agent in enumerate(agents, start=1)
+        row for judgement_id in judgement_ids for row in Agent.rows_for(judgement_id, agents)
     )
 
 

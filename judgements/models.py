@@ -156,17 +156,7 @@ class Judgement(models.Model):
                 # The saved panel it started from (judgements/saved_panels.py), if any.
                 panel=case.get("panel"),
             )
-            Agent.objects.bulk_create(
-                Agent(
-                    judgement=judgement,
-                    position=position,
-                    name=agent["name"],
-                    name_key=text.name_key(agent["name"]),
-                    model=agent["model"],
-                    criteria=agent["criteria"],
-                )
-                for position, agent in enumerate(case["agents"], start=1)
-            )
+            Agent.objects.bulk_create(Agent.rows_for(judgement.pk, case["agents"]))
         return judgement
 
     def token_totals(self) -> dict[str, int | None]:
@@ -280,6 +270,21 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
+
+    @staticmethod
+    def rows_for(judgement_id: int, agents: list[dict]) -> list["Agent"]:
+        """Unsaved rows for a judgement's validated agents, in panel order."""
+        return [
+            Agent(
+                judgement_id=judgement_id,
+                position=position,
+                name=agent["name"],
+                name_key=text.name_key(agent["name"]),
+                model=agent["model"],
+                criteria=agent["criteria"],
+            )
+            for position, agent in enumerate(agents, start=1)
+        ]
 
     @property
     def final_score(self) -> float | None:
@@ -592,7 +597,25 @@ class WebhookAttempt(models.Model):
         return f"{self.delivery.webhook_id} attempt {self.number}: {self.status_code or self.error}"
 
 
-class Panel(models.Model):
+class SharedQuerySet(models.QuerySet):
+    """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
+
+    def visible_to(self, user) -> "SharedQuerySet":
+        """What the user may use: their own and the examples; staff, and the operator's
+        command line (user None), everything."""
+        if user is None or user.is_staff:
+            return self
+        return self.filter(models.Q(owner=user) | models.Q(owner__isnull=True))
+
+
+class SharedWithExamples:
+    """The row-level twin of SharedQuerySet.visible_to."""
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
+
+
+class Panel(SharedWithExamples, models.Model):
     """A saved set of three agents to start judgements and evaluation runs from. Owned by
     a user; an example panel (shipped with MAGI, judgements/examples.py) has no owner and
     is visible to everyone. Agents are stored as validated JSON, in the shape a case's
@@ -611,6 +634,8 @@ class Panel(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
+    objects = SharedQuerySet.as_manager()
+
     class Meta:
         ordering = ["name", "id"]
         constraints = [
@@ -628,14 +653,11 @@ class Panel(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
 
-    def visible_to(self, user) -> bool:
-        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
-
     def editable_by(self, user) -> bool:
         return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
 
 
-class Suite(models.Model):
+class Suite(SharedWithExamples, models.Model):
     """A named list of labelled cases to evaluate panels on (judgements/suites.py reads
     and writes them as JSONL). Owned like a panel: no owner means shipped with MAGI."""
 
@@ -650,6 +672,8 @@ class Suite(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
 
+    objects = SharedQuerySet.as_manager()
+
     class Meta:
         ordering = ["name", "id"]
         constraints = [
@@ -663,9 +687,6 @@ class Suite(models.Model):
 
     def __str__(self) -> str:
         return self.name
-
-    def visible_to(self, user) -> bool:
-        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
 
 
 class SuiteCase(models.Model):

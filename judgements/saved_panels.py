@@ -17,7 +17,7 @@ from pathlib import Path
 from django import forms as django_forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
+from django.db.models import Case, IntegerField, QuerySet, Value, When
 from django.utils import timezone
 
 from judgements import forms, rules, text
@@ -51,9 +51,7 @@ class PanelError(ValueError):
 def visible(user) -> QuerySet:
     """The panels the user may use, their own first, then the examples, then (for staff
     and the operator) everyone else's, each group by name."""
-    panels = Panel.objects.select_related("owner")
-    if user is not None and not user.is_staff:
-        panels = panels.filter(Q(owner=user) | Q(owner__isnull=True))
+    panels = Panel.objects.visible_to(user).select_related("owner")
     groups = [When(owner__isnull=True, then=Value(1))]
     if user is not None:
         groups.insert(0, When(owner=user, then=Value(0)))
