@@ -1,9 +1,9 @@
 """Benchmark a local model as MAGI uses it: .venv/bin/python bench/local_model.py [--model M]
 
 Measures the llama.cpp server's start-up time, seconds per decision (one call at a time),
-seconds per judgement (3 rounds x 3 concurrent calls, queued one at a time as the engine
-does), what the third of three concurrent calls waits when nothing queues them on our side,
-and the server's peak resident memory (VmHWM).
+seconds per judgement (3 rounds x 3 concurrent calls through MAGI's per-provider limit, a
+new content each time), the latency of three calls sent together with nothing queueing
+them on our side, and the server's peak resident memory (VmHWM).
 """
 
 import argparse
@@ -32,7 +32,15 @@ AGENTS = {
     "Balthasar": "Approve only actions that put nobody's health or safety at risk.",
     "Casper": "Approve only actions that can be done within the stated time and budget.",
 }
-CONTENT = "I am going to travel to Japan next week."
+# A new content for every judgement, as in real use: a server that cached one judgement's
+# content would otherwise answer the next round 1 from its cache and flatter the figure.
+CONTENTS = [
+    "I am going to travel to Japan next week.",
+    "We will repaint the office on Saturday for 300 EUR.",
+    "I plan to cycle to work tomorrow morning.",
+    "Ship the release on Friday after the tests pass.",
+    "Book a team lunch for 8 people at 20 EUR each.",
+]
 
 
 def vm_hwm_kib(pid: int) -> int:
@@ -74,10 +82,14 @@ async def main() -> None:
     queue = llm.Clients().slot(providers.route_for(args.model))
 
     async def decide(
-        agent: str, round_number: int, earlier: list[EarlierDecision], slot: bool = True
+        agent: str,
+        round_number: int,
+        earlier: list[EarlierDecision],
+        slot: bool = True,
+        content: str = CONTENTS[0],
     ) -> tuple[AgentVerdict, float, int]:
         messages = prompts.build_messages(
-            AgentBrief(agent, AGENTS[agent]), CONTENT, round_number, earlier
+            AgentBrief(agent, AGENTS[agent]), content, round_number, earlier
         )
         began = time.perf_counter()
         holder = queue if slot else contextlib.nullcontext()
@@ -101,17 +113,20 @@ async def main() -> None:
     print(f"decision     {_summary(decisions)} s  (round 1, one call at a time)")
 
     judgements, verdicts = [], []
-    for _ in range(args.judgements):
+    for number in range(args.judgements):
+        content = CONTENTS[(number + 1) % len(CONTENTS)]
         began = time.perf_counter()
         earlier: list[EarlierDecision] = []
         for rnd in (1, 2, 3):
-            results = await asyncio.gather(*(decide(agent, rnd, list(earlier)) for agent in AGENTS))
+            results = await asyncio.gather(
+                *(decide(agent, rnd, list(earlier), content=content) for agent in AGENTS)
+            )
             for agent, (verdict, _, tokens) in zip(AGENTS, results, strict=True):
                 earlier.append(EarlierDecision(agent, rnd, verdict.decision, verdict.reason))
                 verdicts.append(verdict)
                 prompt_tokens.append(tokens)
         judgements.append(time.perf_counter() - began)
-    print(f"judgement    {_summary(judgements)} s  (3 rounds x 3 concurrent calls)")
+    print(f"judgement    {_summary(judgements)} s  (3 rounds x 3 concurrent calls, new content)")
     calls = len(decisions) + len(verdicts)
     approvals = sum(v.decision == "approve" for v in verdicts)
     print(
@@ -124,7 +139,7 @@ async def main() -> None:
     print(
         "3 at once    client-side latency "
         + ", ".join(f"{w:.2f}" for w in waits)
-        + " s without MAGI's queue (the server runs them one after another)"
+        + " s without MAGI's queue (the server's parallel slots answer them together)"
     )
 
     print(f"peak RSS     {vm_hwm_kib(server.process.pid) / 1024:.0f} MiB  (server VmHWM)")

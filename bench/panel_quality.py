@@ -93,6 +93,7 @@ class Outcome:
     first_total: int = 0
     first_approved_when_met: int = 0
     first_met: int = 0
+    reasons: tuple[str, ...] = ()  # "round agent vote: reason", for reading why it went wrong
 
 
 @dataclass
@@ -179,6 +180,11 @@ def run_panel(case: dict, panel: dict, model: str) -> Outcome:
     status = result["status"]
     verdict = {"approved": "approve", "rejected": "reject"}.get(status, "error")
     outcome = Outcome(case["id"], verdict, votes, result["error"] or "", copied, later, seconds)
+    outcome.reasons = tuple(
+        f"{d['round']} {a['name']} {d['decision']}: {d['reason']}"
+        for a in result["agents"]
+        for d in a["rounds"]
+    )
     for agent, expected in zip(result["agents"], case.get("expected_agents") or [], strict=False):
         first = next((d["decision"] for d in agent["rounds"] if d["round"] == 1), None)
         outcome.first_total += 1

@@ -240,11 +240,11 @@ def validate_api_case(body, user) -> dict:
     panel's name or id in place of the agents (saved_panels.validate_case) and
     optionally "callback_url", checked against the webhook allow-list."""
     if not isinstance(body, dict) or "callback_url" not in body:
-        return saved_panels.validate_case(body, user)
+        return saved_panels.validate_case(body, user, ("callback_url",))
     case_fields = {k: v for k, v in body.items() if k != "callback_url"}
     url_errors = webhooks.callback_url_errors(body["callback_url"], user)
     try:
-        case = saved_panels.validate_case(case_fields, user)
+        case = saved_panels.validate_case(case_fields, user, ("callback_url",))
     except CaseError as exc:
         if url_errors:
             exc.errors["callback_url"] = url_errors

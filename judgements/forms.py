@@ -169,15 +169,16 @@ class CaseError(ValueError):
         super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
 
 
-def case_to_form_data(case) -> dict[str, str]:
+def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
     """Turn a JSON case into form data, rejecting what has the wrong shape.
 
     Unknown fields are refused, so a client's typo ("titel", an agent's "temperature")
-    never passes unnoticed.
+    never passes unnoticed. `also_known`: fields the caller takes out before calling (a
+    saved panel, a callback URL), named in that message so it lists every field.
     """
     if not isinstance(case, dict):
         raise CaseError({"case": ["Must be a JSON object with title, content and agents."]})
-    errors: dict[str, list[str]] = unknown_fields(case, CASE_FIELDS, "")
+    errors: dict[str, list[str]] = unknown_fields(case, CASE_FIELDS + also_known, "")
     data: dict[str, str] = {}
     for field in ("title", "content"):
         value = case.get(field, "")
@@ -282,9 +283,9 @@ def form_errors(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, lis
     return errors
 
 
-def validate_case(case) -> dict:
+def validate_case(case, also_known: tuple[str, ...] = ()) -> dict:
     """Validate a JSON case; return cleaned {title, content, agents} or raise CaseError."""
-    form, formset = bind(case_to_form_data(case))
+    form, formset = bind(case_to_form_data(case, also_known))
     if not is_valid(form, formset):
         raise CaseError(form_errors(form, formset))
     return cleaned_case(form, formset)

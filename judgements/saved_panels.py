@@ -144,7 +144,7 @@ def expand_panel(case, user):
     return {**case, "agents": agents_of(panel), "panel": panel}
 
 
-def validate_case(case, user) -> dict:
+def validate_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
     """forms.validate_case for a case that may name a saved panel in place of its agents.
 
     The cleaned case carries the Panel (or None) under "panel", which
@@ -153,7 +153,7 @@ def validate_case(case, user) -> dict:
     model this deployment no longer serves is reported as `panel.agents[0].model`.
     """
     if not isinstance(case, dict) or ("panel" not in case and "agents" in case):
-        return {**forms.validate_case(case), "panel": None}
+        return {**forms.validate_case(case, ("panel", *also_known)), "panel": None}
     errors: dict[str, list[str]] = {}
     panel = None
     rest = {key: value for key, value in case.items() if key != "panel"}
@@ -171,7 +171,7 @@ def validate_case(case, user) -> dict:
         # content's are still found.
         rest["agents"] = [dict.fromkeys(forms.AGENT_FIELDS, "")] * rules.PANEL_SIZE
     try:
-        cleaned = forms.validate_case(rest)
+        cleaned = forms.validate_case(rest, ("panel", *also_known))
     except CaseError as exc:
         for field, messages in exc.errors.items():
             if is_agents_field(field):

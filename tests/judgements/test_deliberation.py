@@ -113,12 +113,12 @@ async def test_it_shows_each_agent_every_earlier_decision(fake_llm, make_judgeme
     fake_llm.script("model-b", votes="RAA", reason="Balthasar's reason")
     await judge(make_judgement, runner)
     prompt = "\n".join(m["content"] for m in round_two_messages(fake_llm, "model-a"))
-    assert '"round": 1, "agent": "Balthasar", "decision": "reject"' in prompt
+    assert "round 1, Balthasar, reject: \"Balthasar's reason" in prompt
     assert "Balthasar's reason" in prompt
     round_three = "\n".join(
         m["content"] for m in fake_llm.requests_for("model-c", 3)[0].body["messages"]
     )
-    assert round_three.count('{"round": 1,') == 3 and round_three.count('{"round": 2,') == 3
+    assert round_three.count("\nround 1, ") == 3 and round_three.count("\nround 2, ") == 3
 
 
 def round_two_messages(fake_llm, model: str) -> list[dict]:

@@ -227,7 +227,7 @@ def test_a_case_naming_a_panel_gets_a_copy_of_its_agents(make_panel, user):
         ),
         (
             {"title": "Trip", "content": "Japan", "panel": "Desk", "x": 1},
-            {"x": ["Unknown field; the fields here are title, content, agents."]},
+            {"x": ["Unknown field; the fields here are title, content, agents, panel."]},
         ),
     ],
 )

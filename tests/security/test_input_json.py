@@ -62,6 +62,16 @@ def test_an_unknown_field_is_refused_naming_it(entry, path, change):
     assert Judgement.objects.count() == 0
 
 
+def test_the_unknown_field_message_lists_every_field_the_entry_takes(entry):
+    # The API also takes a saved panel and a callback URL; the command line a panel.
+    api = entry.api(case_for(priority="high"))
+    assert api.errors["priority"] == [
+        "Unknown field; the fields here are title, content, agents, panel, callback_url."
+    ]
+    cli = entry.cli(case_for(priority="high"))
+    assert "the fields here are title, content, agents, panel." in cli.text
+
+
 def test_every_unknown_field_is_named_at_once(entry):
     case = case_for(priority=1, tags=[])
     case["agents"][0]["temperature"] = 0.1
