@@ -2,7 +2,7 @@ from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -221,3 +221,19 @@ def log_out(request: HttpRequest) -> HttpResponse:
     if session_key:
         async_to_sync(consumers.close_session_sockets)(session_key)
     return redirect(resolve_url(settings.LOGOUT_REDIRECT_URL))
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's handler400. A page form posted over MAGI_MAX_BODY_BYTES ends here, not in
+    its view, because the CSRF check reads the body first: say what happened and that the
+    browser's Back keeps what was typed, instead of Django's bare "Bad Request" page."""
+    too_big = isinstance(exception, RequestDataTooBig)
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    status = 413 if too_big else 400
+    if request.path.startswith("/api/"):
+        message = (
+            f"The body is larger than the limit of {limit:,} bytes." if too_big else "Bad request."
+        )
+        return JsonResponse({"error": message}, status=status)
+    context = {"too_big": too_big, "limit": limit}
+    return render(request, "judgements/bad_request.html", context, status=status)

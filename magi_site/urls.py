@@ -4,6 +4,9 @@ from django.urls import include, path
 
 from judgements import views
 
+# A form over the body limit is refused before any view runs; this says so in a page.
+handler400 = views.bad_request
+
 urlpatterns = [
     # Ours, not Django's: logging out also closes the session's live pages. The admin's
     # "Log out" posts here too.

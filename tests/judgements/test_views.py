@@ -165,3 +165,23 @@ def test_the_page_names_a_provider_it_cannot_reach(logged_in, ollama, settings):
     html = logged_in.get(reverse("judgement-new")).content.decode()
     assert "Could not list the models of provider ollama: connection failed" in html
     assert "This deployment knows no model yet" not in html  # the bundled model is there
+
+
+@pytest.mark.parametrize("csrf_checks", [False, True])
+def test_a_form_over_the_body_limit_gets_a_page_saying_so(user, settings, csrf_checks):
+    # With CSRF checks on, the middleware reads the body before the view does.
+    from django.test import Client
+
+    client = Client(enforce_csrf_checks=csrf_checks)
+    client.force_login(user)
+    data = form_data(case_for(content="<b>x</b>" * 500))
+    if csrf_checks:  # as a browser would: the cookie from the page, its token in the form
+        client.get(reverse("judgement-new"))
+        data["csrfmiddlewaretoken"] = client.cookies[settings.CSRF_COOKIE_NAME].value
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1_000
+    response = client.post(reverse("judgement-new"), data)
+    assert response.status_code == 413
+    html = response.content.decode()
+    assert "larger than the limit of 1000 bytes" in html and "nothing was saved" in html
+    assert "Back" in html and "<b>x</b>" not in html
+    assert Judgement.objects.count() == 0
