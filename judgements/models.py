@@ -608,21 +608,47 @@ class SharedQuerySet(models.QuerySet):
         return self.filter(models.Q(owner=user) | models.Q(owner__isnull=True))
 
 
-class SharedWithExamples:
-    """The row-level twin of SharedQuerySet.visible_to."""
+class SharedWithExamples(models.Model):
+    """What panels and suites share: a name unique per owner, and an owner that is a user
+    or none (an example shipped with MAGI, unique by name among the examples)."""
+
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Each model declares its own `owner` (a nullable foreign key to the user) so that its
+    # related_name is spelled out ("panels", "suites"): "%(class)ss" here would be recorded
+    # literally by migrations and need a migration of its own.
+
+    objects = SharedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "name"], name="%(class)s_unique_name_per_owner"
+            ),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(owner__isnull=True),
+                name="%(class)s_unique_example_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
 
     def visible_to(self, user) -> bool:
+        """The row-level twin of SharedQuerySet.visible_to."""
         return user.is_staff or self.owner_id is None or self.owner_id == user.pk
 
 
-class Panel(SharedWithExamples, models.Model):
+class Panel(SharedWithExamples):
     """A saved set of three agents to start judgements and evaluation runs from. Owned by
     a user; an example panel (shipped with MAGI, judgements/examples.py) has no owner and
     is visible to everyone. Agents are stored as validated JSON, in the shape a case's
     "agents" takes."""
 
-    name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -631,24 +657,7 @@ class Panel(SharedWithExamples, models.Model):
         related_name="panels",
     )
     agents = models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')
-    created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
-
-    objects = SharedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["owner", "name"], name="panel_unique_name_per_owner"),
-            models.UniqueConstraint(
-                fields=["name"],
-                condition=models.Q(owner__isnull=True),
-                name="panel_unique_example_name",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.name
 
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
@@ -657,12 +666,10 @@ class Panel(SharedWithExamples, models.Model):
         return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
 
 
-class Suite(SharedWithExamples, models.Model):
+class Suite(SharedWithExamples):
     """A named list of labelled cases to evaluate panels on (judgements/suites.py reads
     and writes them as JSONL). Owned like a panel: no owner means shipped with MAGI."""
 
-    name = models.CharField(max_length=100)
-    description = models.TextField(blank=True)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,
@@ -670,23 +677,6 @@ class Suite(SharedWithExamples, models.Model):
         on_delete=models.CASCADE,
         related_name="suites",
     )
-    created_at = models.DateTimeField(default=timezone.now)
-
-    objects = SharedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name", "id"]
-        constraints = [
-            models.UniqueConstraint(fields=["owner", "name"], name="suite_unique_name_per_owner"),
-            models.UniqueConstraint(
-                fields=["name"],
-                condition=models.Q(owner__isnull=True),
-                name="suite_unique_example_name",
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return self.name
 
 
 class SuiteCase(models.Model):
