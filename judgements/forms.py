@@ -275,8 +275,14 @@ def form_errors(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, lis
     errors: dict[str, list[str]] = {}
     for field, messages in form.errors.items():
         errors["case" if field == "__all__" else field] = list(messages)
-    for index, agent_errors in enumerate(formset.errors):
-        for field, messages in agent_errors.items():
+    return errors | agent_errors(formset)
+
+
+def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
+    """The agent formset's errors under their JSON paths: `agents[1].model`, `agents`."""
+    errors: dict[str, list[str]] = {}
+    for index, errors_of_agent in enumerate(formset.errors):
+        for field, messages in errors_of_agent.items():
             errors[f"agents[{index}].{field}"] = list(messages)
     if formset.non_form_errors():
         errors["agents"] = list(formset.non_form_errors())

@@ -54,6 +54,9 @@ JUDGEMENT_ID = {
     "schema": {"type": "integer", "minimum": 1},
 }
 
+# Panels and suites alike.
+EXAMPLE = {"type": "boolean", "description": "Shipped with MAGI (no owner), usable by everyone."}
+
 SCHEMAS = {
     "Error": {
         "type": "object",
@@ -138,10 +141,7 @@ SCHEMAS = {
             "id": {"type": "integer", "minimum": 1},
             "name": {"type": "string"},
             "description": {"type": "string"},
-            "example": {
-                "type": "boolean",
-                "description": "Shipped with MAGI (no owner), usable by everyone.",
-            },
+            "example": EXAMPLE,
             "agents": {
                 "type": "array",
                 "minItems": rules.PANEL_SIZE,
@@ -311,10 +311,7 @@ SCHEMAS.update(
                 "id": {"type": "integer", "minimum": 1},
                 "name": {"type": "string"},
                 "description": {"type": "string"},
-                "example": {
-                    "type": "boolean",
-                    "description": "Shipped with MAGI (no owner), usable by everyone.",
-                },
+                "example": EXAMPLE,
                 "cases": COUNT,
                 "export": {"type": "string", "description": "Where to GET it as JSONL."},
             },

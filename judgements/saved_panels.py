@@ -245,12 +245,7 @@ def agent_form_data(agents) -> dict[str, str]:
 
 def errors_of(panel_form: PanelForm, formset) -> dict[str, list[str]]:
     errors = {field: list(messages) for field, messages in panel_form.errors.items()}
-    for index, agent_errors in enumerate(formset.errors):
-        for field, messages in agent_errors.items():
-            errors[f"agents[{index}].{field}"] = list(messages)
-    if formset.non_form_errors():
-        errors["agents"] = list(formset.non_form_errors())
-    return errors
+    return errors | forms.agent_errors(formset)
 
 
 def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
