@@ -53,6 +53,11 @@ def error(status: int, message: str, **extra) -> JsonResponse:
     return JsonResponse({"error": message, **extra}, status=status)
 
 
+def body_too_large() -> JsonResponse:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return error(413, f"The body is larger than the limit of {limit:,} bytes.")
+
+
 def invalid(errors: dict[str, list[str]]) -> JsonResponse:
     return JsonResponse({"error": "invalid input", "errors": errors}, status=400)
 
@@ -70,8 +75,7 @@ def json_errors(view):
         try:
             return await view(request, *args, **kwargs)
         except BodyTooLarge:
-            limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-            return error(413, f"The body is larger than the limit of {limit:,} bytes.")
+            return body_too_large()
         except Exception:
             logger.exception("API request %s %s failed", request.method, request.path)
             return error(500, "Internal error; it has been logged.")

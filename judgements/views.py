@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render, resolve_url
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import (
+    api,
     consumers,
     events,
     forms,
@@ -228,12 +229,7 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     its view, because the CSRF check reads the body first: say what happened and that the
     browser's Back keeps what was typed, instead of Django's bare "Bad Request" page."""
     too_big = isinstance(exception, RequestDataTooBig)
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    status = 413 if too_big else 400
     if request.path.startswith("/api/"):
-        message = (
-            f"The body is larger than the limit of {limit:,} bytes." if too_big else "Bad request."
-        )
-        return JsonResponse({"error": message}, status=status)
-    context = {"too_big": too_big, "limit": limit}
-    return render(request, "judgements/bad_request.html", context, status=status)
+        return api.body_too_large() if too_big else api.error(400, "Bad request.")
+    context = {"too_big": too_big, "limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
+    return render(request, "judgements/bad_request.html", context, status=413 if too_big else 400)

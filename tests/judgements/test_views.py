@@ -185,3 +185,13 @@ def test_a_form_over_the_body_limit_gets_a_page_saying_so(user, settings, csrf_c
     assert "larger than the limit of 1000 bytes" in html and "nothing was saved" in html
     assert "Back" in html and "<b>x</b>" not in html
     assert Judgement.objects.count() == 0
+
+
+def test_a_request_refused_before_any_api_view_gets_json(client, settings):
+    # A Host header outside ALLOWED_HOSTS is refused by middleware, before json_errors.
+    settings.ALLOWED_HOSTS = ["magi.example"]
+    response = client.get("/api/judgements/", HTTP_HOST="evil.example")
+    assert response.status_code == 400
+    assert response.json() == {"error": "Bad request."}
+    page = client.get(reverse("judgement-new"), HTTP_HOST="evil.example")
+    assert page.status_code == 400 and "could not be read" in page.content.decode()
