@@ -25,7 +25,6 @@ from judgements.api import (
     in_pool,
     invalid,
     json_errors,
-    read_body,
     unauthorized,
 )
 from judgements.evaluation_views import JSONL_CONTENT_TYPE, visible_runs, visible_suites
@@ -70,7 +69,7 @@ async def suites_collection(request: HttpRequest) -> JsonResponse:
     errors = query_errors(request)
     if errors:
         return invalid(errors)
-    data = read_body(request)
+    data = request.body
     try:
         suite = await in_pool(suites.import_suite)(
             name=request.GET.get("name", ""),
@@ -236,7 +235,7 @@ async def evaluations_collection(request: HttpRequest) -> JsonResponse:
     if request.method != "POST":
         return error(405, "Use POST.")
     try:
-        body = forms.parse_case_json(read_body(request), "The body")
+        body = forms.parse_case_json(request.body, "The body")
     except forms.CaseError as exc:
         return invalid({"body": exc.errors["case"]})
     try:

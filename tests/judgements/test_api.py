@@ -114,6 +114,17 @@ async def test_it_refuses_a_bad_wait(fake_llm, api, wait):
     assert status == 400 and "wait" in body["errors"]
 
 
+async def test_a_query_django_refuses_to_parse_is_a_bad_request(fake_llm, api, settings):
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 3
+    query = "?" + "&".join(f"x{n}=1" for n in range(4)) + "&wait=0"
+
+    status, body = await post(api, case_for(), query)
+
+    assert status == 400
+    assert body["error"].startswith("Bad request: The number of GET/POST parameters exceeded")
+    assert await Judgement.objects.acount() == 0
+
+
 @pytest.mark.parametrize("header", [None, "Bearer wrong", "Basic abc"])
 async def test_it_needs_a_valid_token(fake_llm, header):
     client = TokenClient(header)
