@@ -2,8 +2,10 @@
 
 Measures the llama.cpp server's start-up time, seconds per decision (one call at a time),
 seconds per judgement (3 rounds x 3 concurrent calls through MAGI's per-provider limit, a
-new content each time), the latency of three calls sent together with nothing queueing
-them on our side, and the server's peak resident memory (VmHWM).
+new content each time), with --long N the same on 6,000+ characters of content and the
+share of prompt tokens the server reports as cached, the latency of three calls sent
+together with nothing queueing them on our side, and the server's peak resident memory
+(VmHWM).
 """
 
 import argparse
@@ -22,6 +24,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 # magi_site.settings refuses to start without a key; the benchmark signs nothing.
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
+from local_runtime import long_content  # noqa: E402  (bench/, this script's directory)
 from openai import AsyncOpenAI  # noqa: E402
 
 from judgements import llm, local_llm, prompts, providers  # noqa: E402
@@ -56,6 +59,9 @@ async def main() -> None:
     parser.add_argument("--starts", type=int, default=3, help="server starts to time")
     parser.add_argument("--decisions", type=int, default=9, help="sequential calls to time")
     parser.add_argument("--judgements", type=int, default=3, help="9-call judgements to time")
+    parser.add_argument(
+        "--long", type=int, default=0, help="judgements on 6,000+ characters of content to time"
+    )
     args = parser.parse_args()
 
     files = local_llm.local_model_files()
@@ -87,46 +93,67 @@ async def main() -> None:
         earlier: list[EarlierDecision],
         slot: bool = True,
         content: str = CONTENTS[0],
-    ) -> tuple[AgentVerdict, float, int]:
+    ) -> tuple[AgentVerdict, float, int, int | None]:
         messages = prompts.build_messages(
             AgentBrief(agent, AGENTS[agent]), content, round_number, earlier
         )
         began = time.perf_counter()
         holder = queue if slot else contextlib.nullcontext()
+        # The engine's own request (temperature, seed, schema, max_tokens): without them
+        # the server samples with its defaults, which changes the answers and their length.
+        body = llm.request_body(providers.route_for(args.model), messages)
         async with holder:
-            completion = await client.chat.completions.create(
-                model=args.model,
-                messages=messages,
-                response_format=llm.request_body(providers.route_for(args.model), messages)[
-                    "response_format"
-                ],
-                max_tokens=local_llm.LOCAL_MAX_TOKENS,
-            )
+            completion = await client.chat.completions.create(**body)
         verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)
-        return verdict, time.perf_counter() - began, completion.usage.prompt_tokens
+        details = completion.usage.prompt_tokens_details
+        cached = details.cached_tokens if details is not None else None
+        return verdict, time.perf_counter() - began, completion.usage.prompt_tokens, cached
 
     decisions, prompt_tokens = [], []
     for i in range(args.decisions):
-        _, seconds, tokens = await decide(list(AGENTS)[i % 3], 1, [])
+        _, seconds, tokens, _ = await decide(list(AGENTS)[i % 3], 1, [])
         decisions.append(seconds)
         prompt_tokens.append(tokens)
     print(f"decision     {_summary(decisions)} s  (round 1, one call at a time)")
 
-    judgements, verdicts = [], []
-    for number in range(args.judgements):
-        content = CONTENTS[(number + 1) % len(CONTENTS)]
+    verdicts: list[AgentVerdict] = []
+
+    async def judgement(content: str) -> tuple[float, list[tuple[int, int | None]]]:
+        """Seconds for 3 rounds x 3 concurrent calls; (prompt, cached) tokens per call."""
         began = time.perf_counter()
         earlier: list[EarlierDecision] = []
+        usage = []
         for rnd in (1, 2, 3):
             results = await asyncio.gather(
                 *(decide(agent, rnd, list(earlier), content=content) for agent in AGENTS)
             )
-            for agent, (verdict, _, tokens) in zip(AGENTS, results, strict=True):
+            for agent, (verdict, _, tokens, cached) in zip(AGENTS, results, strict=True):
                 earlier.append(EarlierDecision(agent, rnd, verdict.decision, verdict.reason))
                 verdicts.append(verdict)
                 prompt_tokens.append(tokens)
-        judgements.append(time.perf_counter() - began)
+                usage.append((tokens, cached))
+        return time.perf_counter() - began, usage
+
+    judgements = []
+    for number in range(args.judgements):
+        seconds, _ = await judgement(CONTENTS[(number + 1) % len(CONTENTS)])
+        judgements.append(seconds)
     print(f"judgement    {_summary(judgements)} s  (3 rounds x 3 concurrent calls, new content)")
+
+    long_judgements, long_usage = [], []
+    for number in range(args.long):
+        # A first line of its own, so no judgement reuses another's content from the cache.
+        seconds, usage = await judgement(f"Plan {number + 1}.\n\n{long_content()}")
+        long_judgements.append(seconds)
+        long_usage += usage
+    if long_judgements:
+        print(
+            f"long         {_summary(long_judgements)} s  (the same on a "
+            f"{len(long_content()):,}-character content, new each time)"
+        )
+        if all(cached is not None for _, cached in long_usage):
+            share = sum(c for _, c in long_usage) / sum(t for t, _ in long_usage)
+            print(f"long cached  {share:.0%} of prompt tokens (the server's cached_tokens)")
     calls = len(decisions) + len(verdicts)
     approvals = sum(v.decision == "approve" for v in verdicts)
     print(
@@ -135,7 +162,7 @@ async def main() -> None:
     print(f"prompt       {min(prompt_tokens)}-{max(prompt_tokens)} tokens")
 
     unqueued = await asyncio.gather(*(decide(agent, 1, [], slot=False) for agent in AGENTS))
-    waits = sorted(seconds for _, seconds, _ in unqueued)
+    waits = sorted(seconds for _, seconds, _, _ in unqueued)
     print(
         "3 at once    client-side latency "
         + ", ".join(f"{w:.2f}" for w in waits)

