@@ -218,9 +218,8 @@ def history_lines(agent: AgentBrief, earlier: list[EarlierDecision], token: str)
 
 
 def system_prompt(
-    agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision]
+    agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision], token: str
 ) -> str:
-    token = fence_token(content)
     fences = markers(token)
     parts = [
         SHARED_RULES.format(reason_max=REASON_MAX_CHARS),
@@ -264,8 +263,11 @@ def build_messages(
     # against 64, the round-1 majority right 22 of 32 against 21 -- no real gain, so the
     # content keeps the place that gives an injection the least standing.
     previous = own_previous_vote(agent, earlier) if round_number > 1 else None
-    criteria = neutralise(agent.criteria, fence_token(content))
+    # Hashing a long content is the costliest step here: once per call, not once per use.
+    token = fence_token(content)
+    system = system_prompt(agent, content, round_number, earlier, token)
+    criteria = neutralise(agent.criteria, token)
     return [
-        {"role": "system", "content": system_prompt(agent, content, round_number, earlier)},
+        {"role": "system", "content": system},
         {"role": "user", "content": round_instruction(round_number, criteria, previous)},
     ]

@@ -274,10 +274,14 @@ def read_provider(prefix: str) -> ProviderSettings:
 
 
 def describe(exc: ValidationError, prefix: str = "") -> str:
-    return "; ".join(
-        f"{prefix}{'.'.join(str(p) for p in error['loc']).upper()}: {error['msg']}"
-        for error in exc.errors()
-    )
+    """Each error as the variable's name, then the path inside its value as written (a
+    model name in MAGI_MODEL_PRICES keeps its case), then the message."""
+
+    def path(location: tuple) -> str:
+        variable, *inside = (str(part) for part in location)
+        return ".".join([prefix + variable.upper(), *inside])
+
+    return "; ".join(f"{path(error['loc'])}: {error['msg']}" for error in exc.errors())
 
 
 # Read by the test suite, not by MAGI.

@@ -265,7 +265,7 @@ def test_a_run_with_nothing_decided_has_null_ratios():
     [
         ("cheap", "MAGI_MODEL_PRICES: Value error, not valid JSON"),
         ('["model-a"]', "MAGI_MODEL_PRICES: Value error, must be a JSON object"),
-        ('{"m": {"prompt": 1}}', "MAGI_MODEL_PRICES.M.COMPLETION: Field required"),
+        ('{"gpt-X": {"prompt": 1}}', "MAGI_MODEL_PRICES.gpt-X.completion: Field required"),
         ('{"m": {"prompt": -1, "completion": 1}}', "greater than or equal to 0"),
         ('{"m": {"prompt": 1, "completion": 1, "output": 2}}', "Extra inputs are not permitted"),
     ],
