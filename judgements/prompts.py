@@ -258,10 +258,13 @@ def build_messages(
     agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision]
 ) -> list[dict[str, str]]:
     # The content stays in the system message, fenced, away from the user turn that models
-    # are trained to obey. Moving it into the user message, next to the question, was
-    # measured on Qwen2.5-Coder-1.5B (32 labelled cases): round-1 votes right 65 of 96
-    # against 64, the round-1 majority right 22 of 32 against 21 -- no real gain, so the
-    # content keeps the place that gives an injection the least standing.
+    # are trained to obey. Moving it into the user message was measured twice on
+    # Qwen2.5-Coder-1.5B: next to this instruction, no gain (round-1 votes right 65 of 96
+    # against 64); right before a question "does the content above satisfy this
+    # criterion?", 69 of 96 against 62 on clean cases, but the panel then approved 5 of 12
+    # injection cases against 2 (README, "How good is my panel?"). A gate must not be
+    # easier to talk into approving, so the content keeps the place that gives an
+    # injection the least standing.
     previous = own_previous_vote(agent, earlier) if round_number > 1 else None
     # Hashing a long content is the costliest step here: once per call, not once per use.
     token = fence_token(content)
