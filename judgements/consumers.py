@@ -12,8 +12,9 @@ from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.contrib.auth import SESSION_KEY
+from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, load_backend
 from django.template.loader import render_to_string
+from django.utils.crypto import constant_time_compare
 
 from judgements import events, panel
 from judgements.models import Judgement, group_name_for
@@ -44,9 +45,25 @@ async def close_session_sockets(session_key: str) -> None:
 
 
 def session_is_live_sync(session_key: str, user_id) -> bool:
-    """The login session still exists, unexpired, for the same user."""
+    """The login session still exists, unexpired, for the same user, and would still log
+    that user in: as Django's own check on every request, the user is active and the
+    password has not changed since (the session's hash of it still matches)."""
     store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=session_key)
-    return store.load().get(SESSION_KEY) == str(user_id)
+    data = store.load()
+    backend_path = data.get(BACKEND_SESSION_KEY)
+    if (
+        data.get(SESSION_KEY) != str(user_id)
+        or backend_path not in settings.AUTHENTICATION_BACKENDS
+    ):
+        return False
+    user = load_backend(backend_path).get_user(user_id)
+    session_hash = data.get(HASH_SESSION_KEY)
+    if user is None or not session_hash:
+        return False
+    # Read only: Django's get_user would also rotate a session signed with an old
+    # SECRET_KEY, which is the HTTP request's job, not a socket's.
+    hashes = [user.get_session_auth_hash(), *user.get_session_auth_fallback_hash()]
+    return any(constant_time_compare(session_hash, known) for known in hashes)
 
 
 @database_sync_to_async

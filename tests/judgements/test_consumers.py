@@ -175,6 +175,33 @@ async def test_a_socket_whose_session_is_gone_gets_no_more_updates(make_judgemen
     await expect_closed(communicator, CLOSE_UNAUTHENTICATED)
 
 
+@sync_to_async
+def change_password(user) -> None:
+    """As an admin or `manage.py changepassword` does it: every session logged in with
+    the old password stops logging the user in."""
+    user.set_password("a different horse")
+    user.save()
+
+
+@sync_to_async
+def deactivate(user) -> None:
+    user.is_active = False
+    user.save()
+
+
+@pytest.mark.parametrize("change", [change_password, deactivate], ids=["password", "inactive"])
+async def test_a_socket_closes_once_its_session_no_longer_logs_the_user_in(
+    make_judgement, user, change
+):
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    communicator, connected, _ = await connect(judgement.pk, user)
+    assert connected
+    assert ">Idle</div>" in await communicator.receive_from(timeout=5)
+    await change(user)
+    await EngineRunner().run_judgement(judgement.pk)
+    await expect_closed(communicator, CLOSE_UNAUTHENTICATED)
+
+
 async def test_the_resync_closes_a_socket_whose_session_is_gone(make_judgement, user, settings):
     settings.MAGI_WS_RESYNC_SECONDS = 0.05
     judgement = await sync_to_async(make_judgement)(creator=user)
