@@ -198,18 +198,18 @@ def user_message(
     agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision], token: str
 ) -> str:
     fences = markers(token)
-    criteria = neutralise(agent.criteria, token)
     parts = [
         f"{fences['content_open']}\n{content}\n{fences['content_close']}\n",
         f"You are {agent.name}.",
     ]
+    previous = None
     if round_number > 1:
         history = history_lines(agent, earlier, token) or "(none)"
         parts.append(
             f"Earlier answers:\n{fences['history_open']}\n{history}\n{fences['history_close']}"
         )
-    previous = own_previous_vote(agent, earlier) if round_number > 1 else None
-    parts.append(question(round_number, criteria, previous))
+        previous = own_previous_vote(agent, earlier)
+    parts.append(question(round_number, neutralise(agent.criteria, token), previous))
     return "\n".join(parts)
 
 
