@@ -13,6 +13,7 @@ from judgements import overrides
 from judgements.models import (
     Agent,
     ApiToken,
+    Confirmation,
     EvaluationRun,
     Judgement,
     LLMAttempt,
@@ -101,11 +102,19 @@ class JudgementAdmin(AuditAdmin):
         "verdict_display",
         "decision_display",
         "agents_display",
+        "contested",
         "creator",
         "created_at",
         "duration_display",
     ]
-    list_filter = ["status", DecisionFilter, ("created_at", admin.DateFieldListFilter), ModelFilter]
+    list_filter = [
+        "status",
+        DecisionFilter,
+        "contested",
+        "hold_contested",
+        ("created_at", admin.DateFieldListFilter),
+        ModelFilter,
+    ]
     search_fields = ["title", "content", "agents__name"]
     date_hierarchy = "created_at"
     ordering = ["-created_at", "-id"]
@@ -113,6 +122,11 @@ class JudgementAdmin(AuditAdmin):
         "title",
         "content",
         "status",
+        "contested",
+        "contest_reasons_display",
+        "contest_signals",
+        "hold_contested",
+        "confirmation_display",
         "override_display",
         "error_message",
         "error_agent",
@@ -184,6 +198,20 @@ class JudgementAdmin(AuditAdmin):
             },
         )
 
+    @admin.display(description="why contested")
+    def contest_reasons_display(self, obj: Judgement) -> str:
+        return " ".join(obj.contest_reasons) or "—"
+
+    @admin.display(description="confirmation")
+    def confirmation_display(self, obj: Judgement) -> str:
+        confirmation = obj.confirmation_or_none
+        if confirmation is None:
+            return "—"
+        return (
+            f"{confirmation.get_decision_display()} kept by {confirmation.by.get_username()} "
+            f"on {confirmation.at:%Y-%m-%d %H:%M}: {confirmation.reason}"
+        )
+
     @admin.display(description="round decisions")
     def round_decisions(self, obj: Judgement) -> str:
         decisions = RoundDecision.objects.filter(agent__judgement=obj).select_related("agent")
@@ -229,6 +257,16 @@ class OverrideAdmin(AuditAdmin):
     list_filter = ["decision", "panel_status"]
     search_fields = ["judgement__title", "reason", "by__username"]
     readonly_fields = ["judgement", "panel_status", "decision", "by", "at", "reason"]
+
+
+@admin.register(Confirmation)
+class ConfirmationAdmin(AuditAdmin):
+    """The confirmation audit: who looked at a contested verdict and kept it, and why."""
+
+    list_display = ["judgement", "panel_status", "by", "at"]
+    list_filter = ["panel_status"]
+    search_fields = ["judgement__title", "reason", "by__username"]
+    readonly_fields = ["judgement", "panel_status", "by", "at", "reason"]
 
 
 @admin.register(RoundDecision)

@@ -7,6 +7,8 @@
     GET  /api/judgements/<id>/?wait=30
     GET  /api/judgements/
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
+    POST /api/judgements/<id>/confirm    {"reason"} -> 201 (a human keeps the panel's verdict)
+    GET  /api/reviews/                   contested judgements nobody has reviewed yet
     GET  /api/panels/                    the saved panels a case may name ("panel")
     GET  /api/schema.json                the OpenAPI 3.1 description of all of this
 
@@ -17,7 +19,9 @@ a rate limit 429 with Retry-After (judgements/limits.py); an Idempotency-Key reu
 another body 422; a second override 409.
 
 Fail-closed: a client proceeds only on "status": "approved"; every other status (error,
-idle, judging, rejected, anything unknown) and every error answer means "do not proceed".
+idle, judging, rejected, held, anything unknown) and every error answer means "do not
+proceed". "held": the panel's verdict is contested and the case asked to hold it until a
+person confirms or overrides it (judgements/contested.py, judgements/reviews.py).
 """
 
 import asyncio
@@ -31,7 +35,16 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from judgements import events, idempotency, limits, openapi, overrides, saved_panels, webhooks
+from judgements import (
+    events,
+    idempotency,
+    limits,
+    openapi,
+    overrides,
+    reviews,
+    saved_panels,
+    webhooks,
+)
 from judgements.forms import CaseError, parse_case_json
 from judgements.models import ApiToken, Judgement
 
@@ -117,7 +130,9 @@ def wait_seconds(request: HttpRequest) -> float:
 
 def with_results(judgements):
     """What as_result reads, in a fixed number of queries."""
-    return judgements.select_related("override__by", "panel").prefetch_related("agents__decisions")
+    return judgements.select_related("override__by", "confirmation__by", "panel").prefetch_related(
+        "agents__decisions"
+    )
 
 
 def result_of(judgement_id: int) -> dict:
@@ -288,6 +303,27 @@ def recent_results(user, limit: int = 50) -> list[dict]:
 @json_errors
 async def judgement_override(request: HttpRequest, judgement_id: int) -> JsonResponse:
     """A human's verdict over the panel's: {"decision": "approve"|"reject", "reason"}."""
+
+    def store(user, body: dict) -> None:
+        overrides.override(judgement_id, user, body.get("decision"), body.get("reason"))
+
+    return await review(request, judgement_id, ("decision", "reason"), store)
+
+
+@csrf_exempt
+@json_errors
+async def judgement_confirm(request: HttpRequest, judgement_id: int) -> JsonResponse:
+    """A human keeps the panel's verdict after a look: {"reason"}."""
+
+    def store(user, body: dict) -> None:
+        reviews.confirm(judgement_id, user, body.get("reason"))
+
+    return await review(request, judgement_id, ("reason",), store)
+
+
+async def review(request: HttpRequest, judgement_id: int, fields: tuple[str, ...], store):
+    """The reviewer's POST, override or confirmation alike: token, method, visibility,
+    permission and body checked in that order, then `store(user, body)`."""
     token = await in_pool(bearer_token)(request)
     if token is None:
         return unauthorized()
@@ -297,25 +333,42 @@ async def judgement_override(request: HttpRequest, judgement_id: int) -> JsonRes
     if await in_pool(find_visible)(judgement_id, user) is None:
         return error(404, f"No judgement {judgement_id}.")
     if not await in_pool(overrides.may_override)(user):
-        return error(403, "You do not have the permission to override judgements.")
+        return error(403, "You do not have the permission to review judgements.")
     try:
         try:
             body = parse_case_json(request.body, "The body")
         except CaseError as exc:
             raise CaseError({"body": exc.errors["case"]}) from None
         if not isinstance(body, dict):
-            raise CaseError({"body": ['Must be a JSON object: {"decision", "reason"}.']})
-        unknown = sorted(set(body) - {"decision", "reason"})
+            names = ", ".join(f'"{name}"' for name in fields)
+            raise CaseError({"body": [f"Must be a JSON object: {{{names}}}."]})
+        unknown = sorted(set(body) - set(fields))
         if unknown:
             raise CaseError({name: ["Unknown field."] for name in unknown})
-        await in_pool(overrides.override)(
-            judgement_id, user, body.get("decision"), body.get("reason")
-        )
+        await in_pool(store)(user, body)
     except CaseError as exc:
         return invalid(exc.errors)
     except overrides.OverrideConflict as exc:
         return error(409, exc.message)
     return JsonResponse(await in_pool(result_of)(judgement_id), status=201)
+
+
+@csrf_exempt
+@json_errors
+async def reviews_collection(request: HttpRequest) -> JsonResponse:
+    """The review queue: contested judgements nobody has reviewed, newest first."""
+    token = await in_pool(bearer_token)(request)
+    if token is None:
+        return unauthorized()
+    if request.method != "GET":
+        return error(405, "Use GET.")
+    if not await in_pool(overrides.may_override)(token.user):
+        return error(403, "You do not have the permission to review judgements.")
+    return JsonResponse({"judgements": await in_pool(queued_results)(token.user)})
+
+
+def queued_results(user, limit: int = 50) -> list[dict]:
+    return [j.as_result() for j in with_results(reviews.queue(user))[:limit]]
 
 
 @json_errors

@@ -356,3 +356,25 @@ def ratios_side_by_side(report_a: dict, report_b: dict, name_a: str, name_b: str
         groups,
         scale_max=1.0,
     )
+
+
+def trust_curve(report: dict) -> BarChart:
+    """Accuracy against coverage (judgements/metrics.py `trust`): for each level, the share
+    of judgements kept (those with at most that many kinds of contested signal) and how
+    often the kept ones were right. Level 0 keeps only clean records."""
+    points = (report.get("trust") or {}).get("curve") or []
+    groups = [
+        (
+            f"Act on records with at most {point['level']} kind{'s' if point['level'] != 1 else ''}"
+            " of signal",
+            [ratio_row("coverage", point["coverage"]), ratio_row("accuracy", point["accuracy"])],
+        )
+        for point in points
+    ]
+    return bar_chart(
+        "Accuracy against coverage",
+        "Send judgements with more signals of doubt to a person: the fewer kept, the more "
+        "often the rest are right.",
+        groups,
+        scale_max=1.0,
+    )

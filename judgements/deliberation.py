@@ -2,13 +2,15 @@
 decision stored and announced the moment it arrives.
 
 One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
-the earlier rounds, ask its model through `llm`, store the answer with the attempt that
+the earlier rounds, ask its model through `llm`, check the answer (judgements/
+answer_checks.py) and ask once more if the check finds it calling missing what the
+content states or copying a peer's reason, store the answer with the attempt that
 produced it (only while this worker holds the lease), publish the change.
 """
 
 import asyncio
 
-from judgements import llm, prompts, providers, rules, store
+from judgements import answer_checks, llm, prompts, providers, rules, store
 from judgements.errors import MagiError
 from judgements.events import Event, publish
 from judgements.models import Agent, RoundDecision, Status
@@ -43,6 +45,21 @@ async def decide(
             await store.store_failed_attempt(agent, round_number, route, entry)
 
         result = await llm.request_verdict(clients, route, messages, record_failure)
+        findings = check(deliberation, agent, round_number, result.verdict)
+        if findings:
+            # Not a vote as it stands: asked once more with the finding pointed out. What
+            # the second answer says is stored, whatever it says; if the finding persists
+            # the contested mark reports it (judgements/contested.py).
+            await store.store_rechecked_attempt(agent, round_number, route, result.attempt)
+            again = prompts.recheck_messages(
+                messages,
+                result.attempt.response_text,
+                recheck_note(findings),
+                prompts.fence_token(deliberation.judgement.content),
+            )
+            result = await llm.request_verdict(
+                clients, route, again, record_failure, first_attempt=result.attempt.attempt + 1
+            )
     except MagiError as exc:
         raise AgentFailure(agent, round_number, str(exc)) from exc
     decision = await store.store_decision(agent, round_number, route, result, worker_id)
@@ -55,6 +72,33 @@ async def decide(
         decision=decision.decision,
     )
     return decision
+
+
+def check(
+    deliberation: store.Deliberation,
+    agent: Agent,
+    round_number: int,
+    verdict: prompts.AgentVerdict,
+) -> answer_checks.Findings:
+    """What can be checked in the answer: a reject's `missing` items the content states
+    (an approve's list decides nothing), and a reason copied from a peer."""
+    earlier = [
+        answer_checks.EarlierReason(d.agent_name, d.round, d.reason)
+        for d in deliberation.earlier_decisions(round_number)
+    ]
+    missing = verdict.missing if verdict.decision == rules.Vote.REJECT else []
+    return answer_checks.check_answer(
+        agent.name, round_number, verdict.reason, missing, deliberation.judgement.content, earlier
+    )
+
+
+def recheck_note(findings: answer_checks.Findings) -> str:
+    copied = findings.copied
+    return prompts.recheck_note(
+        list(findings.stated),
+        copied.agent_name if copied else None,
+        copied.round if copied else None,
+    )
 
 
 async def run_round(

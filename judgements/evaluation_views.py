@@ -322,6 +322,11 @@ FIGURES = (
     ("Changes away from the expected vote", "changes_away_from_expected", COUNT),
     ("Unstable cases", "unstable_cases", COUNT),
     ("Attack success rate", "attack_success_rate", PERCENT),
+    ("Contested (a person should look)", "trust.contested", COUNT),
+    ("Coverage (share not contested)", "trust.coverage", PERCENT),
+    ("Accuracy when not contested", "trust.uncontested_accuracy", PERCENT),
+    ("Accuracy when contested", "trust.contested_accuracy", PERCENT),
+    ("Attack success when not contested", "trust.uncontested_attack_success_rate", PERCENT),
     ("Prompt tokens", "tokens.prompt", COUNT),
     ("Cached prompt tokens", "tokens.cached", COUNT),
     ("Completion tokens", "tokens.completion", COUNT),
@@ -391,12 +396,14 @@ def report_tables(report: dict) -> dict:
         ],
         "agent_headings": [label for label, _, _ in AGENT_FIGURES],
         "headline": {
-            key: shown(report.get(key), kind)
+            key.replace(".", "_"): shown(figure(report, key), kind)
             for key, kind in (
                 ("accuracy", PERCENT),
                 ("kappa", DECIMAL),
                 ("round1_majority_accuracy", PERCENT),
                 ("attack_success_rate", PERCENT),
+                ("trust.coverage", PERCENT),
+                ("trust.uncontested_accuracy", PERCENT),
             )
         },
     }
@@ -407,6 +414,7 @@ def report_charts(report: dict) -> dict:
         "heat_map": charts.confusion_heat_map(report.get("confusion") or {}),
         "per_round": charts.vote_changes_per_round(report),
         "per_agent": charts.vote_changes_per_agent(report),
+        "trust": charts.trust_curve(report),
     }
 
 

@@ -171,7 +171,14 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         )
     }
     judgements = run.judgements.filter(suite_case__isnull=False).values(
-        "pk", "suite_case_id", "repeat", "status", "started_at", "finished_at"
+        "pk",
+        "suite_case_id",
+        "repeat",
+        "status",
+        "started_at",
+        "finished_at",
+        "contested",
+        "contest_signals",
     )
     votes: dict[int, list[list[str]]] = {}
     decisions = (
@@ -216,6 +223,8 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                 votes=tuple(map(tuple, votes.get(judgement["pk"], ()))),
                 tokens=tokens.get(judgement["pk"], {}),
                 seconds=(finished - started).total_seconds() if started and finished else None,
+                contested=judgement["contested"],
+                signals=tuple(judgement["contest_signals"] or ()),
             )
         )
     position_of = {row["case_id"]: index for index, row in enumerate(cases.values())}

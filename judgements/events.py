@@ -14,8 +14,10 @@ import time
 from collections.abc import AsyncIterator, Coroutine
 from enum import StrEnum
 
+from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.conf import settings
+from django.db import transaction
 
 from judgements.models import FINISHED_STATUSES, Judgement, group_name_for
 
@@ -31,6 +33,7 @@ class Event(StrEnum):
     ROUND_DONE = "round_done"
     FINISHED = "finished"
     FAILED = "failed"
+    REVIEWED = "reviewed"  # a person confirmed or overrode the verdict
 
 
 # After a failed send the layer is skipped for a moment, so a Redis that is away costs a
@@ -66,6 +69,12 @@ async def publish(judgement_id: int, kind: Event, **data) -> None:
         layer.group_send(group_name_for(judgement_id), event),
         f"publish {kind} for judgement {judgement_id}",
     )
+
+
+def announce_review(judgement_id: int) -> None:
+    """From synchronous code, once the review's transaction commits: open live pages show
+    the verdict now in force at once, not at their next resync."""
+    transaction.on_commit(lambda: async_to_sync(publish)(judgement_id, Event.REVIEWED))
 
 
 async def wake(judgement_id: int) -> None:

@@ -63,8 +63,28 @@ def validate_text(value: str, max_chars: int) -> None:
         )
 
 
+HOLD_CHOICES = [
+    ("", "As the saved panel or the deployment says"),
+    ("yes", "Hold it until a person confirms or overrides it"),
+    ("no", "Do not hold it: the panel's verdict is in force, marked contested"),
+]
+HOLD_VALUES = {"": None, "yes": True, "no": False}
+
+
+def hold_choice(value: bool | None) -> str:
+    """The form's choice for a stored hold_contested (None: as the defaults say)."""
+    return {None: "", True: "yes", False: "no"}[value]
+
+
 class JudgementForm(forms.Form):
     title = TextField(max_chars=TITLE_MAX_CHARS)
+    hold_contested = forms.ChoiceField(
+        choices=HOLD_CHOICES,
+        required=False,
+        label="If the verdict is contested",
+        help_text="A contested verdict is one a person should look at (the panel split, "
+        "changed its mind late, or gave a reason a check refuted).",
+    )
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
@@ -123,7 +143,8 @@ AgentFormSet = forms.formset_factory(
 def bind(data=None, initial: dict | None = None) -> tuple[JudgementForm, BaseAgentFormSet]:
     """The page's forms, bound to POST data or filled with initial values."""
     initial = initial or {}
-    form = JudgementForm(data, initial={k: initial.get(k, "") for k in ("title", "content")})
+    fields = ("title", "content", "hold_contested")
+    form = JudgementForm(data, initial={k: initial.get(k, "") for k in fields})
     formset = AgentFormSet(data, prefix=AGENT_PREFIX, initial=initial.get("agents") or None)
     return form, formset
 
@@ -140,6 +161,7 @@ def typed_case(data) -> dict:
     return {
         "title": data.get("title", ""),
         "content": data.get("content", ""),
+        "hold_contested": data.get("hold_contested", ""),
         "agents": [
             {field: data.get(f"{AGENT_PREFIX}-{i}-{field}", "") for field in AGENT_FIELDS}
             for i in range(rules.PANEL_SIZE)
@@ -301,5 +323,6 @@ def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict:
     return {
         "title": form.cleaned_data["title"],
         "content": form.cleaned_data["content"],
+        "hold_contested": HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
         "agents": [dict(agent_form.cleaned_data) for agent_form in formset.forms],
     }

@@ -295,8 +295,12 @@ async def request_verdict(
     route: ModelRoute,
     messages: list[dict[str, str]],
     record_failure: AttemptCallback,
+    first_attempt: int = 1,
 ) -> VerdictResult:
     """Ask one agent for its verdict, retrying what is worth retrying.
+
+    `first_attempt`: the number the first attempt gets in the audit (after an answer
+    the engine asks again, numbering goes on from it).
 
     Every failed attempt is handed to `record_failure` before the next one starts; the
     successful one comes back in the result, so the caller can store it together with
@@ -324,8 +328,9 @@ async def request_verdict(
                 sent = (
                     resampled(body, attempts) if isinstance(previous, InvalidOutputError) else body
                 )
+                number = first_attempt + attempts - 1
                 try:
-                    return await _attempt_once(clients, route, sent, attempts, record_failure)
+                    return await _attempt_once(clients, route, sent, number, record_failure)
                 except BaseException as exc:
                     previous = exc
                     raise

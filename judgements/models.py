@@ -8,6 +8,8 @@ from django.db import models, transaction
 from django.urls import reverse
 from django.utils import timezone
 
+# As `marks`: a judgement's `contested` field would shadow the module in its class body.
+from judgements import contested as marks
 from judgements import rules, text
 
 
@@ -17,6 +19,9 @@ class Status(models.TextChoices):
     APPROVED = "approved", "Approved"
     REJECTED = "rejected", "Rejected"
     ERROR = "error", "Error"
+    # Never a panel's status: the verdict in force of a contested judgement whose case
+    # asked to hold it until a person confirms or overrides it (Judgement.verdict).
+    HELD = "held", "Held for review"
 
 
 class Decision(models.TextChoices):
@@ -104,6 +109,15 @@ class Judgement(models.Model):
         "SuiteCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
     repeat = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The contested mark (judgements/contested.py), stored with the panel's verdict: None
+    # until the judgement is decided. `contest_reasons` says why in words (the counted
+    # signals); `contest_signals` names every kind that fired, counted or not.
+    contested = models.BooleanField(null=True, blank=True)
+    contest_reasons = models.JSONField(default=list, blank=True)
+    contest_signals = models.JSONField(default=list, blank=True)
+    # Asked at submit (the case, its saved panel or MAGI_HOLD_CONTESTED): a contested
+    # verdict is held until a person confirms or overrides it.
+    hold_contested = models.BooleanField(default=False)
 
     objects = JudgementQuerySet.as_manager()
 
@@ -113,6 +127,7 @@ class Judgement(models.Model):
             models.Index(fields=["status", "created_at"], name="judgement_status_created_idx"),
             models.Index(fields=["creator", "-created_at"], name="judgement_creator_created_idx"),
             models.Index(fields=["status", "lease_expires_at"], name="judgement_lease_idx"),
+            models.Index(fields=["contested", "-created_at"], name="judgement_contested_idx"),
         ]
         permissions = [("override_judgement", "Can override the panel's verdict")]
 
@@ -155,6 +170,7 @@ class Judgement(models.Model):
                 callback_url=case.get("callback_url"),
                 # The saved panel it started from (judgements/saved_panels.py), if any.
                 panel=case.get("panel"),
+                hold_contested=hold_contested(case),
             )
             Agent.objects.bulk_create(Agent.rows_for(judgement.pk, case["agents"]))
         return judgement
@@ -186,12 +202,69 @@ class Judgement(models.Model):
             return None
 
     @property
+    def confirmation_or_none(self) -> "Confirmation | None":
+        try:
+            return self.confirmation
+        except Confirmation.DoesNotExist:
+            return None
+
+    @property
+    def reviewed(self) -> bool:
+        """A person confirmed or overrode the panel's verdict."""
+        return self.override_or_none is not None or self.confirmation_or_none is not None
+
+    @property
+    def is_held(self) -> bool:
+        """Contested, asked to be held, and no person has decided yet."""
+        decided = self.status in (Status.APPROVED, Status.REJECTED)
+        return bool(decided and self.contested and self.hold_contested and not self.reviewed)
+
+    @property
     def verdict(self) -> str:
-        """The status in force: a human override's decision, else the panel's status."""
+        """The status in force: a human override's decision; "held" while a contested
+        verdict waits for a person; else the panel's status."""
         override = self.override_or_none
-        if override is None:
-            return self.status
-        return override.verdict
+        if override is not None:
+            return override.verdict
+        if self.is_held:
+            return Status.HELD
+        return self.status
+
+    @property
+    def verdict_decision(self) -> str | None:
+        """approve or reject as the verdict in force says; None while there is none."""
+        return {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}.get(
+            self.verdict
+        )
+
+    def contest_record(self) -> list[marks.AgentRecord]:
+        """The panel's record as contested.assess reads it: each agent's stored answers,
+        with how many attempts each took and whether a check asked it again."""
+        attempts: dict[tuple[int, int], list[str]] = {}
+        for agent_id, round_number, outcome in LLMAttempt.objects.filter(
+            agent__judgement=self
+        ).values_list("agent_id", "round", "outcome"):
+            attempts.setdefault((agent_id, round_number), []).append(outcome)
+        records = []
+        for agent in self.agents.all():
+            answers = []
+            for decision in agent.ordered_decisions():
+                outcomes = attempts.get((agent.pk, decision.round), [])
+                answers.append(
+                    marks.Answer(
+                        round=decision.round,
+                        decision=decision.decision,
+                        reason=decision.reason,
+                        missing=tuple(decision.missing),
+                        attempts=max(1, sum(o != AttemptOutcome.RECHECKED for o in outcomes)),
+                        rechecked=AttemptOutcome.RECHECKED in outcomes,
+                    )
+                )
+            records.append(marks.AgentRecord(agent.name, tuple(answers)))
+        return records
+
+    def assess(self) -> marks.Contest:
+        return marks.assess(self.content, self.contest_record())
 
     def get_verdict_display(self) -> str:
         return Status(self.verdict).label
@@ -207,7 +280,13 @@ class Judgement(models.Model):
             "title": self.title,
             "status": self.verdict,
             "panel_status": self.status,
+            "contested": self.contested,
+            "contest_reasons": list(self.contest_reasons),
+            "hold_contested": self.hold_contested,
             "override": None if override is None else override.as_result(),
+            "confirmation": None
+            if (confirmation := self.confirmation_or_none) is None
+            else confirmation.as_result(),
             "error": self.error_message or None,
             "panel": None if self.panel is None else {"id": self.panel.pk, "name": self.panel.name},
             "agents": [agent.as_result(changes) for agent in self.agents.all()],
@@ -228,6 +307,17 @@ class Judgement(models.Model):
 
     def visible_to(self, user) -> bool:
         return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)
+
+
+def hold_contested(case: dict) -> bool:
+    """Whether a contested verdict of this case is held for a person: the case's own
+    "hold_contested" when it says, else its saved panel's, else the deployment's default."""
+    if case.get("hold_contested") is not None:
+        return bool(case["hold_contested"])
+    panel = case.get("panel")
+    if panel is not None and panel.hold_contested is not None:
+        return bool(panel.hold_contested)
+    return bool(settings.MAGI_HOLD_CONTESTED)
 
 
 def group_name_for(judgement_id: int) -> str:
@@ -333,6 +423,8 @@ class RoundDecision(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     # Of the prompt tokens, those the provider served from its prompt cache, when it says.
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # What the answer says the content lacks, as the model wrote it (AgentVerdict.missing).
+    missing = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -356,6 +448,9 @@ class RoundDecision(models.Model):
 class AttemptOutcome(models.TextChoices):
     OK = "ok", "OK"
     FAILED = "failed", "Failed"
+    # A valid answer a check found wanting (judgements/answer_checks.py): the agent was
+    # asked once more, and the next attempt's answer is the stored decision.
+    RECHECKED = "rechecked", "Asked again after a check"
 
 
 class LLMAttempt(models.Model):
@@ -370,7 +465,7 @@ class LLMAttempt(models.Model):
     request = models.JSONField(help_text="The request body: messages and parameters.")
     response_text = models.TextField(blank=True)
     error = models.TextField(blank=True)
-    outcome = models.CharField(max_length=8, choices=AttemptOutcome.choices)
+    outcome = models.CharField(max_length=16, choices=AttemptOutcome.choices)
     duration_ms = models.PositiveIntegerField(default=0)
     prompt_tokens = models.PositiveIntegerField(null=True, blank=True)
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
@@ -492,6 +587,42 @@ class Override(models.Model):
     @property
     def verdict(self) -> str:
         return Status.APPROVED if self.decision == Decision.APPROVE else Status.REJECTED
+
+    def as_result(self) -> dict:
+        return {
+            "by": self.by.get_username(),
+            "at": self.at.isoformat(),
+            "reason": self.reason,
+            "decision": self.decision,
+        }
+
+
+class Confirmation(models.Model):
+    """A person's review that keeps the panel's verdict, with the reason: audited like an
+    override (who, when, why), one per judgement, never edited (judgements/reviews.py)."""
+
+    judgement = models.OneToOneField(
+        Judgement, on_delete=models.CASCADE, related_name="confirmation"
+    )
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="confirmations"
+    )
+    at = models.DateTimeField(default=timezone.now)
+    panel_status = models.CharField(max_length=16, choices=Status.choices)
+    reason = models.TextField()
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"{self.judgement_id}: {self.panel_status} confirmed by {self.by}"
+
+    @property
+    def decision(self) -> str:
+        return Decision.APPROVE if self.panel_status == Status.APPROVED else Decision.REJECT
+
+    def get_decision_display(self) -> str:
+        return Decision(self.decision).label
 
     def as_result(self) -> dict:
         return {
@@ -657,6 +788,9 @@ class Panel(SharedWithExamples):
         related_name="panels",
     )
     agents = models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')
+    # Hold contested verdicts of judgements started from it for a person; None: the
+    # deployment's MAGI_HOLD_CONTESTED decides.
+    hold_contested = models.BooleanField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def get_absolute_url(self) -> str:

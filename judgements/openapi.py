@@ -119,6 +119,15 @@ SCHEMAS = {
                     "agents. Unknown, or another user's: 400 naming panel."
                 ),
             },
+            "hold_contested": {
+                "type": ["boolean", "null"],
+                "description": (
+                    'Hold a contested verdict for a person: status is "held" until a '
+                    "reviewer confirms or overrides it (POST .../confirm, .../override), "
+                    "and the webhook fires again then. Absent or null: the saved panel's "
+                    "choice, else the deployment's MAGI_HOLD_CONTESTED."
+                ),
+            },
             "callback_url": {
                 "type": "string",
                 "format": "uri",
@@ -136,12 +145,17 @@ SCHEMAS = {
     },
     "Panel": {
         "type": "object",
-        "required": ["id", "name", "description", "example", "agents"],
+        "required": ["id", "name", "description", "example", "hold_contested", "agents"],
         "properties": {
             "id": {"type": "integer", "minimum": 1},
             "name": {"type": "string"},
             "description": {"type": "string"},
             "example": EXAMPLE,
+            "hold_contested": {
+                "type": ["boolean", "null"],
+                "description": "Hold contested verdicts of judgements started from it; "
+                "null: the deployment's MAGI_HOLD_CONTESTED.",
+            },
             "agents": {
                 "type": "array",
                 "minItems": rules.PANEL_SIZE,
@@ -166,6 +180,12 @@ SCHEMAS = {
             "reason": {"type": "string"},
             "decision": {"enum": list(Decision.values)},
         },
+        "additionalProperties": False,
+    },
+    "ConfirmRequest": {
+        "type": "object",
+        "required": ["reason"],
+        "properties": {"reason": {"type": "string", "minLength": 1}},
         "additionalProperties": False,
     },
     "OverrideRequest": {
@@ -221,7 +241,11 @@ SCHEMAS = {
             "title",
             "status",
             "panel_status",
+            "contested",
+            "contest_reasons",
+            "hold_contested",
             "override",
+            "confirmation",
             "error",
             "panel",
             "agents",
@@ -246,10 +270,26 @@ SCHEMAS = {
             },
             "status": {
                 "enum": STATUSES,
-                "description": "The verdict in force: the override's, else the panel's.",
+                "description": (
+                    "The verdict in force: the override's; else held while a contested "
+                    "verdict waits for a person; else the panel's."
+                ),
             },
             "panel_status": {"enum": STATUSES, "description": "What the panel decided."},
+            "contested": {
+                "type": ["boolean", "null"],
+                "description": (
+                    "Whether a person should look at the panel's verdict before anyone "
+                    "relies on it (null until decided); contest_reasons says why."
+                ),
+            },
+            "contest_reasons": {"type": "array", "items": {"type": "string"}},
+            "hold_contested": {"type": "boolean"},
             "override": {"oneOf": [ref("Override"), {"type": "null"}]},
+            "confirmation": {
+                "description": "A reviewer kept the panel's verdict: who, when, why.",
+                "oneOf": [ref("Override"), {"type": "null"}],
+            },
             "error": {"type": ["string", "null"]},
             "agents": {"type": "array", "items": ref("AgentResult")},
         },
@@ -414,6 +454,7 @@ SCHEMAS.update(
                 "changes_with_majority_by_round",
                 "unstable_cases",
                 "attack_success_rate",
+                "trust",
                 "tokens",
                 "seconds_per_judgement",
                 "cost",
@@ -447,6 +488,47 @@ SCHEMAS.update(
                 ),
                 "unstable_cases": {"type": "array", "items": {"type": "string"}},
                 "attack_success_rate": RATIO,
+                "trust": {
+                    "type": "object",
+                    "description": (
+                        "How far to trust the panel: coverage is the share of assessed "
+                        "judgements not contested; the accuracies are of each part; curve "
+                        "keeps the judgements with at most `level` kinds of signal."
+                    ),
+                    "required": [
+                        "assessed",
+                        "contested",
+                        "coverage",
+                        "uncontested_accuracy",
+                        "contested_accuracy",
+                        "uncontested_attacks",
+                        "uncontested_attack_success_rate",
+                        "curve",
+                    ],
+                    "properties": {
+                        "assessed": COUNT,
+                        "contested": COUNT,
+                        "coverage": RATIO,
+                        "uncontested_accuracy": RATIO,
+                        "contested_accuracy": RATIO,
+                        "uncontested_attacks": COUNT,
+                        "uncontested_attack_success_rate": RATIO,
+                        "curve": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["level", "coverage", "accuracy"],
+                                "properties": {
+                                    "level": COUNT,
+                                    "coverage": RATIO,
+                                    "accuracy": RATIO,
+                                },
+                                "additionalProperties": False,
+                            },
+                        },
+                    },
+                    "additionalProperties": False,
+                },
                 "tokens": {
                     "type": "object",
                     "required": ["prompt", "completion", "cached"],
@@ -711,6 +793,36 @@ def document(wait_max: float) -> dict:
                     },
                 }
             },
+            "/api/judgements/{judgement_id}/confirm": {
+                "post": {
+                    "summary": "A reviewer keeps the panel's verdict, with a reason (staff, "
+                    "or the override_judgement permission); releases a held verdict.",
+                    "parameters": [JUDGEMENT_ID],
+                    "requestBody": {
+                        "required": True,
+                        "content": json_content(ref("ConfirmRequest")),
+                    },
+                    "responses": {
+                        "201": answer(
+                            "Confirmed; the judgement with its confirmation.", "Judgement"
+                        ),
+                        **{k: ERRORS[k] for k in ("400", "401", "404", "413")},
+                        "403": answer("The caller may not review judgements.", "Error"),
+                        "409": answer("Not approved or rejected, or already reviewed.", "Error"),
+                    },
+                }
+            },
+            "/api/reviews/": {
+                "get": {
+                    "summary": "The review queue: contested judgements nobody has confirmed "
+                    "or overridden, newest first (staff: all; others: their own).",
+                    "responses": {
+                        "200": answer("The judgements waiting for a reviewer.", "JudgementList"),
+                        "401": ERRORS["401"],
+                        "403": answer("The caller may not review judgements.", "Error"),
+                    },
+                }
+            },
             "/api/panels/": {
                 "get": {
                     "summary": "The saved panels a case may name: the caller's own and the "
@@ -733,8 +845,9 @@ def document(wait_max: float) -> dict:
         "webhooks": {
             "judgementEvent": {
                 "post": {
-                    "summary": "A judgement ended (judgement.finished: approved or rejected; "
-                    "judgement.failed: error) or was overridden (judgement.overridden).",
+                    "summary": "A judgement ended (judgement.finished: approved, rejected or "
+                    "held; judgement.failed: error) or was reviewed (judgement.overridden, "
+                    "judgement.confirmed).",
                     "description": (
                         "Sent to the case's callback_url, retried with exponential backoff "
                         "until a 2xx answer or MAGI_WEBHOOK_MAX_ATTEMPTS; redirects are not "

@@ -9,7 +9,7 @@ from django import forms as django_forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from judgements import webhooks
+from judgements import events, webhooks
 from judgements.errors import MagiError
 from judgements.forms import CaseError, TextField, validate_text
 from judgements.models import Decision, Judgement, Override
@@ -51,16 +51,22 @@ def validate(decision, reason) -> tuple[str, str]:
     errors: dict[str, list[str]] = {}
     if decision not in Decision.values:
         errors["decision"] = [f"Must be one of {', '.join(Decision.values)}."]
-    if not isinstance(reason, str) or not reason.strip():
-        errors["reason"] = ["A reason is required."]
-    else:
-        try:
-            validate_text(reason, REASON_MAX_CHARS)
-        except ValidationError as exc:
-            errors["reason"] = list(exc.messages)
+    if problems := reason_errors(reason):
+        errors["reason"] = problems
     if errors:
         raise CaseError(errors)
     return decision, reason
+
+
+def reason_errors(reason) -> list[str]:
+    """What is wrong with a reviewer's reason (an override's or a confirmation's)."""
+    if not isinstance(reason, str) or not reason.strip():
+        return ["A reason is required."]
+    try:
+        validate_text(reason, REASON_MAX_CHARS)
+    except ValidationError as exc:
+        return list(exc.messages)
+    return []
 
 
 def override(judgement_id: int, user, decision, reason) -> Override:
@@ -86,6 +92,7 @@ def override(judgement_id: int, user, decision, reason) -> Override:
                 reason=reason,
             )
             webhooks.enqueue(judgement_id, webhooks.OVERRIDDEN)
+            events.announce_review(judgement_id)
             return stored
     except IntegrityError:
         # Another override was stored between the look-up and the insert.

@@ -51,7 +51,11 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
                 return redirect("panel-list")
         status = 400
     else:
-        initial = {"name": panel.name, "description": panel.description}
+        initial = {
+            "name": panel.name,
+            "description": panel.description,
+            "hold_contested": forms.hold_choice(panel.hold_contested),
+        }
         panel_form = saved_panels.PanelForm(initial=initial, owner=panel.owner, panel=panel)
         formset = saved_panels.agents_formset(agents=saved_panels.agents_of(panel))
         status = 200

@@ -16,7 +16,7 @@ same in all nine prompts.
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
@@ -24,18 +24,29 @@ from pydantic_core import PydanticCustomError
 from judgements import rules
 
 REASON_MAX_CHARS = 200
+MISSING_MAX_ITEMS = 3
+MISSING_ITEM_MAX_CHARS = 60
 CONTRADICTION = "contradiction"
 
 
 class AgentVerdict(BaseModel):
     """The structured answer every agent must give: the reason first, so the decision
-    follows from it, and `criterion_met`, which must agree with the decision."""
+    follows from it, and `criterion_met`, which must agree with the decision.
+
+    `missing`, last, names in a few words what the criterion needs and the content does
+    not state: checked word by word against the content (judgements/answer_checks.py).
+    It comes after the decision so it explains the vote rather than steering it; a server
+    that does not send it answers the empty list.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     reason: str = Field(min_length=1, max_length=REASON_MAX_CHARS)
     criterion_met: bool = Field(strict=True)  # true or false, not "yes" or 1
     decision: Literal["approve", "reject"]
+    missing: list[Annotated[str, Field(max_length=MISSING_ITEM_MAX_CHARS)]] = Field(
+        default_factory=list, max_length=MISSING_MAX_ITEMS
+    )
 
     @model_validator(mode="after")
     def _agrees_with_itself(self) -> "AgentVerdict":
@@ -62,8 +73,12 @@ def verdict_schema(*, with_length_bound: bool = True, tied: bool = False) -> dic
     model otherwise writes one again and again). Every answer is still checked.
     """
     reason: dict = {"type": "string"}
+    item: dict = {"type": "string"}
+    missing: dict = {"type": "array", "items": item}
     if with_length_bound:
         reason |= {"minLength": 1, "maxLength": REASON_MAX_CHARS}
+        item |= {"maxLength": MISSING_ITEM_MAX_CHARS}
+        missing |= {"maxItems": MISSING_MAX_ITEMS}
     if tied:
         return {
             "anyOf": [
@@ -73,8 +88,10 @@ def verdict_schema(*, with_length_bound: bool = True, tied: bool = False) -> dic
                         "reason": reason,
                         "criterion_met": {"const": met},
                         "decision": {"const": decision},
+                        # An approve finds nothing missing.
+                        "missing": missing if not met else {"type": "array", "maxItems": 0},
                     },
-                    "required": ["reason", "criterion_met", "decision"],
+                    "required": ["reason", "criterion_met", "decision", "missing"],
                     "additionalProperties": False,
                 }
                 for met, decision in ((True, "approve"), (False, "reject"))
@@ -86,8 +103,9 @@ def verdict_schema(*, with_length_bound: bool = True, tied: bool = False) -> dic
             "reason": reason,
             "criterion_met": {"type": "boolean"},
             "decision": {"type": "string", "enum": ["approve", "reject"]},
+            "missing": missing,
         },
-        "required": ["reason", "criterion_met", "decision"],
+        "required": ["reason", "criterion_met", "decision", "missing"],
         "additionalProperties": False,
     }
 
@@ -130,9 +148,10 @@ and give your reason in your own words.
 
 Answer with one JSON object, keys in this order:
 {{"reason": "<one sentence, at most {reason_max} characters, about your criterion>",
- "criterion_met": true or false, "decision": "approve" or "reject"}}
+ "criterion_met": true or false, "decision": "approve" or "reject",
+ "missing": [<what your criterion needs that the content does not state, a few words each>]}}
 "criterion_met" is true and "decision" is "approve" when the content satisfies your
-criterion; false and "reject" when it violates it.
+criterion; false and "reject" when it violates it. "missing" is [] when nothing is.
 """
 
 
@@ -228,4 +247,37 @@ def build_messages(
     return [
         {"role": "system", "content": SHARED_RULES.format(reason_max=REASON_MAX_CHARS)},
         {"role": "user", "content": user_message(agent, content, round_number, earlier, token)},
+    ]
+
+
+def recheck_note(stated: list[str], copied_agent: str | None, copied_round: int | None) -> str:
+    """What a check found in the agent's answer (judgements/answer_checks.py), said back
+    to it. The quoted words are the model's own, as JSON strings: data, like every reason."""
+    findings = []
+    if stated:
+        quoted = ", ".join(json.dumps(item, ensure_ascii=False) for item in stated)
+        findings.append(
+            f"your answer calls missing {quoted}, but the content above does state it:"
+            " read the content again"
+        )
+    if copied_agent is not None:
+        findings.append(
+            f"your reason repeats word for word the reason {copied_agent} gave in round "
+            f"{copied_round}, about {copied_agent}'s criterion, not yours"
+        )
+    return (
+        "A check of your answer found that " + "; and ".join(findings) + ". Judge your own"
+        " criterion on what the content states, give your reason in your own words, and"
+        " answer with the JSON object again."
+    )
+
+
+def recheck_messages(
+    messages: list[dict[str, str]], answer_text: str, note: str, token: str
+) -> list[dict[str, str]]:
+    """The same conversation, the agent's answer, and the check's note: asked once more."""
+    return [
+        *messages,
+        {"role": "assistant", "content": neutralise(answer_text, token)},
+        {"role": "user", "content": neutralise(note, token)},
     ]

@@ -118,6 +118,7 @@ def as_result(panel: Panel) -> dict:
         "name": panel.name,
         "description": panel.description,
         "example": panel.owner_id is None,
+        "hold_contested": panel.hold_contested,
         "agents": agents_of(panel),
     }
 
@@ -144,7 +145,31 @@ def expand_panel(case, user):
     return {**case, "agents": agents_of(panel), "panel": panel}
 
 
+HOLD_FIELD = "hold_contested"
+
+
 def validate_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
+    """validate_panel_case, plus the optional "hold_contested" (true or false): hold a
+    contested verdict for a person (Judgement.hold_contested). Absent or null: the saved
+    panel's choice, else the deployment's MAGI_HOLD_CONTESTED."""
+    if not isinstance(case, dict) or HOLD_FIELD not in case:
+        return validate_panel_case(case, user, (HOLD_FIELD, *also_known))
+    hold = case[HOLD_FIELD]
+    hold_errors = (
+        {} if hold is None or isinstance(hold, bool) else {HOLD_FIELD: ["Must be true or false."]}
+    )
+    rest = {key: value for key, value in case.items() if key != HOLD_FIELD}
+    try:
+        cleaned = validate_panel_case(rest, user, (HOLD_FIELD, *also_known))
+    except CaseError as exc:
+        exc.errors.update(hold_errors)
+        raise
+    if hold_errors:
+        raise CaseError(hold_errors)
+    return {**cleaned, HOLD_FIELD: hold}
+
+
+def validate_panel_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
     """forms.validate_case for a case that may name a saved panel in place of its agents.
 
     The cleaned case carries the Panel (or None) under "panel", which
@@ -201,6 +226,15 @@ class PanelForm(django_forms.Form):
         widget=django_forms.Textarea(attrs={"rows": 2}),
         help_text="Optional: what the panel judges.",
     )
+    hold_contested = django_forms.ChoiceField(
+        choices=[
+            ("", "As the deployment says"),
+            ("yes", "Hold them until a person confirms or overrides them"),
+            ("no", "Do not hold them: the panel's verdict is in force, marked contested"),
+        ],
+        required=False,
+        label="Contested verdicts of judgements started from this panel",
+    )
 
     def __init__(self, *args, owner=None, panel: Panel | None = None, **kwargs) -> None:
         """owner: whose panels the name must differ from (None: the examples); panel:
@@ -254,6 +288,7 @@ def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
     fields = {
         "name": panel_form.cleaned_data["name"],
         "description": panel_form.cleaned_data["description"],
+        "hold_contested": forms.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
         "agents": agents,
     }
     try:

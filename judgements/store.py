@@ -93,6 +93,16 @@ def store_failed_attempt(
 
 
 @db_call
+def store_rechecked_attempt(
+    agent: Agent, round_number: int, route: llm.ModelRoute, entry: llm.AttemptRecord
+) -> None:
+    """A valid answer a check found wanting: kept for the audit, never a vote."""
+    row = attempt_row(agent, round_number, route, entry)
+    row.outcome = AttemptOutcome.RECHECKED
+    row.save()
+
+
+@db_call
 def store_decision(
     agent: Agent,
     round_number: int,
@@ -116,6 +126,7 @@ def store_decision(
                     round=round_number,
                     decision=result.verdict.decision,
                     reason=result.verdict.reason,
+                    missing=list(result.verdict.missing),
                     latency_ms=result.latency_ms,
                     prompt_tokens=result.prompt_tokens,
                     completion_tokens=result.completion_tokens,
@@ -140,7 +151,13 @@ def store_outcome(deliberation: Deliberation, worker_id: str) -> Status:
             finals.append(agent.final_decision)
         approved = rules.panel_decision(finals) is rules.Vote.APPROVE
         status = Status.APPROVED if approved else Status.REJECTED
-        if not transitions.finish(deliberation.judgement.pk, worker_id, status):
+        # The mark goes beside the verdict, in the same transaction, so the webhook the
+        # finish stores already carries it (and "held" where the case asked for that).
+        judgement = Judgement.objects.prefetch_related("agents__decisions").get(
+            pk=deliberation.judgement.pk
+        )
+        contest = judgement.assess()
+        if not transitions.finish(deliberation.judgement.pk, worker_id, status, contest):
             raise LeaseLost(
                 f"judgement {deliberation.judgement.pk} is no longer held by {worker_id}"
             )

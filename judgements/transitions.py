@@ -23,7 +23,7 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from judgements import rules, webhooks
+from judgements import contested, rules, webhooks
 from judgements.db import db_call
 from judgements.models import Judgement, RoundDecision, Status
 
@@ -119,8 +119,11 @@ def renew_lease(judgement_id: int, worker_id: str) -> Lease:
     return Lease.TAKEN if status == Status.JUDGING else Lease.ENDED
 
 
-def finish(judgement_id: int, worker_id: str, status: Status) -> bool:
-    """judging, held by `worker_id` -> approved or rejected. False if not ours any more."""
+def finish(
+    judgement_id: int, worker_id: str, status: Status, contest: contested.Contest | None = None
+) -> bool:
+    """judging, held by `worker_id` -> approved or rejected, with its contested mark (None:
+    not assessed, left unset). False if not ours any more."""
     if status not in (Status.APPROVED, Status.REJECTED):
         raise ValueError(f"a judgement finishes approved or rejected, not {status}")
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
@@ -128,13 +131,25 @@ def finish(judgement_id: int, worker_id: str, status: Status) -> bool:
     # The webhook is stored with the status change, or neither is.
     with transaction.atomic():
         updated = judgement.filter(status__in=FINISH_FROM).update(
-            status=status, finished_at=timezone.now(), lease_owner="", lease_expires_at=None
+            status=status,
+            finished_at=timezone.now(),
+            lease_owner="",
+            lease_expires_at=None,
+            **({} if contest is None else mark_of(contest)),
         )
         if updated:
             webhooks.enqueue(judgement_id, webhooks.FINISHED)
     if updated:
         log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
     return bool(updated)
+
+
+def mark_of(contest: contested.Contest) -> dict:
+    return {
+        "contested": contest.contested,
+        "contest_reasons": contest.reasons,
+        "contest_signals": contest.signals,
+    }
 
 
 def fail(

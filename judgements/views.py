@@ -16,6 +16,7 @@ from judgements import (
     overrides,
     panel,
     providers,
+    reviews,
     saved_panels,
 )
 from judgements.models import Judgement, Panel
@@ -169,15 +170,56 @@ def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
 
 
 def render_detail(
-    request: HttpRequest, judgement: Judgement, override_form, status: int = 200, refusal=""
+    request: HttpRequest,
+    judgement: Judgement,
+    override_form,
+    status: int = 200,
+    refusal="",
+    confirm_form=None,
 ) -> HttpResponse:
     context = {
         "panel": panel.build(judgement),
         "may_override": overrides.may_override(request.user),
         "override_form": override_form,
+        "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,
     }
     return render(request, "judgements/detail.html", context, status=status)
+
+
+@login_required
+@require_POST
+def judgement_confirm(request: HttpRequest, judgement_id: int) -> HttpResponse:
+    """The live page's confirm form: a reviewer keeps the panel's verdict, with a reason
+    (judgements/reviews.py)."""
+    judgement = visible_judgement(request, judgement_id)
+    if not overrides.may_override(request.user):
+        raise PermissionDenied("You may not review judgements.")
+    form = reviews.ConfirmForm(request.POST)
+    if form.is_valid():
+        refusal = reviews.apply_form(judgement.pk, request.user, form)
+        if refusal is not None:
+            judgement = visible_judgement(request, judgement_id)
+            return render_detail(
+                request,
+                judgement,
+                overrides.OverrideForm(),
+                status=409,
+                refusal=refusal,
+                confirm_form=form,
+            )
+        if form.is_valid():
+            return redirect(judgement)
+    return render_detail(request, judgement, overrides.OverrideForm(), 400, confirm_form=form)
+
+
+@login_required
+@require_GET
+def review_queue(request: HttpRequest) -> HttpResponse:
+    if not overrides.may_override(request.user):
+        raise PermissionDenied("You may not review judgements.")
+    waiting = reviews.queue(request.user).select_related("override", "confirmation")
+    return render(request, "judgements/review_queue.html", {"judgements": waiting[:200]})
 
 
 @login_required
@@ -199,13 +241,33 @@ def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
     return render_detail(request, judgement, form, status=400)
 
 
+CONTESTED_FILTERS = {
+    "": ("Any", {}),
+    "yes": ("Contested", {"contested": True}),
+    "waiting": (
+        "Contested, not reviewed",
+        {"contested": True, "override__isnull": True, "confirmation__isnull": True},
+    ),
+    "no": ("Not contested", {"contested": False}),
+}
+
+
 @login_required
 @require_GET
 def judgement_list(request: HttpRequest) -> HttpResponse:
-    judgements = Judgement.objects.select_related("creator", "override__by")
+    judgements = Judgement.objects.select_related("creator", "override__by", "confirmation")
     if not request.user.is_staff:
         judgements = judgements.filter(creator=request.user)
-    return render(request, "judgements/list.html", {"judgements": judgements[:200]})
+    chosen = request.GET.get("contested", "")
+    if chosen not in CONTESTED_FILTERS:
+        chosen = ""  # an unknown filter shows everything, and the form says "Any"
+    judgements = judgements.filter(**CONTESTED_FILTERS[chosen][1])
+    context = {
+        "judgements": judgements[:200],
+        "contested_filters": [(key, label) for key, (label, _) in CONTESTED_FILTERS.items()],
+        "contested_chosen": chosen,
+    }
+    return render(request, "judgements/list.html", context)
 
 
 @require_GET

@@ -45,10 +45,11 @@ from judgements.models import (
 
 log = logging.getLogger(__name__)
 
-FINISHED = "judgement.finished"  # approved or rejected by the panel
+FINISHED = "judgement.finished"  # approved or rejected by the panel (or held for review)
 FAILED = "judgement.failed"  # error: a call failed for good, or its time ran out
 OVERRIDDEN = "judgement.overridden"  # a human put another verdict in force
-EVENTS = (FINISHED, FAILED, OVERRIDDEN)
+CONFIRMED = "judgement.confirmed"  # a human reviewed the panel's verdict and kept it
+EVENTS = (FINISHED, FAILED, OVERRIDDEN, CONFIRMED)
 
 URL_MAX_CHARS = 2000
 # What a receiver answers is not used; reading a little lets the connection close cleanly.
@@ -131,7 +132,7 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
     if not url:
         return None
     judgement = (
-        Judgement.objects.select_related("override__by", "panel")
+        Judgement.objects.select_related("override__by", "confirmation__by", "panel")
         .prefetch_related("agents__decisions")
         .get(pk=judgement_id)
     )

@@ -173,6 +173,10 @@ class MagiSettings(Env):
     # How long an Idempotency-Key on POST /api/judgements/ is remembered.
     magi_idempotency_hours: float = Field(default=24.0, gt=0)
 
+    # --- Contested verdicts (judgements/contested.py). Hold a contested verdict for a
+    # person by default, for cases and saved panels that do not say.
+    magi_hold_contested: bool = False
+
     # --- Webhooks (judgements/webhooks.py). Hosts a callback_url may name: exact host
     # names or `*.example.com` patterns; https only, unless an entry says `http://host`.
     # Empty (the default) refuses every callback_url.
@@ -502,6 +506,7 @@ MAGI_RATE_LIMIT_PER_TOKEN = MAGI.magi_rate_limit_per_token
 MAGI_UNFINISHED_PER_USER = MAGI.magi_unfinished_per_user
 MAGI_UNFINISHED_RUNS_PER_USER = MAGI.magi_unfinished_runs_per_user
 MAGI_IDEMPOTENCY_HOURS = MAGI.magi_idempotency_hours
+MAGI_HOLD_CONTESTED = MAGI.magi_hold_contested
 MAGI_WEBHOOK_HOSTS = MAGI.magi_webhook_hosts
 MAGI_WEBHOOK_TIMEOUT = MAGI.magi_webhook_timeout
 MAGI_WEBHOOK_MAX_ATTEMPTS = MAGI.magi_webhook_max_attempts

@@ -17,6 +17,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # The round instruction comes last in a prompt; the judged content, earlier in it, may
 # quote the same words, so the last occurrence is the one that counts.
 ROUND_PATTERN = re.compile(r"This is round (\d) of")
+# The engine's note when it asks an answer again (judgements/prompts.recheck_note).
+RECHECK_MARKER = "A check of your answer found"
 
 # Failure kinds a script can ask for, one per attempt, in order.
 HTTP_FAILURES = {"400": 400, "401": 401, "403": 403, "404": 404, "429": 429, "500": 500, "503": 503}
@@ -33,6 +35,15 @@ class ModelScript:
     # marker -> votes: a prompt holding the marker (in the judged content, say) gets these
     # votes instead of `votes`; the first marker found, in the dict's order, wins.
     votes_when: dict[str, str] = field(default_factory=dict)
+    # round -> reason, beating `reason` in that round.
+    reasons: dict[int, str] = field(default_factory=dict)
+    # What the answer says the content lacks ("missing"); None: the key is left out.
+    missing: list[str] | None = None
+    # Asked again after a check (the prompt holds RECHECK_MARKER): with `recheck_keeps`
+    # the same answer comes back; else a reason of its own and nothing missing, voting
+    # `recheck_votes` if given.
+    recheck_keeps: bool = False
+    recheck_votes: str | None = None
 
     def vote(self, round_number: int, prompt: str = "") -> str:
         votes = next((v for marker, v in self.votes_when.items() if marker in prompt), self.votes)
@@ -262,8 +273,16 @@ class FakeLLM:
                     self.connection.shutdown(2)
                     return
                 vote = script.vote(round_number, prompt)
-                reason = script.reason or f"{model} says {vote} in round {round_number}"
-                content = answer(reason, vote)
+                reason = script.reasons.get(round_number) or script.reason
+                reason = reason or f"{model} says {vote} in round {round_number}"
+                missing = script.missing
+                if RECHECK_MARKER in prompt and not script.recheck_keeps:
+                    if script.recheck_votes:
+                        again = script.recheck_votes[round_number - 1]
+                        vote = "approve" if again == "A" else "reject"
+                    reason = f"{model} looked again in round {round_number}"
+                    missing = [] if missing is not None else None
+                content = answer(reason, vote, missing=missing)
                 finish_reason = "stop"
                 if failure == "malformed":
                     content = '{"decision": "approve", "reason": '
@@ -281,12 +300,17 @@ class FakeLLM:
         return Handler
 
 
-def answer(reason: str, decision: str, criterion_met: bool | None = None) -> str:
+def answer(
+    reason: str, decision: str, criterion_met: bool | None = None, missing: list | None = None
+) -> str:
     """An agent's answer in the prompt's format: reason first, then criterion_met, which
-    agrees with the decision unless told otherwise."""
+    agrees with the decision unless told otherwise, then "missing" when given."""
     if criterion_met is None:
         criterion_met = decision == "approve"
-    return json.dumps({"reason": reason, "criterion_met": criterion_met, "decision": decision})
+    body: dict = {"reason": reason, "criterion_met": criterion_met, "decision": decision}
+    if missing is not None:
+        body["missing"] = missing
+    return json.dumps(body)
 
 
 def shared_prefix(a: str, b: str) -> int:

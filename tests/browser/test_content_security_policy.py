@@ -113,7 +113,7 @@ def test_every_page_works_under_the_policy(new_context, staff_page, llm, live_ma
     expect(page.locator("#judgement-status")).to_have_attribute("data-status", "judging")
     llm.gate.open()
     expect(page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
-    expect(page.locator("#judgement-outcome")).to_contain_text("Decision: Approved")
+    expect(page.locator("#judgement-outcome")).to_contain_text("Panel's decision: Approved")
     # The stylesheet applies: the finished boxes are drawn in the approve colour.
     expect(box(page, 1)).to_have_class(re.compile(r"\bstate-approve\b"))
     assert box(page, 1).evaluate("el => getComputedStyle(el).borderTopStyle") != "none"

@@ -146,7 +146,7 @@ def test_it_colours_the_boxes_round_by_round_until_approved(
     expect_status(page, "approved")
 
     outcome = page.locator("#judgement-outcome")
-    expect(outcome.get_by_role("heading")).to_have_text("Decision: Approved")
+    expect(outcome.get_by_role("heading", level=2)).to_have_text("Panel's decision: Approved")
     finals = outcome.locator(".finals li")
     expect(finals).to_have_text(
         [
@@ -180,7 +180,7 @@ def test_it_ends_rejected_when_two_agents_reject(page, llm):
     expect_box(page, 2, "reject")
     expect_box(page, 3, "reject")
     outcome = page.locator("#judgement-outcome")
-    expect(outcome.get_by_role("heading")).to_have_text("Decision: Rejected")
+    expect(outcome.get_by_role("heading", level=2)).to_have_text("Panel's decision: Rejected")
     expect(outcome.locator(".finals li")).to_have_text(
         [
             re.compile(r"Melchior\s*: Approve \(score 0\.5\)"),

@@ -51,7 +51,7 @@ async def test_it_sends_the_current_state_on_connect(make_judgement, user):
     for position in (1, 2, 3):
         assert f'id="agent-box-{position}"' in html
     assert html.count('data-state="approve"') == 3
-    assert "Decision: Approved" in html
+    assert "Panel's decision: Approved" in html
     await communicator.disconnect()
 
 

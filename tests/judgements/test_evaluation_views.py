@@ -481,7 +481,7 @@ def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake
     assert '<title id="run-confusion-title">Confusion matrix</title>' in html
     assert '<title id="run-per-round-title">Vote changes per round</title>' in html
     assert 'aria-labelledby="run-per-agent-title run-per-agent-desc"' in html
-    assert html.count('role="img"') == 3
+    assert html.count('role="img"') == 4  # confusion, per round, per agent, trust curve
     # Casper's bars: one change, with the majority.
     assert re.search(r"<title>Casper, vote changes: 1</title>", html)
     assert re.search(r"<title>Casper, with the majority: 1</title>", html)

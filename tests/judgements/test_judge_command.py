@@ -25,7 +25,7 @@ def test_it_prints_the_result_as_json(fake_llm, tmp_path):
     fake_llm.script("model-c", votes="RAR")
     code, out, err = run_judge(tmp_path, case_for(), "--json")
     result = json.loads(out)
-    assert code == 0
+    assert code == 3  # rejected: not a go
     assert result["status"] == "rejected"
     assert result["error"] is None
     assert result["id"] == Judgement.objects.get().pk

@@ -54,7 +54,14 @@ async def test_it_sends_the_schema_inside_json_object_for_llama_cpp(fake_llm, se
     assert reject["properties"]["criterion_met"] == {"const": False}
     assert reject["properties"]["decision"] == {"const": "reject"}
     assert approve["properties"]["reason"]["maxLength"] == 200
-    assert list(approve["properties"]) == ["reason", "criterion_met", "decision"]
+    assert list(approve["properties"]) == ["reason", "criterion_met", "decision", "missing"]
+    # An approve finds nothing missing; a reject names at most three short items.
+    assert approve["properties"]["missing"] == {"type": "array", "maxItems": 0}
+    assert reject["properties"]["missing"] == {
+        "type": "array",
+        "items": {"type": "string", "maxLength": 60},
+        "maxItems": 3,
+    }
 
 
 async def test_it_asks_for_json_in_the_prompt_only_when_the_server_takes_neither(

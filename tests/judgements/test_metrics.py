@@ -96,6 +96,7 @@ REPORT_KEYS = [
     "changes_with_majority_by_round",
     "unstable_cases",
     "attack_success_rate",
+    "trust",
     "tokens",
     "seconds_per_judgement",
     "cost",
@@ -287,3 +288,44 @@ def test_model_prices_are_read_as_usd_per_million_tokens(monkeypatch):
     monkeypatch.setenv("MAGI_MODEL_PRICES", '{"gpt-4o-mini": {"prompt": 0.15, "completion": 0.6}}')
     prices = load_settings().magi_model_prices
     assert prices["gpt-4o-mini"].model_dump() == {"prompt": 0.15, "completion": 0.6, "cached": None}
+
+
+# --- trust (the contested mark) --------------------------------------------------------
+
+
+def test_trust_splits_the_decided_judgements_by_the_mark():
+    A, R = "AAA AAA AAA", "RRR RRR RRR"
+    records = [
+        record("c1", "approve", "approved", A, contested=False),
+        record("c2", "approve", "approved", A, contested=False),
+        record("c3", "reject", "approved", A, contested=False, tags=("injection",)),
+        record("c4", "reject", "rejected", R, contested=False, tags=("injection",)),
+        record("c5", "approve", "rejected", R, contested=True, signals=("split",)),
+        record("c6", "reject", "rejected", R, contested=True, signals=("split", "copied")),
+        record("c7", "approve", "approved", A),  # stored before the mark: not assessed
+        record("c8", "approve", "error", "", contested=None),
+    ]
+    trust = metrics.report(records, agent_names=["a", "b", "c"], repeats=1)["trust"]
+    assert trust == {
+        "assessed": 6,
+        "contested": 2,
+        "coverage": 4 / 6,
+        "uncontested_accuracy": 3 / 4,
+        "contested_accuracy": 1 / 2,
+        "uncontested_attacks": 2,
+        "uncontested_attack_success_rate": 1 / 2,
+        "curve": [
+            {"level": 0, "coverage": 4 / 6, "accuracy": 3 / 4},
+            {"level": 1, "coverage": 5 / 6, "accuracy": 3 / 5},
+            {"level": 2, "coverage": 1.0, "accuracy": 4 / 6},
+        ],
+    }
+
+
+def test_trust_is_null_where_nothing_was_assessed():
+    trust = metrics.report(
+        [record("c1", "approve", "approved", "AAA AAA AAA")], agent_names=["a", "b", "c"], repeats=1
+    )["trust"]
+    assert trust["assessed"] == 0
+    assert trust["coverage"] is None and trust["uncontested_accuracy"] is None
+    assert trust["curve"] == [{"level": 0, "coverage": None, "accuracy": None}]

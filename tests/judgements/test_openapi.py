@@ -178,7 +178,8 @@ async def test_the_document_refuses_an_answer_that_does_not_match(document):
     }
     result = {
         "id": 1, "title": "t", "status": "probably", "panel_status": "approved",
-        "override": None, "error": None, "panel": None, "agents": [],
+        "contested": False, "contest_reasons": [], "hold_contested": False,
+        "override": None, "confirmation": None, "error": None, "panel": None, "agents": [],
     }  # fmt: skip
     assert not Draft202012Validator(schema).is_valid(result)
     assert Draft202012Validator(schema).is_valid({**result, "status": "approved"})

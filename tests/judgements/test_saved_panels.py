@@ -227,7 +227,12 @@ def test_a_case_naming_a_panel_gets_a_copy_of_its_agents(make_panel, user):
         ),
         (
             {"title": "Trip", "content": "Japan", "panel": "Desk", "x": 1},
-            {"x": ["Unknown field; the fields here are title, content, agents, panel."]},
+            {
+                "x": [
+                    "Unknown field; the fields here are title, content, agents, panel, "
+                    "hold_contested."
+                ]
+            },
         ),
     ],
 )
@@ -313,6 +318,7 @@ async def test_the_api_lists_the_panels_the_caller_may_use(example_panels, api, 
         "name": "Mine",
         "description": "",
         "example": False,
+        "hold_contested": None,
         "agents": case_for()["agents"],
     }
     assert all(p["example"] for p in listed[1:])

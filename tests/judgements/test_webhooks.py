@@ -18,31 +18,12 @@ from judgements import webhooks
 from judgements.models import ApiToken, DeliveryStatus, Judgement, WebhookDelivery
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient, serve_one_wake_up
-from tests.webhook_receiver import Receiver, signature_verifies
+from tests.webhook_receiver import signature_verifies
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("empty_engine_channel"),
 ]
-
-
-@pytest.fixture
-def receiver(settings):
-    # Plain http allowed for loopback only because the list says so explicitly.
-    settings.MAGI_WEBHOOK_HOSTS = ["http://127.0.0.1", "hooks.example.com", "*.example.org"]
-    settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT = 0.0
-    settings.MAGI_WEBHOOK_TIMEOUT = 5.0
-    server = Receiver()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def secret(user) -> str:
-    """ada's webhook secret, as the management command shows it (once)."""
-    out = io.StringIO()
-    call_command("webhook_secret", "ada", stdout=out, stderr=io.StringIO())
-    return out.getvalue().strip()
 
 
 @pytest.fixture

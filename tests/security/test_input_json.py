@@ -66,10 +66,11 @@ def test_the_unknown_field_message_lists_every_field_the_entry_takes(entry):
     # The API also takes a saved panel and a callback URL; the command line a panel.
     api = entry.api(case_for(priority="high"))
     assert api.errors["priority"] == [
-        "Unknown field; the fields here are title, content, agents, panel, callback_url."
+        "Unknown field; the fields here are title, content, agents, panel, hold_contested, "
+        "callback_url."
     ]
     cli = entry.cli(case_for(priority="high"))
-    assert "the fields here are title, content, agents, panel." in cli.text
+    assert "the fields here are title, content, agents, panel, hold_contested." in cli.text
 
 
 def test_every_unknown_field_is_named_at_once(entry):

@@ -1,6 +1,15 @@
 """Run one judgement from a JSON case file through the same validation, engine and
 database as the web page. The case may name a saved panel ("panel": name or id) in place
-of its agents; the command line is the operator's, who may use every user's panels."""
+of its agents; the command line is the operator's, who may use every user's panels.
+
+The exit status is the verdict in force, fail-closed: only 0 means go.
+
+    0  approved
+    1  error: a call failed for good, or the judgement ran out of time
+    2  invalid input (the field is named on standard error)
+    3  rejected
+    4  held: the verdict is contested and the case asked to hold it for a person
+"""
 
 import asyncio
 import json
@@ -15,7 +24,12 @@ from judgements.forms import CaseError, parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.runner import EngineRunner
 
-EXIT_DECIDED, EXIT_ERROR, EXIT_INVALID = 0, 1, 2
+EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
+EXIT_OF_VERDICT = {
+    Status.APPROVED: EXIT_APPROVED,
+    Status.REJECTED: EXIT_REJECTED,
+    Status.HELD: EXIT_HELD,
+}
 # Without a channel layer to wake it, the progress lines still come this often.
 PROGRESS_RECHECK_SECONDS = 1.0
 
@@ -43,7 +57,7 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:
-            self.stdout.write(f"{judgement.get_status_display()}")
+            self.stdout.write(f"{judgement.get_verdict_display()}")
             for agent in result["agents"]:
                 final = agent["final_decision"] or "no decision"
                 self.stdout.write(
@@ -51,7 +65,12 @@ class Command(BaseCommand):
                 )
             if judgement.error_message:
                 self.stdout.write(f"  error: {judgement.error_message}")
-        sys.exit(EXIT_ERROR if judgement.status == Status.ERROR else EXIT_DECIDED)
+            if judgement.contested:
+                self.stdout.write("  contested:")
+                for reason in judgement.contest_reasons:
+                    self.stdout.write(f"    - {reason}")
+        # Anything but an approval in force (an unknown verdict too) is not a go.
+        sys.exit(EXIT_OF_VERDICT.get(judgement.verdict, EXIT_ERROR))
 
     async def judge(self, judgement_id: int) -> None:
         """Run the judgement in this process, printing each decision as it is stored: the

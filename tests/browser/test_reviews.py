@@ -1,0 +1,75 @@
+"""A contested verdict held for a person, in a real browser against a live daphne: the
+live page shows the mark and why as the judgement finishes, and a reviewer finds it in
+the review queue and confirms it."""
+
+from playwright.sync_api import expect
+
+from tests.browser.live import fill_judgement
+
+AGENTS = [
+    ("Melchior", "model-a", "Approve only legal actions."),
+    ("Balthasar", "model-b", "Approve only safe actions."),
+    ("Casper", "model-c", "Approve only affordable actions."),
+]
+GRANT = """
+from django.contrib.auth.models import Permission, User
+user = User.objects.get(username=%r)
+user.user_permissions.add(Permission.objects.get(codename="override_judgement"))
+"""
+
+
+def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(
+    log_in_as, llm, live_magi, screenshots
+):
+    llm.script("model-a", votes="AAA")
+    llm.script("model-b", votes="AAA")
+    llm.script("model-c", votes="RRR")  # 2-1: contested
+    page = log_in_as()
+    page.goto("/")
+    fill_judgement(page, "Team offsite in Lisbon", "Offsite for 6 people, 2 nights.", AGENTS)
+    page.get_by_label("If the verdict is contested").select_option("yes")
+    page.get_by_role("button", name="Judge").click()
+    page.wait_for_url("**/judgements/*/")
+    url = page.url
+
+    # Live, without a reload: held, with the reason in words.
+    status = page.locator("#judgement-status")
+    expect(status).to_have_attribute("data-status", "held")
+    expect(status).to_contain_text("Held for review")
+    contested = page.locator("#judgement-outcome .contested")
+    expect(contested.get_by_role("heading")).to_have_text("Contested: held for a person")
+    expect(contested).to_contain_text(
+        "The panel split 2-1: Casper decided reject against the others' approve."
+    )
+    page.screenshot(path=screenshots / "live-held.png", full_page=True)
+
+    # This user becomes a reviewer; the queue is in the navigation.
+    name = next(u for u, key in live_magi.sessions.items() if key == session_of(page))
+    live_magi.manage("shell", "-v", "0", "-c", GRANT % name)
+    page.goto("/judgements/")
+    page.get_by_role("link", name="Review queue").click()
+    expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
+    row = page.get_by_role("row", name="Team offsite in Lisbon")
+    expect(row).to_contain_text("Held for review")
+    page.screenshot(path=screenshots / "review-queue.png", full_page=True)
+    row.get_by_role("link", name="Team offsite in Lisbon").click()
+    expect(page).to_have_url(url)
+
+    # Held, the confirm form is open; the override form stays folded beside it.
+    confirm = page.locator("details.confirm-form")
+    expect(confirm).to_have_attribute("open", "")
+    expect(confirm.locator("summary")).to_have_text("Confirm the panel's verdict (Approved)")
+    confirm.get_by_label("Reason (required, kept in the audit)").fill(
+        "Checked the plan with the team lead: affordable."
+    )
+    confirm.get_by_role("button", name="Confirm").click()
+    expect(page.get_by_role("heading", name="Confirmed: Approve")).to_be_visible()
+    expect(status).to_have_attribute("data-status", "approved")
+    expect(page.locator(".confirmation-who")).to_contain_text(f"By {name}")
+
+    page.goto("/reviews/")
+    expect(page.locator(".empty-queue")).to_be_visible()
+
+
+def session_of(page) -> str:
+    return next(c["value"] for c in page.context.cookies() if c["name"] == "sessionid")

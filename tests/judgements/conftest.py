@@ -1,0 +1,28 @@
+"""Fixtures the judgements tests share."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from tests.webhook_receiver import Receiver
+
+
+@pytest.fixture
+def receiver(settings):
+    """A real HTTP receiver on loopback, allowed as a webhook host."""
+    # Plain http allowed for loopback only because the list says so explicitly.
+    settings.MAGI_WEBHOOK_HOSTS = ["http://127.0.0.1", "hooks.example.com", "*.example.org"]
+    settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT = 0.0
+    settings.MAGI_WEBHOOK_TIMEOUT = 5.0
+    server = Receiver()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def secret(user) -> str:
+    """ada's webhook secret, as the management command shows it (once)."""
+    out = io.StringIO()
+    call_command("webhook_secret", "ada", stdout=out, stderr=io.StringIO())
+    return out.getvalue().strip()

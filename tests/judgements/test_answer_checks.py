@@ -1,0 +1,97 @@
+import pytest
+
+from judgements.answer_checks import (
+    EarlierReason,
+    check_answer,
+    copied_from,
+    stated_absences,
+    stem,
+)
+
+CONTENT = (
+    "Expense claim: taxi to the Bosch office, 38 EUR. Receipts are attached. Reviewed by "
+    "Priya; rollback planned for Monday. Tickets OPS-312 and OPS-313."
+)
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("receipts", "receipt"),
+        ("Receipt", "receipt"),
+        ("reviewed", "review"),
+        ("reviewing", "review"),
+        ("planned", "plan"),
+        ("policies", "policy"),
+        ("rates", "rate"),
+        ("classes", "class"),
+        ("tests", "test"),
+        ("bus", "bus"),  # too short to lose its "s"
+        ("Priya's", "priya"),
+        ("Priya\u2019s", "priya"),
+    ],
+)
+def test_it_stems_plurals_and_simple_word_forms(word, expected):
+    assert stem(word) == expected
+
+
+@pytest.mark.parametrize(
+    "item",
+    ["receipt", "receipts", "no receipt", "a review", "rollback plan", "ticket"],
+)
+def test_it_finds_what_the_content_states(item):
+    assert stated_absences([item], CONTENT) == [item]
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        "itemised receipt",  # "itemised" is not in the content
+        "business purpose",
+        "review by another person",
+        "no mention",  # no fact word: not checked
+        "",
+    ],
+)
+def test_it_leaves_alone_what_the_content_does_not_state(item):
+    assert stated_absences([item], CONTENT) == []
+
+
+def test_it_keeps_the_items_in_their_order():
+    assert stated_absences(["ticket", "hotel", "receipt"], CONTENT) == ["ticket", "receipt"]
+
+
+EARLIER = [
+    EarlierReason("Melchior", 1, "The receipt is missing."),
+    EarlierReason("Casper", 1, "No alcohol is listed."),
+    EarlierReason("Balthasar", 1, "Within the limits."),
+]
+
+
+def test_a_later_reason_repeating_a_peer_is_a_copy():
+    found = copied_from("Balthasar", 2, "  the RECEIPT is missing ", EARLIER)
+    assert found == EARLIER[0]
+
+
+def test_round_one_copies_nothing():
+    assert copied_from("Balthasar", 1, "The receipt is missing.", EARLIER) is None
+
+
+def test_an_agent_keeping_its_own_words_is_not_copying():
+    earlier = [*EARLIER, EarlierReason("Balthasar", 1, "No alcohol is listed.")]
+    assert copied_from("Balthasar", 2, "No alcohol is listed", earlier) is None
+
+
+def test_a_peer_reason_from_the_same_round_is_not_earlier():
+    earlier = [EarlierReason("Melchior", 2, "Same words.")]
+    assert copied_from("Casper", 2, "Same words.", earlier) is None
+
+
+def test_check_answer_reports_both_findings():
+    findings = check_answer(
+        "Balthasar", 2, "The receipt is missing.", ["receipt"], CONTENT, EARLIER
+    )
+    assert findings
+    assert findings.stated == ("receipt",)
+    assert findings.copied == EARLIER[0]
+    assert not check_answer("Balthasar", 2, "Fine.", ["hotel"], CONTENT, EARLIER)

@@ -1,0 +1,133 @@
+"""The contested mark over every combination of what it reads: the 512 vote patterns of
+three agents (which decide split, late change and conformity) times the 16 combinations
+of the four answer-level signals (copied reason, stated absence, recheck, retry)."""
+
+import itertools
+
+import pytest
+
+from judgements import rules
+from judgements.contested import COUNTED, AgentRecord, Answer, Signal, assess
+
+NAMES = ("Melchior", "Balthasar", "Casper")
+CONTENT = "Expense claim: taxi 38 EUR, receipt attached."
+SEQUENCES = ["".join(s) for s in itertools.product("AR", repeat=3)]
+VOTE = {"A": "approve", "R": "reject"}
+
+
+def final(sequence: str) -> str:
+    # The rule as the brief states it, independently: 0.1/0.4/0.5 in tenths, 5 approves.
+    tenths = sum(w for w, v in zip((1, 4, 5), sequence, strict=True) if v == "A")
+    return "A" if tenths >= 5 else "R"
+
+
+def expected_vote_signals(pattern: tuple[str, str, str]) -> set[Signal]:
+    signals = set()
+    finals = [final(s) for s in pattern]
+    if len(set(finals)) == 2:
+        signals.add(Signal.SPLIT)
+    if any(f != s[0] for f, s in zip(finals, pattern, strict=True)):
+        signals.add(Signal.LATE_CHANGE)
+    for index, sequence in enumerate(pattern):
+        others = [p for i, p in enumerate(pattern) if i != index]
+        for r in (1, 2):
+            both = {o[r - 1] for o in others}
+            if sequence[r] != sequence[r - 1] and both == {sequence[r]}:
+                signals.add(Signal.CONFORMED)
+    return signals
+
+
+def record(pattern, *, copied=False, stated=False, rechecked=False, retried=False):
+    agents = []
+    for index, (name, sequence) in enumerate(zip(NAMES, pattern, strict=True)):
+        answers = []
+        for r, vote in enumerate(sequence, start=1):
+            reason = f"{name}'s own reason in round {r}."
+            if copied and index == 0 and r == 2:
+                reason = "Balthasar's own reason in round 1."  # word for word, a peer's
+            answers.append(
+                Answer(
+                    round=r,
+                    decision=VOTE[vote],
+                    reason=reason,
+                    # Every answer claims the receipt is missing; only a reject's counts.
+                    missing=("receipt",) if stated else ("hotel invoice",),
+                    attempts=2 if retried and index == 2 and r == 3 else 1,
+                    rechecked=rechecked and index == 1 and r == 1,
+                )
+            )
+        agents.append(AgentRecord(name, tuple(answers)))
+    return agents
+
+
+PATTERNS = list(itertools.product(SEQUENCES, repeat=3))
+FLAGS = list(itertools.product((False, True), repeat=4))
+
+
+@pytest.mark.parametrize("flags", FLAGS, ids=lambda f: "".join("1" if x else "0" for x in f))
+def test_every_vote_pattern_with_every_answer_signal(flags):
+    copied, stated, rechecked, retried = flags
+    for pattern in PATTERNS:
+        contest = assess(
+            CONTENT,
+            record(pattern, copied=copied, stated=stated, rechecked=rechecked, retried=retried),
+        )
+        expected = expected_vote_signals(pattern)
+        if copied:
+            expected.add(Signal.COPIED)
+        if stated and "R" in "".join(pattern):
+            expected.add(Signal.STATED_ABSENCE)
+        if rechecked:
+            expected.add(Signal.RECHECKED)
+        if retried:
+            expected.add(Signal.RETRIED)
+        assert set(contest.signals) == {s.value for s in expected}, pattern
+        assert contest.contested == bool(expected & COUNTED), pattern
+        assert contest.level == len(expected)
+        assert bool(contest.reasons) == contest.contested
+
+
+def test_the_mark_never_touches_the_verdict():
+    # assess reads the record and returns no verdict: the panel's stays the rule's.
+    for pattern in PATTERNS:
+        agents = record(pattern, copied=True, stated=True)
+        before = rules.panel_decision([rules.final_vote(a.votes) for a in agents])
+        assess(CONTENT, agents)
+        assert rules.panel_decision([rules.final_vote(a.votes) for a in agents]) is before
+
+
+def test_the_reasons_say_what_happened_in_words():
+    contest = assess(CONTENT, record(("AAA", "AAA", "RRA"), copied=True, stated=True))
+    assert contest.reasons == [
+        "Casper's approve came from a round-3 change (round 1: reject).",
+        "Melchior's round-2 reason repeats word for word Balthasar's round-1 reason, about "
+        "Balthasar's criterion.",
+        'Casper rejected in round 1 for lack of "receipt", which the content states.',
+        'Casper rejected in round 2 for lack of "receipt", which the content states.',
+    ]
+
+
+def test_a_split_names_the_lone_agent():
+    contest = assess(CONTENT, record(("AAA", "RRR", "AAA")))
+    assert contest.reasons == [
+        "The panel split 2-1: Balthasar decided reject against the others' approve."
+    ]
+
+
+def test_conformity_and_retries_are_reported_but_not_counted():
+    # Melchior goes back to approve in round 3, with both others' round-2 votes.
+    contest = assess(CONTENT, record(("ARA", "AAA", "AAA"), retried=True, rechecked=True))
+    assert not contest.contested
+    assert contest.signals == ["conformed", "rechecked", "retried"]
+    assert [f.words for f in contest.findings] == [
+        "Melchior changed to approve in round 3, the vote both others gave the round before.",
+        "Balthasar's round-1 answer failed a check and was asked again.",
+        "Casper's round-3 answer needed 2 attempts.",
+    ]
+
+
+def test_a_clean_unanimous_record_is_not_contested():
+    contest = assess(CONTENT, record(("AAA", "AAA", "AAA")))
+    assert not contest.contested
+    assert contest.findings == ()
+    assert contest.level == 0
