@@ -387,3 +387,12 @@ async def test_a_review_is_announced_to_open_live_pages(fake_llm, api, staff_api
     async with asyncio.timeout(10):  # a bound on failure, not an ordering
         event = await layer.receive(channel)
     assert (event["kind"], event["judgement_id"]) == ("reviewed", result["id"])
+
+
+def test_the_admin_filters_by_the_mark_and_shows_why(held, admin_client):
+    listing = admin_client.get("/admin/judgements/judgement/", {"contested__exact": "1"})
+    assert held.title in listing.content.decode()
+    listing = admin_client.get("/admin/judgements/judgement/", {"contested__exact": "0"})
+    assert f"/admin/judgements/judgement/{held.pk}/change/" not in listing.content.decode()
+    page = admin_client.get(f"/admin/judgements/judgement/{held.pk}/change/").content.decode()
+    assert "The panel split 2-1: Casper decided reject against the others&#x27; approve." in page
