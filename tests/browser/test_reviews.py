@@ -71,5 +71,47 @@ def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(
     expect(page.locator(".empty-queue")).to_be_visible()
 
 
+def test_the_override_form_puts_each_radio_beside_its_label_and_a_phone_keeps_the_title(
+    log_in_as, llm, live_magi, screenshots
+):
+    for model in ("model-a", "model-b", "model-c"):
+        llm.script(model, votes="AAA")
+    page = log_in_as(viewport={"width": 390, "height": 844})
+    page.goto("/")
+    fill_judgement(page, "Team offsite in Lisbon", "Offsite for 6 people, 2 nights.", AGENTS)
+    page.get_by_role("button", name="Judge").click()
+    page.wait_for_url("**/judgements/*/")
+    expect(page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
+    name = next(u for u, key in live_magi.sessions.items() if key == session_of(page))
+    live_magi.manage("shell", "-v", "0", "-c", GRANT % name)
+    page.reload()
+
+    page.get_by_text("Override the panel's verdict").click()
+    for choice in ("Approve", "Reject"):
+        radio = page.get_by_role("radio", name=choice)
+        label = page.locator("label", has=radio)
+        radio_box, label_box = radio.bounding_box(), label.bounding_box()
+        # The radio sits at the start of its own label, on the same line.
+        assert label_box["x"] - 1 <= radio_box["x"] <= label_box["x"] + 12, choice
+        assert (
+            abs(
+                (radio_box["y"] + radio_box["height"] / 2)
+                - (label_box["y"] + label_box["height"] / 2)
+            )
+            < 8
+        ), choice
+    page.get_by_role("radio", name="Reject").check()
+    page.get_by_label("Reason (required, kept in the audit)").fill("Too expensive, by hand.")
+    page.get_by_role("button", name="Override").click()
+    status = page.locator("#judgement-status")
+    expect(status).to_have_attribute("data-status", "rejected")
+    expect(status).to_contain_text("(overridden; panel: Approved)")
+    # On a phone the long verdict wraps under the title instead of squeezing it.
+    title = page.get_by_role("heading", level=1)
+    assert title.bounding_box()["height"] < 80
+    assert title.bounding_box()["width"] > 200
+    page.screenshot(path=screenshots / "live-overridden-phone.png", full_page=True)
+
+
 def session_of(page) -> str:
     return next(c["value"] for c in page.context.cookies() if c["name"] == "sessionid")
