@@ -3,9 +3,10 @@
 Two failures of small models are visible in the record and checkable word by word:
 
 - **A claimed absence of a stated fact.** An answer lists in `missing` what it says the
-  content lacks ("receipt", "rollback plan"); when every word of such an item stands in
-  the content (case, plurals and simple word forms aside), the content states what the
-  answer calls missing.
+  content lacks ("receipt", "rollback plan"); when the words of such an item stand
+  together in the content (case, plurals and simple word forms aside) and nothing next
+  to them denies them ("no rollback plan", "rollback: none"), the content states what
+  the answer calls missing.
 - **A peer's reason adopted.** In rounds 2 and 3 an agent gives, word for word (case,
   spacing and end punctuation aside), a reason another agent gave in an earlier round:
   a reason about that agent's criterion, not its own. Keeping its own earlier words is
@@ -67,23 +68,58 @@ def words(text: str) -> list[str]:
     return [match.group(0) for match in _WORD.finditer(text)]
 
 
-def stems(text: str) -> set[str]:
-    return {stem(word) for word in words(text)}
-
-
 def fact_words(item: str) -> list[str]:
-    """The words of a `missing` item that name a fact, as stems."""
-    return [stem(word) for word in words(item) if word.casefold() not in FILLER_WORDS]
+    """The words of a `missing` item that name a fact, as stems (each once)."""
+    return list(dict.fromkeys(stem(w) for w in words(item) if w.casefold() not in FILLER_WORDS))
+
+
+# A fact the content names only to deny it ("No rollback plan yet", "Rollback: none",
+# "tests were not run") is not stated: these words just before or after it negate it.
+NEGATIONS = frozenset(
+    "no not none without never nobody nothing nor missing lacks lacking absent skipped".split()
+)
+NEGATION_BEFORE = 3  # words
+NEGATION_AFTER = 3
+# The fact words must stand close together, as one phrase with a few words between:
+# "rollback" in one sentence and "plan" in another state no rollback plan.
+PHRASE_SLACK = 3
+
+
+def is_negation(word: str) -> bool:
+    word = word.casefold().replace(APOSTROPHE, "'")
+    return word in NEGATIONS or word.endswith("n't")
+
+
+def stated(facts: Sequence[str], content_words: Sequence[str]) -> bool:
+    """Whether the content states the fact: its words within one short stretch, not
+    negated just before or after."""
+    content_stems = [stem(word) for word in content_words]
+    width = len(facts) + PHRASE_SLACK
+    for start, first in enumerate(content_stems):
+        if first not in facts:
+            continue
+        window = content_stems[start : start + width]
+        if not all(fact in window for fact in facts):
+            continue
+        end = start + max(window.index(fact) for fact in facts)
+        around = [
+            *content_words[max(start - NEGATION_BEFORE, 0) : start],
+            *content_words[start : end + 1],
+            *content_words[end + 1 : end + 1 + NEGATION_AFTER],
+        ]
+        if not any(is_negation(word) for word in around):
+            return True
+    return False
 
 
 def stated_absences(missing: Sequence[str], content: str) -> list[str]:
-    """The items of `missing` that the content states: every fact word of the item
-    stands in the content. Items with no fact word are not checked."""
-    present = stems(content)
+    """The items of `missing` that the content states (see `stated`). Items with no fact
+    word are not checked."""
+    content_words = words(content)
     found = []
     for item in missing:
         facts = fact_words(item)
-        if facts and all(fact in present for fact in facts):
+        if facts and stated(facts, content_words):
             found.append(item)
     return found
 

@@ -95,3 +95,25 @@ def test_check_answer_reports_both_findings():
     assert findings.stated == ("receipt",)
     assert findings.copied == EARLIER[0]
     assert not check_answer("Balthasar", 2, "Fine.", ["hotel"], CONTENT, EARLIER)
+
+
+@pytest.mark.parametrize(
+    ("item", "content"),
+    [
+        ("rollback plan", "Reviewed by Sam. No rollback plan yet."),
+        ("rollback plan", "Planned release on Saturday. Rollback: none needed."),
+        ("tests", "Tests were not run because the pipeline is slow."),
+        ("reviewer", "No reviewer was available."),
+        ("receipt", "Dinner for 4, 240 EUR, receipt missing."),
+        ("receipt", "Taxi, 38 EUR. I don't have a receipt."),
+    ],
+)
+def test_a_fact_the_content_denies_is_not_stated(item, content):
+    assert stated_absences([item], content) == []
+
+
+def test_the_words_of_a_fact_must_stand_together():
+    # "plan" from "planned release" and "rollback" much later are no rollback plan.
+    content = "A planned release on Saturday at ten, with the team of Jo. Rollback: redeploy."
+    assert stated_absences(["rollback plan"], content) == []
+    assert stated_absences(["rollback plan"], "Rollback plan: redeploy v2.") == ["rollback plan"]
