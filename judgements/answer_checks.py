@@ -76,7 +76,10 @@ def fact_words(item: str) -> list[str]:
 # A fact the content names only to deny it ("No rollback plan yet", "Rollback: none",
 # "tests were not run") is not stated: these words just before or after it negate it.
 NEGATIONS = frozenset(
-    "no not none without never nobody nothing nor missing lacks lacking absent skipped".split()
+    {
+        *("no", "not", "none", "without", "never", "nobody", "nothing", "nor"),
+        *("missing", "lacks", "lacking", "absent", "skipped"),
+    }
 )
 NEGATION_BEFORE = 3  # words
 NEGATION_AFTER = 3
