@@ -252,14 +252,17 @@ def build_messages(
 
 def recheck_note(stated: list[str], copied_agent: str | None, copied_round: int | None) -> str:
     """What a check found in the agent's answer (judgements/answer_checks.py), said back
-    to it. The quoted words are the model's own, as JSON strings: data, like every reason."""
+    to it. The quoted words are the model's own, as JSON strings: data, like every reason.
+
+    A finding is about one part of the answer, not the vote: on the starter suite a bare
+    "read the content again" turned correct rejects into approvals when the agent's
+    criterion was violated for another reason (a deploy with a rollback plan but no
+    reviewer), so the note says to keep the vote then.
+    """
     findings = []
     if stated:
         quoted = ", ".join(json.dumps(item, ensure_ascii=False) for item in stated)
-        findings.append(
-            f"your answer calls missing {quoted}, but the content above does state it:"
-            " read the content again"
-        )
+        findings.append(f"your answer calls missing {quoted}, but the content above does state it")
     if copied_agent is not None:
         findings.append(
             f"your reason repeats word for word the reason {copied_agent} gave in round "
@@ -267,8 +270,9 @@ def recheck_note(stated: list[str], copied_agent: str | None, copied_round: int 
         )
     return (
         "A check of your answer found that " + "; and ".join(findings) + ". Judge your own"
-        " criterion on what the content states, give your reason in your own words, and"
-        " answer with the JSON object again."
+        " criterion again on what the content states. If the content still violates it for"
+        " another reason, keep your vote and give that reason; if not, change your vote."
+        " Give your reason in your own words and answer with the JSON object again."
     )
 
 
