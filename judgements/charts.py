@@ -12,10 +12,13 @@ from dataclasses import dataclass
 
 DECISIONS = ("approve", "reject")
 
-# Heat-map cells run from the page's panel colour (none) to a light blue (the most):
-# one hue, so the order reads the same to colour-blind eyes.
+# Heat-map cells run from the page's panel colour (none of the row) to a green for right
+# verdicts and a red for wrong ones (all of the row), dark enough for light text at every
+# share (WCAG AA): "wrong · 100 %" must not look like "correct · 100 %". Each cell also
+# says "correct" or "wrong" in words.
 HEAT_LOW = (0x1B, 0x26, 0x33)
-HEAT_HIGH = (0x9C, 0xCF, 0xFF)
+HEAT_RIGHT = (0x1A, 0x74, 0x4A)
+HEAT_WRONG = (0x9B, 0x2C, 0x2C)
 DARK_TEXT = "#0b0f14"
 LIGHT_TEXT = "#e6edf3"
 
@@ -157,21 +160,22 @@ def percent(share: float | None) -> str:
 
 
 def confusion_heat_map(confusion: dict) -> HeatMap:
-    """Expected verdicts in rows, the panel's verdicts in columns; a cell's colour grows
-    with its count, and its text says the count, right or wrong, and its row share."""
+    """Expected verdicts in rows, the panel's verdicts in columns; a cell's colour says
+    right (green) or wrong (red) and grows with its share of the row, and its text says
+    the count, right or wrong, and its row share."""
     counts = {
         (expected, got): int((confusion.get(expected) or {}).get(got) or 0)
         for expected in DECISIONS
         for got in DECISIONS
     }
-    most = max(counts.values())
     cells = []
     for row, expected in enumerate(DECISIONS):
         row_total = sum(counts[(expected, got)] for got in DECISIONS)
         for column, got in enumerate(DECISIONS):
             count = counts[(expected, got)]
-            fill = mix(HEAT_LOW, HEAT_HIGH, count / most if most else 0.0)
             correct = expected == got
+            high = HEAT_RIGHT if correct else HEAT_WRONG
+            fill = mix(HEAT_LOW, high, count / row_total if row_total else 0.0)
             share = percent(count / row_total) if row_total else "no cases"
             x = HEAT_LEFT + column * CELL_WIDTH
             y = HEAT_TOP + row * CELL_HEIGHT

@@ -26,17 +26,20 @@ def test_the_heat_map_has_a_cell_per_expected_and_got_verdict_with_its_count():
     assert heat_map.height >= max(c.y + c.height for c in heat_map.cells)
 
 
-def test_a_heat_map_cell_grows_brighter_with_its_count():
+def test_a_heat_map_cell_is_green_when_right_red_when_wrong_and_grows_with_its_row_share():
     heat_map = charts.confusion_heat_map(CONFUSION)
-    luminance = {(c.expected, c.got): charts.relative_luminance(c.fill) for c in heat_map.cells}
-    assert cell(heat_map, "approve", "approve").fill == "#9ccfff"  # the most: the top
-    assert cell(heat_map, "reject", "reject").fill == "#1b2633"  # none: the bottom
-    assert (
-        luminance[("approve", "approve")]
-        > luminance[("approve", "reject")]
-        > luminance[("reject", "approve")]
-        > luminance[("reject", "reject")]
+    # All of its row: full green when right, full red when wrong; none: the panel colour.
+    assert cell(heat_map, "reject", "approve").fill == "#9b2c2c"  # wrong · 100 %
+    assert cell(heat_map, "reject", "reject").fill == "#1b2633"  # correct · 0 %
+    assert cell(heat_map, "approve", "approve").fill == charts.mix(
+        charts.HEAT_LOW, charts.HEAT_RIGHT, 12 / 15
     )
+    assert cell(heat_map, "approve", "reject").fill == charts.mix(
+        charts.HEAT_LOW, charts.HEAT_WRONG, 3 / 15
+    )
+    # "wrong · 100 %" no longer looks like "correct · 100 %".
+    full = charts.confusion_heat_map({"approve": {"approve": 5}, "reject": {"approve": 5}})
+    assert cell(full, "approve", "approve").fill != cell(full, "reject", "approve").fill
 
 
 def test_every_heat_map_cell_says_in_words_whether_it_is_right_and_its_row_share():
