@@ -161,7 +161,7 @@ class JudgementAdmin(AuditAdmin):
         if not overrides.may_override(request.user):
             raise PermissionDenied
         change_url = reverse("admin:judgements_judgement_change", args=[judgement.pk])
-        form = overrides.OverrideForm(request.POST or None)
+        form = overrides.OverrideForm(request.POST or None, verdict=judgement.verdict)
         refusal = ""
         if request.method == "POST" and form.is_valid():
             refusal = overrides.apply_form(judgement.pk, request.user, form) or ""

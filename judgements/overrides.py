@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from judgements import events, webhooks
 from judgements.errors import MagiError
 from judgements.forms import CaseError, TextField, validate_text
-from judgements.models import Decision, Judgement, Override
+from judgements.models import Decision, Judgement, Override, Status
 
 REASON_MAX_CHARS = 5000
 
@@ -35,6 +35,18 @@ class OverrideForm(django_forms.Form):
         widget=django_forms.Textarea(attrs={"rows": 3}),
         help_text="Why the panel's verdict is set aside; kept in the audit.",
     )
+
+    def __init__(self, *args, verdict: str | None = None, **kwargs) -> None:
+        """`verdict`: the verdict in force. Approved or rejected, the form offers only the
+        other decision: overriding Approved with Approve would change nothing."""
+        super().__init__(*args, **kwargs)
+        in_force = {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}
+        current = in_force.get(verdict)
+        if current is not None:
+            self.fields["decision"].choices = [
+                (value, label) for value, label in Decision.choices if value != current
+            ]
+            self.fields["decision"].initial = self.fields["decision"].choices[0][0]
 
 
 def may_override(user) -> bool:

@@ -166,7 +166,7 @@ def is_urlencoded(request: HttpRequest) -> bool:
 @require_GET
 def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
-    return render_detail(request, judgement, overrides.OverrideForm())
+    return render_detail(request, judgement, overrides.OverrideForm(verdict=judgement.verdict))
 
 
 def render_detail(
@@ -203,14 +203,15 @@ def judgement_confirm(request: HttpRequest, judgement_id: int) -> HttpResponse:
             return render_detail(
                 request,
                 judgement,
-                overrides.OverrideForm(),
+                overrides.OverrideForm(verdict=judgement.verdict),
                 status=409,
                 refusal=refusal,
                 confirm_form=form,
             )
         if form.is_valid():
             return redirect(judgement)
-    return render_detail(request, judgement, overrides.OverrideForm(), 400, confirm_form=form)
+    form_again = overrides.OverrideForm(verdict=judgement.verdict)
+    return render_detail(request, judgement, form_again, 400, confirm_form=form)
 
 
 @login_required
@@ -230,7 +231,7 @@ def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
     if not overrides.may_override(request.user):
         raise PermissionDenied("You may not override judgements.")
-    form = overrides.OverrideForm(request.POST)
+    form = overrides.OverrideForm(request.POST, verdict=judgement.verdict)
     if form.is_valid():
         refusal = overrides.apply_form(judgement.pk, request.user, form)
         if refusal is not None:

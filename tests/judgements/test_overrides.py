@@ -220,3 +220,17 @@ def sync(func):
     from asgiref.sync import sync_to_async
 
     return sync_to_async(func)
+
+
+def test_the_page_offers_only_the_decision_not_in_force(finished, staff):
+    client = logged_in(staff)
+    page = client.get(finished.get_absolute_url()).content.decode()
+    # Rejected: the form offers Approve alone, already chosen.
+    assert 'value="approve"' in page and 'value="reject"' not in page
+    url = reverse("judgement-override", args=[finished.pk])
+    same = client.post(url, {"decision": "reject", "reason": REASON})
+    assert same.status_code == 400
+    assert "Select a valid choice. reject is not one of the available choices." in (
+        same.content.decode()
+    )
+    assert Override.objects.count() == 0

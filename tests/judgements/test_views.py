@@ -195,3 +195,19 @@ def test_a_request_refused_before_any_api_view_gets_json(client, settings):
     assert response.json() == {"error": "Bad request."}
     page = client.get(reverse("judgement-new"), HTTP_HOST="evil.example")
     assert page.status_code == 400 and "could not be read" in page.content.decode()
+
+
+def test_every_page_names_a_favicon_that_is_served(logged_in, admin_client):
+    from django.contrib.staticfiles import finders
+
+    for client, path in ((logged_in, "/"), (logged_in, "/judgements/"), (admin_client, "/admin/")):
+        html = client.get(path).content.decode()
+        assert '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">' in html, path
+    assert finders.find("favicon.svg") is not None
+
+
+def test_the_history_says_whose_judgements_it_lists(logged_in, admin_client):
+    mine = logged_in.get("/judgements/").content.decode()
+    assert "<title>My judgements · MAGI</title>" in mine and ">My judgements</a>" in mine
+    everyone = admin_client.get("/judgements/").content.decode()
+    assert "<title>All judgements · MAGI</title>" in everyone and ">All judgements</a>" in everyone
