@@ -330,7 +330,8 @@ FIGURES = (
     ("Prompt tokens", "tokens.prompt", COUNT),
     ("Cached prompt tokens", "tokens.cached", COUNT),
     ("Completion tokens", "tokens.completion", COUNT),
-    ("Seconds per judgement", "seconds_per_judgement", SECONDS),
+    ("Mean time per judgement (claim to end)", "seconds_per_judgement", SECONDS),
+    ("Run's wall time (first start to last end)", "wall_seconds", SECONDS),
     ("Cost", "cost", DOLLARS),
 )
 

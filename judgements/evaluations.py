@@ -223,6 +223,8 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                 votes=tuple(map(tuple, votes.get(judgement["pk"], ()))),
                 tokens=tokens.get(judgement["pk"], {}),
                 seconds=(finished - started).total_seconds() if started and finished else None,
+                started_at=started.timestamp() if started else None,
+                finished_at=finished.timestamp() if finished else None,
                 contested=judgement["contested"],
                 signals=tuple(judgement["contest_signals"] or ()),
             )

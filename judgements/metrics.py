@@ -53,6 +53,9 @@ class Record:
     # a judgement stored before the mark existed); `signals` every kind that fired.
     contested: bool | None = None
     signals: tuple[str, ...] = ()
+    # When it was first claimed and when it ended, in Unix seconds: the run's wall time.
+    started_at: float | None = None
+    finished_at: float | None = None
 
     @property
     def finished(self) -> bool:
@@ -115,6 +118,7 @@ def report(
         "trust": trust(decided),
         "tokens": token_totals(finished),
         "seconds_per_judgement": seconds_per_judgement(finished),
+        "wall_seconds": wall_seconds(finished),
         "cost": cost(finished, prices or {}),
     }
 
@@ -305,6 +309,14 @@ def token_totals(finished: Iterable[Record]) -> dict[str, int | None]:
 def seconds_per_judgement(finished: Iterable[Record]) -> float | None:
     seconds = [r.seconds for r in finished if r.seconds is not None]
     return sum(seconds) / len(seconds) if seconds else None
+
+
+def wall_seconds(finished: Iterable[Record]) -> float | None:
+    """From the first judgement's start to the last one's end: what the run took, its
+    judgements running side by side (their mean time each is seconds_per_judgement)."""
+    starts = [r.started_at for r in finished if r.started_at is not None]
+    ends = [r.finished_at for r in finished if r.finished_at is not None]
+    return max(ends) - min(starts) if starts and ends else None
 
 
 def cost(finished: Iterable[Record], prices: Mapping[str, Mapping[str, float | None]]):

@@ -457,6 +457,7 @@ SCHEMAS.update(
                 "trust",
                 "tokens",
                 "seconds_per_judgement",
+                "wall_seconds",
                 "cost",
             ],
             "properties": {
@@ -538,7 +539,16 @@ SCHEMAS.update(
                     },
                     "additionalProperties": False,
                 },
-                "seconds_per_judgement": {"type": ["number", "null"], "minimum": 0},
+                "seconds_per_judgement": {
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "description": "Mean time from claim to end of one judgement.",
+                },
+                "wall_seconds": {
+                    "type": ["number", "null"],
+                    "minimum": 0,
+                    "description": "From the run's first start to its last end.",
+                },
                 "cost": {
                     "type": ["number", "null"],
                     "minimum": 0,

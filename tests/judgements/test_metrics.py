@@ -99,6 +99,7 @@ REPORT_KEYS = [
     "trust",
     "tokens",
     "seconds_per_judgement",
+    "wall_seconds",
     "cost",
 ]
 
@@ -329,3 +330,18 @@ def test_trust_is_null_where_nothing_was_assessed():
     assert trust["assessed"] == 0
     assert trust["coverage"] is None and trust["uncontested_accuracy"] is None
     assert trust["curve"] == [{"level": 0, "coverage": None, "accuracy": None}]
+
+
+def test_the_wall_time_runs_from_the_first_start_to_the_last_end():
+    records = [
+        record(
+            "c1", "approve", "approved", "AAA AAA AAA", seconds=50, started_at=100, finished_at=150
+        ),
+        record("c2", "approve", "error", "", seconds=70, started_at=110, finished_at=180),
+        record("c3", "approve", "judging", "", started_at=120),  # not finished: not counted
+    ]
+    report = metrics.report(records, agent_names=["a", "b", "c"], repeats=1)
+    assert report["wall_seconds"] == 80
+    assert report["seconds_per_judgement"] == 60
+    empty = metrics.report([], agent_names=["a", "b", "c"], repeats=1)
+    assert empty["wall_seconds"] is None

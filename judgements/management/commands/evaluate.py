@@ -312,7 +312,9 @@ def readable(run: EvaluationRun, report: dict) -> str:
             f"{kind} {'-' if tokens[kind] is None else tokens[kind]}"
             for kind in ("prompt", "completion", "cached")
         ),
-        "Seconds per judgement: " + ("-" if seconds is None else f"{seconds:.1f}"),
+        "Mean time per judgement: " + ("-" if seconds is None else f"{seconds:.1f} s"),
+        "Run's wall time: "
+        + ("-" if report["wall_seconds"] is None else f"{report['wall_seconds']:.1f} s"),
         "Cost: "
         + (
             "- (needs a price for every model used, in MAGI_MODEL_PRICES)"
