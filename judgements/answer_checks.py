@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from judgements import rules
+
 # Words that carry no fact in a `missing` item ("no itemised receipt", "a mention of the
 # rollback plan"): an item of these alone is never checked.
 FILLER_WORDS = frozenset(
@@ -127,6 +129,11 @@ def stated_absences(missing: Sequence[str], content: str) -> list[str]:
     return found
 
 
+def refuted_absences(decision: str, missing: Sequence[str], content: str) -> list[str]:
+    """stated_absences of a reject's `missing` list; an approve's decides nothing."""
+    return stated_absences(missing, content) if decision == rules.Vote.REJECT else []
+
+
 def normalise_reason(reason: str) -> str:
     return _SPACE.sub(" ", reason).strip().strip(".!").casefold()
 
@@ -171,12 +178,13 @@ class Findings:
 def check_answer(
     agent_name: str,
     round_number: int,
+    decision: str,
     reason: str,
     missing: Sequence[str],
     content: str,
     earlier: Iterable[EarlierReason],
 ) -> Findings:
     return Findings(
-        stated=tuple(stated_absences(missing, content)),
+        stated=tuple(refuted_absences(decision, missing, content)),
         copied=copied_from(agent_name, round_number, reason, earlier),
     )

@@ -129,11 +129,11 @@ def split(agents: Sequence[AgentRecord]) -> list[Finding]:
     if len(set(decisions)) < 2:
         return []
     majority = rules.panel_decision(decisions).value
-    lone = next(a for a, d in zip(agents, decisions, strict=True) if d != majority)
+    lone, dissent = next((a, d) for a, d in zip(agents, decisions, strict=True) if d != majority)
     return [
         Finding(
             Signal.SPLIT,
-            f"The panel split 2-1: {lone.name} decided {verb(decisions[agents.index(lone)])} "
+            f"The panel split 2-1: {lone.name} decided {verb(dissent)} "
             f"against the others' {verb(majority)}.",
             agent=lone.name,
         )
@@ -208,9 +208,7 @@ def stated_absences(content: str, agents: Sequence[AgentRecord]) -> list[Finding
     found = []
     for agent in agents:
         for answer in agent.answers:
-            if answer.decision != rules.Vote.REJECT:
-                continue  # an approve's list decides nothing
-            stated = answer_checks.stated_absences(answer.missing, content)
+            stated = answer_checks.refuted_absences(answer.decision, answer.missing, content)
             if stated:
                 items = ", ".join(f'"{item}"' for item in stated)
                 found.append(

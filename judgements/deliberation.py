@@ -80,15 +80,20 @@ def check(
     round_number: int,
     verdict: prompts.AgentVerdict,
 ) -> answer_checks.Findings:
-    """What can be checked in the answer: a reject's `missing` items the content states
-    (an approve's list decides nothing), and a reason copied from a peer."""
+    """What can be checked in the answer: a reject's `missing` items the content states,
+    and a reason copied from a peer."""
     earlier = [
         answer_checks.EarlierReason(d.agent_name, d.round, d.reason)
         for d in deliberation.earlier_decisions(round_number)
     ]
-    missing = verdict.missing if verdict.decision == rules.Vote.REJECT else []
     return answer_checks.check_answer(
-        agent.name, round_number, verdict.reason, missing, deliberation.judgement.content, earlier
+        agent.name,
+        round_number,
+        verdict.decision,
+        verdict.reason,
+        verdict.missing,
+        deliberation.judgement.content,
+        earlier,
     )
 
 

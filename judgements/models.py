@@ -29,6 +29,10 @@ class Decision(models.TextChoices):
     REJECT = rules.Vote.REJECT.value, "Reject"
 
 
+# The decision an approved or rejected status stands for.
+DECISION_OF_STATUS = {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}
+
+
 FINISHED_STATUSES = (Status.APPROVED, Status.REJECTED, Status.ERROR)
 
 
@@ -144,10 +148,7 @@ class Judgement(models.Model):
     @property
     def decision(self) -> str | None:
         """The overall decision, when there is one."""
-        return {
-            Status.APPROVED: Decision.APPROVE,
-            Status.REJECTED: Decision.REJECT,
-        }.get(self.status)
+        return DECISION_OF_STATUS.get(self.status)
 
     @property
     def duration(self):
@@ -233,9 +234,7 @@ class Judgement(models.Model):
     @property
     def verdict_decision(self) -> str | None:
         """approve or reject as the verdict in force says; None while there is none."""
-        return {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}.get(
-            self.verdict
-        )
+        return DECISION_OF_STATUS.get(self.verdict)
 
     def contest_record(self) -> list[marks.AgentRecord]:
         """The panel's record as contested.assess reads it: each agent's stored answers,
@@ -619,7 +618,8 @@ class Confirmation(models.Model):
 
     @property
     def decision(self) -> str:
-        return Decision.APPROVE if self.panel_status == Status.APPROVED else Decision.REJECT
+        # Only an approved or rejected verdict can be confirmed (judgements/reviews.py).
+        return DECISION_OF_STATUS[self.panel_status]
 
     def get_decision_display(self) -> str:
         return Decision(self.decision).label

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from judgements import events, webhooks
 from judgements.errors import MagiError
 from judgements.forms import CaseError, TextField, validate_text
-from judgements.models import Decision, Judgement, Override, Status
+from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
 
 REASON_MAX_CHARS = 5000
 
@@ -40,8 +40,7 @@ class OverrideForm(django_forms.Form):
         """`verdict`: the verdict in force. Approved or rejected, the form offers only the
         other decision: overriding Approved with Approve would change nothing."""
         super().__init__(*args, **kwargs)
-        in_force = {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}
-        current = in_force.get(verdict)
+        current = DECISION_OF_STATUS.get(verdict)
         if current is not None:
             self.fields["decision"].choices = [
                 (value, label) for value, label in Decision.choices if value != current

@@ -4,6 +4,7 @@ from judgements.answer_checks import (
     EarlierReason,
     check_answer,
     copied_from,
+    refuted_absences,
     stated_absences,
     stem,
 )
@@ -89,12 +90,17 @@ def test_a_peer_reason_from_the_same_round_is_not_earlier():
 
 def test_check_answer_reports_both_findings():
     findings = check_answer(
-        "Balthasar", 2, "The receipt is missing.", ["receipt"], CONTENT, EARLIER
+        "Balthasar", 2, "reject", "The receipt is missing.", ["receipt"], CONTENT, EARLIER
     )
     assert findings
     assert findings.stated == ("receipt",)
     assert findings.copied == EARLIER[0]
-    assert not check_answer("Balthasar", 2, "Fine.", ["hotel"], CONTENT, EARLIER)
+    assert not check_answer("Balthasar", 2, "reject", "Fine.", ["hotel"], CONTENT, EARLIER)
+
+
+def test_only_a_reject_is_held_to_its_missing_list():
+    assert refuted_absences("reject", ["receipt"], CONTENT) == ["receipt"]
+    assert refuted_absences("approve", ["receipt"], CONTENT) == []
 
 
 @pytest.mark.parametrize(
