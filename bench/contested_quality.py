@@ -40,7 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Sets Django up on a throwaway SQLite database, as every bench of panels does.
 from django.core.management import call_command
-from panel_quality import EXAMPLES, FAKE_MODEL, REPO, load_panels, use_fake_server
+from panel_quality import EXAMPLES, FAKE_MODEL, REPO, judge_case, load_panels, use_fake_server
 
 from judgements import contested, prompts, rules, store, transitions
 from judgements.deliberation import run_round
@@ -136,13 +136,7 @@ def rechecks_of(judgement: Judgement) -> list[dict]:
 
 
 def run_case(case: dict, panel: dict, model: str) -> dict:
-    agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case({"title": case["title"], "content": case["content"], "agents": agents})
-    judgement = Judgement.create_with_agents(valid)
-    began = time.perf_counter()
-    asyncio.run(EngineRunner().run_judgement(judgement.pk))
-    seconds = time.perf_counter() - began
-    judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
+    judgement, seconds = judge_case(case, panel, model)
     contest = judgement.assess() if judgement.status != "error" else None
     return {
         "suite": case["suite"],

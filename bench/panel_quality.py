@@ -166,7 +166,9 @@ def copied_reasons(agents: list[dict]) -> tuple[int, int]:
     return copied, total
 
 
-def run_panel(case: dict, panel: dict, model: str) -> Outcome:
+def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
+    """The case as an ordinary judgement of the panel with every agent on `model`, run to
+    its end through the engine: the judgement as stored, and the seconds it took."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = validate_case({"title": case["title"], "content": case["content"], "agents": agents})
     judgement = Judgement.create_with_agents(valid)
@@ -174,6 +176,11 @@ def run_panel(case: dict, panel: dict, model: str) -> Outcome:
     asyncio.run(EngineRunner().run_judgement(judgement.pk))
     seconds = time.perf_counter() - began
     judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
+    return judgement, seconds
+
+
+def run_panel(case: dict, panel: dict, model: str) -> Outcome:
+    judgement, seconds = judge_case(case, panel, model)
     result = judgement.as_result()
     votes = tuple(d["decision"][0].upper() for a in result["agents"] for d in a["rounds"])
     copied, later = copied_reasons(result["agents"])
