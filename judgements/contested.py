@@ -81,16 +81,15 @@ class Finding:
 @dataclass(frozen=True)
 class Contest:
     findings: tuple[Finding, ...]
-    counted: frozenset[Signal] = COUNTED
 
     @property
     def contested(self) -> bool:
-        return any(finding.signal in self.counted for finding in self.findings)
+        return any(finding.signal in COUNTED for finding in self.findings)
 
     @property
     def reasons(self) -> list[str]:
         """Why it is contested, in words; empty when it is not."""
-        return [f.words for f in self.findings if f.signal in self.counted]
+        return [f.words for f in self.findings if f.signal in COUNTED]
 
     @property
     def signals(self) -> list[str]:
@@ -104,9 +103,7 @@ class Contest:
         return len(self.signals)
 
 
-def assess(
-    content: str, agents: Sequence[AgentRecord], counted: frozenset[Signal] = COUNTED
-) -> Contest:
+def assess(content: str, agents: Sequence[AgentRecord]) -> Contest:
     """The signals in a finished panel's record (three agents, three answers each)."""
     findings = [
         *split(agents),
@@ -117,7 +114,7 @@ def assess(
         *rechecked(agents),
         *retried(agents),
     ]
-    return Contest(tuple(findings), counted)
+    return Contest(tuple(findings))
 
 
 def finals(agents: Sequence[AgentRecord]) -> list[str]:
