@@ -166,25 +166,46 @@ def is_urlencoded(request: HttpRequest) -> bool:
 @require_GET
 def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
     judgement = visible_judgement(request, judgement_id)
-    return render_detail(request, judgement, overrides.OverrideForm(verdict=judgement.verdict))
+    return render_detail(request, judgement)
 
 
 def render_detail(
     request: HttpRequest,
     judgement: Judgement,
-    override_form,
     status: int = 200,
     refusal="",
+    override_form=None,
     confirm_form=None,
 ) -> HttpResponse:
+    """The live page; a review form not given is shown empty."""
     context = {
         "panel": panel.build(judgement),
         "may_override": overrides.may_override(request.user),
-        "override_form": override_form,
+        "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
         "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,
     }
     return render(request, "judgements/detail.html", context, status=status)
+
+
+def review(request: HttpRequest, judgement_id: int, form_name: str, build, apply, refused: str):
+    """A review form posted from the live page (override or confirm): `build(data,
+    judgement)` binds it, `apply(judgement_id, user, form)` stores it and returns why it
+    was refused (or None; field errors go onto the form). Back to the page when stored,
+    else the page again with the form as posted: 409 when refused, 400 for bad input."""
+    judgement = visible_judgement(request, judgement_id)
+    if not overrides.may_override(request.user):
+        raise PermissionDenied(refused)
+    form = build(request.POST, judgement)
+    refusal = None
+    if form.is_valid():
+        refusal = apply(judgement.pk, request.user, form)
+        if refusal is None and form.is_valid():  # no field error added by its own checks
+            return redirect(judgement)
+        if refusal is not None:
+            judgement = visible_judgement(request, judgement_id)
+    status = 400 if refusal is None else 409
+    return render_detail(request, judgement, status, refusal or "", **{form_name: form})
 
 
 @login_required
@@ -192,26 +213,18 @@ def render_detail(
 def judgement_confirm(request: HttpRequest, judgement_id: int) -> HttpResponse:
     """The live page's confirm form: a reviewer keeps the panel's verdict, with a reason
     (judgements/reviews.py)."""
-    judgement = visible_judgement(request, judgement_id)
-    if not overrides.may_override(request.user):
-        raise PermissionDenied("You may not review judgements.")
-    form = reviews.ConfirmForm(request.POST)
-    if form.is_valid():
-        refusal = reviews.apply_form(judgement.pk, request.user, form)
-        if refusal is not None:
-            judgement = visible_judgement(request, judgement_id)
-            return render_detail(
-                request,
-                judgement,
-                overrides.OverrideForm(verdict=judgement.verdict),
-                status=409,
-                refusal=refusal,
-                confirm_form=form,
-            )
-        if form.is_valid():
-            return redirect(judgement)
-    form_again = overrides.OverrideForm(verdict=judgement.verdict)
-    return render_detail(request, judgement, form_again, 400, confirm_form=form)
+
+    def build(data, judgement: Judgement) -> reviews.ConfirmForm:
+        return reviews.ConfirmForm(data)
+
+    return review(
+        request,
+        judgement_id,
+        "confirm_form",
+        build,
+        reviews.apply_form,
+        "You may not review judgements.",
+    )
 
 
 @login_required
@@ -228,18 +241,18 @@ def review_queue(request: HttpRequest) -> HttpResponse:
 def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
     """The live page's override form: a decision and a reason, put in force over the
     panel's verdict (judgements/overrides.py)."""
-    judgement = visible_judgement(request, judgement_id)
-    if not overrides.may_override(request.user):
-        raise PermissionDenied("You may not override judgements.")
-    form = overrides.OverrideForm(request.POST, verdict=judgement.verdict)
-    if form.is_valid():
-        refusal = overrides.apply_form(judgement.pk, request.user, form)
-        if refusal is not None:
-            judgement = visible_judgement(request, judgement_id)
-            return render_detail(request, judgement, form, status=409, refusal=refusal)
-        if form.is_valid():  # no field error added by the override's own checks
-            return redirect(judgement)
-    return render_detail(request, judgement, form, status=400)
+
+    def build(data, judgement: Judgement) -> overrides.OverrideForm:
+        return overrides.OverrideForm(data, verdict=judgement.verdict)
+
+    return review(
+        request,
+        judgement_id,
+        "override_form",
+        build,
+        overrides.apply_form,
+        "You may not override judgements.",
+    )
 
 
 CONTESTED_FILTERS = {
