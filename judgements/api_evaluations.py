@@ -7,6 +7,7 @@
     POST /api/evaluations/                {"panel": name or id | "agents": [3 agents],
                                            "suite": name or id, "repeat": N} -> 201
     GET  /api/evaluations/<id>/           progress, and the report once the run is done
+    POST /api/evaluations/<id>/cancel     end its unfinished judgements in error
 
 A suite is sent as the JSONL file it is kept in (the page and the command line read the
 same file): its name and description go in the query string. Errors follow the rest of
@@ -173,6 +174,8 @@ def run_result(run: EvaluationRun) -> dict:
         "repeat": run.repeats,
         "created_at": run.created_at.isoformat(),
         "url": run.get_absolute_url(),
+        "cancelled_at": run.cancelled_at.isoformat() if run.cancelled_at else None,
+        "cancelled_by": run.cancelled_by.get_username() if run.cancelled_by else None,
         "progress": progress,
         "report": evaluations.report(run) if progress["done"] else None,
     }
@@ -267,4 +270,28 @@ async def evaluation_resource(request: HttpRequest, run_id: int) -> JsonResponse
     result = await in_pool(visible_run_result)(run_id, token.user)
     if result is None:
         return error(404, f"No evaluation run {run_id}.")
+    return JsonResponse(result)
+
+
+def cancelled(run_id: int, user) -> tuple[int, dict]:
+    run = visible_runs(user).filter(pk=run_id).first()
+    if run is None:
+        return 404, {"error": f"No evaluation run {run_id}."}
+    if not evaluations.cancel(run, user):
+        return 409, {"error": f"Evaluation run {run_id} has already ended."}
+    run.refresh_from_db()
+    return 200, run_result(run)
+
+
+@csrf_exempt
+@json_errors
+async def evaluation_cancel(request: HttpRequest, run_id: int) -> JsonResponse:
+    token = await in_pool(bearer_token)(request)
+    if token is None:
+        return unauthorized()
+    if request.method != "POST":
+        return error(405, "Use POST.")
+    status, result = await in_pool(cancelled)(run_id, token.user)
+    if status != 200:
+        return error(status, result["error"])
     return JsonResponse(result)

@@ -9,6 +9,7 @@ produced it (only while this worker holds the lease), publish the change.
 """
 
 import asyncio
+import dataclasses
 
 from judgements import answer_checks, llm, prompts, providers, rules, store
 from judgements.errors import MagiError
@@ -34,6 +35,8 @@ async def decide(
 ) -> RoundDecision:
     try:
         route = providers.route_for(agent.model)
+        if deliberation.judgement.evaluation_run_id is not None:
+            route = dataclasses.replace(route, batch=True)
         messages = prompts.build_messages(
             prompts.AgentBrief(agent.name, agent.criteria),
             deliberation.judgement.content,

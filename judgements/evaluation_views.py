@@ -12,7 +12,7 @@ from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import charts, evaluations, limits, saved_panels, suites
 from judgements.models import EvaluationRun, Panel, Suite
@@ -256,6 +256,15 @@ def evaluation_run(request: HttpRequest, run_id: int) -> HttpResponse:
 
 
 @login_required
+@require_POST
+def evaluation_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+    """The run page's Cancel button: back to the page, which says who cancelled."""
+    run = visible_run(request, run_id)
+    evaluations.cancel(run, request.user)  # a run already ended stays as it was
+    return redirect(run)
+
+
+@login_required
 @require_GET
 def evaluation_progress(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run page's live part, polled while the run is under way."""
@@ -293,12 +302,27 @@ def run_state(run: EvaluationRun, page_number: str = "1") -> dict:
 
 
 def progress_text(progress: dict) -> str:
-    """'12 of 32 judged, 1 error'."""
+    """'12 of 32 judged, 1 error, 3 under way; about 4 min left'."""
     text = f"{progress['finished']} of {progress['total']} judged"
     errors = progress["errors"]
     if errors:
         text += f", {errors} error" + ("" if errors == 1 else "s")
+    if progress["running"]:
+        text += f", {progress['running']} under way"
+    left = progress["seconds_left"]
+    if left is not None:
+        text += f"; about {duration(left)} left"
     return text
+
+
+def duration(seconds: int) -> str:
+    """'40 s', '4 min', '1 h 5 min': an estimate, so rounded."""
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
 
 
 # --- the report as tables and charts ---------------------------------------------------

@@ -6,15 +6,18 @@ the same engine as any other (and survive restarts the same way), and the report
 computed from them whenever it is asked for.
 """
 
+import math
+
 from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from judgements import events, limits, metrics, rules, text
+from judgements import events, limits, metrics, rules, text, transitions
 from judgements.errors import MagiError
 from judgements.forms import NAME_MAX_CHARS, TITLE_MAX_CHARS, CaseError, validate_case
 from judgements.models import (
+    FINISHED_STATUSES,
     Agent,
     EvaluationRun,
     Judgement,
@@ -26,10 +29,6 @@ from judgements.models import (
 )
 
 MAX_REPEATS = 20
-# Wake-ups sent for a new run: each starts one judgement on a worker with room; the rest
-# are claimed by the workers' sweeps as judgements finish. Bounded so a large run does
-# not flood the channel layer (its in-memory channels hold 100 messages).
-WAKE_LIMIT = 50
 
 
 class RunError(MagiError, ValueError):
@@ -100,10 +99,9 @@ def start_run(
 
 
 def wake_engine(run: EvaluationRun) -> None:
-    """Wake workers for the run's first judgements, as the page and the API do for one."""
-    first = run.judgements.order_by("pk").values_list("pk", flat=True)[:WAKE_LIMIT]
-    for judgement_id in first:
-        async_to_sync(events.wake)(judgement_id)
+    """Wake a worker to claim the run's judgements (within the share runs may use,
+    judgements/slots.py); the others' sweeps find the rest."""
+    async_to_sync(events.wake)(None)
 
 
 def queue_judgements(run: EvaluationRun, cases: list, agents: list[dict]) -> None:
@@ -142,19 +140,62 @@ def title_of(suite_name: str, case) -> str:
     return title if len(title) <= TITLE_MAX_CHARS else title[: TITLE_MAX_CHARS - 1] + "…"
 
 
+def cancel(run: EvaluationRun, user) -> list[int]:
+    """Stop a run (whoever may see it may: its creator and staff): its unfinished
+    judgements end in error naming who cancelled
+    (transitions.cancel_run), and their open pages are told. Returns the ids ended."""
+    ended = transitions.cancel_run(run, user)
+    for judgement_id in ended:
+        async_to_sync(events.publish)(judgement_id, events.Event.FAILED)
+    return ended
+
+
 # --- following --------------------------------------------------------------------------
 
 
 def progress(run: EvaluationRun) -> dict:
-    """{"total", "finished", "errors", "done"}: counts of the run's judgements."""
+    """How far the run is: counts of its judgements ("total", "finished", "errors",
+    "running", "done"), the votes stored in each round ("rounds": [{"round", "votes",
+    "of"}]) and, while it runs, an estimate of the seconds left ("seconds_left", None
+    until a vote is in): the time since its first start per vote stored, times the votes
+    still due (those of judgements not ended)."""
     counts = run.judgements.aggregate(
         total=models.Count("pk"),
-        finished=models.Count(
-            "pk", filter=models.Q(status__in=[Status.APPROVED, Status.REJECTED, Status.ERROR])
-        ),
+        finished=models.Count("pk", filter=models.Q(status__in=FINISHED_STATUSES)),
         errors=models.Count("pk", filter=models.Q(status=Status.ERROR)),
+        running=models.Count("pk", filter=models.Q(status=Status.JUDGING)),
+        first_start=models.Min("started_at"),
     )
-    return {**counts, "done": counts["finished"] == counts["total"]}
+    first_start = counts.pop("first_start")
+    per_round = dict(
+        RoundDecision.objects.filter(agent__judgement__evaluation_run=run)
+        .values_list("round")
+        .annotate(votes=models.Count("pk"))
+        .values_list("round", "votes")
+    )
+    votes_each = rules.PANEL_SIZE * counts["total"]
+    rounds = [
+        {"round": n, "votes": per_round.get(n, 0), "of": votes_each}
+        for n in range(1, rules.ROUNDS + 1)
+    ]
+    done = counts["finished"] == counts["total"]
+    return {
+        **counts,
+        "done": done,
+        "rounds": rounds,
+        "seconds_left": None if done else seconds_left(run, first_start, sum(per_round.values())),
+    }
+
+
+def seconds_left(run: EvaluationRun, first_start, votes_stored: int) -> int | None:
+    if first_start is None or not votes_stored:
+        return None
+    # Votes still due: every round of the judgements not ended, less what they hold.
+    unfinished = run.judgements.exclude(status__in=FINISHED_STATUSES)
+    stored_there = RoundDecision.objects.filter(agent__judgement__in=unfinished).count()
+    due = rules.PANEL_SIZE * rules.ROUNDS * unfinished.count() - stored_there
+    elapsed = (timezone.now() - first_start).total_seconds()
+    return math.ceil(elapsed / votes_stored * due)
 
 
 # --- reporting --------------------------------------------------------------------------

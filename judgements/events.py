@@ -77,9 +77,10 @@ def announce_review(judgement_id: int) -> None:
     transaction.on_commit(lambda: async_to_sync(publish)(judgement_id, Event.REVIEWED))
 
 
-async def wake(judgement_id: int) -> None:
-    """Tell a worker there is work. Losing this message loses nothing: workers sweep the
-    database for queued judgements."""
+async def wake(judgement_id: int | None = None) -> None:
+    """Tell a worker there is work: a person's judgement to start, or (None) an
+    evaluation run's judgements to claim within their share. Losing this message loses
+    nothing: workers sweep the database for queued judgements."""
     layer = get_channel_layer()
     if layer is None:
         return
@@ -87,7 +88,7 @@ async def wake(judgement_id: int) -> None:
         layer.send(
             settings.MAGI_ENGINE_CHANNEL, {"type": "judgement.run", "judgement_id": judgement_id}
         ),
-        f"wake a worker for judgement {judgement_id}",
+        f"wake a worker for judgement {judgement_id or 'of an evaluation run'}",
     )
 
 

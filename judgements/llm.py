@@ -5,7 +5,6 @@ and structured-output mode. Retries are ours (tenacity), not the SDK's, so the a
 count in the audit log is the real one.
 """
 
-import asyncio
 import contextlib
 import functools
 import itertools
@@ -29,6 +28,7 @@ from tenacity import (
 
 from judgements import prompts
 from judgements.errors import MagiError
+from judgements.slots import PrioritySlots
 
 
 class LLMCallError(MagiError):
@@ -61,6 +61,9 @@ class ModelRoute:
     concurrency: int | None = None
     # For a provider MAGI runs itself: model -> its base URL, starting the server first.
     server: Callable[[str], Awaitable[str]] | None = None
+    # An evaluation run's call: it yields its provider's slots to people's calls
+    # (judgements/slots.py).
+    batch: bool = False
 
 
 @dataclass
@@ -115,7 +118,8 @@ class Clients:
     def __init__(self) -> None:
         self._clients: dict[tuple, openai.AsyncOpenAI] = {}
         self._next_shard = itertools.count()
-        self._slots: dict[tuple, asyncio.Semaphore] = {}
+        # (provider, model or None) -> its call slots; read by tests and watchers.
+        self.call_slots: dict[tuple, PrioritySlots] = {}
 
     def client(self, base_url: str | None, api_key: str | None, timeout: float):
         key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
@@ -132,11 +136,13 @@ class Clients:
     def slot(self, route: ModelRoute) -> contextlib.AbstractAsyncContextManager:
         """Hold around each call: at most `route.concurrency` calls in flight per provider
         (per model for servers MAGI runs, each of which serves one model). Queueing here,
-        not in the server, keeps the client's timeout for the call itself."""
+        not in the server, keeps the client's timeout for the call itself; and it lets a
+        person's call go before an evaluation run's (judgements/slots.py)."""
         if route.concurrency is None:
             return contextlib.nullcontext()
         key = (route.provider, route.model if route.server else None)
-        return self._slots.setdefault(key, asyncio.Semaphore(route.concurrency))
+        slots = self.call_slots.setdefault(key, PrioritySlots(route.concurrency))
+        return slots.hold(batch=route.batch)
 
 
 def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:

@@ -1,6 +1,7 @@
 import base64
 import hashlib
 import secrets
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -64,6 +65,12 @@ class JudgementQuerySet(models.QuerySet):
 
     def held_by(self, worker_id: str) -> "JudgementQuerySet":
         return self.filter(status=Status.JUDGING, lease_owner=worker_id)
+
+
+@dataclass(frozen=True)
+class QueuedAhead:
+    people: int
+    runs: int
 
 
 class Judgement(models.Model):
@@ -140,6 +147,20 @@ class Judgement(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("judgement-detail", args=[self.pk])
+
+    def queued_ahead(self) -> "QueuedAhead":
+        """The queued judgements a worker starts before this one (people's first, then
+        evaluation runs' in order: judgements/runner.py), for the page to say why it waits."""
+        idle = Judgement.objects.filter(status=Status.IDLE).exclude(pk=self.pk)
+        earlier = idle.filter(
+            models.Q(created_at__lt=self.created_at)
+            | models.Q(created_at=self.created_at, pk__lt=self.pk)
+        )
+        people = idle.filter(evaluation_run__isnull=True)
+        if self.evaluation_run_id is None:
+            return QueuedAhead(people=earlier.filter(evaluation_run__isnull=True).count(), runs=0)
+        runs = earlier.filter(evaluation_run__isnull=False)
+        return QueuedAhead(people=people.count(), runs=runs.count())
 
     @property
     def is_finished(self) -> bool:
@@ -858,6 +879,15 @@ class EvaluationRun(models.Model):
         related_name="evaluation_runs",
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # Set by a cancel (transitions.cancel_run): its unfinished judgements ended in error.
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -401,12 +401,42 @@ SCHEMAS.update(
         },
         "Progress": {
             "type": "object",
-            "required": ["total", "finished", "errors", "done"],
+            "required": [
+                "total",
+                "finished",
+                "errors",
+                "running",
+                "done",
+                "rounds",
+                "seconds_left",
+            ],
             "properties": {
                 "total": COUNT,
                 "finished": {**COUNT, "description": "Judgements ended, errors included."},
                 "errors": COUNT,
+                "running": {**COUNT, "description": "Judgements a worker is judging now."},
                 "done": {"type": "boolean"},
+                "rounds": {
+                    "type": "array",
+                    "description": "Votes stored in each round, of three per judgement.",
+                    "items": {
+                        "type": "object",
+                        "required": ["round", "votes", "of"],
+                        "properties": {
+                            "round": {"type": "integer", "minimum": 1, "maximum": 3},
+                            "votes": COUNT,
+                            "of": COUNT,
+                        },
+                        "additionalProperties": False,
+                    },
+                },
+                "seconds_left": {
+                    "type": ["integer", "null"],
+                    "minimum": 0,
+                    "description": "An estimate: the time since the run's first start per "
+                    "vote stored, times the votes still due. null before the first vote "
+                    "and once done.",
+                },
             },
             "additionalProperties": False,
         },
@@ -567,6 +597,8 @@ SCHEMAS.update(
                 "repeat",
                 "created_at",
                 "url",
+                "cancelled_at",
+                "cancelled_by",
                 "progress",
                 "report",
             ],
@@ -595,6 +627,15 @@ SCHEMAS.update(
                 "repeat": {"type": "integer", "minimum": 1},
                 "created_at": {"type": "string", "format": "date-time"},
                 "url": {"type": "string", "description": "The run's page."},
+                "cancelled_at": {
+                    "type": ["string", "null"],
+                    "format": "date-time",
+                    "description": "When the run was cancelled; null if it was not.",
+                },
+                "cancelled_by": {
+                    "type": ["string", "null"],
+                    "description": "Who cancelled it (a username).",
+                },
                 "progress": ref("Progress"),
                 "report": {
                     "oneOf": [ref("Report"), {"type": "null"}],
@@ -707,6 +748,19 @@ def evaluation_paths() -> dict:
                     "200": answer("The run.", "EvaluationRun"),
                     "401": ERRORS["401"],
                     "404": not_found,
+                },
+            }
+        },
+        "/api/evaluations/{run_id}/cancel": {
+            "post": {
+                "summary": "Cancel a run: its judgements not yet ended end in error, and "
+                "workers stop their remaining calls. What was decided stays.",
+                "parameters": [id_parameter("run_id")],
+                "responses": {
+                    "200": answer("The run, cancelled.", "EvaluationRun"),
+                    "401": ERRORS["401"],
+                    "404": not_found,
+                    "409": answer("The run has already ended.", "Error"),
                 },
             }
         },

@@ -7,7 +7,7 @@ update cannot disagree. Nothing here is kept in memory between events.
 from dataclasses import dataclass
 
 from judgements import rules
-from judgements.models import Agent, Judgement, RoundDecision, Status
+from judgements.models import Agent, Judgement, QueuedAhead, RoundDecision, Status
 
 
 class BoxState:
@@ -87,6 +87,8 @@ class PanelView:
     judgement: Judgement
     boxes: list[AgentBox]
     current_round: int
+    # While queued: what the judgement waits behind.
+    queued_ahead: QueuedAhead | None = None
 
     @property
     def top(self) -> AgentBox:
@@ -131,7 +133,10 @@ def build(judgement: Judgement) -> PanelView:
                 score_tenths=rules.score_tenths(votes),
             )
         )
-    return PanelView(judgement=judgement, boxes=boxes, current_round=current_round)
+    queued = judgement.queued_ahead() if judgement.status == Status.IDLE else None
+    return PanelView(
+        judgement=judgement, boxes=boxes, current_round=current_round, queued_ahead=queued
+    )
 
 
 def load(judgement_id: int) -> PanelView:

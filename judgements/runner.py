@@ -22,6 +22,7 @@ from judgements.db import DATABASE_DOWN
 from judgements.deliberation import AgentFailure, deliberate
 from judgements.events import Event, publish
 from judgements.models import Judgement
+from judgements.slots import batch_share
 from judgements.transitions import Lease
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,9 @@ class EngineRunner:
         # HTTP pools and per-model call slots belong to one event loop: this runner's.
         self.clients = llm.Clients()
         self.running: dict[int, asyncio.Task] = {}
+        # Of those, the evaluation runs' judgements: they fill at most
+        # slots.batch_share(concurrency), so a person's judgement always finds room.
+        self.batch: set[int] = set()
         # Set when a judgement ends here, so the sweeper looks for waiting work at once.
         self.capacity_freed = asyncio.Event()
         # Set when a judgement ends here: its webhook (if any) is due now.
@@ -91,7 +95,7 @@ class EngineRunner:
             current = asyncio.current_task()
             if not taken.is_set() or (current is not None and current.cancelling()):
                 raise
-            log.warning("judgement %s was taken over by another worker", judgement_id)
+            log.warning("judgement %s was taken over or cancelled; stopped", judgement_id)
         except Exception as exc:
             log.exception("judgement %s failed unexpectedly", judgement_id)
             await self.end_in_error(judgement_id, f"Internal error: {type(exc).__name__}: {exc}")
@@ -119,6 +123,12 @@ class EngineRunner:
                 continue
             if lease is Lease.ENDED:
                 return  # finished, most likely by the work itself a moment ago
+            if lease is Lease.CANCELLED:
+                if not work.done():
+                    log.info("judgement %s was cancelled; stopping its calls", judgement_id)
+                    taken.set()
+                    work.cancel()
+                return
             if lease is Lease.TAKEN:
                 log.warning("lost the lease on judgement %s; stopping", judgement_id)
                 taken.set()
@@ -149,7 +159,13 @@ class EngineRunner:
         busy = sum(1 for task in self.running.values() if not task.done())
         return max(self.concurrency - busy, 0)
 
-    def start(self, judgement_id: int, *, claimed: bool = False) -> asyncio.Task | None:
+    def free_batch_capacity(self) -> int:
+        busy = sum(1 for pk in self.batch if pk in self.running and not self.running[pk].done())
+        return min(max(batch_share(self.concurrency) - busy, 0), self.free_capacity())
+
+    def start(
+        self, judgement_id: int, *, claimed: bool = False, batch: bool = False
+    ) -> asyncio.Task | None:
         """Run a judgement in the background, once, within capacity. None if it already
         runs here or there is no room (it waits in the database for the sweeper)."""
         task = self.running.get(judgement_id)
@@ -161,12 +177,15 @@ class EngineRunner:
             self.run_judgement(judgement_id, claimed=claimed), name=f"judgement-{judgement_id}"
         )
         self.running[judgement_id] = task
+        if batch:
+            self.batch.add(judgement_id)
         task.add_done_callback(lambda done: self._finished(judgement_id, done))
         return task
 
     def _finished(self, judgement_id: int, task: asyncio.Task) -> None:
         if self.running.get(judgement_id) is task:
             del self.running[judgement_id]
+            self.batch.discard(judgement_id)
         if not task.cancelled() and task.exception() is not None:
             log.error(
                 "judgement %s stopped: %r; a worker resumes it once its lease expires",
@@ -179,16 +198,26 @@ class EngineRunner:
 
     async def run_single_cycle(self) -> list[int]:
         """One sweep: end in error the judgements whose time is up, then claim and start
-        as many waiting ones as there is room for. Returns the ids started."""
+        as many waiting ones as there is room for, people's first and evaluation runs'
+        within their share (judgements/slots.py). Returns the ids started."""
         for judgement_id, message in await transitions.aexpire_overdue(self.worker_id):
             log.warning("judgement %s: %s", judgement_id, message)
             await publish(judgement_id, Event.FAILED, message=message)
-        candidates = Judgement.objects.all()
-        claimed = await transitions.aclaim(self.worker_id, candidates, self.free_capacity())
-        return [
+        interactive = Judgement.objects.filter(evaluation_run__isnull=True)
+        started = [
             judgement_id
-            for judgement_id in claimed
+            for judgement_id in await transitions.aclaim(
+                self.worker_id, interactive, self.free_capacity()
+            )
             if self.start(judgement_id, claimed=True) is not None
+        ]
+        runs = Judgement.objects.filter(evaluation_run__isnull=False)
+        return started + [
+            judgement_id
+            for judgement_id in await transitions.aclaim(
+                self.worker_id, runs, self.free_batch_capacity()
+            )
+            if self.start(judgement_id, claimed=True, batch=True) is not None
         ]
 
     async def sweep_forever(self) -> None:
@@ -234,7 +263,10 @@ class EngineRunner:
                 log.exception("channel layer receive failed; retrying in a second")
                 await asyncio.sleep(1.0)
                 continue
-            self.start(int(message["judgement_id"]))
+            if message.get("judgement_id") is None:
+                self.capacity_freed.set()  # an evaluation run's: claimed by the sweep
+            else:
+                self.start(int(message["judgement_id"]))
 
     async def run_forever(self) -> None:
         log.info("%s listening on %s", self, settings.MAGI_ENGINE_CHANNEL)

@@ -9,6 +9,7 @@ judgement had been running, so a judgement's life can be read from the logs.
                      │ ▲
                      │ └── claim again (lease expired, time not up): resume
                      └──── fail (a call failed) / expire (time up) ──▶ error
+    idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
 
 Synchronous ORM code: the engine calls these through `db.db_call`.
 """
@@ -25,7 +26,7 @@ from django.utils import timezone
 
 from judgements import contested, rules, webhooks
 from judgements.db import db_call
-from judgements.models import Judgement, RoundDecision, Status
+from judgements.models import EvaluationRun, Judgement, RoundDecision, Status
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,7 @@ CLAIM_FROM = (Status.IDLE, Status.JUDGING)
 FINISH_FROM = (Status.JUDGING,)
 FAIL_FROM = (Status.JUDGING,)
 EXPIRE_FROM = (Status.JUDGING,)
+CANCEL_FROM = (Status.IDLE, Status.JUDGING)
 
 
 def round_of(judgement_id: int) -> int:
@@ -106,6 +108,9 @@ def claim(worker_id: str, candidates: QuerySet[Judgement], limit: int) -> list[i
 class Lease(StrEnum):
     HELD = "held"  # renewed: the work goes on
     ENDED = "ended"  # the judgement finished (most likely by this very worker)
+    # Ended in error while this worker held it: its run was cancelled (cancel_run); the
+    # worker's own failures end it only after its work stopped.
+    CANCELLED = "cancelled"
     TAKEN = "taken"  # another worker holds it now: this one must stop
 
 
@@ -116,7 +121,9 @@ def renew_lease(judgement_id: int, worker_id: str) -> Lease:
     if held.update(lease_expires_at=expires):
         return Lease.HELD
     status = Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
-    return Lease.TAKEN if status == Status.JUDGING else Lease.ENDED
+    if status == Status.JUDGING:
+        return Lease.TAKEN
+    return Lease.CANCELLED if status == Status.ERROR else Lease.ENDED
 
 
 def finish(
@@ -219,6 +226,37 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
             log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
             expired.append((judgement_id, message))
     return expired
+
+
+def cancel_run(run: EvaluationRun, user) -> list[int]:
+    """An evaluation run's unfinished judgements (idle, or judging on any worker) ->
+    error, naming who cancelled; the run records it. Returns the ids ended. A worker
+    running one stops its calls at its next lease renewal (runner.keep_lease), and what
+    was decided stays in the record. A run already cancelled or done changes nothing."""
+    now = timezone.now()
+    message = f"Cancelled: evaluation run {run.pk} was cancelled by {user.get_username()}"
+    with transaction.atomic():
+        rows = list(
+            run.judgements.filter(status__in=CANCEL_FROM)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "status", "started_at")
+        )
+        if not rows:
+            return []
+        EvaluationRun.objects.filter(pk=run.pk, cancelled_at__isnull=True).update(
+            cancelled_at=now, cancelled_by=user
+        )
+        Judgement.objects.filter(pk__in=[pk for pk, _, _ in rows], status__in=CANCEL_FROM).update(
+            status=Status.ERROR,
+            error_message=message,
+            finished_at=now,
+            lease_owner="",
+            lease_expires_at=None,
+        )
+        # No webhooks: a run's judgements are made without a callback_url.
+    for pk, source, started_at in rows:
+        log_transition(pk, source, Status.ERROR, f"cancel by {user.get_username()}", started_at)
+    return [pk for pk, _, _ in rows]
 
 
 # Awaitable forms for the engine's event loop, named as Django names its async ORM calls.

@@ -25,6 +25,11 @@ urlpatterns = [
     path("evaluations/compare/", evaluation_views.evaluation_compare, name="evaluation-compare"),
     path("evaluations/<int:run_id>/", evaluation_views.evaluation_run, name="evaluation-run"),
     path(
+        "evaluations/<int:run_id>/cancel/",
+        evaluation_views.evaluation_cancel,
+        name="evaluation-cancel",
+    ),
+    path(
         "evaluations/<int:run_id>/progress/",
         evaluation_views.evaluation_progress,
         name="evaluation-progress",
@@ -51,6 +56,11 @@ urlpatterns = [
         "api/evaluations/<int:run_id>/",
         api_evaluations.evaluation_resource,
         name="api-evaluation",
+    ),
+    path(
+        "api/evaluations/<int:run_id>/cancel",
+        api_evaluations.evaluation_cancel,
+        name="api-evaluation-cancel",
     ),
     path("api/schema.json", api.schema, name="api-schema"),
     # Anything else under /api/ answers JSON too, never the site's HTML 404.

@@ -216,7 +216,15 @@ async def test_a_run_starts_from_a_saved_panel_and_a_suite_by_name(
     assert body["suite"] == {"id": suite.pk, "name": "Gate cases"}
     assert body["repeat"] == 2
     assert body["url"] == f"/evaluations/{run.pk}/"
-    assert body["progress"] == {"total": 4, "finished": 0, "errors": 0, "done": False}
+    assert body["progress"] == {
+        "total": 4,
+        "finished": 0,
+        "errors": 0,
+        "running": 0,
+        "done": False,
+        "rounds": [{"round": n, "votes": 0, "of": 12} for n in (1, 2, 3)],
+        "seconds_left": None,
+    }
     assert body["report"] is None
     assert (run.creator_id, run.panel_id, run.repeats) == (user.pk, panel.pk, 2)
 
@@ -325,7 +333,15 @@ async def test_a_run_reports_progress_then_its_report(api, suite, fake_llm, docu
     assert under_way["progress"]["done"] is False and under_way["report"] is None
     await finish(created["id"])
     done = check(document, path, "get", await api.get(url))
-    assert done["progress"] == {"total": 2, "finished": 2, "errors": 0, "done": True}
+    assert done["progress"] == {
+        "total": 2,
+        "finished": 2,
+        "errors": 0,
+        "running": 0,
+        "done": True,
+        "rounds": [{"round": n, "votes": 6, "of": 6} for n in (1, 2, 3)],
+        "seconds_left": None,
+    }
     report = done["report"]
     # c1 approved by two of three (right), c2 rejected by two of three (right).
     assert report["accuracy"] == 1.0
@@ -348,3 +364,20 @@ async def test_another_users_run_is_not_found(api, other_user, fake_llm, documen
     response = await api.get(f"/api/evaluations/{run.pk}/")
     assert response.status_code == 404
     check(document, "/api/evaluations/{run_id}/", "get", response)
+
+
+async def test_a_run_is_cancelled_through_the_api(api, suite, fake_llm, document, user):
+    run = check(document, RUNS, "post", await post_run(api, {"agents": AGENTS, "suite": suite.pk}))
+    url = f"{RUNS}{run['id']}/cancel"
+    assert (await api.get(url)).status_code == 405
+    response = await api.post(url)
+    body = check(document, "/api/evaluations/{run_id}/cancel", "post", response)
+    assert response.status_code == 200
+    assert body["cancelled_by"] == "ada" and body["cancelled_at"]
+    assert (body["progress"]["done"], body["progress"]["errors"]) == (True, 2)
+    again = await api.post(url)
+    check(document, "/api/evaluations/{run_id}/cancel", "post", again)
+    assert again.status_code == 409
+    assert again.json()["error"] == f"Evaluation run {run['id']} has already ended."
+    missing = await api.post(f"{RUNS}999999/cancel")
+    assert missing.status_code == 404

@@ -571,3 +571,37 @@ def test_a_run_under_way_shows_its_progress_instead_of_figures(logged_in, suite,
     assert "still judging, 0 of 3 judged" in html
     assert 'class="difference"' not in html
     assert '<title id="A-confusion-title">' in html and '<title id="B-confusion-title">' not in html
+
+
+def test_a_run_under_way_shows_its_rounds_an_estimate_and_a_cancel(
+    logged_in, suite, user, fake_llm
+):
+    run = start(suite, user)
+    page = logged_in.get(run.get_absolute_url()).content.decode()
+    assert "0 of 3 judged" in page
+    assert page.count("0 of 9 votes") == 3  # one line a round
+    assert "Cancel the run" in page
+    response = logged_in.post(reverse("evaluation-cancel", args=[run.pk]))
+    assert response.status_code == 302 and response["Location"] == run.get_absolute_url()
+    page = logged_in.get(run.get_absolute_url()).content.decode()
+    assert "Cancel the run" not in page
+    assert "Cancelled" in page and "by ada" in page
+    assert "3 of 3 judged, 3 errors" in page
+    assert set(run.judgements.values_list("status", flat=True)) == {Status.ERROR}
+
+
+def test_another_users_run_cannot_be_cancelled(client, suite, user, other_user, fake_llm):
+    run = start(suite, other_user)
+    client.force_login(user)
+    assert client.post(reverse("evaluation-cancel", args=[run.pk])).status_code == 404
+    assert client.get(reverse("evaluation-cancel", args=[run.pk])).status_code == 405
+    run.refresh_from_db()
+    assert run.cancelled_at is None
+
+
+def test_the_progress_text_gives_the_estimate_in_words():
+    from judgements.evaluation_views import duration, progress_text
+
+    assert [duration(s) for s in (40, 61, 240, 3900)] == ["40 s", "1 min", "4 min", "1 h 5 min"]
+    progress = {"finished": 2, "total": 8, "errors": 1, "running": 3, "seconds_left": 250}
+    assert progress_text(progress) == "2 of 8 judged, 1 error, 3 under way; about 4 min left"

@@ -13,7 +13,8 @@ from django.test.utils import CaptureQueriesContext
 
 from judgements import evaluations, limits, suites
 from judgements.models import Agent, EvaluationRun, Judgement, Status
-from tests.conftest import case_for
+from judgements.runner import EngineRunner
+from tests.conftest import DEFAULT_MODELS, case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -114,7 +115,15 @@ def test_a_run_queues_one_ordinary_judgement_per_case_and_repeat(fake_llm, suite
         (3, "Casper", "model-c"),
     ]
     assert Agent.objects.count() == 18
-    assert evaluations.progress(run) == {"total": 6, "finished": 0, "errors": 0, "done": False}
+    assert evaluations.progress(run) == {
+        "total": 6,
+        "finished": 0,
+        "errors": 0,
+        "running": 0,
+        "done": False,
+        "rounds": [{"round": n, "votes": 0, "of": 18} for n in (1, 2, 3)],
+        "seconds_left": None,
+    }
 
 
 def test_a_run_records_the_saved_panel_it_started_from(fake_llm, suite, user):
@@ -155,11 +164,13 @@ def test_start_run_refuses_bad_input_and_stores_nothing(fake_llm, suite, user, o
     assert not Judgement.objects.exists()
 
 
-async def test_starting_a_run_wakes_the_engine(fake_llm, suite, user, empty_engine_channel):
-    run = await sync_to_async(start)(suite, user)
-    first = await run.judgements.order_by("pk").afirst()
+async def test_starting_a_run_wakes_the_engine_to_sweep(
+    fake_llm, suite, user, empty_engine_channel
+):
+    """No judgement named: the sweep claims a run's judgements within their share."""
+    await sync_to_async(start)(suite, user)
     message = await asyncio.wait_for(get_channel_layer().receive(settings.MAGI_ENGINE_CHANNEL), 5)
-    assert message == {"type": "judgement.run", "judgement_id": first.pk}
+    assert message == {"type": "judgement.run", "judgement_id": None}
 
 
 async def test_the_report_gives_the_figures_of_the_scripted_votes(
@@ -174,16 +185,29 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     }
     run = await sync_to_async(start)(suite, user, repeats=2)
     await run_all(runner, run, repeat=1)
-    assert await sync_to_async(evaluations.progress)(run) == {
+    progress = await sync_to_async(evaluations.progress)(run)
+    # The estimate: the time so far per vote stored (27), times the votes due (27).
+    assert isinstance(progress.pop("seconds_left"), int)
+    assert progress == {
         "total": 6,
         "finished": 3,
         "errors": 0,
+        "running": 0,
         "done": False,
+        "rounds": [{"round": n, "votes": 9, "of": 18} for n in (1, 2, 3)],
     }
     script_votes(fake_llm, VOTES | {"model-a": {**VOTES["model-a"], "marker-ok": "RRR"}})
     await run_all(runner, run, repeat=2)
     progress = await sync_to_async(evaluations.progress)(run)
-    assert progress == {"total": 6, "finished": 6, "errors": 0, "done": True}
+    assert progress == {
+        "total": 6,
+        "finished": 6,
+        "errors": 0,
+        "running": 0,
+        "done": True,
+        "rounds": [{"round": n, "votes": 18, "of": 18} for n in (1, 2, 3)],
+        "seconds_left": None,
+    }
     report = await sync_to_async(evaluations.report)(run)
 
     # c1: approved, then rejected (Melchior R R R); c2 rejected; c3 approved, twice.
@@ -248,7 +272,8 @@ async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
     assert (await Judgement.objects.aget(pk=first.pk)).status == Status.ERROR
     await run_all(runner, run)
     progress = await sync_to_async(evaluations.progress)(run)
-    assert progress == {"total": 3, "finished": 3, "errors": 1, "done": True}
+    assert (progress["total"], progress["finished"], progress["errors"]) == (3, 3, 1)
+    assert progress["done"] and progress["seconds_left"] is None
     report = await sync_to_async(evaluations.report)(run)
     assert report["errors"] == 1
     assert sum(sum(row.values()) for row in report["confusion"].values()) == 2
@@ -307,3 +332,103 @@ async def test_a_finished_run_makes_room_for_the_next(fake_llm, suite, user, run
     run = await sync_to_async(start)(suite, user)
     await run_all(runner, run)
     await sync_to_async(start)(suite, user)
+
+
+# --- people first, and a cancel ----------------------------------------------------------
+
+PERSON = "marker-person: a train ticket for 40 EUR."
+
+
+PERSONS_MODELS = ("model-d", "model-e", "model-f")
+
+
+async def person_judgement(make_judgement, models=DEFAULT_MODELS):
+    return await sync_to_async(make_judgement)(
+        models=models, content=PERSON, title="A person's request"
+    )
+
+
+async def test_a_persons_judgement_goes_before_the_calls_of_a_running_evaluation(
+    fake_llm, suite, user, make_judgement, settings
+):
+    """One call at a time to the provider, a run of three judgements under way: once the
+    call in flight ends, the person's calls go before the run's eight waiting ones. (The
+    person's agents have models of their own so the gate tells their calls apart.)"""
+    settings.MAGI_PROVIDERS["default"]["concurrency"] = 1
+    script_votes(fake_llm)
+    for model in PERSONS_MODELS:
+        fake_llm.script(model)
+    runner = EngineRunner(worker_id="w", concurrency=4)
+    run = await sync_to_async(start)(suite, user)
+    fake_llm.gate.close()
+    assert len(await runner.run_single_cycle()) == 3
+    in_flight = await asyncio.to_thread(fake_llm.gate.wait_parked_other_than, set())
+    person = await person_judgement(make_judgement, PERSONS_MODELS)
+    task = runner.start(person.pk)
+    assert task is not None
+    (slots,) = runner.clients.call_slots.values()
+    while slots.waiting(batch=False) < 3:  # the person's round 1, behind the call in flight
+        await slots.changed()
+    assert slots.waiting(batch=True) == 8
+    seen = {in_flight}
+    fake_llm.gate.allow(*in_flight)
+    for _ in range(3):
+        parked = await asyncio.to_thread(fake_llm.gate.wait_parked_other_than, seen)
+        assert parked in [(model, 1) for model in PERSONS_MODELS]
+        seen.add(parked)
+        fake_llm.gate.allow(*parked)
+    fake_llm.gate.open()
+    assert await task
+    await asyncio.gather(*runner.running.values())
+    assert (await Judgement.objects.aget(pk=person.pk)).status == Status.APPROVED
+    progress = await sync_to_async(evaluations.progress)(run)
+    assert progress["done"] and not progress["errors"]
+
+
+async def test_a_run_fills_at_most_its_share_of_a_worker_and_people_go_first(
+    fake_llm, suite, user, make_judgement
+):
+    runner = EngineRunner(worker_id="w", concurrency=4)  # runs: at most 3 at once
+    run = await sync_to_async(start)(suite, user, repeats=2)  # six judgements
+    fake_llm.gate.close()
+    assert len(await runner.run_single_cycle()) == 3
+    assert await runner.run_single_cycle() == []  # one place left, kept for people
+    person = await person_judgement(make_judgement)
+    assert await runner.run_single_cycle() == [person.pk]
+    fake_llm.gate.open()
+    await asyncio.gather(*runner.running.values())
+    # A person's judgement queued after a run's waiting ones is claimed first.
+    second = await person_judgement(make_judgement)
+    started = await runner.run_single_cycle()
+    assert started[0] == second.pk and len(started) == 4
+    await asyncio.gather(*runner.running.values())
+    assert (await sync_to_async(evaluations.progress)(run))["done"]
+
+
+async def test_a_cancel_ends_a_runs_judgements_and_stops_its_calls(fake_llm, suite, user, settings):
+    settings.MAGI_LEASE_SECONDS = 0.3  # the worker looks at its lease every 0.1 s
+    script_votes(fake_llm)
+    runner = EngineRunner(worker_id="w", concurrency=2)  # one run judgement at a time
+    run = await sync_to_async(start)(suite, user)
+    fake_llm.gate.close()
+    assert len(await runner.run_single_cycle()) == 1
+    round_one = [(model, 1) for model in ("model-a", "model-b", "model-c")]
+    await asyncio.to_thread(fake_llm.gate.wait_parked, *round_one)
+    ended = await sync_to_async(evaluations.cancel)(run, user)
+    assert sorted(ended) == sorted([pk async for pk in run.judgements.values_list("pk", flat=True)])
+    async with asyncio.timeout(10):  # the worker stops at its next renewal, gate closed
+        await asyncio.gather(*runner.running.values())
+    fake_llm.gate.open()
+    assert len(fake_llm.requests) == 3  # the calls in flight when it was cancelled
+    run = await EvaluationRun.objects.select_related("cancelled_by").aget(pk=run.pk)
+    assert run.cancelled_by == user and run.cancelled_at is not None
+    async for judgement in run.judgements.all():
+        assert judgement.status == Status.ERROR
+        assert judgement.error_message == (
+            f"Cancelled: evaluation run {run.pk} was cancelled by ada"
+        )
+    progress = await sync_to_async(evaluations.progress)(run)
+    assert (progress["done"], progress["errors"]) == (True, 3)
+    assert await runner.run_single_cycle() == []
+    # Cancelled twice: nothing more to end.
+    assert await sync_to_async(evaluations.cancel)(run, user) == []

@@ -211,3 +211,35 @@ def test_the_history_says_whose_judgements_it_lists(logged_in, admin_client):
     assert "<title>My judgements · MAGI</title>" in mine and ">My judgements</a>" in mine
     everyone = admin_client.get("/judgements/").content.decode()
     assert "<title>All judgements · MAGI</title>" in everyone and ">All judgements</a>" in everyone
+
+
+def test_a_queued_judgement_says_what_it_waits_for(logged_in, make_judgement, user):
+    from judgements import evaluations, suites
+
+    first, second = make_judgement(creator=user), make_judgement(creator=user)
+    mine = make_judgement(creator=user)
+    page = logged_in.get(mine.get_absolute_url()).content.decode()
+    assert "Queued: waiting for a worker" in page
+    assert "2 judgements started earlier by people are ahead of it." in page
+    Judgement.objects.filter(pk__in=[first.pk, second.pk]).update(status=Status.APPROVED)
+    page = logged_in.get(mine.get_absolute_url()).content.decode()
+    assert "Nothing is ahead of it" in page
+    suite = suites.import_suite(
+        name="Two",
+        description="",
+        owner=user,
+        data='{"id": "a", "content": "x", "expected": "approve"}\n'
+        '{"id": "b", "content": "y", "expected": "reject"}\n',
+    )
+    run = evaluations.start_run(
+        panel=None,
+        agents=case_for()["agents"],
+        panel_name="P",
+        suite=suite,
+        repeats=1,
+        creator=user,
+    )
+    last = run.judgements.order_by("pk").last()
+    page = logged_in.get(last.get_absolute_url()).content.decode()
+    assert "go after people's judgements: 1 of those waits." in page
+    assert "1 judgement of evaluation runs is ahead of it." in page
