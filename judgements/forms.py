@@ -326,3 +326,27 @@ def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict:
         "hold_contested": HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
         "agents": [dict(agent_form.cleaned_data) for agent_form in formset.forms],
     }
+
+
+def error_summary(*forms_with_errors, formset=None, formset_label: str = "Agent") -> list[dict]:
+    """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
+    order, for the summary at the top of a page (templates/judgements/_error_summary.html)
+    whose links move focus to the field."""
+    entries = []
+    for form in forms_with_errors:
+        entries += field_errors(form, "")
+    if formset is not None:
+        for number, member in enumerate(formset.forms, start=1):
+            entries += field_errors(member, f"{formset_label} {number}: ")
+        entries += [{"label": "", "id": "", "message": str(e)} for e in formset.non_form_errors()]
+    return entries
+
+
+def field_errors(form, label_prefix: str) -> list[dict]:
+    entries = [
+        {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
+        for field in form
+        for error in field.errors
+    ]
+    entries += [{"label": "", "id": "", "message": str(e)} for e in form.non_field_errors()]
+    return entries

@@ -129,6 +129,9 @@ class Judgement(models.Model):
     # Asked at submit (the case, its saved panel or MAGI_HOLD_CONTESTED): a contested
     # verdict is held until a person confirms or overrides it.
     hold_contested = models.BooleanField(default=False)
+    # Hidden from its owner's history list (judgements/history.py), never deleted: the
+    # audit, the admin and the API keep it.
+    hidden_at = models.DateTimeField(null=True, blank=True)
 
     objects = JudgementQuerySet.as_manager()
 
@@ -147,6 +150,11 @@ class Judgement(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("judgement-detail", args=[self.pk])
+
+    def hide(self, hidden: bool = True) -> None:
+        """Take it out of the history list (or put it back); nothing else changes."""
+        self.hidden_at = timezone.now() if hidden else None
+        Judgement.objects.filter(pk=self.pk).update(hidden_at=self.hidden_at)
 
     def queued_ahead(self) -> "QueuedAhead":
         """The queued judgements a worker starts before this one (people's first, then

@@ -7,6 +7,7 @@ update cannot disagree. Nothing here is kept in memory between events.
 from dataclasses import dataclass
 
 from judgements import rules
+from judgements.local_llm import BUNDLED_MODEL_NAME
 from judgements.models import Agent, Judgement, QueuedAhead, RoundDecision, Status
 
 
@@ -89,6 +90,11 @@ class PanelView:
     current_round: int
     # While queued: what the judgement waits behind.
     queued_ahead: QueuedAhead | None = None
+
+    @property
+    def bundled_model(self) -> bool:
+        """An agent runs on the bundled demonstration model: the page says what it is."""
+        return any(box.agent.model == BUNDLED_MODEL_NAME for box in self.boxes)
 
     @property
     def top(self) -> AgentBox:

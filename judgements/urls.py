@@ -5,7 +5,21 @@ from judgements import api, api_evaluations, evaluation_views, panel_views, view
 urlpatterns = [
     path("", views.judgement_new, name="judgement-new"),
     path("judgements/", views.judgement_list, name="judgement-list"),
+    path("judgements/export.csv", views.judgement_list_csv, name="judgement-list-csv"),
     path("judgements/<int:judgement_id>/", views.judgement_detail, name="judgement-detail"),
+    path(
+        "judgements/<int:judgement_id>.json",
+        views.judgement_export,
+        {"kind": "json"},
+        name="judgement-export-json",
+    ),
+    path(
+        "judgements/<int:judgement_id>.md",
+        views.judgement_export,
+        {"kind": "md"},
+        name="judgement-export-md",
+    ),
+    path("judgements/<int:judgement_id>/hide/", views.judgement_hide, name="judgement-hide"),
     path(
         "judgements/<int:judgement_id>/override/",
         views.judgement_override,

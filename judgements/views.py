@@ -3,8 +3,11 @@ from django.conf import settings
 from django.contrib.auth import logout
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render, resolve_url
+from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import (
@@ -12,13 +15,16 @@ from judgements import (
     consumers,
     events,
     forms,
+    history,
     limits,
     overrides,
     panel,
     providers,
     reviews,
     saved_panels,
+    tryout,
 )
+from judgements.local_llm import BUNDLED_MODEL_NAME
 from judgements.models import Judgement, Panel
 
 
@@ -104,7 +110,16 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
             initial = judgement.as_case()
             if judgement.panel is not None and judgement.panel.visible_to(request.user):
                 chosen = judgement.panel
+        example = None
+        if "example" in request.GET:
+            example = tryout.find(request.GET["example"], request.GET.get("case", ""))
+            if example is None:
+                raise Http404("There is no such example.")
+            initial = {"title": example.title, "content": example.content}
+            chosen = example.panel
         form, formset = forms.bind(initial=initial)
+        if example is not None:
+            formset = saved_panels.agents_formset(agents=saved_panels.agents_of(example.panel))
         if start:
             # "Judge with this panel" on the panel list.
             if not saved_panels.is_decimal_id(start):
@@ -127,11 +142,34 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
         "panel_problem": panel_problem,
         "panel_form": panel_form,
         "saved_panel": saved,
+        "examples": tryout.offered(),
+        "bundled_model": bundled_in(formset),
+        "error_summary": (
+            forms.error_summary(form, choose_form, panel_form, formset=formset)
+            if status == 400
+            else []
+        ),
+        # After "Fill in the agents", go on from the content (or Judge once it is there)
+        # instead of the top of the page.
+        "focus_after_fill": ("judge" if form["content"].value() else "content")
+        if chosen is not None and request.method == "POST" and status == 200
+        else "",
     }
+    if context["focus_after_fill"] == "content":
+        form.fields["content"].widget.attrs["autofocus"] = True
     response = render(request, "judgements/new.html", context, status=status)
     if refusal is not None:
         response["Retry-After"] = str(refusal.retry_after)
     return response
+
+
+def bundled_in(formset) -> bool:
+    """Whether an agent on the form uses the bundled demonstration model (or it is the
+    only model there is): the page then says what it is good for."""
+    available = providers.available_models()
+    if available == [BUNDLED_MODEL_NAME]:
+        return True
+    return any(member["model"].value() == BUNDLED_MODEL_NAME for member in formset.forms)
 
 
 NEW_PANEL_PREFIX = "new_panel"
@@ -255,33 +293,71 @@ def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
     )
 
 
-CONTESTED_FILTERS = {
-    "": ("Any", {}),
-    "yes": ("Contested", {"contested": True}),
-    "waiting": (
-        "Contested, not reviewed",
-        {"contested": True, "override__isnull": True, "confirmation__isnull": True},
-    ),
-    "no": ("Not contested", {"contested": False}),
-}
+@login_required
+@require_GET
+def judgement_list(request: HttpRequest) -> HttpResponse:
+    form = history.HistoryFilter(request.GET or None, user=request.user)
+    return render_list(request, form)
+
+
+def render_list(request: HttpRequest, form: history.HistoryFilter) -> HttpResponse:
+    """The list as the form's valid filters select it; a bad filter (400) is shown next
+    to its field and filters nothing."""
+    invalid = form.is_bound and not form.is_valid()
+    judgements = history.filtered(request.user, form)
+    page = Paginator(judgements, history.PER_PAGE).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "form": form,
+        "judgements": page,
+        "query": query.urlencode(),
+        "filtering": form.is_bound and not invalid and any(form.cleaned_data.values()),
+        "error_summary": forms.error_summary(form) if invalid else [],
+    }
+    return render(request, "judgements/list.html", context, status=400 if invalid else 200)
 
 
 @login_required
 @require_GET
-def judgement_list(request: HttpRequest) -> HttpResponse:
-    judgements = Judgement.objects.select_related("creator", "override__by", "confirmation")
-    if not request.user.is_staff:
-        judgements = judgements.filter(creator=request.user)
-    chosen = request.GET.get("contested", "")
-    if chosen not in CONTESTED_FILTERS:
-        chosen = ""  # an unknown filter shows everything, and the form says "Any"
-    judgements = judgements.filter(**CONTESTED_FILTERS[chosen][1])
-    context = {
-        "judgements": judgements[:200],
-        "contested_filters": [(key, label) for key, (label, _) in CONTESTED_FILTERS.items()],
-        "contested_chosen": chosen,
-    }
-    return render(request, "judgements/list.html", context)
+def judgement_list_csv(request: HttpRequest) -> HttpResponse:
+    """The list as the filters select it, every page, as CSV."""
+    form = history.HistoryFilter(request.GET or None, user=request.user)
+    if form.is_bound and not form.is_valid():
+        return render_list(request, form)
+    site = request.build_absolute_uri("/").removesuffix("/")
+    rows = history.as_csv(history.filtered(request.user, form), site)
+    response = HttpResponse(rows, content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = 'attachment; filename="judgements.csv"'
+    return response
+
+
+@login_required
+@require_POST
+def judgement_hide(request: HttpRequest, judgement_id: int) -> HttpResponse:
+    """Hide a judgement from the history list, or show it again (`show`); back to where
+    the button was."""
+    judgement = visible_judgement(request, judgement_id)
+    judgement.hide(request.POST.get("show") != "1")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = judgement.get_absolute_url()
+    return redirect(back)
+
+
+@login_required
+@require_GET
+def judgement_export(request: HttpRequest, judgement_id: int, kind: str) -> HttpResponse:
+    """One judgement as JSON (the API's answer) or Markdown (to paste into a ticket)."""
+    judgement = visible_judgement(request, judgement_id)
+    if kind == "json":
+        response = JsonResponse(judgement.as_result(), json_dumps_params={"indent": 2})
+    else:
+        context = {"panel": panel.build(judgement)}
+        text = render_to_string("judgements/judgement.md", context, request)
+        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="judgement-{judgement.pk}.{kind}"'
+    return response
 
 
 @require_GET

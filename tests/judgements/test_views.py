@@ -1,3 +1,5 @@
+import re
+
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -243,3 +245,33 @@ def test_a_queued_judgement_says_what_it_waits_for(logged_in, make_judgement, us
     page = logged_in.get(last.get_absolute_url()).content.decode()
     assert "go after people's judgements: 1 of those waits." in page
     assert "1 judgement of evaluation runs is ahead of it." in page
+
+
+def test_an_example_fills_the_content_and_its_panel_in_one_click(logged_in, example_panels):
+    page = logged_in.get("/").content.decode()
+    link = "/?example=travel-expense&amp;case=te-01"
+    assert link in page and "Team dinner after planning workshop (should pass)" in page
+    response = logged_in.get("/", {"example": "travel-expense", "case": "te-01"})
+    form, formset = response.context["form"], response.context["formset"]
+    assert form["title"].value() == "Team dinner after planning workshop"
+    assert form["content"].value().startswith("Expense claim: team dinner for 6 people")
+    assert response.context["chosen_panel"] == example_panels["travel-expense"]
+    assert [f["name"].value() for f in formset.forms] == ["Melchior", "Balthasar", "Casper"]
+    # Its agents run on the bundled demonstration model, and the page says what that is.
+    assert "smollm2-135m is the bundled demonstration model" in response.content.decode()
+    assert logged_in.get("/", {"example": "travel-expense", "case": "nope"}).status_code == 404
+
+
+def test_a_form_with_errors_lists_them_at_the_top_and_takes_the_focus(logged_in, fake_llm):
+    data = {**form_data(case_for()), "content": "  ", "agents-1-criteria": ""}
+    page = logged_in.post("/", data).content.decode()
+    summary = page[page.index('class="error-summary"') : page.index("</ul>")]
+    assert "autofocus" in summary and "There are 2 problems" in summary
+    assert '<a href="#id_content">Content: This field is required.</a>' in summary
+    assert '<a href="#id_agents-1-criteria">Agent 2: Criteria: This field is required.' in summary
+
+
+def test_filling_the_agents_from_a_panel_moves_on_to_the_content(logged_in, make_panel, user):
+    desk = make_panel(owner=user)
+    page = logged_in.post("/", {"use_panel": "1", "start_panel": desk.pk}).content.decode()
+    assert re.search(r'<textarea[^>]*autofocus[^>]*id="id_content"', page)

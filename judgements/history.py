@@ -1,0 +1,195 @@
+"""The history list: who sees which judgements, the filters of its form, and its exports.
+
+The filters are a GET form (a link keeps them); a bad value is shown next to its field
+and filters nothing, so a typo never hides judgements silently. The verdict filter
+reads the verdict in force (an override's decision, "held" while a person has not
+decided), as the list shows it. Hidden judgements leave the list, never the database:
+the audit (overrides, confirmations, the admin, the API) keeps them.
+"""
+
+import csv
+import io
+from datetime import datetime, time, timedelta
+
+from django import forms
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from judgements.models import Decision, Judgement, Panel, Status
+
+PER_PAGE = 50
+
+UNDER_WAY = "under_way"
+VERDICTS = [
+    ("", "Any"),
+    (Status.APPROVED.value, "Approved"),
+    (Status.REJECTED.value, "Rejected"),
+    (Status.HELD.value, "Held for review"),
+    (Status.ERROR.value, "Error"),
+    (UNDER_WAY, "Queued or judging"),
+]
+CONTESTED = [
+    ("", "Any"),
+    ("yes", "Contested"),
+    ("waiting", "Contested, not reviewed"),
+    ("no", "Not contested"),
+]
+RUNS = [
+    ("", "People's judgements"),
+    ("all", "With evaluation runs'"),
+    ("only", "Only evaluation runs'"),
+]
+
+
+class HistoryFilter(forms.Form):
+    q = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Search",
+        help_text="Words in the title or the content.",
+    )
+    verdict = forms.ChoiceField(required=False, choices=VERDICTS, label="Verdict")
+    contested = forms.ChoiceField(required=False, choices=CONTESTED, label="Contested")
+    panel = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Panel")
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    runs = forms.ChoiceField(required=False, choices=RUNS, label="Evaluation runs")
+    hidden = forms.BooleanField(required=False, label="Show hidden judgements")
+
+    def __init__(self, data, *, user) -> None:
+        super().__init__(data)
+        panels = Panel.objects.all() if user.is_staff else Panel.objects.filter(owner=user)
+        self.fields["panel"].choices = [("", "Any")] + [
+            (p.pk, p.name) for p in panels.order_by("name")
+        ]
+
+    def clean(self):
+        cleaned = super().clean()
+        since, until = cleaned.get("since"), cleaned.get("until")
+        if since and until and until < since:
+            self.add_error("until", "Must not be before the From date.")
+        return cleaned
+
+
+def visible(user) -> QuerySet[Judgement]:
+    judgements = Judgement.objects.select_related(
+        "creator", "panel", "override__by", "confirmation", "evaluation_run"
+    )
+    return judgements if user.is_staff else judgements.filter(creator=user)
+
+
+def filtered(user, form: HistoryFilter) -> QuerySet[Judgement]:
+    """The user's judgements the form's valid fields select (an invalid form: the
+    default list, people's judgements not hidden)."""
+    judgements = visible(user)
+    chosen = form.cleaned_data if form.is_valid() else {}
+    if not chosen.get("hidden"):
+        judgements = judgements.filter(hidden_at__isnull=True)
+    runs = chosen.get("runs", "")
+    if runs == "":
+        judgements = judgements.filter(evaluation_run__isnull=True)
+    elif runs == "only":
+        judgements = judgements.filter(evaluation_run__isnull=False)
+    if words := chosen.get("q"):
+        for word in words.split():
+            judgements = judgements.filter(Q(title__icontains=word) | Q(content__icontains=word))
+    if verdict := chosen.get("verdict"):
+        judgements = judgements.filter(verdict_is(verdict))
+    if contested := chosen.get("contested"):
+        judgements = judgements.filter(contested_is(contested))
+    if panel := chosen.get("panel"):
+        judgements = judgements.filter(panel_id=panel)
+    if since := chosen.get("since"):
+        judgements = judgements.filter(created_at__gte=start_of(since))
+    if until := chosen.get("until"):
+        judgements = judgements.filter(created_at__lt=start_of(until) + timedelta(days=1))
+    return judgements
+
+
+def start_of(day) -> datetime:
+    return timezone.make_aware(datetime.combine(day, time.min))
+
+
+def reviewed() -> Q:
+    return Q(override__isnull=False) | Q(confirmation__isnull=False)
+
+
+def held() -> Q:
+    """Judgement.is_held in SQL."""
+    decided = Q(status__in=[Status.APPROVED, Status.REJECTED])
+    return decided & Q(contested=True, hold_contested=True) & ~reviewed()
+
+
+def verdict_is(verdict: str) -> Q:
+    """Judgement.verdict in SQL: an override's decision, else held, else the status."""
+    if verdict == UNDER_WAY:
+        return Q(status__in=[Status.IDLE, Status.JUDGING])
+    if verdict == Status.HELD:
+        return held()
+    if verdict == Status.ERROR:
+        return Q(status=Status.ERROR)
+    decision = Decision.APPROVE if verdict == Status.APPROVED else Decision.REJECT
+    by_panel = Q(override__isnull=True, status=verdict) & ~held()
+    return Q(override__decision=decision) | by_panel
+
+
+def contested_is(choice: str) -> Q:
+    if choice == "yes":
+        return Q(contested=True)
+    if choice == "waiting":
+        return Q(contested=True) & ~reviewed()
+    return Q(contested=False)
+
+
+# --- export ----------------------------------------------------------------------------
+
+CSV_COLUMNS = (
+    "id",
+    "title",
+    "verdict",
+    "panel_status",
+    "contested",
+    "reviewed",
+    "panel",
+    "evaluation_run",
+    "creator",
+    "created_at",
+    "finished_at",
+    "url",
+)
+
+
+def as_csv(judgements, base_url: str) -> str:
+    """The judgements a filter selects, one row each (the content stays out: it can be
+    long and hold anything; the row links to the judgement)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    for judgement in judgements:
+        writer.writerow(
+            [
+                judgement.pk,
+                spreadsheet_safe(judgement.title),
+                judgement.verdict,
+                judgement.status,
+                {True: "yes", False: "no", None: ""}[judgement.contested],
+                "yes" if judgement.reviewed else "no",
+                spreadsheet_safe(judgement.panel.name if judgement.panel else ""),
+                judgement.evaluation_run_id or "",
+                spreadsheet_safe(judgement.creator.get_username() if judgement.creator else ""),
+                judgement.created_at.isoformat(),
+                judgement.finished_at.isoformat() if judgement.finished_at else "",
+                base_url + judgement.get_absolute_url(),
+            ]
+        )
+    return out.getvalue()
+
+
+def spreadsheet_safe(value: str) -> str:
+    """A cell a spreadsheet would read as a formula ("=", "+", "-", "@") is kept as text
+    with a leading apostrophe (OWASP's advice for CSV injection)."""
+    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
