@@ -162,25 +162,6 @@ def suite_by_name(name: str, user) -> Suite | None:
 # --- runs ------------------------------------------------------------------------------
 
 
-def run_result(run: EvaluationRun) -> dict:
-    """A run as the API answers it: what ran, its progress and, once done, its report
-    (the key names of `manage.py evaluate --json`)."""
-    progress = evaluations.progress(run)
-    return {
-        "id": run.pk,
-        "panel": {"id": run.panel_id, "name": run.panel_name},
-        "agents": run.agents,
-        "suite": {"id": run.suite_id, "name": run.suite.name},
-        "repeat": run.repeats,
-        "created_at": run.created_at.isoformat(),
-        "url": run.get_absolute_url(),
-        "cancelled_at": run.cancelled_at.isoformat() if run.cancelled_at else None,
-        "cancelled_by": run.cancelled_by.get_username() if run.cancelled_by else None,
-        "progress": progress,
-        "report": evaluations.report(run) if progress["done"] else None,
-    }
-
-
 def start_from_body(body, user) -> EvaluationRun:
     """Check the request's fields, then start the run (evaluations.start_run checks the
     agents and the repeat count); RunError names every field at fault it can."""
@@ -226,7 +207,7 @@ def start_from_body(body, user) -> EvaluationRun:
 
 
 def started(body, user) -> dict:
-    return run_result(start_from_body(body, user))
+    return evaluations.as_result(start_from_body(body, user))
 
 
 @csrf_exempt
@@ -256,7 +237,7 @@ async def evaluations_collection(request: HttpRequest) -> JsonResponse:
 
 def visible_run_result(run_id: int, user) -> dict | None:
     run = visible_runs(user).filter(pk=run_id).first()
-    return None if run is None else run_result(run)
+    return None if run is None else evaluations.as_result(run)
 
 
 @csrf_exempt
@@ -280,7 +261,7 @@ def cancelled(run_id: int, user) -> tuple[int, dict]:
     if not evaluations.cancel(run, user):
         return 409, {"error": f"Evaluation run {run_id} has already ended."}
     run.refresh_from_db()
-    return 200, run_result(run)
+    return 200, evaluations.as_result(run)
 
 
 @csrf_exempt

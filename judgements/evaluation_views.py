@@ -10,11 +10,13 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import InvalidPage, Paginator
 from django.db.models import Count
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import charts, evaluations, limits, saved_panels, suites
+from judgements.forms import error_summary
 from judgements.models import EvaluationRun, Panel, Suite
 
 # htmx stops polling when a poll is answered with this status (and still swaps it in).
@@ -150,7 +152,12 @@ def render_suite_list(
     listed = (
         visible_suites(request.user).select_related("owner").annotate(case_count=Count("cases"))
     )
-    context = {"suites": listed, "form": form}
+    context = {
+        "suites": listed,
+        "form": form,
+        "runs": visible_runs(request.user).select_related("suite")[:20],
+        "error_summary": error_summary(form) if status == 400 else [],
+    }
     return render(request, "judgements/suite_list.html", context, status=status)
 
 
@@ -194,18 +201,28 @@ def suite_detail(request: HttpRequest, suite_id: int) -> HttpResponse:
             return redirect(run)
         status = 400 if refusal is None else 429
     else:
-        form = StartRunForm(user=request.user)
+        form = StartRunForm(
+            user=request.user, initial={"panel": matching_panel(suite, request.user)}
+        )
     context = {
         "suite": suite,
         "cases": suite.cases.order_by("position"),
         "form": form,
         "refusal": refusal,
         "runs": visible_runs(request.user).filter(suite=suite)[:50],
+        "error_summary": error_summary(form) if status == 400 else [],
     }
     response = render(request, "judgements/suite_detail.html", context, status=status)
     if refusal is not None:
         response["Retry-After"] = str(refusal.retry_after)
     return response
+
+
+def matching_panel(suite: Suite, user) -> Panel | None:
+    """The panel a suite is written for, to offer first: the one whose name the suite's
+    name ends with ("starter-travel-expense" -> "travel-expense"), the longest such."""
+    names = [p for p in saved_panels.visible(user) if suite.name.endswith(p.name)]
+    return max(names, key=lambda p: len(p.name), default=None)
 
 
 def start_from_form(form: StartRunForm, suite: Suite, creator) -> EvaluationRun | None:
@@ -262,6 +279,26 @@ def evaluation_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     run = visible_run(request, run_id)
     evaluations.cancel(run, request.user)  # a run already ended stays as it was
     return redirect(run)
+
+
+@login_required
+@require_GET
+def evaluation_export(request: HttpRequest, run_id: int, kind: str) -> HttpResponse:
+    """A run as JSON (the API's answer), CSV (a row per judgement) or Markdown (the
+    report's figures, to paste into a ticket or a pull request)."""
+    run = visible_run(request, run_id)
+    if kind == "json":
+        response: HttpResponse = JsonResponse(
+            evaluations.as_result(run), json_dumps_params={"indent": 2}
+        )
+    elif kind == "csv":
+        response = HttpResponse(evaluations.as_csv(run), content_type="text/csv; charset=utf-8")
+    else:
+        state = run_state(run, "1")
+        text = render_to_string("judgements/evaluation_report.md", state, request)
+        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="run-{run.pk}.{kind}"'
+    return response
 
 
 @login_required

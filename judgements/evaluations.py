@@ -6,6 +6,8 @@ the same engine as any other (and survive restarts the same way), and the report
 computed from them whenever it is asked for.
 """
 
+import csv
+import io
 import math
 
 from asgiref.sync import async_to_sync
@@ -13,7 +15,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from judgements import events, limits, metrics, rules, text, transitions
+from judgements import events, history, limits, metrics, rules, text, transitions
 from judgements.errors import MagiError
 from judgements.forms import NAME_MAX_CHARS, TITLE_MAX_CHARS, CaseError, validate_case
 from judgements.models import (
@@ -196,6 +198,60 @@ def seconds_left(run: EvaluationRun, first_start, votes_stored: int) -> int | No
     due = rules.PANEL_SIZE * rules.ROUNDS * unfinished.count() - stored_there
     elapsed = (timezone.now() - first_start).total_seconds()
     return math.ceil(elapsed / votes_stored * due)
+
+
+def as_result(run: EvaluationRun) -> dict:
+    """A run as the API and the page's JSON export give it: what ran, its progress and,
+    once done, its report."""
+    state = progress(run)
+    return {
+        "id": run.pk,
+        "panel": {"id": run.panel_id, "name": run.panel_name},
+        "agents": run.agents,
+        "suite": {"id": run.suite_id, "name": run.suite.name},
+        "repeat": run.repeats,
+        "created_at": run.created_at.isoformat(),
+        "url": run.get_absolute_url(),
+        "cancelled_at": run.cancelled_at.isoformat() if run.cancelled_at else None,
+        "cancelled_by": run.cancelled_by.get_username() if run.cancelled_by else None,
+        "progress": state,
+        "report": report(run) if state["done"] else None,
+    }
+
+
+CSV_COLUMNS = ("case", "repeat", "title", "expected", "verdict", "right", "contested", "url")
+
+
+def as_csv(run: EvaluationRun) -> str:
+    """A row per judgement of the run, in suite order: what was expected, the panel's
+    verdict and whether it was right (blank while it runs or when it ended in error)."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(CSV_COLUMNS)
+    judgements = run.judgements.select_related("suite_case").order_by(
+        "suite_case__position", "repeat", "pk"
+    )
+    for judgement in judgements:
+        case = judgement.suite_case
+        decision = judgement.decision
+        right = (
+            ""
+            if decision is None or case is None
+            else ("yes" if decision == case.expected else "no")
+        )
+        writer.writerow(
+            [
+                case.case_id if case else "",
+                judgement.repeat,
+                history.spreadsheet_safe(judgement.title),
+                case.expected if case else "",
+                judgement.status,
+                right,
+                {True: "yes", False: "no", None: ""}[judgement.contested],
+                judgement.get_absolute_url(),
+            ]
+        )
+    return out.getvalue()
 
 
 # --- reporting --------------------------------------------------------------------------

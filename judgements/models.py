@@ -519,6 +519,8 @@ class ApiToken(models.Model):
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    # Revoked tokens stay, so the judgements they started keep saying which it was.
+    revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -538,6 +540,15 @@ class ApiToken(models.Model):
         token = cls.objects.create(user=user, name=name, prefix=key[5:13], key_hash=cls.hash(key))
         return token, key
 
+    def revoke(self) -> bool:
+        """Stop the token working from now on. False if it was revoked before."""
+        self.revoked_at = timezone.now()
+        return bool(
+            ApiToken.objects.filter(pk=self.pk, revoked_at__isnull=True).update(
+                revoked_at=self.revoked_at
+            )
+        )
+
     @classmethod
     def user_for(cls, key: str):
         token = cls.active(key)
@@ -547,7 +558,7 @@ class ApiToken(models.Model):
     def active(cls, key: str) -> "ApiToken | None":
         """The token with this key, if its user may still sign in; notes its use."""
         token = cls.objects.select_related("user").filter(key_hash=cls.hash(key)).first()
-        if token is None or not token.user.is_active:
+        if token is None or token.revoked_at is not None or not token.user.is_active:
             return None
         now = timezone.now()
         # At most one write a minute: a burst of requests must not queue on the write lock.

@@ -1,6 +1,6 @@
 from django.urls import path, re_path
 
-from judgements import api, api_evaluations, evaluation_views, panel_views, views
+from judgements import api, api_evaluations, evaluation_views, panel_views, token_views, views
 
 urlpatterns = [
     path("", views.judgement_new, name="judgement-new"),
@@ -31,6 +31,8 @@ urlpatterns = [
         name="judgement-confirm",
     ),
     path("reviews/", views.review_queue, name="review-queue"),
+    path("tokens/", token_views.token_list, name="token-list"),
+    path("tokens/<int:token_id>/revoke/", token_views.token_revoke, name="token-revoke"),
     path("panels/", panel_views.panel_list, name="panel-list"),
     path("panels/<int:panel_id>/", panel_views.panel_edit, name="panel-edit"),
     path("suites/", evaluation_views.suite_list, name="suite-list"),
@@ -38,6 +40,15 @@ urlpatterns = [
     path("suites/<int:suite_id>.jsonl", evaluation_views.suite_export, name="suite-export"),
     path("evaluations/compare/", evaluation_views.evaluation_compare, name="evaluation-compare"),
     path("evaluations/<int:run_id>/", evaluation_views.evaluation_run, name="evaluation-run"),
+    *(
+        path(
+            f"evaluations/<int:run_id>.{kind}",
+            evaluation_views.evaluation_export,
+            {"kind": kind},
+            name=f"evaluation-export-{kind}",
+        )
+        for kind in ("json", "csv", "md")
+    ),
     path(
         "evaluations/<int:run_id>/cancel/",
         evaluation_views.evaluation_cancel,

@@ -87,7 +87,7 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
 
     # Import: a bad line is refused next to the field, naming its line and field.
     page.goto("/")
-    page.get_by_role("link", name="Suites and runs").click()
+    page.get_by_role("link", name="How good is my panel?").click()
     expect(page.get_by_role("heading", name="Evaluation suites")).to_be_visible()
     page.get_by_label("Name").fill("Trips")
     bad_lines = jsonl([*CASES[:1], {**CASES[1], "expected": "maybe"}, CASES[2]])

@@ -605,3 +605,41 @@ def test_the_progress_text_gives_the_estimate_in_words():
     assert [duration(s) for s in (40, 61, 240, 3900)] == ["40 s", "1 min", "4 min", "1 h 5 min"]
     progress = {"finished": 2, "total": 8, "errors": 1, "running": 3, "seconds_left": 250}
     assert progress_text(progress) == "2 of 8 judged, 1 error, 3 under way; about 4 min left"
+
+
+def test_a_run_exports_as_json_csv_and_markdown(logged_in, suite, user, fake_llm):
+    script_votes(fake_llm)
+    run = start(suite, user)
+    finish(run)
+    as_json = json.loads(logged_in.get(reverse("evaluation-export-json", args=[run.pk])).content)
+    assert as_json["id"] == run.pk and as_json["report"]["cases"] == 3
+    as_csv = logged_in.get(reverse("evaluation-export-csv", args=[run.pk]))
+    lines = as_csv.content.decode().splitlines()
+    assert lines[0] == "case,repeat,title,expected,verdict,right,contested,url"
+    assert len(lines) == 4 and lines[1].startswith("c1,1,")
+    as_md = logged_in.get(reverse("evaluation-export-md", args=[run.pk])).content.decode()
+    assert as_md.startswith(f"# Run {run.pk}: Typed panel on Gate cases")
+    assert "| Accuracy |" in as_md and "| Melchior |" in as_md
+
+
+def test_another_users_run_does_not_export(client, suite, other_user, user, fake_llm):
+    run = start(suite, other_user)
+    client.force_login(user)
+    for kind in ("json", "csv", "md"):
+        assert client.get(reverse(f"evaluation-export-{kind}", args=[run.pk])).status_code == 404
+
+
+def test_the_suite_page_offers_the_panel_it_is_written_for(logged_in, user, make_panel):
+    travel = make_panel(name="travel-expense", owner=user)
+    make_panel(name="expense", owner=user)
+    suite = suites.import_suite(
+        name="starter-travel-expense", description="", owner=user, data=jsonl(*CASES)
+    )
+    response = logged_in.get(reverse("suite-detail", args=[suite.pk]))
+    assert response.context["form"]["panel"].value() == travel.pk
+
+
+def test_the_suites_page_lists_the_recent_runs(logged_in, suite, user, fake_llm):
+    run = start(suite, user)
+    page = logged_in.get(reverse("suite-list")).content.decode()
+    assert f'href="{run.get_absolute_url()}">Run {run.pk}: Typed panel</a>' in page
