@@ -96,12 +96,12 @@ class ModelFilter(admin.SimpleListFilter):
 
 @admin.register(Judgement)
 class JudgementAdmin(AuditAdmin):
+    # Short columns only, so all fit at 1280 px: the agents and models are on the change
+    # page and in the model filter.
     list_display = [
         "title",
-        "status",
         "verdict_display",
         "decision_display",
-        "agents_display",
         "contested",
         "creator",
         "created_at",
@@ -240,13 +240,58 @@ class JudgementAdmin(AuditAdmin):
     def decision_display(self, obj: Judgement) -> str:
         return obj.decision or "—"
 
-    @admin.display(description="agents")
-    def agents_display(self, obj: Judgement) -> str:
-        return ", ".join(f"{a.name} ({a.model})" for a in obj.agents.all())
-
     @admin.display(description="duration")
     def duration_display(self, obj: Judgement) -> str:
         return f"{obj.duration.total_seconds():.1f} s" if obj.duration else "—"
+
+
+@admin.register(LLMAttempt)
+class LLMAttemptAdmin(AuditAdmin):
+    """Each call as it was sent and answered, retries and failures included."""
+
+    list_display = [
+        "__str__",
+        "judgement_link",
+        "round",
+        "attempt",
+        "outcome",
+        "model",
+        "duration_ms",
+        "started_at",
+    ]
+    list_filter = ["outcome", "model", ("started_at", admin.DateFieldListFilter)]
+    list_select_related = ["agent__judgement"]
+    search_fields = ["agent__judgement__title", "response_text", "error"]
+    ordering = ["-started_at", "-id"]
+    fields = [
+        "judgement_link",
+        "agent",
+        "round",
+        "attempt",
+        "outcome",
+        "provider",
+        "model",
+        "base_url",
+        "duration_ms",
+        "prompt_tokens",
+        "cached_tokens",
+        "completion_tokens",
+        "started_at",
+        "chat",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="judgement")
+    def judgement_link(self, obj: LLMAttempt) -> str:
+        judgement = obj.agent.judgement
+        url = reverse("admin:judgements_judgement_change", args=[judgement.pk])
+        return render_to_string(
+            "admin/judgements/_link.html", {"url": url, "text": judgement.title}
+        )
+
+    @admin.display(description="the request as a chat, and the reply or error")
+    def chat(self, obj: LLMAttempt) -> str:
+        return render_to_string("admin/judgements/_attempt_chat.html", {"attempt": obj})
 
 
 @admin.register(Override)

@@ -2,6 +2,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.urls import reverse
+from django.utils.html import escape
 
 from judgements import evaluations, suites
 from judgements.models import Judgement, LLMAttempt, Panel, RoundDecision
@@ -26,11 +27,12 @@ def judged(fake_llm, make_judgement):
     return judgement
 
 
-def test_the_history_lists_newest_first_with_agents(admin_client, judged, make_judgement):
+def test_the_history_lists_newest_first_with_short_columns(admin_client, judged, make_judgement):
     newer = make_judgement(title="Newer one")
     html = admin_client.get(reverse("admin:judgements_judgement_changelist")).content.decode()
     assert html.index("Newer one") < html.index("Trip to Japan")
-    assert "Melchior (model-a), Balthasar (model-b), Casper (model-c)" in html
+    # The agents are on the change page; the list keeps to columns that fit at 1280 px.
+    assert "Melchior (model-a)" not in html and "column-duration_display" in html
     newer_link = reverse("admin:judgements_judgement_change", args=[newer.pk])
     older_link = reverse("admin:judgements_judgement_change", args=[judged.pk])
     assert html.index(newer_link) < html.index(older_link)
@@ -63,6 +65,20 @@ def test_a_judgement_shows_agents_decisions_and_attempts_escaped(admin_client, j
     assert "&lt;b&gt;bold&lt;/b&gt; claim" in html and "<b>bold</b>" not in html
     assert "HTTP 500: scripted failure 500" in html  # the failed attempt is on record
     assert html.count("<tr><td>Balthasar</td>") == 3  # three round decisions
+
+
+def test_an_attempt_reads_as_the_chat_it_was(admin_client, judged):
+    attempt = LLMAttempt.objects.filter(agent__judgement=judged, outcome="ok").first()
+    url = reverse("admin:judgements_llmattempt_change", args=[attempt.pk])
+    html = admin_client.get(url).content.decode()
+    system, user = attempt.request["messages"][0], attempt.request["messages"][1]
+    assert '<span class="magi-role">system</span>' in html
+    assert escape(system["content"]) in html and escape(user["content"]) in html
+    assert "\\n" not in html  # not a dict dump with escaped line breaks
+    assert escape(attempt.response_text) in html
+    listing = admin_client.get(reverse("admin:judgements_llmattempt_changelist")).content
+    assert b"Trip to Japan" in listing
+    assert admin_client.post(url, {"round": "2"}).status_code == 403
 
 
 def test_a_judgement_shows_its_tokens_with_the_cached_share(admin_client, judged):
