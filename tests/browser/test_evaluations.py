@@ -88,7 +88,7 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
     # Import: a bad line is refused next to the field, naming its line and field.
     page.goto("/")
     page.get_by_role("link", name="How good is my panel?").click()
-    expect(page.get_by_role("heading", name="Evaluation suites")).to_be_visible()
+    expect(page.get_by_role("heading", name="How good is my panel?")).to_be_visible()
     page.get_by_label("Name").fill("Trips")
     bad_lines = jsonl([*CASES[:1], {**CASES[1], "expected": "maybe"}, CASES[2]])
     page.get_by_label("Or paste the lines").fill(bad_lines)
@@ -111,7 +111,9 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
     page.get_by_role("button", name="Start the run").click()
     page.wait_for_url(re.compile(r"/evaluations/\d+/$"))
     bar, text = page.locator("progress#run-progress"), page.locator("#run-progress-text")
-    expect(text).to_have_text("0 of 3 judged")
+    expect(text).to_have_text("0 of 3 judged, 3 under way")
+    expect(page.locator(".round-count")).to_have_text(["0 of 9 votes"] * 3)
+    expect(page.get_by_role("button", name="Cancel the run")).to_be_visible()
     expect(bar).to_have_attribute("max", "3")
     expect(bar).to_have_attribute("value", "0")
     links = page.locator(".run-judgements tbody a")
@@ -121,7 +123,10 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
     # model-a's round-1 calls through: one meets the scripted 400; the others wait at
     # model-b's and model-c's round 1. The page follows without a reload.
     llm.gate.allow("model-a", 1)
-    expect(text).to_have_text("1 of 3 judged, 1 error")
+    expect(text).to_have_text(
+        re.compile(r"^1 of 3 judged, 1 error, 2 under way; about \d+ (s|min) left$")
+    )
+    expect(page.locator(".round-count").first).to_have_text("2 of 9 votes")
     expect(bar).to_have_attribute("value", "1")
     expect(page.locator(".evaluation-report")).to_have_count(0)
 

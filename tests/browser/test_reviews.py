@@ -4,7 +4,7 @@ the review queue and confirms it."""
 
 from playwright.sync_api import expect
 
-from tests.browser.live import fill_judgement
+from tests.browser.live import fill_judgement, theme_colour
 
 AGENTS = [
     ("Melchior", "model-a", "Approve only legal actions."),
@@ -109,6 +109,12 @@ def test_the_override_form_puts_each_radio_beside_its_label_and_a_phone_keeps_th
     status = page.locator("#judgement-status")
     expect(status).to_have_attribute("data-status", "rejected")
     expect(status).to_contain_text("(overridden; panel: Approved)")
+    # The decision box below agrees with the verdict in force, in words and colour.
+    outcome = page.locator("#judgement-outcome")
+    expect(outcome).to_have_attribute("data-verdict", "rejected")
+    expect(outcome.get_by_role("heading", level=2)).to_have_text("Verdict in force: Rejected")
+    border = outcome.evaluate("(box) => getComputedStyle(box).borderTopColor")
+    assert border == theme_colour(page, "--reject")
     # On a phone the long verdict wraps under the title instead of squeezing it.
     title = page.get_by_role("heading", level=1)
     assert title.bounding_box()["height"] < 80
