@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import logging
 from importlib import import_module
+from urllib.parse import parse_qs
 
 from channels.db import DatabaseSyncToAsync, database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -72,8 +73,15 @@ def visible(user, judgement_id: int) -> bool:
     return judgement is not None and judgement.visible_to(user)
 
 
-def render_update_sync(judgement_id: int) -> str:
-    return render_to_string("judgements/_live_update.html", {"panel": panel.load(judgement_id)})
+def render_update_sync(judgement_id: int, drawn_running: bool = False) -> tuple[str, bool]:
+    """The page's live partials, and whether they bring the review part: they do when
+    the page was drawn before the judgement ended and it has ended since, for the page to
+    fetch (its forms need a CSRF token, which only a request gets). Only then: sent again,
+    it would empty a form being typed in."""
+    view = panel.load(judgement_id)
+    ended_now = drawn_running and view.judgement.is_finished
+    context = {"panel": view, "ended_now": ended_now}
+    return render_to_string("judgements/_live_update.html", context), ended_now
 
 
 # Rendering only reads, so it runs in the thread pool instead of queueing behind the
@@ -109,6 +117,11 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         self.last_sent = ""
+        # A page drawn before the judgement ended has no review forms: they come with
+        # the first state sent after the end, on connect if it ended in between.
+        self.drawn_running = parse_qs(self.scope.get("query_string", b"").decode()).get(
+            "rendered"
+        ) == ["running"]
         # A (re)connecting page may have missed events: send the whole state first.
         await self.send_state()
         self.resync = asyncio.create_task(self.resync_forever())
@@ -139,9 +152,11 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         if self.closing or not await session_is_live(self.session_key, self.user_id):
             await self.close_once(CLOSE_UNAUTHENTICATED)
             return False
-        html = await render_update(self.judgement_id)
+        html, ended = await render_update(self.judgement_id, self.drawn_running)
         if only_if_changed and html == self.last_sent:
             return True
+        if ended:
+            self.drawn_running = False  # the forms are on their way: once is enough
         self.last_sent = html
         await self.send(text_data=html)
         return True

@@ -21,6 +21,11 @@ urlpatterns = [
     ),
     path("judgements/<int:judgement_id>/hide/", views.judgement_hide, name="judgement-hide"),
     path(
+        "judgements/<int:judgement_id>/review/",
+        views.judgement_review_forms,
+        name="judgement-review-forms",
+    ),
+    path(
         "judgements/<int:judgement_id>/override/",
         views.judgement_override,
         name="judgement-override",

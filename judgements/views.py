@@ -216,14 +216,31 @@ def render_detail(
     confirm_form=None,
 ) -> HttpResponse:
     """The live page; a review form not given is shown empty."""
-    context = {
+    context = review_context(request, judgement, refusal, override_form, confirm_form)
+    return render(request, "judgements/detail.html", context, status=status)
+
+
+def review_context(
+    request: HttpRequest, judgement: Judgement, refusal="", override_form=None, confirm_form=None
+) -> dict:
+    return {
         "panel": panel.build(judgement),
         "may_override": overrides.may_override(request.user),
         "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
         "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,
     }
-    return render(request, "judgements/detail.html", context, status=status)
+
+
+@login_required
+@require_GET
+def judgement_review_forms(request: HttpRequest, judgement_id: int) -> HttpResponse:
+    """The live page's review part (the record of any review, and the confirm and
+    override forms for a reviewer), fetched by the page when its judgement ends live: the
+    websocket's partials carry no CSRF token, so the forms come from a request."""
+    judgement = visible_judgement(request, judgement_id)
+    context = review_context(request, judgement)
+    return render(request, "judgements/_override.html", context)
 
 
 def review(request: HttpRequest, judgement_id: int, form_name: str, build, apply, refused: str):

@@ -77,15 +77,15 @@ def test_the_override_form_puts_each_radio_beside_its_label_and_a_phone_keeps_th
     for model in ("model-a", "model-b", "model-c"):
         llm.script(model, votes="AAA")
     page = log_in_as(viewport={"width": 390, "height": 844})
+    name = next(u for u, key in live_magi.sessions.items() if key == session_of(page))
+    live_magi.manage("shell", "-v", "0", "-c", GRANT % name)
     page.goto("/")
     fill_judgement(page, "Team offsite in Lisbon", "Offsite for 6 people, 2 nights.", AGENTS)
     page.get_by_role("button", name="Judge").click()
     page.wait_for_url("**/judgements/*/")
     expect(page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
-    name = next(u for u, key in live_magi.sessions.items() if key == session_of(page))
-    live_magi.manage("shell", "-v", "0", "-c", GRANT % name)
-    page.reload()
 
+    # Offered as the judgement ends, without a reload.
     page.get_by_text("Override the panel's verdict").click()
     # Approved already: only Reject is offered, and chosen.
     expect(page.get_by_role("radio", name="Approve")).to_have_count(0)

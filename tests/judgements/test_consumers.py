@@ -19,7 +19,11 @@ pytestmark = [
 
 
 async def connect(
-    judgement_id: int, user=None, origin: bytes = b"http://localhost", cookie: str | None = None
+    judgement_id: int,
+    user=None,
+    origin: bytes = b"http://localhost",
+    cookie: str | None = None,
+    query: str = "",
 ):
     # As a browser sends them: the page's origin and the host the socket is opened on.
     headers = [(b"origin", origin), (b"host", b"localhost")]
@@ -27,7 +31,7 @@ async def connect(
         cookie = cookie or await session_cookie(user)
         headers.append((b"cookie", cookie.encode()))
     communicator = WebsocketCommunicator(
-        application, f"/ws/judgements/{judgement_id}/", headers=headers
+        application, f"/ws/judgements/{judgement_id}/{query}", headers=headers
     )
     connected, code = await communicator.connect(timeout=5)
     return communicator, connected, code
@@ -53,6 +57,30 @@ async def test_it_sends_the_current_state_on_connect(make_judgement, user):
     assert html.count('data-state="approve"') == 3
     assert "Panel's decision: Approved" in html
     await communicator.disconnect()
+
+
+REVIEW_PART = "/review/"
+
+
+async def test_a_page_drawn_before_the_end_fetches_its_review_forms_once(
+    fake_llm, make_judgement, user
+):
+    """Only the first state after the end brings the review part (fetched over HTTP for its
+    CSRF token); sent again it would empty a reason being typed."""
+    judgement = await sync_to_async(make_judgement)(creator=user)
+    fake_llm.hold()
+    run = asyncio.create_task(EngineRunner().run_judgement(judgement.pk))
+    drawn_running, _, _ = await connect(judgement.pk, user, query="?rendered=running")
+    assert REVIEW_PART not in await drawn_running.receive_from(timeout=5)
+    fake_llm.release()
+    assert await run
+    ended = await receive_until(drawn_running, "Panel's decision: Approved")
+    assert f'hx-get="/judgements/{judgement.pk}{REVIEW_PART}"' in ended
+    await drawn_running.disconnect()
+    # A page drawn after the end has its forms already; a reconnect does not resend them.
+    drawn_ended, _, _ = await connect(judgement.pk, user, query="?rendered=ended")
+    assert REVIEW_PART not in await drawn_ended.receive_from(timeout=5)
+    await drawn_ended.disconnect()
 
 
 async def test_it_pushes_each_change_as_the_engine_decides(fake_llm, make_judgement, user):

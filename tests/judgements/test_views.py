@@ -86,7 +86,7 @@ def test_the_live_page_shows_title_status_and_three_labelled_boxes(logged_in, ma
     assert 'role="status"' in html and ">Idle</div>" in html
     for name in ("Melchior", "Balthasar", "Casper"):
         assert f'aria-label="{name}"' in html
-    assert f'ws-connect="/ws/judgements/{judgement.pk}/"' in html
+    assert f'ws-connect="/ws/judgements/{judgement.pk}/?rendered=running"' in html
 
 
 def test_user_and_model_text_is_escaped(logged_in, make_judgement, user):
@@ -275,3 +275,20 @@ def test_filling_the_agents_from_a_panel_moves_on_to_the_content(logged_in, make
     desk = make_panel(owner=user)
     page = logged_in.post("/", {"use_panel": "1", "start_panel": desk.pk}).content.decode()
     assert re.search(r'<textarea[^>]*autofocus[^>]*id="id_content"', page)
+
+
+def test_the_review_part_is_served_alone_for_a_page_to_fetch(client, make_judgement, user):
+    judgement = make_judgement(creator=user)
+    Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED)
+    user.is_staff = True
+    user.save()
+    client.force_login(user)
+    html = client.get(f"/judgements/{judgement.pk}/review/").content.decode()
+    assert html.lstrip().startswith('<section id="judgement-override"')
+    assert "Override the panel's verdict" in html and "csrfmiddlewaretoken" in html
+
+
+def test_another_users_review_part_is_not_found(client, make_judgement, other_user, user):
+    theirs = make_judgement(creator=other_user)
+    client.force_login(user)
+    assert client.get(f"/judgements/{theirs.pk}/review/").status_code == 404
