@@ -26,7 +26,9 @@ class BoxState:
 BOX_LABELS = {
     BoxState.WAITING: "WAITING",
     BoxState.THINKING: "THINKING",
-    BoxState.PENDING: "PENDING",
+    # Not "pending": beside "R1 Approve" that read as if the vote were not in yet. Open: the
+    # next round can still change the decision.
+    BoxState.PENDING: "OPEN",
     BoxState.APPROVE: "APPROVE",
     BoxState.REJECT: "REJECT",
     BoxState.ERROR: "ERROR",

@@ -37,7 +37,7 @@ def test_colours_follow_the_rules_while_the_next_round_is_in_flight(make_judgeme
     # Round 2 is under way: Casper still thinks; the others wait for round 3.
     assert states(judgement) == [
         ("approve", False, "APPROVE"),
-        ("pending", False, "PENDING"),
+        ("pending", False, "OPEN"),
         ("pending", True, "THINKING"),
     ]
     vote(casper, 2, "reject")
@@ -70,9 +70,9 @@ def test_the_failed_agent_shows_the_error_and_nobody_thinks(make_judgement):
     judgement.error_round = 1
     judgement.save()
     assert states(judgement) == [
-        ("pending", False, "PENDING"),
+        ("pending", False, "OPEN"),
         ("error", False, "ERROR"),
-        ("pending", False, "PENDING"),
+        ("pending", False, "OPEN"),
     ]
 
 
