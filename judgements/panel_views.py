@@ -59,5 +59,10 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
         panel_form = saved_panels.PanelForm(initial=initial, owner=panel.owner, panel=panel)
         formset = saved_panels.agents_formset(agents=saved_panels.agents_of(panel))
         status = 200
-    context = {"panel": panel, "panel_form": panel_form, "formset": formset}
+    context = {
+        "panel": panel,
+        "panel_form": panel_form,
+        "formset": formset,
+        "error_summary": forms.error_summary(panel_form, formset=formset) if status == 400 else [],
+    }
     return render(request, "judgements/panel_edit.html", context, status=status)

@@ -265,6 +265,9 @@ def test_an_invalid_edit_shows_errors_and_changes_nothing(logged_in, make_panel,
     assert response.status_code == 400
     assert 'id="id_name_error"' in html and 'id="id_agents-1-model_error"' in html
     assert 'value="other"' in html
+    # Listed at the top too, each linking to its field.
+    assert "There are 2 problems" in html
+    assert 'href="#id_name"' in html and 'href="#id_agents-1-model"' in html
     panel.refresh_from_db()
     assert panel.name == "Desk" and panel.agents[1]["model"] == "model-b"
 
