@@ -106,6 +106,13 @@ def runner():
 
 
 @pytest.fixture
+def logged_in(client, user):
+    """The test client, logged in as `user`."""
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
 def user(db):
     return get_user_model().objects.create_user("ada", password="correct horse battery")
 

@@ -53,12 +53,6 @@ def empty_channel():
 
 
 @pytest.fixture
-def logged_in(client, user):
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def suite(user):
     return suites.import_suite(
         name="Gate cases", description="Three.", owner=user, data=jsonl(*CASES)

@@ -17,12 +17,6 @@ LIST = "/judgements/"
 
 
 @pytest.fixture
-def logged_in(client, user):
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def staff(django_user_model):
     return django_user_model.objects.create_user("ops", password="pw", is_staff=True)
 

@@ -14,12 +14,6 @@ NEW = "/"
 
 
 @pytest.fixture
-def logged_in(client, user):
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def staff_client(client, django_user_model):
     client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
     return client

@@ -11,12 +11,6 @@ pytestmark = pytest.mark.django_db
 TOKENS = "/tokens/"
 
 
-@pytest.fixture
-def logged_in(client, user):
-    client.force_login(user)
-    return client
-
-
 def test_a_new_token_is_shown_once_and_works(logged_in, user):
     response = logged_in.post(TOKENS, {"name": "CI deploy gate"})
     key = response.context["key"]

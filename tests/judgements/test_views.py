@@ -25,12 +25,6 @@ def form_data(case: dict) -> dict:
     return data
 
 
-@pytest.fixture
-def logged_in(client, user):
-    client.force_login(user)
-    return client
-
-
 def test_pages_need_a_login(client):
     for url in (reverse("judgement-new"), reverse("judgement-list")):
         response = client.get(url)
