@@ -141,6 +141,19 @@ class JudgementAdmin(AuditAdmin):
         "round_decisions",
         "llm_attempts",
     ]
+    # Every field in reading order (unlisted model fields would come first, and the raw
+    # contest_reasons beside "why contested").
+    fields = [
+        *readonly_fields[: readonly_fields.index("created_at")],
+        "panel",
+        "evaluation_run",
+        "suite_case",
+        "repeat",
+        "api_token",
+        "callback_url",
+        "hidden_at",
+        *readonly_fields[readonly_fields.index("created_at") :],
+    ]
     inlines = [AgentInline]
 
     def get_queryset(self, request):
@@ -250,7 +263,7 @@ class LLMAttemptAdmin(AuditAdmin):
     """Each call as it was sent and answered, retries and failures included."""
 
     list_display = [
-        "__str__",
+        "agent_name",
         "judgement_link",
         "round",
         "attempt",
@@ -259,6 +272,7 @@ class LLMAttemptAdmin(AuditAdmin):
         "duration_ms",
         "started_at",
     ]
+    list_display_links = ["agent_name"]
     list_filter = ["outcome", "model", ("started_at", admin.DateFieldListFilter)]
     list_select_related = ["agent__judgement"]
     search_fields = ["agent__judgement__title", "response_text", "error"]
@@ -280,6 +294,10 @@ class LLMAttemptAdmin(AuditAdmin):
         "chat",
     ]
     readonly_fields = fields
+
+    @admin.display(description="agent", ordering="agent__name")
+    def agent_name(self, obj: LLMAttempt) -> str:
+        return obj.agent.name
 
     @admin.display(description="judgement")
     def judgement_link(self, obj: LLMAttempt) -> str:

@@ -77,7 +77,7 @@ def user_page(new_context, usernames, live_magi):
     return page
 
 
-def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm, screenshots):
+def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm):
     page = user_page
     # The first round-1 answer of model-a is a 400, which is final: that judgement ends
     # in error while the others go on.
@@ -148,7 +148,6 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
     expect(page.locator("#evaluation-live")).to_have_attribute("data-done", "true")
     expect(page.locator("#evaluation-live")).not_to_have_attribute("hx-get", re.compile(".*"))
 
-    page.screenshot(path=screenshots / "evaluation-report.png", full_page=True)
     assert page.violations == []
 
     # On a phone the report fits the screen: wide tables scroll in their box, the page
@@ -157,4 +156,3 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
     page.reload()
     expect(report.get_by_role("img", name="Confusion matrix")).to_be_visible()
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    page.screenshot(path=screenshots / "evaluation-report-phone.png", full_page=True)

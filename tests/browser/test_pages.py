@@ -30,7 +30,7 @@ def script_all(llm, votes="AAA") -> None:
         llm.script(model, votes=votes)
 
 
-def test_it_shows_a_validation_error_next_to_the_field_and_keeps_the_input(page, llm, screenshots):
+def test_it_shows_a_validation_error_next_to_the_field_and_keeps_the_input(page, llm):
     script_all(llm)
     page.goto("/")
     agents = [
@@ -57,9 +57,7 @@ def test_it_shows_a_validation_error_next_to_the_field_and_keeps_the_input(page,
 
     expect(page.get_by_label("Title")).to_have_value("Keep what I typed")
     expect_agents_filled(page, agents)
-    page.screenshot(path=screenshots / "new-judgement-errors.png", full_page=True)
     page.set_viewport_size(PHONE)
-    page.screenshot(path=screenshots / "new-judgement-phone.png", full_page=True)
 
 
 def test_another_users_judgement_is_not_found_and_its_websocket_is_refused(log_in_as, llm):

@@ -18,9 +18,7 @@ user.user_permissions.add(Permission.objects.get(codename="override_judgement"))
 """
 
 
-def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(
-    log_in_as, llm, live_magi, screenshots
-):
+def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(log_in_as, llm, live_magi):
     llm.script("model-a", votes="AAA")
     llm.script("model-b", votes="AAA")
     llm.script("model-c", votes="RRR")  # 2-1: contested
@@ -41,7 +39,6 @@ def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(
     expect(contested).to_contain_text(
         "The panel split 2-1: Casper decided reject against the others' approve."
     )
-    page.screenshot(path=screenshots / "live-held.png", full_page=True)
 
     # This user becomes a reviewer; the queue is in the navigation.
     name = next(u for u, key in live_magi.sessions.items() if key == session_of(page))
@@ -51,7 +48,6 @@ def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(
     expect(page.get_by_role("heading", name="Review queue")).to_be_visible()
     row = page.get_by_role("row", name="Team offsite in Lisbon")
     expect(row).to_contain_text("Held for review")
-    page.screenshot(path=screenshots / "review-queue.png", full_page=True)
     row.get_by_role("link", name="Team offsite in Lisbon").click()
     expect(page).to_have_url(url)
 
@@ -72,7 +68,7 @@ def test_a_held_verdict_is_shown_live_and_confirmed_from_the_queue(
 
 
 def test_the_override_form_puts_each_radio_beside_its_label_and_a_phone_keeps_the_title(
-    log_in_as, llm, live_magi, screenshots
+    log_in_as, llm, live_magi
 ):
     for model in ("model-a", "model-b", "model-c"):
         llm.script(model, votes="AAA")
@@ -119,7 +115,6 @@ def test_the_override_form_puts_each_radio_beside_its_label_and_a_phone_keeps_th
     title = page.get_by_role("heading", level=1)
     assert title.bounding_box()["height"] < 80
     assert title.bounding_box()["width"] > 200
-    page.screenshot(path=screenshots / "live-overridden-phone.png", full_page=True)
 
 
 def session_of(page) -> str:
