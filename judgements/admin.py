@@ -268,9 +268,8 @@ class LLMAttemptAdmin(AuditAdmin):
         "round",
         "attempt",
         "outcome",
-        "model",
         "duration_ms",
-        "started_at",
+        "started",
     ]
     list_display_links = ["agent_name"]
     list_filter = ["outcome", "model", ("started_at", admin.DateFieldListFilter)]
@@ -294,6 +293,11 @@ class LLMAttemptAdmin(AuditAdmin):
         "chat",
     ]
     readonly_fields = fields
+
+    # Short columns, so the list fits beside its filters at 1280 px (the model is a filter).
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: LLMAttempt) -> str:
+        return f"{obj.started_at:%Y-%m-%d %H:%M:%S}"
 
     @admin.display(description="agent", ordering="agent__name")
     def agent_name(self, obj: LLMAttempt) -> str:

@@ -137,6 +137,7 @@ def test_every_page_reads_well_and_passes_axe(
     llm.script("model-c", votes="RRR")
     judge(page, "A held one", hold=True)
     expect(status(page)).to_have_attribute("data-status", "held")
+    expect(page.locator("details.confirm-form")).to_have_attribute("open", "")
     tour.look("live-held")
 
     # An error: one agent's call refused for good.
