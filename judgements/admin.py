@@ -101,10 +101,9 @@ class JudgementAdmin(AuditAdmin):
     list_display = [
         "title",
         "verdict_display",
-        "decision_display",
         "contested",
         "creator",
-        "created_at",
+        "created",
         "duration_display",
     ]
     list_filter = [
@@ -249,9 +248,9 @@ class JudgementAdmin(AuditAdmin):
             f"{share}; completion {totals['completion']}"
         )
 
-    @admin.display(description="decision")
-    def decision_display(self, obj: Judgement) -> str:
-        return obj.decision or "—"
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj: Judgement) -> str:
+        return f"{obj.created_at:%Y-%m-%d %H:%M}"
 
     @admin.display(description="duration")
     def duration_display(self, obj: Judgement) -> str:
