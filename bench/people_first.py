@@ -13,34 +13,23 @@ queued ahead of it. Run by hand; the numbers belong in a note, not in a test.
 
 import argparse
 import asyncio
-import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
-os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs nothing
-_DB_DIR = tempfile.TemporaryDirectory(prefix="magi-people-first-")
-os.environ["DATABASE_URL"] = f"sqlite:///{_DB_DIR.name}/bench.sqlite3"
-os.environ.pop("REDIS_URL", None)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# Sets Django up on a throwaway SQLite database, as every bench of panels does.
+import panel_quality  # noqa: F401
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
 
-import django  # noqa: E402
-
-django.setup()
-
-from asgiref.sync import sync_to_async  # noqa: E402
-from django.conf import settings  # noqa: E402
-from django.contrib.auth import get_user_model  # noqa: E402
-from django.core.management import call_command  # noqa: E402
-
-from judgements import evaluations, rules, suites  # noqa: E402
-from judgements.forms import validate_case  # noqa: E402
-from judgements.models import Judgement  # noqa: E402
-from judgements.runner import EngineRunner  # noqa: E402
-from tests.llm_server import FakeLLM  # noqa: E402
+from judgements import evaluations, rules, suites
+from judgements.forms import validate_case
+from judgements.models import Judgement
+from judgements.runner import EngineRunner
+from tests.llm_server import FakeLLM
 
 MODELS = ("model-a", "model-b", "model-c")
 AGENTS = [
