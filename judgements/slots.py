@@ -22,7 +22,6 @@ No Django here.
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator
 
 
 def batch_share(size: int) -> int:
@@ -70,13 +69,10 @@ class PrioritySlots:
         wait for a state without polling."""
         await self._changed.wait()
 
-    @contextlib.asynccontextmanager
-    async def hold(self, *, batch: bool) -> AsyncIterator[None]:
-        await self._acquire(batch)
-        try:
-            yield
-        finally:
-            self._release(batch)
+    def hold(self, *, batch: bool) -> "Hold":
+        """`async with slots.hold(batch=...)`: one slot for the block. The object may be
+        kept and entered again, by several tasks at once, like a semaphore."""
+        return Hold(self, batch)
 
     async def _acquire(self, batch: bool) -> None:
         # Nobody of higher or equal standing waiting ahead: take a free slot at once.
@@ -113,3 +109,16 @@ class PrioritySlots:
                     continue
                 self._take(batch)
                 future.set_result(None)
+
+
+class Hold:
+    """A reusable `async with` over PrioritySlots: no state of its own beyond its kind."""
+
+    def __init__(self, slots: PrioritySlots, batch: bool) -> None:
+        self.slots, self.batch = slots, batch
+
+    async def __aenter__(self) -> None:
+        await self.slots._acquire(self.batch)
+
+    async def __aexit__(self, *exc_info) -> None:
+        self.slots._release(self.batch)

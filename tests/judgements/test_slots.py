@@ -101,3 +101,18 @@ async def test_a_waiter_cancelled_as_it_is_granted_hands_the_slot_on():
     release.set()
     await holder(slots, "next", False, order, release)
     assert order == ["next"]
+
+
+async def test_one_hold_serves_several_tasks_like_a_semaphore():
+    """Callers may keep the object clients.slot() gives and enter it from many tasks."""
+    slots = PrioritySlots(1)
+    hold = slots.hold(batch=False)
+    order: list[int] = []
+
+    async def use(number: int) -> None:
+        async with hold:
+            order.append(number)
+            await settle()
+
+    await asyncio.gather(*(use(n) for n in range(3)))
+    assert sorted(order) == [0, 1, 2] and slots.held == 0
