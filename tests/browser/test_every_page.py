@@ -212,11 +212,15 @@ def test_every_page_reads_well_and_passes_axe(
     expect_columns_in_view(page, width, "duration_display")
     tour.look("admin-judgements", ADMIN_OWN)
     page.get_by_role("link", name="Team offsite in Lisbon").first.click()
+    # A long page (every attempt's chat): looked at once loaded, not while it streams in.
+    page.wait_for_url(re.compile(r"/admin/judgements/judgement/\d+/change/$"))
+    expect(page.locator(".submit-row")).to_be_visible()
     tour.look("admin-judgement", ADMIN_OWN)
     page.goto("/admin/judgements/llmattempt/")
     expect_columns_in_view(page, width, "started")
     tour.look("admin-attempts", ADMIN_OWN)
     page.locator("#result_list tbody a").first.click()
+    page.wait_for_url(re.compile(r"/admin/judgements/llmattempt/\d+/change/$"))
     expect(page.locator(".magi-chat")).to_be_visible()
     tour.look("admin-attempt", ADMIN_OWN)
 
