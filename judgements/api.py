@@ -293,9 +293,7 @@ def parse_body(request: HttpRequest):
 
 
 def recent_results(user, limit: int = 50) -> list[dict]:
-    judgements = with_results(Judgement.objects)
-    if not user.is_staff:
-        judgements = judgements.filter(creator=user)
+    judgements = with_results(Judgement.objects.visible_to(user))
     return [j.as_result() for j in judgements[:limit]]
 
 

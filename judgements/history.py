@@ -15,7 +15,7 @@ from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from judgements.models import Decision, Judgement, Panel, Status
+from judgements.models import UNREVIEWED, Decision, Judgement, Panel, Status, held
 
 PER_PAGE = 50
 
@@ -76,10 +76,9 @@ class HistoryFilter(forms.Form):
 
 
 def visible(user) -> QuerySet[Judgement]:
-    judgements = Judgement.objects.select_related(
+    return Judgement.objects.visible_to(user).select_related(
         "creator", "panel", "override__by", "confirmation", "evaluation_run"
     )
-    return judgements if user.is_staff else judgements.filter(creator=user)
 
 
 def filtered(user, form: HistoryFilter) -> QuerySet[Judgement]:
@@ -114,16 +113,6 @@ def start_of(day) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
 
-def reviewed() -> Q:
-    return Q(override__isnull=False) | Q(confirmation__isnull=False)
-
-
-def held() -> Q:
-    """Judgement.is_held in SQL."""
-    decided = Q(status__in=[Status.APPROVED, Status.REJECTED])
-    return decided & Q(contested=True, hold_contested=True) & ~reviewed()
-
-
 def verdict_is(verdict: str) -> Q:
     """Judgement.verdict in SQL: an override's decision, else held, else the status."""
     if verdict == UNDER_WAY:
@@ -141,7 +130,7 @@ def contested_is(choice: str) -> Q:
     if choice == "yes":
         return Q(contested=True)
     if choice == "waiting":
-        return Q(contested=True) & ~reviewed()
+        return Q(contested=True) & UNREVIEWED
     return Q(contested=False)
 
 
@@ -176,8 +165,8 @@ def as_csv(judgements, base_url: str) -> str:
                 spreadsheet_safe(judgement.title),
                 judgement.verdict,
                 judgement.status,
-                {True: "yes", False: "no", None: ""}[judgement.contested],
-                "yes" if judgement.reviewed else "no",
+                yes_no(judgement.contested),
+                yes_no(judgement.reviewed),
                 spreadsheet_safe(judgement.panel.name if judgement.panel else ""),
                 judgement.evaluation_run_id or "",
                 spreadsheet_safe(judgement.creator.get_username() if judgement.creator else ""),
@@ -193,3 +182,8 @@ def spreadsheet_safe(value: str) -> str:
     """A cell a spreadsheet would read as a formula ("=", "+", "-", "@") is kept as text
     with a leading apostrophe (OWASP's advice for CSV injection)."""
     return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
+
+
+def yes_no(value: bool | None) -> str:
+    """A flag as a CSV cell: "yes", "no", or empty when it is not known yet."""
+    return "" if value is None else ("yes" if value else "no")

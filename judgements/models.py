@@ -66,6 +66,27 @@ class JudgementQuerySet(models.QuerySet):
     def held_by(self, worker_id: str) -> "JudgementQuerySet":
         return self.filter(status=Status.JUDGING, lease_owner=worker_id)
 
+    # Who sees which, and the review state, as Judgement.visible_to, .reviewed and
+    # .is_held say them for one judgement: the history list, the review queue and the API
+    # ask the database the same questions.
+
+    def visible_to(self, user) -> "JudgementQuerySet":
+        return self if user.is_staff else self.filter(creator=user)
+
+    def unreviewed(self) -> "JudgementQuerySet":
+        return self.filter(UNREVIEWED)
+
+
+# No person has confirmed or overridden it: `not Judgement.reviewed` as a condition.
+UNREVIEWED = models.Q(override__isnull=True, confirmation__isnull=True)
+
+
+def held() -> models.Q:
+    """Judgement.is_held as a condition: decided, contested, asked to be held, and no
+    person has confirmed or overridden it."""
+    decided = models.Q(status__in=[Status.APPROVED, Status.REJECTED])
+    return decided & models.Q(contested=True, hold_contested=True) & UNREVIEWED
+
 
 @dataclass(frozen=True)
 class QueuedAhead:

@@ -49,16 +49,12 @@ def queue(user) -> models.QuerySet[Judgement]:
     """Contested judgements nobody has reviewed yet, newest first: every one for staff,
     the user's own otherwise (a non-staff reviewer sees only their own judgements).
     An evaluation run's judgements are measured by its report, not reviewed one by one."""
-    waiting = Judgement.objects.filter(
-        contested=True,
-        status__in=DECIDED,
-        override__isnull=True,
-        confirmation__isnull=True,
-        evaluation_run__isnull=True,
-    ).select_related("creator", "panel")
-    if not user.is_staff:
-        waiting = waiting.filter(creator=user)
-    return waiting.order_by("-finished_at", "-pk")
+    waiting = (
+        Judgement.objects.visible_to(user)
+        .unreviewed()
+        .filter(contested=True, status__in=DECIDED, evaluation_run__isnull=True)
+    )
+    return waiting.select_related("creator", "panel").order_by("-finished_at", "-pk")
 
 
 def confirm(judgement_id: int, user, reason) -> Confirmation:
