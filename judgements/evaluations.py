@@ -234,11 +234,7 @@ def as_csv(run: EvaluationRun) -> str:
     for judgement in judgements:
         case = judgement.suite_case
         decision = judgement.decision
-        right = (
-            ""
-            if decision is None or case is None
-            else ("yes" if decision == case.expected else "no")
-        )
+        right = None if decision is None or case is None else decision == case.expected
         writer.writerow(
             [
                 case.case_id if case else "",
@@ -246,8 +242,8 @@ def as_csv(run: EvaluationRun) -> str:
                 history.spreadsheet_safe(judgement.title),
                 case.expected if case else "",
                 judgement.status,
-                right,
-                {True: "yes", False: "no", None: ""}[judgement.contested],
+                history.yes_no(right),
+                history.yes_no(judgement.contested),
                 judgement.get_absolute_url(),
             ]
         )

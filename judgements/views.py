@@ -130,10 +130,11 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
                 raise Http404(f"There is no panel {start!r}.") from None
             formset = saved_panels.agents_formset(agents=saved_panels.agents_of(chosen))
         status = 200
+    available = providers.available_models()
     context = {
         "form": form,
         "formset": formset,
-        "models": providers.available_models(),
+        "models": available,
         "discovering": providers.discovering(),
         "model_problems": providers.discovery.problems(),
         "refusal": refusal,
@@ -143,7 +144,7 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
         "panel_form": panel_form,
         "saved_panel": saved,
         "examples": tryout.offered(),
-        "bundled_model": bundled_in(formset),
+        "bundled_model": bundled_in(formset, available),
         "error_summary": (
             forms.error_summary(form, choose_form, panel_form, formset=formset)
             if status == 400
@@ -163,10 +164,9 @@ def judgement_new(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def bundled_in(formset) -> bool:
+def bundled_in(formset, available: list[str]) -> bool:
     """Whether an agent on the form uses the bundled demonstration model (or it is the
     only model there is): the page then says what it is good for."""
-    available = providers.available_models()
     if available == [BUNDLED_MODEL_NAME]:
         return True
     return any(member["model"].value() == BUNDLED_MODEL_NAME for member in formset.forms)
