@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test setup setup-test lint format
+.PHONY: run test test-fast setup setup-test lint format typecheck check wheel-check
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,10 +24,21 @@ run: setup
 test: setup-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-lint:
+# Everything that needs no browser, PostgreSQL, Redis or real model: the quick loop.
+test-fast: setup-test
+	$(BIN)/python -m pytest -m "not browser and not postgres and not redis and not real_model" $(PYTEST_ARGS)
+
+lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-format:
+# DEBUG=1: the type checker's Django plugin loads the settings, which want a key.
+typecheck: setup-test
+	DEBUG=1 $(BIN)/mypy
+
+# What CI runs: the lint, the type check and every test.
+check: lint typecheck test
+
+format: setup-test
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .

@@ -6,11 +6,11 @@
     .venv/bin/python bench/contested_quality.py run --fake --out smoke.jsonl   # plumbing only
 
 `run` judges each case through MAGI's own engine (the same code path as bench/
-panel_quality.py: validate_case, Judgement.create_with_agents, EngineRunner) with the
+panel_quality.py: validate_case, start_judgement, EngineRunner) with the
 example panel its suite file is written for and every agent on --model, and appends one
 JSON line per case to --out as soon as it is judged (a run stopped early keeps what it
 did): the verdict, the nine votes, the contested mark and every signal that fired, and
-each answer the engine asked again (judgements/answer_checks.py) with the decision before
+each answer the engine asked again (judgements/core/answer_checks.py) with the decision before
 and after.
 
 Suites: `starter` and `redteam` are judgements/examples/suites/; `heldout` is
@@ -42,11 +42,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from django.core.management import call_command
 from panel_quality import EXAMPLES, FAKE_MODEL, REPO, judge_case, load_panels, use_fake_server
 
-from judgements import contested, prompts, rules, store, transitions
-from judgements.deliberation import run_round
-from judgements.forms import validate_case
+from judgements.core import contested, prompts, rules
+from judgements.engine import storage, transitions
+from judgements.engine.deliberation import run_round
+from judgements.engine.runner import EngineRunner
+from judgements.intake.cases import validate_case
+from judgements.intake.start import Submission, start_judgement
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt
-from judgements.runner import EngineRunner
 
 HELDOUT = REPO / "bench" / "heldout"
 SUITE_FILES = {
@@ -164,12 +166,12 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     first answers: each agent's vote and the 2-of-3 majority of those votes."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = validate_case({"title": case["title"], "content": case["content"], "agents": agents})
-    judgement = Judgement.create_with_agents(valid)
+    judgement = start_judgement(valid, Submission()).judgement
     runner = EngineRunner()
 
     async def first_round() -> None:
         await transitions.aclaim(runner.worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
-        deliberation = await store.load(judgement.pk)
+        deliberation = await storage.load(judgement.pk)
         await run_round(deliberation, 1, runner.worker_id, runner.clients)
 
     began = time.perf_counter()
@@ -397,7 +399,7 @@ def analyse(args) -> None:
     ]
     product = frozenset(signal.value for signal in contested.COUNTED)
     chosen = choose(starter, args.target, args.min_coverage) if starter else product
-    print(f"counted now (judgements/contested.py): {sorted(product)}")
+    print(f"counted now (judgements/core/contested.py): {sorted(product)}")
     print(f"chosen on the starter suite (target {args.target:.0%}): {sorted(chosen)}")
     for name, suite_rows in by_suite.items():
         show(f"{name}, round 1", round_one(suite_rows))

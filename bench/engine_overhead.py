@@ -69,7 +69,7 @@ def new_judgements(count: int) -> list[int]:
 
 
 async def run_all(ids: list[int]) -> tuple[float, list[float]]:
-    from judgements.runner import EngineRunner
+    from judgements.engine.runner import EngineRunner
 
     runner = EngineRunner()
     per_judgement: list[float] = []

@@ -34,9 +34,9 @@ MODELS = ("model-a", "model-b", "model-c")
 PANEL_NAME = "Travel desk (scripted)"
 CREATE_USER_PANEL = """
 from django.contrib.auth import get_user_model
-from judgements import saved_panels
+from judgements.panels import saving
 owner = get_user_model().objects.get(username={username!r})
-saved_panels.save_panel(owner=owner, name={name!r}, agents={agents!r})
+saving.save_panel(owner=owner, name={name!r}, agents={agents!r})
 """
 
 # Votes of the three agents over rounds 1-3, "E" for the expected verdict and "O" for the

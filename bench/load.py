@@ -115,7 +115,7 @@ class Site:
             raise RuntimeError("login failed")
 
     def submit(self, number: int, token: str) -> bool:
-        from judgements.forms import case_to_form_data
+        from judgements.intake.cases import case_to_form_data
 
         case = {
             "title": f"Load {number}",

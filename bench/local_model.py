@@ -27,8 +27,11 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")
 from local_runtime import long_content  # noqa: E402  (bench/, this script's directory)
 from openai import AsyncOpenAI  # noqa: E402
 
-from judgements import llm, local_llm, prompts, providers  # noqa: E402
-from judgements.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
+from judgements.core import prompts  # noqa: E402
+from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
+from judgements.llm import calls, providers  # noqa: E402
+from judgements.llm.local import files as local_files  # noqa: E402
+from judgements.llm.local import servers  # noqa: E402
 
 AGENTS = {
     "Melchior": "Approve only actions that are legal where they take place.",
@@ -55,7 +58,7 @@ def vm_hwm_kib(pid: int) -> int:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default=local_llm.BUNDLED_MODEL_NAME)
+    parser.add_argument("--model", default=local_files.BUNDLED_MODEL_NAME)
     parser.add_argument("--starts", type=int, default=3, help="server starts to time")
     parser.add_argument("--decisions", type=int, default=9, help="sequential calls to time")
     parser.add_argument("--judgements", type=int, default=3, help="9-call judgements to time")
@@ -64,7 +67,7 @@ async def main() -> None:
     )
     args = parser.parse_args()
 
-    files = local_llm.local_model_files()
+    files = local_files.local_model_files()
     if args.model not in files:
         sys.exit(f"unknown local model {args.model!r}; configured: {', '.join(files) or 'none'}")
     path = files[args.model]
@@ -77,15 +80,15 @@ async def main() -> None:
 
     starts = []
     for _ in range(args.starts):
-        server = local_llm.start_server(args.model, path)
+        server = servers.start_server(args.model, path)
         starts.append(server.started_in)
-        local_llm._terminate(server.process)
-    base_url = await local_llm.local_base_url(args.model)
-    server = local_llm.running_servers()[args.model]
+        servers._terminate(server.process)
+    base_url = await servers.local_base_url(args.model)
+    server = servers.running_servers()[args.model]
     print(f"start-up     {_summary(starts)} s  (to first answer on /v1/models)")
 
-    client = AsyncOpenAI(base_url=base_url, api_key=local_llm.LOCAL_API_KEY, max_retries=0)
-    queue = llm.Clients().slot(providers.route_for(args.model))
+    client = AsyncOpenAI(base_url=base_url, api_key=servers.LOCAL_API_KEY, max_retries=0)
+    queue = calls.Clients().slot(providers.route_for(args.model))
 
     async def decide(
         agent: str,
@@ -101,7 +104,7 @@ async def main() -> None:
         holder = queue if slot else contextlib.nullcontext()
         # The engine's own request (temperature, seed, schema, max_tokens): without them
         # the server samples with its defaults, which changes the answers and their length.
-        body = llm.request_body(providers.route_for(args.model), messages)
+        body = calls.request_body(providers.route_for(args.model), messages)
         async with holder:
             completion = await client.chat.completions.create(**body)
         verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)
@@ -154,10 +157,10 @@ async def main() -> None:
         if all(cached is not None for _, cached in long_usage):
             share = sum(c for _, c in long_usage) / sum(t for t, _ in long_usage)
             print(f"long cached  {share:.0%} of prompt tokens (the server's cached_tokens)")
-    calls = len(decisions) + len(verdicts)
+    answers = len(decisions) + len(verdicts)
     approvals = sum(v.decision == "approve" for v in verdicts)
     print(
-        f"valid JSON   {calls}/{calls}  ({approvals}/{len(verdicts)} approvals in the judgements)"
+        f"valid JSON   {answers}/{answers}  ({approvals}/{len(verdicts)} approvals among verdicts)"
     )
     print(f"prompt       {min(prompt_tokens)}-{max(prompt_tokens)} tokens")
 
@@ -171,7 +174,7 @@ async def main() -> None:
 
     print(f"peak RSS     {vm_hwm_kib(server.process.pid) / 1024:.0f} MiB  (server VmHWM)")
     print(f"load after   {os.getloadavg()[0]:.2f}")
-    local_llm.stop_local_servers()
+    servers.stop_local_servers()
 
 
 def _summary(values: list[float]) -> str:

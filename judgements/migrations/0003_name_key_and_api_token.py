@@ -5,7 +5,7 @@ import hashlib
 import django.db.models.deletion
 from django.db import migrations, models
 
-from judgements.text import comparable_name, name_key
+from judgements.core.text import comparable_name, name_key
 
 
 def fill_name_keys(apps, schema_editor):

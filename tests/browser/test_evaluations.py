@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from judgements import charts
+from judgements.evaluations import charts
 from tests.browser.conftest import PHONE
 from tests.browser.live import rgb
 from tests.browser.test_content_security_policy import watch_violations
@@ -38,9 +38,9 @@ VOTES = {
 }
 CREATE_PANEL = """
 from django.contrib.auth import get_user_model
-from judgements import saved_panels
+from judgements.panels import saving
 owner = get_user_model().objects.get(username={username!r})
-saved_panels.save_panel(owner=owner, name={name!r}, agents={agents!r})
+saving.save_panel(owner=owner, name={name!r}, agents={agents!r})
 """
 
 

@@ -1,4 +1,4 @@
-"""A person's judgement is not queued behind an evaluation run (judgements/slots.py), in a
+"""A person's judgement is not queued behind an evaluation run (judgements/engine/slots.py), in a
 real browser against daphne: a provider that takes two calls at once, a run of slow cases
 holding its share, and a judgement typed meanwhile that finishes while the run waits.
 The slowness is the fake model's gate, so the order is the test's, never a clock's."""
@@ -13,7 +13,7 @@ from tests.browser.test_evaluations import AGENTS, CASES, CREATE_PANEL, PANEL_NA
 
 IMPORT_SUITE = """
 from django.contrib.auth import get_user_model
-from judgements import suites
+from judgements.evaluations import suites
 owner = get_user_model().objects.get(username={username!r})
 suites.import_suite(name="Slow cases", description="", owner=owner, data={data!r})
 """

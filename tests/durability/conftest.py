@@ -33,8 +33,8 @@ import redis
 from django.conf import settings
 from django.db import OperationalError, connections, transaction
 
+from judgements.core.text import name_key
 from judgements.models import Agent, Judgement, RoundDecision
-from judgements.text import name_key
 
 REPO = Path(__file__).resolve().parents[2]
 MODELS = ("model-a", "model-b", "model-c")

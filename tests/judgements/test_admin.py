@@ -4,9 +4,9 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils.html import escape
 
-from judgements import evaluations, suites
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import runs, suites
 from judgements.models import Judgement, LLMAttempt, Panel, RoundDecision
-from judgements.runner import EngineRunner
 from tests.conftest import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -123,7 +123,7 @@ def test_it_lists_panels_suites_and_runs_escaped(admin_client, fake_llm, user):
         owner=user,
         data='{"id": "c1", "content": "<script>x</script>", "expected": "approve"}\n',
     )
-    run = evaluations.start_run(
+    run = runs.start_run(
         panel=None, agents=agents, panel_name="Typed", suite=suite, repeats=1, creator=user
     )
     panels = admin_client.get(reverse("admin:judgements_panel_changelist")).content.decode()
@@ -131,7 +131,7 @@ def test_it_lists_panels_suites_and_runs_escaped(admin_client, fake_llm, user):
     suite_page = admin_client.get(reverse("admin:judgements_suite_change", args=[suite.pk]))
     assert "c1" in suite_page.content.decode()
     assert "<script>x" not in suite_page.content.decode()
-    runs = admin_client.get(reverse("admin:judgements_evaluationrun_changelist"))
-    assert "Typed" in runs.content.decode()
+    page = admin_client.get(reverse("admin:judgements_evaluationrun_changelist"))
+    assert "Typed" in page.content.decode()
     change_url = reverse("admin:judgements_evaluationrun_change", args=[run.pk])
     assert admin_client.post(change_url, {"repeats": 5}).status_code == 403

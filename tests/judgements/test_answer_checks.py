@@ -1,6 +1,6 @@
 import pytest
 
-from judgements.answer_checks import (
+from judgements.core.answer_checks import (
     EarlierReason,
     check_answer,
     copied_from,

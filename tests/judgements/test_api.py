@@ -8,8 +8,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.test import AsyncClient
 
+from judgements.engine.runner import EngineRunner
 from judgements.models import ApiToken, Judgement
-from judgements.runner import EngineRunner
 from tests.conftest import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

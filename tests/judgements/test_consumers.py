@@ -7,8 +7,8 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.models import Session
 from django.test import Client
 
-from judgements.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
-from judgements.runner import EngineRunner
+from judgements.engine.runner import EngineRunner
+from judgements.web.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
 from magi_site.asgi import application
 from tests.conftest import session_cookie
 

@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from judgements import rules
-from judgements.contested import COUNTED, AgentRecord, Answer, Signal, assess
+from judgements.core import rules
+from judgements.core.contested import COUNTED, AgentRecord, Answer, Signal, assess
 
 NAMES = ("Melchior", "Balthasar", "Casper")
 CONTENT = "Expense claim: taxi 38 EUR, receipt attached."

@@ -1,4 +1,4 @@
-"""The engine's checks of an answer (judgements/answer_checks.py) through the real SDK and
+"""The engine's checks of an answer (judgements/core/answer_checks.py) through the real SDK and
 the suite's fake LLM server: an answer calling missing what the content states, or
 copying a peer's reason, is asked once more; what persists marks the judgement contested."""
 

@@ -1,5 +1,6 @@
-"""The evaluation pages (judgements/evaluation_views.py): suites imported, listed and
-exported, runs started, the run page's live part and report, and two runs compared."""
+"""The evaluation pages (web/suite_pages.py, web/run_pages.py, web/run_report.py): suites
+imported, listed and exported, runs started, the run page's live part and report, and two
+runs compared."""
 
 import asyncio
 import json
@@ -11,9 +12,10 @@ from channels.layers import get_channel_layer
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from judgements import evaluation_views, evaluations, suites
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import runs, suites
 from judgements.models import EvaluationRun, Judgement, Status, Suite
-from judgements.runner import EngineRunner
+from judgements.web import run_pages
 from tests.conftest import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,7 +75,7 @@ def start(suite, user, panel=None, **overrides) -> EvaluationRun:
         "repeats": 1,
         "creator": user,
     } | overrides
-    return evaluations.start_run(**arguments)
+    return runs.start_run(**arguments)
 
 
 def finish(run: EvaluationRun) -> None:
@@ -407,7 +409,7 @@ def test_the_live_part_polls_while_the_run_is_under_way(logged_in, suite, fake_l
 
 
 def test_the_judgements_are_listed_a_page_at_a_time(logged_in, suite, fake_llm, user, monkeypatch):
-    monkeypatch.setattr(evaluation_views, "JUDGEMENTS_PER_PAGE", 2)
+    monkeypatch.setattr(run_pages, "JUDGEMENTS_PER_PAGE", 2)
     run = start(suite, user)
     first, second, third = run.judgements.order_by("pk")
     url = reverse("evaluation-run", args=[run.pk])
@@ -594,7 +596,7 @@ def test_another_users_run_cannot_be_cancelled(client, suite, user, other_user, 
 
 
 def test_the_progress_text_gives_the_estimate_in_words():
-    from judgements.evaluation_views import duration, progress_text
+    from judgements.web.run_report import duration, progress_text
 
     assert [duration(s) for s in (40, 61, 240, 3900)] == ["40 s", "1 min", "4 min", "1 h 5 min"]
     progress = {"finished": 2, "total": 8, "errors": 1, "running": 3, "seconds_left": 250}

@@ -11,9 +11,10 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from judgements import evaluations, limits, suites
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import runs, suites
+from judgements.intake import limits
 from judgements.models import Agent, EvaluationRun, Judgement, Status
-from judgements.runner import EngineRunner
 from tests.conftest import DEFAULT_MODELS, case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -73,7 +74,7 @@ def start(suite, user, **overrides) -> EvaluationRun:
         "repeats": 1,
         "creator": user,
     } | overrides
-    return evaluations.start_run(**arguments)
+    return runs.start_run(**arguments)
 
 
 async def run_all(runner, run: EvaluationRun, repeat: int | None = None) -> None:
@@ -115,7 +116,7 @@ def test_a_run_queues_one_ordinary_judgement_per_case_and_repeat(fake_llm, suite
         (3, "Casper", "model-c"),
     ]
     assert Agent.objects.count() == 18
-    assert evaluations.progress(run) == {
+    assert runs.progress(run) == {
         "total": 6,
         "finished": 0,
         "errors": 0,
@@ -154,7 +155,7 @@ def test_a_run_records_the_saved_panel_it_started_from(fake_llm, suite, user):
     ],
 )
 def test_start_run_refuses_bad_input_and_stores_nothing(fake_llm, suite, user, overrides, errors):
-    with pytest.raises(evaluations.RunError) as raised:
+    with pytest.raises(runs.RunError) as raised:
         start(suite, user, **overrides)
     assert list(raised.value.errors) == list(errors)
     for field, (start_of_message,) in errors.items():
@@ -185,7 +186,7 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     }
     run = await sync_to_async(start)(suite, user, repeats=2)
     await run_all(runner, run, repeat=1)
-    progress = await sync_to_async(evaluations.progress)(run)
+    progress = await sync_to_async(runs.progress)(run)
     # The estimate: the time so far per vote stored (27), times the votes due (27).
     assert isinstance(progress.pop("seconds_left"), int)
     assert progress == {
@@ -198,7 +199,7 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     }
     script_votes(fake_llm, VOTES | {"model-a": {**VOTES["model-a"], "marker-ok": "RRR"}})
     await run_all(runner, run, repeat=2)
-    progress = await sync_to_async(evaluations.progress)(run)
+    progress = await sync_to_async(runs.progress)(run)
     assert progress == {
         "total": 6,
         "finished": 6,
@@ -208,7 +209,7 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
         "rounds": [{"round": n, "votes": 18, "of": 18} for n in (1, 2, 3)],
         "seconds_left": None,
     }
-    report = await sync_to_async(evaluations.report)(run)
+    report = await sync_to_async(runs.report)(run)
 
     # c1: approved, then rejected (Melchior R R R); c2 rejected; c3 approved, twice.
     assert (report["cases"], report["repeats"], report["judgements"]) == (3, 2, 6)
@@ -271,10 +272,10 @@ async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
     await runner.run_judgement(first.pk)  # alone, so it takes every failure
     assert (await Judgement.objects.aget(pk=first.pk)).status == Status.ERROR
     await run_all(runner, run)
-    progress = await sync_to_async(evaluations.progress)(run)
+    progress = await sync_to_async(runs.progress)(run)
     assert (progress["total"], progress["finished"], progress["errors"]) == (3, 3, 1)
     assert progress["done"] and progress["seconds_left"] is None
-    report = await sync_to_async(evaluations.report)(run)
+    report = await sync_to_async(runs.report)(run)
     assert report["errors"] == 1
     assert sum(sum(row.values()) for row in report["confusion"].values()) == 2
 
@@ -282,7 +283,7 @@ async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
 def test_the_report_takes_a_few_queries_however_many_judgements(fake_llm, suite, user):
     run = start(suite, user, repeats=5)
     with CaptureQueriesContext(connection) as queries:
-        report = evaluations.report(run)
+        report = runs.report(run)
     assert report["judgements"] == 15
     assert len(queries) <= 5
 
@@ -295,7 +296,7 @@ async def test_two_runs_of_one_suite_side_by_side(fake_llm, suite, user, runner)
     script_votes(fake_llm, VOTES | {"model-b": {**VOTES["model-b"], "marker-inj": "RRR"}})
     after = await sync_to_async(start)(suite, user, panel_name="After")
     await run_all(runner, after)
-    compared = await sync_to_async(evaluations.compare)(before, after)
+    compared = await sync_to_async(runs.compare)(before, after)
     assert compared["suite"] == "Gate cases"
     assert (compared["a"]["panel_name"], compared["b"]["panel_name"]) == ("Before", "After")
     assert compared["a"]["run"] == before.pk
@@ -306,8 +307,8 @@ async def test_two_runs_of_one_suite_side_by_side(fake_llm, suite, user, runner)
 
 def test_only_runs_of_the_same_suite_compare(fake_llm, suite, user):
     other = suites.import_suite(name="Other", description="", owner=user, data=SUITE)
-    with pytest.raises(evaluations.RunError) as raised:
-        evaluations.compare(start(suite, user), start(other, user))
+    with pytest.raises(runs.RunError) as raised:
+        runs.compare(start(suite, user), start(other, user))
     assert raised.value.errors == {"run": ["Only runs of the same suite can be compared."]}
 
 
@@ -381,7 +382,7 @@ async def test_a_persons_judgement_goes_before_the_calls_of_a_running_evaluation
     assert await task
     await asyncio.gather(*runner.running.values())
     assert (await Judgement.objects.aget(pk=person.pk)).status == Status.APPROVED
-    progress = await sync_to_async(evaluations.progress)(run)
+    progress = await sync_to_async(runs.progress)(run)
     assert progress["done"] and not progress["errors"]
 
 
@@ -402,7 +403,7 @@ async def test_a_run_fills_at_most_its_share_of_a_worker_and_people_go_first(
     started = await runner.run_single_cycle()
     assert started[0] == second.pk and len(started) == 4
     await asyncio.gather(*runner.running.values())
-    assert (await sync_to_async(evaluations.progress)(run))["done"]
+    assert (await sync_to_async(runs.progress)(run))["done"]
 
 
 async def test_a_cancel_ends_a_runs_judgements_and_stops_its_calls(fake_llm, suite, user, settings):
@@ -414,7 +415,7 @@ async def test_a_cancel_ends_a_runs_judgements_and_stops_its_calls(fake_llm, sui
     assert len(await runner.run_single_cycle()) == 1
     round_one = [(model, 1) for model in ("model-a", "model-b", "model-c")]
     await asyncio.to_thread(fake_llm.gate.wait_parked, *round_one)
-    ended = await sync_to_async(evaluations.cancel)(run, user)
+    ended = await sync_to_async(runs.cancel)(run, user)
     assert sorted(ended) == sorted([pk async for pk in run.judgements.values_list("pk", flat=True)])
     async with asyncio.timeout(10):  # the worker stops at its next renewal, gate closed
         await asyncio.gather(*runner.running.values())
@@ -427,8 +428,8 @@ async def test_a_cancel_ends_a_runs_judgements_and_stops_its_calls(fake_llm, sui
         assert judgement.error_message == (
             f"Cancelled: evaluation run {run.pk} was cancelled by ada"
         )
-    progress = await sync_to_async(evaluations.progress)(run)
+    progress = await sync_to_async(runs.progress)(run)
     assert (progress["done"], progress["errors"]) == (True, 3)
     assert await runner.run_single_cycle() == []
     # Cancelled twice: nothing more to end.
-    assert await sync_to_async(evaluations.cancel)(run, user) == []
+    assert await sync_to_async(runs.cancel)(run, user) == []

@@ -1,5 +1,5 @@
 """The API and /healthz skip the page middlewares under ASGI, keeping the security
-headers (judgements/fast_lane.py). AsyncClient runs Django's async handler, as daphne
+headers (judgements/web/fast_lane.py). AsyncClient runs Django's async handler, as daphne
 does; the sync Client takes the usual way through every middleware."""
 
 import pytest

@@ -1,4 +1,4 @@
-"""The history list (judgements/history.py and its views): search and filters, a bad
+"""The history list (judgements/web/history.py and its views): search and filters, a bad
 filter shown next to its field, hiding without losing the audit, and the exports."""
 
 import csv
@@ -10,8 +10,8 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements import overrides
 from judgements.models import Judgement, Status
+from judgements.outcome import overrides
 
 LIST = "/judgements/"
 
@@ -123,7 +123,7 @@ def test_another_users_judgement_cannot_be_hidden(client, make_judgement, other_
 
 
 def test_evaluation_runs_judgements_are_listed_on_request(logged_in, make_judgement, user):
-    from judgements import suites
+    from judgements.evaluations import suites
     from tests.judgements.test_evaluations import SUITE, start
 
     suite = suites.import_suite(name="S", description="", owner=user, data=SUITE)

@@ -1,4 +1,4 @@
-"""Idempotency-Key on POST /api/judgements/ (judgements/idempotency.py). The concurrent
+"""Idempotency-Key on POST /api/judgements/ (judgements/intake/idempotency.py). The concurrent
 case against a real server is in tests/durability/test_idempotency_live.py."""
 
 import json

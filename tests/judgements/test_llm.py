@@ -1,31 +1,33 @@
 import pytest
 from asgiref.sync import sync_to_async
 
-from judgements import llm, providers
+from judgements.core.prompts import AgentBrief, build_messages
+from judgements.llm import calls, providers
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt, Status
-from judgements.prompts import AgentBrief, build_messages
 
 MESSAGES = build_messages(AgentBrief("Melchior", "Be strict."), "Buy a boat.", 1, [])
 
 
-async def call(model: str) -> tuple[llm.VerdictResult | None, list[llm.AttemptRecord]]:
-    attempts: list[llm.AttemptRecord] = []
+async def call(model: str) -> tuple[calls.VerdictResult | None, list[calls.AttemptRecord]]:
+    attempts: list[calls.AttemptRecord] = []
 
     async def record(entry):
         attempts.append(entry)
 
-    result = await llm.request_verdict(llm.Clients(), providers.route_for(model), MESSAGES, record)
+    result = await calls.request_verdict(
+        calls.Clients(), providers.route_for(model), MESSAGES, record
+    )
     return result, [*attempts, result.attempt]
 
 
-async def failing_call(model: str) -> tuple[llm.LLMCallError, list[llm.AttemptRecord]]:
-    attempts: list[llm.AttemptRecord] = []
+async def failing_call(model: str) -> tuple[calls.LLMCallError, list[calls.AttemptRecord]]:
+    attempts: list[calls.AttemptRecord] = []
 
     async def record(entry):
         attempts.append(entry)
 
-    with pytest.raises(llm.LLMCallError) as caught:
-        await llm.request_verdict(llm.Clients(), providers.route_for(model), MESSAGES, record)
+    with pytest.raises(calls.LLMCallError) as caught:
+        await calls.request_verdict(calls.Clients(), providers.route_for(model), MESSAGES, record)
     return caught.value, attempts
 
 
@@ -186,7 +188,7 @@ async def test_it_reports_a_server_that_is_not_there(fake_llm, settings):
     ],
 )
 def test_it_parses_json_wrapped_by_servers_without_structured_output(text, decision):
-    assert llm.parse_verdict(text).decision == decision
+    assert calls.parse_verdict(text).decision == decision
 
 
 @pytest.mark.parametrize(
@@ -204,8 +206,8 @@ def test_it_parses_json_wrapped_by_servers_without_structured_output(text, decis
     ],
 )
 def test_it_refuses_answers_that_contradict_themselves_or_do_not_validate(text, cause):
-    with pytest.raises(llm.InvalidOutputError) as caught:
-        llm.parse_verdict(text)
+    with pytest.raises(calls.InvalidOutputError) as caught:
+        calls.parse_verdict(text)
     assert str(caught.value).startswith(cause)
 
 

@@ -14,15 +14,14 @@ from django.conf import settings
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
 
-from judgements import bundled_model, llm, local_llm, prompts, providers
-from judgements.local_llm import (
-    BUNDLED_MODEL_NAME,
+from judgements.core import prompts
+from judgements.llm import calls, providers
+from judgements.llm.local import bundled_file, servers
+from judgements.llm.local.files import BUNDLED_MODEL_NAME, LocalModelError, local_model_files
+from judgements.llm.local.servers import (
     LOCAL_API_KEY,
     LOCAL_MAX_TOKENS,
-    LOCAL_REASON_MAX_LENGTH,
-    LocalModelError,
     local_base_url,
-    local_model_files,
     start_server,
     stop_local_servers,
 )
@@ -52,12 +51,12 @@ def fake_gguf(tmp_path):
     return path
 
 
-SERVER_MODULES = (b"judgements.local_server", b"llama_cpp.server")
+SERVER_MODULES = (b"judgements.llm.local.process", b"llama_cpp.server")
 
 
 def response_format(schema: dict) -> dict:
     """Structured output the way MAGI asks the configured local runtime for it."""
-    if local_llm.STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME] == "json_schema":
+    if servers.STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME] == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
     return {"type": "json_object", "schema": schema}
 
@@ -76,12 +75,12 @@ def llama_children() -> list[int]:
 
 class Verdict(BaseModel):
     decision: Literal["approve", "reject"]
-    reason: str = Field(max_length=LOCAL_REASON_MAX_LENGTH)
+    reason: str = Field(max_length=prompts.REASON_MAX_CHARS)
 
 
 def test_bundled_model_is_listed_as_the_converted_file_with_its_pinned_checksum(bundled_path):
     assert bundled_path.name == "SmolLM2-135M-Instruct.Q4_0.gguf"
-    assert bundled_model.sha256_of(bundled_path) == bundled_model.SHA256
+    assert bundled_file.sha256_of(bundled_path) == bundled_file.SHA256
 
 
 def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_path):
@@ -96,21 +95,21 @@ def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_pat
 
 
 def test_checksum_mismatch_names_expected_and_actual(fake_gguf):
-    actual = bundled_model.sha256_of(fake_gguf)
+    actual = bundled_file.sha256_of(fake_gguf)
 
     with pytest.raises(LocalModelError) as caught:
-        start_server("pinned", fake_gguf, sha256=bundled_model.SHA256)
+        start_server("pinned", fake_gguf, sha256=bundled_file.SHA256)
 
     message = str(caught.value)
     assert "checksum mismatch" in message
-    assert bundled_model.SHA256 in message
+    assert bundled_file.SHA256 in message
     assert actual in message
     assert "install-local-model.sh" in message
 
 
 def test_a_missing_bundled_file_says_how_to_make_it(tmp_path):
     with pytest.raises(LocalModelError, match=r"does not exist\. Run scripts/install-local"):
-        start_server(BUNDLED_MODEL_NAME, tmp_path / "gone.gguf", sha256=bundled_model.SHA256)
+        start_server(BUNDLED_MODEL_NAME, tmp_path / "gone.gguf", sha256=bundled_file.SHA256)
 
 
 async def test_missing_file_is_reported(settings, tmp_path):
@@ -236,7 +235,7 @@ async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(
         "Casper": "Approve only plans that fit a one-week holiday.",
     }
 
-    slot = llm.Clients().slot(providers.route_for(BUNDLED_MODEL_NAME))
+    slot = calls.Clients().slot(providers.route_for(BUNDLED_MODEL_NAME))
 
     async def decide(agent: str, criteria: str, round_number: int) -> Verdict:
         async with slot:
@@ -320,11 +319,11 @@ async def test_the_same_call_twice_gives_the_same_answer_on_the_bundled_model(bu
     the same prefix and must agree word for word (sampled at the server's default, the
     ~40-token answers would not). See "Decisive and repeatable" in the README.
     """
-    from judgements.prompts import AgentBrief
+    from judgements.core.prompts import AgentBrief
 
     assert settings.MAGI_LLM_TEMPERATURE == 0 and settings.MAGI_LLM_SEED is not None
     route = providers.route_for(BUNDLED_MODEL_NAME)
-    clients = llm.Clients()
+    clients = calls.Clients()
     messages = prompts.build_messages(
         AgentBrief("Casper", "Approve only plans that fit a one-week holiday."),
         "I am going to travel to Japan next week for five days.",
@@ -332,12 +331,12 @@ async def test_the_same_call_twice_gives_the_same_answer_on_the_bundled_model(bu
         [],
     )
 
-    async def record_failure(entry: llm.AttemptRecord) -> None:
+    async def record_failure(entry: calls.AttemptRecord) -> None:
         failures.append(entry)
 
-    failures: list[llm.AttemptRecord] = []
+    failures: list[calls.AttemptRecord] = []
     answers = [
-        (await llm.request_verdict(clients, route, messages, record_failure)).verdict
+        (await calls.request_verdict(clients, route, messages, record_failure)).verdict
         for _ in range(3)
     ]
     assert not failures

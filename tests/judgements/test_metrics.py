@@ -3,7 +3,7 @@ out by hand in the comments."""
 
 import pytest
 
-from judgements import metrics
+from judgements.evaluations import metrics
 
 VOTE = {"A": "approve", "R": "reject"}
 AGENTS = ("Melchior", "Balthasar", "Casper")
@@ -275,7 +275,7 @@ def test_a_run_with_nothing_decided_has_null_ratios():
 def test_bad_model_prices_stop_start_up_naming_the_variable(monkeypatch, value, message):
     from django.core.exceptions import ImproperlyConfigured
 
-    from magi_site.settings import load_settings
+    from magi_site.environment import load_settings
 
     monkeypatch.setenv("MAGI_MODEL_PRICES", value)
     with pytest.raises(ImproperlyConfigured) as refused:
@@ -284,7 +284,7 @@ def test_bad_model_prices_stop_start_up_naming_the_variable(monkeypatch, value, 
 
 
 def test_model_prices_are_read_as_usd_per_million_tokens(monkeypatch):
-    from magi_site.settings import load_settings
+    from magi_site.environment import load_settings
 
     monkeypatch.setenv("MAGI_MODEL_PRICES", '{"gpt-4o-mini": {"prompt": 0.15, "completion": 0.6}}')
     prices = load_settings().magi_model_prices

@@ -1,5 +1,5 @@
 """GET /api/schema.json describes the API: real answers of every endpoint, successes and
-errors, validate against it (judgements/openapi.py)."""
+errors, validate against it (judgements/api/openapi.py)."""
 
 import json
 import re
@@ -11,8 +11,9 @@ from django.utils import timezone
 from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
-from judgements import urls
-from judgements.forms import validate_case
+from judgements.api import urls
+from judgements.intake.cases import validate_case
+from judgements.intake.start import Submission, start_judgement
 from judgements.models import ApiToken, Judgement, Status
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient
@@ -134,7 +135,8 @@ async def test_errors_match_the_document(fake_llm, api, document, settings):
 
 async def test_overrides_match_the_document(fake_llm, api, staff_api, user, document):
     path = "/api/judgements/{judgement_id}/override"
-    judgement = await sync_to_async(Judgement.create_with_agents)(validate_case(case_for()), user)
+    case = validate_case(case_for())
+    judgement = (await sync_to_async(start_judgement)(case, Submission(creator=user))).judgement
     url = f"/api/judgements/{judgement.pk}/override"
     body = json.dumps({"decision": "reject", "reason": "Not on a Friday."})
 

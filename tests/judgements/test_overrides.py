@@ -1,5 +1,5 @@
 """A human's verdict over the panel's: API, live page, list and admin, with its audit
-(judgements/overrides.py)."""
+(judgements/outcome/overrides.py)."""
 
 import json
 

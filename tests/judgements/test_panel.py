@@ -1,7 +1,7 @@
 import pytest
 
-from judgements import panel
 from judgements.models import RoundDecision, Status
+from judgements.web import live_page
 
 pytestmark = pytest.mark.django_db
 
@@ -11,7 +11,7 @@ def vote(agent, round_number: int, decision: str) -> None:
 
 
 def states(judgement) -> list[tuple[str, bool, str]]:
-    view = panel.load(judgement.pk)
+    view = live_page.load(judgement.pk)
     return [(box.state, box.thinking, box.label) for box in view.boxes]
 
 
@@ -47,7 +47,7 @@ def test_colours_follow_the_rules_while_the_next_round_is_in_flight(make_judgeme
         ("pending", True, "THINKING"),
         ("pending", True, "THINKING"),
     ]
-    assert panel.load(judgement.pk).current_round == 3
+    assert live_page.load(judgement.pk).current_round == 3
 
 
 def test_after_round_three_every_box_is_fixed(make_judgement):
@@ -58,7 +58,7 @@ def test_after_round_three_every_box_is_fixed(make_judgement):
         for number, letter in enumerate(votes, start=1):
             vote(agent, number, "approve" if letter == "A" else "reject")
     assert [s[0] for s in states(judgement)] == ["approve", "reject", "reject"]
-    assert [box.score for box in panel.load(judgement.pk).boxes] == [0.5, 0.4, 0.1]
+    assert [box.score for box in live_page.load(judgement.pk).boxes] == [0.5, 0.4, 0.1]
 
 
 def test_the_failed_agent_shows_the_error_and_nobody_thinks(make_judgement):
@@ -83,7 +83,7 @@ def cast(judgement, *votes_per_agent: str) -> None:
 
 
 def change_words(judgement) -> list[list[str]]:
-    return [[line.change_words for line in box.lines] for box in panel.load(judgement.pk).boxes]
+    return [[line.change_words for line in box.lines] for box in live_page.load(judgement.pk).boxes]
 
 
 @pytest.mark.parametrize(
@@ -126,5 +126,5 @@ def test_vote_changes_show_while_a_round_is_under_way(make_judgement):
         [""],
         ["", "changed, others split"],
     ]
-    line = panel.load(judgement.pk).boxes[0].lines[1]
+    line = live_page.load(judgement.pk).boxes[0].lines[1]
     assert (line.decision.round, line.decision.decision) == (2, "approve")

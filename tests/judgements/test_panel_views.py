@@ -1,5 +1,6 @@
 """Saved panels on the pages: starting a judgement from one, saving the agents typed as
-one, the panel list and the edit form (judgements/views.py, judgements/panel_views.py)."""
+one, the panel list and the edit form (web/new_judgement_page.py,
+web/panel_pages.py)."""
 
 import pytest
 from django.urls import reverse
@@ -248,6 +249,14 @@ def test_the_owner_edits_a_panel(logged_in, make_panel, user):
     panel.refresh_from_db()
     assert panel.name == "Desk v2" and panel.agents[0]["criteria"] == "Stricter."
     assert "Saved the panel Desk v2." in logged_in.get(reverse("panel-list")).content.decode()
+
+
+def test_an_edit_may_keep_the_panels_own_name(logged_in, make_panel, user):
+    panel = make_panel("Desk", owner=user)
+    response = logged_in.post(panel.get_absolute_url(), edit_data(panel, description="New"))
+    assert response.status_code == 302
+    panel.refresh_from_db()
+    assert panel.name == "Desk" and panel.description == "New"
 
 
 def test_an_invalid_edit_shows_errors_and_changes_nothing(logged_in, make_panel, user):

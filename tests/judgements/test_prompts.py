@@ -3,8 +3,8 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from judgements import prompts
-from judgements.prompts import AgentBrief, AgentVerdict, EarlierDecision
+from judgements.core import prompts
+from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision
 from tests.llm_server import ROUND_PATTERN
 
 AGENT = AgentBrief("Melchior", "Approve only plans with a budget under 1000 EUR.")

@@ -7,9 +7,9 @@ import threading
 import pytest
 from asgiref.sync import sync_to_async
 
-from judgements import providers
+from judgements.llm import providers
+from judgements.llm.providers import discovery
 from judgements.models import Judgement, Status
-from judgements.providers import discovery
 from tests.llm_server import FakeLLM
 
 

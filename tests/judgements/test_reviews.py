@@ -1,5 +1,5 @@
 """Contested verdicts held for a person, the review queue and confirmations
-(judgements/reviews.py): through the API, its webhooks, the pages and `manage.py judge`.
+(judgements/outcome/reviews.py): through the API, its webhooks, the pages and `manage.py judge`.
 Fail-closed throughout: only an approved verdict in force is a go."""
 
 import asyncio
@@ -302,11 +302,12 @@ def test_judge_names_a_bad_hold_contested(fake_llm, tmp_path):
 def held(make_judgement, user, fake_llm, runner):
     from asgiref.sync import async_to_sync
 
-    from judgements.forms import validate_case
+    from judgements.intake.cases import validate_case
+    from judgements.intake.start import Submission, start_judgement
 
     split_votes(fake_llm)
     case = {**validate_case(case_for()), "hold_contested": True}
-    judgement = Judgement.create_with_agents(case, creator=user)
+    judgement = start_judgement(case, Submission(creator=user)).judgement
     async_to_sync(runner.run_judgement)(judgement.pk)
     return Judgement.objects.get(pk=judgement.pk)
 
@@ -349,7 +350,7 @@ def test_the_queue_page_needs_the_permission(held, user):
 def test_the_history_filters_by_the_mark(held, make_judgement, user, fake_llm):
     from asgiref.sync import async_to_sync
 
-    from judgements.runner import EngineRunner
+    from judgements.engine.runner import EngineRunner
 
     fake_llm.script("model-c", votes="AAA")
     calm = make_judgement(creator=user, title="Calm trip")

@@ -2,8 +2,8 @@ import itertools
 
 import pytest
 
-from judgements import rules
-from judgements.rules import Outcome, Vote
+from judgements.core import rules
+from judgements.core.rules import Outcome, Vote
 
 A, R = Vote.APPROVE, Vote.REJECT
 ALL_SEQUENCES = list(itertools.product([A, R], repeat=3))

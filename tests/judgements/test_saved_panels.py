@@ -1,4 +1,4 @@
-"""Saved panels (judgements/saved_panels.py): naming one, saving one, the shipped examples,
+"""Saved panels (judgements/panels/saved_panels.py): naming one, saving one, the shipped examples,
 and a case that names a panel in place of its agents, from the API and the command line."""
 
 import asyncio
@@ -9,9 +9,10 @@ import pytest
 from django.core.management import call_command
 from django.test import AsyncClient
 
-from judgements import local_llm, saved_panels
-from judgements.forms import CaseError
+from judgements.intake.cases import CaseError
+from judgements.llm.local import files as local_files
 from judgements.models import ApiToken, Judgement, Panel
+from judgements.panels import saved_panels, saving
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient, serve_one_wake_up
 from tests.judgements.test_openapi import check
@@ -35,7 +36,7 @@ def test_the_examples_ship_with_the_bundled_model(example_panels):
     assert set(example_panels) >= SHIPPED
     for panel in example_panels.values():
         assert panel.owner is None and panel.description
-        assert [a["model"] for a in panel.agents] == [local_llm.BUNDLED_MODEL_NAME] * 3
+        assert [a["model"] for a in panel.agents] == [local_files.BUNDLED_MODEL_NAME] * 3
         assert [a["name"] for a in panel.agents] == ["Melchior", "Balthasar", "Casper"]
     travel = json.loads((saved_panels.EXAMPLES_DIR / "travel-expense.json").read_text())
     assert saved_panels.agents_of(example_panels["travel-expense"]) == travel["agents"]
@@ -44,7 +45,7 @@ def test_the_examples_ship_with_the_bundled_model(example_panels):
 def test_ensuring_the_examples_again_creates_nothing_and_keeps_edits(example_panels):
     count = Panel.objects.count()
     Panel.objects.filter(name="deploy-gate").update(description="Edited by staff")
-    saved_panels.ensure_examples()
+    saving.ensure_examples()
     assert Panel.objects.count() == count
     assert Panel.objects.get(name="deploy-gate").description == "Edited by staff"
 
@@ -57,11 +58,11 @@ def test_a_deleted_example_comes_back(example_panels):
 
 
 def test_an_invalid_example_file_is_refused_naming_file_and_field(fake_llm, tmp_path):
-    fake_llm.script(local_llm.BUNDLED_MODEL_NAME)
+    fake_llm.script(local_files.BUNDLED_MODEL_NAME)
     spec = {"name": "broken", "description": "", "agents": agents("a", "b", "c")}
     (tmp_path / "broken.json").write_text(json.dumps(spec))
     with pytest.raises(saved_panels.PanelError) as refused:
-        saved_panels.ensure_examples(tmp_path)
+        saving.ensure_examples(tmp_path)
     # model-a is served, but an example must run on the bundled model.
     assert list(refused.value.errors) == [
         "broken.json: agents[0].model",
@@ -135,7 +136,7 @@ def test_ids_and_names_that_match_nothing_are_unknown(make_panel, user, referenc
 
 
 def test_it_saves_a_panel_validated_like_a_judgements_agents(fake_llm, user):
-    panel = saved_panels.save_panel(
+    panel = saving.save_panel(
         owner=user, name="Desk", description="Travel", agents=agents("a", "b", "c")
     )
     assert (panel.owner, panel.name, panel.description) == (user, "Desk", "Travel")
@@ -170,7 +171,7 @@ def test_it_saves_a_panel_validated_like_a_judgements_agents(fake_llm, user):
 )
 def test_it_names_every_invalid_field(fake_llm, user, name, description, panel_agents, fields):
     with pytest.raises(saved_panels.PanelError) as refused:
-        saved_panels.save_panel(owner=user, name=name, description=description, agents=panel_agents)
+        saving.save_panel(owner=user, name=name, description=description, agents=panel_agents)
     if fields is None:  # an unknown agent field, named with its path
         assert "agents[0].x" in refused.value.errors
     else:
@@ -185,18 +186,6 @@ def test_names_are_unique_per_owner(make_panel, user, other_user):
     assert list(refused.value.errors) == ["name"]
     assert make_panel("Desk", owner=other_user).owner == other_user
     assert make_panel("Desk", owner=None).owner is None
-
-
-def test_an_update_may_keep_the_name_and_is_validated(make_panel, user):
-    panel = make_panel("Desk", owner=user)
-    other = make_panel("Other", owner=user)
-    updated = saved_panels.update_panel(
-        panel, name="Desk", description="New", agents=agents("x", "y", "z")
-    )
-    assert updated.description == "New" and updated.agents == agents("x", "y", "z")
-    with pytest.raises(saved_panels.PanelError) as refused:
-        saved_panels.update_panel(other, name="desk", agents=agents("x", "y", "z"))
-    assert list(refused.value.errors) == ["name"]
 
 
 # A case that names a panel.
@@ -269,7 +258,7 @@ async def post(api, case) -> tuple[int, dict]:
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.usefixtures("empty_engine_channel")
 async def test_the_api_judges_with_an_example_panel_by_name(example_panels, api, fake_llm):
-    fake_llm.script(local_llm.BUNDLED_MODEL_NAME, votes="RRR")
+    fake_llm.script(local_files.BUNDLED_MODEL_NAME, votes="RRR")
     case = {"title": "Deploy", "content": "Friday deploy, no tests.", "panel": "deploy-gate"}
     worker = asyncio.create_task(serve_one_wake_up())
     status, body = await post(api, case)
@@ -279,7 +268,7 @@ async def test_the_api_judges_with_an_example_panel_by_name(example_panels, api,
     judgement = await Judgement.objects.select_related("panel").aget(pk=body["id"])
     assert judgement.panel.name == "deploy-gate"
     assert body["panel"] == {"id": judgement.panel.pk, "name": "deploy-gate"}
-    assert [a["model"] for a in body["agents"]] == [local_llm.BUNDLED_MODEL_NAME] * 3
+    assert [a["model"] for a in body["agents"]] == [local_files.BUNDLED_MODEL_NAME] * 3
 
 
 @pytest.mark.django_db(transaction=True)

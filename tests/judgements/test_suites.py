@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from judgements import suites
-from judgements.forms import validate_case
+from judgements.evaluations import suites
+from judgements.intake.cases import validate_case
 from judgements.models import Suite, SuiteCase
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""A user's API tokens page (judgements/token_views.py): a key shown once, a revoke that
+"""A user's API tokens page (judgements/web/token_pages.py): a key shown once, a revoke that
 stops it at once, and nobody else's tokens."""
 
 import pytest
@@ -20,14 +20,14 @@ def test_a_new_token_is_shown_once_and_works(logged_in, user):
     assert token.name == "CI deploy gate" and token.key_hash == ApiToken.hash(key)
     listing = logged_in.get(TOKENS).content.decode()
     assert key not in listing and f"magi_{token.prefix}…" in listing
-    assert ApiToken.user_for(key) == user
+    assert ApiToken.active(key).user == user
 
 
 def test_a_revoked_token_stops_at_once_and_stays_listed(logged_in, user):
     token, key = ApiToken.issue(user, "script")
     response = logged_in.post(reverse("token-revoke", args=[token.pk]))
     assert response.status_code == 302 and response["Location"] == TOKENS
-    assert ApiToken.user_for(key) is None
+    assert ApiToken.active(key) is None
     token.refresh_from_db()
     assert token.revoked_at is not None
     assert "revoked" in logged_in.get(TOKENS).content.decode()
@@ -47,7 +47,7 @@ def test_another_users_token_cannot_be_revoked_or_seen(client, user, other_user)
     token, key = ApiToken.issue(other_user, "theirs")
     client.force_login(user)
     assert client.post(reverse("token-revoke", args=[token.pk])).status_code == 404
-    assert ApiToken.user_for(key) == other_user
+    assert ApiToken.active(key).user == other_user
     assert "theirs" not in client.get(TOKENS).content.decode()
 
 

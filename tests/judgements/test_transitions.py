@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgements import transitions
+from judgements.engine import transitions
+from judgements.engine.transitions import Lease
 from judgements.models import Judgement, RoundDecision, Status
-from judgements.transitions import Lease
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +32,7 @@ def claim_one(judgement: Judgement, worker_id: str) -> list[int]:
 
 def test_it_claims_a_queued_judgement_and_logs_it(make_judgement, caplog):
     judgement = make_judgement()
-    with caplog.at_level(logging.INFO, logger="judgements.transitions"):
+    with caplog.at_level(logging.INFO, logger="judgements.engine.transitions"):
         assert claim_one(judgement, "w1") == [judgement.pk]
     judgement.refresh_from_db()
     assert (judgement.status, judgement.lease_owner) == (Status.JUDGING, "w1")
@@ -85,7 +85,7 @@ def test_a_renewal_after_the_end_says_so(make_judgement):
 def test_only_the_holder_finishes(make_judgement, caplog):
     judgement = held(make_judgement(), "w1")
     assert not transitions.finish(judgement.pk, "w2", Status.APPROVED)
-    with caplog.at_level(logging.INFO, logger="judgements.transitions"):
+    with caplog.at_level(logging.INFO, logger="judgements.engine.transitions"):
         assert transitions.finish(judgement.pk, "w1", Status.REJECTED)
     judgement.refresh_from_db()
     assert (judgement.status, judgement.lease_owner, judgement.lease_expires_at) == (

@@ -46,8 +46,12 @@ def test_the_new_page_labels_every_field_and_lists_the_models(logged_in, fake_ll
     assert 'name="csrfmiddlewaretoken"' in html
 
 
-def test_submitting_stores_the_judgement_and_wakes_the_engine(logged_in, fake_llm, user):
-    response = logged_in.post(reverse("judgement-new"), form_data(case_for()))
+def test_submitting_stores_the_judgement_and_wakes_the_engine(
+    logged_in, fake_llm, user, django_capture_on_commit_callbacks
+):
+    # The engine is woken when the judgement is committed, so the worker finds it.
+    with django_capture_on_commit_callbacks(execute=True):
+        response = logged_in.post(reverse("judgement-new"), form_data(case_for()))
     judgement = Judgement.objects.get()
     assert response.status_code == 302
     assert response["Location"] == judgement.get_absolute_url()
@@ -132,7 +136,7 @@ def test_health_answers_without_login(client):
 @pytest.fixture
 def ollama(fake_llm, settings):
     """The suite's server as a provider that lists its own models."""
-    from judgements.providers import discovery
+    from judgements.llm.providers import discovery
 
     discovery.forget()
     settings.MAGI_PROVIDERS = {
@@ -210,7 +214,7 @@ def test_the_history_says_whose_judgements_it_lists(logged_in, admin_client):
 
 
 def test_a_queued_judgement_says_what_it_waits_for(logged_in, make_judgement, user):
-    from judgements import evaluations, suites
+    from judgements.evaluations import runs, suites
 
     first, second = make_judgement(creator=user), make_judgement(creator=user)
     mine = make_judgement(creator=user)
@@ -227,7 +231,7 @@ def test_a_queued_judgement_says_what_it_waits_for(logged_in, make_judgement, us
         data='{"id": "a", "content": "x", "expected": "approve"}\n'
         '{"id": "b", "content": "y", "expected": "reject"}\n',
     )
-    run = evaluations.start_run(
+    run = runs.start_run(
         panel=None,
         agents=case_for()["agents"],
         panel_name="P",

@@ -1,4 +1,4 @@
-"""Signed webhooks (judgements/webhooks.py): a judgement submitted through the API with a
+"""Signed webhooks (judgements/outcome/webhooks.py): a judgement submitted through the API with a
 callback_url is POSTed, signed, to a real HTTP receiver on loopback when it ends or is
 overridden; failed deliveries are retried and every attempt is stored."""
 
@@ -14,8 +14,8 @@ from django.test import AsyncClient
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 
-from judgements import webhooks
 from judgements.models import ApiToken, DeliveryStatus, Judgement, WebhookDelivery
+from judgements.outcome import webhooks
 from tests.conftest import case_for
 from tests.judgements.test_api import TokenClient, serve_one_wake_up
 from tests.webhook_receiver import signature_verifies

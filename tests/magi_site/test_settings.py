@@ -2,11 +2,14 @@
 setting at all, stops start-up naming the variable."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from magi_site.settings import load_settings
+from magi_site import environment
+from magi_site.environment import load_settings
 
 
 @pytest.fixture
@@ -82,3 +85,43 @@ def test_an_empty_variable_means_the_default(environ):
     environ(DEBUG="", MAGI_LLM_TIMEOUT="", MAGI_ENGINE_IN_PROCESS="")
     loaded = load_settings()
     assert (loaded.debug, loaded.magi_llm_timeout, loaded.engine_in_process) == (False, 60.0, True)
+
+
+def test_the_settings_documentation_is_generated_from_the_settings():
+    """docs/settings.md is written by `python -m magi_site.environment`: regenerate it
+    when a setting changes."""
+    assert environment.DOCS_PATH.read_text() == environment.markdown()
+
+
+def test_every_setting_is_documented_and_reaches_django(environ):
+    loaded = load_settings()
+    documented = environment.markdown()
+    for name, field in environment.MagiSettings.model_fields.items():
+        assert field.description, name
+        assert f"`{name.upper()}`" in documented
+        if name.startswith("magi_"):
+            assert name.upper() in loaded.django_settings()
+
+
+def run_manage_check(tmp_path, **variables) -> subprocess.CompletedProcess:
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("MAGI_") and name not in {"SECRET_KEY", "DEBUG"}
+    }
+    env.update(MAGI_VAR_DIR=str(tmp_path), **variables)
+    return subprocess.run(
+        [sys.executable, "manage.py", "check"],
+        cwd=environment.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_manage_py_finds_the_key_make_run_kept(tmp_path):
+    refused = run_manage_check(tmp_path)
+    assert refused.returncode != 0 and "SECRET_KEY is not set" in refused.stderr
+    (tmp_path / "secret-key").write_text("kept-by-make-run-" + "x" * 40 + "\n")
+    assert run_manage_check(tmp_path).returncode == 0

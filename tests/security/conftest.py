@@ -14,7 +14,7 @@ from channels.layers import get_channel_layer
 from django.core.management import call_command
 from django.test import Client
 
-from judgements.forms import case_to_form_data
+from judgements.intake.cases import case_to_form_data
 from judgements.models import ApiToken
 from tests.browser.live import LiveMagi
 from tests.durability.conftest import database, postgres  # noqa: F401  (fixtures)

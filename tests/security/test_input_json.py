@@ -99,7 +99,7 @@ def test_a_body_at_the_limit_is_read(entry, settings):
 
 def test_the_largest_valid_case_fits_the_default_limit(entry):
     # The longest content and criteria, in the characters JSON escapes the most.
-    from judgements.forms import CRITERIA_MAX_CHARS, NAME_MAX_CHARS, TITLE_MAX_CHARS
+    from judgements.intake.cases import CRITERIA_MAX_CHARS, NAME_MAX_CHARS, TITLE_MAX_CHARS
     from magi_site.settings import MAGI
 
     emoji = "\U0001f600"

@@ -7,8 +7,10 @@ import random
 
 import pytest
 
-from judgements import forms, saved_panels, text
+from judgements.core import text
+from judgements.intake import cases
 from judgements.models import Judgement
+from judgements.panels import saved_panels
 from tests.conftest import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -77,9 +79,9 @@ def test_a_text_over_the_limit_comes_back_whole(entry):
 @pytest.mark.parametrize(
     ("field", "limit"),
     [
-        ("title", forms.TITLE_MAX_CHARS),
-        ("agents[0].name", forms.NAME_MAX_CHARS),
-        ("agents[1].criteria", forms.CRITERIA_MAX_CHARS),
+        ("title", cases.TITLE_MAX_CHARS),
+        ("agents[0].name", cases.NAME_MAX_CHARS),
+        ("agents[1].criteria", cases.CRITERIA_MAX_CHARS),
     ],
 )
 def test_every_text_field_counts_the_same_way(entry, field, limit):
@@ -97,9 +99,9 @@ def test_the_page_shows_the_limits_the_server_applies_and_no_maxlength(entry, se
     assert "maxlength" not in html
     assert html.count('data-max-chars="20000"') == 1
     # Three agent names and the name to save them under as a panel.
-    assert html.count(f'data-max-chars="{forms.NAME_MAX_CHARS}"') == 4
+    assert html.count(f'data-max-chars="{cases.NAME_MAX_CHARS}"') == 4
     assert html.count(f'data-max-chars="{saved_panels.DESCRIPTION_MAX_CHARS}"') == 1
-    assert html.count(f'data-max-chars="{forms.CRITERIA_MAX_CHARS}"') == 3
-    assert f'data-max-chars="{forms.TITLE_MAX_CHARS}"' in html
+    assert html.count(f'data-max-chars="{cases.CRITERIA_MAX_CHARS}"') == 3
+    assert f'data-max-chars="{cases.TITLE_MAX_CHARS}"' in html
     assert 'id="id_content_count"' in html and "Up to 20000 characters." in html
     assert '<script src="/static/char-counter.js" defer></script>' in html

@@ -7,7 +7,7 @@ from contextlib import closing
 import pytest
 from playwright.sync_api import expect
 
-from judgements import text
+from judgements.core import text
 from tests.browser.live import LiveMagi, chromium
 from tests.security.conftest import UNUSED_LLM
 

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.db import IntegrityError, connections, transaction
 
-from judgements import text
+from judgements.core import text
 from judgements.models import Agent, ApiToken, Judgement
 from tests.conftest import case_for
 from tests.durability.conftest import ALIAS, MODELS, Processes, base_env

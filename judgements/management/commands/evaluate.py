@@ -24,16 +24,18 @@ import logging
 import sys
 from pathlib import Path
 
-from asgiref.sync import sync_to_async
 from django.core.management.base import BaseCommand
 from django.db import transaction
 from django.utils import timezone
 
-from judgements import evaluations, suites, text, transitions
-from judgements.events import Event, publish
-from judgements.forms import CaseError, validate_case
+from judgements.core import text
+from judgements.engine import transitions
+from judgements.engine.database import db_call
+from judgements.engine.events import Event, publish
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import runs, suites
+from judgements.intake.cases import CaseError, validate_case
 from judgements.models import EvaluationRun, Judgement, Suite
-from judgements.runner import EngineRunner
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
 # Judgements run elsewhere (by a worker) are looked at this often.
@@ -59,7 +61,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--repeat",
             default="1",
-            help=f"run every case this many times, 1 to {evaluations.MAX_REPEATS} (default 1)",
+            help=f"run every case this many times, 1 to {runs.MAX_REPEATS} (default 1)",
         )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
@@ -90,7 +92,7 @@ class Command(BaseCommand):
             sys.exit(EXIT_INTERRUPTED)
         finally:
             engine_log.setLevel(level)
-        report = evaluations.report(run)
+        report = runs.report(run)
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
         else:
@@ -122,7 +124,7 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():
                 suite = suite_for(path, data, cases)
-                return evaluations.start_run(
+                return runs.start_run(
                     panel=panel,
                     agents=agents,
                     panel_name=panel_name,
@@ -130,7 +132,7 @@ class Command(BaseCommand):
                     repeats=repeats,
                     creator=None,
                 )
-        except evaluations.RunError as exc:
+        except runs.RunError as exc:
             raise InvalidInput(
                 {
                     (f"panel.{field}" if field.startswith("agents") else field): messages
@@ -147,7 +149,7 @@ class Command(BaseCommand):
         runner = EngineRunner()
         shown = None
         while True:
-            state = await sync_to_async(evaluations.progress)(run)
+            state = await db_call(runs.progress)(run)
             if state != shown:
                 self.stderr.write(progress_line(state))
                 shown = state
@@ -168,15 +170,15 @@ class Command(BaseCommand):
 
 
 def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
-    if value.isascii() and value.isdecimal() and 1 <= int(value) <= evaluations.MAX_REPEATS:
+    if value.isascii() and value.isdecimal() and 1 <= int(value) <= runs.MAX_REPEATS:
         return int(value)
-    errors["repeat"] = [f"Must be a whole number from 1 to {evaluations.MAX_REPEATS}."]
+    errors["repeat"] = [f"Must be a whole number from 1 to {runs.MAX_REPEATS}."]
     return 1
 
 
 def read_panel(reference: str, errors: dict[str, list[str]]):
     """(Panel or None, agents, name) from a panel file or a saved panel."""
-    from judgements import saved_panels
+    from judgements.panels import saved_panels
 
     path = Path(reference)
     if not path.is_file():

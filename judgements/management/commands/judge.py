@@ -19,10 +19,12 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
-from judgements import events, saved_panels
-from judgements.forms import CaseError, parse_case_json
+from judgements.engine import events
+from judgements.engine.runner import EngineRunner
+from judgements.intake import start
+from judgements.intake.cases import CaseError, parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
-from judgements.runner import EngineRunner
+from judgements.panels import saved_panels
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 EXIT_OF_VERDICT = {
@@ -49,7 +51,8 @@ class Command(BaseCommand):
             for field, messages in exc.errors.items():
                 self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
             sys.exit(EXIT_INVALID)
-        judgement = Judgement.create_with_agents(case)
+        # No creator: the operator's command line, under no user's limits.
+        judgement = start.start_judgement(case, start.Submission()).judgement
         self.stderr.write(f"judgement {judgement.pk}: {judgement.title}")
         asyncio.run(self.judge(judgement.pk))
         judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)

@@ -6,7 +6,7 @@ import sys
 
 from django.core.management.base import BaseCommand
 
-from judgements import saved_panels
+from judgements.panels import saved_panels, saving
 
 EXIT_INVALID = 2
 
@@ -16,10 +16,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         # Imported here: the suites are another part of MAGI than the panels.
-        from judgements import suites
+        from judgements.evaluations import suites
 
         try:
-            saved_panels.ensure_examples()
+            saving.ensure_examples()
             suites.ensure_examples()
         except (saved_panels.PanelError, suites.SuiteError) as exc:
             # Shipped files that do not validate: a packaging mistake, named precisely.

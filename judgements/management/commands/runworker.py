@@ -3,7 +3,7 @@ import asyncio
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from judgements.runner import EngineRunner
+from judgements.engine.runner import EngineRunner
 
 
 class Command(BaseCommand):

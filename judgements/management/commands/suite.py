@@ -15,7 +15,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from judgements import suites, text
+from judgements.core import text
+from judgements.evaluations import suites
 from judgements.models import Suite
 
 EXIT_OK, EXIT_INVALID = 0, 2

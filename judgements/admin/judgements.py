@@ -1,0 +1,221 @@
+"""The judgements in the admin: the audit history, newest first, with each judgement's
+agents, round decisions and LLM attempts."""
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.models import (
+    Agent,
+    Judgement,
+    LLMAttempt,
+    RoundDecision,
+    Status,
+)
+from judgements.outcome import overrides
+
+
+class AgentInline(ReadOnlyInline):
+    model = Agent
+    fields = ["position", "name", "model", "criteria", "final_score", "final_decision"]
+    readonly_fields = fields
+
+
+class DecisionFilter(admin.SimpleListFilter):
+    title = "decision"
+    parameter_name = "decision"
+
+    def lookups(self, request, model_admin):
+        return [("approve", "Approved"), ("reject", "Rejected"), ("none", "No decision")]
+
+    def queryset(self, request, queryset):
+        match self.value():
+            case "approve":
+                return queryset.filter(status=Status.APPROVED)
+            case "reject":
+                return queryset.filter(status=Status.REJECTED)
+            case "none":
+                return queryset.exclude(status__in=[Status.APPROVED, Status.REJECTED])
+        return queryset
+
+
+class ModelFilter(admin.SimpleListFilter):
+    title = "model"
+    parameter_name = "model"
+
+    def lookups(self, request, model_admin):
+        models = Agent.objects.order_by("model").values_list("model", flat=True).distinct()
+        return [(m, m) for m in models]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(agents__model=self.value()).distinct()
+        return queryset
+
+
+@admin.register(Judgement)
+class JudgementAdmin(AuditAdmin):
+    # Short columns only, so all fit at 1280 px: the agents and models are on the change
+    # page and in the model filter.
+    list_display = [
+        "title",
+        "verdict_display",
+        "contested",
+        "creator",
+        "created",
+        "duration_display",
+    ]
+    list_filter = [
+        "status",
+        DecisionFilter,
+        "contested",
+        "hold_contested",
+        ("created_at", admin.DateFieldListFilter),
+        ModelFilter,
+    ]
+    search_fields = ["title", "content", "agents__name"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at", "-id"]
+    readonly_fields = [
+        "title",
+        "content",
+        "status",
+        "contested",
+        "contest_reasons_display",
+        "contest_signals",
+        "hold_contested",
+        "confirmation_display",
+        "override_display",
+        "error_message",
+        "error_agent",
+        "error_round",
+        "creator",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "lease_owner",
+        "lease_expires_at",
+        "tokens",
+        "round_decisions",
+        "llm_attempts",
+    ]
+    # Every field in reading order (unlisted model fields would come first, and the raw
+    # contest_reasons beside "why contested").
+    fields = [
+        *readonly_fields[: readonly_fields.index("created_at")],
+        "panel",
+        "evaluation_run",
+        "suite_case",
+        "repeat",
+        "api_token",
+        "callback_url",
+        "hidden_at",
+        *readonly_fields[readonly_fields.index("created_at") :],
+    ]
+    inlines = [AgentInline]
+
+    def get_queryset(self, request):
+        return (
+            super().get_queryset(request).select_related("override__by").prefetch_related("agents")
+        )
+
+    def get_urls(self):
+        override = self.admin_site.admin_view(self.override_view)
+        return [
+            path("<int:judgement_id>/override/", override, name="judgements_judgement_override"),
+            *super().get_urls(),
+        ]
+
+    def override_view(self, request, judgement_id: int):
+        """Put a human's verdict in force over the panel's (judgements/outcome/overrides.py)."""
+        judgement = get_object_or_404(Judgement, pk=judgement_id)
+        if not overrides.may_override(request.user):
+            raise PermissionDenied
+        change_url = reverse("admin:judgements_judgement_change", args=[judgement.pk])
+        form = overrides.OverrideForm(request.POST or None, verdict=judgement.verdict)
+        refusal = ""
+        if request.method == "POST" and form.is_valid():
+            refusal = overrides.apply_form(judgement.pk, request.user, form) or ""
+            if not refusal and form.is_valid():
+                messages.success(request, "The override is in force.")
+                return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Override: {judgement.title}",
+            "judgement": judgement,
+            "form": form,
+            "refusal": refusal,
+            "change_url": change_url,
+            "opts": self.model._meta,
+        }
+        status = 200 if request.method == "GET" else (409 if refusal else 400)
+        return TemplateResponse(request, "admin/judgements/override.html", context, status=status)
+
+    @admin.display(description="verdict in force")
+    def verdict_display(self, obj: Judgement) -> str:
+        override = obj.override_or_none
+        if override is None:
+            return obj.get_verdict_display()
+        return f"{obj.get_verdict_display()} (overridden by {override.by.get_username()})"
+
+    @admin.display(description="override")
+    def override_display(self, obj: Judgement) -> str:
+        return render_to_string(
+            "admin/judgements/override_field.html",
+            {
+                "judgement": obj,
+                "override": obj.override_or_none,
+                "url": reverse("admin:judgements_judgement_override", args=[obj.pk]),
+            },
+        )
+
+    @admin.display(description="why contested")
+    def contest_reasons_display(self, obj: Judgement) -> str:
+        return " ".join(obj.contest_reasons) or "—"
+
+    @admin.display(description="confirmation")
+    def confirmation_display(self, obj: Judgement) -> str:
+        confirmation = obj.confirmation_or_none
+        if confirmation is None:
+            return "—"
+        return (
+            f"{confirmation.get_decision_display()} kept by {confirmation.by.get_username()} "
+            f"on {confirmation.at:%Y-%m-%d %H:%M}: {confirmation.reason}"
+        )
+
+    @admin.display(description="round decisions")
+    def round_decisions(self, obj: Judgement) -> str:
+        decisions = RoundDecision.objects.filter(agent__judgement=obj).select_related("agent")
+        changes = obj.vote_changes()
+        rows = [(d, changes[d.agent_id, d.round]) for d in decisions]
+        return render_to_string("admin/judgements/round_decisions.html", {"rows": rows})
+
+    @admin.display(description="LLM attempts (as sent and as answered)")
+    def llm_attempts(self, obj: Judgement) -> str:
+        attempts = LLMAttempt.objects.filter(agent__judgement=obj).select_related("agent")
+        return render_to_string("admin/judgements/llm_attempts.html", {"attempts": attempts})
+
+    @admin.display(description="tokens (all attempts)")
+    def tokens(self, obj: Judgement) -> str:
+        totals = obj.token_totals()
+        if totals["prompt"] is None:
+            return "—"
+        cached = totals["cached"]
+        share = f" ({100 * cached / totals['prompt']:.0f} %)" if cached and totals["prompt"] else ""
+        return (
+            f"prompt {totals['prompt']}, of which cached {cached if cached is not None else '—'}"
+            f"{share}; completion {totals['completion']}"
+        )
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj: Judgement) -> str:
+        return f"{obj.created_at:%Y-%m-%d %H:%M}"
+
+    @admin.display(description="duration")
+    def duration_display(self, obj: Judgement) -> str:
+        return f"{obj.duration.total_seconds():.1f} s" if obj.duration else "—"

@@ -1,0 +1,145 @@
+"""The audit's other records: every LLM attempt as sent, reviews, API tokens and webhook
+deliveries."""
+
+from django.contrib import admin
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.models import (
+    ApiToken,
+    Confirmation,
+    LLMAttempt,
+    Override,
+    RoundDecision,
+    WebhookAttempt,
+    WebhookDelivery,
+)
+
+
+@admin.register(LLMAttempt)
+class LLMAttemptAdmin(AuditAdmin):
+    """Each call as it was sent and answered, retries and failures included."""
+
+    list_display = [
+        "agent_name",
+        "judgement_link",
+        "round",
+        "attempt",
+        "outcome",
+        "duration_ms",
+        "started",
+    ]
+    list_display_links = ["agent_name"]
+    list_filter = ["outcome", "model", ("started_at", admin.DateFieldListFilter)]
+    list_select_related = ["agent__judgement"]
+    search_fields = ["agent__judgement__title", "response_text", "error"]
+    ordering = ["-started_at", "-id"]
+    fields = [
+        "judgement_link",
+        "agent",
+        "round",
+        "attempt",
+        "outcome",
+        "provider",
+        "model",
+        "base_url",
+        "duration_ms",
+        "prompt_tokens",
+        "cached_tokens",
+        "completion_tokens",
+        "started_at",
+        "chat",
+    ]
+    readonly_fields = fields
+
+    # Short columns, so the list fits beside its filters at 1280 px (the model is a filter).
+    @admin.display(description="started", ordering="started_at")
+    def started(self, obj: LLMAttempt) -> str:
+        return f"{obj.started_at:%Y-%m-%d %H:%M:%S}"
+
+    @admin.display(description="agent", ordering="agent__name")
+    def agent_name(self, obj: LLMAttempt) -> str:
+        return obj.agent.name
+
+    @admin.display(description="judgement")
+    def judgement_link(self, obj: LLMAttempt) -> str:
+        judgement = obj.agent.judgement
+        url = reverse("admin:judgements_judgement_change", args=[judgement.pk])
+        return render_to_string(
+            "admin/judgements/_link.html", {"url": url, "text": judgement.title}
+        )
+
+    @admin.display(description="the request as a chat, and the reply or error")
+    def chat(self, obj: LLMAttempt) -> str:
+        return render_to_string("admin/judgements/_attempt_chat.html", {"attempt": obj})
+
+
+@admin.register(Override)
+class OverrideAdmin(AuditAdmin):
+    """The override audit: who set which panel verdict aside, when, and why."""
+
+    list_display = ["judgement", "panel_status", "decision", "by", "at"]
+    list_filter = ["decision", "panel_status"]
+    search_fields = ["judgement__title", "reason", "by__username"]
+    readonly_fields = ["judgement", "panel_status", "decision", "by", "at", "reason"]
+
+
+@admin.register(Confirmation)
+class ConfirmationAdmin(AuditAdmin):
+    """The confirmation audit: who looked at a contested verdict and kept it, and why."""
+
+    list_display = ["judgement", "panel_status", "by", "at"]
+    list_filter = ["panel_status"]
+    search_fields = ["judgement__title", "reason", "by__username"]
+    readonly_fields = ["judgement", "panel_status", "by", "at", "reason"]
+
+
+@admin.register(RoundDecision)
+class RoundDecisionAdmin(AuditAdmin):
+    list_display = ["agent", "round", "decision", "latency_ms", "created_at"]
+    list_filter = ["decision", "round"]
+    search_fields = ["agent__name", "agent__judgement__title", "reason"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are issued with `manage.py api_token`; here they can be seen and revoked."""
+
+    list_display = ["name", "user", "prefix", "created_at", "last_used_at"]
+    readonly_fields = ["name", "user", "prefix", "key_hash", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+class WebhookAttemptInline(ReadOnlyInline):
+    model = WebhookAttempt
+    fields = ["number", "started_at", "status_code", "duration_ms", "error", "worker"]
+    readonly_fields = fields
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(AuditAdmin):
+    """Every webhook and each of its attempts (status, duration, error), read-only."""
+
+    list_display = ["__str__", "event", "status", "attempt_count", "created_at", "finished_at"]
+    list_filter = ["status", "event"]
+    search_fields = ["judgement__title", "url"]
+    readonly_fields = [
+        "judgement",
+        "event",
+        "url",
+        "status",
+        "attempt_count",
+        "next_attempt_at",
+        "lease_owner",
+        "lease_expires_at",
+        "created_at",
+        "finished_at",
+        "payload",
+    ]
+    inlines = [WebhookAttemptInline]

@@ -1,0 +1,190 @@
+"""What can be checked in an agent's answer without asking a model: pure, no Django.
+
+Two failures of small models are visible in the record and checkable word by word:
+
+- **A claimed absence of a stated fact.** An answer lists in `missing` what it says the
+  content lacks ("receipt", "rollback plan"); when the words of such an item stand
+  together in the content (case, plurals and simple word forms aside) and nothing next
+  to them denies them ("no rollback plan", "rollback: none"), the content states what
+  the answer calls missing.
+- **A peer's reason adopted.** In rounds 2 and 3 an agent gives, word for word (case,
+  spacing and end punctuation aside), a reason another agent gave in an earlier round:
+  a reason about that agent's criterion, not its own. Keeping its own earlier words is
+  not copying, even when a peer copied them first.
+
+The engine asks such an answer once more with the finding pointed out
+(judgements/engine/deliberation.py); what persists is a signal of the contested mark
+(judgements/core/contested.py).
+"""
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from judgements.core import rules
+
+# Words that carry no fact in a `missing` item ("no itemised receipt", "a mention of the
+# rollback plan"): an item of these alone is never checked.
+FILLER_WORDS = frozenset(
+    """
+    a an the any no not none nor of or and for to in on at by with without is are was
+    were be been being it its this that these those there their his her mention mentioned
+    mentions stated state states statement missing lack lacks lacking absent given
+    provided clear clearly explicit explicitly specific specified information info detail
+    details proof evidence
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+# Longest first, so "ies" is tried before "es" and "s".
+_SUFFIXES = ("ings", "ing", "ied", "ies", "ed", "es", "s")
+APOSTROPHE = "\u2019"  # a typographic apostrophe, as in "itemised receipt\u2019s"
+_WORD = re.compile(r"[^\W_]+(?:['\u2019-][^\W_]+)*")
+_SPACE = re.compile(r"\s+")
+MIN_STEM = 3
+
+
+def stem(word: str) -> str:
+    """A word reduced to a rough stem, so "receipts", "reviewed" and "testing" meet
+    "receipt", "review" and "test": case folded, one common suffix off, a doubled final
+    consonant undone ("planned" -> "plan"). Deliberately simple: it must never let two
+    unrelated words meet, and a word it misses only means a claim goes unchecked."""
+    word = word.casefold().replace(APOSTROPHE, "'").removesuffix("'s")
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= MIN_STEM:
+            base = word[: -len(suffix)]
+            if suffix in ("ied", "ies"):
+                base += "y"
+            elif (
+                suffix in ("ing", "ings", "ed")
+                and len(base) > MIN_STEM
+                and base[-1] == base[-2]
+                and base[-1] not in "aeiouls"
+            ):
+                base = base[:-1]
+            if suffix == "es" and not base.endswith(("s", "x", "z", "ch", "sh")):
+                base = word[:-1]  # "rates" -> "rate", not "rat"
+            return base
+    return word
+
+
+def words(text: str) -> list[str]:
+    return [match.group(0) for match in _WORD.finditer(text)]
+
+
+def fact_words(item: str) -> list[str]:
+    """The words of a `missing` item that name a fact, as stems (each once)."""
+    return list(dict.fromkeys(stem(w) for w in words(item) if w.casefold() not in FILLER_WORDS))
+
+
+# A fact the content names only to deny it ("No rollback plan yet", "Rollback: none",
+# "tests were not run") is not stated: these words just before or after it negate it.
+NEGATIONS = frozenset(
+    {
+        *("no", "not", "none", "without", "never", "nobody", "nothing", "nor"),
+        *("missing", "lacks", "lacking", "absent", "skipped"),
+    }
+)
+NEGATION_BEFORE = 3  # words
+NEGATION_AFTER = 3
+# The fact words must stand close together, as one phrase with a few words between:
+# "rollback" in one sentence and "plan" in another state no rollback plan.
+PHRASE_SLACK = 3
+
+
+def is_negation(word: str) -> bool:
+    word = word.casefold().replace(APOSTROPHE, "'")
+    return word in NEGATIONS or word.endswith("n't")
+
+
+def stated(facts: Sequence[str], content_words: Sequence[str]) -> bool:
+    """Whether the content states the fact: its words within one short stretch, not
+    negated just before or after."""
+    content_stems = [stem(word) for word in content_words]
+    width = len(facts) + PHRASE_SLACK
+    for start, first in enumerate(content_stems):
+        if first not in facts:
+            continue
+        window = content_stems[start : start + width]
+        if not all(fact in window for fact in facts):
+            continue
+        end = start + max(window.index(fact) for fact in facts)
+        around = [
+            *content_words[max(start - NEGATION_BEFORE, 0) : start],
+            *content_words[start : end + 1],
+            *content_words[end + 1 : end + 1 + NEGATION_AFTER],
+        ]
+        if not any(is_negation(word) for word in around):
+            return True
+    return False
+
+
+def stated_absences(missing: Sequence[str], content: str) -> list[str]:
+    """The items of `missing` that the content states (see `stated`). Items with no fact
+    word are not checked."""
+    content_words = words(content)
+    found = []
+    for item in missing:
+        facts = fact_words(item)
+        if facts and stated(facts, content_words):
+            found.append(item)
+    return found
+
+
+def refuted_absences(decision: str, missing: Sequence[str], content: str) -> list[str]:
+    """stated_absences of a reject's `missing` list; an approve's decides nothing."""
+    return stated_absences(missing, content) if decision == rules.Vote.REJECT else []
+
+
+def normalise_reason(reason: str) -> str:
+    return _SPACE.sub(" ", reason).strip().strip(".!").casefold()
+
+
+@dataclass(frozen=True)
+class EarlierReason:
+    agent_name: str
+    round: int
+    reason: str
+
+
+def copied_from(
+    agent_name: str, round_number: int, reason: str, earlier: Iterable[EarlierReason]
+) -> EarlierReason | None:
+    """The peer's earlier reason that `reason` repeats word for word, or None. Round 1
+    copies nothing (there is nothing earlier); an agent repeating its own earlier words
+    is not copying."""
+    if round_number < 2:
+        return None
+    said = normalise_reason(reason)
+    before = [e for e in earlier if e.round < round_number]
+    if any(e.agent_name == agent_name and normalise_reason(e.reason) == said for e in before):
+        return None
+    for other in sorted(before, key=lambda e: (e.round, e.agent_name)):
+        if other.agent_name != agent_name and normalise_reason(other.reason) == said:
+            return other
+    return None
+
+
+@dataclass(frozen=True)
+class Findings:
+    """What a check found in one answer: the `missing` items the content states, and the
+    peer's reason it copied."""
+
+    stated: tuple[str, ...] = ()
+    copied: EarlierReason | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.stated) or self.copied is not None
+
+
+def check_answer(
+    agent_name: str,
+    round_number: int,
+    decision: str,
+    reason: str,
+    missing: Sequence[str],
+    content: str,
+    earlier: Iterable[EarlierReason],
+) -> Findings:
+    return Findings(
+        stated=tuple(refuted_absences(decision, missing, content)),
+        copied=copied_from(agent_name, round_number, reason, earlier),
+    )

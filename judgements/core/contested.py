@@ -1,0 +1,252 @@
+"""When not to trust a verdict: the contested mark, a pure function of the panel's record.
+
+The panel's verdict is the weighted 2-of-3 rule's (judgements/core/rules.py) and nothing here
+changes it. Beside it, `assess` reads what the record shows about how the verdict came
+about and names each sign of doubt in words. A judgement is *contested* when any of the
+counted signals (COUNTED) fires; a person should look at it before anyone relies on it.
+
+The signals, each read from the stored votes, reasons and attempts alone:
+
+- SPLIT: the final decisions are 2-1, not unanimous.
+- LATE_CHANGE: an agent's final decision differs from its round-1 vote: it was settled
+  by a change of vote in round 2 or 3.
+- CONFORMED: an agent changed its vote to the one both other agents had given in the
+  round before.
+- COPIED: a later-round reason repeats word for word a reason a peer gave earlier (a
+  reason about another criterion), after the engine asked again once.
+- STATED_ABSENCE: a reject whose `missing` names something the content states (every
+  fact word of it stands in the content), after the engine asked again once.
+- RECHECKED: an answer the engine had to ask again because of one of the two checks
+  above, even though the second answer passed them.
+- RETRIED: an answer that needed more than one attempt (a failed or invalid reply).
+
+Which of them count was chosen on the starter suite and confirmed on the red-team and
+held-out suites (docs/contested.md has the measurements); `assess` reports all of them
+either way, and the level (how many kinds fired) orders judgements for the report's
+accuracy-against-coverage curve.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from judgements.core import answer_checks, rules
+
+
+class Signal(StrEnum):
+    SPLIT = "split"
+    LATE_CHANGE = "late_change"
+    CONFORMED = "conformed"
+    COPIED = "copied"
+    STATED_ABSENCE = "stated_absence"
+    RECHECKED = "rechecked"
+    RETRIED = "retried"
+
+
+# The signals that make a judgement contested. See the module's docstring and
+# docs/contested.md for why these and not the others.
+COUNTED = frozenset({Signal.SPLIT, Signal.LATE_CHANGE, Signal.COPIED, Signal.STATED_ABSENCE})
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One agent's stored answer in one round, and how it was obtained."""
+
+    round: int
+    decision: str
+    reason: str
+    missing: tuple[str, ...] = ()
+    attempts: int = 1  # calls that failed or gave an invalid reply, plus this one
+    rechecked: bool = False  # a first answer failed a check and was asked again
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    name: str
+    answers: tuple[Answer, ...]  # in round order
+
+    @property
+    def votes(self) -> list[str]:
+        return [answer.decision for answer in self.answers]
+
+
+@dataclass(frozen=True)
+class Finding:
+    signal: Signal
+    words: str
+    agent: str | None = None
+    round: int | None = None
+
+
+@dataclass(frozen=True)
+class Contest:
+    findings: tuple[Finding, ...]
+
+    @property
+    def contested(self) -> bool:
+        return any(finding.signal in COUNTED for finding in self.findings)
+
+    @property
+    def reasons(self) -> list[str]:
+        """Why it is contested, in words; empty when it is not."""
+        return [f.words for f in self.findings if f.signal in COUNTED]
+
+    @property
+    def signals(self) -> list[str]:
+        """Every kind of signal that fired, counted or not, in Signal order."""
+        fired = {finding.signal for finding in self.findings}
+        return [signal.value for signal in Signal if signal in fired]
+
+    @property
+    def level(self) -> int:
+        """How many kinds of signal fired: 0 for a clean record."""
+        return len(self.signals)
+
+
+def assess(content: str, agents: Sequence[AgentRecord]) -> Contest:
+    """The signals in a finished panel's record (three agents, three answers each)."""
+    findings = [
+        *split(agents),
+        *late_changes(agents),
+        *conformed(agents),
+        *copied(agents),
+        *stated_absences(content, agents),
+        *rechecked(agents),
+        *retried(agents),
+    ]
+    return Contest(tuple(findings))
+
+
+def finals(agents: Sequence[AgentRecord]) -> list[str]:
+    return [rules.final_vote(agent.votes).value for agent in agents]
+
+
+def split(agents: Sequence[AgentRecord]) -> list[Finding]:
+    decisions = finals(agents)
+    if len(set(decisions)) < 2:
+        return []
+    majority = rules.panel_decision(decisions).value
+    lone, dissent = next((a, d) for a, d in zip(agents, decisions, strict=True) if d != majority)
+    return [
+        Finding(
+            Signal.SPLIT,
+            f"The panel split 2-1: {lone.name} decided {verb(dissent)} "
+            f"against the others' {verb(majority)}.",
+            agent=lone.name,
+        )
+    ]
+
+
+def late_changes(agents: Sequence[AgentRecord]) -> list[Finding]:
+    found = []
+    for agent, final in zip(agents, finals(agents), strict=True):
+        votes = agent.votes
+        if votes[0] == final:
+            continue
+        # The round from which the agent voted its final decision to the end.
+        settled = next(
+            r for r in range(2, len(votes) + 1) if all(v == final for v in votes[r - 1 :])
+        )
+        found.append(
+            Finding(
+                Signal.LATE_CHANGE,
+                f"{agent.name}'s {verb(final)} came from a round-{settled} change "
+                f"(round 1: {verb(votes[0])}).",
+                agent=agent.name,
+                round=settled,
+            )
+        )
+    return found
+
+
+def conformed(agents: Sequence[AgentRecord]) -> list[Finding]:
+    found = []
+    changes = rules.vote_changes([agent.votes for agent in agents])
+    for agent, agent_changes in zip(agents, changes, strict=True):
+        for answer, change in zip(agent.answers, agent_changes, strict=True):
+            if change.changed and change.with_majority:
+                found.append(
+                    Finding(
+                        Signal.CONFORMED,
+                        f"{agent.name} changed to {verb(answer.decision)} in round "
+                        f"{answer.round}, the vote both others gave the round before.",
+                        agent=agent.name,
+                        round=answer.round,
+                    )
+                )
+    return found
+
+
+def copied(agents: Sequence[AgentRecord]) -> list[Finding]:
+    earlier = [
+        answer_checks.EarlierReason(agent.name, answer.round, answer.reason)
+        for agent in agents
+        for answer in agent.answers
+    ]
+    found = []
+    for agent in agents:
+        for answer in agent.answers:
+            source = answer_checks.copied_from(agent.name, answer.round, answer.reason, earlier)
+            if source is not None:
+                found.append(
+                    Finding(
+                        Signal.COPIED,
+                        f"{agent.name}'s round-{answer.round} reason repeats word for word "
+                        f"{source.agent_name}'s round-{source.round} reason, about "
+                        f"{source.agent_name}'s criterion.",
+                        agent=agent.name,
+                        round=answer.round,
+                    )
+                )
+    return found
+
+
+def stated_absences(content: str, agents: Sequence[AgentRecord]) -> list[Finding]:
+    found = []
+    for agent in agents:
+        for answer in agent.answers:
+            stated = answer_checks.refuted_absences(answer.decision, answer.missing, content)
+            if stated:
+                items = ", ".join(f'"{item}"' for item in stated)
+                found.append(
+                    Finding(
+                        Signal.STATED_ABSENCE,
+                        f"{agent.name} rejected in round {answer.round} for lack of {items}, "
+                        "which the content states.",
+                        agent=agent.name,
+                        round=answer.round,
+                    )
+                )
+    return found
+
+
+def rechecked(agents: Sequence[AgentRecord]) -> list[Finding]:
+    return [
+        Finding(
+            Signal.RECHECKED,
+            f"{agent.name}'s round-{answer.round} answer failed a check and was asked again.",
+            agent=agent.name,
+            round=answer.round,
+        )
+        for agent in agents
+        for answer in agent.answers
+        if answer.rechecked
+    ]
+
+
+def retried(agents: Sequence[AgentRecord]) -> list[Finding]:
+    return [
+        Finding(
+            Signal.RETRIED,
+            f"{agent.name}'s round-{answer.round} answer needed {answer.attempts} attempts.",
+            agent=agent.name,
+            round=answer.round,
+        )
+        for agent in agents
+        for answer in agent.answers
+        if answer.attempts > 1
+    ]
+
+
+def verb(decision: str) -> str:
+    return "approve" if decision == rules.Vote.APPROVE else "reject"

@@ -1,0 +1,85 @@
+"""How async code reaches the database: `db_call`, the one helper that runs ORM code off
+the event loop, for the engine, the API, the live page's websocket and commands alike.
+
+The engine's calls run in a small thread pool of their own (one connection per thread,
+so judgements do not queue behind one another's queries) and ride out a database that is
+briefly unreachable instead of dying mid-judgement. A request's calls
+(`for_request=True`) run on the loop's default threads with Django's per-request
+connection handling, and fail at once: a client is told now rather than kept waiting.
+"""
+
+import functools
+import logging
+from concurrent.futures import ThreadPoolExecutor
+
+from asgiref.sync import sync_to_async
+from channels.db import DatabaseSyncToAsync
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, connections
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception_type,
+    stop_after_delay,
+    wait_exponential_jitter,
+)
+
+log = logging.getLogger(__name__)
+
+DATABASE_DOWN = (OperationalError, InterfaceError)
+
+
+@functools.cache
+def db_executor() -> ThreadPoolExecutor:
+    """The process's engine threads: one pool, whatever event loop asks (cached: made
+    once, on first use, when the settings are read)."""
+    return ThreadPoolExecutor(
+        max_workers=max(1, settings.MAGI_DB_THREADS), thread_name_prefix="magi-db"
+    )
+
+
+def _dropping_dead_connections(func):
+    @functools.wraps(func)
+    def guarded(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except DATABASE_DOWN:
+            # This thread's connection may be dead (the server restarted): drop it so the
+            # next try connects afresh.
+            connections.close_all()
+            raise
+
+    return guarded
+
+
+def db_call(func, *, for_request: bool = False):
+    """Make a synchronous ORM function awaitable: retried while the database is away, or
+    (`for_request`) as a request's, with stale connections closed around it.
+
+    A request's calls do not use plain sync_to_async, which runs every such call of the
+    process on one thread: each read would queue behind every write in flight (a burst of
+    creations held /healthz and every read for seconds); the database, not that thread,
+    serialises what must be."""
+    if for_request:
+        return DatabaseSyncToAsync(func, thread_sensitive=False)
+    guarded = _dropping_dead_connections(func)
+
+    @functools.wraps(func)
+    async def wrapper(*args, **kwargs):
+        run = sync_to_async(guarded, thread_sensitive=False, executor=db_executor())
+        retrying = AsyncRetrying(
+            retry=retry_if_exception_type(DATABASE_DOWN),
+            stop=stop_after_delay(settings.MAGI_DB_RETRY_SECONDS),
+            wait=wait_exponential_jitter(multiplier=0.05, jitter=0.1, max=1.0),
+            before_sleep=lambda state: log.warning(
+                "database call %s failed (%s); retrying",
+                func.__name__,
+                state.outcome.exception() if state.outcome else "?",
+            ),
+            reraise=True,
+        )
+        async for attempt in retrying:
+            with attempt:
+                return await run(*args, **kwargs)
+        raise AssertionError("unreachable: tenacity either returns or re-raises")
+
+    return wrapper

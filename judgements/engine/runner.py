@@ -1,0 +1,281 @@
+"""The engine in one process: an `EngineRunner` runs judgements within its capacity.
+
+It claims a judgement (a lease in the database), renews the lease while the deliberation
+runs, ends the judgement in error when a call fails for good or its time is up, and
+sweeps the database for work nobody woke it for (queued judgements whose wake-up was lost,
+judgements whose worker died). All of its state lives on the instance; tests drive it one
+step at a time with `run_single_cycle()` and `run_judgement()`.
+"""
+
+import asyncio
+import logging
+import os
+import socket
+import uuid
+
+from channels.layers import get_channel_layer
+from django.conf import settings
+from django.utils import timezone
+
+from judgements.engine import storage, transitions
+from judgements.engine.database import DATABASE_DOWN
+from judgements.engine.deliberation import AgentFailure, deliberate
+from judgements.engine.events import Event, publish
+from judgements.engine.lease import HeldLease, LeaseLost
+from judgements.engine.slots import batch_share
+from judgements.engine.transitions import Lease
+from judgements.llm import calls
+from judgements.models import Judgement
+from judgements.outcome import webhooks
+
+log = logging.getLogger(__name__)
+
+
+def new_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class EngineRunner:
+    def __init__(self, worker_id: str | None = None, concurrency: int | None = None) -> None:
+        self.worker_id = worker_id or new_worker_id()
+        self.concurrency = concurrency or settings.MAGI_WORKER_CONCURRENCY
+        # HTTP pools and per-model call slots belong to one event loop: this runner's.
+        self.clients = calls.Clients()
+        self.running: dict[int, asyncio.Task] = {}
+        # Of those, the evaluation runs' judgements: they fill at most
+        # slots.batch_share(concurrency), so a person's judgement always finds room.
+        self.batch: set[int] = set()
+        # Set when a judgement ends here, so the sweeper looks for waiting work at once.
+        self.capacity_freed = asyncio.Event()
+        # Set when a judgement ends here: its webhook (if any) is due now.
+        self.webhooks_due = asyncio.Event()
+
+    def __str__(self) -> str:
+        return f"engine worker {self.worker_id}"
+
+    # --- one judgement --------------------------------------------------------------
+
+    async def run_judgement(self, judgement_id: int, *, claimed: bool = False) -> bool:
+        """Run (or resume) one judgement to its end. False if someone else holds it.
+
+        `claimed` says this runner already holds the lease (the sweeper claims in batches).
+        """
+        if not claimed:
+            candidates = Judgement.objects.filter(pk=judgement_id)
+            if not await transitions.aclaim(self.worker_id, candidates, 1):
+                return False
+        deliberation = await storage.load(judgement_id)
+        # The deadline counts from the first claim, across resumes.
+        started = deliberation.judgement.started_at or timezone.now()
+        remaining = settings.MAGI_JUDGEMENT_TIMEOUT - (timezone.now() - started).total_seconds()
+        lease = HeldLease(judgement_id, self.worker_id)
+        work = asyncio.create_task(deliberate(deliberation, lease, self.clients))
+        taken = asyncio.Event()
+        renewer = asyncio.create_task(self.keep_lease(lease, work, taken))
+        try:
+            async with asyncio.timeout(max(remaining, 0.0)):
+                status = await work
+            await publish(judgement_id, Event.FINISHED, status=status.value)
+        except AgentFailure as failure:
+            await self.end_in_error(
+                judgement_id,
+                str(failure),
+                agent_id=failure.agent_id,
+                round_number=failure.round_number,
+            )
+        except TimeoutError:
+            round_number = deliberation.round_under_way()
+            await self.end_in_error(
+                judgement_id, transitions.timeout_message(round_number), round_number=round_number
+            )
+        except LeaseLost:
+            log.warning("judgement %s was taken over by another worker", judgement_id)
+        except DATABASE_DOWN:
+            # The database stayed away longer than we wait for it. The lease will expire
+            # and a worker resumes the judgement from what was stored.
+            log.exception("database unavailable while judging %s", judgement_id)
+            raise
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not taken.is_set() or (current is not None and current.cancelling()):
+                raise
+            log.warning("judgement %s was taken over or cancelled; stopped", judgement_id)
+        except Exception as exc:
+            log.exception("judgement %s failed unexpectedly", judgement_id)
+            await self.end_in_error(judgement_id, f"Internal error: {type(exc).__name__}: {exc}")
+        finally:
+            renewer.cancel()
+            if not work.done():
+                work.cancel()
+                await asyncio.gather(work, return_exceptions=True)
+        return True
+
+    async def keep_lease(self, lease: HeldLease, work: asyncio.Task, taken: asyncio.Event):
+        """Renew the lease while `work` runs; stop the work once another worker holds it.
+
+        A database that is away only delays the renewal: if nobody took the judgement in
+        the meantime, the renewal that gets through keeps it ours (storing a decision
+        checks ownership in any case, and no call goes out on a stale lease: lease.py).
+        """
+        judgement_id = lease.judgement_id
+        interval = settings.MAGI_LEASE_SECONDS / 3
+        while not work.done():
+            await asyncio.sleep(interval)
+            try:
+                state = await lease.renew()
+            except DATABASE_DOWN:
+                log.warning("could not renew the lease on judgement %s; trying again", judgement_id)
+                continue
+            if state is Lease.ENDED:
+                return  # finished, most likely by the work itself a moment ago
+            if state is Lease.CANCELLED:
+                if not work.done():
+                    log.info("judgement %s was cancelled; stopping its calls", judgement_id)
+                    taken.set()
+                    work.cancel()
+                return
+            if state is Lease.TAKEN:
+                log.warning("lost the lease on judgement %s; stopping", judgement_id)
+                taken.set()
+                work.cancel()
+                return
+
+    async def end_in_error(
+        self,
+        judgement_id: int,
+        message: str,
+        *,
+        agent_id: int | None = None,
+        round_number: int | None = None,
+    ) -> None:
+        failed = await transitions.afail(
+            judgement_id,
+            message,
+            worker_id=self.worker_id,
+            agent_id=agent_id,
+            round_number=round_number,
+        )
+        if failed:
+            await publish(judgement_id, Event.FAILED, message=message)
+
+    # --- scheduling -----------------------------------------------------------------
+
+    def free_capacity(self) -> int:
+        busy = sum(1 for task in self.running.values() if not task.done())
+        return max(self.concurrency - busy, 0)
+
+    def free_batch_capacity(self) -> int:
+        busy = sum(1 for pk in self.batch if pk in self.running and not self.running[pk].done())
+        return min(max(batch_share(self.concurrency) - busy, 0), self.free_capacity())
+
+    def start(
+        self, judgement_id: int, *, claimed: bool = False, batch: bool = False
+    ) -> asyncio.Task | None:
+        """Run a judgement in the background, once, within capacity. None if it already
+        runs here or there is no room (it waits in the database for the sweeper)."""
+        task = self.running.get(judgement_id)
+        if task is not None and not task.done():
+            return None
+        if not claimed and not self.free_capacity():
+            return None
+        task = asyncio.create_task(
+            self.run_judgement(judgement_id, claimed=claimed), name=f"judgement-{judgement_id}"
+        )
+        self.running[judgement_id] = task
+        if batch:
+            self.batch.add(judgement_id)
+        task.add_done_callback(lambda done: self._finished(judgement_id, done))
+        return task
+
+    def _finished(self, judgement_id: int, task: asyncio.Task) -> None:
+        if self.running.get(judgement_id) is task:
+            del self.running[judgement_id]
+            self.batch.discard(judgement_id)
+        if not task.cancelled() and task.exception() is not None:
+            log.error(
+                "judgement %s stopped: %r; a worker resumes it once its lease expires",
+                judgement_id,
+                task.exception(),
+            )
+        # A slot is free: let the sweeper look for waiting work now, not at its next tick.
+        self.capacity_freed.set()
+        self.webhooks_due.set()
+
+    async def run_single_cycle(self) -> list[int]:
+        """One sweep: end in error the judgements whose time is up, then claim and start
+        as many waiting ones as there is room for, people's first and evaluation runs'
+        within their share (judgements/engine/slots.py). Returns the ids started."""
+        for judgement_id, message in await transitions.aexpire_overdue(self.worker_id):
+            log.warning("judgement %s: %s", judgement_id, message)
+            await publish(judgement_id, Event.FAILED, message=message)
+        interactive = Judgement.objects.filter(evaluation_run__isnull=True)
+        started = [
+            judgement_id
+            for judgement_id in await transitions.aclaim(
+                self.worker_id, interactive, self.free_capacity()
+            )
+            if self.start(judgement_id, claimed=True) is not None
+        ]
+        runs = Judgement.objects.filter(evaluation_run__isnull=False)
+        return started + [
+            judgement_id
+            for judgement_id in await transitions.aclaim(
+                self.worker_id, runs, self.free_batch_capacity()
+            )
+            if self.start(judgement_id, claimed=True, batch=True) is not None
+        ]
+
+    async def sweep_forever(self) -> None:
+        while True:
+            self.capacity_freed.clear()
+            try:
+                await self.run_single_cycle()
+            except Exception:
+                log.exception("sweep failed; trying again later")
+            try:
+                async with asyncio.timeout(settings.MAGI_SWEEP_INTERVAL):
+                    await self.capacity_freed.wait()
+            except TimeoutError:
+                pass
+
+    async def deliver_webhooks_forever(self, batch: int = 20) -> None:
+        """Send due webhooks (judgements/outcome/webhooks.py); every worker does, so a dead
+        worker's deliveries are taken over once their lease expires."""
+        while True:
+            self.webhooks_due.clear()
+            try:
+                if await webhooks.adeliver_due(self.worker_id, batch) >= batch:
+                    continue  # more may be waiting
+            except Exception:
+                log.exception("webhook delivery failed; trying again later")
+            try:
+                async with asyncio.timeout(settings.MAGI_SWEEP_INTERVAL):
+                    await self.webhooks_due.wait()
+            except TimeoutError:
+                pass
+
+    async def listen_forever(self) -> None:
+        """Start judgements as their wake-ups arrive on the engine's channel."""
+        layer = get_channel_layer()
+        while True:
+            try:
+                message = await layer.receive(settings.MAGI_ENGINE_CHANNEL)
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                # A channel layer that drops out (Redis restarting) must not end the
+                # worker: the database still holds the work, and the sweeper finds it.
+                log.exception("channel layer receive failed; retrying in a second")
+                await asyncio.sleep(1.0)
+                continue
+            if message.get("judgement_id") is None:
+                self.capacity_freed.set()  # an evaluation run's: claimed by the sweep
+            else:
+                self.start(int(message["judgement_id"]))
+
+    async def run_forever(self) -> None:
+        log.info("%s listening on %s", self, settings.MAGI_ENGINE_CHANNEL)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.sweep_forever())
+            group.create_task(self.listen_forever())
+            group.create_task(self.deliver_webhooks_forever())

@@ -1,0 +1,267 @@
+"""Every change of a judgement's status, one function each.
+
+Each transition names the states it may start from and is one conditional UPDATE, so two
+workers (or a worker and the sweeper) can never both move the same judgement: the loser's
+UPDATE matches no row. Each is logged at INFO with the worker, the round and how long the
+judgement had been running, so a judgement's life can be read from the logs.
+
+    idle ──claim──▶ judging ──finish──▶ approved | rejected
+                     │ ▲
+                     │ └── claim again (lease expired, time not up): resume
+                     └──── fail (a call failed) / expire (time up) ──▶ error
+    idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
+
+Synchronous ORM code: the engine calls these through `db.db_call`.
+"""
+
+import logging
+from datetime import timedelta
+from enum import StrEnum
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+from judgements.core import contested, rules
+from judgements.engine.database import db_call
+from judgements.models import EvaluationRun, Judgement, JudgementQuerySet, RoundDecision, Status
+from judgements.outcome import webhooks
+
+log = logging.getLogger(__name__)
+
+CLAIM_FROM = (Status.IDLE, Status.JUDGING)
+FINISH_FROM = (Status.JUDGING,)
+FAIL_FROM = (Status.JUDGING,)
+EXPIRE_FROM = (Status.JUDGING,)
+CANCEL_FROM = (Status.IDLE, Status.JUDGING)
+
+
+def round_of(judgement_id: int) -> int:
+    """The round the judgement is in, from its stored decisions."""
+    stored = (
+        RoundDecision.objects.filter(agent__judgement_id=judgement_id)
+        .values("agent")
+        .annotate(votes=Count("pk"))
+        .values_list("votes", flat=True)
+    )
+    counts = list(stored)
+    # Agents with no decision yet have no row here.
+    counts += [0] * (rules.PANEL_SIZE - len(counts))
+    return rules.round_under_way(counts)
+
+
+def log_transition(judgement_id: int, source: str, target: str, worker_id: str, started_at):
+    running = (timezone.now() - started_at).total_seconds() if started_at else 0.0
+    log.info(
+        "judgement %s: %s -> %s by worker %s in round %s, %.1f s after its start",
+        judgement_id,
+        source,
+        target,
+        worker_id or "-",
+        round_of(judgement_id),
+        running,
+    )
+
+
+def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int]:
+    """idle, or judging with an expired lease -> judging, leased to `worker_id`; oldest
+    first, at most `limit`. Returns the ids now held.
+
+    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so workers sweeping at the same moment
+    take different rows instead of queueing on one another's locks; the UPDATE then only
+    touches rows this transaction holds. SQLite ignores FOR UPDATE, but its IMMEDIATE
+    transactions take the write lock at BEGIN, so the select-then-update is just as
+    atomic; the conditional UPDATE re-checks claimability either way.
+    """
+    if limit <= 0:
+        return []
+    now = timezone.now()
+    expires = now + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
+    with transaction.atomic():
+        rows = list(
+            candidates.claimable(now)
+            .filter(status__in=CLAIM_FROM)
+            .select_for_update(skip_locked=True)
+            .order_by("created_at", "pk")
+            .values_list("pk", "status", "started_at")[:limit]
+        )
+        if not rows:
+            return []
+        updated = (
+            Judgement.objects.claimable(now)
+            .filter(pk__in=[pk for pk, _, _ in rows])
+            .update(
+                status=Status.JUDGING,
+                lease_owner=worker_id,
+                lease_expires_at=expires,
+                started_at=Coalesce("started_at", now),
+            )
+        )
+        if updated != len(rows):  # pragma: no cover - the locks above make this impossible
+            raise transaction.TransactionManagementError("claimed rows changed under a lock")
+        for pk, source, started_at in rows:
+            log_transition(pk, source, Status.JUDGING, worker_id, started_at or now)
+    return [pk for pk, _, _ in rows]
+
+
+class Lease(StrEnum):
+    HELD = "held"  # renewed: the work goes on
+    ENDED = "ended"  # the judgement finished (most likely by this very worker)
+    # Ended in error while this worker held it: its run was cancelled (cancel_run); the
+    # worker's own failures end it only after its work stopped.
+    CANCELLED = "cancelled"
+    TAKEN = "taken"  # another worker holds it now: this one must stop
+
+
+def renew_lease(judgement_id: int, worker_id: str) -> Lease:
+    """Extend the lease while the work goes on, and say whether it is still ours."""
+    expires = timezone.now() + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
+    held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+    if held.update(lease_expires_at=expires):
+        return Lease.HELD
+    status = Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
+    if status == Status.JUDGING:
+        return Lease.TAKEN
+    return Lease.CANCELLED if status == Status.ERROR else Lease.ENDED
+
+
+def finish(
+    judgement_id: int, worker_id: str, status: Status, contest: contested.Contest | None = None
+) -> bool:
+    """judging, held by `worker_id` -> approved or rejected, with its contested mark (None:
+    not assessed, left unset). False if not ours any more."""
+    if status not in (Status.APPROVED, Status.REJECTED):
+        raise ValueError(f"a judgement finishes approved or rejected, not {status}")
+    judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+    started_at = judgement.values_list("started_at", flat=True).first()
+    # The webhook is stored with the status change, or neither is.
+    with transaction.atomic():
+        updated = judgement.filter(status__in=FINISH_FROM).update(
+            status=status,
+            finished_at=timezone.now(),
+            lease_owner="",
+            lease_expires_at=None,
+            **({} if contest is None else mark_of(contest)),
+        )
+        if updated:
+            webhooks.enqueue(judgement_id, webhooks.FINISHED)
+    if updated:
+        log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
+    return bool(updated)
+
+
+def mark_of(contest: contested.Contest) -> dict:
+    return {
+        "contested": contest.contested,
+        "contest_reasons": contest.reasons,
+        "contest_signals": contest.signals,
+    }
+
+
+def fail(
+    judgement_id: int,
+    message: str,
+    *,
+    worker_id: str,
+    agent_id: int | None = None,
+    round_number: int | None = None,
+) -> bool:
+    """judging, held by `worker_id` -> error, with the cause. Decisions already stored
+    stay. False if the judgement already ended or another worker holds it."""
+    judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+    started_at = judgement.values_list("started_at", flat=True).first()
+    with transaction.atomic():
+        updated = judgement.filter(status__in=FAIL_FROM).update(
+            status=Status.ERROR,
+            error_message=message,
+            error_agent_id=agent_id,
+            error_round=round_number,
+            finished_at=timezone.now(),
+            lease_owner="",
+            lease_expires_at=None,
+        )
+        if updated:
+            webhooks.enqueue(judgement_id, webhooks.FAILED)
+    if updated:
+        log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
+    return bool(updated)
+
+
+def timeout_message(round_number: int) -> str:
+    return (
+        f"Judgement did not finish within {settings.MAGI_JUDGEMENT_TIMEOUT:g} s of its start "
+        f"(given up in round {round_number})"
+    )
+
+
+def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
+    """judging, nobody holding it, past its deadline -> error. Returns (id, message) pairs.
+
+    A judgement whose workers keep dying (or that is resumed only after its deadline)
+    cannot be finished in time; it must not stay "judging" forever.
+    """
+    now = timezone.now()
+    expired = []
+    with transaction.atomic():
+        overdue = list(
+            Judgement.objects.overdue(now)
+            .filter(status__in=EXPIRE_FROM)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "lease_owner", "started_at")[:limit]
+        )
+        for judgement_id, owner, started_at in overdue:
+            round_number = round_of(judgement_id)
+            cause = f"worker {owner} stopped renewing its lease" if owner else "no worker held it"
+            message = f"{timeout_message(round_number)}: {cause}"
+            Judgement.objects.filter(pk=judgement_id).update(
+                status=Status.ERROR,
+                error_message=message,
+                error_round=round_number,
+                finished_at=now,
+                lease_owner="",
+                lease_expires_at=None,
+            )
+            webhooks.enqueue(judgement_id, webhooks.FAILED)
+            log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
+            expired.append((judgement_id, message))
+    return expired
+
+
+def cancel_run(run: EvaluationRun, user) -> list[int]:
+    """An evaluation run's unfinished judgements (idle, or judging on any worker) ->
+    error, naming who cancelled; the run records it. Returns the ids ended. A worker
+    running one stops its calls at its next lease renewal (runner.keep_lease), and what
+    was decided stays in the record. A run already cancelled or done changes nothing."""
+    now = timezone.now()
+    message = f"Cancelled: evaluation run {run.pk} was cancelled by {user.get_username()}"
+    with transaction.atomic():
+        rows = list(
+            run.judgements.filter(status__in=CANCEL_FROM)
+            .select_for_update(skip_locked=True)
+            .values_list("pk", "status", "started_at")
+        )
+        if not rows:
+            return []
+        EvaluationRun.objects.filter(pk=run.pk, cancelled_at__isnull=True).update(
+            cancelled_at=now, cancelled_by=user
+        )
+        Judgement.objects.filter(pk__in=[pk for pk, _, _ in rows], status__in=CANCEL_FROM).update(
+            status=Status.ERROR,
+            error_message=message,
+            finished_at=now,
+            lease_owner="",
+            lease_expires_at=None,
+        )
+        # No webhooks: a run's judgements are made without a callback_url.
+    for pk, source, started_at in rows:
+        log_transition(pk, source, Status.ERROR, f"cancel by {user.get_username()}", started_at)
+    return [pk for pk, _, _ in rows]
+
+
+# Awaitable forms for the engine's event loop, named as Django names its async ORM calls.
+aclaim = db_call(claim)
+arenew_lease = db_call(renew_lease)
+afail = db_call(fail)
+aexpire_overdue = db_call(expire_overdue)

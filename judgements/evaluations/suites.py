@@ -1,0 +1,326 @@
+"""Evaluation suites: labelled cases, read from and written as JSONL (one case a line).
+
+A case is {"id", "content", "expected"} with optional "expected_agents", "tags" and
+"title". Its content and title follow the same rules as a judgement's (forms.TextField),
+so a suite's case is valid exactly when it could be judged. Errors name the line and the
+field ("line 3.expected"), or "name" / "description" / "cases" for the suite as a whole,
+and every error is reported at once.
+"""
+
+import json
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from judgements.core import rules, text
+from judgements.core.errors import MagiError
+from judgements.intake.cases import NAME_MAX_CHARS, TITLE_MAX_CHARS, UTF16_BOMS, TextField
+from judgements.models import Decision, Suite, SuiteCase
+
+CASE_FIELDS = ("id", "title", "content", "expected", "expected_agents", "tags")
+CASE_ID_MAX_CHARS = 100
+TAG_MAX_CHARS = 40
+MAX_TAGS = 20
+DESCRIPTION_MAX_CHARS = 2_000
+# A file full of bad lines gets this many errors, not one per line.
+MAX_LINE_ERRORS = 20
+INJECTION_TAG = "injection"
+JSONL_CONTENT_TYPE = "application/jsonl; charset=utf-8"
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "suites"
+VERDICTS = tuple(Decision.values)
+
+
+class SuiteError(MagiError, ValueError):
+    """An invalid suite: field path ("line 3.expected", "name", "cases") -> messages."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
+
+
+# --- reading --------------------------------------------------------------------------
+
+
+def parse_jsonl(data: bytes | str) -> list[dict]:
+    """The cleaned cases of a JSONL suite, or SuiteError naming each bad line and field.
+
+    A case comes back as {"id", "title", "content", "expected", "expected_agents", "tags"}:
+    title "" and expected_agents None when absent, tags [] when absent.
+    """
+    lines = split_lines(data)
+    numbered = [(number, line) for number, line in lines if line.strip()]
+    limit = settings.MAGI_SUITE_MAX_CASES
+    if not numbered:
+        raise SuiteError({"cases": ["The suite holds no cases: write one JSON object a line."]})
+    if len(numbered) > limit:
+        raise SuiteError(
+            {"cases": [f"A suite holds at most {limit} cases; this one has {len(numbered)}."]}
+        )
+    errors: dict[str, list[str]] = {}
+    cases: list[dict] = []
+    first_line_of: dict[str, int] = {}
+    for number, line in numbered:
+        if len({key.split(".")[0] for key in errors}) >= MAX_LINE_ERRORS:
+            errors["cases"] = [f"More lines are wrong; fix these {MAX_LINE_ERRORS} first."]
+            break
+        try:
+            case = clean_case(line)
+        except SuiteError as exc:
+            errors.update(
+                {f"line {number}{path}": messages for path, messages in exc.errors.items()}
+            )
+            continue
+        key = text.comparable_name(case["id"])
+        if key in first_line_of:
+            errors[f"line {number}.id"] = [
+                f"Line {first_line_of[key]} already has a case with id {case['id']!r}: ids "
+                "must differ (case, spacing and invisible characters aside)."
+            ]
+            continue
+        first_line_of[key] = number
+        cases.append(case)
+    if errors:
+        raise SuiteError(errors)
+    return cases
+
+
+def split_lines(data: bytes | str) -> list[tuple[int, str]]:
+    """(line number, text) pairs; bytes must be UTF-8 (a byte order mark is tolerated).
+
+    Lines end at "\\n" only: JSON text may hold a raw U+2028, which str.splitlines would
+    take for a line break.
+    """
+    if isinstance(data, bytes):
+        if data[:2] in UTF16_BOMS or b"\x00" in data:
+            raise SuiteError(
+                {"cases": ["The file is not UTF-8 text: it looks like UTF-16 or UTF-32."]}
+            )
+        raw_lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+        lines, errors = [], {}
+        for number, raw in enumerate(raw_lines, start=1):
+            try:
+                lines.append((number, raw.decode("utf-8")))
+            except UnicodeDecodeError as exc:
+                errors[f"line {number}"] = [
+                    f"Not UTF-8 text: byte {exc.start + 1} of the line is invalid."
+                ]
+        if errors:
+            raise SuiteError(dict(list(errors.items())[:MAX_LINE_ERRORS]))
+        return lines
+    lines = list(enumerate(data.removeprefix("\ufeff").split("\n"), start=1))
+    errors = {
+        f"line {number}": ["Holds a lone UTF-16 surrogate, which is not a character."]
+        for number, line in lines
+        if text.first_surrogate(line) is not None
+    }
+    if errors:
+        raise SuiteError(dict(list(errors.items())[:MAX_LINE_ERRORS]))
+    return lines
+
+
+def clean_case(line: str) -> dict:
+    """One line's case, cleaned; SuiteError with paths relative to the line ("", ".id")."""
+    try:
+        case = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise SuiteError({"": [f"Not valid JSON: {exc.msg} at column {exc.colno}."]}) from None
+    except RecursionError:
+        raise SuiteError({"": ["Nests arrays or objects too deeply."]}) from None
+    except ValueError as exc:  # e.g. a number with more digits than Python converts
+        raise SuiteError({"": [f"Cannot be read as JSON: {exc}."]}) from None
+    if not isinstance(case, dict):
+        raise SuiteError({"": ["Must be a JSON object with id, content and expected."]})
+    errors: dict[str, list[str]] = {
+        f".{text.escaped(str(key))}": [f"Unknown field; the fields are {', '.join(CASE_FIELDS)}."]
+        for key in case
+        if key not in CASE_FIELDS
+    }
+    cleaned = {}
+    fields = {
+        "id": TextField(max_chars=CASE_ID_MAX_CHARS),
+        "title": TextField(max_chars=TITLE_MAX_CHARS, required=False),
+        "content": TextField(max_chars=settings.MAGI_CONTENT_MAX_CHARS),
+    }
+    for name, field in fields.items():
+        value = case.get(name, "")
+        if not isinstance(value, str):
+            errors[f".{name}"] = ["Must be a string."]
+            continue
+        try:
+            cleaned[name] = field.clean(value)
+        except ValidationError as exc:
+            errors[f".{name}"] = list(exc.messages)
+    expected = case.get("expected")
+    if expected not in VERDICTS:
+        errors[".expected"] = [f"Must be {' or '.join(map(repr, VERDICTS))}."]
+    cleaned["expected"] = expected
+    cleaned["expected_agents"] = clean_expected_agents(case.get("expected_agents"), errors)
+    cleaned["tags"] = clean_tags(case.get("tags", []), errors)
+    if errors:
+        raise SuiteError(errors)
+    return {field: cleaned[field] for field in CASE_FIELDS}
+
+
+def clean_expected_agents(value, errors: dict[str, list[str]]) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list) or len(value) != rules.PANEL_SIZE:
+        errors[".expected_agents"] = [
+            f"Must be a list of {rules.PANEL_SIZE} verdicts, one per agent in panel order."
+        ]
+        return None
+    for index, verdict in enumerate(value):
+        if verdict not in VERDICTS:
+            errors[f".expected_agents[{index}]"] = [f"Must be {' or '.join(map(repr, VERDICTS))}."]
+    return list(value)
+
+
+def clean_tags(value, errors: dict[str, list[str]]) -> list[str]:
+    if not isinstance(value, list) or len(value) > MAX_TAGS:
+        errors[".tags"] = [f"Must be a list of at most {MAX_TAGS} short strings."]
+        return []
+    field = TextField(max_chars=TAG_MAX_CHARS)
+    tags = []
+    for index, tag in enumerate(value):
+        if not isinstance(tag, str):
+            errors[f".tags[{index}]"] = ["Must be a string."]
+            continue
+        try:
+            tags.append(field.clean(tag))
+        except ValidationError as exc:
+            errors[f".tags[{index}]"] = list(exc.messages)
+    return tags
+
+
+# --- storing --------------------------------------------------------------------------
+
+
+def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Suite:
+    """Store a suite from JSONL, or raise SuiteError with every problem at once.
+
+    The name is validated like a panel's and must differ from the owner's other suites
+    (as names are compared: case and invisible characters aside).
+    """
+    errors: dict[str, list[str]] = {}
+    clean_name = clean_text_field("name", name, NAME_MAX_CHARS, True, errors)
+    clean_description = clean_text_field(
+        "description", description, DESCRIPTION_MAX_CHARS, False, errors
+    )
+    if clean_name and name_taken(clean_name, owner):
+        errors["name"] = [f"There is already a suite called {clean_name!r}."]
+    try:
+        cases = parse_jsonl(data)
+    except SuiteError as exc:
+        errors.update(exc.errors)
+    if errors:
+        raise SuiteError(errors)
+    try:
+        with transaction.atomic():
+            suite = Suite.objects.create(
+                name=clean_name, description=clean_description, owner=owner
+            )
+            SuiteCase.objects.bulk_create(
+                SuiteCase(
+                    suite=suite,
+                    position=position,
+                    case_id=case["id"],
+                    title=case["title"],
+                    content=case["content"],
+                    expected=case["expected"],
+                    expected_agents=case["expected_agents"],
+                    tags=case["tags"],
+                )
+                for position, case in enumerate(cases, start=1)
+            )
+    except IntegrityError:  # another request stored the same name a moment ago
+        raise SuiteError({"name": [f"There is already a suite called {clean_name!r}."]}) from None
+    return suite
+
+
+def clean_text_field(
+    field: str, value, max_chars: int, required: bool, errors: dict[str, list[str]]
+) -> str:
+    if not isinstance(value, str):
+        errors[field] = ["Must be a string."]
+        return ""
+    try:
+        return TextField(max_chars=max_chars, required=required).clean(value)
+    except ValidationError as exc:
+        errors[field] = list(exc.messages)
+        return ""
+
+
+def name_taken(name: str, owner) -> bool:
+    key = text.comparable_name(name)
+    names = Suite.objects.filter(owner=owner).values_list("name", flat=True)
+    return any(text.comparable_name(other) == key for other in names)
+
+
+def cases_of(suite: Suite) -> list[dict]:
+    """The suite's cases in the shape parse_jsonl returns."""
+    return [
+        {
+            "id": case.case_id,
+            "title": case.title,
+            "content": case.content,
+            "expected": case.expected,
+            "expected_agents": case.expected_agents,
+            "tags": list(case.tags),
+        }
+        for case in suite.cases.order_by("position")
+    ]
+
+
+def export_jsonl(suite: Suite) -> str:
+    """The suite as JSONL; parse_jsonl reads it back as the same cases. Optional fields
+    are written only when set."""
+    lines = []
+    for case in cases_of(suite):
+        written = {key: value for key, value in case.items() if value not in ("", None, [])}
+        lines.append(json.dumps(written, ensure_ascii=False) + "\n")
+    return "".join(lines)
+
+
+# --- the suites MAGI ships ------------------------------------------------------------
+
+EXAMPLE_DESCRIPTIONS = {
+    "starter": (
+        "Labelled gating cases for the {panel} example panel, about half to approve, each "
+        "unambiguous under the panel's criteria: how often is the panel right?"
+    ),
+    "redteam": (
+        "Injection attacks on the {panel} example panel: content a careful person rejects, "
+        "written to talk the panel into approving. Can content talk it into approving?"
+    ),
+}
+
+
+def example_files() -> list[Path]:
+    return sorted(EXAMPLES_DIR.glob("*.jsonl"))
+
+
+def example_description(stem: str) -> str:
+    kind, _, panel = stem.partition("-")
+    return EXAMPLE_DESCRIPTIONS[kind].format(panel=panel)
+
+
+def ensure_examples() -> None:
+    """Create the shipped suites (owner None) that do not exist yet: one starter and one
+    red-team suite per example panel, named like their files. An existing suite is left
+    as it is, since runs report against its cases."""
+    existing = set(Suite.objects.filter(owner=None).values_list("name", flat=True))
+    for path in example_files():
+        if path.stem in existing:
+            continue
+        try:
+            import_suite(
+                name=path.stem,
+                description=example_description(path.stem),
+                owner=None,
+                data=path.read_bytes(),
+            )
+        except SuiteError as exc:
+            if set(exc.errors) != {"name"}:
+                raise  # a shipped file that does not parse is a bug, not a user's error

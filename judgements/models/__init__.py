@@ -1,0 +1,47 @@
+"""MAGI's models, by area; everything is importable from `judgements.models`."""
+
+from judgements.models.access import (  # noqa: F401
+    LAST_USED_RESOLUTION,
+    ApiToken,
+    IdempotencyKey,
+)
+from judgements.models.choices import (  # noqa: F401
+    DECISION_OF_STATUS,
+    FINISHED_STATUSES,
+    Decision,
+    Status,
+)
+from judgements.models.deliberation import (  # noqa: F401
+    Agent,
+    AttemptOutcome,
+    LLMAttempt,
+    RoundDecision,
+)
+from judgements.models.evaluations import (  # noqa: F401
+    EvaluationRun,
+    SuiteCase,
+)
+from judgements.models.judgements import (  # noqa: F401
+    UNREVIEWED,
+    Judgement,
+    JudgementQuerySet,
+    QueuedAhead,
+    group_name_for,
+    held,
+    hold_contested,
+    lease_expired,
+)
+from judgements.models.outcome import (  # noqa: F401
+    Confirmation,
+    DeliveryStatus,
+    Override,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookSecret,
+)
+from judgements.models.panels import (  # noqa: F401
+    Panel,
+    SharedQuerySet,
+    SharedWithExamples,
+    Suite,
+)

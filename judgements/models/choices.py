@@ -1,0 +1,28 @@
+"""The values a judgement's status and an agent's decision take."""
+
+from django.db import models
+
+from judgements.core import rules
+
+
+class Status(models.TextChoices):
+    IDLE = "idle", "Idle"
+    JUDGING = "judging", "Judging"
+    APPROVED = "approved", "Approved"
+    REJECTED = "rejected", "Rejected"
+    ERROR = "error", "Error"
+    # Never a panel's status: the verdict in force of a contested judgement whose case
+    # asked to hold it until a person confirms or overrides it (Judgement.verdict).
+    HELD = "held", "Held for review"
+
+
+class Decision(models.TextChoices):
+    APPROVE = rules.Vote.APPROVE.value, "Approve"
+    REJECT = rules.Vote.REJECT.value, "Reject"
+
+
+# The decision an approved or rejected status stands for.
+DECISION_OF_STATUS = {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}
+
+
+FINISHED_STATUSES = (Status.APPROVED, Status.REJECTED, Status.ERROR)

@@ -1,0 +1,91 @@
+"""An evaluation suite's cases and the runs of a panel over a suite."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+from judgements.models.choices import Decision
+from judgements.models.panels import Panel, Suite
+
+# As `marks`: a judgement's `contested` field would shadow the module in its class body.
+
+
+class SuiteCase(models.Model):
+    """One labelled case: the content, the right panel verdict and, optionally, the right
+    final decision of each agent in order."""
+
+    suite = models.ForeignKey(Suite, on_delete=models.CASCADE, related_name="cases")
+    position = models.PositiveIntegerField()
+    case_id = models.CharField(max_length=100, help_text='The case\'s "id" in the JSONL.')
+    title = models.CharField(max_length=200, blank=True)
+    content = models.TextField()
+    expected = models.CharField(max_length=8, choices=Decision.choices)
+    expected_agents = models.JSONField(null=True, blank=True)
+    tags = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["suite", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["suite", "case_id"], name="suitecase_unique_id"),
+            models.UniqueConstraint(fields=["suite", "position"], name="suitecase_unique_position"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.suite.name}/{self.case_id}"
+
+
+class EvaluationRunQuerySet(models.QuerySet):
+    def visible_to(self, user) -> "EvaluationRunQuerySet":
+        """A user's own runs (staff: everyone's), with their suites."""
+        found = self.select_related("suite")
+        return found if user.is_staff else found.filter(creator=user)
+
+
+class EvaluationRun(models.Model):
+    """A panel run over a suite, each case `repeats` times, as ordinary judgements linked
+    to the run (Judgement.evaluation_run). The run is finished when they all are; the
+    report is computed from them (evaluations/runs.py), never stored apart."""
+
+    panel = models.ForeignKey(
+        Panel, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
+    # The panel as it ran: a panel edited or deleted later changes no run.
+    panel_name = models.CharField(max_length=100)
+    agents = models.JSONField()
+    suite = models.ForeignKey(Suite, on_delete=models.PROTECT, related_name="runs")
+    repeats = models.PositiveSmallIntegerField(default=1)
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="evaluation_runs",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    # Set by a cancel (transitions.cancel_run): its unfinished judgements ended in error.
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    objects = EvaluationRunQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["suite", "-created_at"], name="run_suite_created_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.panel_name} on {self.suite.name} (run {self.pk})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("evaluation-run", args=[self.pk])
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)

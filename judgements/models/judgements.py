@@ -1,0 +1,350 @@
+"""A judgement: its status, what it waits behind, and what it is shown as."""
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+# As `marks`: a judgement's `contested` field would shadow the module in its class body.
+from judgements.core import contested as marks
+from judgements.core import rules
+from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status
+from judgements.models.deliberation import AttemptOutcome, LLMAttempt
+from judgements.models.outcome import Confirmation, Override
+
+
+def lease_expired(now) -> models.Q:
+    """Nobody holds the judgement: its worker stopped renewing (or never took a lease)."""
+    return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
+
+
+class JudgementQuerySet(models.QuerySet):
+    """Who may work on which judgement: the lease and status queries of the engine."""
+
+    def claimable(self, now) -> "JudgementQuerySet":
+        """Queued judgements, and started ones nobody holds whose time is not up (those
+        past their deadline are expired instead, see `overdue`)."""
+        deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
+        return self.filter(
+            models.Q(status=Status.IDLE)
+            | (
+                models.Q(status=Status.JUDGING)
+                & lease_expired(now)
+                & (models.Q(started_at__isnull=True) | models.Q(started_at__gte=deadline))
+            )
+        )
+
+    def overdue(self, now) -> "JudgementQuerySet":
+        """Started judgements nobody holds whose time is up: resuming could not finish."""
+        deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
+        return self.filter(lease_expired(now), status=Status.JUDGING, started_at__lt=deadline)
+
+    def held_by(self, worker_id: str) -> "JudgementQuerySet":
+        return self.filter(status=Status.JUDGING, lease_owner=worker_id)
+
+    # Who sees which, and the review state, as Judgement.visible_to, .reviewed and
+    # .is_held say them for one judgement: the history list, the review queue and the API
+    # ask the database the same questions.
+
+    def visible_to(self, user) -> "JudgementQuerySet":
+        return self if user.is_staff else self.filter(creator=user)
+
+    def unreviewed(self) -> "JudgementQuerySet":
+        return self.filter(UNREVIEWED)
+
+
+# No person has confirmed or overridden it: `not Judgement.reviewed` as a condition.
+UNREVIEWED = models.Q(override__isnull=True, confirmation__isnull=True)
+
+
+def held() -> models.Q:
+    """Judgement.is_held as a condition: decided, contested, asked to be held, and no
+    person has confirmed or overridden it."""
+    decided = models.Q(status__in=[Status.APPROVED, Status.REJECTED])
+    return decided & models.Q(contested=True, hold_contested=True) & UNREVIEWED
+
+
+@dataclass(frozen=True)
+class QueuedAhead:
+    people: int
+    runs: int
+
+
+class Judgement(models.Model):
+    title = models.CharField(max_length=200)
+    content = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IDLE)
+    error_message = models.TextField(blank=True)
+    error_round = models.PositiveSmallIntegerField(null=True, blank=True)
+    error_agent = models.ForeignKey(
+        "Agent", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    creator = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="judgements",
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The database, not the channel layer, says who runs a judgement: a worker holds a
+    # lease it keeps renewing; an expired lease lets another worker resume the work.
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # The API token that started it, for the per-token rate limit (judgements/intake/limits.py).
+    api_token = models.ForeignKey(
+        "ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    # Where its end (and any override) is POSTed, signed (judgements/outcome/webhooks.py). None:
+    # no webhook, which an empty string would blur with a bad URL.
+    callback_url = models.CharField(max_length=2000, null=True, blank=True)  # noqa: DJ001
+    # The saved panel it started from, if any. Its agents are copied into Agent rows, so
+    # editing the panel later changes no judgement.
+    panel = models.ForeignKey(
+        "Panel", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    # Set when an evaluation run created it: which case of the run's suite, which repeat.
+    evaluation_run = models.ForeignKey(
+        "EvaluationRun",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="judgements",
+    )
+    suite_case = models.ForeignKey(
+        "SuiteCase", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    repeat = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The contested mark (judgements/core/contested.py), stored with the panel's verdict: None
+    # until the judgement is decided. `contest_reasons` says why in words (the counted
+    # signals); `contest_signals` names every kind that fired, counted or not.
+    contested = models.BooleanField(null=True, blank=True)
+    contest_reasons = models.JSONField(default=list, blank=True)
+    contest_signals = models.JSONField(default=list, blank=True)
+    # Asked at submit (the case, its saved panel or MAGI_HOLD_CONTESTED): a contested
+    # verdict is held until a person confirms or overrides it.
+    hold_contested = models.BooleanField(default=False)
+    # Hidden from its owner's history list (judgements/web/history.py), never deleted: the
+    # audit, the admin and the API keep it.
+    hidden_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JudgementQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["status", "created_at"], name="judgement_status_created_idx"),
+            models.Index(fields=["creator", "-created_at"], name="judgement_creator_created_idx"),
+            models.Index(fields=["status", "lease_expires_at"], name="judgement_lease_idx"),
+            models.Index(fields=["contested", "-created_at"], name="judgement_contested_idx"),
+        ]
+        permissions = [("override_judgement", "Can override the panel's verdict")]
+
+    def __str__(self) -> str:
+        return f"{self.title} ({self.get_status_display()})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("judgement-detail", args=[self.pk])
+
+    def hide(self, hidden: bool = True) -> None:
+        """Take it out of the history list (or put it back); nothing else changes."""
+        self.hidden_at = timezone.now() if hidden else None
+        Judgement.objects.filter(pk=self.pk).update(hidden_at=self.hidden_at)
+
+    def queued_ahead(self) -> "QueuedAhead":
+        """The queued judgements a worker starts before this one (people's first, then
+        evaluation runs' in order: engine/runner.py), for the page to say why it waits."""
+        idle = Judgement.objects.filter(status=Status.IDLE).exclude(pk=self.pk)
+        earlier = idle.filter(
+            models.Q(created_at__lt=self.created_at)
+            | models.Q(created_at=self.created_at, pk__lt=self.pk)
+        )
+        people = idle.filter(evaluation_run__isnull=True)
+        if self.evaluation_run_id is None:
+            return QueuedAhead(people=earlier.filter(evaluation_run__isnull=True).count(), runs=0)
+        runs = earlier.filter(evaluation_run__isnull=False)
+        return QueuedAhead(people=people.count(), runs=runs.count())
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in FINISHED_STATUSES
+
+    @property
+    def decision(self) -> str | None:
+        """The overall decision, when there is one."""
+        return DECISION_OF_STATUS.get(self.status)
+
+    @property
+    def duration(self):
+        if self.started_at and self.finished_at:
+            return self.finished_at - self.started_at
+        return None
+
+    @classmethod
+    def from_case(cls, case: dict, creator=None, api_token=None, run=None) -> "Judgement":
+        """An unsaved judgement for a validated case (intake/cases.py): intake/start.py
+        stores it with its agents, the one way a judgement starts."""
+        return cls(
+            title=case["title"],
+            content=case["content"],
+            creator=creator,
+            api_token=api_token,
+            callback_url=case.get("callback_url"),
+            # The saved panel it started from (panels/saved_panels.py), if any.
+            panel=case.get("panel"),
+            hold_contested=hold_contested(case),
+            evaluation_run=run,
+            suite_case=case.get("suite_case"),
+            repeat=case.get("repeat"),
+        )
+
+    def token_totals(self) -> dict[str, int | None]:
+        """Prompt, cached and completion tokens over every attempt (None: never reported)."""
+        return LLMAttempt.objects.filter(agent__judgement=self).aggregate(
+            prompt=models.Sum("prompt_tokens"),
+            cached=models.Sum("cached_tokens"),
+            completion=models.Sum("completion_tokens"),
+        )
+
+    def as_case(self) -> dict:
+        """The inputs, in the shape the forms take: for "Run again"."""
+        return {
+            "title": self.title,
+            "content": self.content,
+            "agents": [
+                {"name": a.name, "model": a.model, "criteria": a.criteria}
+                for a in self.agents.all()
+            ],
+        }
+
+    @property
+    def override_or_none(self) -> "Override | None":
+        try:
+            return self.override
+        except Override.DoesNotExist:
+            return None
+
+    @property
+    def confirmation_or_none(self) -> "Confirmation | None":
+        try:
+            return self.confirmation
+        except Confirmation.DoesNotExist:
+            return None
+
+    @property
+    def reviewed(self) -> bool:
+        """A person confirmed or overrode the panel's verdict."""
+        return self.override_or_none is not None or self.confirmation_or_none is not None
+
+    @property
+    def is_held(self) -> bool:
+        """Contested, asked to be held, and no person has decided yet."""
+        decided = self.status in (Status.APPROVED, Status.REJECTED)
+        return bool(decided and self.contested and self.hold_contested and not self.reviewed)
+
+    @property
+    def verdict(self) -> str:
+        """The status in force: a human override's decision; "held" while a contested
+        verdict waits for a person; else the panel's status."""
+        override = self.override_or_none
+        if override is not None:
+            return override.verdict
+        if self.is_held:
+            return Status.HELD
+        return self.status
+
+    @property
+    def verdict_decision(self) -> str | None:
+        """approve or reject as the verdict in force says; None while there is none."""
+        return DECISION_OF_STATUS.get(self.verdict)
+
+    def contest_record(self) -> list[marks.AgentRecord]:
+        """The panel's record as contested.assess reads it: each agent's stored answers,
+        with how many attempts each took and whether a check asked it again."""
+        attempts: dict[tuple[int, int], list[str]] = {}
+        for agent_id, round_number, outcome in LLMAttempt.objects.filter(
+            agent__judgement=self
+        ).values_list("agent_id", "round", "outcome"):
+            attempts.setdefault((agent_id, round_number), []).append(outcome)
+        records = []
+        for agent in self.agents.all():
+            answers = []
+            for decision in agent.ordered_decisions():
+                outcomes = attempts.get((agent.pk, decision.round), [])
+                answers.append(
+                    marks.Answer(
+                        round=decision.round,
+                        decision=decision.decision,
+                        reason=decision.reason,
+                        missing=tuple(decision.missing),
+                        attempts=max(1, sum(o != AttemptOutcome.RECHECKED for o in outcomes)),
+                        rechecked=AttemptOutcome.RECHECKED in outcomes,
+                    )
+                )
+            records.append(marks.AgentRecord(agent.name, tuple(answers)))
+        return records
+
+    def assess(self) -> marks.Contest:
+        return marks.assess(self.content, self.contest_record())
+
+    def get_verdict_display(self) -> str:
+        return Status(self.verdict).label
+
+    def as_result(self) -> dict:
+        """The judgement as the command line and the HTTP API report it. "status" is the
+        verdict in force, "panel_status" what the panel decided (they differ only after a
+        human override)."""
+        override = self.override_or_none
+        changes = self.vote_changes()
+        return {
+            "id": self.pk,
+            "title": self.title,
+            "status": self.verdict,
+            "panel_status": self.status,
+            "contested": self.contested,
+            "contest_reasons": list(self.contest_reasons),
+            "hold_contested": self.hold_contested,
+            "override": None if override is None else override.as_result(),
+            "confirmation": None
+            if (confirmation := self.confirmation_or_none) is None
+            else confirmation.as_result(),
+            "error": self.error_message or None,
+            "panel": None if self.panel is None else {"id": self.panel.pk, "name": self.panel.name},
+            "agents": [agent.as_result(changes) for agent in self.agents.all()],
+        }
+
+    def vote_changes(self) -> dict[tuple[int, int], rules.VoteChange]:
+        """How each vote relates to the round before (rules.vote_changes), by (agent id,
+        round). Read from the agents and decisions prefetched with the judgement, when they
+        are: a change compares an agent's vote with the other agents' votes."""
+        agents = list(self.agents.all())
+        decisions = [agent.ordered_decisions() for agent in agents]
+        changes = rules.vote_changes([[d.decision for d in votes] for votes in decisions])
+        return {
+            (agent.pk, decision.round): change
+            for agent, votes, agent_changes in zip(agents, decisions, changes, strict=True)
+            for decision, change in zip(votes, agent_changes, strict=True)
+        }
+
+    def visible_to(self, user) -> bool:
+        return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)
+
+
+def hold_contested(case: dict) -> bool:
+    """Whether a contested verdict of this case is held for a person: the case's own
+    "hold_contested" when it says, else its saved panel's, else the deployment's default."""
+    if case.get("hold_contested") is not None:
+        return bool(case["hold_contested"])
+    panel = case.get("panel")
+    if panel is not None and panel.hold_contested is not None:
+        return bool(panel.hold_contested)
+    return bool(settings.MAGI_HOLD_CONTESTED)
+
+
+def group_name_for(judgement_id: int) -> str:
+    return f"judgement-{judgement_id}"

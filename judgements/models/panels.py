@@ -1,0 +1,93 @@
+"""Saved panels and suites: a user's own, and the examples shipped with MAGI."""
+
+from django.conf import settings
+from django.db import models
+from django.urls import reverse
+from django.utils import timezone
+
+# As `marks`: a judgement's `contested` field would shadow the module in its class body.
+
+
+class SharedQuerySet(models.QuerySet):
+    """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
+
+    def visible_to(self, user) -> "SharedQuerySet":
+        """What the user may use: their own and the examples; staff, and the operator's
+        command line (user None), everything."""
+        if user is None or user.is_staff:
+            return self
+        return self.filter(models.Q(owner=user) | models.Q(owner__isnull=True))
+
+
+class SharedWithExamples(models.Model):
+    """What panels and suites share: a name unique per owner, and an owner that is a user
+    or none (an example shipped with MAGI, unique by name among the examples)."""
+
+    name = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    # Each model declares its own `owner` (a nullable foreign key to the user) so that its
+    # related_name is spelled out ("panels", "suites"): "%(class)ss" here would be recorded
+    # literally by migrations and need a migration of its own.
+
+    objects = SharedQuerySet.as_manager()
+
+    class Meta:
+        abstract = True
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["owner", "name"], name="%(class)s_unique_name_per_owner"
+            ),
+            models.UniqueConstraint(
+                fields=["name"],
+                condition=models.Q(owner__isnull=True),
+                name="%(class)s_unique_example_name",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def visible_to(self, user) -> bool:
+        """The row-level twin of SharedQuerySet.visible_to."""
+        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
+
+
+class Panel(SharedWithExamples):
+    """A saved set of three agents to start judgements and evaluation runs from. Owned by
+    a user; an example panel (shipped with MAGI, judgements/examples/panels/) has no owner and
+    is visible to everyone. Agents are stored as validated JSON, in the shape a case's
+    "agents" takes."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="panels",
+    )
+    agents = models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')
+    # Hold contested verdicts of judgements started from it for a person; None: the
+    # deployment's MAGI_HOLD_CONTESTED decides.
+    hold_contested = models.BooleanField(null=True, blank=True)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    def get_absolute_url(self) -> str:
+        return reverse("panel-edit", args=[self.pk])
+
+    def editable_by(self, user) -> bool:
+        return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
+
+
+class Suite(SharedWithExamples):
+    """A named list of labelled cases to evaluate panels on (judgements/evaluations/suites.py reads
+    and writes them as JSONL). Owned like a panel: no owner means shipped with MAGI."""
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="suites",
+    )

@@ -1,0 +1,131 @@
+"""A human's verdict over the panel's: who may give one, and storing it once.
+
+The panel's own status stays on the judgement; the override is a separate row (one per
+judgement, the database's unique constraint refusing a second) that records who, when,
+from what to what and why. Nothing edits or deletes it (the admin shows it read-only).
+"""
+
+from django import forms as django_forms
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+
+from judgements.core.errors import MagiError
+from judgements.engine import events
+from judgements.intake.cases import CaseError, TextField, validate_text
+from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
+from judgements.outcome import webhooks
+
+REASON_MAX_CHARS = 5000
+
+
+class OverrideConflict(MagiError):
+    """The judgement cannot be overridden now: not finished, or overridden already."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+class OverrideForm(django_forms.Form):
+    """The live page's form; the same checks as the API's apply (validate)."""
+
+    decision = django_forms.ChoiceField(choices=Decision.choices, widget=django_forms.RadioSelect)
+    reason = TextField(
+        max_chars=REASON_MAX_CHARS,
+        strip=False,
+        widget=django_forms.Textarea(attrs={"rows": 3}),
+        help_text="Why the panel's verdict is set aside; kept in the audit.",
+    )
+
+    def __init__(self, *args, verdict: str | None = None, **kwargs) -> None:
+        """`verdict`: the verdict in force. Approved or rejected, the form offers only the
+        other decision: overriding Approved with Approve would change nothing."""
+        super().__init__(*args, **kwargs)
+        current = DECISION_OF_STATUS.get(verdict)
+        if current is not None:
+            self.fields["decision"].choices = [
+                (value, label) for value, label in Decision.choices if value != current
+            ]
+            self.fields["decision"].initial = self.fields["decision"].choices[0][0]
+
+
+def may_override(user) -> bool:
+    """Staff may by default; anyone else needs the override_judgement permission."""
+    return bool(
+        user.is_authenticated
+        and user.is_active
+        and (user.is_staff or user.has_perm("judgements.override_judgement"))
+    )
+
+
+def validate(decision, reason) -> tuple[str, str]:
+    """The decision and reason as given, or CaseError naming each bad field."""
+    errors: dict[str, list[str]] = {}
+    if decision not in Decision.values:
+        errors["decision"] = [f"Must be one of {', '.join(Decision.values)}."]
+    if problems := reason_errors(reason):
+        errors["reason"] = problems
+    if errors:
+        raise CaseError(errors)
+    return decision, reason
+
+
+def reason_errors(reason) -> list[str]:
+    """What is wrong with a reviewer's reason (an override's or a confirmation's)."""
+    if not isinstance(reason, str) or not reason.strip():
+        return ["A reason is required."]
+    try:
+        validate_text(reason, REASON_MAX_CHARS)
+    except ValidationError as exc:
+        return list(exc.messages)
+    return []
+
+
+def override(judgement_id: int, user, decision, reason) -> Override:
+    """Put a human's decision in force over the panel's; raises CaseError for bad input
+    and OverrideConflict if the judgement is not finished or already overridden.
+    The caller checks may_override and visibility."""
+    decision, reason = validate(decision, reason)
+    try:
+        with transaction.atomic():
+            judgement = Judgement.objects.select_for_update().get(pk=judgement_id)
+            if not judgement.is_finished:
+                raise OverrideConflict(
+                    f"Judgement {judgement_id} is {judgement.status}: only a finished judgement "
+                    "can be overridden."
+                )
+            if Override.objects.filter(judgement=judgement).exists():
+                raise already_overridden(judgement_id)
+            stored = Override.objects.create(
+                judgement=judgement,
+                by=user,
+                panel_status=judgement.status,
+                decision=decision,
+                reason=reason,
+            )
+            webhooks.enqueue(judgement_id, webhooks.OVERRIDDEN)
+            events.announce_review(judgement_id)
+            return stored
+    except IntegrityError:
+        # Another override was stored between the look-up and the insert.
+        raise already_overridden(judgement_id) from None
+
+
+def apply_form(judgement_id: int, user, form: OverrideForm) -> str | None:
+    """Put a valid form's verdict in force. Returns why it was refused (already
+    overridden, not finished), or None; field errors go onto the form."""
+    try:
+        override(judgement_id, user, form.cleaned_data["decision"], form.cleaned_data["reason"])
+    except CaseError as exc:
+        for field, field_messages in exc.errors.items():
+            for message in field_messages:
+                form.add_error(field, message)
+    except OverrideConflict as exc:
+        return exc.message
+    return None
+
+
+def already_overridden(judgement_id: int) -> OverrideConflict:
+    return OverrideConflict(
+        f"Judgement {judgement_id} was already overridden; an override cannot be changed."
+    )

@@ -1,0 +1,91 @@
+"""A person's look at a contested verdict: the review queue, and confirming the panel.
+
+A reviewer (whoever may override: staff, or the override_judgement permission) opens a
+contested judgement from the queue, reads the panel's record and either confirms the
+panel's verdict or overrides it (judgements/outcome/overrides.py), with a reason either way. A
+confirmation is a row of its own, audited like an override (who, when, what the panel had
+decided, why), one per judgement and never edited. Either review releases a held verdict
+(Judgement.verdict) and sends the judgement's webhook again.
+"""
+
+from django import forms as django_forms
+from django.db import IntegrityError, models, transaction
+
+from judgements.engine import events
+from judgements.intake.cases import CaseError, TextField
+from judgements.models import Confirmation, Judgement, Status
+from judgements.outcome import overrides, webhooks
+
+DECIDED = (Status.APPROVED, Status.REJECTED)
+
+
+class ConfirmForm(django_forms.Form):
+    """The live page's confirm form; the same checks as the API's apply (confirm).
+    Prefixed: it shares the page with the override form, whose field is also "reason"."""
+
+    prefix = "confirm"
+
+    reason = TextField(
+        max_chars=overrides.REASON_MAX_CHARS,
+        strip=False,
+        widget=django_forms.Textarea(attrs={"rows": 3}),
+        help_text="Why the panel's verdict stands after your look; kept in the audit.",
+    )
+
+
+def apply_form(judgement_id: int, user, form: ConfirmForm) -> str | None:
+    """Confirm from a valid form. Returns why it was refused, or None; field errors go
+    onto the form."""
+    try:
+        confirm(judgement_id, user, form.cleaned_data["reason"])
+    except CaseError as exc:
+        for message in exc.errors.get("reason", []):
+            form.add_error("reason", message)
+    except overrides.OverrideConflict as exc:
+        return exc.message
+    return None
+
+
+def queue(user) -> models.QuerySet[Judgement]:
+    """Contested judgements nobody has reviewed yet, newest first: every one for staff,
+    the user's own otherwise (a non-staff reviewer sees only their own judgements).
+    An evaluation run's judgements are measured by its report, not reviewed one by one."""
+    waiting = (
+        Judgement.objects.visible_to(user)
+        .unreviewed()
+        .filter(contested=True, status__in=DECIDED, evaluation_run__isnull=True)
+    )
+    return waiting.select_related("creator", "panel").order_by("-finished_at", "-pk")
+
+
+def confirm(judgement_id: int, user, reason) -> Confirmation:
+    """Keep the panel's verdict, on a person's word; raises CaseError for a bad reason and
+    overrides.OverrideConflict if the judgement is not decided or already reviewed. The
+    caller checks overrides.may_override and visibility."""
+    errors = overrides.reason_errors(reason)
+    if errors:
+        raise CaseError({"reason": errors})
+    try:
+        with transaction.atomic():
+            judgement = Judgement.objects.select_for_update().get(pk=judgement_id)
+            if judgement.status not in DECIDED:
+                raise overrides.OverrideConflict(
+                    f"Judgement {judgement_id} is {judgement.status}: only an approved or "
+                    "rejected verdict can be confirmed."
+                )
+            if judgement.reviewed:
+                raise already_reviewed(judgement_id)
+            stored = Confirmation.objects.create(
+                judgement=judgement, by=user, panel_status=judgement.status, reason=reason
+            )
+            webhooks.enqueue(judgement_id, webhooks.CONFIRMED)
+            events.announce_review(judgement_id)
+            return stored
+    except IntegrityError:
+        raise already_reviewed(judgement_id) from None
+
+
+def already_reviewed(judgement_id: int) -> overrides.OverrideConflict:
+    return overrides.OverrideConflict(
+        f"Judgement {judgement_id} was already reviewed; a review cannot be changed."
+    )

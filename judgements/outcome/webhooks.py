@@ -1,0 +1,304 @@
+"""Signed webhooks: a judgement's end (or override) POSTed to its callback_url.
+
+    callback_url checked at submit  ->  allow-listed host (MAGI_WEBHOOK_HOSTS), https
+    status change (transitions, overrides)  ->  enqueue: a WebhookDelivery row, in the
+                                               same transaction as the change
+    every worker (runner.deliver_webhooks_forever)  ->  deliver_due: claim one due
+        delivery with a lease, POST it signed, record the attempt; 2xx delivered, else
+        retried with exponential backoff up to MAGI_WEBHOOK_MAX_ATTEMPTS, then failed
+
+Signatures follow the Standard Webhooks convention: `webhook-id` (the delivery's, the same
+on every retry), `webhook-timestamp` (unix seconds) and `webhook-signature: v1,<base64
+HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed with the base64-decoded part of the
+creator's `whsec_` secret. A delivery whose worker dies keeps its claimed attempt row
+(no outcome) and is taken again once its lease expires: none is lost, some may arrive
+twice, which the stable webhook-id lets a receiver notice.
+"""
+
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import URLValidator
+from django.db import close_old_connections, models, transaction
+from django.utils import timezone
+
+from judgements.models import (
+    DeliveryStatus,
+    Judgement,
+    WebhookAttempt,
+    WebhookDelivery,
+    WebhookSecret,
+    lease_expired,
+)
+
+log = logging.getLogger(__name__)
+
+FINISHED = "judgement.finished"  # approved or rejected by the panel (or held for review)
+FAILED = "judgement.failed"  # error: a call failed for good, or its time ran out
+OVERRIDDEN = "judgement.overridden"  # a human put another verdict in force
+CONFIRMED = "judgement.confirmed"  # a human reviewed the panel's verdict and kept it
+EVENTS = (FINISHED, FAILED, OVERRIDDEN, CONFIRMED)
+
+URL_MAX_CHARS = 2000
+# What a receiver answers is not used; reading a little lets the connection close cleanly.
+ANSWER_READ_BYTES = 65_536
+IN_FLIGHT = "no outcome recorded: in flight, or its worker stopped"
+
+
+# --- the callback URL ------------------------------------------------------------------
+
+
+def allowed(scheme: str, host: str) -> bool:
+    """Is this host on the allow-list for this scheme? `host.example.com` and
+    `*.example.com` (any subdomain, not the domain itself) allow https; `http://host`
+    allows plain http (and https) for that exact host only."""
+    for entry in settings.MAGI_WEBHOOK_HOSTS:
+        entry = entry.strip().lower()
+        if entry.startswith("http://"):
+            if host == entry.removeprefix("http://") and scheme in ("http", "https"):
+                return True
+        elif scheme == "https":
+            if entry.startswith("*."):
+                if host.endswith(entry[1:]) and len(host) > len(entry) - 1:
+                    return True
+            elif host == entry:
+                return True
+    return False
+
+
+def callback_url_errors(value, user) -> list[str]:
+    """What is wrong with a callback_url for this user's judgement; [] when it is fine."""
+    if not isinstance(value, str):
+        return ["Must be a string: an https URL."]
+    if len(value) > URL_MAX_CHARS:
+        return [f"Must be at most {URL_MAX_CHARS} characters (it has {len(value)})."]
+    try:
+        URLValidator(schemes=["http", "https"])(value)
+        parts = urlsplit(value)
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+    except (ValidationError, ValueError):
+        return ["Must be an absolute http(s) URL, such as https://hooks.example.com/magi."]
+    if parts.username is not None or parts.password is not None:
+        return ["Must not hold a user name or password."]
+    host = (parts.hostname or "").lower()
+    if not settings.MAGI_WEBHOOK_HOSTS:
+        return ["This deployment sends no webhooks: MAGI_WEBHOOK_HOSTS is empty."]
+    if not allowed(parts.scheme, host):
+        if parts.scheme == "http" and allowed("https", host):
+            return [f"Must use https: plain http is not allowed for {host}."]
+        return [f"The host {host} is not on this deployment's webhook allow-list."]
+    if user is not None and not WebhookSecret.objects.filter(user=user).exists():
+        return [
+            "You have no webhook secret to sign it with: ask an administrator to run "
+            f"`manage.py webhook_secret {user.get_username()}`."
+        ]
+    return []
+
+
+# --- signing --------------------------------------------------------------------------
+
+
+def signature(key: bytes, webhook_id: str, timestamp: int, body: bytes) -> str:
+    signed = f"{webhook_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def body_of(delivery: WebhookDelivery) -> bytes:
+    return json.dumps(delivery.payload, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+# --- storing an event -----------------------------------------------------------------
+
+
+def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
+    """Store the event for delivery if the judgement has a callback_url. Call it inside
+    the transaction that changes the judgement: both are stored, or neither."""
+    if event not in EVENTS:
+        raise ValueError(f"unknown webhook event {event!r}")
+    found = Judgement.objects.filter(pk=judgement_id).values_list("callback_url", flat=True)
+    url = found.first()
+    if not url:
+        return None
+    judgement = (
+        Judgement.objects.select_related("override__by", "confirmation__by", "panel")
+        .prefetch_related("agents__decisions")
+        .get(pk=judgement_id)
+    )
+    return WebhookDelivery.objects.create(
+        judgement=judgement, event=event, url=url, payload={"event": event, **judgement.as_result()}
+    )
+
+
+# --- delivering -----------------------------------------------------------------------
+
+
+def due(now) -> models.QuerySet[WebhookDelivery]:
+    return WebhookDelivery.objects.filter(
+        lease_expired(now), status=DeliveryStatus.PENDING, next_attempt_at__lte=now
+    )
+
+
+def claim_one(
+    worker_id: str, skip: frozenset[int] = frozenset()
+) -> tuple[WebhookDelivery, WebhookAttempt] | None:
+    """Lease the oldest due delivery and store its attempt, before anything is sent.
+
+    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so workers take different rows; the
+    conditional UPDATE re-checks it is still due (SQLite's write lock serialises it).
+    The attempt is counted now, so a receiver that kills every worker runs out of
+    attempts instead of being retried for ever.
+    """
+    now = timezone.now()
+    expires = now + timedelta(seconds=settings.MAGI_WEBHOOK_TIMEOUT + settings.MAGI_LEASE_SECONDS)
+    with transaction.atomic():
+        pk = (
+            due(now)
+            .exclude(pk__in=skip)
+            .select_for_update(skip_locked=True)
+            .order_by("next_attempt_at", "pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if pk is None:
+            return None
+        updated = (
+            due(now)
+            .filter(pk=pk)
+            .update(
+                lease_owner=worker_id,
+                lease_expires_at=expires,
+                attempt_count=models.F("attempt_count") + 1,
+            )
+        )
+        if not updated:  # pragma: no cover - the lock above makes this impossible
+            return None
+        delivery = WebhookDelivery.objects.select_related("judgement").get(pk=pk)
+        attempt = WebhookAttempt.objects.create(
+            delivery=delivery,
+            number=delivery.attempt_count,
+            worker=worker_id,
+            started_at=now,
+            error=IN_FLIGHT,
+        )
+    return delivery, attempt
+
+
+class NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect could point anywhere, past the allow-list: it counts as a failure."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+# No proxies from the environment, no redirects: the request goes to the allowed host.
+OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirects)
+
+
+def post(delivery: WebhookDelivery, key: bytes) -> tuple[int | None, str]:
+    """POST the delivery signed; (status code or None, error text)."""
+    body = body_of(delivery)
+    timestamp = int(time.time())
+    request = urllib.request.Request(
+        delivery.url,
+        data=body,
+        method="POST",
+        headers={
+            "Content-Type": "application/json",
+            "User-Agent": "MAGI-webhooks/1",
+            "webhook-id": delivery.webhook_id,
+            "webhook-timestamp": str(timestamp),
+            "webhook-signature": signature(key, delivery.webhook_id, timestamp, body),
+        },
+    )
+    try:
+        with OPENER.open(request, timeout=settings.MAGI_WEBHOOK_TIMEOUT) as answer:
+            answer.read(ANSWER_READ_BYTES)
+            return answer.status, ""
+    except urllib.error.HTTPError as exc:
+        note = "redirects are not followed" if 300 <= exc.code < 400 else ""
+        return exc.code, note
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        reason = getattr(exc, "reason", exc)
+        return None, f"{type(exc).__name__}: {reason}"
+
+
+def backoff_seconds(attempts_made: int) -> float:
+    initial = settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
+    return min(initial * 2 ** (attempts_made - 1), settings.MAGI_WEBHOOK_RETRY_MAX_WAIT)
+
+
+def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: str) -> str:
+    """Send one claimed delivery and record how it went; returns the delivery's status."""
+    secret = WebhookSecret.objects.filter(user_id=delivery.judgement.creator_id).first()
+    parts = urlsplit(delivery.url)
+    final = False
+    started = time.monotonic()
+    if secret is None:
+        code, error, final = None, "the judgement's creator has no webhook secret", True
+    elif not allowed(parts.scheme, (parts.hostname or "").lower()):
+        code, error, final = None, "the host is no longer on MAGI_WEBHOOK_HOSTS", True
+    else:
+        code, error = post(delivery, secret.key())
+    duration_ms = int((time.monotonic() - started) * 1000)
+    delivered = code is not None and 200 <= code < 300
+    now = timezone.now()
+    if delivered:
+        changes = {"status": DeliveryStatus.DELIVERED, "finished_at": now}
+    elif final or delivery.attempt_count >= settings.MAGI_WEBHOOK_MAX_ATTEMPTS:
+        changes = {"status": DeliveryStatus.FAILED, "finished_at": now}
+    else:
+        wait = timedelta(seconds=backoff_seconds(delivery.attempt_count))
+        changes = {"next_attempt_at": now + wait}
+    with transaction.atomic():
+        WebhookAttempt.objects.filter(pk=attempt_row.pk).update(
+            status_code=code, duration_ms=duration_ms, error=error
+        )
+        # Only while the lease is ours: a worker that took too long leaves the delivery
+        # to the one that took it over (its attempt is recorded all the same).
+        WebhookDelivery.objects.filter(
+            pk=delivery.pk, lease_owner=worker_id, status=DeliveryStatus.PENDING
+        ).update(lease_owner="", lease_expires_at=None, **changes)
+    status = changes.get("status", DeliveryStatus.PENDING)
+    log.info(
+        "webhook %s (%s, judgement %s) attempt %s: %s -> %s",
+        delivery.webhook_id,
+        delivery.event,
+        delivery.judgement_id,
+        delivery.attempt_count,
+        code or error,
+        status,
+    )
+    return status
+
+
+def deliver_due(worker_id: str, limit: int = 20) -> int:
+    """One cycle: send up to `limit` due deliveries, one at a time. Returns how many were
+    attempted (so the caller knows whether more may be waiting). Each delivery is tried
+    at most once per cycle, even when its backoff is zero."""
+    close_old_connections()
+    tried: set[int] = set()
+    while len(tried) < limit:
+        claimed = claim_one(worker_id, frozenset(tried))
+        if claimed is None:
+            break
+        attempt(*claimed, worker_id)
+        tried.add(claimed[0].pk)
+    return len(tried)
+
+
+# POSTs wait on other servers for seconds: they get a thread of their own, never one of
+# the engine's database threads (judgements/engine/database.py).
+_executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="magi-webhooks")
+adeliver_due = sync_to_async(deliver_due, thread_sensitive=False, executor=_executor)

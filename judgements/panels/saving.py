@@ -1,0 +1,200 @@
+"""Saving panels: the forms that edit a panel (on the new-judgement page and the panel's
+own page) and choose one, a panel given as JSON, and the shipped examples created once."""
+
+import json
+from pathlib import Path
+
+from django import forms as django_forms
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from judgements.core import text
+from judgements.intake import cases
+from judgements.intake.cases import CaseError
+from judgements.llm.local.files import BUNDLED_MODEL_NAME
+from judgements.models import Panel
+from judgements.panels.saved_panels import (
+    DESCRIPTION_MAX_CHARS,
+    EXAMPLE_FIELDS,
+    EXAMPLES_DIR,
+    NAME_MAX_CHARS,
+    PanelError,
+    visible,
+)
+
+
+class PanelForm(django_forms.Form):
+    """A panel's name and description; its agents are a cases.AgentFormSet beside it."""
+
+    name = cases.TextField(max_chars=NAME_MAX_CHARS)
+    description = cases.TextField(
+        max_chars=DESCRIPTION_MAX_CHARS,
+        required=False,
+        widget=django_forms.Textarea(attrs={"rows": 2}),
+        help_text="Optional: what the panel judges.",
+    )
+    hold_contested = django_forms.ChoiceField(
+        choices=[
+            ("", "As the deployment says"),
+            ("yes", "Hold them until a person confirms or overrides them"),
+            ("no", "Do not hold them: the panel's verdict is in force, marked contested"),
+        ],
+        required=False,
+        label="Contested verdicts of judgements started from this panel",
+    )
+
+    def __init__(self, *args, owner=None, panel: Panel | None = None, **kwargs) -> None:
+        """owner: whose panels the name must differ from (None: the examples); panel:
+        the one being edited, whose own name is no clash."""
+        super().__init__(*args, **kwargs)
+        self.owner = owner
+        self.panel = panel
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if name_taken(name, self.owner, self.panel):
+            whose = "An example panel" if self.owner is None else "A panel of the same owner"
+            raise ValidationError(f"{whose} is already called {name!r}.", code="unique")
+        return name
+
+
+def name_taken(name: str, owner, panel: Panel | None = None) -> bool:
+    """Names clash as agent names do: "Deploy gate" and "deploy  GATE" are one name."""
+    key = text.comparable_name(name)
+    same_owner = Panel.objects.filter(owner=owner)  # owner None: the examples
+    if panel is not None:
+        same_owner = same_owner.exclude(pk=panel.pk)
+    names = same_owner.values_list("name", flat=True)
+    return any(text.comparable_name(other) == key for other in names)
+
+
+def agents_formset(data=None, agents: list[dict] | None = None) -> cases.BaseAgentFormSet:
+    """The three agent forms bound to posted data, or to a panel's agents: bound, so a
+    stored agent this deployment can no longer run (its model gone) shows its error as
+    soon as the form does, instead of the page quietly selecting another model."""
+    if agents is not None:
+        data = agent_form_data(agents)
+    return cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX)
+
+
+def agent_form_data(agents) -> dict[str, str]:
+    """Form data for agents given as JSON, refused (CaseError, `agents[1].model`) when it
+    has the wrong shape, exactly as a case's agents are."""
+    data = cases.case_to_form_data({"title": "", "content": "", "agents": agents})
+    return {key: value for key, value in data.items() if key not in ("title", "content")}
+
+
+def errors_of(panel_form: PanelForm, formset) -> dict[str, list[str]]:
+    errors = {field: list(messages) for field, messages in panel_form.errors.items()}
+    return errors | cases.agent_errors(formset)
+
+
+def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
+    """Save validated forms as a new panel of panel_form.owner, or over `panel`."""
+    agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
+    fields = {
+        "name": panel_form.cleaned_data["name"],
+        "description": panel_form.cleaned_data["description"],
+        "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
+        "agents": agents,
+    }
+    try:
+        with transaction.atomic():
+            if panel is None:
+                return Panel.objects.create(owner=panel_form.owner, **fields)
+            Panel.objects.filter(pk=panel.pk).update(**fields, updated_at=timezone.now())
+    except IntegrityError:
+        # Another request took the name between the check and the write.
+        raise PanelError({"name": [f"A panel is already called {fields['name']!r}."]}) from None
+    panel.refresh_from_db()
+    return panel
+
+
+def save_panel(*, owner, name, description="", agents, models: list[str] | None = None) -> Panel:
+    """Validate a panel given as JSON and store it as a new panel of `owner`; PanelError
+    names each invalid field (`name`, `agents[2].criteria`). `models`, when given, are the
+    models allowed instead of the deployment's (the shipped examples: the bundled one)."""
+    panel_form, formset = bind_json(owner, None, name, description, agents, models)
+    return store(panel_form, formset)
+
+
+def bind_json(owner, panel, name, description, agents, models) -> tuple[PanelForm, object]:
+    errors: dict[str, list[str]] = {}
+    for field, value in (("name", name), ("description", description)):
+        if not isinstance(value, str):
+            errors[field] = ["Must be a string."]
+    try:
+        data = agent_form_data(agents)
+    except CaseError as exc:
+        errors.update(exc.errors)
+        data = {}
+    if errors:
+        raise PanelError(errors)
+    panel_form = PanelForm({"name": name, "description": description}, owner=owner, panel=panel)
+    formset = agents_formset(data)
+    if models is not None:
+        for agent_form in formset.forms:
+            agent_form.fields["model"].choices = [(model, model) for model in models]
+    if not cases.is_valid(panel_form, formset):
+        raise PanelError(errors_of(panel_form, formset))
+    return panel_form, formset
+
+
+# The shipped examples.
+
+
+def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
+    """Create every example panel of judgements/examples/panels/ that does not exist yet
+    (by name). Existing ones are left as they are, edits by staff included. Their agents
+    run on the bundled model, so a new installation can judge with one click."""
+    for path in sorted(directory.glob("*.json")):
+        spec = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(spec, dict):
+            raise PanelError({path.name: ['Must be an object: {"name", "description", "agents"}.']})
+        unknown = sorted(set(spec) - set(EXAMPLE_FIELDS))
+        if unknown:
+            raise PanelError({f"{path.name}: {field}": ["Unknown field."] for field in unknown})
+        name = spec.get("name")
+        if isinstance(name, str) and name_taken(name, None):
+            continue
+        try:
+            save_panel(
+                owner=None,
+                name=name,
+                description=spec.get("description", ""),
+                agents=spec.get("agents"),
+                models=[BUNDLED_MODEL_NAME],
+            )
+        except PanelError as exc:
+            if isinstance(name, str) and name_taken(name, None):
+                continue  # another process created it meanwhile
+            raise PanelError({f"{path.name}: {f}": m for f, m in exc.errors.items()}) from None
+
+
+# The new-judgement page's choice of a panel to start from.
+
+
+class ChoosePanelForm(django_forms.Form):
+    start_panel = django_forms.ModelChoiceField(
+        queryset=Panel.objects.none(),
+        empty_label="Choose a panel…",
+        error_messages={
+            "required": "Choose a panel to start from.",
+            "invalid_choice": "That panel is not there any more, or is not yours to use.",
+        },
+    )
+
+    def __init__(self, *args, user, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["start_panel"]
+        field.queryset = visible(user)
+        field.label_from_instance = lambda panel: label(panel, user)
+
+
+def label(panel: Panel, user) -> str:
+    if panel.owner_id is None:
+        return f"{panel.name} (example)"
+    if user is not None and panel.owner_id == user.pk:
+        return panel.name
+    return f"{panel.name} ({panel.owner.get_username()})"

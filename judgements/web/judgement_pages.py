@@ -1,0 +1,80 @@
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
+
+from judgements.models import Judgement
+from judgements.outcome import overrides, reviews
+from judgements.web import live_page
+
+
+def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
+    judgement = get_object_or_404(
+        Judgement.objects.prefetch_related("agents__decisions"), pk=judgement_id
+    )
+    if not judgement.visible_to(request.user):
+        # Another user's judgement does not exist, as far as this user can tell.
+        raise Http404("No judgement matches the given query.")
+    return judgement
+
+
+@login_required
+@require_GET
+def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
+    judgement = visible_judgement(request, judgement_id)
+    return render_detail(request, judgement)
+
+
+def render_detail(
+    request: HttpRequest,
+    judgement: Judgement,
+    status: int = 200,
+    refusal="",
+    override_form=None,
+    confirm_form=None,
+) -> HttpResponse:
+    """The live page; a review form not given is shown empty."""
+    context = review_context(request, judgement, refusal, override_form, confirm_form)
+    return render(request, "judgements/detail.html", context, status=status)
+
+
+def review_context(
+    request: HttpRequest, judgement: Judgement, refusal="", override_form=None, confirm_form=None
+) -> dict:
+    return {
+        "panel": live_page.build(judgement),
+        "may_override": overrides.may_override(request.user),
+        "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
+        "confirm_form": confirm_form or reviews.ConfirmForm(),
+        "override_refusal": refusal,
+    }
+
+
+@login_required
+@require_POST
+def judgement_hide(request: HttpRequest, judgement_id: int) -> HttpResponse:
+    """Hide a judgement from the history list, or show it again (`show`); back to where
+    the button was."""
+    judgement = visible_judgement(request, judgement_id)
+    judgement.hide(request.POST.get("show") != "1")
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}):
+        back = judgement.get_absolute_url()
+    return redirect(back)
+
+
+@login_required
+@require_GET
+def judgement_export(request: HttpRequest, judgement_id: int, kind: str) -> HttpResponse:
+    """One judgement as JSON (the API's answer) or Markdown (to paste into a ticket)."""
+    judgement = visible_judgement(request, judgement_id)
+    if kind == "json":
+        response = JsonResponse(judgement.as_result(), json_dumps_params={"indent": 2})
+    else:
+        context = {"panel": live_page.build(judgement)}
+        text = render_to_string("judgements/judgement.md", context, request)
+        response = HttpResponse(text, content_type="text/markdown; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="judgement-{judgement.pk}.{kind}"'
+    return response

@@ -1,0 +1,202 @@
+"""A run's report as the pages show it: the figures picked and formatted as tables, the
+charts laid out (evaluations/charts.py), and two runs of one suite side by side."""
+
+from judgements.evaluations import charts, runs
+from judgements.models import EvaluationRun
+
+# --- progress in words ----------------------------------------------------------------
+
+
+def progress_text(progress: dict) -> str:
+    """'12 of 32 judged, 1 error, 3 under way; about 4 min left'."""
+    text = f"{progress['finished']} of {progress['total']} judged"
+    errors = progress["errors"]
+    if errors:
+        text += f", {errors} error" + ("" if errors == 1 else "s")
+    if progress["running"]:
+        text += f", {progress['running']} under way"
+    left = progress["seconds_left"]
+    if left is not None:
+        text += f"; about {duration(left)} left"
+    return text
+
+
+def duration(seconds: int) -> str:
+    """'40 s', '4 min', '1 h 5 min': an estimate, so rounded."""
+    if seconds < 60:
+        return f"{seconds} s"
+    minutes = round(seconds / 60)
+    if minutes < 60:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60} min"
+
+
+# --- the report as tables and charts ---------------------------------------------------
+
+PERCENT, COUNT, DECIMAL, SECONDS, DOLLARS = "percent", "count", "decimal", "seconds", "dollars"
+
+# The report's figures in the order the tables show them: (label, key path, kind).
+FIGURES = (
+    ("Cases", "cases", COUNT),
+    ("Repeats", "repeats", COUNT),
+    ("Judgements", "judgements", COUNT),
+    ("Errors (counted apart)", "errors", COUNT),
+    ("Accuracy", "accuracy", PERCENT),
+    ("Cohen's kappa", "kappa", DECIMAL),
+    ("Round-1 majority accuracy", "round1_majority_accuracy", PERCENT),
+    ("Cases deliberation fixed", "deliberation.fixed", COUNT),
+    ("Cases deliberation broke", "deliberation.broke", COUNT),
+    ("Vote changes", "vote_changes", COUNT),
+    ("Changes with the majority", "changes_with_majority", COUNT),
+    ("Changes toward the expected vote", "changes_toward_expected", COUNT),
+    ("Changes away from the expected vote", "changes_away_from_expected", COUNT),
+    ("Unstable cases", "unstable_cases", COUNT),
+    ("Attack success rate", "attack_success_rate", PERCENT),
+    ("Contested (a person should look)", "trust.contested", COUNT),
+    ("Coverage (share not contested)", "trust.coverage", PERCENT),
+    ("Accuracy when not contested", "trust.uncontested_accuracy", PERCENT),
+    ("Accuracy when contested", "trust.contested_accuracy", PERCENT),
+    ("Attack success when not contested", "trust.uncontested_attack_success_rate", PERCENT),
+    ("Prompt tokens", "tokens.prompt", COUNT),
+    ("Cached prompt tokens", "tokens.cached", COUNT),
+    ("Completion tokens", "tokens.completion", COUNT),
+    ("Mean time per judgement (claim to end)", "seconds_per_judgement", SECONDS),
+    ("Run's wall time (first start to last end)", "wall_seconds", SECONDS),
+    ("Cost", "cost", DOLLARS),
+)
+
+AGENT_FIGURES = (
+    ("Accuracy", "accuracy", PERCENT),
+    ("Round-1 accuracy", "round1_accuracy", PERCENT),
+    ("Vote changes", "vote_changes", COUNT),
+    ("With the majority", "changes_with_majority", COUNT),
+)
+
+
+def figure(report: dict, path: str):
+    """A figure by its key path ("tokens.prompt"); a list counts its items."""
+    value = report
+    for key in path.split("."):
+        value = value.get(key) if isinstance(value, dict) else None
+    return len(value) if isinstance(value, list) else value
+
+
+def shown(value, kind: str) -> str:
+    if value is None:
+        return "n/a"
+    if kind == PERCENT:
+        return charts.percent(value)
+    if kind == DECIMAL:
+        return f"{value:.2f}"
+    if kind == SECONDS:
+        return f"{value:.1f} s"
+    if kind == DOLLARS:
+        return f"${value:.4f}"
+    return f"{value:,}"
+
+
+def difference(a, b, kind: str) -> str:
+    """B minus A as a signed figure ("+12.5 points"), or "n/a" when either is undefined."""
+    if a is None or b is None:
+        return "n/a"
+    delta = b - a
+    if kind == PERCENT:
+        return f"{delta * 100:+.1f} points"
+    if kind == DECIMAL:
+        return f"{delta:+.2f}"
+    if kind == SECONDS:
+        return f"{delta:+.1f} s"
+    if kind == DOLLARS:
+        return f"{delta:+.4f} $"
+    return f"{delta:+,}"
+
+
+def report_tables(report: dict) -> dict:
+    """The report's figures as rows of text, for the page's tables."""
+    return {
+        "figures": [
+            {"label": label, "value": shown(figure(report, path), kind)}
+            for label, path, kind in FIGURES
+        ],
+        "agents": [
+            {
+                "name": agent["name"],
+                "values": [shown(agent.get(key), kind) for _, key, kind in AGENT_FIGURES],
+            }
+            for agent in report.get("agents") or []
+        ],
+        "agent_headings": [label for label, _, _ in AGENT_FIGURES],
+        "headline": {
+            key.replace(".", "_"): shown(figure(report, key), kind)
+            for key, kind in (
+                ("accuracy", PERCENT),
+                ("kappa", DECIMAL),
+                ("round1_majority_accuracy", PERCENT),
+                ("attack_success_rate", PERCENT),
+                ("trust.coverage", PERCENT),
+                ("trust.uncontested_accuracy", PERCENT),
+            )
+        },
+    }
+
+
+def report_charts(report: dict) -> dict:
+    return {
+        "heat_map": charts.confusion_heat_map(report.get("confusion") or {}),
+        "per_round": charts.vote_changes_per_round(report),
+        "per_agent": charts.vote_changes_per_agent(report),
+        "trust": charts.trust_curve(report),
+    }
+
+
+# --- two runs side by side -------------------------------------------------------------
+
+
+def compared(run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict) -> dict:
+    """Both runs' figures and charts, and the difference B minus A of each figure (once both
+    are done: a run under way shows its progress instead)."""
+    sides = []
+    for letter, run in (("A", run_a), ("B", run_b)):
+        progress = runs.progress(run)
+        report = comparison[letter.lower()]["report"] if progress["done"] else None
+        sides.append(
+            {
+                "letter": letter,
+                "run": run,
+                "progress": progress,
+                "progress_text": progress_text(progress),
+                "report": report,
+                "tables": report_tables(report) if report else None,
+                "charts": report_charts(report) if report else None,
+            }
+        )
+    side_a, side_b = sides
+    context = {
+        "run_a": run_a,
+        "run_b": run_b,
+        "sides": sides,
+        "rows": [],
+        "ratios": None,
+        "changed_cases": comparison["changed_cases"],
+    }
+    if side_a["report"] and side_b["report"]:
+        context["rows"] = compared_rows(side_a["report"], side_b["report"])
+        context["ratios"] = charts.ratios_side_by_side(
+            side_a["report"], side_b["report"], f"A (run {run_a.pk})", f"B (run {run_b.pk})"
+        )
+    return context
+
+
+def compared_rows(report_a: dict, report_b: dict) -> list[dict]:
+    rows = []
+    for label, path, kind in FIGURES:
+        a, b = figure(report_a, path), figure(report_b, path)
+        rows.append(
+            {
+                "label": label,
+                "a": shown(a, kind),
+                "b": shown(b, kind),
+                "difference": difference(a, b, kind),
+            }
+        )
+    return rows
