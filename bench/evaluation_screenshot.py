@@ -3,7 +3,7 @@
     .venv/bin/python bench/evaluation_screenshot.py [--out docs/evaluation-report.png]
 
 Starts the suite's fake OpenAI-compatible server and MAGI under daphne on a throwaway
-database (tests/browser/live.py), saves the travel-expense example panel with its agents
+database (tests/support/live_site.py), saves the travel-expense example panel with its agents
 on the fake models, and in headless Chromium imports the travel-expense starter and
 red-team suites as one file through the suites page, starts a run from the suite's page
 and, once the run is done, saves the report section.
@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO))
 
 from playwright.sync_api import expect  # noqa: E402
 
-from tests.browser.live import LiveMagi, chromium  # noqa: E402
 from tests.llm_server import FakeLLM  # noqa: E402
+from tests.support.live_site import LiveMagi, chromium  # noqa: E402
 
 EXAMPLES = REPO / "judgements" / "examples"
 SUITE_FILES = ("starter-travel-expense.jsonl", "redteam-travel-expense.jsonl")

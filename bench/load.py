@@ -237,7 +237,7 @@ def run_embedded(llm: FakeLLM, count: int, latency: float, timeout: float) -> di
 
 
 def run_scaled(llm: FakeLLM, count: int, latency: float, workers: int, timeout: float) -> dict:
-    from tests.durability.conftest import Postgres, Redis
+    from tests.support.services import Postgres, Redis
 
     var_dir = Path(tempfile.mkdtemp(prefix="magi-bench-"))
     postgres = Postgres().init()

@@ -3,9 +3,10 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from judgements.web import site_pages
+from magi_site import errors
 
 # A form over the body limit is refused before any view runs; this says so in a page.
-handler400 = site_pages.bad_request
+handler400 = errors.bad_request
 
 urlpatterns = [
     # Ours, not Django's: logging out also closes the session's live pages. The admin's

@@ -2,17 +2,13 @@ import asyncio
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from asgiref.sync import sync_to_async
 from channels.layers import InMemoryChannelLayer, get_channel_layer
-from django.conf import settings as django_settings
 from django.contrib.auth import get_user_model
-from django.test import Client
 
 from judgements.llm.local import files as local_files
 from judgements.models import Judgement
 from tests.llm_server import FakeLLM
-
-DEFAULT_MODELS = ("model-a", "model-b", "model-c")
+from tests.support.cases import DEFAULT_MODELS, case_for
 
 
 @pytest.fixture(scope="session")
@@ -44,19 +40,6 @@ def fake_llm(llm_server, settings):
     settings.MAGI_LLM_RETRY_MAX_WAIT = 0.05
     yield llm_server
     llm_server.reset()
-
-
-def case_for(models=DEFAULT_MODELS, **overrides) -> dict:
-    case = {
-        "title": "Trip to Japan",
-        "content": "I am going to travel to Japan next week.",
-        "agents": [
-            {"name": name, "model": model, "criteria": f"{name} approves only safe plans."}
-            for name, model in zip(("Melchior", "Balthasar", "Casper"), models, strict=True)
-        ],
-    }
-    case.update(overrides)
-    return case
 
 
 @pytest.fixture
@@ -158,12 +141,3 @@ async def empty_engine_channel():
 def no_in_process_engine(settings):
     """Websocket tests drive the engine themselves, in the test's own event loop."""
     settings.MAGI_ENGINE_IN_PROCESS = False
-
-
-@sync_to_async
-def session_cookie(user) -> str:
-    """The Cookie header of a logged-in session of `user`, as a browser sends it."""
-    client = Client()
-    client.force_login(user)
-    name = django_settings.SESSION_COOKIE_NAME
-    return f"{name}={client.cookies[name].value}"

@@ -17,7 +17,7 @@ NEEDS = {
     "redis": {"redis_server", "redis_url", "processes"},
 }
 # Files that start a llama.cpp server on a real GGUF model (minutes on two cores).
-REAL_MODEL_FILES = {"test_bundled_model.py", "test_local_llm.py"}
+REAL_MODEL_FILES = {"test_bundled_file.py", "test_servers.py"}
 
 
 def pytest_configure(config):

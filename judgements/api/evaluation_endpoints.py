@@ -17,20 +17,14 @@ line and field of a suite ("line 4.expected") or the field of a run ("agents[1].
 """
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.views.decorators.csrf import csrf_exempt
 
-from judgements.api.judgement_endpoints import (
-    bearer_token,
-    error,
-    invalid,
-    json_errors,
-    unauthorized,
-)
+from judgements.api.endpoint import endpoint, error, invalid
 from judgements.core import text
+from judgements.core.errors import InvalidInput
 from judgements.engine.database import db_call
 from judgements.evaluations import runs, suites
 from judgements.intake import cases, limits
-from judgements.models import EvaluationRun, Suite
+from judgements.models import ApiToken, EvaluationRun, Suite
 from judgements.panels import saved_panels
 
 RUN_FIELDS = ("panel", "agents", "panel_name", "suite", "repeat")
@@ -58,17 +52,11 @@ def suite_listing(user) -> list[dict]:
     return [suite_result(suite) for suite in Suite.objects.visible_to(user).order_by("name", "id")]
 
 
-@csrf_exempt
-@json_errors
-async def suites_collection(request: HttpRequest) -> JsonResponse:
-    token = await db_call(bearer_token, for_request=True)(request)
-    if token is None:
-        return unauthorized()
+@endpoint("GET", "POST")
+async def suites_collection(request: HttpRequest, token: ApiToken) -> JsonResponse:
     user = token.user
     if request.method == "GET":
         return JsonResponse({"suites": await db_call(suite_listing, for_request=True)(user)})
-    if request.method != "POST":
-        return error(405, "Use GET or POST.")
     errors = query_errors(request)
     if errors:
         return invalid(errors)
@@ -80,7 +68,7 @@ async def suites_collection(request: HttpRequest) -> JsonResponse:
             owner=user,
             data=data,
         )
-    except suites.SuiteError as exc:
+    except InvalidInput as exc:
         return invalid(exc.errors)
     response = JsonResponse(await db_call(suite_result, for_request=True)(suite), status=201)
     response["Location"] = f"/api/suites/{suite.pk}.jsonl"
@@ -105,14 +93,8 @@ def find_visible_suite(suite_id: int, user) -> Suite | None:
     return Suite.objects.visible_to(user).filter(pk=suite_id).first()
 
 
-@csrf_exempt
-@json_errors
-async def suite_export(request: HttpRequest, suite_id: int) -> HttpResponse:
-    token = await db_call(bearer_token, for_request=True)(request)
-    if token is None:
-        return unauthorized()
-    if request.method != "GET":
-        return error(405, "Use GET.")
+@endpoint("GET")
+async def suite_export(request: HttpRequest, token: ApiToken, suite_id: int) -> HttpResponse:
     suite = await db_call(find_visible_suite, for_request=True)(suite_id, token.user)
     if suite is None:
         return error(404, f"No suite {suite_id}.")
@@ -127,7 +109,7 @@ def resolve_suite(reference, user) -> Suite:
     are, text.comparable_name: the user's own before the shipped ones), or else a decimal
     id. A suite the user may not use is as unknown as one that does not exist."""
     if isinstance(reference, bool) or not isinstance(reference, int | str):
-        raise runs.RunError({"suite": [NOT_A_SUITE]})
+        raise InvalidInput({"suite": [NOT_A_SUITE]})
     found = None
     if isinstance(reference, str):
         found = suite_by_name(reference, user)
@@ -137,7 +119,7 @@ def resolve_suite(reference, user) -> Suite:
         found = Suite.objects.visible_to(user).filter(pk=reference).first()
     if found is None:
         shown = reference if isinstance(reference, int) else repr(text.escaped(reference))
-        raise runs.RunError({"suite": [f"No suite {shown} that you may use."]})
+        raise InvalidInput({"suite": [f"No suite {shown} that you may use."]})
     return found
 
 
@@ -158,7 +140,7 @@ def suite_by_name(name: str, user) -> Suite | None:
             return group[0]
     # Only staff see other users' suites, where one name can repeat.
     if len(matches) > 1:
-        raise runs.RunError(
+        raise InvalidInput(
             {"suite": [f"{len(matches)} users have a suite called {name!r}: give its id."]}
         )
     return matches[0] if matches else None
@@ -169,9 +151,9 @@ def suite_by_name(name: str, user) -> Suite | None:
 
 def start_from_body(body, user) -> EvaluationRun:
     """Check the request's fields, then start the run (runs.start_run checks the
-    agents and the repeat count); RunError names every field at fault it can."""
+    agents and the repeat count); InvalidInput names every field at fault it can."""
     if not isinstance(body, dict):
-        raise runs.RunError(
+        raise InvalidInput(
             {"body": ['Must be a JSON object: {"panel" or "agents", "suite", "repeat"}.']}
         )
     errors = cases.unknown_fields(body, RUN_FIELDS, "")
@@ -183,7 +165,7 @@ def start_from_body(body, user) -> EvaluationRun:
             errors["panel_name"] = ['Only with "agents": a saved panel runs under its name.']
         try:
             panel = saved_panels.resolve(body["panel"], user)
-        except saved_panels.PanelError as exc:
+        except InvalidInput as exc:
             errors.update(exc.errors)
         else:
             agents, panel_name = saved_panels.agents_of(panel), panel.name
@@ -197,10 +179,10 @@ def start_from_body(body, user) -> EvaluationRun:
     else:
         try:
             suite = resolve_suite(body["suite"], user)
-        except runs.RunError as exc:
+        except InvalidInput as exc:
             errors.update(exc.errors)
-    if errors:
-        raise runs.RunError(errors)
+    if errors or suite is None or agents is None or panel_name is None:
+        raise InvalidInput(errors)
     return runs.start_run(
         panel=panel,
         agents=agents,
@@ -215,21 +197,15 @@ def started(body, user) -> dict:
     return runs.as_result(start_from_body(body, user))
 
 
-@csrf_exempt
-@json_errors
-async def evaluations_collection(request: HttpRequest) -> JsonResponse:
-    token = await db_call(bearer_token, for_request=True)(request)
-    if token is None:
-        return unauthorized()
-    if request.method != "POST":
-        return error(405, "Use POST.")
+@endpoint("POST")
+async def evaluations_collection(request: HttpRequest, token: ApiToken) -> JsonResponse:
     try:
         body = cases.parse_case_json(request.body, "The body")
-    except cases.CaseError as exc:
+    except InvalidInput as exc:
         return invalid({"body": exc.errors["case"]})
     try:
         result = await db_call(started, for_request=True)(body, token.user)
-    except runs.RunError as exc:
+    except InvalidInput as exc:
         return invalid(exc.errors)
     except limits.Refused as exc:
         response = error(429, exc.message, retry_after=exc.retry_after)
@@ -245,14 +221,8 @@ def visible_run_result(run_id: int, user) -> dict | None:
     return None if run is None else runs.as_result(run)
 
 
-@csrf_exempt
-@json_errors
-async def evaluation_resource(request: HttpRequest, run_id: int) -> JsonResponse:
-    token = await db_call(bearer_token, for_request=True)(request)
-    if token is None:
-        return unauthorized()
-    if request.method != "GET":
-        return error(405, "Use GET.")
+@endpoint("GET")
+async def evaluation_resource(request: HttpRequest, token: ApiToken, run_id: int) -> JsonResponse:
     result = await db_call(visible_run_result, for_request=True)(run_id, token.user)
     if result is None:
         return error(404, f"No evaluation run {run_id}.")
@@ -269,14 +239,8 @@ def cancelled(run_id: int, user) -> tuple[int, dict]:
     return 200, runs.as_result(run)
 
 
-@csrf_exempt
-@json_errors
-async def evaluation_cancel(request: HttpRequest, run_id: int) -> JsonResponse:
-    token = await db_call(bearer_token, for_request=True)(request)
-    if token is None:
-        return unauthorized()
-    if request.method != "POST":
-        return error(405, "Use POST.")
+@endpoint("POST")
+async def evaluation_cancel(request: HttpRequest, token: ApiToken, run_id: int) -> JsonResponse:
     status, result = await db_call(cancelled, for_request=True)(run_id, token.user)
     if status != 200:
         return error(status, result["error"])

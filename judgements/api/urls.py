@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from judgements.api import evaluation_endpoints, judgement_endpoints
+from judgements.api import endpoint, evaluation_endpoints, judgement_endpoints
 
 urlpatterns = [
     path("api/judgements/", judgement_endpoints.judgements_collection, name="api-judgements"),
@@ -42,5 +42,5 @@ urlpatterns = [
     ),
     path("api/schema.json", judgement_endpoints.schema, name="api-schema"),
     # Anything else under /api/ answers JSON too, never the site's HTML 404.
-    re_path(r"^api/", judgement_endpoints.not_found, name="api-not-found"),
+    re_path(r"^api/", endpoint.not_found, name="api-not-found"),
 ]

@@ -51,9 +51,12 @@ def _dropping_dead_connections(func):
     return guarded
 
 
-def db_call(func, *, for_request: bool = False):
-    """Make a synchronous ORM function awaitable: retried while the database is away, or
-    (`for_request`) as a request's, with stale connections closed around it.
+def db_call(func, *, for_request: bool = False, executor: ThreadPoolExecutor | None = None):
+    """Make a synchronous ORM function awaitable: retried while the database is away; or
+    (`for_request`) as a request's, with stale connections closed around it; or on an
+    `executor` of its own (work that also waits on the network, such as webhook
+    deliveries, must not hold the engine's threads), not retried: its caller tries again
+    on its next pass.
 
     A request's calls do not use plain sync_to_async, which runs every such call of the
     process on one thread: each read would queue behind every write in flight (a burst of
@@ -61,6 +64,10 @@ def db_call(func, *, for_request: bool = False):
     serialises what must be."""
     if for_request:
         return DatabaseSyncToAsync(func, thread_sensitive=False)
+    if executor is not None:
+        return sync_to_async(
+            _dropping_dead_connections(func), thread_sensitive=False, executor=executor
+        )
     guarded = _dropping_dead_connections(func)
 
     @functools.wraps(func)

@@ -37,15 +37,15 @@ class Event(StrEnum):
 
 
 # After a failed send the layer is skipped for a moment, so a Redis that is away costs a
-# judgement one bounded wait, not one per event.
+# judgement one bounded wait, not one per event. The moment is kept on the layer itself
+# (the process's one connection to it), not in this module.
 LAYER_BACKOFF_SECONDS = 1.0
-_layer_down_until = 0.0
+DOWN_UNTIL = "magi_down_until"
 
 
-async def send_to_layer(send: Coroutine, what: str) -> bool:
-    """Await a channel-layer call, bounded in time; log and swallow its failure."""
-    global _layer_down_until
-    if time.monotonic() < _layer_down_until:
+async def send_to_layer(layer, send: Coroutine, what: str) -> bool:
+    """Await a call `send` on `layer`, bounded in time; log and swallow its failure."""
+    if time.monotonic() < getattr(layer, DOWN_UNTIL, 0.0):
         send.close()
         log.info("channel layer unavailable: skipped %s", what)
         return False
@@ -54,7 +54,7 @@ async def send_to_layer(send: Coroutine, what: str) -> bool:
             await send
         return True
     except Exception:
-        _layer_down_until = time.monotonic() + LAYER_BACKOFF_SECONDS
+        setattr(layer, DOWN_UNTIL, time.monotonic() + LAYER_BACKOFF_SECONDS)
         log.warning("channel layer: could not %s", what, exc_info=log.isEnabledFor(logging.DEBUG))
         return False
 
@@ -66,6 +66,7 @@ async def publish(judgement_id: int, kind: Event, **data) -> None:
         return
     event = {"type": "judgement.event", "kind": kind, "judgement_id": judgement_id, **data}
     await send_to_layer(
+        layer,
         layer.group_send(group_name_for(judgement_id), event),
         f"publish {kind} for judgement {judgement_id}",
     )
@@ -85,6 +86,7 @@ async def wake(judgement_id: int | None = None) -> None:
     if layer is None:
         return
     await send_to_layer(
+        layer,
         layer.send(
             settings.MAGI_ENGINE_CHANNEL, {"type": "judgement.run", "judgement_id": judgement_id}
         ),
@@ -119,7 +121,7 @@ async def changes(
     channel = None
     if layer is not None:
         candidate = await layer.new_channel()
-        if await send_to_layer(layer.group_add(group, candidate), f"follow {group}"):
+        if await send_to_layer(layer, layer.group_add(group, candidate), f"follow {group}"):
             channel = candidate
     try:
         while True:
@@ -142,7 +144,9 @@ async def changes(
                 channel = None
     finally:
         if channel is not None:
-            await send_to_layer(layer.group_discard(group, channel), f"stop following {group}")
+            await send_to_layer(
+                layer, layer.group_discard(group, channel), f"stop following {group}"
+            )
 
 
 async def wait_until_finished(judgement_id: int, seconds: float) -> None:

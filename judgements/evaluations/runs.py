@@ -16,11 +16,11 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from judgements.core import rules, text
-from judgements.core.errors import MagiError
+from judgements.core.errors import InvalidInput
 from judgements.engine import events, transitions
 from judgements.evaluations import metrics
 from judgements.intake import limits, start
-from judgements.intake.cases import NAME_MAX_CHARS, TITLE_MAX_CHARS, CaseError, validate_case
+from judgements.intake.cases import NAME_MAX_CHARS, TITLE_MAX_CHARS, validate_case
 from judgements.models import (
     FINISHED_STATUSES,
     EvaluationRun,
@@ -33,14 +33,6 @@ from judgements.models import (
 from judgements.web import history
 
 MAX_REPEATS = 20
-
-
-class RunError(MagiError, ValueError):
-    """A run that cannot start, or runs that cannot be compared: field -> messages."""
-
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-        super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
 
 
 # --- starting ---------------------------------------------------------------------------
@@ -69,14 +61,14 @@ def start_run(
         errors["panel_name"] = [f"Ensure the name has at most {NAME_MAX_CHARS} characters."]
     cases = list(suite.cases.order_by("position"))
     if not cases:
-        raise RunError({"suite": ["The suite holds no cases."]})
+        raise InvalidInput({"suite": ["The suite holds no cases."]})
     try:
         # The agents are checked inside a real case, so "agents[1].model" reads as it
         # does for a judgement; the content is the suite's first (it passed these rules
         # when the suite was imported).
         probe = {"title": "evaluation", "content": cases[0].content, "agents": agents}
         clean_agents = validate_case(probe)["agents"]
-    except CaseError as exc:
+    except InvalidInput as exc:
         agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}
         errors.update(agent_errors)
         if len(agent_errors) < len(exc.errors):
@@ -84,7 +76,7 @@ def start_run(
             other = [" ".join(m) for f, m in exc.errors.items() if f not in agent_errors]
             errors["suite"] = [f"Its first case is no longer valid: {' '.join(other)}"]
     if errors:
-        raise RunError(errors)
+        raise InvalidInput(errors)
     limits.check_runs(creator)
     with transaction.atomic():
         run = EvaluationRun.objects.create(
@@ -328,7 +320,7 @@ def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict:
     """Two runs of the same suite side by side, with the cases whose verdicts differ
     between them (panel A against B, or before and after a change of criteria)."""
     if run_a.suite_id != run_b.suite_id:
-        raise RunError({"run": ["Only runs of the same suite can be compared."]})
+        raise InvalidInput({"run": ["Only runs of the same suite can be compared."]})
     sides = {}
     verdicts = {}
     for key, run in (("a", run_a), ("b", run_b)):

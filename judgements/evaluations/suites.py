@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from judgements.core import rules, text
-from judgements.core.errors import MagiError
+from judgements.core.errors import InvalidInput
 from judgements.intake.cases import NAME_MAX_CHARS, TITLE_MAX_CHARS, UTF16_BOMS, TextField
 from judgements.models import Decision, Suite, SuiteCase
 
@@ -32,19 +32,11 @@ EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "suites"
 VERDICTS = tuple(Decision.values)
 
 
-class SuiteError(MagiError, ValueError):
-    """An invalid suite: field path ("line 3.expected", "name", "cases") -> messages."""
-
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-        super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
-
-
 # --- reading --------------------------------------------------------------------------
 
 
 def parse_jsonl(data: bytes | str) -> list[dict]:
-    """The cleaned cases of a JSONL suite, or SuiteError naming each bad line and field.
+    """The cleaned cases of a JSONL suite, or InvalidInput naming each bad line and field.
 
     A case comes back as {"id", "title", "content", "expected", "expected_agents", "tags"}:
     title "" and expected_agents None when absent, tags [] when absent.
@@ -53,9 +45,9 @@ def parse_jsonl(data: bytes | str) -> list[dict]:
     numbered = [(number, line) for number, line in lines if line.strip()]
     limit = settings.MAGI_SUITE_MAX_CASES
     if not numbered:
-        raise SuiteError({"cases": ["The suite holds no cases: write one JSON object a line."]})
+        raise InvalidInput({"cases": ["The suite holds no cases: write one JSON object a line."]})
     if len(numbered) > limit:
-        raise SuiteError(
+        raise InvalidInput(
             {"cases": [f"A suite holds at most {limit} cases; this one has {len(numbered)}."]}
         )
     errors: dict[str, list[str]] = {}
@@ -67,7 +59,7 @@ def parse_jsonl(data: bytes | str) -> list[dict]:
             break
         try:
             case = clean_case(line)
-        except SuiteError as exc:
+        except InvalidInput as exc:
             errors.update(
                 {f"line {number}{path}": messages for path, messages in exc.errors.items()}
             )
@@ -82,7 +74,7 @@ def parse_jsonl(data: bytes | str) -> list[dict]:
         first_line_of[key] = number
         cases.append(case)
     if errors:
-        raise SuiteError(errors)
+        raise InvalidInput(errors)
     return cases
 
 
@@ -94,7 +86,7 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
     """
     if isinstance(data, bytes):
         if data[:2] in UTF16_BOMS or b"\x00" in data:
-            raise SuiteError(
+            raise InvalidInput(
                 {"cases": ["The file is not UTF-8 text: it looks like UTF-16 or UTF-32."]}
             )
         raw_lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
@@ -107,7 +99,7 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
                     f"Not UTF-8 text: byte {exc.start + 1} of the line is invalid."
                 ]
         if errors:
-            raise SuiteError(dict(list(errors.items())[:MAX_LINE_ERRORS]))
+            raise InvalidInput(dict(list(errors.items())[:MAX_LINE_ERRORS]))
         return lines
     lines = list(enumerate(data.removeprefix("\ufeff").split("\n"), start=1))
     errors = {
@@ -116,22 +108,22 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
         if text.first_surrogate(line) is not None
     }
     if errors:
-        raise SuiteError(dict(list(errors.items())[:MAX_LINE_ERRORS]))
+        raise InvalidInput(dict(list(errors.items())[:MAX_LINE_ERRORS]))
     return lines
 
 
 def clean_case(line: str) -> dict:
-    """One line's case, cleaned; SuiteError with paths relative to the line ("", ".id")."""
+    """One line's case, cleaned; InvalidInput with paths relative to the line ("", ".id")."""
     try:
         case = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise SuiteError({"": [f"Not valid JSON: {exc.msg} at column {exc.colno}."]}) from None
+        raise InvalidInput({"": [f"Not valid JSON: {exc.msg} at column {exc.colno}."]}) from None
     except RecursionError:
-        raise SuiteError({"": ["Nests arrays or objects too deeply."]}) from None
+        raise InvalidInput({"": ["Nests arrays or objects too deeply."]}) from None
     except ValueError as exc:  # e.g. a number with more digits than Python converts
-        raise SuiteError({"": [f"Cannot be read as JSON: {exc}."]}) from None
+        raise InvalidInput({"": [f"Cannot be read as JSON: {exc}."]}) from None
     if not isinstance(case, dict):
-        raise SuiteError({"": ["Must be a JSON object with id, content and expected."]})
+        raise InvalidInput({"": ["Must be a JSON object with id, content and expected."]})
     errors: dict[str, list[str]] = {
         f".{text.escaped(str(key))}": [f"Unknown field; the fields are {', '.join(CASE_FIELDS)}."]
         for key in case
@@ -159,7 +151,7 @@ def clean_case(line: str) -> dict:
     cleaned["expected_agents"] = clean_expected_agents(case.get("expected_agents"), errors)
     cleaned["tags"] = clean_tags(case.get("tags", []), errors)
     if errors:
-        raise SuiteError(errors)
+        raise InvalidInput(errors)
     return {field: cleaned[field] for field in CASE_FIELDS}
 
 
@@ -198,7 +190,7 @@ def clean_tags(value, errors: dict[str, list[str]]) -> list[str]:
 
 
 def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Suite:
-    """Store a suite from JSONL, or raise SuiteError with every problem at once.
+    """Store a suite from JSONL, or raise InvalidInput with every problem at once.
 
     The name is validated like a panel's and must differ from the owner's other suites
     (as names are compared: case and invisible characters aside).
@@ -212,10 +204,10 @@ def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Su
         errors["name"] = [f"There is already a suite called {clean_name!r}."]
     try:
         cases = parse_jsonl(data)
-    except SuiteError as exc:
+    except InvalidInput as exc:
         errors.update(exc.errors)
     if errors:
-        raise SuiteError(errors)
+        raise InvalidInput(errors)
     try:
         with transaction.atomic():
             suite = Suite.objects.create(
@@ -235,7 +227,7 @@ def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Su
                 for position, case in enumerate(cases, start=1)
             )
     except IntegrityError:  # another request stored the same name a moment ago
-        raise SuiteError({"name": [f"There is already a suite called {clean_name!r}."]}) from None
+        raise InvalidInput({"name": [f"There is already a suite called {clean_name!r}."]}) from None
     return suite
 
 
@@ -321,6 +313,6 @@ def ensure_examples() -> None:
                 owner=None,
                 data=path.read_bytes(),
             )
-        except SuiteError as exc:
+        except InvalidInput as exc:
             if set(exc.errors) != {"name"}:
                 raise  # a shipped file that does not parse is a bug, not a user's error

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from judgements.core import rules, text
+from judgements.core.errors import InvalidInput
 from judgements.llm import providers
 
 AGENT_PREFIX = "agents"
@@ -187,14 +188,6 @@ def is_valid(
     return valid
 
 
-class CaseError(ValueError):
-    """An invalid case from the command line or the API, field name -> messages."""
-
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-        super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
-
-
 def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
     """Turn a JSON case into form data, rejecting what has the wrong shape.
 
@@ -203,7 +196,7 @@ def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
     saved panel, a callback URL), named in that message so it lists every field.
     """
     if not isinstance(case, dict):
-        raise CaseError({"case": ["Must be a JSON object with title, content and agents."]})
+        raise InvalidInput({"case": ["Must be a JSON object with title, content and agents."]})
     errors: dict[str, list[str]] = unknown_fields(case, CASE_FIELDS + also_known, "")
     data: dict[str, str] = {}
     for field in ("title", "content"):
@@ -234,7 +227,7 @@ def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
                 errors[f"{path}.{field}"] = ["Holds a lone UTF-16 surrogate: not a model name."]
             data[f"{AGENT_PREFIX}-{index}-{field}"] = value
     if errors:
-        raise CaseError(errors)
+        raise InvalidInput(errors)
     data[f"{AGENT_PREFIX}-TOTAL_FORMS"] = str(len(agents))
     data[f"{AGENT_PREFIX}-INITIAL_FORMS"] = "0"
     return data
@@ -246,13 +239,13 @@ def unknown_fields(obj: dict, known: tuple[str, ...], path: str) -> dict[str, li
 
 
 def parse_case_json(raw: bytes, source: str):
-    """The JSON in raw bytes, or CaseError saying what is wrong with the input.
+    """The JSON in raw bytes, or InvalidInput saying what is wrong with the input.
 
     JSON text is UTF-8 (RFC 8259); a UTF-8 byte order mark is tolerated.
     """
     if raw[:2] in UTF16_BOMS or b"\x00" in raw:
         # UTF-8 JSON never holds a NUL byte; UTF-16 and UTF-32 hold one in every ASCII char.
-        raise CaseError(
+        raise InvalidInput(
             {
                 "case": [
                     f"{source} is not UTF-8 text: it looks like UTF-16 or UTF-32; save it as UTF-8."
@@ -262,19 +255,19 @@ def parse_case_json(raw: bytes, source: str):
     try:
         decoded = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise CaseError(
+        raise InvalidInput(
             {"case": [f"{source} is not UTF-8 text: byte {exc.start + 1} is invalid."]}
         ) from None
     try:
         return json.loads(decoded)
     except json.JSONDecodeError as exc:
-        raise CaseError(
+        raise InvalidInput(
             {"case": [f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}."]}
         ) from None
     except RecursionError:
-        raise CaseError({"case": [f"{source} nests arrays or objects too deeply."]}) from None
+        raise InvalidInput({"case": [f"{source} nests arrays or objects too deeply."]}) from None
     except ValueError as exc:  # e.g. a number with more digits than Python converts
-        raise CaseError({"case": [f"{source} cannot be read as JSON: {exc}."]}) from None
+        raise InvalidInput({"case": [f"{source} cannot be read as JSON: {exc}."]}) from None
 
 
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
@@ -316,10 +309,10 @@ def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
 
 
 def validate_case(case, also_known: tuple[str, ...] = ()) -> dict:
-    """Validate a JSON case; return cleaned {title, content, agents} or raise CaseError."""
+    """Validate a JSON case; return cleaned {title, content, agents} or raise InvalidInput."""
     form, formset = bind(case_to_form_data(case, also_known))
     if not is_valid(form, formset):
-        raise CaseError(form_errors(form, formset))
+        raise InvalidInput(form_errors(form, formset))
     return cleaned_case(form, formset)
 
 

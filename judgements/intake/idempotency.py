@@ -14,8 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from judgements.core.errors import MagiError
-from judgements.intake.cases import CaseError
+from judgements.core.errors import InvalidInput, MagiError
 from judgements.models import IdempotencyKey
 
 HEADER = "Idempotency-Key"
@@ -34,14 +33,14 @@ class KeyReused(MagiError):
 
 
 def key_from(headers) -> str | None:
-    """The header's value, None without one; CaseError naming the header if unusable."""
+    """The header's value, None without one; InvalidInput naming the header if unusable."""
     key = headers.get(HEADER)
     if key is None:
         return None
     if not key.strip():
-        raise CaseError({HEADER: ["Must not be empty."]})
+        raise InvalidInput({HEADER: ["Must not be empty."]})
     if len(key) > MAX_LENGTH:
-        raise CaseError({HEADER: [f"At most {MAX_LENGTH} characters, got {len(key)}."]})
+        raise InvalidInput({HEADER: [f"At most {MAX_LENGTH} characters, got {len(key)}."]})
     return key
 
 

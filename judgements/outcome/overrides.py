@@ -9,9 +9,9 @@ from django import forms as django_forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from judgements.core.errors import MagiError
+from judgements.core.errors import InvalidInput, MagiError
 from judgements.engine import events
-from judgements.intake.cases import CaseError, TextField, validate_text
+from judgements.intake.cases import TextField, validate_text
 from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
 from judgements.outcome import webhooks
 
@@ -59,14 +59,14 @@ def may_override(user) -> bool:
 
 
 def validate(decision, reason) -> tuple[str, str]:
-    """The decision and reason as given, or CaseError naming each bad field."""
+    """The decision and reason as given, or InvalidInput naming each bad field."""
     errors: dict[str, list[str]] = {}
     if decision not in Decision.values:
         errors["decision"] = [f"Must be one of {', '.join(Decision.values)}."]
     if problems := reason_errors(reason):
         errors["reason"] = problems
     if errors:
-        raise CaseError(errors)
+        raise InvalidInput(errors)
     return decision, reason
 
 
@@ -82,7 +82,7 @@ def reason_errors(reason) -> list[str]:
 
 
 def override(judgement_id: int, user, decision, reason) -> Override:
-    """Put a human's decision in force over the panel's; raises CaseError for bad input
+    """Put a human's decision in force over the panel's; raises InvalidInput for bad input
     and OverrideConflict if the judgement is not finished or already overridden.
     The caller checks may_override and visibility."""
     decision, reason = validate(decision, reason)
@@ -116,7 +116,7 @@ def apply_form(judgement_id: int, user, form: OverrideForm) -> str | None:
     overridden, not finished), or None; field errors go onto the form."""
     try:
         override(judgement_id, user, form.cleaned_data["decision"], form.cleaned_data["reason"])
-    except CaseError as exc:
+    except InvalidInput as exc:
         for field, field_messages in exc.errors.items():
             for message in field_messages:
                 form.add_error(field, message)

@@ -11,8 +11,9 @@ decided, why), one per judgement and never edited. Either review releases a held
 from django import forms as django_forms
 from django.db import IntegrityError, models, transaction
 
+from judgements.core.errors import InvalidInput
 from judgements.engine import events
-from judgements.intake.cases import CaseError, TextField
+from judgements.intake.cases import TextField
 from judgements.models import Confirmation, Judgement, Status
 from judgements.outcome import overrides, webhooks
 
@@ -38,7 +39,7 @@ def apply_form(judgement_id: int, user, form: ConfirmForm) -> str | None:
     onto the form."""
     try:
         confirm(judgement_id, user, form.cleaned_data["reason"])
-    except CaseError as exc:
+    except InvalidInput as exc:
         for message in exc.errors.get("reason", []):
             form.add_error("reason", message)
     except overrides.OverrideConflict as exc:
@@ -59,12 +60,12 @@ def queue(user) -> models.QuerySet[Judgement]:
 
 
 def confirm(judgement_id: int, user, reason) -> Confirmation:
-    """Keep the panel's verdict, on a person's word; raises CaseError for a bad reason and
+    """Keep the panel's verdict, on a person's word; raises InvalidInput for a bad reason and
     overrides.OverrideConflict if the judgement is not decided or already reviewed. The
     caller checks overrides.may_override and visibility."""
     errors = overrides.reason_errors(reason)
     if errors:
-        raise CaseError({"reason": errors})
+        raise InvalidInput({"reason": errors})
     try:
         with transaction.atomic():
             judgement = Judgement.objects.select_for_update().get(pk=judgement_id)

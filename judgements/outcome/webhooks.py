@@ -27,13 +27,13 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from urllib.parse import urlsplit
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import close_old_connections, models, transaction
 from django.utils import timezone
 
+from judgements.engine.database import db_call
 from judgements.models import (
     DeliveryStatus,
     Judgement,
@@ -301,4 +301,4 @@ def deliver_due(worker_id: str, limit: int = 20) -> int:
 # POSTs wait on other servers for seconds: they get a thread of their own, never one of
 # the engine's database threads (judgements/engine/database.py).
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="magi-webhooks")
-adeliver_due = sync_to_async(deliver_due, thread_sensitive=False, executor=_executor)
+adeliver_due = db_call(deliver_due, executor=_executor)

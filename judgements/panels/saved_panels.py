@@ -16,8 +16,8 @@ from pathlib import Path
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from judgements.core import rules, text
+from judgements.core.errors import InvalidInput
 from judgements.intake import cases
-from judgements.intake.cases import CaseError
 from judgements.models import Panel
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -33,14 +33,6 @@ NEITHER_GIVEN = (
     f'Give "agents" (a list of {rules.PANEL_SIZE} agents) or "panel" (a saved panel\'s name or id).'
 )
 NOT_A_REFERENCE = "Must be a saved panel's name (a string) or id (an integer)."
-
-
-class PanelError(ValueError):
-    """An unknown panel or an invalid one, field name -> messages."""
-
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
-        super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
 
 
 def visible(user) -> QuerySet:
@@ -59,7 +51,7 @@ def resolve(reference: str | int, user) -> Panel:
     as agent names are, text.comparable_name), or else a decimal id. A panel the user may
     not use is as unknown as one that does not exist."""
     if isinstance(reference, bool) or not isinstance(reference, int | str):
-        raise PanelError({"panel": [NOT_A_REFERENCE]})
+        raise InvalidInput({"panel": [NOT_A_REFERENCE]})
     panels = visible(user)
     if isinstance(reference, int):
         found = by_id(panels, reference)
@@ -69,7 +61,7 @@ def resolve(reference: str | int, user) -> Panel:
             found = by_id(panels, int(reference))
     if found is None:
         shown = reference if isinstance(reference, int) else repr(text.escaped(reference))
-        raise PanelError({"panel": [f"No panel {shown} that you may use."]})
+        raise InvalidInput({"panel": [f"No panel {shown} that you may use."]})
     return found
 
 
@@ -95,7 +87,7 @@ def by_name(panels: QuerySet, name: str) -> Panel | None:
     first = matches[0]
     # Only staff and the operator see other users' panels, where one name can repeat.
     if first.group == 2 and len(matches) > 1:
-        raise PanelError(
+        raise InvalidInput(
             {"panel": [f"{len(matches)} users have a panel called {name!r}: give its id."]}
         )
     return first
@@ -127,16 +119,16 @@ def listing(user) -> list[dict]:
 
 def expand_panel(case, user):
     """The case with the named panel's agents under "agents" and the Panel itself under
-    "panel"; a case without "panel" comes back as it is. CaseError names "panel" (unknown,
+    "panel"; a case without "panel" comes back as it is. InvalidInput names "panel" (unknown,
     or not the user's to use) or "panel" and "agents" (both given)."""
     if not isinstance(case, dict) or "panel" not in case:
         return case
     if "agents" in case:
-        raise CaseError({"panel": [BOTH_GIVEN], "agents": [BOTH_GIVEN]})
+        raise InvalidInput({"panel": [BOTH_GIVEN], "agents": [BOTH_GIVEN]})
     try:
         panel = resolve(case["panel"], user)
-    except PanelError as exc:
-        raise CaseError(exc.errors) from None
+    except InvalidInput as exc:
+        raise InvalidInput(exc.errors) from None
     return {**case, "agents": agents_of(panel), "panel": panel}
 
 
@@ -156,11 +148,11 @@ def validate_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
     rest = {key: value for key, value in case.items() if key != HOLD_FIELD}
     try:
         cleaned = validate_panel_case(rest, user, (HOLD_FIELD, *also_known))
-    except CaseError as exc:
+    except InvalidInput as exc:
         exc.errors.update(hold_errors)
         raise
     if hold_errors:
-        raise CaseError(hold_errors)
+        raise InvalidInput(hold_errors)
     return {**cleaned, HOLD_FIELD: hold}
 
 
@@ -182,7 +174,7 @@ def validate_panel_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
     else:
         try:
             rest = expand_panel(case, user)
-        except CaseError as exc:
+        except InvalidInput as exc:
             errors.update(exc.errors)
         else:
             panel = rest.pop("panel")
@@ -192,7 +184,7 @@ def validate_panel_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
         rest["agents"] = [dict.fromkeys(cases.AGENT_FIELDS, "")] * rules.PANEL_SIZE
     try:
         cleaned = cases.validate_case(rest, ("panel", *also_known))
-    except CaseError as exc:
+    except InvalidInput as exc:
         for field, messages in exc.errors.items():
             if is_agents_field(field):
                 if errors:
@@ -200,7 +192,7 @@ def validate_panel_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
                 field = f"panel.{field}"
             errors[field] = messages
     if errors:
-        raise CaseError(errors)
+        raise InvalidInput(errors)
     return {**cleaned, "panel": panel}
 
 

@@ -10,8 +10,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judgements.core import text
+from judgements.core.errors import InvalidInput
 from judgements.intake import cases
-from judgements.intake.cases import CaseError
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
 from judgements.panels.saved_panels import (
@@ -19,7 +19,6 @@ from judgements.panels.saved_panels import (
     EXAMPLE_FIELDS,
     EXAMPLES_DIR,
     NAME_MAX_CHARS,
-    PanelError,
     visible,
 )
 
@@ -79,7 +78,7 @@ def agents_formset(data=None, agents: list[dict] | None = None) -> cases.BaseAge
 
 
 def agent_form_data(agents) -> dict[str, str]:
-    """Form data for agents given as JSON, refused (CaseError, `agents[1].model`) when it
+    """Form data for agents given as JSON, refused (InvalidInput, `agents[1].model`) when it
     has the wrong shape, exactly as a case's agents are."""
     data = cases.case_to_form_data({"title": "", "content": "", "agents": agents})
     return {key: value for key, value in data.items() if key not in ("title", "content")}
@@ -106,13 +105,13 @@ def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
             Panel.objects.filter(pk=panel.pk).update(**fields, updated_at=timezone.now())
     except IntegrityError:
         # Another request took the name between the check and the write.
-        raise PanelError({"name": [f"A panel is already called {fields['name']!r}."]}) from None
+        raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None
     panel.refresh_from_db()
     return panel
 
 
 def save_panel(*, owner, name, description="", agents, models: list[str] | None = None) -> Panel:
-    """Validate a panel given as JSON and store it as a new panel of `owner`; PanelError
+    """Validate a panel given as JSON and store it as a new panel of `owner`; InvalidInput
     names each invalid field (`name`, `agents[2].criteria`). `models`, when given, are the
     models allowed instead of the deployment's (the shipped examples: the bundled one)."""
     panel_form, formset = bind_json(owner, None, name, description, agents, models)
@@ -126,18 +125,18 @@ def bind_json(owner, panel, name, description, agents, models) -> tuple[PanelFor
             errors[field] = ["Must be a string."]
     try:
         data = agent_form_data(agents)
-    except CaseError as exc:
+    except InvalidInput as exc:
         errors.update(exc.errors)
         data = {}
     if errors:
-        raise PanelError(errors)
+        raise InvalidInput(errors)
     panel_form = PanelForm({"name": name, "description": description}, owner=owner, panel=panel)
     formset = agents_formset(data)
     if models is not None:
         for agent_form in formset.forms:
             agent_form.fields["model"].choices = [(model, model) for model in models]
     if not cases.is_valid(panel_form, formset):
-        raise PanelError(errors_of(panel_form, formset))
+        raise InvalidInput(errors_of(panel_form, formset))
     return panel_form, formset
 
 
@@ -151,10 +150,12 @@ def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
     for path in sorted(directory.glob("*.json")):
         spec = json.loads(path.read_text(encoding="utf-8"))
         if not isinstance(spec, dict):
-            raise PanelError({path.name: ['Must be an object: {"name", "description", "agents"}.']})
+            raise InvalidInput(
+                {path.name: ['Must be an object: {"name", "description", "agents"}.']}
+            )
         unknown = sorted(set(spec) - set(EXAMPLE_FIELDS))
         if unknown:
-            raise PanelError({f"{path.name}: {field}": ["Unknown field."] for field in unknown})
+            raise InvalidInput({f"{path.name}: {field}": ["Unknown field."] for field in unknown})
         name = spec.get("name")
         if isinstance(name, str) and name_taken(name, None):
             continue
@@ -166,10 +167,10 @@ def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
                 agents=spec.get("agents"),
                 models=[BUNDLED_MODEL_NAME],
             )
-        except PanelError as exc:
+        except InvalidInput as exc:
             if isinstance(name, str) and name_taken(name, None):
                 continue  # another process created it meanwhile
-            raise PanelError({f"{path.name}: {f}": m for f, m in exc.errors.items()}) from None
+            raise InvalidInput({f"{path.name}: {f}": m for f, m in exc.errors.items()}) from None
 
 
 # The new-judgement page's choice of a panel to start from.

@@ -41,6 +41,7 @@ async def close_session_sockets(session_key: str) -> None:
     layer = get_channel_layer()
     if layer is not None:
         await events.send_to_layer(
+            layer,
             layer.group_send(session_group_name(session_key), {"type": "session.ended"}),
             "close a logged-out session's sockets",
         )

@@ -1,3 +1,6 @@
+"""A judgement's own pages: the live page, its exports as JSON and Markdown, and hiding it
+from the history list."""
+
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render

@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from judgements.core.errors import InvalidInput
 from judgements.intake import cases, limits
 from judgements.intake.start import Submission, start_judgement
 from judgements.llm import providers
@@ -124,7 +125,7 @@ def save_panel(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     if cases.is_valid(page.panel_form, page.formset, not_utf8):
         try:
             page.saved = saving.store(page.panel_form, page.formset)
-        except saved_panels.PanelError as exc:
+        except InvalidInput as exc:
             page.panel_form.add_error("name", exc.errors["name"])
     if page.saved is None:
         page.status = 400
@@ -189,7 +190,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
             raise Http404(f"There is no panel {start!r}.")
         try:
             chosen = saved_panels.resolve(int(start), request.user)
-        except saved_panels.PanelError:
+        except InvalidInput:
             raise Http404(f"There is no panel {start!r}.") from None
         formset = saving.agents_formset(agents=saved_panels.agents_of(chosen))
     return NewJudgementPage(
@@ -221,9 +222,9 @@ def chosen_panel(request: HttpRequest) -> tuple[Panel | None, str]:
         return None, ""
     try:
         if not saved_panels.is_decimal_id(raw):
-            raise saved_panels.PanelError({"panel": ["Not a panel id."]})
+            raise InvalidInput({"panel": ["Not a panel id."]})
         return saved_panels.resolve(int(raw), request.user), ""
-    except saved_panels.PanelError:
+    except InvalidInput:
         return None, (
             "The saved panel these agents were filled from is not there any more (or not "
             "yours to use). The agents below are kept; press Judge again to judge without it."

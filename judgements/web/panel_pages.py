@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from judgements.core.errors import InvalidInput
 from judgements.intake import cases
 from judgements.models import Panel
 from judgements.panels import saved_panels, saving
@@ -45,7 +46,7 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
         if cases.is_valid(panel_form, formset, not_utf8):
             try:
                 saving.store(panel_form, formset, panel)
-            except saved_panels.PanelError as exc:
+            except InvalidInput as exc:
                 panel_form.add_error("name", exc.errors["name"])
             else:
                 messages.success(request, f"Saved the panel {panel_form.cleaned_data['name']}.")

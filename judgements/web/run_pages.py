@@ -8,6 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
+from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs
 from judgements.models import EvaluationRun
 from judgements.web.run_report import (
@@ -131,7 +132,7 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
     run_a, run_b = (visible_run(request, run_id) for run_id in ids)
     try:
         comparison = runs.compare(run_a, run_b)
-    except runs.RunError:
+    except InvalidInput:
         refusal = (
             f"Run {run_a.pk} is on the suite {run_a.suite.name!r} and run {run_b.pk} on "
             f"{run_b.suite.name!r}: only runs of the same suite can be compared."

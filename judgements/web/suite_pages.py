@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs, suites
 from judgements.intake import limits
 from judgements.intake.cases import error_summary
@@ -75,7 +76,7 @@ def import_from_form(form: SuiteImportForm, owner) -> Suite | None:
             owner=owner,
             data=data,
         )
-    except suites.SuiteError as exc:
+    except InvalidInput as exc:
         if upload:
             data_field = keep_uploaded_text(form, data)
         for path, messages in exc.errors.items():
@@ -216,7 +217,7 @@ def start_from_form(form: StartRunForm, suite: Suite, creator) -> EvaluationRun 
             repeats=form.cleaned_data["repeat"],
             creator=creator,
         )
-    except runs.RunError as exc:
+    except InvalidInput as exc:
         for path, messages in exc.errors.items():
             field = path if path in form.fields else None
             for message in messages:

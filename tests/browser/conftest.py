@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.live import LiveMagi, chromium
 from tests.llm_server import FakeLLM
+from tests.support.browser_pages import DESKTOP
+from tests.support.live_site import LiveMagi, chromium
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 360, "height": 780}
 USERS = 60
 
 expect.set_options(timeout=10_000)

@@ -7,7 +7,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.live import submit_judgement
+from tests.support.browser_pages import watch_violations
+from tests.support.live_site import submit_judgement
 
 CONTENT = "I am going to travel to Japan next week."
 AGENTS = [
@@ -15,29 +16,6 @@ AGENTS = [
     ("Balthasar", "model-b", "Approve only safe actions."),
     ("Casper", "model-c", "Approve only affordable actions."),
 ]
-
-# Reported from inside the page for every blocked script, style or connection.
-REPORT_VIOLATIONS = """
-document.addEventListener("securitypolicyviolation", (event) => {
-  window.reportViolation(`${event.violatedDirective} blocked ${event.blockedURI || "inline"}`
-    + ` at ${event.documentURI}`);
-});
-"""
-
-
-def watch_violations(context) -> list[str]:
-    """Collect the policy violations of every page of this context: the DOM events and
-    Chromium's console messages about them."""
-    violations: list[str] = []
-    context.expose_binding("reportViolation", lambda source, text: violations.append(text))
-    context.add_init_script(REPORT_VIOLATIONS)
-    context.on(
-        "console",
-        lambda message: (
-            violations.append(message.text) if "Content Security Policy" in message.text else None
-        ),
-    )
-    return violations
 
 
 @pytest.fixture

@@ -12,11 +12,10 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.live import fill_judgement
-from tests.browser.test_evaluations import AGENTS as PANEL_AGENTS
-from tests.browser.test_evaluations import CASES, CREATE_PANEL, jsonl
-from tests.browser.test_fair_share import IMPORT_SUITE
 from tests.support.axe_core import describe, violations
+from tests.support.browser_evaluations import AGENTS as PANEL_AGENTS
+from tests.support.browser_evaluations import CASES, CREATE_PANEL, IMPORT_SUITE, jsonl
+from tests.support.live_site import fill_judgement
 
 WIDTHS = {1280: {"width": 1280, "height": 900}, 390: {"width": 390, "height": 844}}
 AGENTS = [

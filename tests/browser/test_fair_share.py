@@ -8,15 +8,16 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.live import LiveMagi, fill_judgement
-from tests.browser.test_evaluations import AGENTS, CASES, CREATE_PANEL, PANEL_NAME, jsonl
+from tests.support.browser_evaluations import (
+    AGENTS,
+    CASES,
+    CREATE_PANEL,
+    IMPORT_SUITE,
+    PANEL_NAME,
+    jsonl,
+)
+from tests.support.live_site import LiveMagi, fill_judgement
 
-IMPORT_SUITE = """
-from django.contrib.auth import get_user_model
-from judgements.evaluations import suites
-owner = get_user_model().objects.get(username={username!r})
-suites.import_suite(name="Slow cases", description="", owner=owner, data={data!r})
-"""
 PERSONS_AGENTS = [
     ("Melchior", "model-d", "Approve only legal plans."),
     ("Balthasar", "model-d", "Approve only safe plans."),

@@ -5,7 +5,7 @@ import re
 
 from playwright.sync_api import expect
 
-from tests.browser.live import submit_judgement
+from tests.support.live_site import submit_judgement
 
 CONTENT = "I am going to travel to Japan next week."
 AGENTS = [

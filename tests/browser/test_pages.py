@@ -6,8 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.conftest import DESKTOP, PHONE
-from tests.browser.live import expect_agents_filled, fill_judgement, submit_judgement
+from tests.support.browser_pages import DESKTOP, PHONE
+from tests.support.live_site import expect_agents_filled, fill_judgement, submit_judgement
 
 CONTENT = "I am going to travel to Japan next week."
 AGENTS = [

@@ -4,8 +4,8 @@ the open page's dropped websocket reconnects and shows the rest live."""
 
 import pytest
 
-from tests.browser.live import LiveMagi, submit_judgement
-from tests.browser.test_live_page import AGENTS, CONTENT, expect_box, expect_status
+from tests.support.live_page import AGENTS, CONTENT, expect_box, expect_status
+from tests.support.live_site import LiveMagi, submit_judgement
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ the review queue and confirms it."""
 
 from playwright.sync_api import expect
 
-from tests.browser.live import fill_judgement, theme_colour
+from tests.support.live_site import fill_judgement, theme_colour
 
 AGENTS = [
     ("Melchior", "model-a", "Approve only legal actions."),

@@ -15,7 +15,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.utils import timezone
 
 from judgements.models import ApiToken, Status
-from tests.durability.conftest import (
+from tests.support.services import (
     ALIAS,
     MODELS,
     PageClient,

@@ -8,7 +8,7 @@ import urllib.request
 from django.contrib.auth import get_user_model
 
 from judgements.models import ApiToken, IdempotencyKey, Judgement
-from tests.durability.conftest import ALIAS, MODELS
+from tests.support.services import ALIAS, MODELS
 
 RACERS = 8
 

@@ -2,10 +2,6 @@
 
 import io
 import json
-import subprocess
-import sys
-import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -14,14 +10,10 @@ from channels.layers import get_channel_layer
 from django.core.management import call_command
 from django.test import Client
 
-from judgements.intake.cases import case_to_form_data
 from judgements.models import ApiToken
-from tests.browser.live import LiveMagi
-from tests.durability.conftest import database, postgres  # noqa: F401  (fixtures)
-
-# These servers run no judgement: nothing listens here.
-UNUSED_LLM = "http://127.0.0.1:9/v1"
-
+from tests.support.inputs import UNUSED_LLM, Answer, api_answer, page_fields
+from tests.support.live_site import LiveMagi
+from tests.support.services import database, postgres  # noqa: F401  (fixtures)
 
 # --- Web hardening (websocket, headers, HTTPS): a real daphne per module ---------------
 
@@ -51,26 +43,6 @@ def https_site(tmp_path_factory):
 REPO = Path(__file__).resolve().parents[2]
 
 
-@dataclass
-class Answer:
-    """What an entry point answered: HTTP status or exit code, and the text it showed."""
-
-    status: int
-    text: str
-    errors: dict | None = None  # the API's {"errors": {field: [messages]}}
-
-
-def form_data(case: dict) -> dict[str, str]:
-    """The page's POST fields for a case (its unknown fields left out: the form has none)."""
-    known = {k: v for k, v in case.items() if k in ("title", "content", "agents")}
-    if isinstance(known.get("agents"), list):
-        known["agents"] = [
-            {k: v for k, v in a.items() if k in ("name", "model", "criteria")}
-            for a in known["agents"]
-        ]
-    return case_to_form_data(known)
-
-
 class EntryPoints:
     def __init__(self, user, tmp_path: Path) -> None:
         self.user = user
@@ -81,7 +53,7 @@ class EntryPoints:
         self.api_client = Client()
 
     def form(self, case: dict) -> Answer:
-        response = self.page.post("/", form_data(case))
+        response = self.page.post("/", page_fields(case))
         return Answer(response.status_code, response.content.decode())
 
     def form_body(self, body: bytes) -> Answer:
@@ -116,41 +88,8 @@ class EntryPoints:
         return Answer(code, out.getvalue() + err.getvalue())
 
 
-def api_answer(response) -> Answer:
-    assert response["Content-Type"] == "application/json", response.content[:300]
-    body = response.json()
-    return Answer(response.status_code, json.dumps(body), body.get("errors"))
-
-
-def run_judge_process(args: list[str], stdin: bytes = b"", env: dict | None = None) -> Answer:
-    """`manage.py judge` as a real process, for standard input and other databases."""
-    result = subprocess.run(
-        [sys.executable, "manage.py", "judge", *args],
-        cwd=REPO,
-        input=stdin,
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
-    return Answer(result.returncode, (result.stdout + result.stderr).decode("utf-8", "replace"))
-
-
 @pytest.fixture
 def entry(fake_llm, user, tmp_path) -> EntryPoints:
     yield EntryPoints(user, tmp_path)
     # The wake-ups of the judgements stored here: a later test's worker must not get them.
     async_to_sync(get_channel_layer().flush)()
-
-
-def html_id(path: str) -> str:
-    """The page's id for a field the API names by path: agents[1].name -> id_agents-1-name."""
-    return "id_" + path.replace("[", "-").replace("].", "-")
-
-
-def urlencode_bytes(fields: dict[str, bytes | str]) -> bytes:
-    """URL-encode field values given as raw bytes (or text, sent as UTF-8)."""
-    return "&".join(
-        f"{urllib.parse.quote_plus(name)}="
-        + urllib.parse.quote_plus(value if isinstance(value, bytes) else value.encode())
-        for name, value in fields.items()
-    ).encode()

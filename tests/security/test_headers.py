@@ -13,7 +13,7 @@ from urllib.parse import urlencode
 import pytest
 from django.urls import reverse
 
-from tests.browser.live import PASSWORD
+from tests.support.live_site import PASSWORD
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "templates"

@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings
 
 from judgements.models import Judgement
-from tests.conftest import case_for
-from tests.security.conftest import form_data, html_id, run_judge_process, urlencode_bytes
+from tests.support.cases import case_for
+from tests.support.inputs import html_id, page_fields, run_judge_process, urlencode_bytes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -70,7 +70,7 @@ BAD_BYTES = [b"\xff", b"\xc3", b"\xe9t\xe9", b"\xed\xa0\x80", b"\xc0\x80", b"\xf
 @pytest.mark.parametrize("field", FORM_FIELDS)
 @pytest.mark.parametrize("bad", BAD_BYTES, ids=lambda b: b.hex())
 def test_a_form_field_that_is_not_utf8_is_refused_next_to_it(entry, field, bad):
-    fields = form_data(case_for())
+    fields = page_fields(case_for())
     fields[field] = fields[field].encode() + bad
     answer = entry.form_body(urlencode_bytes(fields))
     assert answer.status == 400
@@ -85,7 +85,7 @@ def test_a_form_field_that_is_not_utf8_is_refused_next_to_it(entry, field, bad):
 
 
 def test_a_replacement_character_typed_as_utf8_is_accepted(entry):
-    fields = form_data(case_for(title="Trip \ufffd"))
+    fields = page_fields(case_for(title="Trip \ufffd"))
     answer = entry.form_body(urlencode_bytes(fields))
     assert answer.status == 302
     assert Judgement.objects.get().title == "Trip \ufffd"

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from judgements.models import Judgement
-from tests.conftest import case_for
-from tests.security.conftest import api_answer
+from tests.support.cases import case_for
+from tests.support.inputs import api_answer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

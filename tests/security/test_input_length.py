@@ -11,7 +11,7 @@ from judgements.core import text
 from judgements.intake import cases
 from judgements.models import Judgement
 from judgements.panels import saved_panels
-from tests.conftest import case_for
+from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -85,7 +85,7 @@ def test_a_text_over_the_limit_comes_back_whole(entry):
     ],
 )
 def test_every_text_field_counts_the_same_way(entry, field, limit):
-    from tests.security.test_input_text import with_field
+    from tests.support.inputs import with_field
 
     at_limit = "x" + "\U0001f600" * (limit - 1)
     assert entry.api(with_field(case_for(), field, at_limit)).status == 201

@@ -8,8 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from judgements.core import text
-from tests.browser.live import LiveMagi, chromium
-from tests.security.conftest import UNUSED_LLM
+from tests.support.inputs import UNUSED_LLM
+from tests.support.live_site import LiveMagi, chromium
 
 LIMIT = 20_000
 

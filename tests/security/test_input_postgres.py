@@ -15,9 +15,9 @@ from django.db import IntegrityError, connections, transaction
 
 from judgements.core import text
 from judgements.models import Agent, ApiToken, Judgement
-from tests.conftest import case_for
-from tests.durability.conftest import ALIAS, MODELS, Processes, base_env
-from tests.security.conftest import form_data, run_judge_process
+from tests.support.cases import case_for
+from tests.support.inputs import page_fields, run_judge_process
+from tests.support.services import ALIAS, MODELS, Processes, base_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -64,7 +64,7 @@ class Site:
     def form(self, case: dict) -> tuple[int, str]:
         _, page = self.request("GET", "/", headers={"Cookie": self.cookie})
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
-        body = urllib.parse.urlencode({**form_data(case), "csrfmiddlewaretoken": token})
+        body = urllib.parse.urlencode({**page_fields(case), "csrfmiddlewaretoken": token})
         headers = {
             "Cookie": self.cookie,
             "Content-Type": "application/x-www-form-urlencoded",

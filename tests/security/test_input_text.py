@@ -9,8 +9,8 @@ import pytest
 
 from judgements.core import text
 from judgements.models import Agent, Judgement
-from tests.conftest import case_for
-from tests.security.conftest import form_data, html_id, urlencode_bytes
+from tests.support.cases import case_for
+from tests.support.inputs import html_id, page_fields, urlencode_bytes, with_field
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -32,16 +32,6 @@ INVISIBLE = [
     "\u2800",  # blank Braille pattern
     "\u200e \u200f\u3000\u00a0",  # marks mixed with spaces
 ]
-
-
-def with_field(case: dict, path: str, value) -> dict:
-    """The case with one field (a path such as agents[1].criteria) set to value."""
-    if path.startswith("agents["):
-        index, field = int(path[7]), path.split(".", 1)[1]
-        case["agents"][index][field] = value
-    else:
-        case[path] = value
-    return case
 
 
 def surrogate_cases():
@@ -88,7 +78,7 @@ def test_a_lone_surrogate_in_a_model_or_a_field_name_is_refused(entry, surrogate
 @pytest.mark.parametrize("surrogate", [b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xed\xb0\x80"])
 def test_a_surrogate_sent_to_the_page_as_utf8_bytes_is_refused(entry, surrogate):
     # The form's only way to carry one: its UTF-8-like encoding, which is not UTF-8.
-    fields = {**form_data(case_for()), "title": b"Trip " + surrogate}
+    fields = {**page_fields(case_for()), "title": b"Trip " + surrogate}
     answer = entry.form_body(urlencode_bytes(fields))
     assert answer.status == 400
     assert 'id="id_title_error"' in answer.text and "valid UTF-8" in answer.text

@@ -14,10 +14,10 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from judgements.models import ApiToken, Judgement, Status
-from tests.browser.live import LiveMagi
-from tests.conftest import case_for
-from tests.durability.conftest import ALIAS, Processes
-from tests.security.conftest import UNUSED_LLM, api_answer, form_data
+from tests.support.cases import case_for
+from tests.support.inputs import UNUSED_LLM, api_answer, page_fields
+from tests.support.live_site import LiveMagi
+from tests.support.services import ALIAS, Processes
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -45,7 +45,7 @@ def test_the_page_refuses_over_the_per_user_limit_and_keeps_the_text(entry, limi
     limits.MAGI_RATE_LIMIT_PER_USER = 3
     for _ in range(3):
         assert entry.form(case_for()).status == 302
-    response = entry.page.post("/", form_data(case_for(title="Fourth")))
+    response = entry.page.post("/", page_fields(case_for(title="Fourth")))
     html = response.content.decode()
     assert response.status_code == 429
     assert 1 <= int(response["Retry-After"]) <= 60

@@ -10,7 +10,7 @@ from channels.testing import WebsocketCommunicator
 
 from judgements.models import Judgement
 from magi_site.asgi import application
-from tests.conftest import session_cookie
+from tests.support.sessions import session_cookie
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

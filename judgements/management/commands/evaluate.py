@@ -29,23 +29,19 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgements.core import text
+from judgements.core.errors import InvalidInput
 from judgements.engine import transitions
 from judgements.engine.database import db_call
 from judgements.engine.events import Event, publish
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs, suites
-from judgements.intake.cases import CaseError, validate_case
+from judgements.intake.cases import validate_case
 from judgements.models import EvaluationRun, Judgement, Suite
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
 # Judgements run elsewhere (by a worker) are looked at this often.
 PROGRESS_RECHECK_SECONDS = 1.0
 PANEL_FILE_FIELDS = ("name", "description", "agents")
-
-
-class InvalidInput(Exception):
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
 
 
 class Command(BaseCommand):
@@ -117,7 +113,7 @@ class Command(BaseCommand):
         if data is not None:
             try:
                 cases = suites.parse_jsonl(data)
-            except suites.SuiteError as exc:
+            except InvalidInput as exc:
                 errors.update(exc.errors)
         if errors:
             raise InvalidInput(errors)
@@ -132,7 +128,7 @@ class Command(BaseCommand):
                     repeats=repeats,
                     creator=None,
                 )
-        except runs.RunError as exc:
+        except InvalidInput as exc:
             raise InvalidInput(
                 {
                     (f"panel.{field}" if field.startswith("agents") else field): messages
@@ -184,7 +180,7 @@ def read_panel(reference: str, errors: dict[str, list[str]]):
     if not path.is_file():
         try:
             panel = saved_panels.resolve(reference, None)
-        except saved_panels.PanelError as exc:
+        except InvalidInput as exc:
             message = " ".join(exc.errors.get("panel", []))
             errors["panel"] = [f"{message} Nor is it a panel file."]
             return None, [], ""
@@ -212,7 +208,7 @@ def read_panel(reference: str, errors: dict[str, list[str]]):
     agents = spec.get("agents")
     try:  # checked now too, so a bad file shows every error at once
         validate_case({"title": "panel file", "content": "panel file", "agents": agents})
-    except CaseError as exc:
+    except InvalidInput as exc:
         errors.update({f"panel.{f}": m for f, m in exc.errors.items() if f.startswith("agents")})
     return None, agents, name
 
@@ -241,7 +237,7 @@ def suite_for(path: Path, data: bytes, cases: list[dict]) -> Suite:
             owner=None,
             data=data,
         )
-    except suites.SuiteError as exc:
+    except InvalidInput as exc:
         raise InvalidInput(
             {f"suite {f}" if f == "name" else f: m for f, m in exc.errors.items()}
         ) from None

@@ -19,10 +19,11 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
+from judgements.core.errors import InvalidInput
 from judgements.engine import events
 from judgements.engine.runner import EngineRunner
 from judgements.intake import start
-from judgements.intake.cases import CaseError, parse_case_json
+from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.panels import saved_panels
 
@@ -47,7 +48,7 @@ class Command(BaseCommand):
         try:
             # No user: the operator at the command line may name any saved panel.
             case = saved_panels.validate_case(read_case(options["case"]), user=None)
-        except CaseError as exc:
+        except InvalidInput as exc:
             for field, messages in exc.errors.items():
                 self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
             sys.exit(EXIT_INVALID)
@@ -104,7 +105,7 @@ class Command(BaseCommand):
 
 
 def read_case(source: str):
-    """The case JSON in a file or on standard input ("-"); CaseError if it cannot be read.
+    """The case JSON in a file or on standard input ("-"); InvalidInput if it cannot be read.
 
     Read as bytes, so input that is not UTF-8 gets a message rather than a traceback.
     """
@@ -116,7 +117,7 @@ def read_case(source: str):
         else:
             raw = Path(source).read_bytes()
     except OSError as exc:
-        raise CaseError({"case": [f"cannot read {source}: {exc.strerror}"]}) from exc
+        raise InvalidInput({"case": [f"cannot read {source}: {exc.strerror}"]}) from exc
     except UnicodeEncodeError as exc:  # a text stdin that decoded bytes to surrogates
-        raise CaseError({"case": [f"{name} is not UTF-8 text."]}) from exc
+        raise InvalidInput({"case": [f"{name} is not UTF-8 text."]}) from exc
     return parse_case_json(raw, name)

@@ -16,15 +16,11 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
 from judgements.core import text
+from judgements.core.errors import InvalidInput
 from judgements.evaluations import suites
 from judgements.models import Suite
 
 EXIT_OK, EXIT_INVALID = 0, 2
-
-
-class InvalidInput(Exception):
-    def __init__(self, errors: dict[str, list[str]]) -> None:
-        self.errors = errors
 
 
 class Command(BaseCommand):
@@ -83,7 +79,7 @@ def import_file(options) -> Suite:
             owner=owner,
             data=data,
         )
-    except suites.SuiteError as exc:
+    except InvalidInput as exc:
         raise InvalidInput(exc.errors) from None
 
 

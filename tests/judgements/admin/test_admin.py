@@ -1,0 +1,137 @@
+import pytest
+from asgiref.sync import async_to_sync
+from django.contrib.auth import get_user_model
+from django.urls import reverse
+from django.utils.html import escape
+
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import runs, suites
+from judgements.models import Judgement, LLMAttempt, Panel, RoundDecision
+from tests.support.cases import case_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def admin_client(client, db):
+    admin = get_user_model().objects.create_superuser("root", password="pw")
+    client.force_login(admin)
+    return client
+
+
+@pytest.fixture
+def judged(fake_llm, make_judgement):
+    fake_llm.script("model-b", failures={1: ["500"]}, reason="<b>bold</b> claim")
+    judgement = make_judgement()
+    async_to_sync(EngineRunner().run_judgement)(judgement.pk)
+    return judgement
+
+
+def test_the_history_lists_newest_first_with_short_columns(admin_client, judged, make_judgement):
+    newer = make_judgement(title="Newer one")
+    html = admin_client.get(reverse("admin:judgements_judgement_changelist")).content.decode()
+    assert html.index("Newer one") < html.index("Trip to Japan")
+    # The agents are on the change page; the list keeps to columns that fit at 1280 px.
+    assert "Melchior (model-a)" not in html and "column-duration_display" in html
+    newer_link = reverse("admin:judgements_judgement_change", args=[newer.pk])
+    older_link = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    assert html.index(newer_link) < html.index(older_link)
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ("?status__exact=approved", True),
+        ("?status__exact=error", False),
+        ("?decision=approve", True),
+        ("?decision=reject", False),
+        ("?model=model-a", True),
+        ("?model=gpt-other", False),
+        ("?q=Japan", True),
+        ("?q=Balthasar", True),
+        ("?q=travel", True),
+        ("?q=nothing-like-it", False),
+    ],
+)
+def test_it_filters_and_searches(admin_client, judged, query, shown):
+    html = admin_client.get(reverse("admin:judgements_judgement_changelist") + query).content
+    assert (b"Trip to Japan" in html) is shown
+
+
+def test_a_judgement_shows_agents_decisions_and_attempts_escaped(admin_client, judged):
+    url = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    html = admin_client.get(url).content.decode()
+    assert "Melchior" in html and "Casper" in html
+    assert "&lt;b&gt;bold&lt;/b&gt; claim" in html and "<b>bold</b>" not in html
+    assert "HTTP 500: scripted failure 500" in html  # the failed attempt is on record
+    assert html.count("<tr><td>Balthasar</td>") == 3  # three round decisions
+
+
+def test_an_attempt_reads_as_the_chat_it_was(admin_client, judged):
+    attempt = LLMAttempt.objects.filter(agent__judgement=judged, outcome="ok").first()
+    url = reverse("admin:judgements_llmattempt_change", args=[attempt.pk])
+    html = admin_client.get(url).content.decode()
+    system, user = attempt.request["messages"][0], attempt.request["messages"][1]
+    assert '<span class="magi-role">system</span>' in html
+    assert escape(system["content"]) in html and escape(user["content"]) in html
+    assert "\\n" not in html  # not a dict dump with escaped line breaks
+    assert escape(attempt.response_text) in html
+    listing = admin_client.get(reverse("admin:judgements_llmattempt_changelist")).content
+    assert b"Trip to Japan" in listing
+    assert admin_client.post(url, {"round": "2"}).status_code == 403
+
+
+def test_a_judgement_shows_its_tokens_with_the_cached_share(admin_client, judged):
+    attempts = LLMAttempt.objects.filter(agent__judgement=judged, outcome="ok")
+    cached = [a.cached_tokens for a in attempts]
+    # Each model's first prompt repeats nothing it was sent; later ones repeat a prefix.
+    for model in ("model-a", "model-c"):
+        by_round = [a.cached_tokens for a in attempts.filter(model=model).order_by("round")]
+        assert by_round[0] == 0 and all(c > 0 for c in by_round[1:]), by_round
+    decisions = RoundDecision.objects.filter(agent__judgement=judged)
+    assert sorted(d.cached_tokens for d in decisions) == sorted(cached)
+    url = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    html = admin_client.get(url).content.decode()
+    total = sum(cached)
+    # Nine answered calls of 100 prompt tokens each (the failed attempt reported none).
+    assert f"prompt 900, of which cached {total} ({total / 9:.0f} %); completion 180" in html
+
+
+def test_audit_records_cannot_be_changed_or_deleted(admin_client, judged):
+    judgement_url = reverse("admin:judgements_judgement_change", args=[judged.pk])
+    response = admin_client.post(judgement_url, {"title": "rewritten", "status": "rejected"})
+    assert response.status_code == 403
+    delete_url = reverse("admin:judgements_judgement_delete", args=[judged.pk])
+    assert admin_client.post(delete_url, {"post": "yes"}).status_code == 403
+    decision = RoundDecision.objects.first()
+    decision_url = reverse("admin:judgements_rounddecision_change", args=[decision.pk])
+    assert admin_client.post(decision_url, {"decision": "reject"}).status_code == 403
+    assert admin_client.get(reverse("admin:judgements_judgement_add")).status_code == 403
+    judged.refresh_from_db()
+    assert judged.title == "Trip to Japan"
+    assert RoundDecision.objects.count() == 9
+    assert LLMAttempt.objects.count() == 10
+    assert Judgement.objects.count() == 1
+
+
+def test_it_lists_panels_suites_and_runs_escaped(admin_client, fake_llm, user):
+    agents = case_for()["agents"]
+    Panel.objects.create(name="<i>Gate</i>", owner=user, agents=agents)
+    suite = suites.import_suite(
+        name="<b>Cases</b>",
+        description="",
+        owner=user,
+        data='{"id": "c1", "content": "<script>x</script>", "expected": "approve"}\n',
+    )
+    run = runs.start_run(
+        panel=None, agents=agents, panel_name="Typed", suite=suite, repeats=1, creator=user
+    )
+    panels = admin_client.get(reverse("admin:judgements_panel_changelist")).content.decode()
+    assert "&lt;i&gt;Gate&lt;/i&gt;" in panels and "<i>Gate" not in panels
+    suite_page = admin_client.get(reverse("admin:judgements_suite_change", args=[suite.pk]))
+    assert "c1" in suite_page.content.decode()
+    assert "<script>x" not in suite_page.content.decode()
+    page = admin_client.get(reverse("admin:judgements_evaluationrun_changelist"))
+    assert "Typed" in page.content.decode()
+    change_url = reverse("admin:judgements_evaluationrun_change", args=[run.pk])
+    assert admin_client.post(change_url, {"repeats": 5}).status_code == 403

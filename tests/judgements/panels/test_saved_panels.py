@@ -1,0 +1,354 @@
+"""Saved panels (judgements/panels/saved_panels.py): naming one, saving one, the shipped examples,
+and a case that names a panel in place of its agents, from the API and the command line."""
+
+import asyncio
+import io
+import json
+
+import pytest
+from django.core.management import call_command
+from django.test import AsyncClient
+
+from judgements.core.errors import InvalidInput
+from judgements.llm.local import files as local_files
+from judgements.models import ApiToken, Judgement, Panel
+from judgements.panels import saved_panels, saving
+from tests.support.api_client import TokenClient, serve_one_wake_up
+from tests.support.cases import case_for
+from tests.support.openapi import check
+
+pytestmark = pytest.mark.django_db
+
+SHIPPED = {"travel-expense", "deploy-gate", "comment-moderation"}
+
+
+def agents(*criteria: str) -> list[dict]:
+    return [
+        {"name": name, "model": "model-a", "criteria": text}
+        for name, text in zip(("Melchior", "Balthasar", "Casper"), criteria, strict=True)
+    ]
+
+
+# The shipped examples.
+
+
+def test_the_examples_ship_with_the_bundled_model(example_panels):
+    assert set(example_panels) >= SHIPPED
+    for panel in example_panels.values():
+        assert panel.owner is None and panel.description
+        assert [a["model"] for a in panel.agents] == [local_files.BUNDLED_MODEL_NAME] * 3
+        assert [a["name"] for a in panel.agents] == ["Melchior", "Balthasar", "Casper"]
+    travel = json.loads((saved_panels.EXAMPLES_DIR / "travel-expense.json").read_text())
+    assert saved_panels.agents_of(example_panels["travel-expense"]) == travel["agents"]
+
+
+def test_ensuring_the_examples_again_creates_nothing_and_keeps_edits(example_panels):
+    count = Panel.objects.count()
+    Panel.objects.filter(name="deploy-gate").update(description="Edited by staff")
+    saving.ensure_examples()
+    assert Panel.objects.count() == count
+    assert Panel.objects.get(name="deploy-gate").description == "Edited by staff"
+
+
+def test_a_deleted_example_comes_back(example_panels):
+    Panel.objects.filter(name="deploy-gate").delete()
+    call_command("load_examples", verbosity=0)
+    assert Panel.objects.filter(owner=None, name="deploy-gate").count() == 1
+    assert Panel.objects.filter(owner=None).count() == len(example_panels)
+
+
+def test_an_invalid_example_file_is_refused_naming_file_and_field(fake_llm, tmp_path):
+    fake_llm.script(local_files.BUNDLED_MODEL_NAME)
+    spec = {"name": "broken", "description": "", "agents": agents("a", "b", "c")}
+    (tmp_path / "broken.json").write_text(json.dumps(spec))
+    with pytest.raises(InvalidInput) as refused:
+        saving.ensure_examples(tmp_path)
+    # model-a is served, but an example must run on the bundled model.
+    assert list(refused.value.errors) == [
+        "broken.json: agents[0].model",
+        "broken.json: agents[1].model",
+        "broken.json: agents[2].model",
+    ]
+    assert not Panel.objects.exists()
+
+
+# Naming a panel.
+
+
+def test_it_resolves_a_panel_by_id_and_by_name(make_panel, user):
+    panel = make_panel("Deploy gate", owner=user)
+    assert saved_panels.resolve(panel.pk, user) == panel
+    assert saved_panels.resolve(str(panel.pk), user) == panel
+    # Names compare as agent names do: case, compatibility forms and spacing aside.
+    assert saved_panels.resolve("DEPLOY  gate", user) == panel
+    full_width = "".join(chr(ord(c) + 0xFEE0) for c in "deploy")
+    assert saved_panels.resolve(f"{full_width} gate", user) == panel
+
+
+def test_the_users_own_panel_comes_before_an_example_of_the_same_name(make_panel, user):
+    example = make_panel("Deploy gate", owner=None)
+    own = make_panel("deploy gate", owner=user)
+    assert saved_panels.resolve("Deploy gate", user) == own
+    assert saved_panels.resolve(example.pk, user) == example
+
+
+def test_another_users_panel_is_unknown(make_panel, user, other_user):
+    theirs = make_panel("Secret desk", owner=other_user)
+    for reference in (theirs.pk, str(theirs.pk), "Secret desk"):
+        with pytest.raises(InvalidInput) as refused:
+            saved_panels.resolve(reference, user)
+        assert list(refused.value.errors) == ["panel"]
+        assert "that you may use" in refused.value.errors["panel"][0]
+
+
+def test_staff_and_the_operator_may_use_any_panel(make_panel, user, other_user):
+    theirs = make_panel("Secret desk", owner=other_user)
+    user.is_staff = True
+    assert saved_panels.resolve(theirs.pk, user) == theirs
+    assert saved_panels.resolve("Secret desk", None) == theirs
+
+
+def test_the_operator_must_give_an_id_when_two_users_share_a_name(make_panel, user, other_user):
+    make_panel("Desk", owner=user)
+    make_panel("Desk", owner=other_user)
+    with pytest.raises(InvalidInput) as refused:
+        saved_panels.resolve("Desk", None)
+    assert refused.value.errors == {"panel": ["2 users have a panel called 'Desk': give its id."]}
+
+
+@pytest.mark.parametrize("reference", [True, 1.5, None, ["Desk"], {"id": 1}])
+def test_a_reference_must_be_a_name_or_an_id(make_panel, user, reference):
+    make_panel("Desk", owner=user)
+    with pytest.raises(InvalidInput) as refused:
+        saved_panels.resolve(reference, user)
+    assert refused.value.errors == {"panel": [saved_panels.NOT_A_REFERENCE]}
+
+
+@pytest.mark.parametrize("reference", [0, -1, 2**70, "9" * 30, "", "   ", "\ud800"])
+def test_ids_and_names_that_match_nothing_are_unknown(make_panel, user, reference):
+    make_panel("Desk", owner=user)
+    with pytest.raises(InvalidInput) as refused:
+        saved_panels.resolve(reference, user)
+    assert list(refused.value.errors) == ["panel"]
+
+
+# Saving a panel.
+
+
+def test_it_saves_a_panel_validated_like_a_judgements_agents(fake_llm, user):
+    panel = saving.save_panel(
+        owner=user, name="Desk", description="Travel", agents=agents("a", "b", "c")
+    )
+    assert (panel.owner, panel.name, panel.description) == (user, "Desk", "Travel")
+    assert saved_panels.agents_of(panel) == agents("a", "b", "c")
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "panel_agents", "fields"),
+    [
+        ("", "", agents("a", "b", "c"), ["name"]),
+        ("\u200b\u200b", "", agents("a", "b", "c"), ["name"]),
+        ("x" * 101, "", agents("a", "b", "c"), ["name"]),
+        ("Desk", "x" * 1_001, agents("a", "b", "c"), ["description"]),
+        (7, None, agents("a", "b", "c"), ["name", "description"]),
+        ("Desk", "", agents("a", "b", "c")[:2], ["agents"]),
+        ("Desk", "", "three agents", ["agents"]),
+        ("Desk", "", agents("a", "b", ""), ["agents[2].criteria"]),
+        (
+            "Desk",
+            "",
+            [*agents("a", "b", "c")[:2], {"name": "MELCHIOR", "model": "model-a", "criteria": "c"}],
+            ["agents[2].name"],
+        ),
+        (
+            "",
+            "",
+            [{"name": "A", "model": "gpt-nope", "criteria": "c"}, *agents("a", "b", "c")[1:]],
+            ["name", "agents[0].model"],
+        ),
+        ("Desk", "", [{"name": "A", "model": "model-a", "criteria": "c", "x": 1}] * 3, None),
+    ],
+)
+def test_it_names_every_invalid_field(fake_llm, user, name, description, panel_agents, fields):
+    with pytest.raises(InvalidInput) as refused:
+        saving.save_panel(owner=user, name=name, description=description, agents=panel_agents)
+    if fields is None:  # an unknown agent field, named with its path
+        assert "agents[0].x" in refused.value.errors
+    else:
+        assert sorted(refused.value.errors) == sorted(fields)
+    assert not Panel.objects.exists()
+
+
+def test_names_are_unique_per_owner(make_panel, user, other_user):
+    make_panel("Desk", owner=user)
+    with pytest.raises(InvalidInput) as refused:
+        make_panel("DESK ", owner=user)
+    assert list(refused.value.errors) == ["name"]
+    assert make_panel("Desk", owner=other_user).owner == other_user
+    assert make_panel("Desk", owner=None).owner is None
+
+
+# A case that names a panel.
+
+
+def test_a_case_naming_a_panel_gets_a_copy_of_its_agents(make_panel, user):
+    panel = make_panel("Desk", owner=user, models=("model-b", "model-c", "model-a"))
+    case = saved_panels.validate_case(
+        {"title": "Trip", "content": "To Japan", "panel": "Desk"}, user
+    )
+    assert case["panel"] == panel
+    assert case["agents"] == saved_panels.agents_of(panel)
+    assert case["agents"] is not panel.agents
+    assert saved_panels.validate_case(case_for(), user)["panel"] is None
+
+
+@pytest.mark.parametrize(
+    ("case", "errors"),
+    [
+        (
+            {**case_for(), "panel": "Desk"},
+            {"panel": [saved_panels.BOTH_GIVEN], "agents": [saved_panels.BOTH_GIVEN]},
+        ),
+        ({"title": "Trip", "content": "Japan"}, {"agents": [saved_panels.NEITHER_GIVEN]}),
+        (
+            {"title": "", "content": "Japan", "panel": "Nope"},
+            {"panel": ["No panel 'Nope' that you may use."], "title": ["This field is required."]},
+        ),
+        (
+            {"title": "Trip", "content": "Japan", "panel": "Desk", "x": 1},
+            {
+                "x": [
+                    "Unknown field; the fields here are title, content, agents, panel, "
+                    "hold_contested."
+                ]
+            },
+        ),
+    ],
+)
+def test_a_case_gives_either_agents_or_a_panel(make_panel, user, case, errors):
+    make_panel("Desk", owner=user)
+    with pytest.raises(InvalidInput) as refused:
+        saved_panels.validate_case(case, user)
+    assert refused.value.errors == errors
+
+
+def test_a_panels_agent_on_a_model_no_longer_served_is_named(make_panel, user, fake_llm):
+    make_panel("Desk", owner=user)
+    fake_llm.models.remove("model-a")
+    with pytest.raises(InvalidInput) as refused:
+        saved_panels.validate_case({"title": "T", "content": "C", "panel": "Desk"}, user)
+    assert list(refused.value.errors) == ["panel.agents[0].model"]
+
+
+# The HTTP API.
+
+
+@pytest.fixture
+def api(user) -> AsyncClient:
+    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
+
+
+async def post(api, case) -> tuple[int, dict]:
+    response = await api.post(
+        "/api/judgements/?wait=30", json.dumps(case), content_type="application/json"
+    )
+    return response.status_code, response.json()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("empty_engine_channel")
+async def test_the_api_judges_with_an_example_panel_by_name(example_panels, api, fake_llm):
+    fake_llm.script(local_files.BUNDLED_MODEL_NAME, votes="RRR")
+    case = {"title": "Deploy", "content": "Friday deploy, no tests.", "panel": "deploy-gate"}
+    worker = asyncio.create_task(serve_one_wake_up())
+    status, body = await post(api, case)
+    assert await worker
+    assert status == 201
+    assert body["status"] == "rejected"
+    judgement = await Judgement.objects.select_related("panel").aget(pk=body["id"])
+    assert judgement.panel.name == "deploy-gate"
+    assert body["panel"] == {"id": judgement.panel.pk, "name": "deploy-gate"}
+    assert [a["model"] for a in body["agents"]] == [local_files.BUNDLED_MODEL_NAME] * 3
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.usefixtures("empty_engine_channel")
+async def test_the_api_names_the_panel_or_agents_field(fake_llm, api, other_user, user):
+    theirs = await Panel.objects.acreate(
+        name="Theirs", owner=other_user, agents=case_for()["agents"]
+    )
+    await Panel.objects.acreate(name="Mine", owner=user, agents=case_for()["agents"])
+    base = {"title": "Trip", "content": "Japan"}
+    cases = [
+        ({**base, "panel": "Mine", "agents": case_for()["agents"]}, {"panel", "agents"}),
+        (base, {"agents"}),
+        ({**base, "panel": "Nope"}, {"panel"}),
+        ({**base, "panel": theirs.pk}, {"panel"}),
+        ({**base, "panel": "Theirs"}, {"panel"}),
+        ({**base, "panel": False}, {"panel"}),
+    ]
+    for case, fields in cases:
+        status, body = await post(api, case)
+        assert status == 400, case
+        assert set(body["errors"]) == fields, case
+    assert await Judgement.objects.acount() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_the_api_lists_the_panels_the_caller_may_use(example_panels, api, other_user, user):
+    mine = await Panel.objects.acreate(name="Mine", owner=user, agents=case_for()["agents"])
+    await Panel.objects.acreate(name="Theirs", owner=other_user, agents=case_for()["agents"])
+    response = await api.get("/api/panels/")
+    document = (await AsyncClient().get("/api/schema.json")).json()
+    listed = check(document, "/api/panels/", "get", response)["panels"]
+    assert [p["name"] for p in listed] == ["Mine", *sorted(example_panels)]
+    assert listed[0] == {
+        "id": mine.pk,
+        "name": "Mine",
+        "description": "",
+        "example": False,
+        "hold_contested": None,
+        "agents": case_for()["agents"],
+    }
+    assert all(p["example"] for p in listed[1:])
+    check(document, "/api/panels/", "get", await TokenClient(None).get("/api/panels/"))
+
+
+# The command line.
+
+
+def run_judge(tmp_path, case) -> tuple[int, str, str]:
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case))
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("judge", str(path), "--json", stdout=out, stderr=err)
+    return exited.value.code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_command_line_judges_with_any_users_panel(make_panel, other_user, tmp_path):
+    panel = make_panel("Desk", owner=other_user)
+    code, out, _ = run_judge(tmp_path, {"title": "Trip", "content": "Japan", "panel": panel.pk})
+    assert code == 0
+    assert json.loads(out)["status"] == "approved"
+    judgement = Judgement.objects.get()
+    assert judgement.panel == panel
+    assert [a.name for a in judgement.agents.all()] == ["Melchior", "Balthasar", "Casper"]
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("case", "field"),
+    [
+        ({"title": "Trip", "content": "Japan", "panel": "Nope"}, "panel"),
+        ({"title": "Trip", "content": "Japan"}, "agents"),
+        ({**case_for(), "panel": "Desk"}, "panel"),
+    ],
+)
+def test_the_command_line_exits_2_naming_the_field(make_panel, user, tmp_path, case, field):
+    make_panel("Desk", owner=user)
+    code, out, err = run_judge(tmp_path, case)
+    assert code == 2 and out == ""
+    assert f"invalid input: {field}: " in err
+    assert Judgement.objects.count() == 0

@@ -1,0 +1,16 @@
+"""A judgement case as the API, the page and the command line take it, for tests."""
+
+DEFAULT_MODELS = ("model-a", "model-b", "model-c")
+
+
+def case_for(models=DEFAULT_MODELS, **overrides) -> dict:
+    case = {
+        "title": "Trip to Japan",
+        "content": "I am going to travel to Japan next week.",
+        "agents": [
+            {"name": name, "model": model, "criteria": f"{name} approves only safe plans."}
+            for name, model in zip(("Melchior", "Balthasar", "Casper"), models, strict=True)
+        ],
+    }
+    case.update(overrides)
+    return case
