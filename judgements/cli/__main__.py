@@ -1,0 +1,5 @@
+"""`python -m judgements.cli` is the `magi` console script."""
+
+from judgements.cli.main import main
+
+raise SystemExit(main())

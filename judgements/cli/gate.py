@@ -1,0 +1,221 @@
+"""`magi gate`: a pipeline's gate. It sends content to a running MAGI for a saved panel
+to judge, waits for the verdict, prints one line (or JSON) and exits 0 only for an
+approval in force. Fail-closed: a rejection, a held verdict, an error, a timeout, bad
+input and an unreachable server each exit with a status of their own, never 0.
+
+It retries safely: every attempt carries the same Idempotency-Key (by default a hash of
+the panel, the title and the content), so a retried request, or the whole job run again,
+gets the judgement the first one started instead of paying for a second.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+
+EXIT_APPROVED = 0
+EXIT_ERROR = 1
+EXIT_BAD_INPUT = 2
+EXIT_REJECTED = 3
+EXIT_HELD = 4
+EXIT_UNREACHABLE = 5
+EXIT_TIMEOUT = 6
+EXIT_OF_STATUS = {"approved": EXIT_APPROVED, "rejected": EXIT_REJECTED, "held": EXIT_HELD}
+UNFINISHED = {"idle", "judging"}
+# The API's longest ?wait; a longer gate waits in several requests.
+API_WAIT_MAX = 300
+# Between tries after a refusal (429 without Retry-After), a 5xx or a dropped connection.
+RETRY_SECONDS = 2.0
+
+
+class GateFailure(Exception):
+    """Why the gate cannot give a verdict, with the exit status that says so."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Server:
+    url: str
+    token: str
+    timeout: float  # per HTTP request, on top of its ?wait
+
+    def call(self, method: str, path: str, body: dict | None = None, headers=None) -> dict:
+        """One request; the JSON answer of a 2xx. Raises GateFailure, or RetryLater for
+        what a later try may get past."""
+        request = urllib.request.Request(
+            self.url.rstrip("/") + path,
+            method=method,
+            data=None if body is None else json.dumps(body).encode(),
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                **(headers or {}),
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                return json.loads(response.read() or b"{}")
+        except urllib.error.HTTPError as refused:
+            raise refusal(refused) from None
+        except (urllib.error.URLError, ConnectionError, TimeoutError) as away:
+            raise RetryLater(EXIT_UNREACHABLE, f"cannot reach {self.url}: {reason(away)}") from None
+
+
+class RetryLater(GateFailure):
+    """A failure a later try may get past (the server away, busy or over a limit)."""
+
+    def __init__(self, status: int, message: str, after: float = RETRY_SECONDS) -> None:
+        super().__init__(status, message)
+        self.after = after
+
+
+def reason(error: Exception) -> str:
+    return str(getattr(error, "reason", None) or error)
+
+
+def refusal(refused: urllib.error.HTTPError) -> GateFailure:
+    try:
+        answer = json.loads(refused.read() or b"{}")
+    except ValueError:
+        answer = {}
+    message = answer.get("error") or refused.reason
+    fields = answer.get("errors") or {}
+    if fields:
+        message += ": " + "; ".join(f"{f}: {' '.join(m)}" for f, m in fields.items())
+    if refused.code == 429:
+        after = float(refused.headers.get("Retry-After") or RETRY_SECONDS)
+        return RetryLater(EXIT_ERROR, f"refused for now: {message}", after)
+    if refused.code >= 500:
+        return RetryLater(EXIT_ERROR, f"server error {refused.code}: {message}")
+    return GateFailure(EXIT_BAD_INPUT, f"refused ({refused.code}): {message}")
+
+
+def default_key(panel: str, title: str, content: str) -> str:
+    digest = hashlib.sha256(json.dumps([panel, title, content]).encode()).hexdigest()
+    return f"magi-gate-{digest[:48]}"
+
+
+def judge(server: Server, case: dict, key: str, deadline: float) -> dict:
+    """Submit the case (retried with the same key) and follow it until it finishes or the
+    deadline passes. The judgement as the API answers it."""
+    path = None
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise GateFailure(EXIT_TIMEOUT, "no verdict before the time ran out")
+        wait = max(0, min(int(left), API_WAIT_MAX))
+        try:
+            if path is None:
+                judgement = server.call(
+                    "POST", f"/api/judgements/?wait={wait}", case, {"Idempotency-Key": key}
+                )
+                path = f"/api/judgements/{judgement['id']}/"
+            else:
+                judgement = server.call("GET", f"{path}?wait={wait}")
+        except RetryLater as later:
+            if time.monotonic() + later.after >= deadline:
+                raise GateFailure(later.status, str(later)) from None
+            time.sleep(later.after)  # a client backing off, not ordering events
+            continue
+        if judgement.get("status") not in UNFINISHED:
+            return judgement
+
+
+def verdict_line(judgement: dict, panel: str, page: str) -> str:
+    status = judgement.get("status", "unknown")
+    words = [status, f"panel={panel}", f"judgement={judgement.get('id')}"]
+    if judgement.get("contested"):
+        words.append("contested")
+    if judgement.get("error"):
+        words.append(f"error={judgement['error']!r}")
+    return "  ".join([*words, page])
+
+
+def run(args, stdin, stdout, stderr) -> int:
+    url = args.url or os.environ.get("MAGI_URL", "")
+    token = args.token or os.environ.get("MAGI_TOKEN", "")
+    missing = [
+        name
+        for name, value in (("--url or MAGI_URL", url), ("--token or MAGI_TOKEN", token))
+        if not value
+    ]
+    if missing:
+        stderr.write(f"magi gate: bad input: give {' and '.join(missing)}\n")
+        return EXIT_BAD_INPUT
+    try:
+        content = read_content(args.file, stdin)
+    except (OSError, UnicodeDecodeError) as exc:
+        stderr.write(f"magi gate: bad input: --file: {exc}\n")
+        return EXIT_BAD_INPUT
+    # A decimal panel is an id, as the API takes it; anything else a name.
+    panel: str | int = int(args.panel) if args.panel.isdecimal() else args.panel
+    case = {"title": args.title, "content": content, "panel": panel}
+    key = args.key or default_key(args.panel, args.title, content)
+    server = Server(url, token, timeout=args.timeout + API_WAIT_MAX)
+    try:
+        judgement = judge(server, case, key, time.monotonic() + args.timeout)
+    except GateFailure as failure:
+        stderr.write(f"magi gate: {failure}\n")
+        return failure.status
+    page = f"{url.rstrip('/')}/judgements/{judgement.get('id')}/"
+    if args.json:
+        stdout.write(
+            json.dumps(
+                {
+                    "verdict": judgement.get("status"),
+                    "panel": args.panel,
+                    "url": page,
+                    "judgement": judgement,
+                }
+            )
+            + "\n"
+        )
+    else:
+        stdout.write(verdict_line(judgement, args.panel, page) + "\n")
+    # Fail-closed: only an approval in force is a go; an error or a status this command
+    # does not know is not.
+    return EXIT_OF_STATUS.get(judgement.get("status"), EXIT_ERROR)
+
+
+def read_content(path: str, stdin) -> str:
+    if path in (None, "-"):
+        return stdin.read()
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "gate",
+        help="judge content with a saved panel on a running MAGI; exit 0 only if approved",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "exit status: 0 approved, 1 error, 2 bad input, 3 rejected, 4 held for a "
+            "person, 5 server unreachable, 6 no verdict in time"
+        ),
+    )
+    parser.add_argument("--url", help="MAGI's address (or MAGI_URL), e.g. https://magi.example.com")
+    parser.add_argument("--token", help="an API token (or MAGI_TOKEN; prefer the variable)")
+    parser.add_argument("--panel", required=True, help="the saved panel to judge with (name or id)")
+    parser.add_argument("--title", default="magi gate", help="the judgement's title")
+    parser.add_argument("--file", help="read the content from this file (default: standard input)")
+    parser.add_argument(
+        "--timeout", type=float, default=900, help="seconds to wait for the verdict (default 900)"
+    )
+    parser.add_argument(
+        "--key", help="the Idempotency-Key (default: a hash of panel, title and content)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the verdict and the judgement as JSON"
+    )
+    parser.set_defaults(run=run)

@@ -1,0 +1,123 @@
+"""`magi gate` against a running MAGI over real HTTP: the console script installed with
+MAGI, a saved panel, the suite's scripted model server. Exit 0 only for an approval."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgements.cli import gate
+from tests.support.live_site import LiveMagi
+
+MAGI = Path(sys.executable).with_name("magi")
+
+CREATE_PANELS = """
+from django.contrib.auth import get_user_model
+from judgements.models import Panel
+from judgements.panels import saving
+owner = get_user_model().objects.get(username={username!r})
+names = (("Melchior", "model-a"), ("Balthasar", "model-b"), ("Casper", "model-c"))
+agents = [{{"name": name, "model": model, "criteria": name + " approves only safe deploys."}}
+          for name, model in names]
+saving.save_panel(owner=owner, name="deploy", agents=agents)
+held = saving.save_panel(owner=owner, name="deploy-held", agents=agents)
+Panel.objects.filter(pk=held.pk).update(hold_contested=True)
+broken = [dict(agent, model="model-d") for agent in agents]
+saving.save_panel(owner=owner, name="broken", agents=broken)
+"""
+
+
+@pytest.fixture(scope="module")
+def magi(llm_server, tmp_path_factory):
+    site = LiveMagi(tmp_path_factory.mktemp("gate"), llm_server.base_url, users=1).start()
+    site.manage("shell", "-v", "0", "-c", CREATE_PANELS.format(username=site.usernames[0]))
+    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
+    yield site
+    site.stop()
+
+
+@pytest.fixture
+def votes(fake_llm):
+    """Approve content marked `ship-it`, reject `no-go`, split 2-1 on `maybe`."""
+    for model, on_maybe in (("model-a", "AAA"), ("model-b", "AAA"), ("model-c", "RRR")):
+        fake_llm.script(model, votes_when={"ship-it": "AAA", "no-go": "RRR", "maybe": on_maybe})
+    # A 400 is not retried: the first agent's call fails the judgement.
+    fake_llm.script("model-d", failures={1: ["400"] * 10})
+    return fake_llm
+
+
+def run_gate(magi, *args, content="Deploy abc123: ship-it.", token=None, url=None):
+    env = {"MAGI_URL": url or magi.url, "MAGI_TOKEN": token or magi.token, "PATH": ""}
+    return subprocess.run(
+        [str(MAGI), "gate", *args],
+        input=content,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_an_approval_exits_0_with_one_line(magi, votes):
+    done = run_gate(magi, "--panel", "deploy", "--title", "Deploy abc123")
+    assert done.returncode == gate.EXIT_APPROVED, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("approved  panel=deploy  judgement=")
+    assert line.endswith("/") and f"{magi.url}/judgements/" in line
+
+
+def test_a_rejection_exits_3(magi, votes):
+    done = run_gate(magi, "--panel", "deploy", content="Deploy on Friday night: no-go.")
+    assert done.returncode == gate.EXIT_REJECTED, done.stderr
+    assert done.stdout.startswith("rejected  panel=deploy")
+
+
+def test_a_contested_verdict_held_for_a_person_exits_4(magi, votes):
+    done = run_gate(magi, "--panel", "deploy-held", "--json", content="Deploy, maybe.")
+    assert done.returncode == gate.EXIT_HELD, done.stderr
+    answer = json.loads(done.stdout)
+    assert answer["verdict"] == "held" and answer["judgement"]["contested"] is True
+    assert answer["judgement"]["panel_status"] == "approved"  # the panel's 2-1, not in force
+
+
+def test_an_error_exits_1_and_is_never_a_go(magi, votes):
+    done = run_gate(magi, "--panel", "broken")
+    assert done.returncode == gate.EXIT_ERROR
+    assert done.stdout.startswith("error  panel=broken") and "failed in round 1" in done.stdout
+
+
+def test_bad_input_exits_2_naming_the_field(magi, votes):
+    unknown = run_gate(magi, "--panel", "no-such-panel")
+    assert unknown.returncode == gate.EXIT_BAD_INPUT
+    assert "panel:" in unknown.stderr
+    blank = run_gate(magi, "--panel", "deploy", content="   ")
+    assert blank.returncode == gate.EXIT_BAD_INPUT and "content:" in blank.stderr
+    no_token = run_gate(magi, "--panel", "deploy", token="magi_wrong")
+    assert no_token.returncode == gate.EXIT_BAD_INPUT and "401" in no_token.stderr
+
+
+def test_an_unreachable_server_exits_5(magi, votes):
+    done = run_gate(magi, "--panel", "deploy", "--timeout", "1", url="http://127.0.0.1:9")
+    assert done.returncode == gate.EXIT_UNREACHABLE
+    assert "cannot reach http://127.0.0.1:9" in done.stderr
+
+
+def test_a_verdict_not_in_time_exits_6_not_0(magi, votes):
+    votes.gate.close()  # the model never answers
+    try:
+        done = run_gate(magi, "--panel", "deploy", "--timeout", "1", content="Slow: ship-it.")
+    finally:
+        votes.gate.open()
+    assert done.returncode == gate.EXIT_TIMEOUT
+    assert "no verdict before the time ran out" in done.stderr
+
+
+def test_running_the_job_again_replays_the_judgement_it_started(magi, votes):
+    first = run_gate(magi, "--panel", "deploy", "--json", content="Again: ship-it.")
+    again = run_gate(magi, "--panel", "deploy", "--json", content="Again: ship-it.")
+    assert first.returncode == again.returncode == gate.EXIT_APPROVED
+    assert json.loads(first.stdout)["url"] == json.loads(again.stdout)["url"]
+    asked = [r for r in votes.requests if "Again: ship-it." in json.dumps(r.body)]
+    assert len(asked) == 9  # one judgement's calls: the second run started nothing
