@@ -310,6 +310,14 @@ class MagiSettings(Env):
         3600.0, "the longest wait between a webhook's attempts", ge=0
     )
 
+    # --- Operations
+    magi_metrics_token: str = setting(
+        "",
+        "the bearer token Prometheus sends to scrape `/metrics`; unset, `/metrics` answers "
+        "404 (metrics are not open to the world by default)",
+        shown="— (off)",
+    )
+
     # --- Engine
     magi_engine_in_process: bool | None = setting(
         None,

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
+from judgements.monitoring import endpoint
 from judgements.web import site_pages
 from magi_site import errors
 
@@ -15,6 +16,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", site_pages.log_out, name="logout"),
+    path("metrics", endpoint.metrics, name="metrics"),
     path("", include("judgements.api.urls")),
     path("", include("judgements.web.urls")),
 ]

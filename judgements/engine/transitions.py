@@ -20,7 +20,7 @@ from enum import StrEnum
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
@@ -97,6 +97,8 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
                 lease_owner=worker_id,
                 lease_expires_at=expires,
                 started_at=Coalesce("started_at", now),
+                # Claimed while judging: its last worker's lease ran out.
+                takeovers=F("takeovers") + Case(When(status=Status.JUDGING, then=1), default=0),
             )
         )
         if updated != len(rows):  # pragma: no cover - the locks above make this impossible

@@ -129,6 +129,9 @@ class Judgement(models.Model):
     # Asked at submit (the case, its saved panel or MAGI_HOLD_CONTESTED): a contested
     # verdict is held until a person confirms or overrides it.
     hold_contested = models.BooleanField(default=False)
+    # How often a worker claimed it from another whose lease had run out (operators'
+    # metrics: a worker dying, or a database outage longer than the lease).
+    takeovers = models.PositiveIntegerField(default=0)
     # Hidden from its owner's history list (judgements/web/history.py), never deleted: the
     # audit, the admin and the API keep it.
     hidden_at = models.DateTimeField(null=True, blank=True)

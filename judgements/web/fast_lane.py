@@ -14,7 +14,7 @@ from django.middleware.security import SecurityMiddleware
 from django.urls import Resolver404, resolve
 from django.utils.decorators import sync_and_async_middleware
 
-FAST_LANE_PREFIXES = ("/api/", "/healthz")
+FAST_LANE_PREFIXES = ("/api/", "/healthz", "/metrics")
 
 
 @sync_and_async_middleware

@@ -1,0 +1,188 @@
+"""What operators watch, in the Prometheus format: every figure is read from the database
+when Prometheus scrapes, so any web process answers for the whole deployment, however
+many web and worker processes run (no per-process counters to add up, nothing lost when
+a process restarts). Counters are totals over the records kept; histograms are built
+with one aggregate query each."""
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, Sum
+from django.utils import timezone
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+)
+from prometheus_client.registry import Collector
+
+from judgements.models import (
+    DeliveryStatus,
+    Judgement,
+    LLMAttempt,
+    Status,
+    WebhookDelivery,
+)
+
+VERDICT_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 1800)
+CALL_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 30, 60, 120)
+TOKEN_KINDS = (
+    ("prompt", "prompt_tokens"),
+    ("cached", "cached_tokens"),
+    ("completion", "completion_tokens"),
+)
+
+
+class DatabaseCollector(Collector):
+    def collect(self):
+        yield from judgements()
+        yield from queue()
+        yield time_to_verdict()
+        yield from llm_calls()
+        yield takeovers()
+        yield webhook_deliveries()
+
+
+def kind_of(evaluation_run_id) -> str:
+    return "person" if evaluation_run_id is None else "evaluation"
+
+
+def judgements():
+    family = GaugeMetricFamily(
+        "magi_judgements",
+        "Judgements by status and by who started them.",
+        labels=["status", "kind"],
+    )
+    totals: dict[tuple[str, str], int] = {}
+    by_run = Judgement.objects.values("status", "evaluation_run").annotate(n=Count("pk"))
+    for row in by_run.order_by():
+        key = (row["status"], kind_of(row["evaluation_run"]))
+        totals[key] = totals.get(key, 0) + row["n"]
+    for status in Status.values:
+        if status == Status.HELD:
+            continue  # a verdict in force, never a stored status
+        for kind in ("person", "evaluation"):
+            family.add_metric([status, kind], totals.get((status, kind), 0))
+    yield family
+
+
+def queue():
+    queued = Judgement.objects.filter(status=Status.IDLE)
+    depth = GaugeMetricFamily("magi_queue_depth", "Judgements waiting for a worker.")
+    depth.add_metric([], queued.count())
+    yield depth
+    oldest = queued.aggregate(oldest=Min("created_at"))["oldest"]
+    age = GaugeMetricFamily(
+        "magi_oldest_queued_seconds", "How long the oldest waiting judgement has waited."
+    )
+    age.add_metric([], 0 if oldest is None else (timezone.now() - oldest).total_seconds())
+    yield age
+
+
+def histogram(name: str, doc: str, rows, value, buckets, labels, unit) -> HistogramMetricFamily:
+    """A histogram from one aggregate per label set. `value` is an expression over `rows`
+    in `unit`s (a timedelta, or a number of milliseconds); `buckets` are in seconds."""
+    family = HistogramMetricFamily(name, doc, labels=list(labels))
+    filters = {
+        f"le_{i}": Count("pk", filter=Q(value__lte=bound * unit)) for i, bound in enumerate(buckets)
+    }
+    grouped = rows.annotate(value=value).values(*labels)
+    for row in grouped.annotate(n=Count("pk"), total=Sum("value"), **filters).order_by():
+        counts = [(str(bound), row[f"le_{i}"]) for i, bound in enumerate(buckets)]
+        total = (row["total"] or 0 * unit) / unit
+        family.add_metric([row[label] for label in labels], [*counts, ("+Inf", row["n"])], total)
+    return family
+
+
+def time_to_verdict() -> HistogramMetricFamily:
+    finished = Judgement.objects.filter(
+        status__in=(Status.APPROVED, Status.REJECTED), finished_at__isnull=False
+    )
+    waited = ExpressionWrapper(F("finished_at") - F("created_at"), output_field=DurationField())
+    return histogram(
+        "magi_time_to_verdict_seconds",
+        "From a judgement's creation to its verdict (approved or rejected).",
+        finished,
+        waited,
+        VERDICT_BUCKETS,
+        labels=("status",),
+        unit=timedelta(seconds=1),
+    )
+
+
+def llm_calls():
+    attempts = LLMAttempt.objects.values("provider", "model", "outcome").order_by()
+    calls = CounterMetricFamily(
+        "magi_llm_calls",
+        "LLM calls (every attempt) by provider, model and outcome.",
+        labels=["provider", "model", "outcome"],
+    )
+    for row in attempts.annotate(n=Count("pk")):
+        calls.add_metric([row["provider"], row["model"], row["outcome"]], row["n"])
+    yield calls
+    retries = CounterMetricFamily(
+        "magi_llm_retries",
+        "Attempts after the first of a decision (failures retried, answers asked again).",
+        labels=["provider", "model"],
+    )
+    per_model = LLMAttempt.objects.values("provider", "model").order_by()
+    for row in per_model.annotate(n=Count("pk", filter=Q(attempt__gt=1))):
+        retries.add_metric([row["provider"], row["model"]], row["n"])
+    yield retries
+    yield histogram(
+        "magi_llm_call_duration_seconds",
+        "How long each LLM call took.",
+        LLMAttempt.objects.all(),
+        F("duration_ms"),
+        CALL_BUCKETS,
+        labels=("provider", "model"),
+        unit=1000,  # milliseconds in a second
+    )
+    tokens = CounterMetricFamily(
+        "magi_llm_tokens",
+        "Tokens the providers reported, by kind.",
+        labels=["provider", "model", "kind"],
+    )
+    cost = CounterMetricFamily(
+        "magi_llm_cost_usd",
+        "What the calls cost, for models MAGI_MODEL_PRICES prices.",
+        labels=["provider", "model"],
+    )
+    sums = {kind: Sum(field) for kind, field in TOKEN_KINDS}
+    for row in per_model.annotate(**sums):
+        for kind, _ in TOKEN_KINDS:
+            tokens.add_metric([row["provider"], row["model"], kind], row[kind] or 0)
+        price = settings.MAGI_MODEL_PRICES.get(row["model"])
+        if price is not None:
+            cost.add_metric([row["provider"], row["model"]], usd(row, price))
+    yield tokens
+    yield cost
+
+
+def usd(row: dict, price: dict) -> float:
+    """Per million tokens; cached prompt tokens at the cached price when one is given."""
+    prompt, cached, completion = row["prompt"] or 0, row["cached"] or 0, row["completion"] or 0
+    cached_price = price["prompt"] if price.get("cached") is None else price["cached"]
+    fresh = prompt - cached
+    return (
+        fresh * price["prompt"] + cached * cached_price + completion * price["completion"]
+    ) / 1e6
+
+
+def takeovers() -> CounterMetricFamily:
+    family = CounterMetricFamily(
+        "magi_lease_takeovers",
+        "Judgements claimed from a worker whose lease ran out (a dead worker, an outage).",
+    )
+    family.add_metric([], Judgement.objects.aggregate(n=Sum("takeovers"))["n"] or 0)
+    return family
+
+
+def webhook_deliveries() -> GaugeMetricFamily:
+    family = GaugeMetricFamily(
+        "magi_webhook_deliveries", "Webhook deliveries by status.", labels=["status"]
+    )
+    counts = dict(WebhookDelivery.objects.values_list("status").annotate(n=Count("pk")).order_by())
+    for status in DeliveryStatus.values:
+        family.add_metric([status], counts.get(status, 0))
+    return family
