@@ -1,4 +1,5 @@
-"""ASGI entry point: HTTP through Django, websockets to the live page's consumer. On the
+"""ASGI entry point: HTTP through Django (/mcp through the MCP SDK), websockets to the
+live page's consumer. On the
 embedded default the engine starts inside this process with the first connection, so one
 command runs everything."""
 
@@ -13,13 +14,25 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from django.conf import settings  # noqa: E402
 
+from judgements.agent_tools.in_app import PATH as MCP_PATH  # noqa: E402
+from judgements.agent_tools.in_app import McpEndpoint  # noqa: E402
 from judgements.engine import worker  # noqa: E402
 from judgements.web import routing  # noqa: E402
 from judgements.web.security import SameOriginWebsocket  # noqa: E402
 
+mcp = McpEndpoint()
+
+
+async def http(scope, receive, send):
+    """Django, but /mcp (the tools for AI agents) goes to the MCP SDK's app."""
+    if scope["path"].rstrip("/") == MCP_PATH:
+        return await mcp(scope, receive, send)
+    return await django_asgi_app(scope, receive, send)
+
+
 router = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        "http": http,
         "websocket": SameOriginWebsocket(
             AuthMiddlewareStack(URLRouter(routing.websocket_urlpatterns))
         ),

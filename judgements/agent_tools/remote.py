@@ -1,0 +1,62 @@
+"""`magi mcp`: the same tools over stdio, for a local MCP client (an IDE, a desktop
+agent), acting on a running MAGI through its HTTP API with the caller's token. No
+Django: the tools' backend is the API, so its rules (validation, permissions, limits,
+idempotency) are the server's own."""
+
+import asyncio
+import os
+
+from judgements.agent_tools.tools import ToolRefused, build
+from judgements.cli.gate import GateFailure, Server
+
+# A tool waits at most this long on top of the verdict it waits for.
+HTTP_TIMEOUT_SECONDS = 60
+
+
+class RemoteBackend:
+    def __init__(self, url: str, token: str) -> None:
+        self.url = url.rstrip("/")
+        self.server = Server(self.url, token, timeout=HTTP_TIMEOUT_SECONDS)
+
+    async def call(self, method: str, path: str, body=None, headers=None, wait: float = 0):
+        self.server.timeout = HTTP_TIMEOUT_SECONDS + wait
+        try:
+            return await asyncio.to_thread(self.server.call, method, path, body, headers)
+        except GateFailure as failure:
+            raise ToolRefused(str(failure)) from None
+
+    async def judge(self, case: dict, key: str, wait: float) -> dict:
+        return await self.call(
+            "POST", f"/api/judgements/?wait={wait:g}", case, {"Idempotency-Key": key}, wait
+        )
+
+    async def read(self, judgement_id: int, wait: float) -> dict:
+        return await self.call("GET", f"/api/judgements/{judgement_id}/?wait={wait:g}", wait=wait)
+
+    async def panels(self) -> list[dict]:
+        return (await self.call("GET", "/api/panels/"))["panels"]
+
+    def page_url(self, judgement_id: int) -> str:
+        return f"{self.url}/judgements/{judgement_id}/"
+
+
+def run(args, stdin, stdout, stderr) -> int:
+    url = args.url or os.environ.get("MAGI_URL", "")
+    token = args.token or os.environ.get("MAGI_TOKEN", "")
+    if not url or not token:
+        stderr.write("magi mcp: bad input: give --url (or MAGI_URL) and MAGI_TOKEN\n")
+        return 2
+    backend = RemoteBackend(url, token)
+    build(lambda: backend).run("stdio")
+    return 0
+
+
+def add_parser(commands) -> None:
+    parser = commands.add_parser(
+        "mcp",
+        help="serve MAGI's tools to a local MCP client over stdio",
+        description=__doc__,
+    )
+    parser.add_argument("--url", help="MAGI's address (or MAGI_URL)")
+    parser.add_argument("--token", help="an API token (or MAGI_TOKEN; prefer the variable)")
+    parser.set_defaults(run=run)

@@ -1,0 +1,118 @@
+"""MAGI as tools for AI agents, over the Model Context Protocol (the official `mcp` SDK).
+
+Three tools: judge a content with a saved panel (or three agents) and wait for the
+verdict; read a judgement; list the panels the caller may use. The same tools serve two
+ways, over a `Backend`: inside MAGI at /mcp (agent_tools/in_app.py, the caller's API
+token) and as `magi mcp` over stdio for a local client, talking to a running MAGI's HTTP
+API (agent_tools/remote.py). No Django here.
+
+Fail-closed: `go` is true only for an approved verdict in force; everything else (a
+rejection, a held or unfinished verdict, an error) reads as do not proceed.
+"""
+
+import hashlib
+import json
+from typing import Any, Protocol
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+
+# The longest a tool waits for a verdict; an unfinished judgement comes back with
+# `finished: false`, to be read again with `read_judgement`.
+WAIT_MAX_SECONDS = 300
+
+
+class Backend(Protocol):
+    async def judge(self, case: dict, key: str, wait: float) -> dict: ...
+    async def read(self, judgement_id: int, wait: float) -> dict: ...
+    async def panels(self) -> list[dict]: ...
+    def page_url(self, judgement_id: int) -> str: ...
+
+
+class ToolRefused(ToolError):
+    """What the caller did wrong or may not do, in words the agent can act on (the SDK
+    sends a ToolError's message to the model; any other exception only as "Error executing
+    tool")."""
+
+
+def verdict(judgement: dict, backend: Backend) -> dict:
+    """The judgement as a tool answers it: the verdict in force first, go only on approval."""
+    status = judgement.get("status")
+    return {
+        "go": status == "approved",
+        "verdict": status,
+        "finished": status not in ("idle", "judging"),
+        "panel_verdict": judgement.get("panel_status"),
+        "contested": judgement.get("contested"),
+        "contest_reasons": judgement.get("contest_reasons", []),
+        "held": status == "held",
+        "error": judgement.get("error"),
+        "judgement_id": judgement.get("id"),
+        "url": backend.page_url(judgement["id"]),
+        "agents": [
+            {
+                "name": agent["name"],
+                "final_decision": agent.get("final_decision"),
+                "reasons": [r["reason"] for r in agent.get("rounds", [])],
+            }
+            for agent in judgement.get("agents", [])
+        ],
+    }
+
+
+def idempotency_key(case: dict) -> str:
+    """The same request from an agent that retries starts one judgement, not two."""
+    digest = hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()
+    return f"magi-mcp-{digest[:48]}"
+
+
+def build(backend_for) -> MCPServer:
+    """The MCP server; `backend_for()` gives the Backend of the request being served."""
+    server = MCPServer(
+        name="magi",
+        instructions=(
+            "MAGI gates an intended action with a panel of three LLM agents. Call judge "
+            "before acting; proceed only when its answer says go: true."
+        ),
+    )
+
+    @server.tool(
+        description=(
+            "Judge a content (an intended action, a text to check) with a saved panel "
+            "(`panel`: its name or id; see list_panels) or three agents (`agents`: name, "
+            "model, criteria each), waiting up to `wait_seconds` for the verdict. Proceed "
+            "only if the answer's `go` is true."
+        )
+    )
+    async def judge(
+        title: str,
+        content: str,
+        panel: str | int | None = None,
+        agents: list[dict[str, str]] | None = None,
+        hold_contested: bool | None = None,
+        wait_seconds: float = 120,
+    ) -> dict[str, Any]:
+        case: dict[str, Any] = {"title": title, "content": content}
+        if panel is not None:
+            case["panel"] = panel
+        if agents is not None:
+            case["agents"] = agents
+        if hold_contested is not None:
+            case["hold_contested"] = hold_contested
+        wait = min(max(wait_seconds, 0), WAIT_MAX_SECONDS)
+        backend = backend_for()
+        return verdict(await backend.judge(case, idempotency_key(case), wait), backend)
+
+    @server.tool(
+        description="Read a judgement by id, waiting up to `wait_seconds` for it to finish."
+    )
+    async def read_judgement(judgement_id: int, wait_seconds: float = 0) -> dict[str, Any]:
+        backend = backend_for()
+        wait = min(max(wait_seconds, 0), WAIT_MAX_SECONDS)
+        return verdict(await backend.read(judgement_id, wait), backend)
+
+    @server.tool(description="The saved panels you may judge with: yours and the examples.")
+    async def list_panels() -> dict[str, Any]:
+        return {"panels": await backend_for().panels()}
+
+    return server
