@@ -6,7 +6,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from judgements.api import endpoint
+from judgements.api import site
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
@@ -15,6 +15,8 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     browser's Back keeps what was typed, instead of Django's bare "Bad Request" page."""
     too_big = isinstance(exception, RequestDataTooBig)
     if request.path.startswith("/api/"):
-        return endpoint.body_too_large() if too_big else endpoint.error(400, "Bad request.")
+        if too_big:
+            return site.body_too_large(request, exception)
+        return site.error(request, 400, "Bad request.")
     context = {"too_big": too_big, "limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE}
     return render(request, "judgements/bad_request.html", context, status=413 if too_big else 400)

@@ -67,6 +67,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "channels",
     "django_htmx",
+    # The API's framework; listed for its interactive docs' files (served from here).
+    "ninja",
 ]
 
 MIDDLEWARE = [

@@ -51,10 +51,10 @@ def make_judgement(fake_llm, db, settings):
     settings.MAGI_UNFINISHED_PER_USER = 0
 
     def make(models=DEFAULT_MODELS, creator=None, **overrides) -> Judgement:
-        from judgements.intake.cases import validate_case
+        from judgements.intake.json_cases import validate_case
         from judgements.intake.start import Submission, start_judgement
 
-        case = validate_case(case_for(models, **overrides))
+        case = validate_case(case_for(models, **overrides), None)
         return start_judgement(case, Submission(creator=creator)).judgement
 
     return make

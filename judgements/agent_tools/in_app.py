@@ -16,13 +16,14 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.transport_security import TransportSecuritySettings
 
 from judgements.agent_tools.tools import ToolRefused, build
-from judgements.api.endpoint import creation_slot
-from judgements.api.judgement_endpoints import find_visible, result_of, validate_api_case
 from judgements.core.errors import InvalidInput
 from judgements.engine import events
 from judgements.engine.database import db_call
-from judgements.intake import idempotency, limits, start
+from judgements.intake import idempotency, json_cases, limits, start
+from judgements.intake.schemas import CaseWithCallback
+from judgements.intake.slots import creation_slot
 from judgements.models import ApiToken
+from judgements.outcome.results import find_visible, result_of
 from judgements.panels import saved_panels
 
 PATH = "/mcp"
@@ -41,7 +42,9 @@ class InAppBackend:
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
             async with creation_slot():
-                clean = await db_call(validate_api_case, for_request=True)(case, user)
+                clean = await db_call(json_cases.validate_case, for_request=True)(
+                    case, user, CaseWithCallback
+                )
                 started = await db_call(start.start_judgement, for_request=True)(clean, by)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None

@@ -1,4 +1,4 @@
-"""The HTTP API of evaluations: suites in and out as JSONL, runs started and read.
+"""The API of evaluations: suites in and out as JSONL, runs started and read.
 
     GET  /api/suites/                     the suites the caller may run (theirs, shipped)
     POST /api/suites/?name=N&description=D
@@ -10,28 +10,42 @@
     POST /api/evaluations/<id>/cancel     end its unfinished judgements in error
 
 A suite is sent as the JSONL file it is kept in (the page and the command line read the
-same file): its name and description go in the query string. Errors follow the rest of
-the API (api/judgement_endpoints.py): 400 with {"errors": {path: [messages]}}, the path naming the
-line and field of a suite ("line 4.expected") or the field of a run ("agents[1].model",
-"suite", "repeat"); 404 for another user's suite or run.
+same file): its name and description go in the query string. Errors name the line and
+field of a suite ("line 4.expected") or the field of a run ("agents[1].model", "suite").
 """
 
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from typing import Annotated
 
-from judgements.api.endpoint import endpoint, error, invalid
+from django.http import HttpRequest, HttpResponse
+from ninja import Path, Query, Router, Status
+
+from judgements.api import evaluation_schemas, schemas
+from judgements.api.site import BODY_MODELS, token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.engine.database import db_call
 from judgements.evaluations import runs, suites
-from judgements.intake import cases, limits
-from judgements.models import ApiToken, EvaluationRun, Suite
+from judgements.intake import cases
+from judgements.models import ID_MAX, EvaluationRun, Suite, is_id
 from judgements.panels import saved_panels
 
-RUN_FIELDS = ("panel", "agents", "panel_name", "suite", "repeat")
+router = Router(tags=["evaluations"])
+
 SUITE_QUERY = ("name", "description")
 UNSAVED_PANEL_NAME = "Unsaved panel"
 NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
-ID_MAX = 2**63 - 1
+# Digits only (Django's int converter): anything else under /api/ is a JSON 404.
+ObjectId = Annotated[int, Path(description="Its id.")]
+ERRORS = {(401, 404): schemas.Error}
+JSONL_BODY = {
+    "required": True,
+    "description": "The suite as JSONL: one JSON object a line, UTF-8, each a case "
+    '{"title", "content", "expected": "approve" | "reject", optional "expected_agents" '
+    'and "tags"}, as GET /api/suites/{id}.jsonl sends it back.',
+    "content": {
+        "application/jsonl": {"schema": {"type": "string"}},
+    },
+}
 
 
 # --- suites ----------------------------------------------------------------------------
@@ -52,27 +66,37 @@ def suite_listing(user) -> list[dict]:
     return [suite_result(suite) for suite in Suite.objects.visible_to(user).order_by("name", "id")]
 
 
-@endpoint("GET", "POST")
-async def suites_collection(request: HttpRequest, token: ApiToken) -> JsonResponse:
-    user = token.user
-    if request.method == "GET":
-        return JsonResponse({"suites": await db_call(suite_listing, for_request=True)(user)})
+@router.get("/suites/", response={200: evaluation_schemas.SuiteList, 401: schemas.Error})
+async def list_suites(request: HttpRequest):
+    """The suites the caller may run: their own and the shipped ones."""
+    return {"suites": await db_call(suite_listing, for_request=True)(token_of(request).user)}
+
+
+@router.post(
+    "/suites/",
+    response={
+        201: evaluation_schemas.Suite,
+        (400, 422): schemas.Invalid,
+        (401, 413): schemas.Error,
+    },
+    openapi_extra={"requestBody": JSONL_BODY},
+)
+async def import_suite(
+    request: HttpRequest,
+    response: HttpResponse,
+    name: Annotated[str, Query(min_length=1, description="The suite's name.")],
+    description: Annotated[str, Query(description="What the suite tests.")] = "",
+):
+    """Import a suite: the body is JSONL, one case a line. 422 names the line and field
+    at fault ("line 4.expected")."""
     errors = query_errors(request)
     if errors:
-        return invalid(errors)
-    data = request.body
-    try:
-        suite = await db_call(suites.import_suite, for_request=True)(
-            name=request.GET.get("name", ""),
-            description=request.GET.get("description", ""),
-            owner=user,
-            data=data,
-        )
-    except InvalidInput as exc:
-        return invalid(exc.errors)
-    response = JsonResponse(await db_call(suite_result, for_request=True)(suite), status=201)
+        raise InvalidInput(errors)
+    suite = await db_call(suites.import_suite, for_request=True)(
+        name=name, description=description, owner=token_of(request).user, data=request.body
+    )
     response["Location"] = f"/api/suites/{suite.pk}.jsonl"
-    return response
+    return Status(201, await db_call(suite_result, for_request=True)(suite))
 
 
 def query_errors(request: HttpRequest) -> dict[str, list[str]]:
@@ -90,14 +114,26 @@ def query_errors(request: HttpRequest) -> dict[str, list[str]]:
 
 
 def find_visible_suite(suite_id: int, user) -> Suite | None:
-    return Suite.objects.visible_to(user).filter(pk=suite_id).first()
+    return Suite.objects.visible_to(user).filter(pk=suite_id).first() if is_id(suite_id) else None
 
 
-@endpoint("GET")
-async def suite_export(request: HttpRequest, token: ApiToken, suite_id: int) -> HttpResponse:
-    suite = await db_call(find_visible_suite, for_request=True)(suite_id, token.user)
+@router.get(
+    "/suites/{int:suite_id}.jsonl",
+    response={200: None, **ERRORS},
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "The suite as JSONL, one case a line.",
+                "content": {"application/jsonl": {"schema": {"type": "string"}}},
+            }
+        }
+    },
+)
+async def export_suite(request: HttpRequest, suite_id: ObjectId):
+    """A suite as JSONL, as POST /api/suites/ takes it back."""
+    suite = await db_call(find_visible_suite, for_request=True)(suite_id, token_of(request).user)
     if suite is None:
-        return error(404, f"No suite {suite_id}.")
+        return Status(404, {"error": f"No suite {suite_id}."})
     return HttpResponse(
         await db_call(suites.export_jsonl, for_request=True)(suite),
         content_type=suites.JSONL_CONTENT_TYPE,
@@ -149,99 +185,95 @@ def suite_by_name(name: str, user) -> Suite | None:
 # --- runs ------------------------------------------------------------------------------
 
 
-def start_from_body(body, user) -> EvaluationRun:
-    """Check the request's fields, then start the run (runs.start_run checks the
-    agents and the repeat count); InvalidInput names every field at fault it can."""
-    if not isinstance(body, dict):
-        raise InvalidInput(
-            {"body": ['Must be a JSON object: {"panel" or "agents", "suite", "repeat"}.']}
-        )
-    errors = cases.unknown_fields(body, RUN_FIELDS, "")
-    panel, agents, panel_name = None, None, None
-    if "panel" in body and "agents" in body:
-        errors["panel"] = [saved_panels.BOTH_GIVEN]
-    elif "panel" in body:
-        if "panel_name" in body:
-            errors["panel_name"] = ['Only with "agents": a saved panel runs under its name.']
+def start_from_request(body: evaluation_schemas.EvaluationRequest, user) -> dict:
+    """Resolve the panel and the suite the request names, then start the run
+    (runs.start_run checks the agents and the repeat count); InvalidInput names every
+    field at fault it can."""
+    errors: dict[str, list[str]] = {}
+    panel, agents, panel_name = None, None, body.panel_name or UNSAVED_PANEL_NAME
+    if body.panel is not None:
         try:
-            panel = saved_panels.resolve(body["panel"], user)
+            panel = saved_panels.resolve(body.panel, user)
         except InvalidInput as exc:
             errors.update(exc.errors)
         else:
             agents, panel_name = saved_panels.agents_of(panel), panel.name
-    elif "agents" in body:
-        agents, panel_name = body["agents"], body.get("panel_name", UNSAVED_PANEL_NAME)
     else:
-        errors["panel"] = [saved_panels.NEITHER_GIVEN]
+        agents = [agent.model_dump() for agent in body.agents or ()]
     suite = None
-    if "suite" not in body:
-        errors["suite"] = ["Required: the name or id of the suite to run."]
-    else:
-        try:
-            suite = resolve_suite(body["suite"], user)
-        except InvalidInput as exc:
-            errors.update(exc.errors)
-    if errors or suite is None or agents is None or panel_name is None:
+    try:
+        suite = resolve_suite(body.suite, user)
+    except InvalidInput as exc:
+        errors.update(exc.errors)
+    if errors or suite is None or agents is None:
         raise InvalidInput(errors)
-    return runs.start_run(
+    run = runs.start_run(
         panel=panel,
         agents=agents,
         panel_name=panel_name,
         suite=suite,
-        repeats=body.get("repeat", 1),
+        repeats=body.repeat,
         creator=user,
+    )
+    return runs.as_result(run)
+
+
+RUN_ANSWERS = {
+    201: evaluation_schemas.EvaluationRun,
+    (400, 422): schemas.Invalid,
+    (401, 413, 429): schemas.Error,
+}
+
+
+@router.post("/evaluations/", url_name="api-evaluations", response=RUN_ANSWERS)
+async def start_run(
+    request: HttpRequest, body: evaluation_schemas.EvaluationRequest, response: HttpResponse
+):
+    """Start an evaluation run: a panel over a suite, each case judged `repeat` times."""
+    result = await db_call(start_from_request, for_request=True)(body, token_of(request).user)
+    response["Location"] = f"/api/evaluations/{result['id']}/"
+    return Status(201, result)
+
+
+BODY_MODELS["api-evaluations"] = evaluation_schemas.EvaluationRequest
+
+
+def visible_run(run_id: int, user) -> EvaluationRun | None:
+    return (
+        EvaluationRun.objects.visible_to(user).filter(pk=run_id).first() if is_id(run_id) else None
     )
 
 
-def started(body, user) -> dict:
-    return runs.as_result(start_from_body(body, user))
-
-
-@endpoint("POST")
-async def evaluations_collection(request: HttpRequest, token: ApiToken) -> JsonResponse:
-    try:
-        body = cases.parse_case_json(request.body, "The body")
-    except InvalidInput as exc:
-        return invalid({"body": exc.errors["case"]})
-    try:
-        result = await db_call(started, for_request=True)(body, token.user)
-    except InvalidInput as exc:
-        return invalid(exc.errors)
-    except limits.Refused as exc:
-        response = error(429, exc.message, retry_after=exc.retry_after)
-        response["Retry-After"] = str(exc.retry_after)
-        return response
-    response = JsonResponse(result, status=201)
-    response["Location"] = f"/api/evaluations/{result['id']}/"
-    return response
-
-
 def visible_run_result(run_id: int, user) -> dict | None:
-    run = EvaluationRun.objects.visible_to(user).filter(pk=run_id).first()
+    run = visible_run(run_id, user)
     return None if run is None else runs.as_result(run)
 
 
-@endpoint("GET")
-async def evaluation_resource(request: HttpRequest, token: ApiToken, run_id: int) -> JsonResponse:
-    result = await db_call(visible_run_result, for_request=True)(run_id, token.user)
+@router.get(
+    "/evaluations/{int:run_id}/", response={200: evaluation_schemas.EvaluationRun, **ERRORS}
+)
+async def read_run(request: HttpRequest, run_id: ObjectId):
+    """A run's progress and, once every judgement has ended, its report."""
+    result = await db_call(visible_run_result, for_request=True)(run_id, token_of(request).user)
     if result is None:
-        return error(404, f"No evaluation run {run_id}.")
-    return JsonResponse(result)
+        return Status(404, {"error": f"No evaluation run {run_id}."})
+    return result
 
 
-def cancelled(run_id: int, user) -> tuple[int, dict]:
-    run = EvaluationRun.objects.visible_to(user).filter(pk=run_id).first()
+def cancelled(run_id: int, user) -> Status:
+    run = visible_run(run_id, user)
     if run is None:
-        return 404, {"error": f"No evaluation run {run_id}."}
+        return Status(404, {"error": f"No evaluation run {run_id}."})
     if not runs.cancel(run, user):
-        return 409, {"error": f"Evaluation run {run_id} has already ended."}
+        return Status(409, {"error": f"Evaluation run {run_id} has already ended."})
     run.refresh_from_db()
-    return 200, runs.as_result(run)
+    return Status(200, runs.as_result(run))
 
 
-@endpoint("POST")
-async def evaluation_cancel(request: HttpRequest, token: ApiToken, run_id: int) -> JsonResponse:
-    status, result = await db_call(cancelled, for_request=True)(run_id, token.user)
-    if status != 200:
-        return error(status, result["error"])
-    return JsonResponse(result)
+@router.post(
+    "/evaluations/{int:run_id}/cancel",
+    response={200: evaluation_schemas.EvaluationRun, (401, 404, 409): schemas.Error},
+)
+async def cancel_run(request: HttpRequest, run_id: ObjectId):
+    """Cancel a run: its judgements not yet ended end in error; 409 once it has ended."""
+    return await db_call(cancelled, for_request=True)(run_id, token_of(request).user)

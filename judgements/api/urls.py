@@ -1,46 +1,68 @@
-"""The HTTP API's addresses, all under /api/."""
+"""The HTTP API's addresses, all under /api/: the routers of api/site.py's NinjaAPI,
+each view answering HEAD as GET and a wrong method with JSON, and a JSON 404 for any
+other path under /api/."""
 
-from django.urls import path, re_path
+import functools
 
-from judgements.api import endpoint, evaluation_endpoints, judgement_endpoints
+from asgiref.sync import iscoroutinefunction
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
+from django.urls import URLPattern, URLResolver, include, path, re_path
 
+from judgements.api import evaluation_endpoints, judgement_endpoints
+from judgements.api.site import api, not_found
+
+api.add_router("/", judgement_endpoints.router)
+api.add_router("/", evaluation_endpoints.router)
+
+
+def http_methods(view):
+    """HEAD is GET without the body (RFC 9110), and a method the path does not take
+    answers 405 as JSON, with the Allow header ninja sets."""
+
+    @functools.wraps(view)
+    async def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        head = request.method == "HEAD"
+        if head:
+            request.method = "GET"
+        response = await view(request, *args, **kwargs)
+        if head:
+            request.method = "HEAD"
+            if response.status_code != 405:
+                response.content = b""
+        if isinstance(response, HttpResponseNotAllowed):
+            allowed = response["Allow"]
+            methods = allowed.split(", ") + (["HEAD"] if "GET" in allowed else [])
+            answer = JsonResponse(
+                {"error": f"Use {' or '.join(sorted(set(methods)))}."}, status=405
+            )
+            answer["Allow"] = ", ".join(sorted(set(methods)))
+            return answer
+        return response
+
+    wrapped.csrf_exempt = True  # type: ignore[attr-defined]
+    return wrapped
+
+
+def with_http_methods(patterns: list) -> list:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            with_http_methods(pattern.url_patterns)
+        elif isinstance(pattern, URLPattern) and pattern.name == "api-root":
+            # ninja names /api/ only to find its own address; it answers HTML 404 there.
+            pattern.callback = not_found
+        elif isinstance(pattern, URLPattern) and iscoroutinefunction(pattern.callback):
+            # ninja's operations; its docs page is a plain view.
+            pattern.callback = http_methods(pattern.callback)
+    return patterns
+
+
+# Not `app_name`: Django would read that name as this module's own namespace.
+ninja_patterns, ninja_app, ninja_namespace = api.urls
 urlpatterns = [
-    path("api/judgements/", judgement_endpoints.judgements_collection, name="api-judgements"),
     path(
-        "api/judgements/<int:judgement_id>/",
-        judgement_endpoints.judgement_resource,
-        name="api-judgement",
+        "api/",
+        include((with_http_methods(ninja_patterns), ninja_app), namespace=ninja_namespace),
     ),
-    path(
-        "api/judgements/<int:judgement_id>/override",
-        judgement_endpoints.judgement_override,
-        name="api-judgement-override",
-    ),
-    path(
-        "api/judgements/<int:judgement_id>/confirm",
-        judgement_endpoints.judgement_confirm,
-        name="api-judgement-confirm",
-    ),
-    path("api/reviews/", judgement_endpoints.reviews_collection, name="api-reviews"),
-    path("api/panels/", judgement_endpoints.panels_collection, name="api-panels"),
-    path("api/suites/", evaluation_endpoints.suites_collection, name="api-suites"),
-    path(
-        "api/suites/<int:suite_id>.jsonl",
-        evaluation_endpoints.suite_export,
-        name="api-suite-export",
-    ),
-    path("api/evaluations/", evaluation_endpoints.evaluations_collection, name="api-evaluations"),
-    path(
-        "api/evaluations/<int:run_id>/",
-        evaluation_endpoints.evaluation_resource,
-        name="api-evaluation",
-    ),
-    path(
-        "api/evaluations/<int:run_id>/cancel",
-        evaluation_endpoints.evaluation_cancel,
-        name="api-evaluation-cancel",
-    ),
-    path("api/schema.json", judgement_endpoints.schema, name="api-schema"),
     # Anything else under /api/ answers JSON too, never the site's HTML 404.
-    re_path(r"^api/", endpoint.not_found, name="api-not-found"),
+    re_path(r"^api/", not_found, name="api-not-found"),
 ]

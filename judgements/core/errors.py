@@ -8,9 +8,12 @@ class MagiError(Exception):
 class InvalidInput(MagiError, ValueError):
     """Input refused, as field path -> messages: `title`, `agents[1].model`,
     `panel.agents[0].model`, `line 3.expected`. The one shape every entry point reports:
-    the page shows each message next to its field, the API answers 400 (or 422) with
-    {"errors": {...}}, and a command prints `invalid input: <path>: <message>` and exits 2."""
+    the page shows each message next to its field, the API answers with {"errors": {...}}
+    (400 when `breaks_schema`: the input breaks the API's documented schema; else 422, a
+    rule the schema cannot express), and a command prints `invalid input: <path>:
+    <message>` and exits 2."""
 
-    def __init__(self, errors: dict[str, list[str]]) -> None:
+    def __init__(self, errors: dict[str, list[str]], *, breaks_schema: bool = False) -> None:
         self.errors = errors
+        self.breaks_schema = breaks_schema
         super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))

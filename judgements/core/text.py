@@ -62,6 +62,26 @@ def char_count(text: str) -> int:
     return len(text) - len(_LINE_BREAK.findall(text))
 
 
+def text_problem(value: str, max_chars: int) -> tuple[str, str] | None:
+    """What is wrong with a text a person typed, as (code, message); None when nothing is.
+    The one statement of these rules: the page's form fields and the API's schemas both
+    ask it (judgements/intake/cases.py, judgements/intake/schemas.py)."""
+    if (position := first_surrogate(value)) is not None:
+        escape = f"\\u{ord(value[position]):04x}"
+        return "surrogate", (
+            f"Holds a lone UTF-16 surrogate ({escape} at character {position + 1}), which "
+            "is not a character: send the text as valid Unicode."
+        )
+    if value and not has_visible_character(value):
+        return "invisible", "This field is required: it holds only invisible characters."
+    if (length := char_count(value)) > max_chars:
+        return "max_length", (
+            f"Ensure this value has at most {max_chars} characters (it has {length}); a line "
+            "break counts as one character."
+        )
+    return None
+
+
 def comparable_name(name: str) -> str:
     """A name as compared for uniqueness: invisible characters removed, compatibility
     forms folded (NFKC), case folded, runs of white space as one space."""

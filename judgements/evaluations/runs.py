@@ -19,8 +19,8 @@ from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.engine import events, transitions
 from judgements.evaluations import metrics
-from judgements.intake import limits, start
-from judgements.intake.cases import NAME_MAX_CHARS, TITLE_MAX_CHARS, validate_case
+from judgements.intake import limits, schemas, start
+from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
     EvaluationRun,
@@ -67,7 +67,8 @@ def start_run(
         # does for a judgement; the content is the suite's first (it passed these rules
         # when the suite was imported).
         probe = {"title": "evaluation", "content": cases[0].content, "agents": agents}
-        clean_agents = validate_case(probe)["agents"]
+        checked = schemas.validated(schemas.Case, probe)
+        clean_agents = [agent.model_dump() for agent in checked.agents or ()]
     except InvalidInput as exc:
         agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}
         errors.update(agent_errors)

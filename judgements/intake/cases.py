@@ -1,7 +1,9 @@
-"""Input validation shared by the page, the command line and the HTTP API.
+"""The page's forms of a case and its agents, and reading what a client sent.
 
-Every entry point turns its input into these forms, so a case is valid or invalid in
-exactly the same way wherever it comes from.
+A case sent as JSON (the API, the command line) is validated by intake/schemas.py; these
+form fields ask the same rule functions with the same limits (core/text.py
+`text_problem`, text.comparable_name, the models the deployment serves), so a case is
+valid or invalid in the same way wherever it comes from.
 """
 
 import json
@@ -15,14 +17,16 @@ from django.core.exceptions import ValidationError
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
+from judgements.intake import schemas
 from judgements.llm import providers
 
 AGENT_PREFIX = "agents"
-TITLE_MAX_CHARS = 200
-NAME_MAX_CHARS = 100
-CRITERIA_MAX_CHARS = 5_000
 CASE_FIELDS = ("title", "content", "agents")
-AGENT_FIELDS = ("name", "model", "criteria")
+# The limits are the schemas' (intake/schemas.py): the page counts as the API does.
+AGENT_FIELDS = schemas.AGENT_FIELDS
+TITLE_MAX_CHARS = schemas.TITLE_MAX_CHARS
+NAME_MAX_CHARS = schemas.NAME_MAX_CHARS
+CRITERIA_MAX_CHARS = schemas.CRITERIA_MAX_CHARS
 
 
 class TextField(forms.CharField):
@@ -47,24 +51,9 @@ class TextField(forms.CharField):
 
 
 def validate_text(value: str, max_chars: int) -> None:
-    if (position := text.first_surrogate(value)) is not None:
-        raise ValidationError(
-            "Holds a lone UTF-16 surrogate (%(escape)s at character %(position)s), which "
-            "is not a character: send the text as valid Unicode.",
-            code="surrogate",
-            params={"escape": f"\\u{ord(value[position]):04x}", "position": position + 1},
-        )
-    if value and not text.has_visible_character(value):
-        raise ValidationError(
-            "This field is required: it holds only invisible characters.", code="invisible"
-        )
-    if (length := text.char_count(value)) > max_chars:
-        raise ValidationError(
-            "Ensure this value has at most %(limit)d characters (it has %(length)d); a line "
-            "break counts as one character.",
-            code="max_length",
-            params={"limit": max_chars, "length": length},
-        )
+    if (problem := text.text_problem(value, max_chars)) is not None:
+        code, message = problem
+        raise ValidationError(message, code=code)
 
 
 HOLD_CHOICES = [
@@ -290,13 +279,6 @@ def invalid_utf8_fields(body: bytes) -> set[str]:
     return names
 
 
-def form_errors(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, list[str]]:
-    errors: dict[str, list[str]] = {}
-    for field, messages in form.errors.items():
-        errors["case" if field == "__all__" else field] = [str(m) for m in messages]
-    return errors | agent_errors(formset)
-
-
 def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
     """The agent formset's errors under their JSON paths: `agents[1].model`, `agents`."""
     errors: dict[str, list[str]] = {}
@@ -306,14 +288,6 @@ def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
     if formset.non_form_errors():
         errors["agents"] = [str(m) for m in formset.non_form_errors()]
     return errors
-
-
-def validate_case(case, also_known: tuple[str, ...] = ()) -> dict:
-    """Validate a JSON case; return cleaned {title, content, agents} or raise InvalidInput."""
-    form, formset = bind(case_to_form_data(case, also_known))
-    if not is_valid(form, formset):
-        raise InvalidInput(form_errors(form, formset))
-    return cleaned_case(form, formset)
 
 
 def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict:

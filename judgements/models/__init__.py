@@ -8,8 +8,10 @@ from judgements.models.access import (  # noqa: F401
 from judgements.models.choices import (  # noqa: F401
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
+    ID_MAX,
     Decision,
     Status,
+    is_id,
 )
 from judgements.models.deliberation import (  # noqa: F401
     Agent,

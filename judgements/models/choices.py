@@ -26,3 +26,12 @@ DECISION_OF_STATUS = {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decisi
 
 
 FINISHED_STATUSES = (Status.APPROVED, Status.REJECTED, Status.ERROR)
+
+
+# Ids are 64-bit integers in every database we run on: a larger number names no row (and
+# SQLite would refuse to compare with it).
+ID_MAX = 2**63 - 1
+
+
+def is_id(value: int) -> bool:
+    return 1 <= value <= ID_MAX

@@ -15,24 +15,17 @@ from pathlib import Path
 
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
-from judgements.core import rules, text
+from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.intake import cases
-from judgements.models import Panel
+from judgements.intake import cases, schemas
+from judgements.models import ID_MAX, Panel
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
 NAME_MAX_CHARS = 100  # Panel.name's max_length
 DESCRIPTION_MAX_CHARS = 1_000
 EXAMPLE_FIELDS = ("name", "description", "agents")
-# Ids are 64-bit integers in every database we run on; a larger number names no panel
-# (and SQLite would refuse to compare with it).
-ID_MAX = 2**63 - 1
 
-BOTH_GIVEN = 'Give either "agents" or "panel", not both.'
-NEITHER_GIVEN = (
-    f'Give "agents" (a list of {rules.PANEL_SIZE} agents) or "panel" (a saved panel\'s name or id).'
-)
-NOT_A_REFERENCE = "Must be a saved panel's name (a string) or id (an integer)."
+NOT_A_REFERENCE = schemas.NOT_A_REFERENCE
 
 
 def visible(user) -> QuerySet:
@@ -112,92 +105,3 @@ def as_result(panel: Panel) -> dict:
 
 def listing(user) -> list[dict]:
     return [as_result(panel) for panel in visible(user)]
-
-
-# Judging with a panel: the API's and the command line's case.
-
-
-def expand_panel(case, user):
-    """The case with the named panel's agents under "agents" and the Panel itself under
-    "panel"; a case without "panel" comes back as it is. InvalidInput names "panel" (unknown,
-    or not the user's to use) or "panel" and "agents" (both given)."""
-    if not isinstance(case, dict) or "panel" not in case:
-        return case
-    if "agents" in case:
-        raise InvalidInput({"panel": [BOTH_GIVEN], "agents": [BOTH_GIVEN]})
-    try:
-        panel = resolve(case["panel"], user)
-    except InvalidInput as exc:
-        raise InvalidInput(exc.errors) from None
-    return {**case, "agents": agents_of(panel), "panel": panel}
-
-
-HOLD_FIELD = "hold_contested"
-
-
-def validate_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
-    """validate_panel_case, plus the optional "hold_contested" (true or false): hold a
-    contested verdict for a person (Judgement.hold_contested). Absent or null: the saved
-    panel's choice, else the deployment's MAGI_HOLD_CONTESTED."""
-    if not isinstance(case, dict) or HOLD_FIELD not in case:
-        return validate_panel_case(case, user, (HOLD_FIELD, *also_known))
-    hold = case[HOLD_FIELD]
-    hold_errors = (
-        {} if hold is None or isinstance(hold, bool) else {HOLD_FIELD: ["Must be true or false."]}
-    )
-    rest = {key: value for key, value in case.items() if key != HOLD_FIELD}
-    try:
-        cleaned = validate_panel_case(rest, user, (HOLD_FIELD, *also_known))
-    except InvalidInput as exc:
-        exc.errors.update(hold_errors)
-        raise
-    if hold_errors:
-        raise InvalidInput(hold_errors)
-    return {**cleaned, HOLD_FIELD: hold}
-
-
-def validate_panel_case(case, user, also_known: tuple[str, ...] = ()) -> dict:
-    """cases.validate_case for a case that may name a saved panel in place of its agents.
-
-    The cleaned case carries the Panel (or None) under "panel", which
-    intake/start.py records. Every error shows at once: a wrong panel and
-    a blank title are both reported. A panel's agents are validated like typed ones: a
-    model this deployment no longer serves is reported as `panel.agents[0].model`.
-    """
-    if not isinstance(case, dict) or ("panel" not in case and "agents" in case):
-        return {**cases.validate_case(case, ("panel", *also_known)), "panel": None}
-    errors: dict[str, list[str]] = {}
-    panel = None
-    rest = {key: value for key, value in case.items() if key != "panel"}
-    if "panel" not in case:
-        errors["agents"] = [NEITHER_GIVEN]
-    else:
-        try:
-            rest = expand_panel(case, user)
-        except InvalidInput as exc:
-            errors.update(exc.errors)
-        else:
-            panel = rest.pop("panel")
-    if errors:
-        # Stand-in agents, whose own errors are dropped below, so the title's and the
-        # content's are still found.
-        rest["agents"] = [dict.fromkeys(cases.AGENT_FIELDS, "")] * rules.PANEL_SIZE
-    try:
-        cleaned = cases.validate_case(rest, ("panel", *also_known))
-    except InvalidInput as exc:
-        for field, messages in exc.errors.items():
-            if is_agents_field(field):
-                if errors:
-                    continue  # missing because of the panel error above
-                field = f"panel.{field}"
-            errors[field] = messages
-    if errors:
-        raise InvalidInput(errors)
-    return {**cleaned, "panel": panel}
-
-
-def is_agents_field(field: str) -> bool:
-    return field == "agents" or field.startswith("agents[")
-
-
-# Saving a panel: the page's forms, and JSON (the shipped examples).

@@ -149,3 +149,18 @@ def test_logging_out_closes_the_sessions_open_live_page(page, staff_page, llm):
     expect(staff_page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
     expect(page.locator("#judgement-status")).to_have_attribute("data-status", "judging")
     assert len(sockets) == 1
+
+
+def test_the_interactive_api_docs_work_under_the_policy(staff_page):
+    """/api/docs (Swagger UI, served from django-ninja's own files) renders the generated
+    document, reached from the site's navigation, with no policy violation."""
+    page = staff_page
+    page.goto("/")
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="API docs").click()
+    expect(page).to_have_url(re.compile(r"/api/docs$"))
+    expect(page.locator(".swagger-ui .info .title")).to_contain_text("MAGI")
+    submit = page.locator(".opblock-post").filter(has_text="Submit Judgement")
+    expect(submit).to_be_visible()
+    submit.locator(".opblock-summary").click()
+    expect(submit.get_by_text("Idempotency-Key", exact=True)).to_be_visible()
+    assert page.violations == []

@@ -35,7 +35,7 @@ from judgements.engine.database import db_call
 from judgements.engine.events import Event, publish
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs, suites
-from judgements.intake.cases import validate_case
+from judgements.intake import schemas
 from judgements.models import EvaluationRun, Judgement, Suite
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
@@ -207,7 +207,7 @@ def read_panel(reference: str, errors: dict[str, list[str]]):
         name = ""
     agents = spec.get("agents")
     try:  # checked now too, so a bad file shows every error at once
-        validate_case({"title": "panel file", "content": "panel file", "agents": agents})
+        schemas.validated_agents(agents)
     except InvalidInput as exc:
         errors.update({f"panel.{f}": m for f, m in exc.errors.items() if f.startswith("agents")})
     return None, agents, name

@@ -22,10 +22,9 @@ from django.core.management.base import BaseCommand
 from judgements.core.errors import InvalidInput
 from judgements.engine import events
 from judgements.engine.runner import EngineRunner
-from judgements.intake import start
+from judgements.intake import json_cases, start
 from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
-from judgements.panels import saved_panels
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 EXIT_OF_VERDICT = {
@@ -47,7 +46,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options) -> None:
         try:
             # No user: the operator at the command line may name any saved panel.
-            case = saved_panels.validate_case(read_case(options["case"]), user=None)
+            case = json_cases.validate_case(read_case(options["case"]), user=None)
         except InvalidInput as exc:
             for field, messages in exc.errors.items():
                 self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")

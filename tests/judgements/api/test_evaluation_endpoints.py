@@ -9,8 +9,8 @@ from asgiref.sync import sync_to_async
 from django.test import AsyncClient
 
 from judgements.evaluations import suites
+from judgements.intake import schemas
 from judgements.models import ApiToken, EvaluationRun, Judgement, Status, Suite
-from judgements.panels import saved_panels
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check
@@ -105,7 +105,8 @@ async def test_a_bad_line_is_refused_naming_its_line_and_field(api, document):
     lines = jsonl(CASES[0], {**CASES[1], "expected": "maybe"}, {"id": "c3", "content": "x"})
     response = await post_suite(api, lines)
     body = check(document, SUITES, "post", response)
-    assert response.status_code == 400
+    # JSONL lines are not described field by field: what a line breaks is a rule (422).
+    assert response.status_code == 422
     assert body["errors"] == {
         "line 2.expected": ["Must be 'approve' or 'reject'."],
         "line 3.expected": ["Must be 'approve' or 'reject'."],
@@ -114,25 +115,34 @@ async def test_a_bad_line_is_refused_naming_its_line_and_field(api, document):
 
 
 @pytest.mark.parametrize(
-    ("query", "body", "errors"),
+    ("query", "body", "status", "errors"),
     [
-        ("", jsonl(*CASES), {"name": ["This field is required."]}),
-        ("?name=Trips", "", {"cases": ["The suite holds no cases: write one JSON object a line."]}),
+        ("", jsonl(*CASES), 400, {"name": ["This field is required."]}),
+        (
+            "?name=Trips",
+            "",
+            422,
+            {"cases": ["The suite holds no cases: write one JSON object a line."]},
+        ),
         (
             "?name=Trips&owner=bob",
             jsonl(*CASES),
+            422,
             {"owner": ["Unknown parameter; the parameters are name, description."]},
         ),
         (
             "?name=Tr%FFips",
             jsonl(*CASES),
+            422,
             {"name": ["Not valid UTF-8 once percent-decoded: send the text as UTF-8."]},
         ),
     ],
 )
-async def test_a_suite_without_a_good_name_or_cases_is_refused(api, document, query, body, errors):
+async def test_a_suite_without_a_good_name_or_cases_is_refused(
+    api, document, query, body, status, errors
+):
     response = await post_suite(api, body, query)
-    assert response.status_code == 400
+    assert response.status_code == status
     assert check(document, SUITES, "post", response)["errors"] == errors
     assert not await Suite.objects.aexists()
 
@@ -187,18 +197,38 @@ async def test_another_users_suite_is_not_found(api, other_user, document):
     assert "marker" not in response.content.decode()
 
 
-@pytest.mark.parametrize("path", [SUITES, "/api/suites/1.jsonl", RUNS, "/api/evaluations/1/"])
-async def test_every_path_needs_a_token(path, document):
-    response = await TokenClient("Bearer nope").get(path)
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("get", SUITES),
+        ("get", "/api/suites/1.jsonl"),
+        ("post", RUNS),
+        ("get", "/api/evaluations/1/"),
+    ],
+)
+async def test_every_path_needs_a_token(method, path, document):
+    response = await getattr(TokenClient("Bearer nope"), method)(path)
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == 'Bearer realm="magi"'
 
 
-async def test_other_methods_are_refused(api):
-    assert (await api.delete(SUITES)).status_code == 405
-    assert (await api.post("/api/suites/1.jsonl")).status_code == 405
-    assert (await api.get(RUNS)).status_code == 405
-    assert (await api.post("/api/evaluations/1/")).status_code == 405
+async def test_other_methods_are_refused_naming_the_allowed_ones(api):
+    for method, path, allowed in [
+        ("delete", SUITES, "GET, HEAD, POST"),
+        ("post", "/api/suites/1.jsonl", "GET, HEAD"),
+        ("get", RUNS, "POST"),
+        ("post", "/api/evaluations/1/", "GET, HEAD"),
+    ]:
+        response = await getattr(api, method)(path)
+        assert response.status_code == 405
+        assert response["Allow"] == allowed
+        assert response.json() == {"error": f"Use {allowed.replace(', ', ' or ')}."}
+
+
+async def test_head_answers_as_get_without_a_body(api):
+    got, head = await api.get(SUITES), await api.head(SUITES)
+    assert (head.status_code, head.content) == (200, b"")
+    assert head["Content-Type"] == got["Content-Type"]
 
 
 # --- runs ------------------------------------------------------------------------------
@@ -246,20 +276,18 @@ async def test_a_run_starts_from_agents_and_a_suite_id(api, suite, fake_llm, doc
     [
         (
             {"panel": "Travel desk", "agents": AGENTS, "suite": "Gate cases"},
-            {"panel": [saved_panels.BOTH_GIVEN]},
+            {"panel": [schemas.BOTH_GIVEN]},
         ),
-        ({"suite": "Gate cases"}, {"panel": [saved_panels.NEITHER_GIVEN]}),
+        ({"suite": "Gate cases"}, {"panel": [schemas.NEITHER_GIVEN]}),
         (
             {"panel": "Nope", "suite": "Nope", "colour": "red"},
             {
                 "colour": [
                     "Unknown field; the fields here are panel, agents, panel_name, suite, repeat."
-                ],
-                "panel": ["No panel 'Nope' that you may use."],
-                "suite": ["No suite 'Nope' that you may use."],
+                ]
             },
         ),
-        ({"panel": "Travel desk"}, {"suite": ["Required: the name or id of the suite to run."]}),
+        ({"panel": "Travel desk"}, {"suite": ["This field is required."]}),
         (
             {"panel": "Travel desk", "suite": ["Gate cases"]},
             {"suite": ["Must be a suite's name (a string) or id (an integer)."]},
@@ -294,6 +322,17 @@ async def test_a_bad_run_is_refused_naming_each_field(api, suite, panel, documen
     for field, (message,) in errors.items():
         # The model's message goes on to list the deployment's models.
         assert got[field][0].startswith(message.removesuffix("."))
+    assert not await EvaluationRun.objects.aexists()
+
+
+async def test_a_run_naming_what_does_not_exist_is_unprocessable(api, suite, document):
+    # The body is as the schema describes it; only the names are unknown: 422, not 400.
+    response = await post_run(api, {"panel": "Nope", "suite": "Nope"})
+    assert response.status_code == 422
+    assert check(document, RUNS, "post", response)["errors"] == {
+        "panel": ["No panel 'Nope' that you may use."],
+        "suite": ["No suite 'Nope' that you may use."],
+    }
     assert not await EvaluationRun.objects.aexists()
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import suites
-from judgements.intake.cases import validate_case
+from judgements.intake.json_cases import validate_case
 from judgements.models import Suite, SuiteCase
 
 pytestmark = pytest.mark.django_db
@@ -280,7 +280,8 @@ def test_each_shipped_case_is_a_valid_judgement_for_its_panel(settings):
             approvals = case["expected_agents"].count("approve")
             assert (approvals >= 2) == (case["expected"] == "approve"), case["id"]
             validate_case(
-                {"title": case["title"], "content": case["content"], "agents": panel["agents"]}
+                {"title": case["title"], "content": case["content"], "agents": panel["agents"]},
+                None,
             )
 
 

@@ -104,11 +104,12 @@ async def test_an_invalid_body_stores_no_key(fake_llm, api):
 
 
 @pytest.mark.parametrize(
-    ("key", "message"), [("   ", "Must not be empty."), ("k" * 256, "At most 255 characters")]
+    ("key", "code", "message"),
+    [("   ", 422, "Must not be empty."), ("k" * 256, 400, "At most 255 characters")],
 )
-async def test_it_refuses_an_unusable_key(fake_llm, api, key, message):
+async def test_it_refuses_an_unusable_key(fake_llm, api, key, code, message):
     response = await submit(api, case_for(), key=key)
-    assert response.status_code == 400
+    assert response.status_code == code
     assert message in response.json()["errors"]["Idempotency-Key"][0]
     assert await Judgement.objects.acount() == 0
 

@@ -173,11 +173,14 @@ async def test_confirming_needs_the_permission_a_reason_and_a_decided_verdict(
         "You do not have the permission to review judgements.",
     )
     status, invalid = await review(staff_api, result["id"], "confirm", {"reason": " "})
-    assert (status, invalid["errors"]) == (400, {"reason": ["A reason is required."]})
+    assert (status, invalid["errors"]) == (422, {"reason": ["A reason is required."]})
     status, invalid = await review(
         staff_api, result["id"], "confirm", {"reason": REASON, "decision": "approve"}
     )
-    assert (status, invalid["errors"]) == (400, {"decision": ["Unknown field."]})
+    assert (status, invalid["errors"]) == (
+        400,
+        {"decision": ["Unknown field; the fields here are reason."]},
+    )
     # The permission alone (no staff flag) lets ada review her own judgements.
     permission = await Permission.objects.aget(codename="override_judgement")
     await sync_to_async(user.user_permissions.add)(permission)
@@ -302,11 +305,11 @@ def test_judge_names_a_bad_hold_contested(fake_llm, tmp_path):
 def held(make_judgement, user, fake_llm, runner):
     from asgiref.sync import async_to_sync
 
-    from judgements.intake.cases import validate_case
+    from judgements.intake.json_cases import validate_case
     from judgements.intake.start import Submission, start_judgement
 
     split_votes(fake_llm)
-    case = {**validate_case(case_for()), "hold_contested": True}
+    case = {**validate_case(case_for(), None), "hold_contested": True}
     judgement = start_judgement(case, Submission(creator=user)).judgement
     async_to_sync(runner.run_judgement)(judgement.pk)
     return Judgement.objects.get(pk=judgement.pk)

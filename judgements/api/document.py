@@ -1,0 +1,53 @@
+"""What /api/schema.json holds beyond the endpoints ninja describes: the webhook MAGI
+sends to a case's callback_url (OpenAPI 3.1 `webhooks`), its body described by the same
+pydantic model as GET /api/judgements/{id}/ (api/schemas.py WebhookEvent)."""
+
+from typing import Any
+
+from judgements.api.schemas import WebhookEvent
+
+REF = "#/components/schemas/{model}"
+
+
+def with_webhooks(document: dict[str, Any]) -> dict[str, Any]:
+    schema = WebhookEvent.model_json_schema(ref_template=REF)
+    components = document.setdefault("components", {}).setdefault("schemas", {})
+    components.update(schema.pop("$defs", {}))
+    components["WebhookEvent"] = schema
+    document["webhooks"] = {"judgementEvent": {"post": WEBHOOK}}
+    return document
+
+
+WEBHOOK = {
+    "summary": "A judgement ended (judgement.finished: approved, rejected or held; "
+    "judgement.failed: error) or was reviewed (judgement.overridden, judgement.confirmed).",
+    "description": (
+        "Sent to the case's callback_url, retried with exponential backoff until a 2xx "
+        "answer or MAGI_WEBHOOK_MAX_ATTEMPTS; redirects are not followed. Signed per "
+        'Standard Webhooks: webhook-signature is "v1," + base64(HMAC-SHA256(key, '
+        '"{webhook-id}.{webhook-timestamp}.{body}")), the key being the base64-decoded part '
+        "of the whsec_ secret. The webhook-id stays the same across retries."
+    ),
+    "security": [],
+    "parameters": [
+        {"name": "webhook-id", "in": "header", "required": True, "schema": {"type": "string"}},
+        {
+            "name": "webhook-timestamp",
+            "in": "header",
+            "required": True,
+            "description": "Unix seconds when this attempt was signed.",
+            "schema": {"type": "string", "pattern": "^[0-9]+$"},
+        },
+        {
+            "name": "webhook-signature",
+            "in": "header",
+            "required": True,
+            "schema": {"type": "string", "pattern": "^v1,"},
+        },
+    ],
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": REF.format(model="WebhookEvent")}}},
+    },
+    "responses": {"200": {"description": "Any 2xx: delivered; anything else is retried."}},
+}

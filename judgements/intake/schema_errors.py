@@ -1,0 +1,99 @@
+"""pydantic's validation errors as InvalidInput: the field paths (`agents[1].model`) and
+the messages every entry point uses, and whether the input broke the schema (the API's
+400) or only a rule the schema cannot express (RULE: the API's 422)."""
+
+from typing import Any
+
+from pydantic import BaseModel
+
+from judgements.core import rules, text
+from judgements.core.errors import InvalidInput
+
+REQUIRED = "This field is required."
+# The error type of a rule JSON Schema cannot express: the API answers 422 for it.
+RULE = "magi_rule"
+
+
+def whole(model: type[BaseModel] | None) -> tuple[str, str]:
+    """Where an error about the whole body goes, and what a body that is not an object
+    is told: a model's WHOLE, else a case's."""
+    return getattr(model, "WHOLE", None) or (
+        "case",
+        "Must be a JSON object with title, content and agents.",
+    )
+
+
+def invalid_input(
+    errors: list[Any], model: type[BaseModel] | None, agent_fields: tuple[str, ...], skip: int = 0
+) -> InvalidInput:
+    """pydantic's errors as InvalidInput, under the paths and messages every entry point
+    uses. `model`: what was validated (its fields are named when an unknown one is
+    refused). `skip`: leading parts of each location that are not fields (ninja's "body")."""
+    found: dict[str, list[str]] = {}
+    for error in errors:
+        for path, message in described(error, tuple(error["loc"])[skip:], model, agent_fields):
+            found.setdefault(path, []).append(message)
+    breaks_schema = any(error["type"] != RULE for error in errors)
+    return InvalidInput(found, breaks_schema=breaks_schema)
+
+
+def described(
+    error: Any, loc: tuple, model: type[BaseModel] | None, agent_fields: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    kind, ctx, message = error["type"], error.get("ctx") or {}, str(error["msg"])
+    path = path_of(loc)
+    if "fields" in ctx:
+        # An error about fields below this one: each with its own message, or this one's.
+        return [(joined(path, sub), own or message) for sub, own in ctx["fields"].items()]
+    if kind == "extra_forbidden":
+        # An unknown field inside an agent sits under an index: agents[2].Model.
+        in_agent = len(loc) >= 2 and isinstance(loc[-2], int)
+        known = agent_fields if in_agent or model is None else tuple(model.model_fields)
+        field = text.escaped(str(loc[-1]))
+        return [
+            (path_of(loc[:-1], field), f"Unknown field; the fields here are {', '.join(known)}.")
+        ]
+    if kind in ("too_short", "too_long", "agents_count") and path.endswith("agents"):
+        return [(path, f"Exactly {rules.PANEL_SIZE} agents are required, got {len_of(error)}.")]
+    if kind in ("model_type", "dict_type", "model_attributes_type"):
+        if loc and isinstance(loc[-1], int):
+            return [(path, "Must be an object with name, model and criteria.")]
+        if not loc:
+            return [whole(model)]
+    own = getattr(model, "MESSAGES", {}).get(path)
+    return [(path or whole(model)[0], own or MESSAGES.get(kind, message))]
+
+
+def len_of(error: Any) -> Any:
+    ctx = error.get("ctx") or {}
+    return ctx.get("count", ctx.get("actual_length"))
+
+
+MESSAGES = {
+    "missing": REQUIRED,
+    "string_too_short": REQUIRED,
+    "too_short": REQUIRED,  # a text's min_length, checked before its own validators
+    "string_type": "Must be a string.",
+    "bool_type": "Must be true or false.",
+    "int_type": "Must be an integer.",
+    "list_type": f"Must be a list of exactly {rules.PANEL_SIZE} agents.",
+}
+
+
+def joined(path: str, sub: str) -> str:
+    if not path or sub.startswith("["):
+        return f"{path}{sub}"
+    return f"{path}.{sub}"
+
+
+def path_of(loc: tuple, last: str | None = None) -> str:
+    """("agents", 1, "model") -> "agents[1].model"."""
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        else:
+            path += f".{part}" if path else str(part)
+    if last is not None:
+        path += f".{last}" if path else last
+    return path

@@ -1,0 +1,328 @@
+"""What a client sends, described once: the pydantic models of a case and its agents.
+
+The HTTP API validates its bodies with them (django-ninja) and documents them from them
+in /api/schema.json; the command line validates a case file with the same models
+(intake/cases.py `validate_json_case`); the page's form fields ask the same rule
+functions (core/text.py `text_problem`, the same limits and the same name comparison).
+
+Two kinds of refusal, told apart by the API's status: a body that breaks the schema (a
+wrong type, an unknown field, an empty or too long text, the wrong number of agents, a
+model the deployment does not serve) answers 400; a body the schema allows but a rule it
+cannot express refuses (only invisible characters, a lone surrogate, two agents with one
+name once compared as names are) answers 422. Both name the field path, as `errors`
+below does: `agents[1].model`.
+"""
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+from annotated_types import GroupedMetadata
+from django.conf import settings
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from judgements.core import rules, text
+from judgements.core.errors import InvalidInput
+from judgements.intake import schema_errors
+from judgements.llm import providers
+from judgements.outcome.webhooks import URL_MAX_CHARS
+
+TITLE_MAX_CHARS = 200
+NAME_MAX_CHARS = 100
+CRITERIA_MAX_CHARS = 5_000
+REQUIRED = schema_errors.REQUIRED
+RULE = schema_errors.RULE
+
+BOTH_GIVEN = 'Give either "agents" or "panel", not both.'
+NEITHER_GIVEN = (
+    f'Give "agents" (a list of {rules.PANEL_SIZE} agents) or "panel" (a saved panel\'s name or id).'
+)
+NOT_A_REFERENCE = "Must be a saved panel's name (a string) or id (an integer)."
+
+
+def both_fields(*names: str) -> dict[str, Any]:
+    """The context of an error about fields together: each named gets the message."""
+    return {"fields": dict.fromkeys(names)}
+
+
+def rule_error(message: str, **ctx: Any) -> PydanticCustomError:
+    return PydanticCustomError(RULE, message, ctx or None)
+
+
+class Strict(BaseModel):
+    """Strict types (no "1" for 1) and no unknown fields: a client's typo never passes."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def unprintable_fields(cls, data: Any) -> Any:
+        # pydantic cannot even name a field whose name holds a lone surrogate; it is as
+        # unknown as any other, named with the surrogate escaped.
+        if isinstance(data, dict):
+            known = ", ".join(cls.model_fields)
+            unknown = {
+                text.escaped(key): f"Unknown field; the fields here are {known}."
+                for key in data
+                if isinstance(key, str) and text.first_surrogate(key) is not None
+            }
+            if unknown:
+                raise PydanticCustomError("extra_forbidden", "Unknown field.", {"fields": unknown})
+        return data
+
+
+# --- typed text --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TypedText(GroupedMetadata):
+    """A text a person types, checked as the page checks it (Django's CharField): white
+    space around it dropped, then a visible character required, no lone surrogate, no NUL,
+    at most `max_chars()` characters as the page's counter counts them (a line break one).
+    `Annotated[str, TypedText(...)]`: pydantic unpacks the validators below."""
+
+    max_chars: Callable[[], int]
+    description: str
+
+    def __iter__(self) -> Iterator[Any]:
+        yield BeforeValidator(self.before)
+        yield Field(min_length=1, description=self.description, json_schema_extra=self.document)
+        yield AfterValidator(self.after)
+
+    def before(self, value: Any) -> Any:
+        # pydantic refuses a lone surrogate as not a string at all; it is one, and the
+        # message says where it is.
+        if isinstance(value, str) and text.first_surrogate(value.strip()) is not None:
+            problem = text.text_problem(value.strip(), self.max_chars())
+            raise rule_error(problem[1] if problem else "Holds a lone UTF-16 surrogate.")
+        return value
+
+    def after(self, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise rule_error(REQUIRED)
+        if (problem := text.text_problem(value, self.max_chars())) is not None:
+            code, message = problem
+            raise PydanticCustomError("string_too_long" if code == "max_length" else RULE, message)
+        if "\x00" in value:
+            raise rule_error("Null characters are not allowed.")
+        return value
+
+    def document(self, schema: dict[str, Any]) -> None:
+        schema["maxLength"] = self.max_chars()
+
+
+def content_max_chars() -> int:
+    # Read when a case is checked: the operator's bound (and a test's override) applies.
+    return int(settings.MAGI_CONTENT_MAX_CHARS)
+
+
+Title = Annotated[str, TypedText(lambda: TITLE_MAX_CHARS, "What the case is about.")]
+Content = Annotated[
+    str,
+    TypedText(
+        content_max_chars,
+        "The intended action or the text to be judged (MAGI_CONTENT_MAX_CHARS; a line break "
+        "counts as one character).",
+    ),
+]
+AgentName = Annotated[
+    str, TypedText(lambda: NAME_MAX_CHARS, "Unique in the panel, compared ignoring case.")
+]
+Criteria = Annotated[
+    str, TypedText(lambda: CRITERIA_MAX_CHARS, "What this agent approves and rejects.")
+]
+
+
+# --- models ------------------------------------------------------------------------------
+
+
+def unknown_model(value: str) -> str:
+    models = providers.available_models()
+    if value not in models:
+        raise PydanticCustomError(
+            "enum",
+            "Unknown model {value}. This deployment knows: {known}.",
+            {"value": value, "known": ", ".join(models) or "no models; configure a provider"},
+        )
+    return value
+
+
+def no_surrogate_in_model(value: Any) -> Any:
+    # The model is a choice, not free text; the "unknown model" message would repeat the
+    # value, which a terminal cannot print.
+    if isinstance(value, str) and text.first_surrogate(value) is not None:
+        raise PydanticCustomError("enum", "Holds a lone UTF-16 surrogate: not a model name.")
+    return value
+
+
+def document_models(schema: dict[str, Any]) -> None:
+    # Read when the schema is served: the models the deployment serves now.
+    models = providers.available_models()
+    if models:
+        schema["enum"] = models
+
+
+ModelName = Annotated[
+    str,
+    BeforeValidator(no_surrogate_in_model),
+    Field(
+        min_length=1,
+        description="One of the models this deployment serves (the enum, read when this "
+        "document was served).",
+        json_schema_extra=document_models,
+    ),
+    AfterValidator(unknown_model),
+]
+
+
+class Agent(Strict):
+    name: AgentName
+    model: ModelName
+    criteria: Criteria
+
+
+def distinct_names(agents: list[Agent]) -> list[Agent]:
+    """Names compare as the database's constraint compares them (text.comparable_name):
+    "Cas\u200bper" and "CASPER" in full-width letters are both Casper."""
+    seen: set[str] = set()
+    clashes = {}
+    for index, agent in enumerate(agents):
+        key = text.comparable_name(agent.name)
+        if key in seen:
+            clashes[f"[{index}].name"] = f"Another agent is already called {agent.name!r}."
+        seen.add(key)
+    if clashes:
+        raise rule_error("Two agents share a name.", fields=clashes)
+    return agents
+
+
+def three_first(value: Any) -> Any:
+    # The count before the agents themselves: with two agents, that is the one error.
+    if isinstance(value, list) and len(value) != rules.PANEL_SIZE:
+        raise PydanticCustomError(
+            "agents_count",
+            "Exactly {size} agents are required, got {count}.",
+            {"size": rules.PANEL_SIZE, "count": len(value)},
+        )
+    return value
+
+
+Agents = Annotated[
+    list[Agent],
+    BeforeValidator(three_first),
+    Field(min_length=rules.PANEL_SIZE, max_length=rules.PANEL_SIZE),
+    AfterValidator(distinct_names),
+]
+
+
+def panel_reference(value: Any) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise PydanticCustomError("reference_type", NOT_A_REFERENCE)
+    return value
+
+
+PanelReference = Annotated[
+    StrictStr | StrictInt,
+    BeforeValidator(panel_reference),
+    Field(description="A saved panel's name or id (GET /api/panels/), in place of agents."),
+]
+
+
+def not_documented_default(schema: dict[str, Any]) -> None:
+    # An optional field that takes no null: its absent default is not a value to send.
+    schema.pop("default", None)
+
+
+def optional(**kwargs: Any) -> Any:
+    return Field(default=None, json_schema_extra=not_documented_default, **kwargs)
+
+
+def agents_or_panel(schema: dict[str, Any]) -> None:
+    schema["oneOf"] = [{"required": ["agents"]}, {"required": ["panel"]}]
+
+
+class Case(Strict):
+    """A case to judge: its agents, or a saved panel to copy them from."""
+
+    model_config = ConfigDict(json_schema_extra=agents_or_panel)
+
+    title: Title
+    content: Content
+    agents: Agents = optional()
+    panel: PanelReference = optional()
+    hold_contested: bool | None = Field(
+        default=None,
+        description='Hold a contested verdict for a person: status is "held" until a '
+        "reviewer confirms or overrides it. Absent or null: the saved panel's choice, else "
+        "the deployment's MAGI_HOLD_CONTESTED.",
+    )
+
+    @model_validator(mode="after")
+    def agents_or_panel(self) -> "Case":
+        given = self.model_fields_set
+        if "agents" in given and "panel" in given:
+            raise PydanticCustomError("one_of", BOTH_GIVEN, both_fields("panel", "agents"))
+        if "agents" not in given and "panel" not in given:
+            raise PydanticCustomError("one_of", NEITHER_GIVEN, both_fields("agents"))
+        return self
+
+
+# --- errors ------------------------------------------------------------------------------
+
+AGENT_FIELDS = tuple(Agent.model_fields)
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(model: type[M], data: Any) -> M:
+    """`data` as `model`, or InvalidInput naming each field path (breaks_schema says
+    whether the data breaks the schema, or only a rule it cannot express)."""
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid_input(exc.errors(include_url=False), model) from None
+
+
+AGENTS = TypeAdapter(Agents)
+
+
+def validated_agents(agents: Any) -> list[dict[str, str]]:
+    """Three agents checked as a case's are (a run's, a panel file's), errors under
+    `agents[1].model`."""
+    try:
+        return [agent.model_dump() for agent in AGENTS.validate_python(agents)]
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("agents", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise invalid_input(errors, None) from None
+
+
+def invalid_input(errors: list[Any], model: type[BaseModel] | None, skip: int = 0) -> InvalidInput:
+    return schema_errors.invalid_input(errors, model, AGENT_FIELDS, skip)
+
+
+class CaseWithCallback(Case):
+    """The API's case: a case, and where to send a signed webhook when it ends."""
+
+    callback_url: Annotated[
+        str,
+        Field(
+            min_length=1,
+            max_length=URL_MAX_CHARS,
+            description="Where to POST a signed webhook when the judgement ends or is "
+            "reviewed. Its host must be on the deployment's MAGI_WEBHOOK_HOSTS (https, "
+            "unless listed as http://host) and the caller needs a webhook secret "
+            "(`manage.py webhook_secret USER`); otherwise 422 naming callback_url.",
+        ),
+    ] = optional()
