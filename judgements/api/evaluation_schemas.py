@@ -37,15 +37,6 @@ class SuiteList(Answer):
     suites: list[Suite]
 
 
-def reference(message: str) -> Any:
-    def check(value: Any) -> Any:
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            raise PydanticCustomError("reference_type", message)
-        return value
-
-    return BeforeValidator(check)
-
-
 def panel_or_agents(schema: dict[str, Any]) -> None:
     # Exactly one of the two; a run's name for typed agents only, as a saved panel runs
     # under its own.
@@ -61,20 +52,20 @@ class EvaluationRequest(schemas.Strict):
     # What a field is told whatever pydantic found wrong with it.
     MESSAGES: ClassVar = {"repeat": f"Must be a whole number from 1 to {MAX_REPEATS}."}
 
-    panel: Annotated[StrictStr | StrictInt, reference(schemas.NOT_A_REFERENCE)] = schemas.optional(
-        description="A saved panel's name or id (GET /api/panels/)."
+    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] = (
+        schemas.optional(description="A saved panel's name or id (GET /api/panels/).")
     )
     agents: schemas.Agents = schemas.optional()
     panel_name: Annotated[StrictStr, Field(min_length=1, max_length=100)] = schemas.optional(
         description='With "agents" only: the name the run reports them under ("Unsaved '
         'panel" by default).'
     )
-    suite: Annotated[StrictStr | StrictInt, reference(NOT_A_SUITE)] = Field(
+    suite: Annotated[StrictStr | StrictInt, schemas.reference(NOT_A_SUITE)] = Field(
         description="A suite's name or id (GET /api/suites/)."
     )
-    repeat: Annotated[StrictInt, Field(ge=1, le=MAX_REPEATS)] = Field(
-        default=1, description="How many times each case is judged."
-    )
+    repeat: Annotated[
+        StrictInt, Field(ge=1, le=MAX_REPEATS), BeforeValidator(schemas.whole_number)
+    ] = Field(default=1, description="How many times each case is judged.")
 
     @model_validator(mode="after")
     def panel_or_agents(self) -> "EvaluationRequest":

@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.parser import Parser
@@ -68,7 +69,7 @@ class MagiAPI(NinjaAPI):
         # JSON has no charset parameter (RFC 8259, section 11): UTF-8 always.
         return "application/json"
 
-    def get_operation_id(self, operation: Any) -> str:
+    def get_openapi_operation_id(self, operation: Any) -> str:
         # The view's own name: what a generated client calls the method (submit_judgement).
         return operation.view_func.__name__
 
@@ -221,5 +222,8 @@ def failed(request: HttpRequest, exc: Exception) -> HttpResponse:
     return error(request, 500, "Internal error; it has been logged.")
 
 
-def not_found(request: HttpRequest) -> JsonResponse:
+@csrf_exempt
+async def not_found(request: HttpRequest) -> JsonResponse:
+    """Any other address under /api/, whatever the method: JSON, never the site's HTML
+    404 (nor its CSRF refusal of a POST)."""
     return JsonResponse({"error": f"No API at {request.path}; see /api/docs."}, status=404)

@@ -228,15 +228,26 @@ Agents = Annotated[
 ]
 
 
-def panel_reference(value: Any) -> Any:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        raise PydanticCustomError("reference_type", NOT_A_REFERENCE)
-    return value
+def whole_number(value: Any) -> Any:
+    """JSON Schema's integer: 2.0 is one (a number without a fraction); true is not."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def reference(message: str) -> BeforeValidator:
+    """A name (a string) or an id (an integer), else `message`."""
+
+    def check(value: Any) -> Any:
+        value = whole_number(value)
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise PydanticCustomError("reference_type", message)
+        return value
+
+    return BeforeValidator(check)
 
 
 PanelReference = Annotated[
     StrictStr | StrictInt,
-    BeforeValidator(panel_reference),
+    reference(NOT_A_REFERENCE),
     Field(description="A saved panel's name or id (GET /api/panels/), in place of agents."),
 ]
 

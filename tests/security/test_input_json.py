@@ -5,6 +5,7 @@ cannot take, fields nobody reads, bodies over the limit; and every API answer is
 import json
 
 import pytest
+from django.test import Client
 
 from judgements.models import Judgement
 from tests.support.cases import case_for
@@ -134,6 +135,14 @@ def test_every_api_answer_is_json(entry, method, path, status):
     answer = api_answer(response)
     assert answer.status == status
     assert json.loads(answer.text)["error"]
+
+
+@pytest.mark.parametrize("path", ["/api/nope", "/api/judgements/abc/override"])
+def test_a_post_to_no_api_is_a_json_404_even_where_csrf_is_enforced(entry, path):
+    # Found by schemathesis against daphne: Django's CSRF check answered HTML 403 first.
+    client = Client(enforce_csrf_checks=True)
+    answer = api_answer(client.post(path, "{}", "application/json", headers=entry.auth))
+    assert answer.status == 404 and "/api/docs" in json.loads(answer.text)["error"]
 
 
 def test_an_unexpected_failure_in_the_api_is_500_json(entry, settings, caplog):

@@ -325,6 +325,15 @@ async def test_a_bad_run_is_refused_naming_each_field(api, suite, panel, documen
     assert not await EvaluationRun.objects.aexists()
 
 
+async def test_a_whole_number_written_with_a_fraction_is_an_integer(api, suite, fake_llm, document):
+    # JSON Schema's integer takes 2.0 (found by schemathesis): so does the API.
+    response = await post_run(api, {"agents": AGENTS, "suite": float(suite.pk), "repeat": 2.0})
+    assert response.status_code == 201, response.content
+    assert check(document, RUNS, "post", response)["repeat"] == 2
+    fraction = await post_run(api, {"agents": AGENTS, "suite": suite.pk, "repeat": 2.5})
+    assert fraction.status_code == 400 and list(fraction.json()["errors"]) == ["repeat"]
+
+
 async def test_a_run_naming_what_does_not_exist_is_unprocessable(api, suite, document):
     # The body is as the schema describes it; only the names are unknown: 422, not 400.
     response = await post_run(api, {"panel": "Nope", "suite": "Nope"})

@@ -1,0 +1,147 @@
+"""A third-party contract test: schemathesis reads the live /api/schema.json and fuzzes
+every operation of a running MAGI (daphne, over real HTTP), checking each answer
+against the document: no server error, status codes, content types, headers and bodies
+as documented, bodies the schema allows accepted and bodies it refuses refused.
+
+The contract: 400 means the request breaks the schema. A schema-valid body that a rule
+JSON Schema cannot express refuses (two agents whose names read the same, an unknown
+panel, an id that does not exist) answers 404, 409 or 422, never 400 and never 5xx.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.llm_server import FakeLLM
+from tests.support.cases import case_for
+from tests.support.live_site import MODELS, LiveMagi
+from tests.support.services import REPO
+
+CASE = case_for(MODELS[:3])
+
+# A schema-valid request may be refused for what the schema cannot say (422), name what
+# does not exist (404), conflict with the state (409) or be forbidden to this user
+# (403); never 400, never 5xx.
+ACCEPTED = ["2xx", "403", "404", "409", "422"]
+CHECKS = [
+    "not_a_server_error",
+    "status_code_conformance",
+    "content_type_conformance",
+    "response_headers_conformance",
+    "response_schema_conformance",
+    "positive_data_acceptance",
+    "negative_data_rejection",
+    "unsupported_method",
+    "allow_header_conformance",
+]
+CONFIG = f"""
+[checks.positive_data_acceptance]
+expected-statuses = {ACCEPTED!r}
+"""
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    llm = FakeLLM().start()
+    for model in MODELS:
+        llm.script(model, votes="AAA")
+    # No rate limits: the fuzzer sends many creations at once.
+    site = LiveMagi(
+        tmp_path_factory.mktemp("contract"),
+        llm.base_url,
+        users=1,
+        LOG_LEVEL="WARNING",
+        MAGI_RATE_LIMIT_PER_USER="0",
+        MAGI_RATE_LIMIT_PER_TOKEN="0",
+        MAGI_UNFINISHED_PER_USER="0",
+    ).start()
+    username = site.usernames[0]
+    # Staff: the review endpoints answer for real, not only 403.
+    site.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; get_user_model().objects"
+        f".filter(username={username!r}).update(is_staff=True)",
+    )
+    site.token = site.manage("api_token", username).strip()
+    yield site
+    site.stop()
+    llm.stop()
+
+
+def existing_ids(live) -> dict[str, int]:
+    """A finished judgement, a shipped suite and a run of it: what the second pass reads,
+    reviews and cancels instead of ids that do not exist."""
+    judgement = call(live, "POST", "/api/judgements/?wait=60", json.dumps(CASE))
+    line = {"id": "c1", "title": "Trip", "content": CASE["content"], "expected": "approve"}
+    suite = call(live, "POST", "/api/suites/?name=Contract", json.dumps(line))
+    run = {"agents": CASE["agents"], "suite": suite["id"]}
+    started = call(live, "POST", "/api/evaluations/", json.dumps(run))
+    return {"judgement_id": judgement["id"], "suite_id": suite["id"], "run_id": started["id"]}
+
+
+def call(live, method: str, path: str, body: str | None = None) -> dict:
+    request = urllib.request.Request(
+        live.url + path,
+        data=None if body is None else body.encode(),
+        method=method,
+        headers={"Authorization": f"Bearer {live.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=90) as response:
+        return json.loads(response.read())
+
+
+def schemathesis_run(live, config: Path, *extra: str) -> subprocess.CompletedProcess:
+    """The schemathesis command line, as a CI job would run it; its cache and reports go
+    beside the config file."""
+    return subprocess.run(
+        [
+            sys.executable, "-m", "schemathesis.cli", "--config-file", str(config),
+            "run", f"{live.url}/api/schema.json",
+            "--header", f"Authorization: Bearer {live.token}",
+            "--checks", ",".join(CHECKS),
+            "--phases", "examples,coverage,fuzzing",
+            "--seed", "1",
+            "--workers", "1",
+            "--request-timeout", "30",
+            "--generation-database", "none",
+            "--no-color",
+            *extra,
+        ],
+        cwd=config.parent,
+        env={
+            **os.environ,
+            "PYTHONPATH": str(REPO),
+            "SCHEMATHESIS_HOOKS": "tests.support.schemathesis_hooks",
+        },
+        capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+def test_schemathesis_finds_nothing_against_a_running_magi(live, tmp_path):
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(CONFIG)
+    run = schemathesis_run(live, config, "--max-examples", "25")
+    assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
+    assert "generated" in run.stdout and "passed" in run.stdout, run.stdout[-3000:]
+
+
+def test_schemathesis_finds_nothing_on_judgements_runs_and_suites_that_exist(live, tmp_path):
+    ids = existing_ids(live)
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(CONFIG + "\n[parameters]\n" + "".join(f"{k} = {v}\n" for k, v in ids.items()))
+    run = schemathesis_run(
+        live,
+        config,
+        "--max-examples",
+        "10",
+        "--include-path-regex",
+        r"\{(judgement|run|suite)_id\}",
+    )
+    assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
+    assert "generated" in run.stdout and "passed" in run.stdout, run.stdout[-3000:]
