@@ -1,19 +1,36 @@
-"""What /api/schema.json holds beyond the endpoints ninja describes: the webhook MAGI
-sends to a case's callback_url (OpenAPI 3.1 `webhooks`), its body described by the same
-pydantic model as GET /api/judgements/{id}/ (api/schemas.py WebhookEvent)."""
+"""What /api/schema.json holds beyond what ninja writes from the endpoints: the answer
+every operation can give on an unexpected failure (500, JSON, logged), what a line of a
+suite's JSONL holds (SuiteCaseLine), and the webhook
+MAGI sends to a case's callback_url (OpenAPI 3.1 `webhooks`), its body described by the
+same pydantic model as GET /api/judgements/{id}/ (api/schemas.py WebhookEvent)."""
 
 from typing import Any
 
 from judgements.api.schemas import WebhookEvent
+from judgements.evaluations.suite_schema import SuiteCaseLine
 
 REF = "#/components/schemas/{model}"
 
 
+def completed(document: dict[str, Any]) -> dict[str, Any]:
+    for operation in (op for path in document.get("paths", {}).values() for op in path.values()):
+        operation["responses"].setdefault("500", FAILED)
+    return with_webhooks(document)
+
+
+FAILED = {
+    "description": "An unexpected failure: logged with its traceback, which is never sent.",
+    "content": {"application/json": {"schema": {"$ref": REF.format(model="Error")}}},
+}
+
+
 def with_webhooks(document: dict[str, Any]) -> dict[str, Any]:
-    schema = WebhookEvent.model_json_schema(ref_template=REF)
     components = document.setdefault("components", {}).setdefault("schemas", {})
-    components.update(schema.pop("$defs", {}))
-    components["WebhookEvent"] = schema
+    # What each line of a suite's JSONL body holds (POST /api/suites/ names it).
+    for name, model in (("WebhookEvent", WebhookEvent), ("SuiteCaseLine", SuiteCaseLine)):
+        schema = model.model_json_schema(ref_template=REF)
+        components.update(schema.pop("$defs", {}))
+        components[name] = schema
     document["webhooks"] = {"judgementEvent": {"post": WEBHOOK}}
     return document
 

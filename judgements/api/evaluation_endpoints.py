@@ -39,14 +39,12 @@ ObjectId = Annotated[int, Path(description="Its id.")]
 ERRORS = {(401, 404): schemas.Error}
 JSONL_BODY = {
     "required": True,
-    "description": "The suite as JSONL: one JSON object a line, UTF-8, each a case "
-    '{"title", "content", "expected": "approve" | "reject", optional "expected_agents" '
-    'and "tags"}, as GET /api/suites/{id}.jsonl sends it back.',
-    "content": {
-        "application/jsonl": {"schema": {"type": "string"}},
-    },
+    "description": "The suite as JSONL: UTF-8 text, one JSON object a line, each as "
+    '#/components/schemas/SuiteCaseLine describes ({"id", "content", "expected"} '
+    'and optional "title", "expected_agents", "tags"), as GET /api/suites/{id}.jsonl sends '
+    "it back. A line that breaks it answers 422 naming the line and field.",
+    "content": {"application/jsonl": {"schema": {"type": "string"}}},
 }
-
 
 # --- suites ----------------------------------------------------------------------------
 

@@ -74,7 +74,7 @@ class MagiAPI(NinjaAPI):
         return operation.view_func.__name__
 
     def get_openapi_schema(self, **kwargs: Any) -> Any:
-        return document.with_webhooks(super().get_openapi_schema(**kwargs))
+        return document.completed(super().get_openapi_schema(**kwargs))
 
 
 api = MagiAPI(

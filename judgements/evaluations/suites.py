@@ -14,22 +14,21 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from judgements.core import rules, text
+from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.intake.cases import NAME_MAX_CHARS, TITLE_MAX_CHARS, UTF16_BOMS, TextField
-from judgements.models import Decision, Suite, SuiteCase
+from judgements.evaluations import suite_schema
+from judgements.intake import schemas
+from judgements.intake.cases import NAME_MAX_CHARS, UTF16_BOMS, TextField
+from judgements.models import Suite, SuiteCase
 
-CASE_FIELDS = ("id", "title", "content", "expected", "expected_agents", "tags")
-CASE_ID_MAX_CHARS = 100
-TAG_MAX_CHARS = 40
-MAX_TAGS = 20
+CASE_FIELDS = suite_schema.FIELDS
 DESCRIPTION_MAX_CHARS = 2_000
 # A file full of bad lines gets this many errors, not one per line.
 MAX_LINE_ERRORS = 20
 INJECTION_TAG = "injection"
 JSONL_CONTENT_TYPE = "application/jsonl; charset=utf-8"
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "suites"
-VERDICTS = tuple(Decision.values)
+VERDICTS = suite_schema.VERDICTS
 
 
 # --- reading --------------------------------------------------------------------------
@@ -113,7 +112,8 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
 
 
 def clean_case(line: str) -> dict:
-    """One line's case, cleaned; InvalidInput with paths relative to the line ("", ".id")."""
+    """One line's case, cleaned (suite_schema.SuiteCaseLine); InvalidInput with paths
+    relative to the line ("", ".id")."""
     try:
         case = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -122,68 +122,13 @@ def clean_case(line: str) -> dict:
         raise InvalidInput({"": ["Nests arrays or objects too deeply."]}) from None
     except ValueError as exc:  # e.g. a number with more digits than Python converts
         raise InvalidInput({"": [f"Cannot be read as JSON: {exc}."]}) from None
-    if not isinstance(case, dict):
-        raise InvalidInput({"": ["Must be a JSON object with id, content and expected."]})
-    errors: dict[str, list[str]] = {
-        f".{text.escaped(str(key))}": [f"Unknown field; the fields are {', '.join(CASE_FIELDS)}."]
-        for key in case
-        if key not in CASE_FIELDS
-    }
-    cleaned = {}
-    fields = {
-        "id": TextField(max_chars=CASE_ID_MAX_CHARS),
-        "title": TextField(max_chars=TITLE_MAX_CHARS, required=False),
-        "content": TextField(max_chars=settings.MAGI_CONTENT_MAX_CHARS),
-    }
-    for name, field in fields.items():
-        value = case.get(name, "")
-        if not isinstance(value, str):
-            errors[f".{name}"] = ["Must be a string."]
-            continue
-        try:
-            cleaned[name] = field.clean(value)
-        except ValidationError as exc:
-            errors[f".{name}"] = list(exc.messages)
-    expected = case.get("expected")
-    if expected not in VERDICTS:
-        errors[".expected"] = [f"Must be {' or '.join(map(repr, VERDICTS))}."]
-    cleaned["expected"] = expected
-    cleaned["expected_agents"] = clean_expected_agents(case.get("expected_agents"), errors)
-    cleaned["tags"] = clean_tags(case.get("tags", []), errors)
-    if errors:
-        raise InvalidInput(errors)
-    return {field: cleaned[field] for field in CASE_FIELDS}
-
-
-def clean_expected_agents(value, errors: dict[str, list[str]]) -> list[str] | None:
-    if value is None:
-        return None
-    if not isinstance(value, list) or len(value) != rules.PANEL_SIZE:
-        errors[".expected_agents"] = [
-            f"Must be a list of {rules.PANEL_SIZE} verdicts, one per agent in panel order."
-        ]
-        return None
-    for index, verdict in enumerate(value):
-        if verdict not in VERDICTS:
-            errors[f".expected_agents[{index}]"] = [f"Must be {' or '.join(map(repr, VERDICTS))}."]
-    return list(value)
-
-
-def clean_tags(value, errors: dict[str, list[str]]) -> list[str]:
-    if not isinstance(value, list) or len(value) > MAX_TAGS:
-        errors[".tags"] = [f"Must be a list of at most {MAX_TAGS} short strings."]
-        return []
-    field = TextField(max_chars=TAG_MAX_CHARS)
-    tags = []
-    for index, tag in enumerate(value):
-        if not isinstance(tag, str):
-            errors[f".tags[{index}]"] = ["Must be a string."]
-            continue
-        try:
-            tags.append(field.clean(tag))
-        except ValidationError as exc:
-            errors[f".tags[{index}]"] = list(exc.messages)
-    return tags
+    try:
+        cleaned = schemas.validated(suite_schema.SuiteCaseLine, case)
+    except InvalidInput as exc:
+        raise InvalidInput(
+            {("" if path == "" else f".{path}"): messages for path, messages in exc.errors.items()}
+        ) from None
+    return cleaned.model_dump(mode="json")
 
 
 # --- storing --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 the messages every entry point uses, and whether the input broke the schema (the API's
 400) or only a rule the schema cannot express (RULE: the API's 422)."""
 
+import re
 from typing import Any
 
 from pydantic import BaseModel
@@ -50,18 +51,28 @@ def described(
         in_agent = len(loc) >= 2 and isinstance(loc[-2], int)
         known = agent_fields if in_agent or model is None else tuple(model.model_fields)
         field = text.escaped(str(loc[-1]))
-        return [
-            (path_of(loc[:-1], field), f"Unknown field; the fields here are {', '.join(known)}.")
-        ]
-    if kind in ("too_short", "too_long", "agents_count") and path.endswith("agents"):
+        unknown = getattr(model, "UNKNOWN_FIELD", UNKNOWN_FIELD)
+        return [(path_of(loc[:-1], field), unknown.format(known=", ".join(known)))]
+    if own := model_message(model, path):
+        return [(path, own)]
+    if kind in ("too_short", "too_long", "agents_count") and path.split(".")[-1] == "agents":
         return [(path, f"Exactly {rules.PANEL_SIZE} agents are required, got {len_of(error)}.")]
     if kind in ("model_type", "dict_type", "model_attributes_type"):
         if loc and isinstance(loc[-1], int):
             return [(path, "Must be an object with name, model and criteria.")]
         if not loc:
             return [whole(model)]
-    own = getattr(model, "MESSAGES", {}).get(path)
-    return [(path or whole(model)[0], own or MESSAGES.get(kind, message))]
+    return [(path or whole(model)[0], MESSAGES.get(kind, message))]
+
+
+UNKNOWN_FIELD = "Unknown field; the fields here are {known}."
+
+
+def model_message(model: type[BaseModel] | None, path: str) -> str | None:
+    """What a model says of a field whatever pydantic found wrong with it (its MESSAGES),
+    by path, or by the path with its indices blank: "expected_agents[]"."""
+    messages = getattr(model, "MESSAGES", {})
+    return messages.get(path) or messages.get(re.sub(r"\[\d+\]", "[]", path)) if path else None
 
 
 def len_of(error: Any) -> Any:

@@ -95,10 +95,12 @@ class TypedText(GroupedMetadata):
 
     max_chars: Callable[[], int]
     description: str
+    required: bool = True
 
     def __iter__(self) -> Iterator[Any]:
         yield BeforeValidator(self.before)
-        yield Field(min_length=1, description=self.description, json_schema_extra=self.document)
+        least = 1 if self.required else 0
+        yield Field(min_length=least, description=self.description, json_schema_extra=self.document)
         yield AfterValidator(self.after)
 
     def before(self, value: Any) -> Any:
@@ -112,6 +114,8 @@ class TypedText(GroupedMetadata):
     def after(self, value: str) -> str:
         value = value.strip()
         if not value:
+            if not self.required:
+                return value
             raise rule_error(REQUIRED)
         if (problem := text.text_problem(value, self.max_chars())) is not None:
             code, message = problem

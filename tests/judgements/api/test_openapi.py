@@ -176,3 +176,13 @@ async def test_the_document_refuses_an_answer_that_does_not_match(document):
     }  # fmt: skip
     assert not Draft202012Validator(schema).is_valid(result)
     assert Draft202012Validator(schema).is_valid({**result, "status": "approved"})
+
+
+def test_every_operation_describes_an_unexpected_failure(client):
+    document = client.get("/api/schema.json").json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            failed = operation["responses"].get("500")
+            assert failed is not None, f"{method} {path}"
+            schema = failed["content"]["application/json"]["schema"]
+            assert schema == {"$ref": "#/components/schemas/Error"}
