@@ -43,7 +43,7 @@ JSONL_BODY = {
     '#/components/schemas/SuiteCaseLine describes ({"id", "content", "expected"} '
     'and optional "title", "expected_agents", "tags"), as GET /api/suites/{id}.jsonl sends '
     "it back. A line that breaks it answers 422 naming the line and field.",
-    "content": {"application/jsonl": {"schema": {"type": "string"}}},
+    "content": {"application/jsonl": {"schema": {"type": "string", "minLength": 1}}},
 }
 
 # --- suites ----------------------------------------------------------------------------
@@ -90,6 +90,8 @@ async def import_suite(
     errors = query_errors(request)
     if errors:
         raise InvalidInput(errors)
+    if not request.body:  # the document asks for at least one character: a broken schema
+        raise InvalidInput({"cases": [suites.NO_CASES]}, breaks_schema=True)
     suite = await db_call(suites.import_suite, for_request=True)(
         name=name, description=description, owner=token_of(request).user, data=request.body
     )
@@ -122,7 +124,7 @@ def find_visible_suite(suite_id: int, user) -> Suite | None:
         "responses": {
             200: {
                 "description": "The suite as JSONL, one case a line.",
-                "content": {"application/jsonl": {"schema": {"type": "string"}}},
+                "content": {"application/jsonl": {"schema": {"type": "string", "minLength": 1}}},
             }
         }
     },

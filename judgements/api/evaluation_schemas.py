@@ -41,8 +41,11 @@ def panel_or_agents(schema: dict[str, Any]) -> None:
     # Exactly one of the two; a run's name for typed agents only, as a saved panel runs
     # under its own.
     schema["oneOf"] = [
-        {"required": ["agents"]},
-        {"required": ["panel"], "not": {"required": ["panel_name"]}},
+        {"required": ["agents"], "not": {"required": ["panel"]}},
+        {
+            "required": ["panel"],
+            "not": {"anyOf": [{"required": ["agents"]}, {"required": ["panel_name"]}]},
+        },
     ]
 
 

@@ -34,6 +34,9 @@ VERDICTS = suite_schema.VERDICTS
 # --- reading --------------------------------------------------------------------------
 
 
+NO_CASES = "The suite holds no cases: write one JSON object a line."
+
+
 def parse_jsonl(data: bytes | str) -> list[dict]:
     """The cleaned cases of a JSONL suite, or InvalidInput naming each bad line and field.
 
@@ -44,7 +47,7 @@ def parse_jsonl(data: bytes | str) -> list[dict]:
     numbered = [(number, line) for number, line in lines if line.strip()]
     limit = settings.MAGI_SUITE_MAX_CASES
     if not numbered:
-        raise InvalidInput({"cases": ["The suite holds no cases: write one JSON object a line."]})
+        raise InvalidInput({"cases": [NO_CASES]})
     if len(numbered) > limit:
         raise InvalidInput(
             {"cases": [f"A suite holds at most {limit} cases; this one has {len(numbered)}."]}

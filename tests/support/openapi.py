@@ -22,3 +22,11 @@ def check(document: dict, path: str, method: str, response) -> dict:
         if response.has_header(header):
             Draft202012Validator(spec["schema"]).validate(response[header])
     return body
+
+
+def body_allowed(document: dict, path: str, method: str, body) -> bool:
+    """Whether the document's JSON request schema allows `body`: the API answers 400
+    exactly when it does not."""
+    schema = document["paths"][path][method]["requestBody"]["content"]["application/json"]
+    validator = Draft202012Validator({**schema["schema"], "components": document["components"]})
+    return validator.is_valid(body)
