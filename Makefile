@@ -11,12 +11,20 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-setup: $(BIN)/python
+# Installed once, and again when pyproject.toml or the model script changes: a stamp
+# file in the virtualenv says it is done (pip asking the registry costs seconds a run).
+$(VENV)/.installed: $(BIN)/python pyproject.toml scripts/install-local-model.sh
 	$(BIN)/pip install --quiet -e .
 	PYTHON=$(BIN)/python bash scripts/install-local-model.sh
+	touch $@
 
-setup-test: setup
+$(VENV)/.installed-test: $(VENV)/.installed
 	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+setup: $(VENV)/.installed
+
+setup-test: $(VENV)/.installed-test
 
 run: setup
 	@bash scripts/run.sh $(BIN) $(HOST) $(PORT)
@@ -24,9 +32,11 @@ run: setup
 test: setup-test
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# Everything that needs no browser, PostgreSQL, Redis or real model: the quick loop.
+# Everything that needs no browser, PostgreSQL, Redis or real model and does not fuzz:
+# the quick loop, three test processes at once (a third fills the time the others spend
+# waiting on their servers, even on two cores).
 test-fast: setup-test
-	$(BIN)/python -m pytest -m "not browser and not postgres and not redis and not real_model" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 3 -m "not browser and not postgres and not redis and not real_model and not fuzz" $(PYTEST_ARGS)
 
 lint: setup-test
 	$(BIN)/ruff check .

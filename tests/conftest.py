@@ -141,3 +141,11 @@ async def empty_engine_channel():
 def no_in_process_engine(settings):
     """Websocket tests drive the engine themselves, in the test's own event loop."""
     settings.MAGI_ENGINE_IN_PROCESS = False
+
+
+@pytest.fixture(autouse=True)
+def static_files_found_on_request(settings):
+    """Every test client loads the middleware afresh, and WhiteNoise without autorefresh
+    walks every static file as it loads (a third of a quick test's time). Here it finds
+    a file when one is asked for; the daphne-served tests keep the production lookup."""
+    settings.WHITENOISE_AUTOREFRESH = True

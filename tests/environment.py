@@ -10,7 +10,8 @@ for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REDIS_URL", "DATABASE_URL", "
 
 
 # What a test needs beyond Python, told by the fixtures it uses: `make test-fast` leaves
-# out the tests that drive Chromium, start PostgreSQL or Redis, or load a real model.
+# out the tests that drive Chromium, start PostgreSQL or Redis, load a real model or
+# fuzz the live API for a minute.
 NEEDS = {
     "browser": {"browser", "page", "new_context", "log_in_as", "live_magi"},
     "postgres": {"postgres", "database", "processes"},
@@ -18,6 +19,8 @@ NEEDS = {
 }
 # Files that start a llama.cpp server on a real GGUF model (minutes on two cores).
 REAL_MODEL_FILES = {"test_bundled_file.py", "test_servers.py"}
+# Files that run schemathesis against a live MAGI (a minute of a core's time).
+FUZZ_FILES = {"test_schema_contract.py"}
 
 
 def pytest_configure(config):
@@ -26,6 +29,7 @@ def pytest_configure(config):
         ("postgres", "starts a PostgreSQL server"),
         ("redis", "starts a Redis server"),
         ("real_model", "serves a real GGUF model with llama.cpp"),
+        ("fuzz", "fuzzes the live API with schemathesis"),
     ):
         config.addinivalue_line("markers", f"{marker}: {why}")
 
@@ -42,3 +46,5 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.browser)
         if item.path.name in REAL_MODEL_FILES:
             item.add_marker(pytest.mark.real_model)
+        if item.path.name in FUZZ_FILES:
+            item.add_marker(pytest.mark.fuzz)

@@ -10,9 +10,11 @@ deliberation can be observed on the page deterministically.
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -33,6 +35,10 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "correct horse battery staple"
 MODELS = ("model-a", "model-b", "model-c", "model-d")
+# Prepared var directories by the secret key and users they were made with: the
+# migrations and the users do not depend on any MAGI_ setting (LiveMagi.prepare).
+PREPARED: dict[tuple, Path] = {}
+SESSIONS = "sessions.json"
 
 
 def free_port() -> int:
@@ -117,11 +123,29 @@ class LiveMagi:
 
     def start(self, ready_within: float = 30.0) -> "LiveMagi":
         self.var_dir.mkdir(parents=True, exist_ok=True)
+        self.prepare()
+        return self.serve(ready_within)
+
+    def prepare(self) -> None:
+        """A migrated database with the users and their sessions: made once per test
+        process, secret key and users, then copied (making it takes seconds: two Django
+        processes; copying it, milliseconds). Any other database is made in place."""
+        key = (self.env["SECRET_KEY"], *self.usernames)
+        prepared = None if "DATABASE_URL" in self.env else PREPARED.get(key)
+        if prepared is not None:
+            shutil.copytree(prepared, self.var_dir, dirs_exist_ok=True)
+            self.sessions = json.loads((prepared / SESSIONS).read_text())
+            return
         self.manage("migrate", "--no-input", "-v", "0")
         if self.usernames:
             output = self.manage("shell", "-v", "0", "-c", CREATE_USERS % (self.usernames,))
             self.sessions = json.loads(output.strip().splitlines()[-1])
-        return self.serve(ready_within)
+        if "DATABASE_URL" not in self.env:
+            # Beside the var directory: in pytest's temporary tree, which pytest prunes.
+            prepared = Path(tempfile.mkdtemp(prefix="prepared-", dir=self.var_dir.parent))
+            shutil.copytree(self.var_dir, prepared, dirs_exist_ok=True)
+            (prepared / SESSIONS).write_text(json.dumps(self.sessions))
+            PREPARED[key] = prepared
 
     def crash(self) -> None:
         """SIGKILL the server: no clean shutdown, the engine inside it dies mid-call."""
