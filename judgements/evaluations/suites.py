@@ -29,12 +29,10 @@ INJECTION_TAG = "injection"
 JSONL_CONTENT_TYPE = "application/jsonl; charset=utf-8"
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "suites"
 VERDICTS = suite_schema.VERDICTS
+NO_CASES = "The suite holds no cases: write one JSON object a line."
 
 
 # --- reading --------------------------------------------------------------------------
-
-
-NO_CASES = "The suite holds no cases: write one JSON object a line."
 
 
 def parse_jsonl(data: bytes | str) -> list[dict]:

@@ -35,10 +35,9 @@ CHROMIUM_ARGS = [
 ]
 PASSWORD = "correct horse battery staple"
 MODELS = ("model-a", "model-b", "model-c", "model-d")
-# Prepared var directories by the secret key and users they were made with: the
-# migrations and the users do not depend on any MAGI_ setting (LiveMagi.prepare).
-PREPARED: dict[tuple, Path] = {}
-SESSIONS = "sessions.json"
+# Prepared var directories and their users' sessions, by the secret key and users they
+# were made with: the migrations and the users depend on no MAGI_ setting (LiveMagi.prepare).
+PREPARED: dict[tuple, tuple[Path, dict[str, str]]] = {}
 
 
 def free_port() -> int:
@@ -131,21 +130,21 @@ class LiveMagi:
         process, secret key and users, then copied (making it takes seconds: two Django
         processes; copying it, milliseconds). Any other database is made in place."""
         key = (self.env["SECRET_KEY"], *self.usernames)
-        prepared = None if "DATABASE_URL" in self.env else PREPARED.get(key)
-        if prepared is not None:
+        on_sqlite = "DATABASE_URL" not in self.env
+        if on_sqlite and key in PREPARED:
+            prepared, sessions = PREPARED[key]
+            self.sessions = dict(sessions)
             shutil.copytree(prepared, self.var_dir, dirs_exist_ok=True)
-            self.sessions = json.loads((prepared / SESSIONS).read_text())
             return
         self.manage("migrate", "--no-input", "-v", "0")
         if self.usernames:
             output = self.manage("shell", "-v", "0", "-c", CREATE_USERS % (self.usernames,))
             self.sessions = json.loads(output.strip().splitlines()[-1])
-        if "DATABASE_URL" not in self.env:
+        if on_sqlite:
             # Beside the var directory: in pytest's temporary tree, which pytest prunes.
             prepared = Path(tempfile.mkdtemp(prefix="prepared-", dir=self.var_dir.parent))
             shutil.copytree(self.var_dir, prepared, dirs_exist_ok=True)
-            (prepared / SESSIONS).write_text(json.dumps(self.sessions))
-            PREPARED[key] = prepared
+            PREPARED[key] = (prepared, dict(self.sessions))
 
     def crash(self) -> None:
         """SIGKILL the server: no clean shutdown, the engine inside it dies mid-call."""

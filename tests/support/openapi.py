@@ -11,11 +11,7 @@ def check(document: dict, path: str, method: str, response) -> dict:
     described = operation["responses"][status]
     body = response.json()
     if "content" in described:
-        schema = {
-            **described["content"]["application/json"]["schema"],
-            "components": document["components"],
-        }
-        Draft202012Validator(schema).validate(body)
+        validator(document, described["content"]["application/json"]["schema"]).validate(body)
     for header, spec in described.get("headers", {}).items():
         if spec.get("required"):
             assert response.has_header(header), f"{method} {path} {status}: no {header}"
@@ -27,6 +23,10 @@ def check(document: dict, path: str, method: str, response) -> dict:
 def body_allowed(document: dict, path: str, method: str, body) -> bool:
     """Whether the document's JSON request schema allows `body`: the API answers 400
     exactly when it does not."""
-    schema = document["paths"][path][method]["requestBody"]["content"]["application/json"]
-    validator = Draft202012Validator({**schema["schema"], "components": document["components"]})
-    return validator.is_valid(body)
+    request = document["paths"][path][method]["requestBody"]["content"]["application/json"]
+    return validator(document, request["schema"]).is_valid(body)
+
+
+def validator(document: dict, schema: dict) -> Draft202012Validator:
+    """`schema` with the document's components, which its $refs point into."""
+    return Draft202012Validator({**schema, "components": document["components"]})
