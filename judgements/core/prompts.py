@@ -201,20 +201,34 @@ def own_previous_vote(agent: AgentBrief, earlier: list[EarlierDecision]) -> str 
     return max(own, key=lambda d: d.round).decision if own else None
 
 
-def question(round_number: int, criteria: str, previous_vote: str | None = None) -> str:
+ANSWER_WITH_JSON = "Answer with the JSON object."
+
+
+def question(
+    round_number: int,
+    criteria: str,
+    previous_vote: str | None = None,
+    answer_with: str = ANSWER_WITH_JSON,
+) -> str:
     """What the agent is asked, last in the prompt, where a small model still has its
-    criterion in view when it answers."""
+    criterion in view when it answers. `answer_with`, the last line, is the one part the
+    confidence probe (judgements/core/check_prompts.py) changes."""
     # The fake LLM server of the test suite reads the round from "This is round N of".
     text = f"This is round {round_number} of {rules.ROUNDS}."
     if previous_vote:
         # The rules say when to change it; this only keeps the vote in view.
         text += f' Your vote in the previous round was "{previous_vote}".'
     text += " Does the content above satisfy this criterion?"
-    return f"{text}\n{criteria}\nAnswer with the JSON object."
+    return f"{text}\n{criteria}\n{answer_with}"
 
 
 def user_message(
-    agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision], token: str
+    agent: AgentBrief,
+    content: str,
+    round_number: int,
+    earlier: list[EarlierDecision],
+    token: str,
+    answer_with: str = ANSWER_WITH_JSON,
 ) -> str:
     fences = markers(token)
     parts = [
@@ -228,12 +242,16 @@ def user_message(
             f"Earlier answers:\n{fences['history_open']}\n{history}\n{fences['history_close']}"
         )
         previous = own_previous_vote(agent, earlier)
-    parts.append(question(round_number, neutralise(agent.criteria, token), previous))
+    parts.append(question(round_number, neutralise(agent.criteria, token), previous, answer_with))
     return "\n".join(parts)
 
 
 def build_messages(
-    agent: AgentBrief, content: str, round_number: int, earlier: list[EarlierDecision]
+    agent: AgentBrief,
+    content: str,
+    round_number: int,
+    earlier: list[EarlierDecision],
+    answer_with: str = ANSWER_WITH_JSON,
 ) -> list[dict[str, str]]:
     # The content sits in the user turn, fenced, right before the question about it. On
     # Qwen2.5-Coder-1.5B, with the content in the system message after long rules, agents
@@ -246,7 +264,10 @@ def build_messages(
     token = fence_token(content)
     return [
         {"role": "system", "content": SHARED_RULES.format(reason_max=REASON_MAX_CHARS)},
-        {"role": "user", "content": user_message(agent, content, round_number, earlier, token)},
+        {
+            "role": "user",
+            "content": user_message(agent, content, round_number, earlier, token, answer_with),
+        },
     ]
 
 
