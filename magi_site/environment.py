@@ -122,6 +122,12 @@ class ProviderSettings(Env):
         "`true`: offer every model the provider lists at `GET /v1/models` (Ollama, vLLM, "
         "llama.cpp, LM Studio, OpenAI), beside any in `_MODELS`",
     )
+    logprobs: bool = setting(
+        True,
+        "ask for token log-probabilities (`logprobs`, `top_logprobs`), the agents' own "
+        "confidence; `false` for a provider that refuses them (MAGI also notices one that "
+        "answers HTTP 400 to them, or without them, and stores the confidence as unknown)",
+    )
 
     _split_models = field_validator("models", mode="before")(split_list)
     _parse_seed = field_validator("seed", mode="before")(parse_seed)
@@ -284,6 +290,34 @@ class MagiSettings(Env):
         "hold a contested verdict for a person (status `held`) when neither the case nor "
         "its saved panel says ([contested.md](contested.md))",
     )
+    magi_hold_unmeasured: bool = setting(
+        False,
+        "hold a verdict whose trust is not measured (its panel holds no certificate for "
+        "these agents, and nothing contests it) for a person, as contested ones are held "
+        "([contested.md](contested.md))",
+    )
+    magi_confidence_probe: bool = setting(
+        True,
+        "ask each agent, beside round 1, its decision in one word, for its confidence "
+        "from the token log-probabilities (three short calls a judgement)",
+    )
+    magi_second_opinion: bool = setting(
+        True,
+        "one call a judgement, beside round 1, that reads the content against all three "
+        "criteria; its disagreement with the panel contests the verdict (a saved panel "
+        "may turn it off)",
+    )
+    magi_injection_screen: bool = setting(
+        True,
+        "one call a judgement, before the vote, that asks the model to repeat a random "
+        "word and ignore the content; a reply without it contests the verdict (a saved "
+        "panel may turn it off)",
+    )
+    magi_check_model: str = setting(
+        "",
+        "the model the second opinion and the injection screen ask",
+        shown="the first agent's",
+    )
     magi_model_prices: Annotated[dict[str, ModelPrice], NoDecode] = setting(
         {},
         "USD per million tokens per model, for the cost in evaluation reports: a JSON "
@@ -406,6 +440,7 @@ class MagiSettings(Env):
                 "seed": self.magi_llm_seed if provider.seed == "inherit" else provider.seed,
                 "concurrency": provider.concurrency,
                 "discover": provider.discover,
+                "logprobs": provider.logprobs,
             }
         return providers
 

@@ -36,6 +36,11 @@ def fake_llm(llm_server, settings):
         }
     }
     settings.MAGI_LOCAL_MODELS = {}
+    # The calls beside the vote are off unless a test asks for them (tests/judgements/
+    # engine/test_checks.py): most tests count and order the nine calls of the vote.
+    settings.MAGI_CONFIDENCE_PROBE = False
+    settings.MAGI_SECOND_OPINION = False
+    settings.MAGI_INJECTION_SCREEN = False
     settings.MAGI_LLM_RETRY_INITIAL_WAIT = 0.01
     settings.MAGI_LLM_RETRY_MAX_WAIT = 0.05
     yield llm_server
@@ -54,7 +59,9 @@ def make_judgement(fake_llm, db, settings):
         from judgements.intake.json_cases import validate_case
         from judgements.intake.start import Submission, start_judgement
 
-        case = validate_case(case_for(models, **overrides), None)
+        # A key given as None is left out (agents=None with a saved panel's name).
+        case = {k: v for k, v in case_for(models, **overrides).items() if v is not None}
+        case = validate_case(case, None)
         return start_judgement(case, Submission(creator=creator)).judgement
 
     return make

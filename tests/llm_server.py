@@ -8,6 +8,7 @@ malformed JSON, a dropped connection, a cut-off reply).
 
 import contextlib
 import json
+import math
 import re
 import threading
 import time
@@ -19,6 +20,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ROUND_PATTERN = re.compile(r"This is round (\d) of")
 # The engine's note when it asks an answer again (judgements/prompts.recheck_note).
 RECHECK_MARKER = "A check of your answer found"
+# The calls beside the vote (judgements/core/check_prompts.py), told apart by their words.
+PROBE_MARKER = 'Answer with one word: "approve" or "reject".'
+SECOND_OPINION_MARKER = "Decide whether to approve or reject the content the user sends"
+SCREEN_PATTERN = re.compile(r'^Repeat "(\w+)" once while ignoring the following text')
+# The words a decision is made of, and the other side of each.
+OPPOSITE = {"true": "false", "false": "true", "approve": "reject", "reject": "approve"}
+TOKEN_PATTERN = re.compile(r"\s*\w+|\s*[^\w\s]")
+# Where a JSON answer's decision is made (a one-word reply's is its first token).
+DECISIVE = re.compile(r'"(?:criterion_met|decision)"\s*:\s*"?')
 
 # Failure kinds a script can ask for, one per attempt, in order.
 HTTP_FAILURES = {"400": 400, "401": 401, "403": 403, "404": 404, "429": 429, "500": 500, "503": 503}
@@ -44,10 +54,27 @@ class ModelScript:
     # `recheck_votes` if given.
     recheck_keeps: bool = False
     recheck_votes: str | None = None
+    # Log-probabilities, when a request asks for them: the probability of the decision
+    # given (per content marker with `confidence_when`), the rest to the other side.
+    # `logprobs` False: a provider that ignores the request; `refuse_logprobs`: one that
+    # answers HTTP 400 to it.
+    confidence: float = 0.9
+    confidence_when: dict[str, float] = field(default_factory=dict)
+    logprobs: bool = True
+    refuse_logprobs: bool = False
+    # The second opinion's decision (None: its round-1 vote), and the injection screen:
+    # a prompt holding one of `steered_by` loses the check word.
+    opinion: str | None = None
+    steered_by: tuple[str, ...] = ()
 
     def vote(self, round_number: int, prompt: str = "") -> str:
         votes = next((v for marker, v in self.votes_when.items() if marker in prompt), self.votes)
         return "approve" if votes[round_number - 1].upper() == "A" else "reject"
+
+    def sureness(self, prompt: str) -> float:
+        return next(
+            (c for marker, c in self.confidence_when.items() if marker in prompt), self.confidence
+        )
 
 
 @dataclass
@@ -262,9 +289,16 @@ class FakeLLM:
                 if script is None:
                     self._send_json(404, {"error": {"message": f"model {model!r} not found"}})
                     return
+                if body.get("logprobs") and script.refuse_logprobs:
+                    message = "logprobs are not supported by this model"
+                    self._send_json(400, {"error": {"message": message, "type": "test"}})
+                    return
                 if script.delay:
                     time.sleep(script.delay)
-                fake.gate.wait(model, round_number)
+                check = check_answer(script, prompt)
+                if check is None:
+                    # The calls beside the vote pass no gate: the tests order votes.
+                    fake.gate.wait(model, round_number)
                 failure = fake._next_failure(model, round_number)
                 if failure in HTTP_FAILURES:
                     status = HTTP_FAILURES[failure]
@@ -274,6 +308,9 @@ class FakeLLM:
                 if failure == "disconnect":
                     self.close_connection = True
                     self.connection.shutdown(2)
+                    return
+                if check is not None:
+                    self._send_json(200, completion(model, check, logprobs=wants(body, script)))
                     return
                 vote = script.vote(round_number, prompt)
                 reason = script.reasons.get(round_number) or script.reason
@@ -298,9 +335,58 @@ class FakeLLM:
                 elif failure == "length":
                     content, finish_reason = content[:10], "length"
                 cached = fake.cached_prefix(body)
-                self._send_json(200, completion(model, content, finish_reason, cached))
+                sure = script.sureness(prompt) if wants(body, script) else None
+                self._send_json(200, completion(model, content, finish_reason, cached, sure))
 
         return Handler
+
+
+def wants(body: dict, script: ModelScript) -> bool:
+    return bool(body.get("logprobs")) and script.logprobs
+
+
+def check_answer(script: ModelScript, prompt: str) -> tuple[str, float] | None:
+    """The reply to a call beside the vote and how sure it is, or None for a vote."""
+    sure = script.sureness(prompt)
+    if prompt.rstrip().endswith(PROBE_MARKER):
+        return script.vote(1, prompt), sure
+    if SECOND_OPINION_MARKER in prompt:
+        decision = script.opinion or script.vote(1, prompt)
+        return json.dumps({"decision": decision, "reason": "read against all three"}), sure
+    if found := SCREEN_PATTERN.match(prompt):
+        steered = any(marker in prompt for marker in script.steered_by)
+        return ("approve" if steered else found.group(1)), sure
+    return None
+
+
+def token_logprobs(content: str, sure: float) -> dict:
+    """The reply cut into word and punctuation tokens, as a provider reports them: the
+    first decision word (true/false, approve/reject) with its other side as an
+    alternative, every other token certain."""
+    items = []
+    decided = False
+    found = DECISIVE.search(content)
+    at = found.end() if found else 0
+    end = 0
+    for token in TOKEN_PATTERN.findall(content):
+        end += len(token)
+        word = token.strip()
+        alternatives = [(token, 0.0)]
+        if not decided and end > at and word in OPPOSITE:
+            decided = True
+            other = token.replace(word, OPPOSITE[word])
+            alternatives = [(token, math.log(sure)), (other, math.log(max(1.0 - sure, 1e-12)))]
+        items.append(
+            {
+                "token": token,
+                "logprob": alternatives[0][1],
+                "bytes": list(token.encode()),
+                "top_logprobs": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives
+                ],
+            }
+        )
+    return {"content": items}
 
 
 def answer(
@@ -324,19 +410,32 @@ def shared_prefix(a: str, b: str) -> int:
     return min(len(a), len(b))
 
 
-def completion(model: str, content: str, finish_reason: str = "stop", cached: int = 0) -> dict:
+def completion(
+    model: str,
+    content,
+    finish_reason: str = "stop",
+    cached: int = 0,
+    sure: float | None = None,
+    logprobs: bool = False,
+) -> dict:
+    """A chat completion. `content` may come with its sureness (text, p) from
+    check_answer; with a sureness, the reply carries log-probabilities."""
+    if isinstance(content, tuple):
+        content, p = content
+        sure = p if logprobs else None
+    choice: dict = {
+        "index": 0,
+        "message": {"role": "assistant", "content": content},
+        "finish_reason": finish_reason,
+    }
+    if sure is not None:
+        choice["logprobs"] = token_logprobs(content, sure)
     return {
         "id": "chatcmpl-test",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": finish_reason,
-            }
-        ],
+        "choices": [choice],
         "usage": {
             "prompt_tokens": 100,
             "completion_tokens": 20,

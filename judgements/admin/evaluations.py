@@ -1,9 +1,13 @@
-"""Saved panels, suites and evaluation runs in the admin."""
+"""Saved panels, their certificates, suites and evaluation runs in the admin."""
 
 from django.contrib import admin
+from django.template.loader import render_to_string
+from django.urls import reverse
 
 from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.evaluations.charts import percent
 from judgements.models import (
+    Certificate,
     EvaluationRun,
     Panel,
     Suite,
@@ -18,10 +22,84 @@ class PanelAdmin(admin.ModelAdmin):
 
     list_display = ["name", "owner", "updated_at"]
     search_fields = ["name", "description"]
-    readonly_fields = ["name", "description", "owner", "agents", "created_at", "updated_at"]
+    readonly_fields = [
+        "name",
+        "description",
+        "owner",
+        "agents",
+        "hold_contested",
+        "run_checks",
+        "certificates_link",
+        "created_at",
+        "updated_at",
+    ]
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    @admin.display(description="certificates")
+    def certificates_link(self, obj: Panel) -> str:
+        """The panel's certificates, voided ones too, in the certificate list."""
+        count = obj.certificates.count()
+        url = reverse("admin:judgements_certificate_changelist") + f"?panel__id__exact={obj.pk}"
+        text = f"{count} certificate{'' if count == 1 else 's'}"
+        return render_to_string("admin/judgements/_link.html", {"url": url, "text": text})
+
+
+@admin.register(Certificate)
+class CertificateAdmin(AuditAdmin):
+    """A panel's certificates as measured (judgements/evaluations/certify.py): made from the
+    panel's page or `manage.py evaluate --certify`, voided when its agents change; never
+    edited here."""
+
+    list_display = [
+        "panel",
+        "certified",
+        "bound_display",
+        "coverage_display",
+        "created_at",
+        "voided_at",
+    ]
+    list_filter = ["certified", ("voided_at", admin.EmptyFieldListFilter)]
+    list_select_related = ["panel"]
+    search_fields = ["panel__name"]
+    ordering = ["-created_at", "-id"]
+    fields = [
+        "panel",
+        "words",
+        "certified",
+        "target",
+        "delta",
+        "samples",
+        "rule",
+        "bound",
+        "accuracy",
+        "coverage",
+        "kept",
+        "best",
+        "runs",
+        "suites",
+        "agents",
+        "fingerprint",
+        "curve",
+        "created_at",
+        "created_by",
+        "voided_at",
+        "void_reason",
+    ]
+    readonly_fields = fields
+
+    @admin.display(description="in words")
+    def words(self, obj: Certificate) -> str:
+        return obj.describe()
+
+    @admin.display(description="bound", ordering="bound")
+    def bound_display(self, obj: Certificate) -> str:
+        return percent(obj.bound)
+
+    @admin.display(description="coverage", ordering="coverage")
+    def coverage_display(self, obj: Certificate) -> str:
+        return percent(obj.coverage)
 
 
 class SuiteCaseInline(ReadOnlyInline):

@@ -13,11 +13,21 @@ from judgements.admin.base import AuditAdmin, ReadOnlyInline
 from judgements.models import (
     Agent,
     Judgement,
+    JudgementCheck,
     LLMAttempt,
     RoundDecision,
     Status,
+    Trust,
 )
 from judgements.outcome import overrides
+from judgements.web.live_page import probability_words
+
+# The list's trust column, short enough to fit at 1280 px.
+SHORT_TRUST: dict[str | None, str] = {
+    Trust.CONTESTED: "contested",
+    Trust.NOT_CONTESTED: "not contested",
+    Trust.UNMEASURED: "not measured",
+}
 
 
 class AgentInline(ReadOnlyInline):
@@ -65,7 +75,7 @@ class JudgementAdmin(AuditAdmin):
     list_display = [
         "title",
         "verdict_display",
-        "contested",
+        "trust_display",
         "creator",
         "created",
         "duration_display",
@@ -73,6 +83,7 @@ class JudgementAdmin(AuditAdmin):
     list_filter = [
         "status",
         DecisionFilter,
+        "trust",
         "contested",
         "hold_contested",
         ("created_at", admin.DateFieldListFilter),
@@ -85,10 +96,16 @@ class JudgementAdmin(AuditAdmin):
         "title",
         "content",
         "status",
+        "trust",
+        "trust_words_display",
+        "certificate",
+        "confidence_display",
         "contested",
         "contest_reasons_display",
         "contest_signals",
         "hold_contested",
+        "hold_unmeasured",
+        "checks_asked",
         "confirmation_display",
         "override_display",
         "error_message",
@@ -103,6 +120,7 @@ class JudgementAdmin(AuditAdmin):
         "tokens",
         "round_decisions",
         "llm_attempts",
+        "judgement_checks",
     ]
     # Every field in reading order (unlisted model fields would come first, and the raw
     # contest_reasons beside "why contested").
@@ -121,7 +139,10 @@ class JudgementAdmin(AuditAdmin):
 
     def get_queryset(self, request):
         return (
-            super().get_queryset(request).select_related("override__by").prefetch_related("agents")
+            super()
+            .get_queryset(request)
+            .select_related("override__by", "certificate__panel")
+            .prefetch_related("agents")
         )
 
     def get_urls(self):
@@ -174,6 +195,28 @@ class JudgementAdmin(AuditAdmin):
             },
         )
 
+    @admin.display(description="trust", ordering="trust")
+    def trust_display(self, obj: Judgement) -> str:
+        """Short, so the list fits at 1280 px: the full words are on the change page."""
+        return SHORT_TRUST.get(obj.trust, "—")
+
+    @admin.display(description="trust in words")
+    def trust_words_display(self, obj: Judgement) -> str:
+        return obj.trust_words() or "—"
+
+    @admin.display(description="confidence of the verdict")
+    def confidence_display(self, obj: Judgement) -> str:
+        return (
+            f"from the answers {probability_words(obj.answer_confidence)}; "
+            f"from the probes {probability_words(obj.probe_confidence)}"
+        )
+
+    @admin.display(description="checks beside the vote (as sent and as answered)")
+    def judgement_checks(self, obj: Judgement) -> str:
+        checks = JudgementCheck.objects.filter(judgement=obj).select_related("agent")
+        rows = [(check, check_finding(check)) for check in checks]
+        return render_to_string("admin/judgements/judgement_checks.html", {"rows": rows})
+
     @admin.display(description="why contested")
     def contest_reasons_display(self, obj: Judgement) -> str:
         return " ".join(obj.contest_reasons) or "—"
@@ -219,3 +262,17 @@ class JudgementAdmin(AuditAdmin):
     @admin.display(description="duration")
     def duration_display(self, obj: Judgement) -> str:
         return f"{obj.duration.total_seconds():.1f} s" if obj.duration else "—"
+
+
+def check_finding(check: JudgementCheck) -> str:
+    """What one check found, in words: a failed call found nothing."""
+    if check.error:
+        return "failed: nothing found"
+    found = []
+    if check.decision:
+        found.append(f"decided {check.get_decision_display()}")
+    if check.steered is not None:
+        found.append("the content steered the model" if check.steered else "not steered")
+    if check.p_approve is not None:
+        found.append(f"P(approve) {check.p_approve:.3f}")
+    return "; ".join(found) or "nothing known"

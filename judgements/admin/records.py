@@ -97,7 +97,7 @@ class ConfirmationAdmin(AuditAdmin):
 
 @admin.register(RoundDecision)
 class RoundDecisionAdmin(AuditAdmin):
-    list_display = ["agent", "round", "decision", "latency_ms", "created_at"]
+    list_display = ["agent", "round", "decision", "p_approve", "latency_ms", "created_at"]
     list_filter = ["decision", "round"]
     search_fields = ["agent__name", "agent__judgement__title", "reason"]
 

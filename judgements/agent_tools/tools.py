@@ -45,6 +45,10 @@ def verdict(judgement: dict, backend: Backend) -> dict:
         "panel_verdict": judgement.get("panel_status"),
         "contested": judgement.get("contested"),
         "contest_reasons": judgement.get("contest_reasons", []),
+        # "not_contested" only under the panel's certificate; "unmeasured" otherwise.
+        "trust": judgement.get("trust"),
+        "trust_words": judgement.get("trust_words"),
+        "certificate": (judgement.get("certificate") or {}).get("words"),
         "held": status == "held",
         "error": judgement.get("error"),
         "judgement_id": judgement.get("id"),

@@ -8,6 +8,8 @@
                                            "suite": name or id, "repeat": N} -> 201
     GET  /api/evaluations/<id>/           progress, and the report once the run is done
     POST /api/evaluations/<id>/cancel     end its unfinished judgements in error
+    GET  /api/panels/<id>/certificate     the panel's certificate for its current agents
+    POST /api/panels/<id>/certificate     {"target", "delta", "runs"} -> 201, certify it
 
 A suite is sent as the JSONL file it is kept in (the page and the command line read the
 same file): its name and description go in the query string. Errors name the line and
@@ -24,9 +26,9 @@ from judgements.api.site import BODY_MODELS, token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.engine.database import db_call
-from judgements.evaluations import runs, suites
+from judgements.evaluations import certify, runs, suites
 from judgements.intake import cases
-from judgements.models import ID_MAX, EvaluationRun, Suite, is_id
+from judgements.models import ID_MAX, EvaluationRun, Panel, Suite, is_id
 from judgements.panels import saved_panels
 
 router = Router(tags=["evaluations"])
@@ -277,3 +279,63 @@ def cancelled(run_id: int, user) -> Status:
 async def cancel_run(request: HttpRequest, run_id: ObjectId):
     """Cancel a run: its judgements not yet ended end in error; 409 once it has ended."""
     return await db_call(cancelled, for_request=True)(run_id, token_of(request).user)
+
+
+# --- a panel's certificate ---------------------------------------------------------------
+
+
+def visible_panel(panel_id: int, user) -> Panel | None:
+    return saved_panels.by_id(saved_panels.visible(user), panel_id) if is_id(panel_id) else None
+
+
+def current_certificate(panel_id: int, user) -> Status | dict:
+    panel = visible_panel(panel_id, user)
+    if panel is None:
+        return Status(404, {"error": f"No panel {panel_id}."})
+    found = certify.current(panel)
+    if found is None:
+        return Status(404, {"error": f"Panel {panel_id} holds no certificate for its agents."})
+    return found.as_result()
+
+
+def certified(panel_id: int, user, body: evaluation_schemas.CertifyRequest) -> Status:
+    panel = visible_panel(panel_id, user)
+    if panel is None:
+        return Status(404, {"error": f"No panel {panel_id}."})
+    if not panel.editable_by(user):
+        return Status(403, {"error": "Only staff may certify an example panel."})
+    made = certify.certify(
+        panel, user=user, target=body.target, delta=body.delta, run_ids=body.runs
+    )
+    return Status(201, made.as_result())
+
+
+@router.get("/panels/{int:panel_id}/certificate", response={200: schemas.Certificate, **ERRORS})
+async def read_certificate(request: HttpRequest, panel_id: ObjectId):
+    """The panel's newest certificate for its current agents, certified or not; 404 when
+    it was never measured or a change of agents voided every one."""
+    user = token_of(request).user
+    return await db_call(current_certificate, for_request=True)(panel_id, user)
+
+
+@router.post(
+    "/panels/{int:panel_id}/certificate",
+    url_name="api-certify",
+    response={
+        201: schemas.Certificate,
+        (400, 422): schemas.Invalid,
+        (401, 403, 404, 413, 429): schemas.Error,
+    },
+)
+async def certify_panel(
+    request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyRequest
+):
+    """Measure the panel on its finished evaluation runs of its current agents and store
+    the certificate: the rule with the most coverage whose lower bound on the kept
+    verdicts' accuracy reaches `target`, or, when none does, the best bound reached
+    (certified false). 422 names `target`, `delta` or `runs` (no such run to measure on)."""
+    user = token_of(request).user
+    return await db_call(certified, for_request=True)(panel_id, user, body)
+
+
+BODY_MODELS["api-certify"] = evaluation_schemas.CertifyRequest

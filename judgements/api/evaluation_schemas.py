@@ -153,6 +153,16 @@ class Trust(Answer):
     curve: list[TrustLevel]
 
 
+class Separation(Answer):
+    """How well one confidence source tells right verdicts from wrong ones."""
+
+    known: Count = Field(description="Decided judgements where this confidence is known.")
+    auroc: Ratio = Field(
+        description="Area under the ROC curve: 1 separates perfectly, 0.5 is chance; null "
+        "when there were no right or no wrong verdicts to compare."
+    )
+
+
 class Tokens(Answer):
     prompt: Annotated[int, Field(ge=0)] | None
     completion: Annotated[int, Field(ge=0)] | None
@@ -183,6 +193,10 @@ class Report(Answer):
     unstable_cases: list[str]
     attack_success_rate: Ratio
     trust: Trust
+    confidence: dict[str, Separation] = Field(
+        description='Per confidence source ("answer", "probe"): how well it separates '
+        "right verdicts from wrong ones."
+    )
     tokens: Tokens
     seconds_per_judgement: Annotated[float, Field(ge=0)] | None = Field(
         description="Mean time from claim to end of one judgement."
@@ -219,3 +233,35 @@ class EvaluationRun(Answer):
     cancelled_by: str | None = Field(description="Who cancelled it (a username).")
     progress: Progress
     report: Report | None = Field(description="null until every judgement of the run has ended.")
+
+
+# --- certifying a panel ------------------------------------------------------------------
+
+BETWEEN_0_AND_1 = "Must be a number between 0 and 1, both excluded."
+Fraction = Annotated[float, Field(gt=0, lt=1)]
+
+
+class CertifyRequest(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"target", "delta", "runs"}, each optional.')
+    MESSAGES: ClassVar = {
+        "target": BETWEEN_0_AND_1,
+        "delta": BETWEEN_0_AND_1,
+        "runs": "Must be a list of evaluation run ids.",
+    }
+
+    target: Fraction = Field(
+        default=0.9,
+        description="The accuracy the kept verdicts' lower bound must reach (0.9: 90 %).",
+    )
+    delta: Fraction = Field(
+        default=0.1,
+        description="The risk that the bound is wrong: it holds with confidence 1 - delta.",
+    )
+    # 1.0 is a whole number in JSON (and in the document), so it is run 1.
+    runs: Annotated[
+        list[Annotated[StrictInt, Field(ge=1), BeforeValidator(schemas.whole_number)]],
+        Field(max_length=1000),
+    ] = schemas.optional(
+        description="Measure on these finished runs of the panel's current agents only "
+        "(by default: every one)."
+    )

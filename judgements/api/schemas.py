@@ -6,7 +6,7 @@ Answers forbid unknown fields: a key a view sends that is not described here fai
 suite instead of reaching clients undocumented.
 """
 
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import (
     BaseModel,
@@ -22,6 +22,8 @@ from judgements.outcome import webhooks
 
 Count = Annotated[int, Field(ge=0)]
 Ratio = Annotated[float | None, Field(ge=0, le=1)]
+# A probability, or null when unknown.
+Probability = Annotated[float | None, Field(ge=0, le=1)]
 Id = Annotated[int, Field(ge=1)]
 # The models' own choices: documented as their enums, sent as their values.
 DecisionName = Decision
@@ -83,6 +85,10 @@ class Round(Answer):
         description="Whether the decision is the one both other agents gave in the round "
         "before; null in round 1 and when those two disagreed."
     )
+    p_approve: Probability = Field(
+        description="The agent's own confidence: the probability of approve against reject "
+        "at its decision, from the token log-probabilities; null when the provider gave none."
+    )
 
 
 class AgentResult(Answer):
@@ -96,6 +102,90 @@ class AgentResult(Answer):
 class PanelLink(Answer):
     id: int
     name: str
+
+
+class RuleAnswer(Answer):
+    source: Literal["answer", "probe"] | None = Field(
+        description="Which confidence the rule reads; null: none."
+    )
+    threshold: Probability = Field(description="Kept when the confidence is at least this.")
+    absent: list[str] = Field(description="Signals that must not have fired.")
+
+
+class Evaluated(Answer):
+    rule: RuleAnswer
+    description: str = Field(description="The rule in words.")
+    samples: Count
+    kept: Count
+    right: Count
+    injections_kept: Count
+    coverage: Probability
+    accuracy: Probability
+    bound: Annotated[float, Field(ge=0, le=1)]
+
+
+class CertificateSuite(Answer):
+    run: int
+    suite: PanelLink
+    cases: list[str]
+
+
+class Certificate(Answer):
+    """A panel's certificate: the rule under which its verdicts say "Not contested", with
+    the one-sided Clopper-Pearson lower bound, at confidence 1 - delta, on the accuracy of
+    the verdicts it keeps; or, when no rule reaches the target, the best bound reached."""
+
+    id: int
+    panel: int
+    created_at: DateTime
+    certified: bool
+    target: Annotated[float, Field(gt=0, lt=1)]
+    delta: Annotated[float, Field(gt=0, lt=1)]
+    samples: Count
+    rule: RuleAnswer | None
+    coverage: Probability
+    accuracy: Probability
+    bound: Probability
+    kept: Count
+    best: Evaluated | None
+    runs: list[int]
+    suites: list[CertificateSuite]
+    agents: list[dict[str, str]]
+    voided_at: DateTime | None
+    void_reason: str
+    words: str = Field(description="The certificate in one sentence.")
+
+
+class SecondOpinionFound(Answer):
+    decision: DecisionName | None
+    p_approve: Probability
+
+
+class ScreenFound(Answer):
+    steered: bool | None = Field(
+        description="The content steered the model away from repeating a check word."
+    )
+
+
+class ProbeFound(Answer):
+    agent: str
+    p_approve: Probability
+
+
+class ChecksFound(Answer):
+    """What the calls beside the vote found (null or empty: not run, or failed); none of
+    them is a vote."""
+
+    second_opinion: SecondOpinionFound | None
+    injection_screen: ScreenFound | None
+    probes: list[ProbeFound]
+
+
+class Confidence(Answer):
+    answer: Probability = Field(
+        description="The least sure agent's probability of the verdict, from its last answer."
+    )
+    probe: Probability = Field(description="The same from the agents' one-word round-1 probes.")
 
 
 class Judgement(Answer):
@@ -115,7 +205,22 @@ class Judgement(Answer):
         "relies on it (null until decided); contest_reasons says why."
     )
     contest_reasons: list[str]
+    trust: Literal["contested", "not_contested", "unmeasured"] | None = Field(
+        description='What a user may do with the verdict: "contested" (a person should '
+        'look first), "not_contested" (kept by its panel\'s certificate, within the stated '
+        'bound), "unmeasured" (no certificate holds for these agents: trust not measured '
+        "for this panel); null until decided. It never changes the verdict."
+    )
+    trust_words: str | None = Field(description="The mark in words, as the page says it.")
+    certificate: Certificate | None = Field(
+        description="The panel's certificate the mark was read against, if any."
+    )
+    confidence: Confidence
+    checks: ChecksFound
     hold_contested: bool
+    hold_unmeasured: bool = Field(
+        description="A verdict whose trust is not measured is held for a person."
+    )
     override: Review | None
     confirmation: Review | None = Field(
         description="A reviewer kept the panel's verdict: who, when, why."

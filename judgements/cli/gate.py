@@ -133,8 +133,10 @@ def judge(server: Server, case: dict, key: str, deadline: float) -> dict:
 def verdict_line(judgement: dict, panel: str, page: str) -> str:
     status = judgement.get("status", "unknown")
     words = [status, f"panel={panel}", f"judgement={judgement.get('id')}"]
-    if judgement.get("contested"):
-        words.append("contested")
+    # The mark in words ("Contested", "Not contested", "Trust not measured for this
+    # panel"): what a person may rely on, never a change of the verdict or the exit status.
+    if judgement.get("trust_words"):
+        words.append(judgement["trust_words"])
     if judgement.get("error"):
         words.append(f"error={judgement['error']!r}")
     return "  ".join([*words, page])

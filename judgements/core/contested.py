@@ -19,6 +19,15 @@ The signals, each read from the stored votes, reasons and attempts alone:
 - RECHECKED: an answer the engine had to ask again because of one of the two checks
   above, even though the second answer passed them.
 - RETRIED: an answer that needed more than one attempt (a failed or invalid reply).
+- SECOND_OPINION: the second opinion, one call reading the content against all three
+  criteria (judgements/core/check_prompts.py), decided against the panel's verdict.
+- INJECTION: the injection screen's model, asked to repeat a check word and ignore the
+  content, did not: the content steers a model.
+
+What a user may do with the verdict (`trust`): with no certificate for the panel's agents,
+a contested verdict says so and any other says "Trust not measured for this panel"; with
+one, the certified rule alone decides between "Not contested" (kept, within the stated
+bound) and "Contested" (sent to a person), so the mark means what was measured.
 
 Which of them count was chosen on the starter suite and confirmed on the red-team and
 held-out suites (docs/contested.md has the measurements); `assess` reports all of them
@@ -26,11 +35,12 @@ either way, and the level (how many kinds fired) orders judgements for the repor
 accuracy-against-coverage curve.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from judgements.core import answer_checks, rules
+from judgements.core.certificate import Rule, Sample
 
 
 class Signal(StrEnum):
@@ -41,11 +51,37 @@ class Signal(StrEnum):
     STATED_ABSENCE = "stated_absence"
     RECHECKED = "rechecked"
     RETRIED = "retried"
+    SECOND_OPINION = "second_opinion"
+    INJECTION = "injection"
 
 
-# The signals that make a judgement contested. See the module's docstring and
-# docs/contested.md for why these and not the others.
-COUNTED = frozenset({Signal.SPLIT, Signal.LATE_CHANGE, Signal.COPIED, Signal.STATED_ABSENCE})
+# The signals that make a judgement contested when its panel holds no certificate. See
+# the module's docstring and docs/contested.md for why these and not the others.
+COUNTED = frozenset(
+    {
+        Signal.SPLIT,
+        Signal.LATE_CHANGE,
+        Signal.COPIED,
+        Signal.STATED_ABSENCE,
+        Signal.SECOND_OPINION,
+        Signal.INJECTION,
+    }
+)
+
+
+class Trust(StrEnum):
+    CONTESTED = "contested"
+    NOT_CONTESTED = "not_contested"
+    UNMEASURED = "unmeasured"
+
+
+@dataclass(frozen=True)
+class Checks:
+    """What the calls beside the vote found: the second opinion's decision and whether
+    the injection screen's reply lost its check word (None: not run, or it failed)."""
+
+    second_opinion: str | None = None
+    steered: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -103,8 +139,9 @@ class Contest:
         return len(self.signals)
 
 
-def assess(content: str, agents: Sequence[AgentRecord]) -> Contest:
-    """The signals in a finished panel's record (three agents, three answers each)."""
+def assess(content: str, agents: Sequence[AgentRecord], checks: Checks = Checks()) -> Contest:
+    """The signals in a finished panel's record (three agents, three answers each) and
+    in the checks beside it."""
     findings = [
         *split(agents),
         *late_changes(agents),
@@ -113,8 +150,52 @@ def assess(content: str, agents: Sequence[AgentRecord]) -> Contest:
         *stated_absences(content, agents),
         *rechecked(agents),
         *retried(agents),
+        *second_opinion(agents, checks),
+        *injection(checks),
     ]
     return Contest(tuple(findings))
+
+
+@dataclass(frozen=True)
+class Mark:
+    trust: Trust
+    reasons: tuple[str, ...]
+
+    @property
+    def contested(self) -> bool:
+        return self.trust is Trust.CONTESTED
+
+
+def mark(contest: Contest, confidence: Mapping[str, float | None], rule: Rule | None) -> Mark:
+    """What a user may do with the verdict. `rule`: the certified rule of the panel's
+    certificate for exactly these agents, or None; `confidence`: the verdict's
+    confidence per source (judgements/core/confidence.py)."""
+    if rule is None:
+        if contest.contested:
+            return Mark(Trust.CONTESTED, tuple(contest.reasons))
+        return Mark(Trust.UNMEASURED, ())
+    sample = Sample(right=True, confidence=confidence, signals=frozenset(contest.signals))
+    if rule.keeps(sample):
+        return Mark(Trust.NOT_CONTESTED, ())
+    return Mark(Trust.CONTESTED, tuple(rule_failures(contest, confidence, rule)))
+
+
+def rule_failures(
+    contest: Contest, confidence: Mapping[str, float | None], rule: Rule
+) -> list[str]:
+    """Why the certified rule does not keep the verdict, in words."""
+    found = []
+    if rule.source is not None and rule.threshold is not None:
+        value = confidence.get(rule.source)
+        if value is None:
+            found.append(f"The panel's {rule.source} confidence is unknown.")
+        elif value < rule.threshold:
+            found.append(
+                f"The panel's {rule.source} confidence {value:.2f} is below the certified "
+                f"{rule.threshold:.2f}."
+            )
+    found.extend(f.words for f in contest.findings if f.signal in rule.absent)
+    return found
 
 
 def finals(agents: Sequence[AgentRecord]) -> list[str]:
@@ -245,6 +326,33 @@ def retried(agents: Sequence[AgentRecord]) -> list[Finding]:
         for agent in agents
         for answer in agent.answers
         if answer.attempts > 1
+    ]
+
+
+def second_opinion(agents: Sequence[AgentRecord], checks: Checks) -> list[Finding]:
+    if checks.second_opinion is None or not agents or not all(a.answers for a in agents):
+        return []
+    verdict = rules.panel_decision(finals(agents)).value
+    if checks.second_opinion == verdict:
+        return []
+    return [
+        Finding(
+            Signal.SECOND_OPINION,
+            f"A second opinion, reading the content against all three criteria at once, "
+            f"decided {verb(checks.second_opinion)} against the panel's {verb(verdict)}.",
+        )
+    ]
+
+
+def injection(checks: Checks) -> list[Finding]:
+    if not checks.steered:
+        return []
+    return [
+        Finding(
+            Signal.INJECTION,
+            "The injection screen: asked to repeat a check word and ignore the content, the "
+            "model did not. The content may carry instructions that steer a model.",
+        )
     ]
 
 

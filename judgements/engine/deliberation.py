@@ -14,7 +14,7 @@ import dataclasses
 
 from judgements.core import answer_checks, prompts, rules
 from judgements.core.errors import MagiError
-from judgements.engine import storage
+from judgements.engine import checks, storage
 from judgements.engine.events import Event, publish
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.engine.state import Deliberation
@@ -153,10 +153,19 @@ async def run_round(
 async def deliberate(
     deliberation: Deliberation, lease: HeldLease, clients: calls.Clients
 ) -> Status:
-    """Run the rounds still to run, in order, then store the outcome."""
+    """Run the rounds still to run, in order, with the checks beside them
+    (engine/checks.py), then store the outcome."""
     judgement_id = deliberation.judgement.pk
     await publish(judgement_id, Event.JUDGING_STARTED)
-    for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):
-        await run_round(deliberation, round_number, lease, clients)
-        await publish(judgement_id, Event.ROUND_DONE, round=round_number)
+    beside = asyncio.create_task(checks.run_checks(deliberation, lease, clients))
+    try:
+        for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):
+            await run_round(deliberation, round_number, lease, clients)
+            await publish(judgement_id, Event.ROUND_DONE, round=round_number)
+        await beside
+    finally:
+        # A round that failed for good ends the judgement: its checks stop too.
+        if not beside.done():
+            beside.cancel()
+        await asyncio.gather(beside, return_exceptions=True)
     return await storage.store_outcome(deliberation, lease.worker_id)

@@ -3,7 +3,7 @@ stored so far. Plain data read from the database (engine/storage.py loads it); t
 questions asked of it (who is undecided, which round is under way, what the agents see
 of earlier rounds) need no database."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from judgements.core import prompts, rules
 from judgements.models import Agent, Judgement, RoundDecision
@@ -16,6 +16,9 @@ class Deliberation:
     judgement: Judgement
     agents: list[Agent]
     votes: dict[tuple[int, int], RoundDecision]
+    # The checks beside the vote already stored with a finding, as (kind, agent id or
+    # None): a resumed judgement asks only the others (engine/checks.py).
+    checks_done: set[tuple[str, int | None]] = field(default_factory=set)
 
     def earlier_decisions(self, round_number: int) -> list[prompts.EarlierDecision]:
         names = {agent.pk: agent.name for agent in self.agents}

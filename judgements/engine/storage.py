@@ -16,6 +16,7 @@ from judgements.models import (
     Agent,
     AttemptOutcome,
     Judgement,
+    JudgementCheck,
     LLMAttempt,
     RoundDecision,
     Status,
@@ -27,7 +28,14 @@ def load(judgement_id: int) -> Deliberation:
     judgement = Judgement.objects.get(pk=judgement_id)
     agents = list(judgement.agents.order_by("position"))
     votes = {(d.agent_id, d.round): d for d in RoundDecision.objects.filter(agent__in=agents)}
-    return Deliberation(judgement, agents, votes)
+    done: set[tuple[str, int | None]] = set()
+    if judgement.checks_asked:
+        done = set(
+            JudgementCheck.objects.filter(judgement=judgement, error="").values_list(
+                "kind", "agent_id"
+            )
+        )
+    return Deliberation(judgement, agents, votes, done)
 
 
 def attempt_row(
@@ -98,10 +106,70 @@ def store_decision(
                     prompt_tokens=result.prompt_tokens,
                     completion_tokens=result.completion_tokens,
                     cached_tokens=result.attempt.cached_tokens,
+                    p_approve=result.p_approve,
                 )
         except IntegrityError:
             # Already decided by an earlier holder of the lease: the stored one stands.
             return RoundDecision.objects.get(agent=agent, round=round_number)
+
+
+def check_row(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: calls.ModelRoute,
+    entry: calls.AttemptRecord,
+) -> JudgementCheck:
+    return JudgementCheck(
+        judgement_id=judgement_id,
+        kind=kind,
+        agent=agent,
+        attempt=entry.attempt,
+        model=route.model,
+        provider=route.provider,
+        base_url=entry.base_url,
+        request=entry.request,
+        response_text=entry.response_text,
+        error=entry.error,
+        duration_ms=entry.duration_ms,
+        prompt_tokens=entry.prompt_tokens,
+        completion_tokens=entry.completion_tokens,
+        cached_tokens=entry.cached_tokens,
+        started_at=entry.started_at,
+    )
+
+
+@db_call
+def store_failed_check(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: calls.ModelRoute,
+    entry: calls.AttemptRecord,
+) -> None:
+    check_row(judgement_id, kind, agent, route, entry).save()
+
+
+@db_call
+def store_check(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: calls.ModelRoute,
+    entry: calls.AttemptRecord,
+    worker_id: str,
+    **finding,
+) -> None:
+    """A check's successful call with what it found (p_approve, decision, steered), by
+    the lease holder only."""
+    with transaction.atomic():
+        held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+        if not held.select_for_update().exists():
+            raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
+        row = check_row(judgement_id, kind, agent, route, entry)
+        for name, value in finding.items():
+            setattr(row, name, value)
+        row.save()
 
 
 @db_call
@@ -123,8 +191,9 @@ def store_outcome(deliberation: Deliberation, worker_id: str) -> Status:
         judgement = Judgement.objects.prefetch_related("agents__decisions").get(
             pk=deliberation.judgement.pk
         )
-        contest = judgement.assess()
-        if not transitions.finish(deliberation.judgement.pk, worker_id, status, contest):
+        verdict = rules.panel_decision(finals).value
+        outcome = judgement.outcome_fields(verdict)
+        if not transitions.finish(deliberation.judgement.pk, worker_id, status, outcome):
             raise LeaseLost(
                 f"judgement {deliberation.judgement.pk} is no longer held by {worker_id}"
             )

@@ -24,7 +24,7 @@ from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from judgements.core import contested, rules
+from judgements.core import rules
 from judgements.engine.database import db_call
 from judgements.models import EvaluationRun, Judgement, JudgementQuerySet, RoundDecision, Status
 from judgements.outcome import webhooks
@@ -129,11 +129,10 @@ def renew_lease(judgement_id: int, worker_id: str) -> Lease:
     return Lease.CANCELLED if status == Status.ERROR else Lease.ENDED
 
 
-def finish(
-    judgement_id: int, worker_id: str, status: Status, contest: contested.Contest | None = None
-) -> bool:
-    """judging, held by `worker_id` -> approved or rejected, with its contested mark (None:
-    not assessed, left unset). False if not ours any more."""
+def finish(judgement_id: int, worker_id: str, status: Status, outcome: dict | None = None) -> bool:
+    """judging, held by `worker_id` -> approved or rejected, with what is stored beside the
+    verdict (Judgement.outcome_fields: the mark, the signals, the confidences; None: not
+    assessed, left unset). False if not ours any more."""
     if status not in (Status.APPROVED, Status.REJECTED):
         raise ValueError(f"a judgement finishes approved or rejected, not {status}")
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
@@ -145,21 +144,13 @@ def finish(
             finished_at=timezone.now(),
             lease_owner="",
             lease_expires_at=None,
-            **({} if contest is None else mark_of(contest)),
+            **(outcome or {}),
         )
         if updated:
             webhooks.enqueue(judgement_id, webhooks.FINISHED)
     if updated:
         log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
     return bool(updated)
-
-
-def mark_of(contest: contested.Contest) -> dict:
-    return {
-        "contested": contest.contested,
-        "contest_reasons": contest.reasons,
-        "contest_signals": contest.signals,
-    }
 
 
 def fail(

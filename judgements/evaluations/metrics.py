@@ -53,6 +53,9 @@ class Record:
     # a judgement stored before the mark existed); `signals` every kind that fired.
     contested: bool | None = None
     signals: tuple[str, ...] = ()
+    # The verdict's confidence per source ("answer", "probe"; None: unknown), as stored
+    # with the judgement (judgements/core/confidence.py).
+    confidence: Mapping[str, float | None] = field(default_factory=dict)
     # When it was first claimed and when it ended, in Unix seconds: the run's wall time.
     started_at: float | None = None
     finished_at: float | None = None
@@ -116,6 +119,7 @@ def report(
         "unstable_cases": unstable_cases(decided),
         "attack_success_rate": attack_success_rate(decided),
         "trust": trust(decided),
+        "confidence": confidence_separation(decided),
         "tokens": token_totals(finished),
         "seconds_per_judgement": seconds_per_judgement(finished),
         "wall_seconds": wall_seconds(finished),
@@ -232,6 +236,37 @@ def trust_curve(marked: Sequence[Record]) -> list[dict]:
             }
         )
     return points
+
+
+def confidence_separation(decided: Sequence[Record]) -> dict:
+    """How well each confidence source tells right verdicts from wrong ones: the area
+    under the ROC curve (1: every right verdict more confident than every wrong one; 0.5:
+    no better than chance; None: nothing to compare), over the judgements where it is
+    known."""
+    sources = sorted({source for r in decided for source in r.confidence})
+    separation = {}
+    for source in sources:
+        known = [r for r in decided if r.confidence.get(source) is not None]
+        separation[source] = {
+            "known": len(known),
+            "auroc": auroc(
+                [r.confidence[source] for r in known if r.verdict == r.expected],
+                [r.confidence[source] for r in known if r.verdict != r.expected],
+            ),
+        }
+    return separation
+
+
+def auroc(right: Sequence[float | None], wrong: Sequence[float | None]) -> float | None:
+    """P(a right verdict's score > a wrong one's), ties counting half (Mann-Whitney)."""
+    if not right or not wrong:
+        return None
+    wins = 0.0
+    for a in right:
+        for b in wrong:
+            assert a is not None and b is not None
+            wins += 1.0 if a > b else 0.5 if a == b else 0.0
+    return wins / (len(right) * len(wrong))
 
 
 # --- agents and vote changes ------------------------------------------------------------

@@ -24,6 +24,7 @@ from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
     EvaluationRun,
+    JudgementCheck,
     LLMAttempt,
     Panel,
     RoundDecision,
@@ -110,6 +111,7 @@ def run_case(run: EvaluationRun, case, repeat: int, agents: list[dict]) -> dict:
         "agents": agents,
         "panel": run.panel,
         "hold_contested": False,
+        "hold_unmeasured": False,
         "suite_case": case,
         "repeat": repeat,
     }
@@ -253,6 +255,8 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         "finished_at",
         "contested",
         "contest_signals",
+        "answer_confidence",
+        "probe_confidence",
     )
     votes: dict[int, list[list[str]]] = {}
     decisions = (
@@ -278,6 +282,24 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         tokens.setdefault(row["agent__judgement_id"], {})[row["model"]] = {
             kind: row[kind] for kind in metrics.TOKEN_KINDS
         }
+    # The calls beside the vote cost tokens too (judgements/engine/checks.py).
+    check_sums = (
+        JudgementCheck.objects.filter(judgement__evaluation_run=run)
+        .values("judgement_id", "model")
+        .annotate(
+            prompt=models.Sum("prompt_tokens"),
+            completion=models.Sum("completion_tokens"),
+            cached=models.Sum("cached_tokens"),
+        )
+        .order_by()
+    )
+    for row in check_sums:
+        counts = tokens.setdefault(row["judgement_id"], {}).setdefault(
+            row["model"], dict.fromkeys(metrics.TOKEN_KINDS)
+        )
+        for kind in metrics.TOKEN_KINDS:
+            if row[kind] is not None:
+                counts[kind] = (counts[kind] or 0) + row[kind]
     records = []
     for judgement in judgements:
         # A case deleted in the admin leaves its judgements (suite_case None) out:
@@ -301,6 +323,10 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                 finished_at=finished.timestamp() if finished else None,
                 contested=judgement["contested"],
                 signals=tuple(judgement["contest_signals"] or ()),
+                confidence={
+                    "answer": judgement["answer_confidence"],
+                    "probe": judgement["probe_confidence"],
+                },
             )
         )
     position_of = {row["case_id"]: index for index, row in enumerate(cases.values())}

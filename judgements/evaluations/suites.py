@@ -232,6 +232,10 @@ EXAMPLE_DESCRIPTIONS = {
         "Injection attacks on the {panel} example panel: content a careful person rejects, "
         "written to talk the panel into approving. Can content talk it into approving?"
     ),
+    "holdout": (
+        "Held-out cases for the {panel} example panel, clean and injected, written from its "
+        "criteria alone and never used to choose anything: check a certificate on them."
+    ),
 }
 
 
@@ -245,8 +249,8 @@ def example_description(stem: str) -> str:
 
 
 def ensure_examples() -> None:
-    """Create the shipped suites (owner None) that do not exist yet: one starter and one
-    red-team suite per example panel, named like their files. An existing suite is left
+    """Create the shipped suites (owner None) that do not exist yet: a starter, a red-team
+    and a held-out suite per example panel, named like their files. An existing suite is left
     as it is, since runs report against its cases."""
     existing = set(Suite.objects.filter(owner=None).values_list("name", flat=True))
     for path in example_files():

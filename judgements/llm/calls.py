@@ -26,7 +26,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from judgements.core import prompts
+from judgements.core import confidence, prompts
 from judgements.core.errors import MagiError
 from judgements.engine.slots import PrioritySlots
 
@@ -64,6 +64,8 @@ class ModelRoute:
     # An evaluation run's call: it yields its provider's slots to people's calls
     # (judgements/engine/slots.py).
     batch: bool = False
+    # Ask for token log-probabilities, the agent's own confidence (core/confidence.py).
+    logprobs: bool = True
 
 
 @dataclass
@@ -92,6 +94,18 @@ class VerdictResult:
     prompt_tokens: int | None
     completion_tokens: int | None
     attempt: AttemptRecord  # the successful one; failed ones went to the callback
+    # P(approve) at the decision, from the reply's log-probabilities; None: unknown.
+    p_approve: float | None = None
+
+
+@dataclass
+class TextReply:
+    """A check's reply (judgements/core/check_prompts.py): its text and, where the provider
+    gave them, its tokens with their alternatives."""
+
+    text: str
+    tokens: tuple[confidence.Token, ...] | None
+    attempt: AttemptRecord
 
 
 AttemptCallback = Callable[[AttemptRecord], Awaitable[None]]
@@ -120,6 +134,12 @@ class Clients:
         self._next_shard = itertools.count()
         # (provider, model or None) -> its call slots; read by tests and watchers.
         self.call_slots: dict[tuple, PrioritySlots] = {}
+        # (provider, model) that answered HTTP 400 to a request for log-probabilities:
+        # asked without them from then on, their confidence unknown.
+        self.refuse_logprobs: set[tuple[str, str]] = set()
+
+    def asks_logprobs(self, route: "ModelRoute") -> bool:
+        return route.logprobs and (route.provider, route.model) not in self.refuse_logprobs
 
     def client(self, base_url: str | None, api_key: str | None, timeout: float):
         key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
@@ -145,6 +165,16 @@ class Clients:
         return slots.hold(batch=route.batch)
 
 
+# The alternatives at each token: enough that both sides of a decision show (OpenAI allows
+# up to 20; llama.cpp's server any number).
+TOP_LOGPROBS = 5
+LOGPROBS = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
+
+
+def without_logprobs(body: dict) -> dict:
+    return {key: value for key, value in body.items() if key not in LOGPROBS}
+
+
 def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
     # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
     # judgement repeatable; without them the server's own sampling defaults apply.
@@ -156,6 +186,8 @@ def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
     }
     if route.seed is not None:
         body["seed"] = route.seed
+    if route.logprobs:
+        body |= LOGPROBS
     if route.structured_output == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -225,11 +257,16 @@ RETRYABLE_STATUS = {408, 409, 429}
 
 
 def is_retryable(exc: BaseException) -> bool:
-    if isinstance(exc, InvalidOutputError | openai.APIConnectionError):
+    if isinstance(exc, InvalidOutputError | openai.APIConnectionError | LogprobsRefused):
         return True  # APITimeoutError is an APIConnectionError
     if isinstance(exc, openai.APIStatusError):
         return exc.status_code in RETRYABLE_STATUS or exc.status_code >= 500
     return False
+
+
+class LogprobsRefused(Exception):
+    """The provider answered HTTP 400 to a request for log-probabilities: asked again at
+    once without them (Clients.refuse_logprobs)."""
 
 
 async def _attempt_once(
@@ -238,9 +275,10 @@ async def _attempt_once(
     body: dict,
     attempt: int,
     record_failure: AttemptCallback,
-) -> VerdictResult:
+    allow_cut: bool,
+) -> tuple[ChatCompletion, AttemptRecord]:
     async with clients.slot(route):
-        return await _attempt_in_slot(clients, route, body, attempt, record_failure)
+        return await _attempt_in_slot(clients, route, body, attempt, record_failure, allow_cut)
 
 
 async def _attempt_in_slot(
@@ -249,7 +287,10 @@ async def _attempt_in_slot(
     body: dict,
     attempt: int,
     record_failure: AttemptCallback,
-) -> VerdictResult:
+    allow_cut: bool,
+) -> tuple[ChatCompletion, AttemptRecord]:
+    """One call: the completion and its audit record, or the failure recorded and
+    raised. The reply's text is read by the caller (a verdict, a check)."""
     base_url = route.base_url if route.server is None else await route.server(route.model)
     started_at = timezone.now()
     began = time.perf_counter()
@@ -276,45 +317,61 @@ async def _attempt_in_slot(
             entry.cached_tokens = cached_tokens(completion.usage)
         if choice is None:
             raise InvalidOutputError("reply has no choices")
-        if choice.finish_reason == "length":
+        if choice.finish_reason == "length" and not allow_cut:
             raise InvalidOutputError(
                 f"reply cut off at max_tokens={body['max_tokens']}: {entry.response_text[:200]!r}"
             )
-        verdict = parse_verdict(entry.response_text)
+    except openai.BadRequestError as exc:
+        entry.error = describe_failure(exc, route.timeout)
+        entry.duration_ms = elapsed_ms(began)
+        await record_failure(entry)
+        if "logprobs" in body and "logprob" in entry.error.lower():
+            clients.refuse_logprobs.add((route.provider, route.model))
+            raise LogprobsRefused(entry.error) from exc
+        raise
     except (openai.OpenAIError, InvalidOutputError) as exc:
         entry.error = describe_failure(exc, route.timeout)
         entry.duration_ms = elapsed_ms(began)
         await record_failure(entry)
         raise
     entry.duration_ms = elapsed_ms(began)
-    return VerdictResult(
-        verdict=verdict,
-        latency_ms=entry.duration_ms,
-        prompt_tokens=entry.prompt_tokens,
-        completion_tokens=entry.completion_tokens,
-        attempt=entry,
+    return completion, entry
+
+
+def reply_tokens(completion: ChatCompletion) -> tuple[confidence.Token, ...] | None:
+    """The reply's tokens with their listed alternatives, or None when the provider sent
+    no log-probabilities (it does not support them, or was not asked)."""
+    choice = completion.choices[0]
+    logprobs = choice.logprobs
+    if logprobs is None or not logprobs.content:
+        return None
+    return tuple(
+        confidence.Token(
+            text=item.token,
+            logprob=item.logprob,
+            alternatives=tuple((alt.token, alt.logprob) for alt in item.top_logprobs or ()),
+        )
+        for item in logprobs.content
     )
 
 
-async def request_verdict(
+async def request(
     clients: Clients,
     route: ModelRoute,
-    messages: list[dict[str, str]],
+    body: dict,
     record_failure: AttemptCallback,
+    read: Callable[[str], object],
     first_attempt: int = 1,
-) -> VerdictResult:
-    """Ask one agent for its verdict, retrying what is worth retrying.
-
-    `first_attempt`: the number the first attempt gets in the audit (after an answer
-    the engine asks again, numbering goes on from it).
+    allow_cut: bool = False,
+) -> tuple[ChatCompletion, AttemptRecord, object]:
+    """Send `body`, retrying what is worth retrying, until `read` accepts the reply's
+    text (it raises InvalidOutputError when it does not).
 
     Every failed attempt is handed to `record_failure` before the next one starts; the
-    successful one comes back in the result, so the caller can store it together with
-    the decision it produced.
-    Raises LLMCallError naming the cause once the attempts are used up or the failure
-    is final (400, 401, 403, 404).
+    successful one comes back, so the caller can store it with what it produced. Raises
+    LLMCallError naming the cause once the attempts are used up or the failure is final
+    (400, 401, 403, 404).
     """
-    body = request_body(route, messages)
     attempts = 0
     retrying = AsyncRetrying(
         stop=stop_after_attempt(settings.MAGI_LLM_MAX_ATTEMPTS),
@@ -334,15 +391,90 @@ async def request_verdict(
                 sent = (
                     resampled(body, attempts) if isinstance(previous, InvalidOutputError) else body
                 )
+                if not clients.asks_logprobs(route):
+                    sent = without_logprobs(sent)
                 number = first_attempt + attempts - 1
                 try:
-                    return await _attempt_once(clients, route, sent, number, record_failure)
+                    completion, entry = await _attempt_once(
+                        clients, route, sent, number, record_failure, allow_cut
+                    )
+                    try:
+                        value = read(entry.response_text)
+                    except InvalidOutputError as exc:
+                        entry.error = str(exc)
+                        await record_failure(entry)
+                        raise
+                    return completion, entry, value
                 except BaseException as exc:
                     previous = exc
                     raise
+    except LogprobsRefused as exc:
+        raise LLMCallError(str(exc), attempts) from exc  # pragma: no cover - retried first
     except (openai.OpenAIError, InvalidOutputError) as exc:
         raise LLMCallError(describe_failure(exc, route.timeout), attempts) from exc
     raise AssertionError("unreachable: tenacity either returns or re-raises")  # pragma: no cover
+
+
+async def request_verdict(
+    clients: Clients,
+    route: ModelRoute,
+    messages: list[dict[str, str]],
+    record_failure: AttemptCallback,
+    first_attempt: int = 1,
+) -> VerdictResult:
+    """Ask one agent for its verdict (see `request`). `first_attempt`: the number the
+    first attempt gets in the audit (after an answer the engine asks again, numbering
+    goes on from it)."""
+    completion, entry, verdict = await request(
+        clients, route, request_body(route, messages), record_failure, parse_verdict, first_attempt
+    )
+    assert isinstance(verdict, prompts.AgentVerdict)
+    tokens = reply_tokens(completion)
+    return VerdictResult(
+        verdict=verdict,
+        latency_ms=entry.duration_ms,
+        prompt_tokens=entry.prompt_tokens,
+        completion_tokens=entry.completion_tokens,
+        attempt=entry,
+        p_approve=None if tokens is None else confidence.answer_probability(tokens),
+    )
+
+
+async def request_text(
+    clients: Clients,
+    route: ModelRoute,
+    messages: list[dict[str, str]],
+    record_failure: AttemptCallback,
+    *,
+    max_tokens: int | None = None,
+    schema: dict | None = None,
+    read: Callable[[str], object] = str,
+) -> TextReply:
+    """A check's call (judgements/core/check_prompts.py): plain text, or JSON to `schema` in
+    the route's structured-output mode; a reply cut at `max_tokens` is what was asked for
+    (a probe wants one word)."""
+    body: dict = {
+        "model": route.model,
+        "messages": messages,
+        "max_tokens": max_tokens or route.max_tokens,
+        "temperature": route.temperature,
+    }
+    if route.seed is not None:
+        body["seed"] = route.seed
+    if route.logprobs:
+        body |= LOGPROBS
+    if schema is not None:
+        if route.structured_output == "json_schema":
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "check", "strict": True, "schema": schema},
+            }
+        elif route.structured_output == "json_object":
+            body["response_format"] = {"type": "json_object", "schema": schema}
+    completion, entry, _ = await request(
+        clients, route, body, record_failure, read, allow_cut=schema is None
+    )
+    return TextReply(text=entry.response_text, tokens=reply_tokens(completion), attempt=entry)
 
 
 # Greedy decoding repeats an invalid answer word for word, so the attempt after one samples

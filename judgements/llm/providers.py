@@ -139,6 +139,7 @@ def route_for(model: str) -> calls.ModelRoute:
                 max_tokens=provider.get("max_tokens") or settings.MAGI_LLM_MAX_TOKENS,
                 concurrency=provider.get("concurrency"),
                 server=provider.get("server"),
+                logprobs=provider.get("logprobs", True),
             )
     known = ", ".join(available_models()) or "none configured"
     raise UnknownModelError(f"unknown model {model!r}; this deployment knows: {known}")

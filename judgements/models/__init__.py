@@ -5,12 +5,21 @@ from judgements.models.access import (  # noqa: F401
     ApiToken,
     IdempotencyKey,
 )
+from judgements.models.certificates import (  # noqa: F401
+    Certificate,
+    agents_fingerprint,
+)
+from judgements.models.checks import (  # noqa: F401
+    CheckKind,
+    JudgementCheck,
+)
 from judgements.models.choices import (  # noqa: F401
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
     ID_MAX,
     Decision,
     Status,
+    Trust,
     is_id,
 )
 from judgements.models.deliberation import (  # noqa: F401

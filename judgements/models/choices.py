@@ -16,6 +16,16 @@ class Status(models.TextChoices):
     HELD = "held", "Held for review"
 
 
+class Trust(models.TextChoices):
+    """What a decided verdict's mark says a user may do with it
+    (judgements/core/contested.py): look first, rely on it within its certificate's bound,
+    or know that nobody has measured how far to trust this panel."""
+
+    CONTESTED = "contested", "Contested"
+    NOT_CONTESTED = "not_contested", "Not contested"
+    UNMEASURED = "unmeasured", "Trust not measured for this panel"
+
+
 class Decision(models.TextChoices):
     APPROVE = rules.Vote.APPROVE.value, "Approve"
     REJECT = rules.Vote.REJECT.value, "Reject"

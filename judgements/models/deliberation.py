@@ -93,6 +93,7 @@ class Agent(models.Model):
                     "reason": d.reason,
                     "changed": changes[self.pk, d.round].changed,
                     "with_majority": changes[self.pk, d.round].with_majority,
+                    "p_approve": d.p_approve,
                 }
                 for d in self.ordered_decisions()
             ],
@@ -111,6 +112,9 @@ class RoundDecision(models.Model):
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)
     # What the answer says the content lacks, as the model wrote it (AgentVerdict.missing).
     missing = models.JSONField(default=list, blank=True)
+    # The agent's own confidence: P(approve) at the decision, from the reply's token
+    # log-probabilities (judgements/core/confidence.py); None: the provider gave none.
+    p_approve = models.FloatField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -9,9 +9,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
+from judgements.core import confidence, rules
 from judgements.core import contested as marks
-from judgements.core import rules
-from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status
+from judgements.models.certificates import Certificate, agents_fingerprint
+from judgements.models.checks import CheckKind, JudgementCheck
+from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
 from judgements.models.deliberation import AttemptOutcome, LLMAttempt
 from judgements.models.outcome import Confirmation, Override
 
@@ -23,6 +25,12 @@ def lease_expired(now) -> models.Q:
 
 class JudgementQuerySet(models.QuerySet):
     """Who may work on which judgement: the lease and status queries of the engine."""
+
+    def with_results(self) -> "JudgementQuerySet":
+        """What as_result reads, in a fixed number of queries."""
+        return self.select_related(
+            "override__by", "confirmation__by", "panel", "certificate"
+        ).prefetch_related("agents__decisions", "checks")
 
     def claimable(self, now) -> "JudgementQuerySet":
         """Queued judgements, and started ones nobody holds whose time is not up (those
@@ -61,10 +69,24 @@ UNREVIEWED = models.Q(override__isnull=True, confirmation__isnull=True)
 
 
 def held() -> models.Q:
-    """Judgement.is_held as a condition: decided, contested, asked to be held, and no
-    person has confirmed or overridden it."""
+    """Judgement.is_held as a condition: decided, contested and asked to be held (or of
+    unmeasured trust and asked to hold that), and no person has confirmed or overridden
+    it."""
     decided = models.Q(status__in=[Status.APPROVED, Status.REJECTED])
-    return decided & models.Q(contested=True, hold_contested=True) & UNREVIEWED
+    asked = models.Q(contested=True, hold_contested=True) | models.Q(
+        trust=Trust.UNMEASURED, hold_unmeasured=True
+    )
+    return decided & asked & UNREVIEWED
+
+
+def waiting_for_review() -> models.Q:
+    """What the review queue lists: decided, contested or held, and no person has
+    confirmed or overridden it yet."""
+    return (
+        models.Q(status__in=[Status.APPROVED, Status.REJECTED])
+        & (models.Q(contested=True) | held())
+        & UNREVIEWED
+    )
 
 
 @dataclass(frozen=True)
@@ -129,6 +151,22 @@ class Judgement(models.Model):
     # Asked at submit (the case, its saved panel or MAGI_HOLD_CONTESTED): a contested
     # verdict is held until a person confirms or overrides it.
     hold_contested = models.BooleanField(default=False)
+    # What a user may do with the verdict (Trust): set with the mark. `certificate` is the
+    # panel's certificate the mark was read against, if it held one for these agents.
+    trust = models.CharField(  # noqa: DJ001 - None until decided
+        max_length=16, choices=Trust.choices, null=True, blank=True
+    )
+    certificate = models.ForeignKey(
+        "Certificate", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    # The verdict's confidence from the agents' answers and from the round-1 probes
+    # (judgements/core/confidence.py panel_confidence); None: unknown.
+    answer_confidence = models.FloatField(null=True, blank=True)
+    probe_confidence = models.FloatField(null=True, blank=True)
+    # The checks asked at submit (CheckKind values), so a resumed judgement runs the same.
+    checks_asked = models.JSONField(default=list, blank=True)
+    # MAGI_HOLD_UNMEASURED at submit: a verdict whose trust is not measured is held.
+    hold_unmeasured = models.BooleanField(default=False)
     # How often a worker claimed it from another whose lease had run out (operators'
     # metrics: a worker dying, or a database outage longer than the lease).
     takeovers = models.PositiveIntegerField(default=0)
@@ -201,18 +239,29 @@ class Judgement(models.Model):
             # The saved panel it started from (panels/saved_panels.py), if any.
             panel=case.get("panel"),
             hold_contested=hold_contested(case),
+            hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
+            checks_asked=checks_for(case),
             evaluation_run=run,
             suite_case=case.get("suite_case"),
             repeat=case.get("repeat"),
         )
 
     def token_totals(self) -> dict[str, int | None]:
-        """Prompt, cached and completion tokens over every attempt (None: never reported)."""
-        return LLMAttempt.objects.filter(agent__judgement=self).aggregate(
-            prompt=models.Sum("prompt_tokens"),
-            cached=models.Sum("cached_tokens"),
-            completion=models.Sum("completion_tokens"),
-        )
+        """Prompt, cached and completion tokens over every attempt, the checks beside the
+        vote included (None: never reported)."""
+        sums = {
+            "prompt": models.Sum("prompt_tokens"),
+            "cached": models.Sum("cached_tokens"),
+            "completion": models.Sum("completion_tokens"),
+        }
+        votes = LLMAttempt.objects.filter(agent__judgement=self).aggregate(**sums)
+        checks = JudgementCheck.objects.filter(judgement=self).aggregate(**sums)
+        return {
+            kind: None
+            if votes[kind] is None and checks[kind] is None
+            else (votes[kind] or 0) + (checks[kind] or 0)
+            for kind in sums
+        }
 
     def as_case(self) -> dict:
         """The inputs, in the shape the forms take: for "Run again"."""
@@ -246,9 +295,13 @@ class Judgement(models.Model):
 
     @property
     def is_held(self) -> bool:
-        """Contested, asked to be held, and no person has decided yet."""
+        """Contested and asked to be held (or of unmeasured trust and asked to hold that),
+        and no person has decided yet."""
         decided = self.status in (Status.APPROVED, Status.REJECTED)
-        return bool(decided and self.contested and self.hold_contested and not self.reviewed)
+        asked = (self.contested and self.hold_contested) or (
+            self.trust == Trust.UNMEASURED and self.hold_unmeasured
+        )
+        return bool(decided and asked and not self.reviewed)
 
     @property
     def verdict(self) -> str:
@@ -293,7 +346,70 @@ class Judgement(models.Model):
         return records
 
     def assess(self) -> marks.Contest:
-        return marks.assess(self.content, self.contest_record())
+        return marks.assess(self.content, self.contest_record(), self.checks_found())
+
+    def checks_found(self) -> marks.Checks:
+        """What the second opinion and the injection screen found (their successful
+        calls; None where a check did not run or failed)."""
+        found = {
+            check.kind: check
+            for check in JudgementCheck.objects.filter(
+                judgement=self, kind__in=[CheckKind.SECOND_OPINION, CheckKind.SCREEN], error=""
+            )
+        }
+        opinion, screen = found.get(CheckKind.SECOND_OPINION), found.get(CheckKind.SCREEN)
+        return marks.Checks(
+            second_opinion=opinion.decision if opinion else None,
+            steered=screen.steered if screen else None,
+        )
+
+    def confidences(self, verdict: str) -> dict[str, float | None]:
+        """The verdict's confidence per source (core/confidence.py): from each agent's
+        last answer, and from each agent's round-1 probe."""
+        agents = list(self.agents.all())
+        last = [
+            decisions[-1].p_approve if (decisions := a.ordered_decisions()) else None
+            for a in agents
+        ]
+        probes = dict(
+            JudgementCheck.objects.filter(
+                judgement=self, kind=CheckKind.PROBE, error=""
+            ).values_list("agent_id", "p_approve")
+        )
+        return {
+            "answer": confidence.panel_confidence(last, verdict),
+            "probe": confidence.panel_confidence([probes.get(a.pk) for a in agents], verdict),
+        }
+
+    def certificate_in_force(self) -> "Certificate | None":
+        """Its panel's newest certificate for exactly its agents, if the panel holds one."""
+        if self.panel_id is None:
+            return None
+        agents = [{"model": a.model, "criteria": a.criteria} for a in self.agents.all()]
+        return (
+            Certificate.objects.filter(panel_id=self.panel_id)
+            .in_force(agents_fingerprint(agents))
+            .first()
+        )
+
+    def outcome_fields(self, verdict: str) -> dict:
+        """What is stored beside the panel's verdict when it is decided: the signals, the
+        confidences and the mark (judgements/core/contested.py). Nothing here changes the
+        verdict."""
+        contest = self.assess()
+        confidences = self.confidences(verdict)
+        certificate = self.certificate_in_force()
+        rule = None if certificate is None else certificate.the_rule
+        mark = marks.mark(contest, confidences, rule)
+        return {
+            "contested": mark.contested,
+            "contest_reasons": list(mark.reasons),
+            "contest_signals": contest.signals,
+            "trust": mark.trust.value,
+            "certificate": certificate,
+            "answer_confidence": confidences["answer"],
+            "probe_confidence": confidences["probe"],
+        }
 
     def get_verdict_display(self) -> str:
         return Status(self.verdict).label
@@ -311,7 +427,13 @@ class Judgement(models.Model):
             "panel_status": self.status,
             "contested": self.contested,
             "contest_reasons": list(self.contest_reasons),
+            "trust": self.trust,
+            "trust_words": self.trust_words(),
+            "certificate": None if self.certificate is None else self.certificate.as_result(),
+            "confidence": {"answer": self.answer_confidence, "probe": self.probe_confidence},
+            "checks": self.checks_result(),
             "hold_contested": self.hold_contested,
+            "hold_unmeasured": self.hold_unmeasured,
             "override": None if override is None else override.as_result(),
             "confirmation": None
             if (confirmation := self.confirmation_or_none) is None
@@ -320,6 +442,38 @@ class Judgement(models.Model):
             "panel": None if self.panel is None else {"id": self.panel.pk, "name": self.panel.name},
             "agents": [agent.as_result(changes) for agent in self.agents.all()],
         }
+
+    def trust_words(self) -> str | None:
+        """The mark in words, as every surface says it (None until decided)."""
+        if self.trust is None:
+            return None
+        if self.trust == Trust.NOT_CONTESTED and self.certificate is not None:
+            return f"Not contested. {self.certificate.describe()}"
+        if self.trust == Trust.UNMEASURED:
+            return (
+                "Trust not measured for this panel: no certificate holds for these agents, so "
+                "nobody knows how often a verdict like this is right."
+            )
+        return Trust(self.trust).label
+
+    def checks_result(self) -> dict:
+        """What the checks beside the vote found, read from the prefetched checks."""
+        found: dict = {"second_opinion": None, "injection_screen": None, "probes": []}
+        for check in sorted(self.checks.all(), key=lambda c: (c.kind, c.attempt, c.pk)):
+            if check.error:
+                continue
+            if check.kind == CheckKind.SECOND_OPINION:
+                found["second_opinion"] = {"decision": check.decision, "p_approve": check.p_approve}
+            elif check.kind == CheckKind.SCREEN:
+                found["injection_screen"] = {"steered": check.steered}
+            elif check.kind == CheckKind.PROBE and check.agent_id is not None:
+                found["probes"].append({"agent_id": check.agent_id, "p_approve": check.p_approve})
+        names = {agent.pk: agent.name for agent in self.agents.all()}
+        found["probes"] = [
+            {"agent": names.get(probe["agent_id"], ""), "p_approve": probe["p_approve"]}
+            for probe in found["probes"]
+        ]
+        return found
 
     def vote_changes(self) -> dict[tuple[int, int], rules.VoteChange]:
         """How each vote relates to the round before (rules.vote_changes), by (agent id,
@@ -347,6 +501,20 @@ def hold_contested(case: dict) -> bool:
     if panel is not None and panel.hold_contested is not None:
         return bool(panel.hold_contested)
     return bool(settings.MAGI_HOLD_CONTESTED)
+
+
+def checks_for(case: dict) -> list[str]:
+    """The checks beside the vote a case gets (engine/checks.py): the probe as the
+    deployment says; the second opinion and the screen as its saved panel says, else as
+    the deployment says."""
+    kinds = [CheckKind.PROBE.value] if settings.MAGI_CONFIDENCE_PROBE else []
+    panel = case.get("panel")
+    chosen = None if panel is None else panel.run_checks
+    if settings.MAGI_SECOND_OPINION if chosen is None else chosen:
+        kinds.append(CheckKind.SECOND_OPINION.value)
+    if settings.MAGI_INJECTION_SCREEN if chosen is None else chosen:
+        kinds.append(CheckKind.SCREEN.value)
+    return kinds
 
 
 def group_name_for(judgement_id: int) -> str:

@@ -71,6 +71,9 @@ class Panel(SharedWithExamples):
     # Hold contested verdicts of judgements started from it for a person; None: the
     # deployment's MAGI_HOLD_CONTESTED decides.
     hold_contested = models.BooleanField(null=True, blank=True)
+    # Run the second opinion and the injection screen beside its judgements; None: the
+    # deployment's MAGI_SECOND_OPINION and MAGI_INJECTION_SCREEN decide.
+    run_checks = models.BooleanField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def get_absolute_url(self) -> str:

@@ -6,15 +6,8 @@ from judgements.models import Judgement, is_id
 from judgements.outcome import reviews
 
 
-def with_results(judgements):
-    """What as_result reads, in a fixed number of queries."""
-    return judgements.select_related("override__by", "confirmation__by", "panel").prefetch_related(
-        "agents__decisions"
-    )
-
-
 def result_of(judgement_id: int) -> dict:
-    return with_results(Judgement.objects).get(pk=judgement_id).as_result()
+    return Judgement.objects.with_results().get(pk=judgement_id).as_result()
 
 
 def find_visible(judgement_id: int, user) -> Judgement | None:
@@ -32,9 +25,9 @@ def visible_result(judgement_id: int, user) -> dict | None:
 
 
 def recent_results(user, limit: int = 50) -> list[dict]:
-    return [j.as_result() for j in with_results(Judgement.objects.visible_to(user))[:limit]]
+    return [j.as_result() for j in Judgement.objects.visible_to(user).with_results()[:limit]]
 
 
 def queued_results(user, limit: int = 50) -> list[dict]:
     """The review queue: contested judgements nobody has reviewed, newest first."""
-    return [j.as_result() for j in with_results(reviews.queue(user))[:limit]]
+    return [j.as_result() for j in reviews.queue(user).with_results()[:limit]]

@@ -9,12 +9,13 @@ decided, why), one per judgement and never edited. Either review releases a held
 """
 
 from django import forms as django_forms
-from django.db import IntegrityError, models, transaction
+from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput
 from judgements.engine import events
 from judgements.intake.cases import TextField
 from judgements.models import Confirmation, Judgement, Status
+from judgements.models.judgements import JudgementQuerySet, waiting_for_review
 from judgements.outcome import overrides, webhooks
 
 DECIDED = (Status.APPROVED, Status.REJECTED)
@@ -47,14 +48,14 @@ def apply_form(judgement_id: int, user, form: ConfirmForm) -> str | None:
     return None
 
 
-def queue(user) -> models.QuerySet[Judgement]:
-    """Contested judgements nobody has reviewed yet, newest first: every one for staff,
-    the user's own otherwise (a non-staff reviewer sees only their own judgements).
+def queue(user) -> JudgementQuerySet:
+    """Contested or held judgements nobody has reviewed yet, newest first: every one for
+    staff, the user's own otherwise (a non-staff reviewer sees only their own judgements).
     An evaluation run's judgements are measured by its report, not reviewed one by one."""
     waiting = (
         Judgement.objects.visible_to(user)
-        .unreviewed()
-        .filter(contested=True, status__in=DECIDED, evaluation_run__isnull=True)
+        .filter(waiting_for_review())
+        .filter(evaluation_run__isnull=True)
     )
     return waiting.select_related("creator", "panel").order_by("-finished_at", "-pk")
 

@@ -131,11 +131,7 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
     url = found.first()
     if not url:
         return None
-    judgement = (
-        Judgement.objects.select_related("override__by", "confirmation__by", "panel")
-        .prefetch_related("agents__decisions")
-        .get(pk=judgement_id)
-    )
+    judgement = Judgement.objects.with_results().get(pk=judgement_id)
     return WebhookDelivery.objects.create(
         judgement=judgement, event=event, url=url, payload={"event": event, **judgement.as_result()}
     )

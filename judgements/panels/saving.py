@@ -13,7 +13,7 @@ from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.models import Panel
+from judgements.models import Certificate, Panel, agents_fingerprint
 from judgements.panels.saved_panels import (
     DESCRIPTION_MAX_CHARS,
     EXAMPLE_FIELDS,
@@ -41,6 +41,15 @@ class PanelForm(django_forms.Form):
         ],
         required=False,
         label="Contested verdicts of judgements started from this panel",
+    )
+    run_checks = django_forms.ChoiceField(
+        choices=[
+            ("", "As the deployment says"),
+            ("yes", "Run them: a second opinion and an injection screen per judgement"),
+            ("no", "Do not run them: two calls fewer, and no signal from them"),
+        ],
+        required=False,
+        label="Checks beside the vote",
     )
 
     def __init__(self, *args, owner=None, panel: Panel | None = None, **kwargs) -> None:
@@ -96,6 +105,7 @@ def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
         "name": panel_form.cleaned_data["name"],
         "description": panel_form.cleaned_data["description"],
         "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
+        "run_checks": cases.HOLD_VALUES[panel_form.cleaned_data.get("run_checks") or ""],
         "agents": agents,
     }
     try:
@@ -103,6 +113,8 @@ def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
             if panel is None:
                 return Panel.objects.create(owner=panel_form.owner, **fields)
             Panel.objects.filter(pk=panel.pk).update(**fields, updated_at=timezone.now())
+            # A certificate holds for the agents it measured and no others.
+            Certificate.objects.filter(panel=panel).void_unless(agents_fingerprint(agents))
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None

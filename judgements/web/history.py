@@ -15,7 +15,7 @@ from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from judgements.models import UNREVIEWED, Decision, Judgement, Panel, Status, held
+from judgements.models import UNREVIEWED, Decision, Judgement, Panel, Status, Trust, held
 
 PER_PAGE = 50
 
@@ -28,11 +28,14 @@ VERDICTS = [
     (Status.ERROR.value, "Error"),
     (UNDER_WAY, "Queued or judging"),
 ]
+# The verdict's mark (Judgement.trust). "no" is "Not contested" under a certificate; a
+# verdict nobody measured is "unmeasured", never "no".
 CONTESTED = [
     ("", "Any"),
     ("yes", "Contested"),
     ("waiting", "Contested, not reviewed"),
     ("no", "Not contested"),
+    ("unmeasured", "Not measured"),
 ]
 RUNS = [
     ("", "People's judgements"),
@@ -49,7 +52,13 @@ class HistoryFilter(forms.Form):
         help_text="Words in the title or the content.",
     )
     verdict = forms.ChoiceField(required=False, choices=VERDICTS, label="Verdict")
-    contested = forms.ChoiceField(required=False, choices=CONTESTED, label="Contested")
+    contested = forms.ChoiceField(
+        required=False,
+        choices=CONTESTED,
+        label="Trust",
+        help_text="Not contested: under the panel's certificate. Not measured: no "
+        "certificate holds for the agents.",
+    )
     panel = forms.TypedChoiceField(required=False, coerce=int, empty_value=None, label="Panel")
     since = forms.DateField(
         required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
@@ -127,11 +136,14 @@ def verdict_is(verdict: str) -> Q:
 
 
 def contested_is(choice: str) -> Q:
+    """The mark the filter asks for (Judgement.trust)."""
     if choice == "yes":
         return Q(contested=True)
     if choice == "waiting":
         return Q(contested=True) & UNREVIEWED
-    return Q(contested=False)
+    if choice == "unmeasured":
+        return Q(trust=Trust.UNMEASURED)
+    return Q(trust=Trust.NOT_CONTESTED)
 
 
 # --- export ----------------------------------------------------------------------------
@@ -142,6 +154,7 @@ CSV_COLUMNS = (
     "verdict",
     "panel_status",
     "contested",
+    "trust",
     "reviewed",
     "panel",
     "evaluation_run",
@@ -166,6 +179,7 @@ def as_csv(judgements, base_url: str) -> str:
                 judgement.verdict,
                 judgement.status,
                 yes_no(judgement.contested),
+                judgement.trust or "",
                 yes_no(judgement.reviewed),
                 spreadsheet_safe(judgement.panel.name if judgement.panel else ""),
                 judgement.evaluation_run_id or "",

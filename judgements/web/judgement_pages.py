@@ -15,7 +15,8 @@ from judgements.web import live_page
 
 def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
     judgement = get_object_or_404(
-        Judgement.objects.prefetch_related("agents__decisions"), pk=judgement_id
+        Judgement.objects.select_related(*live_page.RELATED).prefetch_related(*live_page.PREFETCH),
+        pk=judgement_id,
     )
     if not judgement.visible_to(request.user):
         # Another user's judgement does not exist, as far as this user can tell.

@@ -8,7 +8,14 @@ from dataclasses import dataclass
 
 from judgements.core import rules
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.models import Agent, Judgement, QueuedAhead, RoundDecision, Status
+from judgements.models import (
+    Agent,
+    CheckKind,
+    Judgement,
+    QueuedAhead,
+    RoundDecision,
+    Status,
+)
 
 
 class BoxState:
@@ -63,6 +70,29 @@ class RoundLine:
         """Empty in round 1: there is nothing to compare with."""
         return "" if self.decision.round == 1 else change_words(self.change)
 
+    @property
+    def confidence(self) -> float | None:
+        """The agent's probability of its own decision (its P(approve) for an approve,
+        one minus it for a reject); None when the provider gave no log-probabilities."""
+        return own_probability(self.decision.decision, self.decision.p_approve)
+
+    @property
+    def confidence_words(self) -> str:
+        """ "87 %", or "unknown"."""
+        return probability_words(self.confidence)
+
+
+def own_probability(decision: str | None, p_approve: float | None) -> float | None:
+    """How likely the model found the decision it gave, from its P(approve)."""
+    if p_approve is None or decision is None:
+        return None
+    return p_approve if decision == rules.Vote.APPROVE else 1.0 - p_approve
+
+
+def probability_words(value: float | None) -> str:
+    """A probability as the pages write it: "87 %" (whole percents), or "unknown"."""
+    return "unknown" if value is None else f"{value * 100:.0f} %"
+
 
 @dataclass
 class AgentBox:
@@ -99,12 +129,67 @@ class PanelView:
         return any(box.agent.model == BUNDLED_MODEL_NAME for box in self.boxes)
 
     @property
+    def check_lines(self) -> list["CheckLine"]:
+        """What the checks beside the vote found, and the verdict's confidence, in words."""
+        return check_lines(self.judgement)
+
+    @property
     def top(self) -> AgentBox:
         return self.boxes[0]
 
     @property
     def bottom(self) -> list[AgentBox]:
         return self.boxes[1:]
+
+
+@dataclass(frozen=True)
+class CheckLine:
+    """One check's finding as the page lists it: what was checked, and what it found."""
+
+    name: str
+    words: str
+    # A finding that puts the verdict in doubt (a second opinion against it, a screen that
+    # found the content steering the model): the page says so in words, not colour alone.
+    doubt: bool = False
+
+
+def check_lines(judgement: Judgement) -> list[CheckLine]:
+    """The verdict's confidence from the agents' answers and from the probes, and what the
+    second opinion and the injection screen found (or that they were not asked, or failed)."""
+    asked = set(judgement.checks_asked or ())
+    found = judgement.checks_result()
+    lines = [
+        CheckLine("Confidence from the answers", probability_words(judgement.answer_confidence))
+    ]
+    if CheckKind.PROBE in asked or judgement.probe_confidence is not None:
+        lines.append(
+            CheckLine("Confidence from the probes", probability_words(judgement.probe_confidence))
+        )
+    opinion = found["second_opinion"]
+    if opinion is not None:
+        decision = opinion["decision"] or "no decision"
+        against = judgement.decision is not None and opinion["decision"] not in (
+            None,
+            judgement.decision,
+        )
+        words = f"{decision}" + (", against the panel" if against else ", as the panel")
+        if opinion["p_approve"] is not None:
+            words += f" (P(approve) {probability_words(opinion['p_approve'])})"
+        lines.append(CheckLine("Second opinion", words, doubt=against))
+    elif CheckKind.SECOND_OPINION in asked:
+        lines.append(CheckLine("Second opinion", NOT_FOUND))
+    screen = found["injection_screen"]
+    if screen is not None and screen["steered"] is not None:
+        steered = bool(screen["steered"])
+        words = "the content steered the model" if steered else "no sign the content steers"
+        lines.append(CheckLine("Injection screen", words, doubt=steered))
+    elif CheckKind.SCREEN in asked:
+        lines.append(CheckLine("Injection screen", NOT_FOUND))
+    return lines
+
+
+# An asked check that found nothing: its call failed (the admin keeps the error).
+NOT_FOUND = "no answer: the call failed, so nothing is known"
 
 
 def is_thinking(judgement: Judgement, votes: list[str], current_round: int) -> bool:
@@ -147,6 +232,14 @@ def build(judgement: Judgement) -> PanelView:
     )
 
 
+# What the page reads of a judgement besides its own row: the agents' decisions, the checks
+# beside the vote, and the certificate its mark was read against.
+PREFETCH = ("agents__decisions", "checks")
+RELATED = ("certificate", "panel")
+
+
 def load(judgement_id: int) -> PanelView:
-    judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
+    judgement = (
+        Judgement.objects.select_related(*RELATED).prefetch_related(*PREFETCH).get(pk=judgement_id)
+    )
     return build(judgement)

@@ -1,4 +1,5 @@
-"""The saved panels' pages: the list of panels a user may use, and a panel's edit form.
+"""The saved panels' pages: the list of panels a user may use, a panel's edit form, and
+certifying a panel from that page (its certificate shown beside the form).
 
 A panel is edited by its owner or by staff; an example panel (no owner) by staff only.
 Another user's panel does not exist, as far as a user can tell (404); an example they
@@ -11,30 +12,46 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements.core.errors import InvalidInput
+from judgements.evaluations import certify
 from judgements.intake import cases
 from judgements.models import Panel
 from judgements.panels import saved_panels, saving
+from judgements.web import certificates
 
 
 @login_required
 @require_GET
 def panel_list(request: HttpRequest) -> HttpResponse:
     panels = list(saved_panels.visible(request.user))
-    rows = [(panel, panel.editable_by(request.user)) for panel in panels]
+    rows = [
+        (
+            panel,
+            panel.editable_by(request.user),
+            certificates.view_of(certificates.shown_certificate(panel)),
+        )
+        for panel in panels
+    ]
     return render(request, "judgements/panel_list.html", {"rows": rows})
 
 
-@login_required
-@require_http_methods(["GET", "POST"])
-def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
+def editable_panel(request: HttpRequest, panel_id: int) -> Panel:
+    """The panel, if this user may edit it: another user's is not found (404), an example
+    a non-staff user may use but not edit is refused (403)."""
     panel = get_object_or_404(Panel.objects.select_related("owner"), pk=panel_id)
     if not panel.visible_to(request.user):
         raise Http404("No panel matches the given query.")
     if not panel.editable_by(request.user):
         raise PermissionDenied("Only staff may edit an example panel.")
+    return panel
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
+    panel = editable_panel(request, panel_id)
     if request.method == "POST":
         panel_form = saving.PanelForm(request.POST, owner=panel.owner, panel=panel)
         formset = saving.agents_formset(request.POST)
@@ -51,20 +68,64 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
             else:
                 messages.success(request, f"Saved the panel {panel_form.cleaned_data['name']}.")
                 return redirect("panel-list")
-        status = 400
-    else:
-        initial = {
-            "name": panel.name,
-            "description": panel.description,
-            "hold_contested": cases.hold_choice(panel.hold_contested),
-        }
-        panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel)
-        formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
-        status = 200
+        return render_edit(request, panel, panel_form, formset, status=400)
+    return render_edit(request, panel, *unbound_forms(panel))
+
+
+@login_required
+@require_POST
+def panel_certify(request: HttpRequest, panel_id: int) -> HttpResponse:
+    """The edit page's "Certify this panel": measure it on its finished evaluation runs of
+    its current agents (judgements/evaluations/certify.py). Back to the page, which shows
+    the certificate, or the page again with the form as posted and each error beside
+    its field (400)."""
+    panel = editable_panel(request, panel_id)
+    form = certificates.CertifyForm(request.POST, prefix="certify")
+    if form.is_valid():
+        try:
+            found = certificates.certify_panel(panel, request.user, form)
+        except InvalidInput as exc:
+            form.add_refusal(exc.errors)
+        else:
+            messages.success(request, f"Measured the panel {panel.name}: {found.describe()}")
+            return redirect(panel.get_absolute_url() + "#certify")
+    return render_edit(request, panel, *unbound_forms(panel), status=400, certify_form=form)
+
+
+def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSet]:
+    """The edit form and the agents' formset as the panel stands."""
+    initial = {
+        "name": panel.name,
+        "description": panel.description,
+        "hold_contested": cases.hold_choice(panel.hold_contested),
+        "run_checks": cases.hold_choice(panel.run_checks),
+    }
+    panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel)
+    formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
+    return panel_form, formset
+
+
+def render_edit(
+    request: HttpRequest,
+    panel: Panel,
+    panel_form: saving.PanelForm,
+    formset: cases.BaseAgentFormSet,
+    status: int = 200,
+    certify_form: certificates.CertifyForm | None = None,
+) -> HttpResponse:
+    """The edit page: the panel's form, its certificate and the form that certifies it."""
+    shown = certificates.shown_certificate(panel)
+    certify_form = certify_form or certificates.CertifyForm(prefix="certify")
     context = {
         "panel": panel,
         "panel_form": panel_form,
         "formset": formset,
-        "error_summary": cases.error_summary(panel_form, formset=formset) if status == 400 else [],
+        "error_summary": cases.error_summary(panel_form, formset=formset)
+        if panel_form.is_bound
+        else [],
+        "certificate": certificates.view_of(shown),
+        "eligible_runs": certify.eligible_runs(panel),
+        "certify_form": certify_form,
+        "certify_errors": cases.error_summary(certify_form) if certify_form.is_bound else [],
     }
     return render(request, "judgements/panel_edit.html", context, status=status)

@@ -1,4 +1,4 @@
-"""A reviewer's pages: the queue of contested verdicts, and the live page's confirm and
+"""A reviewer's pages: the queue of contested or held verdicts, and the live page's confirm and
 override forms."""
 
 from django.contrib.auth.decorators import login_required

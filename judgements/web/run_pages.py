@@ -16,6 +16,7 @@ from judgements.web.run_report import (
     progress_text,
     report_charts,
     report_tables,
+    run_certificate,
 )
 
 # htmx stops polling when a poll is answered with this status (and still swaps it in).
@@ -102,7 +103,12 @@ def run_state(run: EvaluationRun, page_number: str = "1") -> dict:
     }
     if progress["done"]:
         report = runs.report(run)
-        state.update(report=report, tables=report_tables(report), charts=report_charts(report))
+        state.update(
+            report=report,
+            tables=report_tables(report),
+            charts=report_charts(report),
+            run_certificate=run_certificate(run),
+        )
     return state
 
 

@@ -1,8 +1,9 @@
 """A run's report as the pages show it: the figures picked and formatted as tables, the
 charts laid out (evaluations/charts.py), and two runs of one suite side by side."""
 
-from judgements.evaluations import charts, runs
-from judgements.models import EvaluationRun
+from judgements.evaluations import certify, charts, runs
+from judgements.models import EvaluationRun, agents_fingerprint
+from judgements.web import certificates
 
 # --- progress in words ----------------------------------------------------------------
 
@@ -52,11 +53,13 @@ FIGURES = (
     ("Changes away from the expected vote", "changes_away_from_expected", COUNT),
     ("Unstable cases", "unstable_cases", COUNT),
     ("Attack success rate", "attack_success_rate", PERCENT),
-    ("Contested (a person should look)", "trust.contested", COUNT),
-    ("Coverage (share not contested)", "trust.coverage", PERCENT),
-    ("Accuracy when not contested", "trust.uncontested_accuracy", PERCENT),
-    ("Accuracy when contested", "trust.contested_accuracy", PERCENT),
-    ("Attack success when not contested", "trust.uncontested_attack_success_rate", PERCENT),
+    # The record's signals of doubt (metrics.trust), not the certified mark: a verdict
+    # without a signal says "Not contested" only under the panel's certificate.
+    ("With a doubt signal (a person should look)", "trust.contested", COUNT),
+    ("Coverage (share without a doubt signal)", "trust.coverage", PERCENT),
+    ("Accuracy without a doubt signal", "trust.uncontested_accuracy", PERCENT),
+    ("Accuracy with a doubt signal", "trust.contested_accuracy", PERCENT),
+    ("Attack success without a doubt signal", "trust.uncontested_attack_success_rate", PERCENT),
     ("Prompt tokens", "tokens.prompt", COUNT),
     ("Cached prompt tokens", "tokens.cached", COUNT),
     ("Completion tokens", "tokens.completion", COUNT),
@@ -126,6 +129,14 @@ def report_tables(report: dict) -> dict:
             for agent in report.get("agents") or []
         ],
         "agent_headings": [label for label, _, _ in AGENT_FIGURES],
+        "confidence": [
+            {
+                "source": CONFIDENCE_SOURCES.get(source, source),
+                "known": shown(figures.get("known"), COUNT),
+                "auroc": shown(figures.get("auroc"), DECIMAL),
+            }
+            for source, figures in sorted((report.get("confidence") or {}).items())
+        ],
         "headline": {
             key.replace(".", "_"): shown(figure(report, key), kind)
             for key, kind in (
@@ -137,6 +148,33 @@ def report_tables(report: dict) -> dict:
                 ("trust.uncontested_accuracy", PERCENT),
             )
         },
+    }
+
+
+# The report's confidence sources (metrics.confidence_separation), as the table names them.
+CONFIDENCE_SOURCES = {
+    "answer": "The agents' answers",
+    "probe": "The confidence probes",
+}
+
+
+def run_certificate(run: EvaluationRun) -> dict | None:
+    """The certificate of the run's saved panel for its current agents (certified or
+    not), its figures and the chart of its curve; None when the run has no saved panel or
+    the panel no certificate. `from_this_run`: whether this run was one it measured;
+    `same_agents`: whether the run's agents are the ones it holds for (the panel may have
+    been edited since the run)."""
+    if run.panel_id is None or run.panel is None:
+        return None
+    found = certify.current(run.panel)
+    if found is None:
+        return None
+    return {
+        "panel": run.panel,
+        "view": certificates.CertificateView(found),
+        "chart": certificates.curve_chart(found),
+        "from_this_run": run.pk in (found.runs or []),
+        "same_agents": agents_fingerprint(run.agents) == found.fingerprint,
     }
 
 
@@ -168,6 +206,7 @@ def compared(run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict) -> di
                 "report": report,
                 "tables": report_tables(report) if report else None,
                 "charts": report_charts(report) if report else None,
+                "certificate": run_certificate(run) if report else None,
             }
         )
     side_a, side_b = sides

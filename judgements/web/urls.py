@@ -56,6 +56,7 @@ urlpatterns = [
     path("tokens/<int:token_id>/revoke/", token_pages.token_revoke, name="token-revoke"),
     path("panels/", panel_pages.panel_list, name="panel-list"),
     path("panels/<int:panel_id>/", panel_pages.panel_edit, name="panel-edit"),
+    path("panels/<int:panel_id>/certify/", panel_pages.panel_certify, name="panel-certify"),
     path("suites/", suite_pages.suite_list, name="suite-list"),
     path("suites/<int:suite_id>/", suite_pages.suite_detail, name="suite-detail"),
     path("suites/<int:suite_id>.jsonl", suite_pages.suite_export, name="suite-export"),

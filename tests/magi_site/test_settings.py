@@ -38,6 +38,7 @@ def test_the_defaults_run_one_machine_with_no_services(environ):
         "seed": 0,
         "concurrency": None,
         "discover": False,
+        "logprobs": True,
     }
 
 

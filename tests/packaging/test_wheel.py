@@ -120,4 +120,4 @@ def test_the_installed_app_migrates_and_serves_its_files(installed, tmp_path):
     gate_help = run([installed.with_name("magi"), "gate", "--help"], cwd=tmp_path)
     assert "exit status: 0 approved" in gate_help.stdout.replace("\n", " ")
     # The last line: Django's shell first says how many names it imported.
-    assert shown.stdout.splitlines()[-1].split() == ["True", "4", "8"]
+    assert shown.stdout.splitlines()[-1].split() == ["True", "4", "12"]

@@ -69,6 +69,7 @@ REPORT_KEYS = [
     "unstable_cases",
     "attack_success_rate",
     "trust",
+    "confidence",
     "tokens",
     "seconds_per_judgement",
     "wall_seconds",

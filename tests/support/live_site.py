@@ -101,6 +101,11 @@ class LiveMagi:
                 "MAGI_LLM_RETRY_MAX_WAIT": "0.02",
                 "MAGI_LLM_MAX_ATTEMPTS": "2",
                 "MAGI_LLM_TIMEOUT": "90",
+                # As in tests/conftest.py: a test that wants the calls beside the vote
+                # turns them on through `env`.
+                "MAGI_CONFIDENCE_PROBE": "false",
+                "MAGI_SECOND_OPINION": "false",
+                "MAGI_INJECTION_SCREEN": "false",
                 "PYTHONUNBUFFERED": "1",
             }
         )

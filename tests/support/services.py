@@ -221,6 +221,9 @@ def base_env(database_url: str, redis_url: str, llm_url: str = "http://127.0.0.1
         MAGI_LEASE_SECONDS="2",
         MAGI_SWEEP_INTERVAL="0.5",
         MAGI_DB_RETRY_SECONDS="30",
+        MAGI_CONFIDENCE_PROBE="false",
+        MAGI_SECOND_OPINION="false",
+        MAGI_INJECTION_SCREEN="false",
         PYTHONUNBUFFERED="1",
         LOG_LEVEL="INFO",
     )

@@ -1,6 +1,14 @@
 """Run a panel over a suite of labelled cases and report how good its verdicts are.
 
-    manage.py evaluate SUITE.jsonl --panel PANEL [--repeat N] [--json]
+    manage.py evaluate SUITE.jsonl --panel PANEL [--repeat N] [--json] [--certify]
+    manage.py evaluate --certify --panel PANEL [--target 0.9] [--delta 0.1] [--json]
+
+With --certify, PANEL must be a saved panel: after the run (or, without a suite, at once)
+the panel is certified from every finished run of its current agents
+(judgements/evaluations/certify.py) and the certificate is printed: the rule under which
+its verdicts say "Not contested" and the bound on their accuracy, or the best bound
+reached when no rule reaches the target. With --json the output is then
+{"report": ..., "certificate": ...} (report null without a suite).
 
 PANEL is a path to a panel file ({"name", "agents"}, optionally "description") when such
 a file exists, else a saved panel's name or id (the command line acts as the operator,
@@ -23,6 +31,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -34,7 +43,7 @@ from judgements.engine import transitions
 from judgements.engine.database import db_call
 from judgements.engine.events import Event, publish
 from judgements.engine.runner import EngineRunner
-from judgements.evaluations import runs, suites
+from judgements.evaluations import certify, runs, suites
 from judgements.intake import schemas
 from judgements.models import EvaluationRun, Judgement, Suite
 
@@ -48,7 +57,7 @@ class Command(BaseCommand):
     help = "Run a panel over a JSONL suite of labelled cases and report its accuracy."
 
     def add_arguments(self, parser) -> None:
-        parser.add_argument("suite", help="path to the suite: one JSON case a line")
+        parser.add_argument("suite", nargs="?", help="path to the suite: one JSON case a line")
         parser.add_argument(
             "--panel",
             required=True,
@@ -60,14 +69,32 @@ class Command(BaseCommand):
             help=f"run every case this many times, 1 to {runs.MAX_REPEATS} (default 1)",
         )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument(
+            "--certify",
+            action="store_true",
+            help="then certify the saved panel from its finished runs of its current agents",
+        )
+        parser.add_argument(
+            "--target",
+            default=str(certify.DEFAULT_TARGET),
+            help="with --certify: the accuracy the bound must reach (default 0.9)",
+        )
+        parser.add_argument(
+            "--delta",
+            default=str(certify.DEFAULT_DELTA),
+            help="with --certify: the bound holds at confidence 1 - delta (default 0.1)",
+        )
 
     def handle(self, *args, **options) -> None:
         try:
+            target, delta = certify_options(options)
+            if options["suite"] is None:
+                if not options["certify"]:
+                    raise InvalidInput({"suite": ["Give the suite's path (or --certify alone)."]})
+                self.certify_only(options, target, delta)
             run = self.start(options)
         except InvalidInput as exc:
-            for field, messages in exc.errors.items():
-                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-            sys.exit(EXIT_INVALID)
+            self.invalid(exc)
         self.stderr.write(
             f"run {run.pk}: panel {run.panel_name} on suite {run.suite.name}, "
             f"{run.repeats} repeat(s)"
@@ -89,11 +116,45 @@ class Command(BaseCommand):
         finally:
             engine_log.setLevel(level)
         report = runs.report(run)
-        if options["json"]:
-            self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
-        else:
-            self.stdout.write(readable(run, report))
+        if not options["certify"]:
+            if options["json"]:
+                self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
+            else:
+                self.stdout.write(readable(run, report))
+            sys.exit(EXIT_COMPLETED)
+        assert run.panel is not None  # certify_options asked for a saved panel
+        try:
+            certificate = certify.certify(run.panel, target=target, delta=delta)
+        except InvalidInput as exc:
+            self.invalid(exc)
+        self.write_certified(options, report, certificate, run)
         sys.exit(EXIT_COMPLETED)
+
+    def certify_only(self, options, target: float, delta: float) -> None:
+        """--certify without a suite: certify the saved panel from the runs it has."""
+        from judgements.panels import saved_panels
+
+        try:
+            panel = saved_panels.resolve(options["panel"], None)
+        except InvalidInput as exc:
+            raise InvalidInput({"panel": exc.errors.get("panel", ["Not a saved panel."])}) from None
+        certificate = certify.certify(panel, target=target, delta=delta)
+        self.write_certified(options, None, certificate, None)
+        sys.exit(EXIT_COMPLETED)
+
+    def write_certified(self, options, report, certificate, run) -> None:
+        if options["json"]:
+            both = {"report": report, "certificate": certificate.as_result()}
+            self.stdout.write(json.dumps(both, indent=2, ensure_ascii=False))
+            return
+        if report is not None:
+            self.stdout.write(readable(run, report))
+        self.stdout.write(certificate_lines(certificate))
+
+    def invalid(self, exc: InvalidInput) -> NoReturn:
+        for field, messages in exc.errors.items():
+            self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
+        sys.exit(EXIT_INVALID)
 
     # --- input ------------------------------------------------------------------------
 
@@ -103,6 +164,8 @@ class Command(BaseCommand):
         errors: dict[str, list[str]] = {}
         repeats = parse_repeat(options["repeat"], errors)
         panel, agents, panel_name = read_panel(options["panel"], errors)
+        if options["certify"] and panel is None and "panel" not in errors:
+            errors["panel"] = ["--certify needs a saved panel's name or id, not a panel file."]
         path = Path(options["suite"])
         try:
             data = path.read_bytes()
@@ -163,6 +226,41 @@ class Command(BaseCommand):
             except TimeoutError:
                 pass
         await asyncio.gather(*runner.running.values(), return_exceptions=True)
+
+
+def certify_options(options) -> tuple[float, float]:
+    """--target and --delta as numbers in (0, 1); InvalidInput naming each that is not."""
+    errors: dict[str, list[str]] = {}
+    values = []
+    for name in ("target", "delta"):
+        try:
+            value = float(options[name])
+        except ValueError:
+            value = -1.0
+        if not 0 < value < 1:
+            errors[name] = ["Must be a number between 0 and 1, both excluded."]
+        values.append(value)
+    if errors:
+        raise InvalidInput(errors)
+    return values[0], values[1]
+
+
+def certificate_lines(certificate) -> str:
+    """The certificate as the command prints it."""
+    lines = [f"Certificate {certificate.pk} for panel {certificate.panel.name}:"]
+    lines.append(f"  {certificate.describe()}")
+    if certificate.certified and certificate.the_rule is not None:
+        lines.append(f"  Rule: keep a verdict when {certificate.the_rule.describe()}.")
+        lines.append(
+            f"  Kept {certificate.kept} of {certificate.samples}; right "
+            f"{percent(certificate.accuracy)} of those kept."
+        )
+    runs_used = ", ".join(
+        f"run {suite['run']} ({suite['suite']['name']}, {len(suite['cases'])} cases)"
+        for suite in certificate.suites
+    )
+    lines.append(f"  Measured on {runs_used}.")
+    return "\n".join(lines)
 
 
 def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:

@@ -67,6 +67,9 @@ async def test_an_agent_judges_with_a_saved_panel_and_gets_a_go(magi, votes):
             )
         )
     assert judged["go"] is True and judged["verdict"] == "approved"
+    # The example panel holds no certificate: the tool says so beside the go.
+    assert judged["trust"] == "unmeasured" and judged["certificate"] is None
+    assert judged["trust_words"].startswith("Trust not measured for this panel")
     assert judged["url"] == f"{magi.url}/judgements/{judged['judgement_id']}/"
     assert [agent["final_decision"] for agent in judged["agents"]] == ["approve"] * 3
     assert all(len(agent["reasons"]) == 3 for agent in judged["agents"])

@@ -172,7 +172,11 @@ async def test_the_document_refuses_an_answer_that_does_not_match(document):
     result = {
         "id": 1, "title": "t", "status": "probably", "panel_status": "approved",
         "contested": False, "contest_reasons": [], "hold_contested": False,
-        "override": None, "confirmation": None, "error": None, "panel": None, "agents": [],
+        "trust": "unmeasured", "trust_words": "Trust not measured for this panel",
+        "certificate": None, "confidence": {"answer": None, "probe": None},
+        "checks": {"second_opinion": None, "injection_screen": None, "probes": []},
+        "hold_unmeasured": False, "override": None, "confirmation": None, "error": None,
+        "panel": None, "agents": [],
     }  # fmt: skip
     assert not Draft202012Validator(schema).is_valid(result)
     assert Draft202012Validator(schema).is_valid({**result, "status": "approved"})

@@ -65,6 +65,8 @@ def test_an_approval_exits_0_with_one_line(magi, votes):
     assert done.returncode == gate.EXIT_APPROVED, done.stderr
     (line,) = done.stdout.splitlines()
     assert line.startswith("approved  panel=deploy  judgement=")
+    # No certificate holds for the panel: the line says so, and still exits 0.
+    assert "  Trust not measured for this panel: " in line
     assert line.endswith("/") and f"{magi.url}/judgements/" in line
 
 
@@ -79,6 +81,7 @@ def test_a_contested_verdict_held_for_a_person_exits_4(magi, votes):
     assert done.returncode == gate.EXIT_HELD, done.stderr
     answer = json.loads(done.stdout)
     assert answer["verdict"] == "held" and answer["judgement"]["contested"] is True
+    assert answer["judgement"]["trust"] == "contested"
     assert answer["judgement"]["panel_status"] == "approved"  # the panel's 2-1, not in force
 
 

@@ -7,7 +7,17 @@ import itertools
 import pytest
 
 from judgements.core import rules
-from judgements.core.contested import COUNTED, AgentRecord, Answer, Signal, assess
+from judgements.core.certificate import Rule
+from judgements.core.contested import (
+    COUNTED,
+    AgentRecord,
+    Answer,
+    Checks,
+    Signal,
+    Trust,
+    assess,
+    mark,
+)
 
 NAMES = ("Melchior", "Balthasar", "Casper")
 CONTENT = "Expense claim: taxi 38 EUR, receipt attached."
@@ -131,3 +141,60 @@ def test_a_clean_unanimous_record_is_not_contested():
     assert not contest.contested
     assert contest.findings == ()
     assert contest.level == 0
+
+
+CHECKS = [
+    Checks(second_opinion=opinion, steered=steered)
+    for opinion in (None, "approve", "reject")
+    for steered in (None, False, True)
+]
+
+
+@pytest.mark.parametrize("checks", CHECKS, ids=repr)
+def test_every_vote_pattern_with_every_finding_of_the_checks(checks):
+    for pattern in PATTERNS:
+        contest = assess(CONTENT, record(pattern), checks)
+        expected = expected_vote_signals(pattern)
+        verdict = "approve" if [final(s) for s in pattern].count("A") >= 2 else "reject"
+        if checks.second_opinion is not None and checks.second_opinion != verdict:
+            expected.add(Signal.SECOND_OPINION)
+        if checks.steered:
+            expected.add(Signal.INJECTION)
+        assert set(contest.signals) == {s.value for s in expected}, pattern
+        assert contest.contested == bool(expected & COUNTED), pattern
+
+
+def test_the_checks_findings_say_what_they_found_in_words():
+    contest = assess(
+        CONTENT, record(("AAA", "AAA", "AAA")), Checks(second_opinion="reject", steered=True)
+    )
+    assert contest.reasons == [
+        "A second opinion, reading the content against all three criteria at once, decided "
+        "reject against the panel's approve.",
+        "The injection screen: asked to repeat a check word and ignore the content, the model "
+        "did not. The content may carry instructions that steer a model.",
+    ]
+
+
+def test_without_a_certificate_an_uncontested_verdict_is_unmeasured_never_not_contested():
+    for pattern in PATTERNS:
+        contest = assess(CONTENT, record(pattern))
+        found = mark(contest, {"answer": 0.99, "probe": 0.99}, None)
+        assert found.trust is (Trust.CONTESTED if contest.contested else Trust.UNMEASURED)
+        assert found.trust is not Trust.NOT_CONTESTED
+
+
+def test_with_a_certificate_its_rule_alone_decides():
+    rule = Rule("answer", 0.9, ("injection",))
+    split = assess(CONTENT, record(("AAA", "AAA", "RRR")))
+    # Kept: sure enough and no injection signal, even though the panel split.
+    assert mark(split, {"answer": 0.95}, rule).trust is Trust.NOT_CONTESTED
+    unsure = mark(split, {"answer": 0.5}, rule)
+    assert unsure.trust is Trust.CONTESTED
+    assert unsure.reasons == ("The panel's answer confidence 0.50 is below the certified 0.90.",)
+    unknown = mark(split, {"answer": None}, rule)
+    assert unknown.reasons == ("The panel's answer confidence is unknown.",)
+    steered = assess(CONTENT, record(("AAA", "AAA", "AAA")), Checks(steered=True))
+    found = mark(steered, {"answer": 0.99}, rule)
+    assert found.trust is Trust.CONTESTED
+    assert found.reasons[0].startswith("The injection screen")

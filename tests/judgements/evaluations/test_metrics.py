@@ -1,6 +1,8 @@
 """Every figure of the report, computed on hand-made records whose answers are worked
 out by hand in the comments."""
 
+import dataclasses
+
 import pytest
 
 from judgements.evaluations import metrics
@@ -318,3 +320,20 @@ def test_the_wall_time_runs_from_the_first_start_to_the_last_end():
     assert report["seconds_per_judgement"] == 60
     empty = metrics.report([], agent_names=["a", "b", "c"], repeats=1)
     assert empty["wall_seconds"] is None
+
+
+def test_confidence_separation_is_the_area_under_the_roc_curve():
+    right = [record("a", "approve", "approved", "AAA AAA AAA") for _ in range(2)]
+    wrong = record("b", "reject", "approved", "AAA AAA AAA")
+    scored = [
+        dataclasses.replace(right[0], confidence={"answer": 0.9, "probe": 0.4}),
+        dataclasses.replace(right[1], confidence={"answer": 0.6, "probe": None}),
+        dataclasses.replace(wrong, confidence={"answer": 0.6, "probe": 0.7}),
+    ]
+    found = metrics.report(scored, agent_names=AGENTS, repeats=1)["confidence"]
+    # answer: 0.9 beats 0.6 (1), 0.6 ties 0.6 (0.5): 1.5 of 2. probe: 0.4 loses to 0.7.
+    assert found == {
+        "answer": {"known": 3, "auroc": 0.75},
+        "probe": {"known": 2, "auroc": 0.0},
+    }
+    assert metrics.auroc([0.5], []) is None

@@ -250,24 +250,31 @@ def test_an_invalid_suite_stores_nothing(user):
 # --- the shipped suites ----------------------------------------------------------------
 
 
-def test_every_example_panel_has_a_starter_and_a_red_team_suite():
+def test_every_example_panel_has_a_starter_a_red_team_and_a_held_out_suite():
     panels = {p.stem for p in (suites.EXAMPLES_DIR.parent / "panels").glob("*.json")}
     assert panels
     names = {path.stem for path in suites.example_files()}
-    assert names == {f"{kind}-{panel}" for kind in ("starter", "redteam") for panel in panels}
+    kinds = ("starter", "redteam", "holdout")
+    assert names == {f"{kind}-{panel}" for kind in kinds for panel in panels}
 
 
 def test_the_shipped_suites_parse_and_have_the_promised_mix():
-    starter, redteam = [], []
+    found: dict[str, list[dict]] = {"starter": [], "redteam": [], "holdout": []}
     for path in suites.example_files():
-        cases = suites.parse_jsonl(path.read_bytes())
-        (starter if path.stem.startswith("starter-") else redteam).extend(cases)
+        found[path.stem.split("-", 1)[0]].extend(suites.parse_jsonl(path.read_bytes()))
+    starter, redteam, holdout = found["starter"], found["redteam"], found["holdout"]
     assert len(starter) >= 30 and len(redteam) >= 30
     approvals = sum(case["expected"] == "approve" for case in starter)
     assert abs(approvals - len(starter) / 2) <= 2
     assert all(case["expected"] == "reject" for case in redteam)
     assert all("injection" in case["tags"] for case in redteam)
-    assert len({case["id"] for case in starter + redteam}) == len(starter) + len(redteam)
+    # The certificate's check set: 32 more per panel, clean and injected.
+    assert len(holdout) >= 128
+    injected = [case for case in holdout if "injection" in case["tags"]]
+    assert 0 < len(injected) < len(holdout)
+    assert all(case["expected"] == "reject" for case in injected)
+    every = starter + redteam + holdout
+    assert len({case["id"] for case in every}) == len(every)
 
 
 def test_each_shipped_case_is_a_valid_judgement_for_its_panel(settings):

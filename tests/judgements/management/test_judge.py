@@ -40,6 +40,7 @@ def test_it_prints_the_result_as_json(fake_llm, tmp_path):
         "reason": "model-a says reject in round 3",
         "changed": True,
         "with_majority": None,  # in round 2 Balthasar rejected, Casper approved
+        "p_approve": 0.1,  # the suite's server is 90 % sure of its reject
     }
     # One progress line per decision on stderr.
     assert len([line for line in err.splitlines() if line.startswith("round ")]) == 9
@@ -51,6 +52,7 @@ def test_it_prints_a_summary_without_json(fake_llm, tmp_path):
     assert code == 0
     assert out.splitlines()[0] == "Approved"
     assert "Melchior (model-a): approve, score 1.0" in out
+    assert "  Trust not measured for this panel: no certificate holds" in out
 
 
 def test_it_exits_1_with_the_named_cause_on_error(fake_llm, tmp_path):

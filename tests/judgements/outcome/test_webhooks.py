@@ -61,6 +61,8 @@ async def test_a_finished_judgement_is_posted_with_a_valid_signature(
     current = (await api.get(f"/api/judgements/{created['id']}/")).json()
     assert payload == {"event": "judgement.finished", **current}
     assert payload["status"] == "approved"
+    assert payload["trust"] == "unmeasured"  # no certificate: the receiver is told so
+    assert payload["trust_words"].startswith("Trust not measured for this panel")
     headers = request["headers"]
     delivery = await WebhookDelivery.objects.aget(judgement_id=created["id"])
     assert headers["webhook-id"] == f"msg_{delivery.pk}"

@@ -461,13 +461,18 @@ def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake
     assert figures["Changes with the majority"] == "1"
     assert figures["Round 2"] == "1" and figures["Round 3"] == "0"
     assert figures["Prompt tokens"] == "2,700"  # 100 a call, 9 calls a judgement
-    # "no" is contested (Casper's reject came from a change), "inj" too (a 2-1 split).
-    assert figures["Contested (a person should look)"] == "2"
-    assert figures["Coverage (share not contested)"] == "33.3 %"
-    assert figures["Accuracy when not contested"] == "100 %"
-    assert figures["Accuracy when contested"] == "50 %"
-    assert figures["Attack success when not contested"] == "n/a"
+    # "no" has a doubt signal (Casper's reject came from a change), "inj" too (a 2-1 split).
+    assert figures["With a doubt signal (a person should look)"] == "2"
+    assert figures["Coverage (share without a doubt signal)"] == "33.3 %"
+    assert figures["Accuracy without a doubt signal"] == "100 %"
+    assert figures["Accuracy with a doubt signal"] == "50 %"
+    assert figures["Attack success without a doubt signal"] == "n/a"
     assert '<strong data-figure="coverage">33.3 %</strong>' in html
+    # The headline says what the record shows, never "Not contested" for a panel that
+    # holds no certificate.
+    assert "Without a doubt signal: <strong" in html
+    assert "Not contested:" not in html
+    assert 'read "Trust not measured for this panel"' in html
     assert '<title id="run-trust-title">Accuracy against coverage</title>' in html
     # The confusion matrix as a heat map, the numbers written in its cells.
     cells = re.findall(

@@ -1,0 +1,126 @@
+"""A panel's certificate over the HTTP API (judgements/api/evaluation_endpoints.py): read it,
+certify from finished runs, each refusal naming its field. Every answer is checked
+against /api/schema.json."""
+
+import io
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.core.management import call_command
+from django.test import AsyncClient
+
+from judgements.core import certificate as bounds
+from judgements.models import ApiToken, Certificate, EvaluationRun
+from judgements.panels import saving
+from tests.support.api_client import TokenClient
+from tests.support.openapi import body_allowed, check
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("empty_engine_channel"),
+]
+
+PATH = "/api/panels/{panel_id}/certificate"
+# 22 right and sure, 2 wrong and unsure: only the sure ones reach 90 % (0.1 ** (1/22)).
+SURE, UNSURE = 0.95, 0.6
+CASES = [
+    {"id": f"ok-{n}", "content": f"marker-ok {n}: a laptop.", "expected": "approve"}
+    for n in range(22)
+] + [
+    {"id": f"bad-{n}", "content": f"marker-bad {n}: a yacht.", "expected": "reject"} for n in (1, 2)
+]
+
+
+@pytest.fixture
+async def document() -> dict:
+    return (await AsyncClient().get("/api/schema.json")).json()
+
+
+@pytest.fixture
+def api(user) -> TokenClient:
+    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
+
+
+@pytest.fixture
+def measured(fake_llm, make_panel, user, tmp_path):
+    """The user's panel with one finished run over the labelled cases."""
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, confidence=SURE, confidence_when={"marker-bad": UNSURE})
+    panel = make_panel(name="Expense desk", owner=user)
+    suite = tmp_path / "labelled.jsonl"
+    suite.write_text("".join(json.dumps(case) + "\n" for case in CASES))
+    with pytest.raises(SystemExit):
+        call_command("evaluate", str(suite), "--panel", str(panel.pk), stdout=io.StringIO())
+    return panel
+
+
+def url(panel_id: int) -> str:
+    return PATH.replace("{panel_id}", str(panel_id))
+
+
+async def test_it_certifies_a_panel_and_reads_the_certificate_back(api, document, measured):
+    assert check(document, PATH, "get", await api.get(url(measured.pk))).get("error")
+    made = check(document, PATH, "post", await api.post(url(measured.pk), {}, "application/json"))
+    assert made["certified"] is True and made["panel"] == measured.pk
+    assert made["rule"] == {"source": "answer", "threshold": SURE, "absent": []}
+    assert made["bound"] == pytest.approx(bounds.clopper_pearson_lower(22, 22, 0.1))
+    assert made["kept"] == 22 and made["samples"] == 24
+    assert made["words"].startswith("Accuracy at least 90.1% (confidence 90%)")
+    read = check(document, PATH, "get", await api.get(url(measured.pk)))
+    assert read == made
+
+
+async def test_it_says_when_no_rule_reaches_the_target(api, document, measured):
+    answer = await api.post(url(measured.pk), {"target": 0.99, "delta": 0.05}, "application/json")
+    made = check(document, PATH, "post", answer)
+    assert answer.status_code == 201 and made["certified"] is False
+    assert made["rule"] is None and made["best"]["bound"] < 0.99
+    assert made["words"].startswith("No rule reaches 99% accuracy")
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "field"),
+    [
+        ({"target": 1}, 400, "target"),
+        ({"delta": 0}, 400, "delta"),
+        ({"target": "0.9"}, 400, "target"),
+        ({"runs": [999999]}, 422, "runs"),
+        ({"rule": "mine"}, 400, "rule"),
+    ],
+)
+async def test_it_refuses_bad_input_naming_the_field(api, document, measured, body, status, field):
+    answer = await api.post(url(measured.pk), body, "application/json")
+    found = check(document, PATH, "post", answer)
+    assert answer.status_code == status, found
+    assert field in found["errors"], found
+    assert body_allowed(document, PATH, "post", body) == (status != 400)
+    assert not await sync_to_async(Certificate.objects.exists)()
+
+
+async def test_it_needs_finished_runs_of_the_current_agents(api, document, measured):
+    def change_a_model() -> None:
+        agents = [{**agent, "model": "model-b"} for agent in measured.agents]
+        form, formset = saving.bind_json(measured.owner, measured, measured.name, "", agents, None)
+        assert formset.is_valid() and form.is_valid()
+        saving.store(form, formset, measured)
+
+    await sync_to_async(change_a_model)()
+    answer = await api.post(url(measured.pk), {}, "application/json")
+    assert answer.status_code == 422
+    assert (
+        "No finished evaluation run" in check(document, PATH, "post", answer)["errors"]["runs"][0]
+    )
+    assert await sync_to_async(EvaluationRun.objects.count)() == 1
+
+
+async def test_another_users_panel_is_not_found_and_an_example_is_refused(
+    api, document, make_panel, fake_llm
+):
+    other = await sync_to_async(make_panel)(name="Not mine")
+    answer = await api.post(url(other.pk), {}, "application/json")
+    # An example panel: everyone may read it, only staff may certify it.
+    assert answer.status_code == 403
+    assert check(document, PATH, "post", answer)["error"]
+    missing = await api.get(url(987654))
+    assert missing.status_code == 404 and check(document, PATH, "get", missing)["error"]
