@@ -46,7 +46,7 @@ from judgements.core import contested, prompts, rules
 from judgements.engine import storage, transitions
 from judgements.engine.deliberation import run_round
 from judgements.engine.runner import EngineRunner
-from judgements.intake.cases import validate_case
+from judgements.intake.json_cases import validate_case
 from judgements.intake.start import Submission, start_judgement
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt
 
@@ -165,7 +165,9 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     """Round 1 alone (a third of the calls), for prompt layouts whose effect is on the
     first answers: each agent's vote and the 2-of-3 majority of those votes."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case({"title": case["title"], "content": case["content"], "agents": agents})
+    valid = validate_case(
+        {"title": case["title"], "content": case["content"], "agents": agents}, None
+    )
     judgement = start_judgement(valid, Submission()).judgement
     runner = EngineRunner()
 

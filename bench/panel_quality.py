@@ -55,7 +55,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from judgements.engine.runner import EngineRunner  # noqa: E402
-from judgements.intake.cases import validate_case  # noqa: E402
+from judgements.intake.json_cases import validate_case  # noqa: E402
 from judgements.intake.start import Submission, start_judgement  # noqa: E402
 from judgements.llm import calls  # noqa: E402
 from judgements.models import Judgement  # noqa: E402
@@ -171,7 +171,9 @@ def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
     """The case as an ordinary judgement of the panel with every agent on `model`, run to
     its end through the engine: the judgement as stored, and the seconds it took."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case({"title": case["title"], "content": case["content"], "agents": agents})
+    valid = validate_case(
+        {"title": case["title"], "content": case["content"], "agents": agents}, None
+    )
     judgement = start_judgement(valid, Submission()).judgement
     began = time.perf_counter()
     asyncio.run(EngineRunner().run_judgement(judgement.pk))
