@@ -17,8 +17,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from judgements.agent_tools.tools import ToolRefused, build
 from judgements.core.errors import InvalidInput
-from judgements.engine import events
-from judgements.engine.database import db_call
+from judgements.infrastructure import events
+from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, json_cases, limits, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.intake.slots import creation_slot

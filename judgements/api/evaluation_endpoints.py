@@ -25,8 +25,8 @@ from judgements.api import evaluation_schemas, schemas
 from judgements.api.site import BODY_MODELS, token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.engine.database import db_call
 from judgements.evaluations import certify, runs, suites
+from judgements.infrastructure.database import db_call
 from judgements.intake import cases
 from judgements.models import ID_MAX, EvaluationRun, Panel, Suite, is_id
 from judgements.panels import saved_panels

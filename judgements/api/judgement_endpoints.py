@@ -22,8 +22,8 @@ from ninja import Header, Path, Query, Router, Status
 
 from judgements.api import schemas
 from judgements.api.site import BODY_MODELS, WAIT_MAX_SECONDS, body_of, token_of
-from judgements.engine import events
-from judgements.engine.database import db_call
+from judgements.infrastructure import events
+from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, json_cases, limits, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.intake.slots import creation_slot

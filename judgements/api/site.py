@@ -24,7 +24,7 @@ from pydantic import BaseModel
 
 from judgements.api import document
 from judgements.core.errors import InvalidInput
-from judgements.engine.database import db_call
+from judgements.infrastructure.database import db_call
 from judgements.intake import cases, idempotency, limits, schema_errors, schemas
 from judgements.intake.slots import creation_gate
 from judgements.models import ApiToken

@@ -15,9 +15,9 @@ import dataclasses
 from judgements.core import answer_checks, prompts, rules
 from judgements.core.errors import MagiError
 from judgements.engine import checks, storage
-from judgements.engine.events import Event, publish
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.engine.state import Deliberation
+from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls, providers
 from judgements.models import Agent, RoundDecision, Status
 

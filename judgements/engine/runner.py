@@ -18,12 +18,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from judgements.engine import storage, transitions
-from judgements.engine.database import DATABASE_DOWN
 from judgements.engine.deliberation import AgentFailure, deliberate
-from judgements.engine.events import Event, publish
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.engine.slots import batch_share
 from judgements.engine.transitions import Lease
+from judgements.infrastructure.database import DATABASE_DOWN
+from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls
 from judgements.models import Judgement
 from judgements.outcome import webhooks

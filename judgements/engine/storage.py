@@ -8,9 +8,9 @@ from django.db import IntegrityError, transaction
 
 from judgements.core import rules
 from judgements.engine import transitions
-from judgements.engine.database import db_call
 from judgements.engine.lease import LeaseLost
 from judgements.engine.state import Deliberation
+from judgements.infrastructure.database import db_call
 from judgements.llm import calls
 from judgements.models import (
     Agent,

@@ -25,7 +25,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgements.core import rules
-from judgements.engine.database import db_call
+from judgements.infrastructure.database import db_call
 from judgements.models import EvaluationRun, Judgement, JudgementQuerySet, RoundDecision, Status
 from judgements.outcome import webhooks
 

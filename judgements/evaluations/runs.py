@@ -17,8 +17,9 @@ from django.utils import timezone
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
-from judgements.engine import events, transitions
+from judgements.engine import transitions
 from judgements.evaluations import metrics
+from judgements.infrastructure import events
 from judgements.intake import limits, schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from judgements.engine import events
+from judgements.infrastructure import events
 from judgements.intake import idempotency, limits
 from judgements.models import Agent, ApiToken, EvaluationRun, IdempotencyKey, Judgement
 

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput, MagiError
-from judgements.engine import events
+from judgements.infrastructure import events
 from judgements.intake.cases import TextField, validate_text
 from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
 from judgements.outcome import webhooks

@@ -12,7 +12,7 @@ from django import forms as django_forms
 from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput
-from judgements.engine import events
+from judgements.infrastructure import events
 from judgements.intake.cases import TextField
 from judgements.models import Confirmation, Judgement, Status
 from judgements.models.judgements import JudgementQuerySet, waiting_for_review

@@ -33,7 +33,7 @@ from django.core.validators import URLValidator
 from django.db import close_old_connections, models, transaction
 from django.utils import timezone
 
-from judgements.engine.database import db_call
+from judgements.infrastructure.database import db_call
 from judgements.models import (
     DeliveryStatus,
     Judgement,
@@ -295,6 +295,6 @@ def deliver_due(worker_id: str, limit: int = 20) -> int:
 
 
 # POSTs wait on other servers for seconds: they get a thread of their own, never one of
-# the engine's database threads (judgements/engine/database.py).
+# the engine's database threads (judgements/infrastructure/database.py).
 _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="magi-webhooks")
 adeliver_due = db_call(deliver_due, executor=_executor)

@@ -16,8 +16,8 @@ from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_K
 from django.template.loader import render_to_string
 from django.utils.crypto import constant_time_compare
 
-from judgements.engine import events
-from judgements.engine.database import db_call
+from judgements.infrastructure import events
+from judgements.infrastructure.database import db_call
 from judgements.models import Judgement, group_name_for
 from judgements.web import live_page
 

@@ -40,10 +40,10 @@ from django.utils import timezone
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.engine import transitions
-from judgements.engine.database import db_call
-from judgements.engine.events import Event, publish
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
+from judgements.infrastructure.database import db_call
+from judgements.infrastructure.events import Event, publish
 from judgements.intake import schemas
 from judgements.models import EvaluationRun, Judgement, Suite
 

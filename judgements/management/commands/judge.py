@@ -20,8 +20,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 
 from judgements.core.errors import InvalidInput
-from judgements.engine import events
 from judgements.engine.runner import EngineRunner
+from judgements.infrastructure import events
 from judgements.intake import json_cases, start
 from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status

@@ -8,7 +8,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from judgements.engine.events import Event
+from judgements.infrastructure.events import Event
 from judgements.models import Agent, Judgement, LLMAttempt, RoundDecision, Status, group_name_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,11 +1,14 @@
-"""How state changes leave the engine, and how others follow them.
+"""A judgement's events: how its state changes reach whoever follows it, and how new
+work wakes the engine. Below the engine and every area that starts, runs or reviews a
+judgement, so each of them publishes the same way.
 
 The engine publishes a small event to the judgement's channel-layer group on every state
-change (the live page re-renders from the database on each one) and wakes a worker when a
-judgement is queued. Anyone waiting for a judgement (the API's `?wait`, the command line)
-follows the same group. The database holds the truth: a channel layer that is slow or
-away (Redis restarting) costs a bounded wait and is then skipped, and followers fall back
-to reading the database.
+change (the live page re-renders from the database on each one), a review publishes one
+once it commits, and a judgement or a run queued wakes a worker. Anyone waiting for a
+judgement (the API's `?wait`, the command line, the MCP tools) follows the same group.
+The database holds the truth: a channel layer that is slow or away (Redis restarting)
+costs a bounded wait and is then skipped, and followers fall back to reading the
+database.
 """
 
 import asyncio
