@@ -6,7 +6,7 @@ On the suite's fake OpenAI-compatible server, every call answers after --call-se
 slow model) and the provider takes --slots calls at once (a local llama.cpp server: 1).
 It times one judgement alone, then an evaluation run of --cases cases, and the same
 judgement submitted once the run's calls are under way, through MAGI's engine
-(EngineRunner, the priority call slots of judgements/engine/slots.py). It prints the person's
+(EngineRunner, the priority call slots of judgements/llm/call_slots.py). It prints the person's
 time alone, beside the run, and what arrival order would have cost: the run's calls
 queued ahead of it. Run by hand; the numbers belong in a note, not in a test.
 """

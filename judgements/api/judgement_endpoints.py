@@ -25,8 +25,8 @@ from judgements.api.site import BODY_MODELS, WAIT_MAX_SECONDS, body_of, token_of
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, json_cases, limits, start
+from judgements.intake.creation_gate import creation_slot
 from judgements.intake.schemas import CaseWithCallback
-from judgements.intake.slots import creation_slot
 from judgements.outcome import overrides, results, reviews
 from judgements.panels import saved_panels
 
@@ -90,7 +90,7 @@ async def submit_judgement(
     """Submit a case; optionally wait for its verdict. 201: stored and queued (200: an
     Idempotency-Key replayed, nothing new started). 429 with Retry-After: a rate limit."""
     token = token_of(request)
-    # Up to the insert, a creation slot (intake/slots.py), as the token lookup held one.
+    # Up to the insert, a creation slot (intake/creation_gate.py), as the token lookup held one.
     async with creation_slot():
         key = idempotency.key_from({idempotency.HEADER: key} if key is not None else {})
         if key is None:

@@ -26,7 +26,7 @@ from judgements.api import document
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.database import db_call
 from judgements.intake import cases, idempotency, limits, schema_errors, schemas
-from judgements.intake.slots import creation_gate
+from judgements.intake.creation_gate import creation_gate
 from judgements.models import ApiToken
 
 logger = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ DESCRIPTION = (
 
 class BearerToken(HttpBearer):
     """The caller's API token. A POST that creates waits for a creation slot first
-    (intake/slots.py): in a burst, creations queue there and reads keep the thread pool."""
+    (intake/creation_gate.py): in a burst, creations queue there and reads keep the thread pool."""
 
     async def __call__(self, request: HttpRequest) -> ApiToken | None:
         scheme, _, key = request.headers.get("Authorization", "").partition(" ")

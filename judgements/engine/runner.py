@@ -20,11 +20,11 @@ from django.utils import timezone
 from judgements.engine import storage, transitions
 from judgements.engine.deliberation import AgentFailure, deliberate
 from judgements.engine.lease import HeldLease, LeaseLost
-from judgements.engine.slots import batch_share
 from judgements.engine.transitions import Lease
 from judgements.infrastructure.database import DATABASE_DOWN
 from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls
+from judgements.llm.call_slots import batch_share
 from judgements.models import Judgement
 from judgements.outcome import webhooks
 
@@ -43,7 +43,7 @@ class EngineRunner:
         self.clients = calls.Clients()
         self.running: dict[int, asyncio.Task] = {}
         # Of those, the evaluation runs' judgements: they fill at most
-        # slots.batch_share(concurrency), so a person's judgement always finds room.
+        # call_slots.batch_share(concurrency), so a person's judgement always finds room.
         self.batch: set[int] = set()
         # Set when a judgement ends here, so the sweeper looks for waiting work at once.
         self.capacity_freed = asyncio.Event()
@@ -204,7 +204,7 @@ class EngineRunner:
     async def run_single_cycle(self) -> list[int]:
         """One sweep: end in error the judgements whose time is up, then claim and start
         as many waiting ones as there is room for, people's first and evaluation runs'
-        within their share (judgements/engine/slots.py). Returns the ids started."""
+        within their share (judgements/llm/call_slots.py). Returns the ids started."""
         for judgement_id, message in await transitions.aexpire_overdue(self.worker_id):
             log.warning("judgement %s: %s", judgement_id, message)
             await publish(judgement_id, Event.FAILED, message=message)

@@ -120,5 +120,5 @@ def replayed(stored: IdempotencyKey, digest: str, key: str) -> Started:
 
 def wake_engine(judgements: list[Judgement], by: Submission) -> None:
     """A person's judgement: wake a worker for it. A run's: wake one to claim a batch
-    within the share runs may use (engine/slots.py); the others' sweeps find the rest."""
+    within the share runs may use (llm/call_slots.py); the others' sweeps find the rest."""
     async_to_sync(events.wake)(judgements[0].pk if by.run is None else None)

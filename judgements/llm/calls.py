@@ -28,7 +28,7 @@ from tenacity import (
 
 from judgements.core import confidence, prompts
 from judgements.core.errors import MagiError
-from judgements.engine.slots import PrioritySlots
+from judgements.llm.call_slots import PrioritySlots
 
 
 class LLMCallError(MagiError):
@@ -62,7 +62,7 @@ class ModelRoute:
     # For a provider MAGI runs itself: model -> its base URL, starting the server first.
     server: Callable[[str], Awaitable[str]] | None = None
     # An evaluation run's call: it yields its provider's slots to people's calls
-    # (judgements/engine/slots.py).
+    # (judgements/llm/call_slots.py).
     batch: bool = False
     # Ask for token log-probabilities, the agent's own confidence (core/confidence.py).
     logprobs: bool = True
@@ -157,7 +157,7 @@ class Clients:
         """Hold around each call: at most `route.concurrency` calls in flight per provider
         (per model for servers MAGI runs, each of which serves one model). Queueing here,
         not in the server, keeps the client's timeout for the call itself; and it lets a
-        person's call go before an evaluation run's (judgements/engine/slots.py)."""
+        person's call go before an evaluation run's (judgements/llm/call_slots.py)."""
         if route.concurrency is None:
             return contextlib.nullcontext()
         key = (route.provider, route.model if route.server else None)

@@ -1,4 +1,4 @@
-"""A person's judgement is not queued behind an evaluation run (judgements/engine/slots.py), in a
+"""A person's judgement is not queued behind an evaluation run (judgements/llm/call_slots.py), in a
 real browser against daphne: a provider that takes two calls at once, a run of slow cases
 holding its share, and a judgement typed meanwhile that finishes while the run waits.
 The slowness is the fake model's gate, so the order is the test's, never a clock's."""

@@ -1,4 +1,5 @@
-"""Creations a process validates and stores at once (the API's and the MCP tools').
+"""The creation gate: the creations (the API's and the MCP tools') a process validates
+and stores at once.
 
 The rest wait their turn on the event loop, costing nothing, instead of filling the
 thread pool that reads need too: with all its threads busy validating a burst, a read (and

@@ -1,10 +1,10 @@
-"""Call slots that serve people first (judgements/engine/slots.py): order, share and cancels."""
+"""Call slots that serve people first (judgements/llm/call_slots.py): order, share and cancels."""
 
 import asyncio
 
 import pytest
 
-from judgements.engine.slots import PrioritySlots, batch_share
+from judgements.llm.call_slots import PrioritySlots, batch_share
 
 
 @pytest.mark.parametrize(("size", "share"), [(1, 1), (2, 1), (3, 2), (4, 3), (8, 6), (200, 150)])
