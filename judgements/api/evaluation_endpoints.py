@@ -27,7 +27,7 @@ from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
-from judgements.intake import cases
+from judgements.infrastructure.forms import invalid_utf8_fields
 from judgements.models import ID_MAX, EvaluationRun, Panel, Suite, is_id
 from judgements.panels import saved_panels
 
@@ -110,7 +110,7 @@ def query_errors(request: HttpRequest) -> dict[str, list[str]]:
         if key not in SUITE_QUERY
     }
     query = request.META.get("QUERY_STRING", "").encode("utf-8", "replace")
-    for name in cases.invalid_utf8_fields(query) & set(SUITE_QUERY):
+    for name in invalid_utf8_fields(query) & set(SUITE_QUERY):
         errors[name] = ["Not valid UTF-8 once percent-decoded: send the text as UTF-8."]
     return errors
 

@@ -1,10 +1,10 @@
 """Evaluation suites: labelled cases, read from and written as JSONL (one case a line).
 
 A case is {"id", "content", "expected"} with optional "expected_agents", "tags" and
-"title". Its content and title follow the same rules as a judgement's (forms.TextField),
-so a suite's case is valid exactly when it could be judged. Errors name the line and the
-field ("line 3.expected"), or "name" / "description" / "cases" for the suite as a whole,
-and every error is reported at once.
+"title". Its content and title follow the same rules as a judgement's (the TextField of
+infrastructure/forms.py), so a suite's case is valid exactly when it could be judged.
+Errors name the line and the field ("line 3.expected"), or "name" / "description" /
+"cases" for the suite as a whole, and every error is reported at once.
 """
 
 import json
@@ -17,8 +17,9 @@ from django.db import IntegrityError, transaction
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import suite_schema
+from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
-from judgements.intake.cases import NAME_MAX_CHARS, UTF16_BOMS, TextField
+from judgements.intake.schemas import NAME_MAX_CHARS
 from judgements.models import Suite, SuiteCase
 
 CASE_FIELDS = suite_schema.FIELDS

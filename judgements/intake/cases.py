@@ -1,22 +1,21 @@
-"""The page's forms of a case and its agents, and reading what a client sent.
+"""The page's forms of a case and its agents, and reading the JSON a client sent.
 
 A case sent as JSON (the API, the command line) is validated by intake/schemas.py; these
 form fields ask the same rule functions with the same limits (core/text.py
-`text_problem`, text.comparable_name, the models the deployment serves), so a case is
-valid or invalid in the same way wherever it comes from.
+`text_problem` through infrastructure/forms.py's TextField, text.comparable_name, the
+models the deployment serves), so a case is valid or invalid in the same way wherever it
+comes from. A saved panel's agents are these same forms (panels/saving.py).
 """
 
 import json
-from collections.abc import Set as AbstractSet
 from typing import cast
-from urllib.parse import unquote_to_bytes
 
 from django import forms
 from django.conf import settings
-from django.core.exceptions import ValidationError
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
+from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
 from judgements.llm import providers
 
@@ -27,33 +26,6 @@ AGENT_FIELDS = schemas.AGENT_FIELDS
 TITLE_MAX_CHARS = schemas.TITLE_MAX_CHARS
 NAME_MAX_CHARS = schemas.NAME_MAX_CHARS
 CRITERIA_MAX_CHARS = schemas.CRITERIA_MAX_CHARS
-
-
-class TextField(forms.CharField):
-    """Text a person types: it needs a visible character, and its length is counted as
-    the page's counter counts it (code points, a line break as one).
-
-    No HTML maxlength: browsers count it in UTF-16 units and cut what is pasted past it
-    without a word. The page's counter (static/char-counter.js) reads
-    data-max-chars instead, and a longer text comes back with an error, kept whole.
-    """
-
-    def __init__(self, *, max_chars: int, **kwargs) -> None:
-        self.max_chars = max_chars
-        super().__init__(**kwargs)
-
-    def widget_attrs(self, widget) -> dict:
-        return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}
-
-    def validate(self, value: str) -> None:
-        super().validate(value)
-        validate_text(value, self.max_chars)
-
-
-def validate_text(value: str, max_chars: int) -> None:
-    if (problem := text.text_problem(value, max_chars)) is not None:
-        code, message = problem
-        raise ValidationError(message, code=code)
 
 
 HOLD_CHOICES = [
@@ -143,12 +115,6 @@ def bind(data=None, initial: dict | None = None) -> tuple[JudgementForm, BaseAge
     return form, cast(BaseAgentFormSet, formset)
 
 
-NOT_UTF8 = (
-    "Part of this text did not arrive as valid UTF-8; it is shown here with \ufffd in "
-    "its place. Check it and send it again."
-)
-
-
 def typed_case(data) -> dict:
     """What the page's form holds, as it was typed, without validating it: to show the
     form again unchanged (after refreshing the model lists)."""
@@ -161,20 +127,6 @@ def typed_case(data) -> dict:
             for i in range(rules.PANEL_SIZE)
         ],
     }
-
-
-def is_valid(
-    form: JudgementForm, formset: BaseAgentFormSet, not_utf8: AbstractSet[str] = frozenset()
-) -> bool:
-    """not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
-    # Both must run so every error shows at once.
-    valid = all([form.is_valid(), formset.is_valid()])
-    for bound_form in (form, *formset.forms):
-        for name in bound_form.fields:
-            if bound_form.add_prefix(name) in not_utf8:
-                bound_form.add_error(name, NOT_UTF8)
-                valid = False
-    return valid
 
 
 def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
@@ -259,26 +211,6 @@ def parse_case_json(raw: bytes, source: str):
         raise InvalidInput({"case": [f"{source} cannot be read as JSON: {exc}."]}) from None
 
 
-UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-
-def invalid_utf8_fields(body: bytes) -> set[str]:
-    """Names of the fields of a URL-encoded form body whose values are not UTF-8.
-
-    Django decodes them with U+FFFD in place of the bad bytes; stored like that, the text
-    would differ from what was sent without a word.
-    """
-    names = set()
-    for pair in body.split(b"&"):
-        raw_name, _, raw_value = pair.partition(b"=")
-        name = unquote_to_bytes(raw_name.replace(b"+", b" ")).decode("utf-8", "replace")
-        try:
-            unquote_to_bytes(raw_value.replace(b"+", b" ")).decode("utf-8")
-        except UnicodeDecodeError:
-            names.add(name)
-    return names
-
-
 def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
     """The agent formset's errors under their JSON paths: `agents[1].model`, `agents`."""
     errors: dict[str, list[str]] = {}
@@ -297,27 +229,3 @@ def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict:
         "hold_contested": HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
         "agents": [dict(agent_form.cleaned_data) for agent_form in formset.forms],
     }
-
-
-def error_summary(*forms_with_errors, formset=None, formset_label: str = "Agent") -> list[dict]:
-    """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
-    order, for the summary at the top of a page (templates/judgements/_error_summary.html)
-    whose links move focus to the field."""
-    entries = []
-    for form in forms_with_errors:
-        entries += field_errors(form, "")
-    if formset is not None:
-        for number, member in enumerate(formset.forms, start=1):
-            entries += field_errors(member, f"{formset_label} {number}: ")
-        entries += [{"label": "", "id": "", "message": str(e)} for e in formset.non_form_errors()]
-    return entries
-
-
-def field_errors(form, label_prefix: str) -> list[dict]:
-    entries = [
-        {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
-        for field in form
-        for error in field.errors
-    ]
-    entries += [{"label": "", "id": "", "message": str(e)} for e in form.non_field_errors()]
-    return entries

@@ -11,7 +11,7 @@ from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput, MagiError
 from judgements.infrastructure import events
-from judgements.intake.cases import TextField, validate_text
+from judgements.infrastructure.forms import TextField, validate_text
 from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
 from judgements.outcome import webhooks
 

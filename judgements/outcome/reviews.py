@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure import events
-from judgements.intake.cases import TextField
+from judgements.infrastructure.forms import TextField
 from judgements.models import Confirmation, Judgement, Status
 from judgements.models.judgements import JudgementQuerySet, waiting_for_review
 from judgements.outcome import overrides, webhooks

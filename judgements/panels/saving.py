@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
+from judgements.infrastructure.forms import TextField, is_valid
 from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Certificate, Panel, agents_fingerprint
@@ -26,8 +27,8 @@ from judgements.panels.saved_panels import (
 class PanelForm(django_forms.Form):
     """A panel's name and description; its agents are a cases.AgentFormSet beside it."""
 
-    name = cases.TextField(max_chars=NAME_MAX_CHARS)
-    description = cases.TextField(
+    name = TextField(max_chars=NAME_MAX_CHARS)
+    description = TextField(
         max_chars=DESCRIPTION_MAX_CHARS,
         required=False,
         widget=django_forms.Textarea(attrs={"rows": 2}),
@@ -147,7 +148,7 @@ def bind_json(owner, panel, name, description, agents, models) -> tuple[PanelFor
     if models is not None:
         for agent_form in formset.forms:
             agent_form.fields["model"].choices = [(model, model) for model in models]
-    if not cases.is_valid(panel_form, formset):
+    if not is_valid(panel_form, formset):
         raise InvalidInput(errors_of(panel_form, formset))
     return panel_form, formset
 

@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
-from judgements.intake import cases
+from judgements.infrastructure.forms import error_summary
 from judgements.web import history
 
 
@@ -30,7 +30,7 @@ def render_list(request: HttpRequest, form: history.HistoryFilter) -> HttpRespon
         "judgements": page,
         "query": query.urlencode(),
         "filtering": form.is_bound and not invalid and any(form.cleaned_data.values()),
-        "error_summary": cases.error_summary(form) if invalid else [],
+        "error_summary": error_summary(form) if invalid else [],
     }
     return render(request, "judgements/list.html", context, status=400 if invalid else 200)
 

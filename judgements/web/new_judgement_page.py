@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from judgements.core.errors import InvalidInput
+from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import cases, limits
 from judgements.intake.start import Submission, start_judgement
 from judgements.llm import providers
@@ -51,7 +52,7 @@ class NewJudgementPage:
         available = providers.available_models()
         summary = []
         if self.status == 400:
-            summary = cases.error_summary(
+            summary = error_summary(
                 self.form, self.choose_form, self.panel_form, formset=self.formset
             )
         context = {
@@ -121,8 +122,8 @@ def save_panel(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     """Save the three agents as typed as a new panel of the user's; keep everything."""
     page.panel_form = new_panel_form(request, request.POST)
     page.formset = saving.agents_formset(request.POST)
-    not_utf8 = cases.invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
-    if cases.is_valid(page.panel_form, page.formset, not_utf8):
+    not_utf8 = invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
+    if is_valid(page.panel_form, page.formset, not_utf8):
         try:
             page.saved = saving.store(page.panel_form, page.formset)
         except InvalidInput as exc:
@@ -139,8 +140,8 @@ def save_panel(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
 def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     """Start the judgement, or show why not: the fields' errors (400) or a limit (429)."""
     page.form, page.formset = cases.bind(request.POST)
-    not_utf8 = cases.invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
-    if cases.is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
+    not_utf8 = invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
+    if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
         case = {**cases.cleaned_case(page.form, page.formset), "panel": page.chosen}
         try:
             started = start_judgement(case, Submission(creator=request.user))

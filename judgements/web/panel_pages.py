@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
+from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import cases
 from judgements.models import Panel
 from judgements.panels import saved_panels, saving
@@ -56,11 +57,11 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
         panel_form = saving.PanelForm(request.POST, owner=panel.owner, panel=panel)
         formset = saving.agents_formset(request.POST)
         not_utf8 = (
-            cases.invalid_utf8_fields(request.body)
+            invalid_utf8_fields(request.body)
             if request.content_type == "application/x-www-form-urlencoded"
             else set()
         )
-        if cases.is_valid(panel_form, formset, not_utf8):
+        if is_valid(panel_form, formset, not_utf8):
             try:
                 saving.store(panel_form, formset, panel)
             except InvalidInput as exc:
@@ -120,12 +121,10 @@ def render_edit(
         "panel": panel,
         "panel_form": panel_form,
         "formset": formset,
-        "error_summary": cases.error_summary(panel_form, formset=formset)
-        if panel_form.is_bound
-        else [],
+        "error_summary": error_summary(panel_form, formset=formset) if panel_form.is_bound else [],
         "certificate": certificates.view_of(shown),
         "eligible_runs": certify.eligible_runs(panel),
         "certify_form": certify_form,
-        "certify_errors": cases.error_summary(certify_form) if certify_form.is_bound else [],
+        "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],
     }
     return render(request, "judgements/panel_edit.html", context, status=status)

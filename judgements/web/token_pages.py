@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from judgements.intake.cases import error_summary
+from judgements.infrastructure.forms import error_summary
 from judgements.models import ApiToken
 
 

@@ -1,0 +1,112 @@
+"""The site's form kit, for every area's forms (a case's, a panel's, a review's, a suite's,
+a token's): text a person types, counted as the page counts it; bytes a client sent that
+are not UTF-8; and every error of a page's forms at once, for the summary at its top.
+
+A text field asks the same rule function with the same limit as the JSON schemas do
+(core/text.py `text_problem`), so a text is valid or invalid in the same way wherever it
+is typed or sent.
+"""
+
+from collections.abc import Set as AbstractSet
+from urllib.parse import unquote_to_bytes
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from judgements.core import text
+
+
+class TextField(forms.CharField):
+    """Text a person types: it needs a visible character, and its length is counted as
+    the page's counter counts it (code points, a line break as one).
+
+    No HTML maxlength: browsers count it in UTF-16 units and cut what is pasted past it
+    without a word. The page's counter (static/char-counter.js) reads
+    data-max-chars instead, and a longer text comes back with an error, kept whole.
+    """
+
+    def __init__(self, *, max_chars: int, **kwargs) -> None:
+        self.max_chars = max_chars
+        super().__init__(**kwargs)
+
+    def widget_attrs(self, widget) -> dict:
+        return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        validate_text(value, self.max_chars)
+
+
+def validate_text(value: str, max_chars: int) -> None:
+    if (problem := text.text_problem(value, max_chars)) is not None:
+        code, message = problem
+        raise ValidationError(message, code=code)
+
+
+# --- bytes that are not UTF-8 -----------------------------------------------------------
+
+# What UTF-16 text starts with; UTF-8 text (JSON, JSONL) never does.
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+NOT_UTF8 = (
+    "Part of this text did not arrive as valid UTF-8; it is shown here with \ufffd in "
+    "its place. Check it and send it again."
+)
+
+
+def invalid_utf8_fields(body: bytes) -> set[str]:
+    """Names of the fields of a URL-encoded form body whose values are not UTF-8.
+
+    Django decodes them with U+FFFD in place of the bad bytes; stored like that, the text
+    would differ from what was sent without a word.
+    """
+    names = set()
+    for pair in body.split(b"&"):
+        raw_name, _, raw_value = pair.partition(b"=")
+        name = unquote_to_bytes(raw_name.replace(b"+", b" ")).decode("utf-8", "replace")
+        try:
+            unquote_to_bytes(raw_value.replace(b"+", b" ")).decode("utf-8")
+        except UnicodeDecodeError:
+            names.add(name)
+    return names
+
+
+def is_valid(
+    form: forms.Form, formset: forms.BaseFormSet, not_utf8: AbstractSet[str] = frozenset()
+) -> bool:
+    """A form and the formset beside it, both validated so every error shows at once.
+    not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
+    valid = all([form.is_valid(), formset.is_valid()])
+    for bound_form in (form, *formset.forms):
+        for name in bound_form.fields:
+            if bound_form.add_prefix(name) in not_utf8:
+                bound_form.add_error(name, NOT_UTF8)
+                valid = False
+    return valid
+
+
+# --- the error summary ------------------------------------------------------------------
+
+
+def error_summary(*forms_with_errors, formset=None, formset_label: str = "Agent") -> list[dict]:
+    """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
+    order, for the summary at the top of a page (templates/judgements/_error_summary.html)
+    whose links move focus to the field."""
+    entries = []
+    for form in forms_with_errors:
+        entries += field_errors(form, "")
+    if formset is not None:
+        for number, member in enumerate(formset.forms, start=1):
+            entries += field_errors(member, f"{formset_label} {number}: ")
+        entries += [{"label": "", "id": "", "message": str(e)} for e in formset.non_form_errors()]
+    return entries
+
+
+def field_errors(form, label_prefix: str) -> list[dict]:
+    entries = [
+        {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
+        for field in form
+        for error in field.errors
+    ]
+    entries += [{"label": "", "id": "", "message": str(e)} for e in form.non_field_errors()]
+    return entries
