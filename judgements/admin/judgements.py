@@ -10,6 +10,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
 from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.core.confidence import probability_words
 from judgements.models import (
     Agent,
     Judgement,
@@ -20,7 +21,6 @@ from judgements.models import (
     Trust,
 )
 from judgements.outcome import overrides
-from judgements.web.live_page import probability_words
 
 # The list's trust column, short enough to fit at 1280 px.
 SHORT_TRUST: dict[str | None, str] = {

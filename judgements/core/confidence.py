@@ -1,6 +1,7 @@
 """How sure a model was of its decision, read from the token log-probabilities a provider
-returns (`logprobs`, `top_logprobs` on chat completions), and a judgement's confidence in
-its verdict from its agents'. No Django, no SDK: tokens come in as plain pairs.
+returns (`logprobs`, `top_logprobs` on chat completions), a judgement's confidence in its
+verdict from its agents', and a probability in words as the pages and the admin show it.
+No Django, no SDK: tokens come in as plain pairs.
 
 An answer is a JSON object whose first decisive token is the value of `criterion_met`
 (true for an approve, false for a reject; the decision itself follows from it, and the
@@ -120,3 +121,9 @@ def panel_confidence(p_approves: Sequence[float | None], verdict: str) -> float 
     if not values or any(value is None for value in values):
         return None
     return min(value for value in values if value is not None)
+
+
+def probability_words(value: float | None) -> str:
+    """A probability as the pages and the admin write it: "87 %" (whole percents), or
+    "unknown"."""
+    return "unknown" if value is None else f"{value * 100:.0f} %"

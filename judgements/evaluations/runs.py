@@ -16,6 +16,7 @@ from django.db import models, transaction
 from django.utils import timezone
 
 from judgements.core import rules, text
+from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import transitions
 from judgements.evaluations import metrics
@@ -32,7 +33,6 @@ from judgements.models import (
     Status,
     Suite,
 )
-from judgements.web import history
 
 MAX_REPEATS = 20
 
@@ -223,11 +223,11 @@ def as_csv(run: EvaluationRun) -> str:
             [
                 case.case_id if case else "",
                 judgement.repeat,
-                history.spreadsheet_safe(judgement.title),
+                spreadsheet_safe(judgement.title),
                 case.expected if case else "",
                 judgement.status,
-                history.yes_no(right),
-                history.yes_no(judgement.contested),
+                yes_no(right),
+                yes_no(judgement.contested),
                 judgement.get_absolute_url(),
             ]
         )

@@ -15,6 +15,7 @@ from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.models import UNREVIEWED, Decision, Judgement, Panel, Status, Trust, held
 
 PER_PAGE = 50
@@ -190,14 +191,3 @@ def as_csv(judgements, base_url: str) -> str:
             ]
         )
     return out.getvalue()
-
-
-def spreadsheet_safe(value: str) -> str:
-    """A cell a spreadsheet would read as a formula ("=", "+", "-", "@") is kept as text
-    with a leading apostrophe (OWASP's advice for CSV injection)."""
-    return "'" + value if value[:1] in ("=", "+", "-", "@", "\t", "\r") else value
-
-
-def yes_no(value: bool | None) -> str:
-    """A flag as a CSV cell: "yes", "no", or empty when it is not known yet."""
-    return "" if value is None else ("yes" if value else "no")

@@ -7,6 +7,7 @@ update cannot disagree. Nothing here is kept in memory between events.
 from dataclasses import dataclass
 
 from judgements.core import rules
+from judgements.core.confidence import probability_words
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import (
     Agent,
@@ -87,11 +88,6 @@ def own_probability(decision: str | None, p_approve: float | None) -> float | No
     if p_approve is None or decision is None:
         return None
     return p_approve if decision == rules.Vote.APPROVE else 1.0 - p_approve
-
-
-def probability_words(value: float | None) -> str:
-    """A probability as the pages write it: "87 %" (whole percents), or "unknown"."""
-    return "unknown" if value is None else f"{value * 100:.0f} %"
 
 
 @dataclass
