@@ -28,8 +28,8 @@ from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.forms import invalid_utf8_fields
+from judgements.intake import saved_panels
 from judgements.models import ID_MAX, EvaluationRun, Panel, Suite, is_id
-from judgements.panels import saved_panels
 
 router = Router(tags=["evaluations"])
 

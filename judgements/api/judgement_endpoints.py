@@ -24,11 +24,10 @@ from judgements.api import schemas
 from judgements.api.site import BODY_MODELS, WAIT_MAX_SECONDS, body_of, token_of
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, json_cases, limits, start
+from judgements.intake import idempotency, json_cases, limits, saved_panels, start
 from judgements.intake.creation_gate import creation_slot
 from judgements.intake.schemas import CaseWithCallback
 from judgements.outcome import overrides, results, reviews
-from judgements.panels import saved_panels
 
 router = Router(tags=["judgements"])
 

@@ -7,9 +7,8 @@ API: the panel does not exist for this user, or its agents no longer pass."""
 from typing import Any
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import schemas
+from judgements.intake import saved_panels, schemas
 from judgements.outcome import webhooks
-from judgements.panels import saved_panels
 
 
 def validate_case(case: Any, user, model: type[schemas.Case] = schemas.Case) -> dict:

@@ -236,7 +236,7 @@ class Judgement(models.Model):
             creator=creator,
             api_token=api_token,
             callback_url=case.get("callback_url"),
-            # The saved panel it started from (panels/saved_panels.py), if any.
+            # The saved panel it started from (intake/saved_panels.py), if any.
             panel=case.get("panel"),
             hold_contested=hold_contested(case),
             hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),

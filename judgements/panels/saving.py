@@ -1,5 +1,14 @@
 """Saving panels: the forms that edit a panel (on the new-judgement page and the panel's
-own page) and choose one, a panel given as JSON, and the shipped examples created once."""
+own page) and choose one, a panel given as JSON, and the shipped examples created once.
+
+A saved panel is three agents under a name, to start judgements from. Its agents are
+validated exactly as a judgement's are (intake/cases.py's AgentFormSet) and stored as
+JSON. A judgement started from a panel copies them into its own Agent rows and records
+the panel (Judgement.panel), so editing the panel later changes no judgement. Example
+panels have no owner; they ship as JSON files in judgements/examples/panels/ and
+`manage.py load_examples` creates them (ensure_examples). Looking a panel up is
+intake/saved_panels.py's.
+"""
 
 import json
 from pathlib import Path
@@ -13,15 +22,14 @@ from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, is_valid
 from judgements.intake import cases
+from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Certificate, Panel, agents_fingerprint
-from judgements.panels.saved_panels import (
-    DESCRIPTION_MAX_CHARS,
-    EXAMPLE_FIELDS,
-    EXAMPLES_DIR,
-    NAME_MAX_CHARS,
-    visible,
-)
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
+NAME_MAX_CHARS = 100  # Panel.name's max_length
+DESCRIPTION_MAX_CHARS = 1_000
+EXAMPLE_FIELDS = ("name", "description", "agents")
 
 
 class PanelForm(django_forms.Form):

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from judgements.evaluations import suites
 from judgements.models import Panel
-from judgements.panels.saved_panels import EXAMPLES_DIR
 
-STARTER_SUITES = EXAMPLES_DIR.parent / "suites"
+STARTER_SUITES = suites.EXAMPLES_DIR
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,12 @@ from django.views.decorators.http import require_http_methods
 
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import cases, limits
+from judgements.intake import cases, limits, saved_panels
 from judgements.intake.start import Submission, start_judgement
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
-from judgements.panels import saved_panels, saving, tryout
+from judgements.panels import saving, tryout
 from judgements.web.judgement_pages import visible_judgement
 
 NEW_PANEL_PREFIX = "new_panel"

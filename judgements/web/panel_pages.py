@@ -17,9 +17,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import cases
+from judgements.intake import cases, saved_panels
 from judgements.models import Panel
-from judgements.panels import saved_panels, saving
+from judgements.panels import saving
 from judgements.web import certificates
 
 

@@ -12,9 +12,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs, suites
 from judgements.infrastructure.forms import error_summary
-from judgements.intake import limits
+from judgements.intake import limits, saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
-from judgements.panels import saved_panels, saving
+from judgements.panels import saving
 
 
 def visible_suite(request: HttpRequest, suite_id: int) -> Suite:

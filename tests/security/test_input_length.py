@@ -10,7 +10,7 @@ import pytest
 from judgements.core import text
 from judgements.intake import cases
 from judgements.models import Judgement
-from judgements.panels import saved_panels
+from judgements.panels import saving
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -100,7 +100,7 @@ def test_the_page_shows_the_limits_the_server_applies_and_no_maxlength(entry, se
     assert html.count('data-max-chars="20000"') == 1
     # Three agent names and the name to save them under as a panel.
     assert html.count(f'data-max-chars="{cases.NAME_MAX_CHARS}"') == 4
-    assert html.count(f'data-max-chars="{saved_panels.DESCRIPTION_MAX_CHARS}"') == 1
+    assert html.count(f'data-max-chars="{saving.DESCRIPTION_MAX_CHARS}"') == 1
     assert html.count(f'data-max-chars="{cases.CRITERIA_MAX_CHARS}"') == 3
     assert f'data-max-chars="{cases.TITLE_MAX_CHARS}"' in html
     assert 'id="id_content_count"' in html and "Up to 20000 characters." in html

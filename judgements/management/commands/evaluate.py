@@ -132,7 +132,7 @@ class Command(BaseCommand):
 
     def certify_only(self, options, target: float, delta: float) -> None:
         """--certify without a suite: certify the saved panel from the runs it has."""
-        from judgements.panels import saved_panels
+        from judgements.intake import saved_panels
 
         try:
             panel = saved_panels.resolve(options["panel"], None)
@@ -272,7 +272,7 @@ def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
 
 def read_panel(reference: str, errors: dict[str, list[str]]):
     """(Panel or None, agents, name) from a panel file or a saved panel."""
-    from judgements.panels import saved_panels
+    from judgements.intake import saved_panels
 
     path = Path(reference)
     if not path.is_file():

@@ -7,7 +7,8 @@ import sys
 from django.core.management.base import BaseCommand
 
 from judgements.core.errors import InvalidInput
-from judgements.panels import saved_panels, saving
+from judgements.intake import saved_panels
+from judgements.panels import saving
 
 EXIT_INVALID = 2
 

@@ -1,5 +1,6 @@
-"""Saved panels (judgements/panels/saved_panels.py): naming one, saving one, the shipped examples,
-and a case that names a panel in place of its agents, from the API and the command line."""
+"""Saved panels (judgements/intake/saved_panels.py, judgements/panels/saving.py): naming
+one, saving one, the shipped examples, and a case that names a panel in place of its
+agents, from the API and the command line."""
 
 import asyncio
 import io
@@ -10,9 +11,10 @@ from django.core.management import call_command
 from django.test import AsyncClient
 
 from judgements.core.errors import InvalidInput
+from judgements.intake import saved_panels
 from judgements.llm.local import files as local_files
 from judgements.models import ApiToken, Judgement, Panel
-from judgements.panels import saved_panels, saving
+from judgements.panels import saving
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
 from tests.support.openapi import check
@@ -38,7 +40,7 @@ def test_the_examples_ship_with_the_bundled_model(example_panels):
         assert panel.owner is None and panel.description
         assert [a["model"] for a in panel.agents] == [local_files.BUNDLED_MODEL_NAME] * 3
         assert [a["name"] for a in panel.agents] == ["Melchior", "Balthasar", "Casper"]
-    travel = json.loads((saved_panels.EXAMPLES_DIR / "travel-expense.json").read_text())
+    travel = json.loads((saving.EXAMPLES_DIR / "travel-expense.json").read_text())
     assert saved_panels.agents_of(example_panels["travel-expense"]) == travel["agents"]
 
 

@@ -1,29 +1,19 @@
-"""Saved panels: three agents under a name, to start judgements from.
-
-A panel's agents are validated exactly as a judgement's are (cases.AgentFormSet) and
-stored as JSON. A judgement started from a panel copies them into its own Agent rows and
-records the panel (Judgement.panel), so editing the panel later changes no judgement.
-Example panels have no owner; they ship as JSON files in judgements/examples/panels/ and
-`manage.py load_examples` creates them (ensure_examples).
+"""Looking saved panels up: the ones a user may use, the one a case names, and a panel's
+agents in the shape a case takes them. It lives with intake because a case may name a
+saved panel in place of its agents (intake/json_cases.py); saving a panel and the shipped
+examples are judgements/panels/saving.py's.
 
 Who sees what: a user uses their own panels and the examples; staff, and the command
 line's operator (user None), every panel. A panel is named by its id or its name, the
 user's own panels before the examples.
 """
 
-from pathlib import Path
-
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.intake import cases, schemas
+from judgements.intake import schemas
 from judgements.models import ID_MAX, Panel
-
-EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
-NAME_MAX_CHARS = 100  # Panel.name's max_length
-DESCRIPTION_MAX_CHARS = 1_000
-EXAMPLE_FIELDS = ("name", "description", "agents")
 
 NOT_A_REFERENCE = schemas.NOT_A_REFERENCE
 
@@ -88,7 +78,7 @@ def by_name(panels: QuerySet, name: str) -> Panel | None:
 
 def agents_of(panel: Panel) -> list[dict]:
     """The panel's agents, in the shape a case's "agents" takes."""
-    return [{field: agent[field] for field in cases.AGENT_FIELDS} for agent in panel.agents]
+    return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
 
 
 def as_result(panel: Panel) -> dict:
