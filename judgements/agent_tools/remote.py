@@ -7,7 +7,7 @@ import asyncio
 import os
 
 from judgements.agent_tools.tools import ToolRefused, build
-from judgements.cli.gate import GateFailure, Server
+from judgements.client.http import RequestFailed, Server
 
 # A tool waits at most this long on top of the verdict it waits for.
 HTTP_TIMEOUT_SECONDS = 60
@@ -22,7 +22,7 @@ class RemoteBackend:
         self.server.timeout = HTTP_TIMEOUT_SECONDS + wait
         try:
             return await asyncio.to_thread(self.server.call, method, path, body, headers)
-        except GateFailure as failure:
+        except RequestFailed as failure:
             raise ToolRefused(str(failure)) from None
 
     async def judge(self, case: dict, key: str, wait: float) -> dict:

@@ -13,10 +13,8 @@ import hashlib
 import json
 import os
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
-from dataclasses import dataclass
+
+from judgements.client.http import RequestFailed, RetryLater, Server, Unreachable
 
 EXIT_APPROVED = 0
 EXIT_ERROR = 1
@@ -29,8 +27,6 @@ EXIT_OF_STATUS = {"approved": EXIT_APPROVED, "rejected": EXIT_REJECTED, "held": 
 UNFINISHED = {"idle", "judging"}
 # The API's longest ?wait; a longer gate waits in several requests.
 API_WAIT_MAX = 300
-# Between tries after a refusal (429 without Retry-After), a 5xx or a dropped connection.
-RETRY_SECONDS = 2.0
 
 
 class GateFailure(Exception):
@@ -41,62 +37,14 @@ class GateFailure(Exception):
         self.status = status
 
 
-@dataclass
-class Server:
-    url: str
-    token: str
-    timeout: float  # per HTTP request, on top of its ?wait
-
-    def call(self, method: str, path: str, body: dict | None = None, headers=None) -> dict:
-        """One request; the JSON answer of a 2xx. Raises GateFailure, or RetryLater for
-        what a later try may get past."""
-        request = urllib.request.Request(
-            self.url.rstrip("/") + path,
-            method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={
-                "Authorization": f"Bearer {self.token}",
-                "Content-Type": "application/json",
-                "Accept": "application/json",
-                **(headers or {}),
-            },
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read() or b"{}")
-        except urllib.error.HTTPError as refused:
-            raise refusal(refused) from None
-        except (urllib.error.URLError, ConnectionError, TimeoutError) as away:
-            raise RetryLater(EXIT_UNREACHABLE, f"cannot reach {self.url}: {reason(away)}") from None
-
-
-class RetryLater(GateFailure):
-    """A failure a later try may get past (the server away, busy or over a limit)."""
-
-    def __init__(self, status: int, message: str, after: float = RETRY_SECONDS) -> None:
-        super().__init__(status, message)
-        self.after = after
-
-
-def reason(error: Exception) -> str:
-    return str(getattr(error, "reason", None) or error)
-
-
-def refusal(refused: urllib.error.HTTPError) -> GateFailure:
-    try:
-        answer = json.loads(refused.read() or b"{}")
-    except ValueError:
-        answer = {}
-    message = answer.get("error") or refused.reason
-    fields = answer.get("errors") or {}
-    if fields:
-        message += ": " + "; ".join(f"{f}: {' '.join(m)}" for f, m in fields.items())
-    if refused.code == 429:
-        after = float(refused.headers.get("Retry-After") or RETRY_SECONDS)
-        return RetryLater(EXIT_ERROR, f"refused for now: {message}", after)
-    if refused.code >= 500:
-        return RetryLater(EXIT_ERROR, f"server error {refused.code}: {message}")
-    return GateFailure(EXIT_BAD_INPUT, f"refused ({refused.code}): {message}")
+def failure_of(failed: RequestFailed) -> GateFailure:
+    """A request's failure as the gate exits with it: the server unreachable, a refusal
+    as bad input, anything else (a limit, a server error) as an error."""
+    if isinstance(failed, Unreachable):
+        return GateFailure(EXIT_UNREACHABLE, str(failed))
+    if isinstance(failed, RetryLater):
+        return GateFailure(EXIT_ERROR, str(failed))
+    return GateFailure(EXIT_BAD_INPUT, str(failed))
 
 
 def default_key(panel: str, title: str, content: str) -> str:
@@ -123,9 +71,11 @@ def judge(server: Server, case: dict, key: str, deadline: float) -> dict:
                 judgement = server.call("GET", f"{path}?wait={wait}")
         except RetryLater as later:
             if time.monotonic() + later.after >= deadline:
-                raise GateFailure(later.status, str(later)) from None
+                raise failure_of(later) from None
             time.sleep(later.after)  # a client backing off, not ordering events
             continue
+        except RequestFailed as failed:
+            raise failure_of(failed) from None
         if judgement.get("status") not in UNFINISHED:
             return judgement
 
