@@ -38,9 +38,12 @@ test: setup-test
 test-fast: setup-test
 	$(BIN)/python -m pytest -n 3 -m "not browser and not postgres and not redis and not real_model and not fuzz" $(PYTEST_ARGS)
 
+# lint-imports: the areas of judgements/ import downward only (pyproject.toml's contracts,
+# docs/architecture.md); under a second, so no cache directory.
 lint: setup-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo
 
 # DEBUG=1: the type checker's Django plugin loads the settings, which want a key.
 typecheck: setup-test
