@@ -4,7 +4,7 @@ the vote on, certify on some suites, and check the certificate on others.
     .venv/bin/python bench/certify_quality.py run --model NAME --suites starter,redteam \\
         --out calibration.jsonl [--round1]
     .venv/bin/python bench/certify_quality.py run --model NAME --suites holdout,heldout \\
-        --out check.jsonl
+        --out check.jsonl [--interleave]
     .venv/bin/python bench/certify_quality.py analyse --calibrate calibration.jsonl \\
         --check check.jsonl [--target 0.9] [--delta 0.1]
     .venv/bin/python bench/certify_quality.py run --fake --suites starter --out smoke.jsonl
@@ -31,6 +31,7 @@ Suites: `starter`, `redteam` and `holdout` ship in judgements/examples/suites/;
 import argparse
 import asyncio
 import json
+import random
 import sys
 import time
 from pathlib import Path
@@ -135,6 +136,16 @@ def run(args) -> None:
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = [case for suite in args.suites.split(",") for case in load_cases(suite)]
+    if args.interleave:
+        # One case of each panel in turn, each panel's in a fixed shuffled order: a run
+        # stopped early is still a fair sample of every panel and every kind of case.
+        by_panel: dict[str, list[dict]] = {}
+        for case in cases:
+            by_panel.setdefault(case["panel"], []).append(case)
+        columns = list(by_panel.values())
+        for column in columns:
+            random.Random(0).shuffle(column)
+        cases = [c[i] for i in range(max(map(len, columns))) for c in columns if i < len(c)]
     done = set()
     if args.out.exists():
         done = {json.loads(line)["id"] for line in args.out.read_text().splitlines() if line}
@@ -295,6 +306,9 @@ def main() -> None:
     run_parser.add_argument("--fake", action="store_true")
     run_parser.add_argument("--suites", default="starter,redteam")
     run_parser.add_argument("--round1", action="store_true")
+    run_parser.add_argument(
+        "--interleave", action="store_true", help="panels in turn, each shuffled (seed 0)"
+    )
     run_parser.add_argument("--out", type=Path, required=True)
     analyse_parser = sub.add_parser("analyse")
     analyse_parser.add_argument("--calibrate", type=Path, nargs="+", required=True)
