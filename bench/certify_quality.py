@@ -72,6 +72,18 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
         "checks": judgement.checks_result(),
         "check_seconds": sum(c.duration_ms for c in checks) / 1000,
         "check_tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in checks),
+        # Per kind (probe: the three agents' together), so each check's cost can be told.
+        "check_cost": {
+            kind: {
+                "seconds": sum(c.duration_ms for c in checks if c.kind == kind) / 1000,
+                "tokens": sum(
+                    (c.prompt_tokens or 0) + (c.completion_tokens or 0)
+                    for c in checks
+                    if c.kind == kind
+                ),
+            }
+            for kind in sorted({c.kind for c in checks})
+        },
         "vote_tokens": sum(
             (a.prompt_tokens or 0) + (a.completion_tokens or 0)
             for agent in judgement.agents.all()
@@ -238,6 +250,20 @@ def checks_figures(rows: list[dict]) -> dict[str, str]:
         "checks: tokens per judgement": f"{per_judgement(rows, 'check_tokens'):.0f}",
         "votes: tokens per judgement": f"{per_judgement(rows, 'vote_tokens'):.0f}",
         "seconds per judgement (wall)": f"{per_judgement(rows, 'seconds'):.1f}",
+        **cost_by_kind(rows),
+    }
+
+
+def cost_by_kind(rows: list[dict]) -> dict[str, str]:
+    """Each check's call time and tokens per judgement (rows that recorded them)."""
+    costed = [r for r in rows if "check_cost" in r]
+    kinds = sorted({kind for r in costed for kind in r["check_cost"]})
+    return {
+        f"{kind}: per judgement": "{:.1f} s of calls, {:.0f} tokens".format(
+            sum(r["check_cost"].get(kind, {}).get("seconds", 0) for r in costed) / len(costed),
+            sum(r["check_cost"].get(kind, {}).get("tokens", 0) for r in costed) / len(costed),
+        )
+        for kind in kinds
     }
 
 
