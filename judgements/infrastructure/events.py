@@ -22,6 +22,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
+from judgements.infrastructure.database import db_call
 from judgements.models import FINISHED_STATUSES, Judgement, group_name_for
 
 log = logging.getLogger(__name__)
@@ -102,10 +103,13 @@ async def wake(judgement_id: int | None = None) -> None:
 RECHECK_SECONDS = 5.0
 
 
+def status_of(judgement_id: int) -> str | None:
+    return Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
+
+
 async def is_finished(judgement_id: int) -> bool:
-    status = (
-        await Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).afirst()
-    )
+    # As a request's call: every `?wait` polls it, and a read must not queue behind writes.
+    status = await db_call(status_of, for_request=True)(judgement_id)
     return status is None or status in FINISHED_STATUSES
 
 

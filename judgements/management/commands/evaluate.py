@@ -341,10 +341,14 @@ def suite_for(path: Path, data: bytes, cases: list[dict]) -> Suite:
         ) from None
 
 
+def claimable_ids(run: EvaluationRun) -> list[int]:
+    claimable = Judgement.objects.claimable(timezone.now()).filter(evaluation_run=run)
+    return list(claimable.order_by("pk").values_list("pk", flat=True))
+
+
 async def waiting(run: EvaluationRun, runner: EngineRunner) -> list[int]:
     """The run's judgements nobody holds, oldest first, not already running here."""
-    claimable = Judgement.objects.claimable(timezone.now()).filter(evaluation_run=run)
-    ids = [pk async for pk in claimable.order_by("pk").values_list("pk", flat=True)]
+    ids = await db_call(claimable_ids)(run)
     return [pk for pk in ids if pk not in runner.running]
 
 

@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand
 from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.infrastructure import events
+from judgements.infrastructure.database import db_call
 from judgements.intake import json_cases, start
 from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
@@ -88,21 +89,24 @@ class Command(BaseCommand):
                 break
         await work
         await self.print_progress(judgement_id, printed)
-        judgement = await Judgement.objects.aget(pk=judgement_id)
+        judgement = await db_call(Judgement.objects.get)(pk=judgement_id)
         if judgement.status == Status.ERROR:
             self.stderr.write(f"error: {judgement.error_message}")
 
     async def print_progress(self, judgement_id: int, printed: set[int]) -> None:
         """One line for every decision not printed yet."""
-        decisions = RoundDecision.objects.filter(agent__judgement_id=judgement_id).exclude(
-            pk__in=printed
-        )
-        async for decision in decisions.select_related("agent").order_by("round", "created_at"):
+        for decision in await db_call(decisions_after)(judgement_id, set(printed)):
             printed.add(decision.pk)
             self.stderr.write(
                 f"round {decision.round}: {decision.agent.name}: {decision.decision} "
                 f"- {decision.reason}"
             )
+
+
+def decisions_after(judgement_id: int, printed: set[int]) -> list[RoundDecision]:
+    decisions = RoundDecision.objects.filter(agent__judgement_id=judgement_id)
+    decisions = decisions.exclude(pk__in=printed).select_related("agent")
+    return list(decisions.order_by("round", "created_at"))
 
 
 def read_case(source: str):
