@@ -4,6 +4,8 @@ every LLM attempt, each decision the moment it arrives, and the final scores.
 Synchronous ORM code behind `db_call`, so the engine awaits it from its event loop.
 """
 
+from typing import Any
+
 from django.db import IntegrityError, transaction
 
 from judgements.core import rules
@@ -38,25 +40,31 @@ def load(judgement_id: int) -> Deliberation:
     return Deliberation(judgement, agents, votes, done)
 
 
+def audit_fields(route: calls.ModelRoute, entry: calls.AttemptRecord) -> dict[str, Any]:
+    """What every audited call stores, a vote's attempt or a check: where it went, what
+    was sent and answered, how long it took and what it cost."""
+    return {
+        "attempt": entry.attempt,
+        "model": route.model,
+        "provider": route.provider,
+        "base_url": entry.base_url,
+        "request": entry.request,
+        "response_text": entry.response_text,
+        "error": entry.error,
+        "duration_ms": entry.duration_ms,
+        "prompt_tokens": entry.prompt_tokens,
+        "completion_tokens": entry.completion_tokens,
+        "cached_tokens": entry.cached_tokens,
+        "started_at": entry.started_at,
+    }
+
+
 def attempt_row(
     agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
 ) -> LLMAttempt:
+    outcome = AttemptOutcome.OK if entry.ok else AttemptOutcome.FAILED
     return LLMAttempt(
-        agent=agent,
-        round=round_number,
-        attempt=entry.attempt,
-        model=route.model,
-        provider=route.provider,
-        base_url=entry.base_url,
-        request=entry.request,
-        response_text=entry.response_text,
-        error=entry.error,
-        outcome=AttemptOutcome.OK if entry.ok else AttemptOutcome.FAILED,
-        duration_ms=entry.duration_ms,
-        prompt_tokens=entry.prompt_tokens,
-        completion_tokens=entry.completion_tokens,
-        cached_tokens=entry.cached_tokens,
-        started_at=entry.started_at,
+        agent=agent, round=round_number, outcome=outcome, **audit_fields(route, entry)
     )
 
 
@@ -121,21 +129,7 @@ def check_row(
     entry: calls.AttemptRecord,
 ) -> JudgementCheck:
     return JudgementCheck(
-        judgement_id=judgement_id,
-        kind=kind,
-        agent=agent,
-        attempt=entry.attempt,
-        model=route.model,
-        provider=route.provider,
-        base_url=entry.base_url,
-        request=entry.request,
-        response_text=entry.response_text,
-        error=entry.error,
-        duration_ms=entry.duration_ms,
-        prompt_tokens=entry.prompt_tokens,
-        completion_tokens=entry.completion_tokens,
-        cached_tokens=entry.cached_tokens,
-        started_at=entry.started_at,
+        judgement_id=judgement_id, kind=kind, agent=agent, **audit_fields(route, entry)
     )
 
 
