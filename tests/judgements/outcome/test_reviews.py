@@ -383,7 +383,7 @@ def test_the_history_filters_by_the_mark(held, make_judgement, user, fake_llm):
 async def test_a_review_is_announced_to_open_live_pages(fake_llm, api, staff_api, action, body):
     from channels.layers import get_channel_layer
 
-    from judgements.models import group_name_for
+    from judgements.infrastructure.events import group_name_for
 
     split_votes(fake_llm)
     result = await submit_and_run(api, hold_contested=True)
