@@ -328,7 +328,7 @@ async def ask(
     messages: list[dict[str, str]],
     lease: HeldLease,
     clients: calls.Clients,
-    **options,
+    **options: Any,
 ) -> tuple[calls.ModelRoute, calls.TextReply] | None:
     """One check's call, its failed attempts stored as they happen; None when it failed
     for good (the finding stays unknown)."""

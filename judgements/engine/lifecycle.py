@@ -18,11 +18,12 @@ made while judging checks, under a row lock, that the writer still holds the lea
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
@@ -72,7 +73,9 @@ def round_of(judgement_id: int) -> int:
     return rules.round_under_way(counts)
 
 
-def log_transition(judgement_id: int, source: str, target: str, worker_id: str, started_at):
+def log_transition(
+    judgement_id: int, source: str, target: str, worker_id: str, started_at: datetime | None
+) -> None:
     running = (timezone.now() - started_at).total_seconds() if started_at else 0.0
     log.info(
         "judgement %s: %s -> %s by worker %s in round %s, %.1f s after its start",
@@ -251,7 +254,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
     return expired
 
 
-def cancel_run(run: EvaluationRun, user) -> list[int]:
+def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
     """An evaluation run's unfinished judgements (idle, or judging on any worker) ->
     error, naming who cancelled; the run records it. Returns the ids ended. A worker
     running one stops its calls at its next lease renewal (runner.keep_lease), and what
@@ -392,7 +395,7 @@ def store_check(
     route: calls.ModelRoute,
     entry: calls.AttemptRecord,
     worker_id: str,
-    **finding,
+    **finding: object,
 ) -> None:
     """A check's successful call with what it found (p_approve, decision, steered), by
     the lease holder only."""
