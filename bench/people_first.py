@@ -30,7 +30,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs, suites
 from judgements.intake.cases import validate_case
 from judgements.models import Judgement
-from tests.llm_server import FakeLLM
+from tests.support.llm_server import FakeLLM
 
 MODELS = ("model-a", "model-b", "model-c")
 AGENTS = [

@@ -5,7 +5,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from tests.webhook_receiver import Receiver
+from tests.support.webhook_receiver import Receiver
 
 
 @pytest.fixture
