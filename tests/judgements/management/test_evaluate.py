@@ -1,14 +1,13 @@
 """`manage.py evaluate` and `manage.py suite`: exit codes, the JSON report's keys, the
 progress line, and bad input refused with the field or line named, storing nothing."""
 
-import io
 import json
 
 import pytest
-from django.core.management import call_command
 
 from judgements.models import EvaluationRun, Judgement, Panel, Suite
 from tests.support.cases import case_for
+from tests.support.commands import run_command
 from tests.support.evaluations import REPORT_KEYS
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -35,13 +34,6 @@ def write_panel(tmp_path, panel=None):
     path = tmp_path / "panel.json"
     path.write_text(json.dumps(panel or {"name": "File panel", "agents": AGENTS}))
     return path
-
-
-def run_command(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command(*args, stdout=out, stderr=err)
-    return exited.value.code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

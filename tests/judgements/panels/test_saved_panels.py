@@ -3,7 +3,6 @@ one, saving one, the shipped examples, and a case that names a panel in place of
 agents, from the API and the command line."""
 
 import asyncio
-import io
 import json
 
 import pytest
@@ -13,10 +12,11 @@ from django.test import AsyncClient
 from judgements.core.errors import InvalidInput
 from judgements.intake import saved_panels
 from judgements.llm.local import files as local_files
-from judgements.models import ApiToken, Judgement, Panel
+from judgements.models import Judgement, Panel
 from judgements.panels import saving
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
+from tests.support.commands import run_judge
 from tests.support.openapi import check
 
 pytestmark = pytest.mark.django_db
@@ -193,11 +193,6 @@ def test_names_are_unique_per_owner(make_panel, user, other_user):
 # The HTTP API.
 
 
-@pytest.fixture
-def api(user) -> AsyncClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
-
-
 async def post(api, case) -> tuple[int, dict]:
     response = await api.post(
         "/api/judgements/?wait=30", json.dumps(case), content_type="application/json"
@@ -269,19 +264,12 @@ async def test_the_api_lists_the_panels_the_caller_may_use(example_panels, api, 
 # The command line.
 
 
-def run_judge(tmp_path, case) -> tuple[int, str, str]:
-    path = tmp_path / "case.json"
-    path.write_text(json.dumps(case))
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("judge", str(path), "--json", stdout=out, stderr=err)
-    return exited.value.code, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_command_line_judges_with_any_users_panel(make_panel, other_user, tmp_path):
     panel = make_panel("Desk", owner=other_user)
-    code, out, _ = run_judge(tmp_path, {"title": "Trip", "content": "Japan", "panel": panel.pk})
+    code, out, _ = run_judge(
+        tmp_path, {"title": "Trip", "content": "Japan", "panel": panel.pk}, "--json"
+    )
     assert code == 0
     assert json.loads(out)["status"] == "approved"
     judgement = Judgement.objects.get()
@@ -300,7 +288,7 @@ def test_the_command_line_judges_with_any_users_panel(make_panel, other_user, tm
 )
 def test_the_command_line_exits_2_naming_the_field(make_panel, user, tmp_path, case, field):
     make_panel("Desk", owner=user)
-    code, out, err = run_judge(tmp_path, case)
+    code, out, err = run_judge(tmp_path, case, "--json")
     assert code == 2 and out == ""
     assert f"invalid input: {field}: " in err
     assert Judgement.objects.count() == 0
