@@ -27,10 +27,7 @@ MODELS = ("path-a", "path-b", "path-c")
 
 
 def start_llm_server() -> subprocess.Popen:
-    module = "tests.support.llm_server"
-    if not (ROOT / "tests" / "support" / "llm_server.py").exists():
-        module = "tests.llm_server"
-    command = [sys.executable, "-m", module, "--models", ",".join(MODELS)]
+    command = [sys.executable, "-m", "tests.support.llm_server", "--models", ",".join(MODELS)]
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
 
 
