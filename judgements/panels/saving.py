@@ -194,24 +194,37 @@ def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
             raise InvalidInput({f"{path.name}: {f}": m for f, m in exc.errors.items()}) from None
 
 
-# The new-judgement page's choice of a panel to start from.
+# A choice of one of the panels a user may use, as the new-judgement page and a suite's
+# "start a run" form both offer it.
+
+
+class PanelChoiceField(django_forms.ModelChoiceField):
+    """The panels `user` may use, labelled with their owner; `required` says what to do
+    when none is chosen."""
+
+    def __init__(self, *, user: object = None, required_message: str, **kwargs: object) -> None:
+        super().__init__(
+            queryset=Panel.objects.none(),
+            empty_label="Choose a panel…",
+            error_messages={
+                "required": required_message,
+                "invalid_choice": "That panel is not there any more, or is not yours to use.",
+            },
+            **kwargs,
+        )
+        self.for_user(user)
+
+    def for_user(self, user: object) -> None:
+        self.queryset = visible(user)
+        self.label_from_instance = lambda panel: label(panel, user)  # type: ignore[method-assign]
 
 
 class ChoosePanelForm(django_forms.Form):
-    start_panel = django_forms.ModelChoiceField(
-        queryset=Panel.objects.none(),
-        empty_label="Choose a panel…",
-        error_messages={
-            "required": "Choose a panel to start from.",
-            "invalid_choice": "That panel is not there any more, or is not yours to use.",
-        },
-    )
+    start_panel = PanelChoiceField(required_message="Choose a panel to start from.")
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        field = self.fields["start_panel"]
-        field.queryset = visible(user)
-        field.label_from_instance = lambda panel: label(panel, user)
+        self.fields["start_panel"].for_user(user)  # type: ignore[attr-defined]
 
 
 def label(panel: Panel, user) -> str:

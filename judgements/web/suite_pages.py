@@ -139,14 +139,7 @@ def render_suite_list(
 
 
 class StartRunForm(forms.Form):
-    panel = forms.ModelChoiceField(
-        queryset=Panel.objects.none(),
-        empty_label="Choose a panel…",
-        error_messages={
-            "required": "Choose the panel to run.",
-            "invalid_choice": "That panel is not there any more, or is not yours to use.",
-        },
-    )
+    panel = saving.PanelChoiceField(required_message="Choose the panel to run.")
     # Named as the API's and the command line's --repeat; runs.start_run checks it.
     repeat = forms.IntegerField(
         label="Repeats",
@@ -157,9 +150,7 @@ class StartRunForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        field = self.fields["panel"]
-        field.queryset = saved_panels.visible(user)
-        field.label_from_instance = lambda panel: saving.label(panel, user)
+        self.fields["panel"].for_user(user)  # type: ignore[attr-defined]
 
 
 @login_required
