@@ -10,7 +10,7 @@ the vote on, certify on some suites, and check the certificate on others.
     .venv/bin/python bench/certify_quality.py run --fake --suites starter --out smoke.jsonl
 
 `run` judges each case as an ordinary judgement of its example panel with every agent on
---model (bench/panel_quality.py's judge_case: validate_case, start_judgement, EngineRunner),
+--model (bench/panel_quality.py's judge_case: submit, EngineRunner),
 with the confidence probe, the second opinion and the injection screen on, and appends a
 JSON line per case: the verdict, the signals, both confidences, what the checks found, and
 what the checks cost (seconds and tokens). With --round1 only the first round and the
@@ -50,8 +50,7 @@ from judgements.engine.deliberation import run_round
 from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
-from judgements.intake.json_cases import validate_case
-from judgements.intake.start import Submission, start_judgement
+from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
 
 SUITE_FILES["holdout"] = (EXAMPLES / "suites", "holdout-")
@@ -96,10 +95,8 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
 
 def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case(
-        {"title": case["title"], "content": case["content"], "agents": agents}, None
-    )
-    judgement = start_judgement(valid, Submission()).judgement
+    valid = {"title": case["title"], "content": case["content"], "agents": agents}
+    judgement = submit([valid], Submission()).judgement
     runner = EngineRunner()
     began = time.perf_counter()
     if not round1:

@@ -19,8 +19,7 @@ from judgements.agent_tools.tools import ToolRefused, build
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, json_cases, limits, saved_panels, start
-from judgements.intake.creation_gate import creation_slot
+from judgements.intake import idempotency, limits, saved_panels, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
 from judgements.outcome.results import find_visible, result_of
@@ -40,11 +39,7 @@ class InAppBackend:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
-            async with creation_slot():
-                clean = await db_call(json_cases.validate_case, for_request=True)(
-                    case, user, CaseWithCallback
-                )
-                started = await db_call(start.start_judgement, for_request=True)(clean, by)
+            started = await start.submit_from_loop([case], by, CaseWithCallback)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
         except limits.Refused as exc:
