@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router, Status
 
 from judgements.api import evaluation_schemas, schemas
-from judgements.api.site import BODY_MODELS, token_of
+from judgements.api.site import token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify, runs, suites
@@ -237,9 +237,6 @@ async def start_run(
     return Status(201, result)
 
 
-BODY_MODELS["api-evaluations"] = evaluation_schemas.EvaluationRequest
-
-
 def visible_run(run_id: int, user) -> EvaluationRun | None:
     return (
         EvaluationRun.objects.visible_to(user).filter(pk=run_id).first() if is_id(run_id) else None
@@ -336,6 +333,3 @@ async def certify_panel(
     (certified false). 422 names `target`, `delta` or `runs` (no such run to measure on)."""
     user = token_of(request).user
     return await db_call(certified, for_request=True)(panel_id, user, body)
-
-
-BODY_MODELS["api-certify"] = evaluation_schemas.CertifyRequest

@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Header, Path, Query, Router, Status
 
 from judgements.api import schemas
-from judgements.api.site import BODY_MODELS, WAIT_MAX_SECONDS, body_of, token_of
+from judgements.api.site import WAIT_MAX_SECONDS, body_of, token_of
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, saved_panels, start
@@ -101,9 +101,6 @@ async def submit_judgement(
     )
 
 
-BODY_MODELS["api-judgements"] = CaseWithCallback
-
-
 @router.get(
     "/judgements/{int:judgement_id}/",
     response={200: schemas.Judgement, 400: schemas.Invalid, **ERRORS},
@@ -147,9 +144,6 @@ async def override_judgement(
     return await review(request, judgement_id, store)
 
 
-BODY_MODELS["api-override"] = schemas.OverrideRequest
-
-
 @router.post(
     "/judgements/{int:judgement_id}/confirm", url_name="api-confirm", response=REVIEW_ANSWERS
 )
@@ -163,9 +157,6 @@ async def confirm_judgement(
         reviews.confirm(judgement_id, user, body.reason)
 
     return await review(request, judgement_id, store)
-
-
-BODY_MODELS["api-confirm"] = schemas.ConfirmRequest
 
 
 async def review(request: HttpRequest, judgement_id: int, store):
