@@ -52,6 +52,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
+from judgements.outcome import answers
 
 SUITE_FILES["holdout"] = (EXAMPLES / "suites", "holdout-")
 INJECTION = "injection"
@@ -68,7 +69,7 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
         "verdict": verdict,
         "signals": list(judgement.contest_signals or []),
         "confidence": {"answer": judgement.answer_confidence, "probe": judgement.probe_confidence},
-        "checks": judgement.checks_result(),
+        "checks": answers.ChecksFound.from_record(judgement).model_dump(mode="json"),
         "check_seconds": sum(c.duration_ms for c in checks) / 1000,
         "check_tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in checks),
         # Per kind (probe: the three agents' together), so each check's cost can be told.

@@ -58,6 +58,7 @@ from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.intake.start import Submission, submit  # noqa: E402
 from judgements.llm import calls  # noqa: E402
 from judgements.models import Judgement  # noqa: E402
+from judgements.outcome import answers  # noqa: E402
 
 FAKE_MODEL = "fake-model"
 PLAIN_SYSTEM = """\
@@ -181,7 +182,7 @@ def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
 
 def run_panel(case: dict, panel: dict, model: str) -> Outcome:
     judgement, seconds = judge_case(case, panel, model)
-    result = judgement.as_result()
+    result = answers.Judgement.from_record(judgement).as_json()
     votes = tuple(d["decision"][0].upper() for a in result["agents"] for d in a["rounds"])
     copied, later = copied_reasons(result["agents"])
     status = result["status"]

@@ -48,16 +48,17 @@ class InAppBackend:
             raise ToolRefused(exc.message) from None
         judgement_id = started.judgement.pk
         await events.wait_until_finished(judgement_id, wait)
-        return await db_call(result_of, for_request=True)(judgement_id)
+        return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
     async def read(self, judgement_id: int, wait: float) -> dict:
         if await db_call(find_visible, for_request=True)(judgement_id, self.token.user) is None:
             raise ToolRefused(f"No judgement {judgement_id}.")
         await events.wait_until_finished(judgement_id, wait)
-        return await db_call(result_of, for_request=True)(judgement_id)
+        return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
     async def panels(self) -> list[dict]:
-        return await db_call(saved_panels.listing, for_request=True)(self.token.user)
+        panels = await db_call(saved_panels.listing, for_request=True)(self.token.user)
+        return [panel.model_dump(mode="json") for panel in panels]
 
     def page_url(self, judgement_id: int) -> str:
         return f"{self.base_url}/judgements/{judgement_id}/"

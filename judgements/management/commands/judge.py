@@ -26,6 +26,7 @@ from judgements.infrastructure.database import db_call
 from judgements.intake import start
 from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
+from judgements.outcome import answers
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 EXIT_OF_VERDICT = {
@@ -56,7 +57,7 @@ class Command(BaseCommand):
         self.stderr.write(f"judgement {judgement.pk}: {judgement.title}")
         asyncio.run(self.judge(judgement.pk))
         judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
-        result = judgement.as_result()
+        result = answers.Judgement.from_record(judgement).as_json()
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:
