@@ -14,6 +14,7 @@ from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schemas
 from judgements.models import ID_MAX, Panel
+from judgements.outcome import answers
 
 NOT_A_REFERENCE = schemas.NOT_A_REFERENCE
 
@@ -81,17 +82,6 @@ def agents_of(panel: Panel) -> list[dict]:
     return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
 
 
-def as_result(panel: Panel) -> dict:
-    """A panel as GET /api/panels/ lists it."""
-    return {
-        "id": panel.pk,
-        "name": panel.name,
-        "description": panel.description,
-        "example": panel.owner_id is None,
-        "hold_contested": panel.hold_contested,
-        "agents": agents_of(panel),
-    }
-
-
-def listing(user) -> list[dict]:
-    return [as_result(panel) for panel in visible(user)]
+def listing(user) -> list[answers.Panel]:
+    """The panels a user may use, as GET /api/panels/ lists them."""
+    return [answers.Panel.from_record(panel) for panel in visible(user)]
