@@ -1,5 +1,6 @@
 """Saved panels, their certificates, suites and evaluation runs in the admin."""
 
+from django import forms
 from django.contrib import admin
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -7,21 +8,64 @@ from django.urls import reverse
 from judgements.admin.base import AuditAdmin, ReadOnlyInline
 from judgements.evaluations.charts import percent
 from judgements.models import (
+    AuditSubject,
     Certificate,
     EvaluationRun,
     Panel,
     Suite,
     SuiteCase,
 )
+from judgements.panels import teams
+
+
+class PanelForm(forms.ModelForm):
+    """Who shares a panel and who reviews its judgements; checked and audited as
+    `manage.py team reviewers` is (judgements/panels/teams.py)."""
+
+    class Meta:
+        model = Panel
+        fields = ["team", "reviewers", "team_reviews", "four_eyes"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        team = cleaned.get("team")
+        reviewers = list(cleaned.get("reviewers") or [])
+        if (reviewers or cleaned.get("team_reviews")) and team is None:
+            self.add_error("team", "Give the panel a team first: its reviewers are its members.")
+        elif team is not None:
+            outsiders = [
+                u.get_username() for u in reviewers if not team.members.filter(pk=u.pk).exists()
+            ]
+            if outsiders:
+                self.add_error("reviewers", f"Not in the team {team}: {', '.join(outsiders)}.")
+        return cleaned
 
 
 @admin.register(Panel)
 class PanelAdmin(admin.ModelAdmin):
     """Saved panels are made and edited on the site (/panels/), which validates their
-    agents as a judgement's; here they are listed and can be deleted."""
+    agents as a judgement's; here they are listed, given to a team, given reviewers and
+    deleted."""
 
-    list_display = ["name", "owner", "updated_at"]
+    form = PanelForm
+    list_display = ["name", "owner", "team", "updated_at"]
     search_fields = ["name", "description"]
+    filter_horizontal = ["reviewers"]
+    fields = [
+        "name",
+        "description",
+        "owner",
+        "team",
+        "reviewers",
+        "team_reviews",
+        "four_eyes",
+        "agents",
+        "hold_contested",
+        "run_checks",
+        "certificates_link",
+        "created_at",
+        "updated_at",
+    ]
     readonly_fields = [
         "name",
         "description",
@@ -36,6 +80,23 @@ class PanelAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request) -> bool:
         return False
+
+    def save_model(self, request, obj: Panel, form, change: bool) -> None:
+        # What the audit says it was, read before the form's changes are saved and kept
+        # on the form (one per request; the admin itself serves every request).
+        form.reviewing_before = teams.reviewers_state(Panel.objects.get(pk=obj.pk))
+        super().save_model(request, obj, form, change)
+
+    def save_related(self, request, form, formsets, change: bool) -> None:
+        super().save_related(request, form, formsets, change)
+        panel = form.instance
+        teams.record(
+            AuditSubject.REVIEWERS,
+            teams.panel_target(panel),
+            request.user,
+            form.reviewing_before,
+            teams.reviewers_state(panel),
+        )
 
     @admin.display(description="certificates")
     def certificates_link(self, obj: Panel) -> str:

@@ -155,7 +155,7 @@ class JudgementAdmin(AuditAdmin):
     def override_view(self, request, judgement_id: int):
         """Put a human's verdict in force over the panel's (judgements/outcome/overrides.py)."""
         judgement = get_object_or_404(Judgement, pk=judgement_id)
-        if not overrides.may_override(request.user):
+        if not overrides.may_override(request.user, judgement):
             raise PermissionDenied
         change_url = reverse("admin:judgements_judgement_change", args=[judgement.pk])
         form = overrides.OverrideForm(request.POST or None, verdict=judgement.verdict)

@@ -162,9 +162,10 @@ async def confirm_judgement(
 async def review(request: HttpRequest, judgement_id: int, store):
     """Visibility, then permission, then `store(user)` (which validates the reason)."""
     user = token_of(request).user
-    if await db_call(results.find_visible, for_request=True)(judgement_id, user) is None:
+    judgement = await db_call(results.find_visible, for_request=True)(judgement_id, user)
+    if judgement is None:
         return Status(404, {"error": f"No judgement {judgement_id}."})
-    if not await db_call(overrides.may_override, for_request=True)(user):
+    if not await db_call(overrides.may_override, for_request=True)(user, judgement):
         return Status(403, {"error": NOT_A_REVIEWER})
     try:
         await db_call(store, for_request=True)(user)
@@ -176,7 +177,8 @@ async def review(request: HttpRequest, judgement_id: int, store):
 @router.get("/reviews/", response={200: schemas.JudgementList, (401, 403): schemas.Error})
 async def review_queue(request: HttpRequest):
     """The review queue: contested judgements nobody has confirmed or overridden, newest
-    first (staff: all; others: their own)."""
+    first: those the caller may review (staff: all; a panel's reviewers: its judgements,
+    whoever submitted them)."""
     user = token_of(request).user
     if not await db_call(overrides.may_override, for_request=True)(user):
         return Status(403, {"error": NOT_A_REVIEWER})

@@ -88,6 +88,7 @@ def start_run(
             suite=suite,
             repeats=repeats,
             creator=creator,
+            team=panel.team if panel is not None else None,
         )
         # Repeat by repeat, so the engine (which claims the oldest first) covers every
         # case before any twice.

@@ -55,3 +55,10 @@ from judgements.models.panels import (  # noqa: F401
     SharedWithExamples,
     Suite,
 )
+from judgements.models.teams import (  # noqa: F401
+    AuditEntry,
+    AuditSubject,
+    Membership,
+    Team,
+    team_ids_of,
+)

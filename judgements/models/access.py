@@ -18,6 +18,14 @@ class ApiToken(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
     )
     name = models.CharField(max_length=100)
+    team = models.ForeignKey(
+        "judgements.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="api_tokens",
+        help_text="The judgements it starts belong to this team.",
+    )
     prefix = models.CharField(max_length=8, help_text="The first characters, to tell tokens apart.")
     key_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(default=timezone.now)

@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from judgements.models.choices import Decision
 from judgements.models.panels import Panel, Suite
+from judgements.models.teams import team_ids_of
 
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 
@@ -39,7 +40,9 @@ class EvaluationRunQuerySet(models.QuerySet):
     def visible_to(self, user) -> "EvaluationRunQuerySet":
         """A user's own runs (staff: everyone's), with their suites."""
         found = self.select_related("suite")
-        return found if user.is_staff else found.filter(creator=user)
+        if user.is_staff:
+            return found
+        return found.filter(models.Q(creator=user) | models.Q(team__in=team_ids_of(user)))
 
 
 class EvaluationRun(models.Model):
@@ -54,6 +57,10 @@ class EvaluationRun(models.Model):
     panel_name = models.CharField(max_length=100)
     agents = models.JSONField()
     suite = models.ForeignKey(Suite, on_delete=models.PROTECT, related_name="runs")
+    # Its panel's team when it started: its judgements belong to the team too.
+    team = models.ForeignKey(
+        "judgements.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     repeats = models.PositiveSmallIntegerField(default=1)
     creator = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -88,4 +95,6 @@ class EvaluationRun(models.Model):
         return reverse("evaluation-run", args=[self.pk])
 
     def visible_to(self, user) -> bool:
-        return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)
+        if user.is_staff or (self.creator_id is not None and self.creator_id == user.pk):
+            return True
+        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()

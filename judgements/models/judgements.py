@@ -16,6 +16,8 @@ from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.checks import CheckKind, JudgementCheck
 from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
 from judgements.models.outcome import Confirmation, Override
+from judgements.models.panels import Panel
+from judgements.models.teams import team_ids_of
 
 
 def lease_expired(now) -> models.Q:
@@ -58,7 +60,20 @@ class JudgementQuerySet(models.QuerySet):
     # ask the database the same questions.
 
     def visible_to(self, user) -> "JudgementQuerySet":
-        return self if user.is_staff else self.filter(creator=user)
+        """Staff: all; anyone else: what they started and what their teams own."""
+        if user.is_staff:
+            return self
+        return self.filter(models.Q(creator=user) | models.Q(team__in=team_ids_of(user)))
+
+    def reviewable_by(self, user) -> "JudgementQuerySet":
+        """What `user` may confirm or override (Judgement.reviewable_by): staff and holders
+        of the override permission what they see, a panel's reviewers its judgements; on a
+        four-eyes panel nobody their own."""
+        if user.is_staff or user.has_perm("judgements.override_judgement"):
+            found = self.visible_to(user)
+        else:
+            found = self.filter(panel__in=Panel.objects.reviewed_by(user).values("pk"))
+        return found.exclude(creator=user, panel__four_eyes=True)
 
     def unreviewed(self) -> "JudgementQuerySet":
         return self.filter(UNREVIEWED)
@@ -129,6 +144,10 @@ class Judgement(models.Model):
     # editing the panel later changes no judgement.
     panel = models.ForeignKey(
         "Panel", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
+    )
+    # The team it belongs to: its panel's, else its token's, else its run's (from_case).
+    team = models.ForeignKey(
+        "Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
     # Set when an evaluation run created it: which case of the run's suite, which repeat.
     evaluation_run = models.ForeignKey(
@@ -238,6 +257,7 @@ class Judgement(models.Model):
             callback_url=case.get("callback_url"),
             # The saved panel it started from (intake/saved_panels.py), if any.
             panel=case.get("panel"),
+            team=team_for(case.get("panel"), api_token, run),
             hold_contested=hold_contested(case),
             hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
             checks_asked=checks_for(case),
@@ -440,8 +460,20 @@ class Judgement(models.Model):
             for decision, change in zip(votes, agent_changes, strict=True)
         }
 
+    def reviewable_by(self, user) -> bool:
+        """The row-level twin of JudgementQuerySet.reviewable_by."""
+        panel = self.panel
+        if panel is not None and panel.four_eyes and self.creator_id == user.pk:
+            return False
+        if user.is_staff or user.has_perm("judgements.override_judgement"):
+            return self.visible_to(user)
+        return panel is not None and panel.reviewed_by(user)
+
     def visible_to(self, user) -> bool:
-        return user.is_staff or (self.creator_id is not None and self.creator_id == user.pk)
+        """The row-level twin of JudgementQuerySet.visible_to."""
+        if user.is_staff or (self.creator_id is not None and self.creator_id == user.pk):
+            return True
+        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
 
 
 def hold_contested(case: dict) -> bool:
@@ -467,3 +499,13 @@ def checks_for(case: dict) -> list[str]:
     if settings.MAGI_INJECTION_SCREEN if chosen is None else chosen:
         kinds.append(CheckKind.SCREEN.value)
     return kinds
+
+
+def team_for(panel: object, api_token: object, run: object) -> object:
+    """The team a new judgement belongs to: its saved panel's, else its API token's, else
+    its evaluation run's; None keeps it its creator's alone."""
+    for owner in (panel, api_token, run):
+        team = getattr(owner, "team", None) if owner is not None else None
+        if team is not None:
+            return team
+    return None

@@ -5,6 +5,8 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from judgements.models.teams import team_ids_of
+
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 
 
@@ -12,11 +14,26 @@ class SharedQuerySet(models.QuerySet):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
     def visible_to(self, user) -> "SharedQuerySet":
-        """What the user may use: their own and the examples; staff, and the operator's
-        command line (user None), everything."""
+        """What the user may use: their own, their teams' and the examples; staff, and
+        the operator's command line (user None), everything."""
         if user is None or user.is_staff:
             return self
-        return self.filter(models.Q(owner=user) | models.Q(owner__isnull=True))
+        return self.filter(
+            models.Q(owner=user)
+            | models.Q(owner__isnull=True, team__isnull=True)
+            | models.Q(team__in=team_ids_of(user))
+        )
+
+
+class PanelQuerySet(SharedQuerySet):
+    def reviewed_by(self, user) -> "PanelQuerySet":
+        """The panels whose judgements `user` reviews: a member of the panel's team who is
+        named as its reviewer, or any member where the whole team reviews. (A reviewer who
+        leaves the team stops reviewing with it.)"""
+        named = Panel.reviewers.through.objects.filter(user=user).values("panel_id")
+        return self.filter(team__in=team_ids_of(user)).filter(
+            models.Q(pk__in=named) | models.Q(team_reviews=True)
+        )
 
 
 class SharedWithExamples(models.Model):
@@ -51,7 +68,11 @@ class SharedWithExamples(models.Model):
 
     def visible_to(self, user) -> bool:
         """The row-level twin of SharedQuerySet.visible_to."""
-        return user.is_staff or self.owner_id is None or self.owner_id == user.pk
+        if user.is_staff or self.owner_id == user.pk:
+            return True
+        if self.owner_id is None and self.team_id is None:
+            return True
+        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
 
 
 class Panel(SharedWithExamples):
@@ -67,6 +88,26 @@ class Panel(SharedWithExamples):
         on_delete=models.CASCADE,
         related_name="panels",
     )
+    team = models.ForeignKey(
+        "judgements.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="panels",
+        help_text="Its members see and use it, and the judgements started with it.",
+    )
+    # Who reviews its contested and held judgements besides staff: these members, or
+    # every member of its team.
+    reviewers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="reviewed_panels"
+    )
+    team_reviews = models.BooleanField(
+        default=False, help_text="Every member of its team reviews its judgements."
+    )
+    # "Four eyes": the author of a judgement is never its reviewer.
+    four_eyes = models.BooleanField(
+        default=False, help_text="Nobody may confirm or override a judgement they started."
+    )
     agents = models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')
     # Hold contested verdicts of judgements started from it for a person; None: the
     # deployment's MAGI_HOLD_CONTESTED decides.
@@ -76,11 +117,22 @@ class Panel(SharedWithExamples):
     run_checks = models.BooleanField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
+    objects = PanelQuerySet.as_manager()
+
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
 
+    def reviewed_by(self, user) -> bool:
+        """The row-level twin of PanelQuerySet.reviewed_by."""
+        if self.team_id is None or not user.teams.filter(pk=self.team_id).exists():
+            return False
+        return self.team_reviews or self.reviewers.filter(pk=user.pk).exists()
+
     def editable_by(self, user) -> bool:
-        return user.is_staff or (self.owner_id is not None and self.owner_id == user.pk)
+        """Staff, its owner and the members of its team; an example only staff."""
+        if user.is_staff or (self.owner_id is not None and self.owner_id == user.pk):
+            return True
+        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
 
 
 class Suite(SharedWithExamples):
@@ -93,4 +145,12 @@ class Suite(SharedWithExamples):
         blank=True,
         on_delete=models.CASCADE,
         related_name="suites",
+    )
+    team = models.ForeignKey(
+        "judgements.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="suites",
+        help_text="Its members see it and run panels on it.",
     )

@@ -12,7 +12,7 @@ from django.db import IntegrityError, transaction
 from judgements.core.errors import InvalidInput, MagiError
 from judgements.infrastructure import events
 from judgements.infrastructure.forms import TextField, validate_text
-from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
+from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override, Panel
 from judgements.outcome import webhooks
 
 REASON_MAX_CHARS = 5000
@@ -49,13 +49,18 @@ class OverrideForm(django_forms.Form):
             self.fields["decision"].initial = self.fields["decision"].choices[0][0]
 
 
-def may_override(user) -> bool:
-    """Staff may by default; anyone else needs the override_judgement permission."""
-    return bool(
-        user.is_authenticated
-        and user.is_active
-        and (user.is_staff or user.has_perm("judgements.override_judgement"))
-    )
+def may_override(user, judgement: Judgement | None = None) -> bool:
+    """Whether `user` may confirm or override `judgement` (Judgement.reviewable_by: staff
+    and holders of the override_judgement permission, or a reviewer of its panel; never
+    the author on a four-eyes panel); with no judgement, whether they review any at all
+    (the review queue)."""
+    if not (user.is_authenticated and user.is_active):
+        return False
+    if judgement is not None:
+        return judgement.reviewable_by(user)
+    if user.is_staff or user.has_perm("judgements.override_judgement"):
+        return True
+    return Panel.objects.reviewed_by(user).exists()
 
 
 def validate(decision, reason) -> tuple[str, str]:

@@ -1,11 +1,12 @@
 """A person's look at a contested verdict: the review queue, and confirming the panel.
 
-A reviewer (whoever may override: staff, or the override_judgement permission) opens a
-contested judgement from the queue, reads the panel's record and either confirms the
-panel's verdict or overrides it (judgements/outcome/overrides.py), with a reason either way. A
-confirmation is a row of its own, audited like an override (who, when, what the panel had
-decided, why), one per judgement and never edited. Either review releases a held verdict
-(Judgement.verdict) and sends the judgement's webhook again.
+A reviewer (staff, the override_judgement permission, or a reviewer its panel names:
+overrides.may_override) opens a contested judgement from the queue, reads the panel's
+record and either confirms the panel's verdict or overrides it (judgements/outcome/
+overrides.py), with a reason either way. A confirmation is a row of its own, audited
+like an override (who, when, what the panel had decided, why), one per judgement and
+never edited. Either review releases a held verdict (Judgement.verdict) and sends the
+judgement's webhook again.
 """
 
 from django import forms as django_forms
@@ -49,11 +50,11 @@ def apply_form(judgement_id: int, user, form: ConfirmForm) -> str | None:
 
 
 def queue(user) -> JudgementQuerySet:
-    """Contested or held judgements nobody has reviewed yet, newest first: every one for
-    staff, the user's own otherwise (a non-staff reviewer sees only their own judgements).
-    An evaluation run's judgements are measured by its report, not reviewed one by one."""
+    """Contested or held judgements nobody has reviewed yet that `user` may review
+    (Judgement.reviewable_by), newest first, whoever submitted them. An evaluation run's
+    judgements are measured by its report, not reviewed one by one."""
     waiting = (
-        Judgement.objects.visible_to(user)
+        Judgement.objects.reviewable_by(user)
         .filter(waiting_for_review())
         .filter(evaluation_run__isnull=True)
     )

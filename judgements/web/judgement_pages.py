@@ -49,7 +49,7 @@ def review_context(
 ) -> dict:
     return {
         "panel": live_page.build(judgement),
-        "may_override": overrides.may_override(request.user),
+        "may_override": overrides.may_override(request.user, judgement),
         "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
         "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,

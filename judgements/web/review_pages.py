@@ -29,7 +29,7 @@ def review(request: HttpRequest, judgement_id: int, form_name: str, build, apply
     was refused (or None; field errors go onto the form). Back to the page when stored,
     else the page again with the form as posted: 409 when refused, 400 for bad input."""
     judgement = visible_judgement(request, judgement_id)
-    if not overrides.may_override(request.user):
+    if not overrides.may_override(request.user, judgement):
         raise PermissionDenied(refused)
     form = build(request.POST, judgement)
     refusal = None

@@ -1,0 +1,58 @@
+"""Teams, their members and the audit of who changed a team or a panel's reviewers.
+
+Members are changed through judgements/panels/teams.py, as `manage.py team` changes
+them, so every change is audited; the audit itself is read-only."""
+
+from django import forms
+from django.contrib import admin
+from django.contrib.auth import get_user_model
+from django.http import HttpRequest
+
+from judgements.admin.base import AuditAdmin
+from judgements.models import AuditEntry, Team
+from judgements.panels import teams
+
+
+class TeamForm(forms.ModelForm):
+    # Not "members": the admin would save a field named as the model's own many-to-many
+    # itself, past judgements/panels/teams.py and its audit.
+    people = forms.ModelMultipleChoiceField(
+        label="Members",
+        queryset=get_user_model().objects.order_by("username"),
+        required=False,
+        widget=admin.widgets.FilteredSelectMultiple("members", is_stacked=False),
+    )
+
+    class Meta:
+        model = Team
+        fields = ["name"]
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        if self.instance.pk is not None:
+            self.fields["people"].initial = list(self.instance.members.all())
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    form = TeamForm
+    list_display = ["name", "member_list", "created_at"]
+    search_fields = ["name", "members__username"]
+
+    @admin.display(description="members")
+    def member_list(self, obj: Team) -> str:
+        return ", ".join(teams.member_names(obj)) or "-"
+
+    def save_related(self, request: HttpRequest, form: TeamForm, formsets, change: bool) -> None:  # type: ignore[no-untyped-def, override]
+        super().save_related(request, form, formsets, change)
+        # Through judgements/panels/teams.py, so the change is audited with its author.
+        teams.set_members(form.instance, list(form.cleaned_data["people"]), request.user)  # type: ignore[arg-type]
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(AuditAdmin):
+    list_display = ["at", "subject", "target", "by"]
+    list_filter = ["subject"]
+    search_fields = ["target", "by__username"]
+    fields = ["at", "subject", "target", "by", "before", "after"]
+    readonly_fields = fields

@@ -1,0 +1,82 @@
+"""Teams: who shares panels, suites, API tokens, judgements and runs, and the audit of
+who changed a team, a panel's reviewers or a budget.
+
+A panel, a suite or a token may belong to a team; a judgement or a run started with a
+team's panel or token belongs to it. Members see and use what their team owns; nobody
+sees another team's. A user in no team sees what they made and the examples, as before.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams", blank=True
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    added_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["team", "user"], name="membership_unique_per_team")
+        ]
+        indexes = [models.Index(fields=["user", "team"], name="membership_user_team_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team}"
+
+
+def team_ids_of(user: object) -> models.QuerySet:
+    """The ids of the teams `user` is in, as a subquery (no query of its own)."""
+    return Membership.objects.filter(user=user).values("team_id")
+
+
+class AuditSubject(models.TextChoices):
+    MEMBERSHIP = "membership", "Team membership"
+    REVIEWERS = "reviewers", "Panel reviewers"
+    BUDGET = "budget", "Budget"
+
+
+class AuditEntry(models.Model):
+    """One change of who may see, review or spend: who made it, when, what it was before
+    and after. Written by the functions that make the change (judgements/panels/teams.py),
+    never edited."""
+
+    subject = models.CharField(max_length=16, choices=AuditSubject.choices)
+    # What changed, as "team 3", "panel 12", "budget 5": the row may be gone since.
+    target = models.CharField(max_length=100)
+    by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="audit_entries",
+        help_text="Empty: the operator's command line.",
+    )
+    at = models.DateTimeField(default=timezone.now)
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-pk"]
+        verbose_name_plural = "audit entries"
+        indexes = [models.Index(fields=["subject", "-at"], name="audit_subject_at_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.get_subject_display()} of {self.target} at {self.at:%Y-%m-%d %H:%M}"

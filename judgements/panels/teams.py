@@ -1,0 +1,111 @@
+"""Changing who is in a team and who reviews a panel, each change audited (who, when,
+before, after: models/teams.AuditEntry). The admin and `manage.py team` both change teams
+through these functions, so nothing changes unrecorded."""
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+
+from judgements.core.errors import InvalidInput
+from judgements.models import ApiToken, AuditEntry, AuditSubject, Membership, Panel, Suite, Team
+
+User = get_user_model()
+
+
+def member_names(team: Team) -> list[str]:
+    return sorted(team.members.values_list("username", flat=True))
+
+
+def reviewers_state(panel: Panel) -> dict[str, object]:
+    """What the audit records of a panel's reviewing: who, the whole team or not, four eyes."""
+    return {
+        "team": panel.team.name if panel.team_id is not None and panel.team else None,
+        "reviewers": sorted(panel.reviewers.values_list("username", flat=True)),
+        "team_reviews": panel.team_reviews,
+        "four_eyes": panel.four_eyes,
+    }
+
+
+def record(
+    subject: AuditSubject, target: str, by: AbstractBaseUser | None, before: object, after: object
+) -> AuditEntry | None:
+    """An audit entry for a change; none when nothing changed."""
+    if before == after:
+        return None
+    return AuditEntry.objects.create(
+        subject=subject, target=target, by=by, before=before, after=after
+    )
+
+
+def team_target(team: Team) -> str:
+    return f"team {team.pk} ({team.name})"
+
+
+def panel_target(panel: Panel) -> str:
+    return f"panel {panel.pk} ({panel.name})"
+
+
+def set_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser | None) -> None:
+    """Make `users` the team's members, recording the change."""
+    with transaction.atomic():
+        before = member_names(team)
+        wanted = {user.pk for user in users}
+        Membership.objects.filter(team=team).exclude(user__in=wanted).delete()
+        present = set(Membership.objects.filter(team=team).values_list("user_id", flat=True))
+        Membership.objects.bulk_create(
+            Membership(team=team, user_id=pk) for pk in sorted(wanted - present)
+        )
+        record(AuditSubject.MEMBERSHIP, team_target(team), by, before, member_names(team))
+
+
+def add_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser | None) -> None:
+    set_members(team, [*team.members.all(), *users], by)
+
+
+def remove_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser | None) -> None:
+    leaving = {user.pk for user in users}
+    set_members(team, [user for user in team.members.all() if user.pk not in leaving], by)
+
+
+def set_reviewing(
+    panel: Panel,
+    by: AbstractBaseUser | None,
+    *,
+    reviewers: list[AbstractBaseUser] | None = None,
+    team_reviews: bool | None = None,
+    four_eyes: bool | None = None,
+) -> None:
+    """Who reviews the panel's judgements (members of its team only), whether its whole
+    team does, and four eyes; what is not given stays. InvalidInput naming the field when
+    a reviewer is not a member of the panel's team, or the panel has no team to review."""
+    with transaction.atomic():
+        before = reviewers_state(panel)
+        errors: dict[str, list[str]] = {}
+        if (reviewers or team_reviews) and panel.team_id is None:
+            errors["team"] = ["Give the panel a team first: its reviewers are its members."]
+        elif reviewers:
+            members = set(
+                Membership.objects.filter(team=panel.team).values_list("user_id", flat=True)
+            )
+            outsiders = sorted(user.get_username() for user in reviewers if user.pk not in members)
+            if outsiders:
+                errors["reviewers"] = [
+                    f"Not in the team {panel.team}: {', '.join(outsiders)}."  # type: ignore[union-attr]
+                ]
+        if errors:
+            raise InvalidInput(errors)
+        if reviewers is not None:
+            panel.reviewers.set(reviewers)
+        if team_reviews is not None:
+            panel.team_reviews = team_reviews
+        if four_eyes is not None:
+            panel.four_eyes = four_eyes
+        panel.save(update_fields=["team_reviews", "four_eyes"])
+        record(AuditSubject.REVIEWERS, panel_target(panel), by, before, reviewers_state(panel))
+
+
+def assign(thing: Panel | Suite | ApiToken, team: Team | None) -> None:
+    """Give a panel, a suite or a token to a team (None: back to its owner alone). What
+    it started before keeps the team it had."""
+    thing.team = team
+    thing.save(update_fields=["team"])

@@ -1,0 +1,60 @@
+"""Teams and a panel's reviewers in the admin: changed through judgements/panels/teams.py,
+so the audit says who changed what; the audit itself cannot be edited."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from judgements.models import AuditEntry, AuditSubject, Panel, Team
+from judgements.panels import teams
+from tests.support.cases import case_for
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(db):
+    make = get_user_model().objects.create_user
+    return {name: make(name, password="pw") for name in ("ana", "bob")}
+
+
+def test_members_changed_in_the_admin_are_audited(admin_client, people):
+    team = Team.objects.create(name="Payments")
+    response = admin_client.post(
+        f"/admin/judgements/team/{team.pk}/change/",
+        {"name": "Payments", "people": [people["ana"].pk, people["bob"].pk]},
+    )
+    assert response.status_code == 302
+    entry = AuditEntry.objects.get(subject=AuditSubject.MEMBERSHIP)
+    assert (entry.by.username, entry.before, entry.after) == ("root", [], ["ana", "bob"])
+    page = admin_client.get(f"/admin/judgements/auditentry/{entry.pk}/change/")
+    assert page.status_code == 200 and b"Team membership" in page.content
+
+
+def test_reviewers_changed_in_the_admin_are_audited_and_must_be_members(admin_client, people):
+    team = Team.objects.create(name="Payments")
+    teams.set_members(team, [people["ana"]], None)
+    panel = Panel.objects.create(name="Refunds", owner=people["ana"], agents=case_for()["agents"])
+    url = f"/admin/judgements/panel/{panel.pk}/change/"
+    refused = admin_client.post(url, {"team": team.pk, "reviewers": [people["bob"].pk]})
+    assert refused.status_code == 200
+    assert b"Not in the team Payments: bob." in refused.content
+    saved = admin_client.post(
+        url, {"team": team.pk, "reviewers": [people["ana"].pk], "four_eyes": "on"}
+    )
+    assert saved.status_code == 302
+    entry = AuditEntry.objects.get(subject=AuditSubject.REVIEWERS)
+    assert entry.after == {
+        "team": "Payments", "reviewers": ["ana"], "team_reviews": False, "four_eyes": True
+    }  # fmt: skip
+    assert entry.before["team"] is None
+
+
+def test_the_audit_cannot_be_edited(admin_client, people):
+    team = Team.objects.create(name="Payments")
+    teams.set_members(team, [people["ana"]], people["ana"])
+    entry = AuditEntry.objects.get()
+    response = admin_client.post(
+        f"/admin/judgements/auditentry/{entry.pk}/change/", {"target": "forged"}
+    )
+    assert response.status_code == 403
+    assert AuditEntry.objects.get().target.startswith("team ")

@@ -1,0 +1,66 @@
+"""`manage.py team`: teams, members and reviewers for scripts, audited as from the admin,
+exit 2 naming the field for bad input."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from judgements.models import AuditEntry, AuditSubject, Panel, Team
+from tests.support.cases import case_for
+from tests.support.commands import run_command
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def users(db):
+    make = get_user_model().objects.create_user
+    return [make(name, password="pw") for name in ("ana", "bob")]
+
+
+def test_it_creates_a_team_and_changes_its_members(users):
+    assert run_command("team", "create", "Payments")[0] == 0
+    code, out, _ = run_command("team", "add", "Payments", "ana", "bob")
+    assert (code, out.strip()) == (0, "Payments: ana, bob")
+    code, out, _ = run_command("team", "remove", "Payments", "bob")
+    assert (code, out.strip()) == (0, "Payments: ana")
+    entry = AuditEntry.objects.filter(subject=AuditSubject.MEMBERSHIP).first()
+    assert (entry.by, entry.before, entry.after) == (None, ["ana", "bob"], ["ana"])
+    assert run_command("team", "list")[1].strip() == "Payments\tana"
+
+
+def test_it_names_the_field_of_bad_input(users):
+    run_command("team", "create", "Payments")
+    assert run_command("team", "create", "Payments") == (
+        2, "", "invalid input: name: A team has this name already.\n"
+    )  # fmt: skip
+    code, _, err = run_command("team", "add", "Payments", "ana", "nobody")
+    assert (code, err) == (2, "invalid input: usernames: No user is called 'nobody'.\n")
+    assert not Team.objects.get(name="Payments").members.exists()
+    code, _, err = run_command("team", "add", "Nope", "ana")
+    assert (code, err) == (2, "invalid input: name: No team is called 'Nope'.\n")
+
+
+def test_it_gives_a_panel_to_a_team_and_says_who_reviews_it(users):
+    panel = Panel.objects.create(name="Refunds", owner=users[0], agents=case_for()["agents"])
+    run_command("team", "create", "Payments")
+    run_command("team", "add", "Payments", "ana", "bob")
+    assert run_command("team", "assign", "Payments", "--panel", str(panel.pk))[0] == 0
+    code, _, _ = run_command(
+        "team", "reviewers", str(panel.pk), "--users", "bob", "--four-eyes", "on"
+    )
+    assert code == 0
+    panel.refresh_from_db()
+    assert (panel.team.name, list(panel.reviewers.all()), panel.four_eyes) == (
+        "Payments", [users[1]], True
+    )  # fmt: skip
+    shown = run_command("team", "show", "Payments")[1]
+    assert f"panel {panel.pk} 'Refunds': reviewers bob, four eyes" in shown
+
+
+def test_a_reviewer_from_outside_the_team_is_refused(users):
+    panel = Panel.objects.create(name="Refunds", owner=users[0], agents=case_for()["agents"])
+    run_command("team", "create", "Payments")
+    run_command("team", "add", "Payments", "ana")
+    run_command("team", "assign", "Payments", "--panel", str(panel.pk))
+    code, _, err = run_command("team", "reviewers", str(panel.pk), "--users", "bob")
+    assert (code, err) == (2, "invalid input: reviewers: Not in the team Payments: bob.\n")
