@@ -135,7 +135,7 @@ def run(args, stdin, stdout, stderr) -> int:
         stdout.write(verdict_line(judgement, args.panel, page) + "\n")
     # Fail-closed: only an approval in force is a go; an error or a status this command
     # does not know is not.
-    return EXIT_OF_STATUS.get(judgement.get("status"), EXIT_ERROR)
+    return EXIT_OF_STATUS.get(judgement.get("status", ""), EXIT_ERROR)
 
 
 def read_content(path: str, stdin) -> str:

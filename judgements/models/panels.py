@@ -28,7 +28,8 @@ class SharedWithExamples(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # Each model declares its own `owner` (a nullable foreign key to the user) so that its
     # related_name is spelled out ("panels", "suites"): "%(class)ss" here would be recorded
-    # literally by migrations and need a migration of its own.
+    # literally by migrations and need a migration of its own. Its column, for visible_to:
+    owner_id: int | None
 
     objects = SharedQuerySet.as_manager()
 

@@ -12,6 +12,7 @@ intake/saved_panels.py's.
 
 import json
 from pathlib import Path
+from typing import cast
 
 from django import forms as django_forms
 from django.core.exceptions import ValidationError
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.infrastructure.forms import TextField, is_valid
+from judgements.infrastructure.forms import TextField, field_of, is_valid
 from judgements.intake import cases
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
@@ -92,7 +93,8 @@ def agents_formset(data=None, agents: list[dict] | None = None) -> cases.BaseAge
     soon as the form does, instead of the page quietly selecting another model."""
     if agents is not None:
         data = agent_form_data(agents)
-    return cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX)
+    # formset_factory builds a subclass of BaseAgentFormSet; its stub says only BaseFormSet.
+    return cast(cases.BaseAgentFormSet, cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX))
 
 
 def agent_form_data(agents) -> dict[str, str]:
@@ -103,7 +105,7 @@ def agent_form_data(agents) -> dict[str, str]:
 
 
 def errors_of(panel_form: PanelForm, formset) -> dict[str, list[str]]:
-    errors = {field: list(messages) for field, messages in panel_form.errors.items()}
+    errors = {field: [str(m) for m in messages] for field, messages in panel_form.errors.items()}
     return errors | cases.agent_errors(formset)
 
 
@@ -197,8 +199,22 @@ def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
 # The new-judgement page's choice of a panel to start from.
 
 
+class PanelChoiceField(django_forms.ModelChoiceField):
+    """A choice among the panels a user may use, each labelled as that user sees it
+    (`label`); the form sets both with `offer`."""
+
+    user = None
+
+    def offer(self, user) -> None:
+        self.queryset = visible(user)
+        self.user = user
+
+    def label_from_instance(self, obj: Panel) -> str:
+        return label(obj, self.user)
+
+
 class ChoosePanelForm(django_forms.Form):
-    start_panel = django_forms.ModelChoiceField(
+    start_panel = PanelChoiceField(
         queryset=Panel.objects.none(),
         empty_label="Choose a panel…",
         error_messages={
@@ -209,14 +225,13 @@ class ChoosePanelForm(django_forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        field = self.fields["start_panel"]
-        field.queryset = visible(user)
-        field.label_from_instance = lambda panel: label(panel, user)
+        field_of(self, "start_panel", PanelChoiceField).offer(user)
 
 
 def label(panel: Panel, user) -> str:
-    if panel.owner_id is None:
+    owner = panel.owner  # select_related by saved_panels.visible
+    if owner is None:
         return f"{panel.name} (example)"
-    if user is not None and panel.owner_id == user.pk:
+    if user is not None and owner.pk == user.pk:
         return panel.name
-    return f"{panel.name} ({panel.owner.get_username()})"
+    return f"{panel.name} ({owner.get_username()})"

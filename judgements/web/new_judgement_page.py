@@ -19,6 +19,7 @@ from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
 from judgements.panels import saving, tryout
 from judgements.web.judgement_pages import visible_judgement
+from judgements.web.signed_in import signed_in_user
 
 NEW_PANEL_PREFIX = "new_panel"
 
@@ -144,7 +145,7 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
         case = {**cases.cleaned_case(page.form, page.formset), "panel": page.chosen}
         try:
-            started = start_judgement(case, Submission(creator=request.user))
+            started = start_judgement(case, Submission(creator=signed_in_user(request)))
         except limits.Refused as exc:
             page.refusal, page.status = exc, 429
             return page.render(request)
