@@ -191,7 +191,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
         if not saved_panels.is_decimal_id(start):
             raise Http404(f"There is no panel {start!r}.")
         try:
-            chosen = saved_panels.resolve(int(start), request.user)
+            chosen = saved_panels.resolve(int(start), signed_in_user(request))
         except InvalidInput:
             raise Http404(f"There is no panel {start!r}.") from None
         formset = saving.agents_formset(agents=saved_panels.agents_of(chosen))
@@ -225,7 +225,7 @@ def chosen_panel(request: HttpRequest) -> tuple[Panel | None, str]:
     try:
         if not saved_panels.is_decimal_id(raw):
             raise InvalidInput({"panel": ["Not a panel id."]})
-        return saved_panels.resolve(int(raw), request.user), ""
+        return saved_panels.resolve(int(raw), signed_in_user(request)), ""
     except InvalidInput:
         return None, (
             "The saved panel these agents were filled from is not there any more (or not "
