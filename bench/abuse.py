@@ -35,8 +35,8 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
-from tests.llm_server import FakeLLM  # noqa: E402
 from tests.support.live_site import MODELS, LiveMagi  # noqa: E402
+from tests.support.llm_server import FakeLLM  # noqa: E402
 
 CASE = {
     "title": "Burst",

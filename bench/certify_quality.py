@@ -44,10 +44,8 @@ from django.core.management import call_command
 from panel_quality import EXAMPLES, FAKE_MODEL, load_panels, use_fake_server
 
 from judgements.core import certificate, rules
-from judgements.engine import storage, transitions
-from judgements.engine.checks import run_checks
-from judgements.engine.deliberation import run_round
-from judgements.engine.lease import HeldLease
+from judgements.engine import lifecycle
+from judgements.engine.deliberation import HeldLease, load, run_checks, run_round
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
 from judgements.intake.json_cases import validate_case
@@ -111,8 +109,8 @@ def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
         return row_of(case, judgement, time.perf_counter() - began, verdict)
 
     async def first_round() -> None:
-        await transitions.aclaim(runner.worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
-        deliberation = await storage.load(judgement.pk)
+        await lifecycle.aclaim(runner.worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
+        deliberation = await load(judgement.pk)
         lease = HeldLease(judgement.pk, runner.worker_id)
         await asyncio.gather(
             run_round(deliberation, 1, lease, runner.clients),

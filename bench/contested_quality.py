@@ -43,8 +43,8 @@ from django.core.management import call_command
 from panel_quality import EXAMPLES, FAKE_MODEL, REPO, judge_case, load_panels, use_fake_server
 
 from judgements.core import contested, prompts, rules
-from judgements.engine import storage, transitions
-from judgements.engine.deliberation import run_round
+from judgements.engine import lifecycle
+from judgements.engine.deliberation import HeldLease, load, run_round
 from judgements.engine.runner import EngineRunner
 from judgements.intake.json_cases import validate_case
 from judgements.intake.start import Submission, start_judgement
@@ -172,9 +172,10 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     runner = EngineRunner()
 
     async def first_round() -> None:
-        await transitions.aclaim(runner.worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
-        deliberation = await storage.load(judgement.pk)
-        await run_round(deliberation, 1, runner.worker_id, runner.clients)
+        await lifecycle.aclaim(runner.worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
+        deliberation = await load(judgement.pk)
+        lease = HeldLease(judgement.pk, runner.worker_id)
+        await run_round(deliberation, 1, lease, runner.clients)
 
     began = time.perf_counter()
     error = ""

@@ -28,7 +28,7 @@ def start_llm_server(latency: float) -> subprocess.Popen:
     command = [
         sys.executable,
         "-m",
-        "tests.llm_server",
+        "tests.support.llm_server",
         "--models",
         ",".join(MODELS),
         "--delay",

@@ -24,8 +24,8 @@ sys.path.insert(0, str(REPO))
 
 from playwright.sync_api import expect  # noqa: E402
 
-from tests.llm_server import FakeLLM  # noqa: E402
 from tests.support.live_site import LiveMagi, chromium  # noqa: E402
+from tests.support.llm_server import FakeLLM  # noqa: E402
 
 EXAMPLES = REPO / "judgements" / "examples"
 SUITE_FILES = ("starter-travel-expense.jsonl", "redteam-travel-expense.jsonl")

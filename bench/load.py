@@ -40,7 +40,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
-from tests.llm_server import FakeLLM  # noqa: E402
+from tests.support.llm_server import FakeLLM  # noqa: E402
 
 MODELS = ("model-a", "model-b", "model-c")
 FINISHED = ("approved", "rejected", "error")

@@ -20,7 +20,7 @@ criteria and the content, no MAGI prompt. Prints:
   verdict (and, for the panel, the same nine votes).
 
 A local model is one of MAGI_LOCAL_MODELS (name=/path/file.gguf); a remote one any model
-the configured providers serve. --fake serves scripted answers from tests/llm_server.py,
+the configured providers serve. --fake serves scripted answers from tests/support/llm_server.py,
 which checks the plumbing and nothing about quality.
 """
 
@@ -344,7 +344,7 @@ def report(args, panel_tally, plain_tally, clean, attacks, *, final: bool) -> No
 
 
 def use_fake_server() -> object:
-    from tests.llm_server import FakeLLM
+    from tests.support.llm_server import FakeLLM
 
     server = FakeLLM().start()
     server.script(FAKE_MODEL, votes="ARA", reason="scripted answer")

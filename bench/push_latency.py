@@ -26,12 +26,12 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 
-from tests.llm_server import FakeLLM  # noqa: E402
 from tests.support.live_site import (  # noqa: E402
     LiveMagi,
     chromium,
     submit_judgement,
 )
+from tests.support.llm_server import FakeLLM  # noqa: E402
 
 TARGET_P95_MS = 100.0
 

@@ -7,8 +7,8 @@ from django.contrib.auth import get_user_model
 
 from judgements.llm.local import files as local_files
 from judgements.models import Judgement
-from tests.llm_server import FakeLLM
 from tests.support.cases import DEFAULT_MODELS, case_for
+from tests.support.llm_server import FakeLLM
 
 
 @pytest.fixture(scope="session")

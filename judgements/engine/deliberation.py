@@ -1,25 +1,39 @@
-"""The deliberation itself: three rounds, the three calls of a round at once, each
-decision stored and announced the moment it arrives.
+"""The deliberation of one judgement: what the engine knows of it while it runs it, the
+three rounds (the three calls of a round at once, each decision stored and announced the
+moment it arrives) and the calls beside round 1 (a confidence probe per agent, a second
+opinion and an injection screen: judgements/core/check_prompts.py).
 
 One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
-the earlier rounds, ask its model through `llm`, check the answer (judgements/
+the earlier rounds, ask its model through `llm`, check the answer (judgements/core/
 answer_checks.py) and ask once more if the check finds it calling missing what the
 content states or copying a peer's reason, store the answer with the attempt that
-produced it (only while this worker holds the lease), publish the change. No round starts
-and no call goes out on a lease not made sure of within half a lease (engine/lease.py).
+produced it (only while this worker holds the lease: engine/lifecycle.py), publish the
+change. No round starts and no call goes out on a lease not made sure of within half a
+lease (`HeldLease`). The checks are stored as the audited calls they were, with their
+findings; none is a vote, and none can end a judgement: a check that fails for good leaves
+its finding unknown, which no certificate keeps (judgements/core/contested.py).
 """
 
 import asyncio
 import dataclasses
+import logging
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from typing import Any
 
-from judgements.core import answer_checks, prompts, rules
+from django.conf import settings
+
+from judgements.core import answer_checks, check_prompts, confidence, prompts, rules
 from judgements.core.errors import MagiError
-from judgements.engine import checks, storage
-from judgements.engine.lease import HeldLease, LeaseLost
-from judgements.engine.state import Deliberation
+from judgements.engine import lifecycle
+from judgements.engine.lifecycle import Lease, LeaseLost
+from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls, providers
-from judgements.models import Agent, RoundDecision, Status
+from judgements.models import Agent, CheckKind, Judgement, JudgementCheck, RoundDecision, Status
+
+log = logging.getLogger(__name__)
 
 
 class AgentFailure(MagiError):
@@ -31,91 +45,126 @@ class AgentFailure(MagiError):
         super().__init__(f"Agent {agent.name!r} failed in round {round_number}: {cause}")
 
 
-async def decide(
-    deliberation: Deliberation,
-    agent: Agent,
-    round_number: int,
-    lease: HeldLease,
-    clients: calls.Clients,
-) -> RoundDecision:
-    try:
-        route = providers.route_for(agent.model)
-        if deliberation.judgement.evaluation_run_id is not None:
-            route = dataclasses.replace(route, batch=True)
-        messages = prompts.build_messages(
-            prompts.AgentBrief(agent.name, agent.criteria),
-            deliberation.judgement.content,
-            round_number,
-            deliberation.earlier_decisions(round_number),
+# --- what the engine knows of a judgement it runs -----------------------------------
+
+
+@dataclass
+class Deliberation:
+    """A judgement, its three agents and every vote stored so far, keyed (agent, round):
+    plain data read from the database once (`load`); the questions asked of it (who is
+    undecided, which round is under way, what the agents see of earlier rounds) need no
+    database."""
+
+    judgement: Judgement
+    agents: list[Agent]
+    votes: dict[tuple[int, int], RoundDecision]
+    # The checks beside the vote already stored with a finding, as (kind, agent id or
+    # None): a resumed judgement asks only the others.
+    checks_done: set[tuple[str, int | None]] = field(default_factory=set)
+
+    def earlier_decisions(self, round_number: int) -> list[prompts.EarlierDecision]:
+        names = {agent.pk: agent.name for agent in self.agents}
+        return [
+            prompts.EarlierDecision(names[agent_id], rnd, d.decision, d.reason)
+            for (agent_id, rnd), d in sorted(self.votes.items(), key=lambda kv: kv[0][::-1])
+            if rnd < round_number
+        ]
+
+    def agent_votes(self, agent: Agent) -> list[str]:
+        return [
+            self.votes[(agent.pk, rnd)].decision
+            for rnd in range(1, rules.ROUNDS + 1)
+            if (agent.pk, rnd) in self.votes
+        ]
+
+    def undecided(self, round_number: int) -> list[Agent]:
+        return [agent for agent in self.agents if (agent.pk, round_number) not in self.votes]
+
+    def round_under_way(self) -> int:
+        return rules.round_under_way([len(self.agent_votes(agent)) for agent in self.agents])
+
+
+@db_call
+def load(judgement_id: int) -> Deliberation:
+    judgement = Judgement.objects.get(pk=judgement_id)
+    agents = list(judgement.agents.order_by("position"))
+    votes = {(d.agent_id, d.round): d for d in RoundDecision.objects.filter(agent__in=agents)}
+    done: set[tuple[str, int | None]] = set()
+    if judgement.checks_asked:
+        done = set(
+            JudgementCheck.objects.filter(judgement=judgement, error="").values_list(
+                "kind", "agent_id"
+            )
         )
+    return Deliberation(judgement, agents, votes, done)
 
-        async def record_failure(entry: calls.AttemptRecord) -> None:
-            await storage.store_failed_attempt(agent, round_number, route, entry)
 
-        await lease.confirm()
-        result = await calls.request_verdict(clients, route, messages, record_failure)
-        findings = check(deliberation, agent, round_number, result.verdict)
-        if findings:
-            # Not a vote as it stands: asked once more with the finding pointed out. What
-            # the second answer says is stored, whatever it says; if the finding persists
-            # the contested mark reports it (judgements/core/contested.py).
-            await storage.store_rechecked_attempt(agent, round_number, route, result.attempt)
-            again = prompts.recheck_messages(
-                messages,
-                result.attempt.response_text,
-                recheck_note(findings),
-                prompts.fence_token(deliberation.judgement.content),
+@dataclass
+class HeldLease:
+    """The lease `worker_id` holds on `judgement_id`, and when it was last made sure of.
+
+    Storing a decision checks that the worker still holds the judgement, so data stays
+    right whatever happens; this keeps the calls right too. A worker whose renewals could
+    not reach the database (an outage) may have lost the judgement to another worker
+    without knowing: before it starts a round or sends a call it makes sure it renewed
+    within half a lease, renewing first if not, so two workers never ask the same round.
+    """
+
+    judgement_id: int
+    worker_id: str
+    # Claimed just now: the claim set the lease.
+    renewed_at: float = field(default_factory=time.monotonic)
+
+    async def renew(self) -> Lease:
+        """Extend the lease through the database (raises while it is unreachable)."""
+        lease = await lifecycle.arenew_lease(self.judgement_id, self.worker_id)
+        if lease is Lease.HELD:
+            self.renewed_at = time.monotonic()
+        return lease
+
+    def is_fresh(self) -> bool:
+        """Renewed within half a lease: nobody else can have claimed the judgement since."""
+        return time.monotonic() - self.renewed_at < settings.MAGI_LEASE_SECONDS / 2
+
+    async def confirm(self) -> None:
+        """Before a round or a call: renew first unless renewed within half a lease;
+        LeaseLost if the judgement is not ours any more. A database still away raises its
+        error, which the caller's retries ride out like any other."""
+        if self.is_fresh():
+            return
+        lease = await self.renew()
+        if lease is not Lease.HELD:
+            log.warning(
+                "worker %s: judgement %s is %s since the last renewal; sending nothing",
+                self.worker_id,
+                self.judgement_id,
+                lease.value,
             )
-            await lease.confirm()
-            result = await calls.request_verdict(
-                clients, route, again, record_failure, first_attempt=result.attempt.attempt + 1
-            )
-    except LeaseLost:
-        raise
-    except MagiError as exc:
-        raise AgentFailure(agent, round_number, str(exc)) from exc
-    decision = await storage.store_decision(agent, round_number, route, result, lease.worker_id)
-    deliberation.votes[(agent.pk, round_number)] = decision
-    await publish(
-        deliberation.judgement.pk,
-        Event.DECISION_STORED,
-        agent_id=agent.pk,
-        round=round_number,
-        decision=decision.decision,
-    )
-    return decision
+            raise LeaseLost(f"judgement {self.judgement_id} is no longer held by {self.worker_id}")
 
 
-def check(
-    deliberation: Deliberation,
-    agent: Agent,
-    round_number: int,
-    verdict: prompts.AgentVerdict,
-) -> answer_checks.Findings:
-    """What can be checked in the answer: a reject's `missing` items the content states,
-    and a reason copied from a peer."""
-    earlier = [
-        answer_checks.EarlierReason(d.agent_name, d.round, d.reason)
-        for d in deliberation.earlier_decisions(round_number)
-    ]
-    return answer_checks.check_answer(
-        agent.name,
-        round_number,
-        verdict.decision,
-        verdict.reason,
-        verdict.missing,
-        deliberation.judgement.content,
-        earlier,
-    )
+# --- the rounds ---------------------------------------------------------------------
 
 
-def recheck_note(findings: answer_checks.Findings) -> str:
-    copied = findings.copied
-    return prompts.recheck_note(
-        list(findings.stated),
-        copied.agent_name if copied else None,
-        copied.round if copied else None,
-    )
+async def deliberate(
+    deliberation: Deliberation, lease: HeldLease, clients: calls.Clients
+) -> Status:
+    """Run the rounds still to run, in order, with the checks beside them, then finish
+    the judgement with the verdict (lifecycle.finish)."""
+    judgement_id = deliberation.judgement.pk
+    beside = asyncio.create_task(run_checks(deliberation, lease, clients))
+    try:
+        for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):
+            await run_round(deliberation, round_number, lease, clients)
+            await publish(judgement_id, Event.ROUND_DONE, round=round_number)
+        await beside
+    finally:
+        # A round that failed for good ends the judgement: its checks stop too.
+        if not beside.done():
+            beside.cancel()
+        await asyncio.gather(beside, return_exceptions=True)
+    votes = {agent: deliberation.agent_votes(agent) for agent in deliberation.agents}
+    return await lifecycle.afinish(judgement_id, lease.worker_id, votes)
 
 
 async def run_round(
@@ -150,22 +199,253 @@ async def run_round(
             raise failure
 
 
-async def deliberate(
-    deliberation: Deliberation, lease: HeldLease, clients: calls.Clients
-) -> Status:
-    """Run the rounds still to run, in order, with the checks beside them
-    (engine/checks.py), then store the outcome."""
-    judgement_id = deliberation.judgement.pk
-    await publish(judgement_id, Event.JUDGING_STARTED)
-    beside = asyncio.create_task(checks.run_checks(deliberation, lease, clients))
+async def decide(
+    deliberation: Deliberation,
+    agent: Agent,
+    round_number: int,
+    lease: HeldLease,
+    clients: calls.Clients,
+) -> RoundDecision:
     try:
-        for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):
-            await run_round(deliberation, round_number, lease, clients)
-            await publish(judgement_id, Event.ROUND_DONE, round=round_number)
-        await beside
-    finally:
-        # A round that failed for good ends the judgement: its checks stop too.
-        if not beside.done():
-            beside.cancel()
-        await asyncio.gather(beside, return_exceptions=True)
-    return await storage.store_outcome(deliberation, lease.worker_id)
+        route = providers.route_for(agent.model)
+        if deliberation.judgement.evaluation_run_id is not None:
+            route = dataclasses.replace(route, batch=True)
+        earlier = deliberation.earlier_decisions(round_number)
+        messages = prompts.build_messages(
+            prompts.AgentBrief(agent.name, agent.criteria),
+            deliberation.judgement.content,
+            round_number,
+            earlier,
+        )
+
+        async def record_failure(entry: calls.AttemptRecord) -> None:
+            await lifecycle.astore_failed_attempt(agent, round_number, route, entry)
+
+        await lease.confirm()
+        result = await calls.request_verdict(clients, route, messages, record_failure)
+        findings = answer_findings(
+            agent.name, round_number, result.verdict, deliberation.judgement.content, earlier
+        )
+        if findings:
+            # Not a vote as it stands: asked once more with the finding pointed out. What
+            # the second answer says is stored, whatever it says; if the finding persists
+            # the contested mark reports it (judgements/core/contested.py).
+            await lifecycle.astore_rechecked_attempt(agent, round_number, route, result.attempt)
+            again = prompts.recheck_messages(
+                messages,
+                result.attempt.response_text,
+                recheck_note(findings),
+                prompts.fence_token(deliberation.judgement.content),
+            )
+            await lease.confirm()
+            result = await calls.request_verdict(
+                clients, route, again, record_failure, first_attempt=result.attempt.attempt + 1
+            )
+    except LeaseLost:
+        raise
+    except MagiError as exc:
+        raise AgentFailure(agent, round_number, str(exc)) from exc
+    decision = await lifecycle.astore_decision(agent, round_number, route, result, lease.worker_id)
+    deliberation.votes[(agent.pk, round_number)] = decision
+    await publish(
+        deliberation.judgement.pk,
+        Event.DECISION_STORED,
+        agent_id=agent.pk,
+        round=round_number,
+        decision=decision.decision,
+    )
+    return decision
+
+
+def answer_findings(
+    agent_name: str,
+    round_number: int,
+    verdict: prompts.AgentVerdict,
+    content: str,
+    earlier: list[prompts.EarlierDecision],
+) -> answer_checks.Findings:
+    """What can be checked in the answer: a reject's `missing` items the content states,
+    and a reason copied from a peer."""
+    return answer_checks.check_answer(
+        agent_name,
+        round_number,
+        verdict.decision,
+        verdict.reason,
+        verdict.missing,
+        content,
+        [answer_checks.EarlierReason(e.agent_name, e.round, e.reason) for e in earlier],
+    )
+
+
+def recheck_note(findings: answer_checks.Findings) -> str:
+    copied = findings.copied
+    return prompts.recheck_note(
+        list(findings.stated),
+        copied.agent_name if copied else None,
+        copied.round if copied else None,
+    )
+
+
+# --- the checks beside round 1 -------------------------------------------------------
+
+
+def route_of(deliberation: Deliberation, model: str) -> calls.ModelRoute:
+    route = providers.route_for(model)
+    if deliberation.judgement.evaluation_run_id is not None:
+        route = dataclasses.replace(route, batch=True)
+    return route
+
+
+def check_model(deliberation: Deliberation) -> str:
+    """The model of the judgement-wide checks: the deployment's choice, else the first
+    agent's."""
+    return settings.MAGI_CHECK_MODEL or deliberation.agents[0].model
+
+
+async def run_checks(deliberation: Deliberation, lease: HeldLease, clients: calls.Clients) -> None:
+    """Every check the judgement asked for (Judgement.checks_asked) not yet stored, at once."""
+    asked = set(deliberation.judgement.checks_asked)
+    done = deliberation.checks_done
+    jobs: list[Coroutine[Any, Any, None]] = []
+    if CheckKind.PROBE in asked:
+        jobs.extend(
+            probe(deliberation, agent, lease, clients)
+            for agent in deliberation.agents
+            if (CheckKind.PROBE, agent.pk) not in done
+        )
+    if CheckKind.SECOND_OPINION in asked and (CheckKind.SECOND_OPINION, None) not in done:
+        jobs.append(second_opinion(deliberation, lease, clients))
+    if CheckKind.SCREEN in asked and (CheckKind.SCREEN, None) not in done:
+        jobs.append(screen(deliberation, lease, clients))
+    await asyncio.gather(*jobs)
+
+
+async def ask(
+    deliberation: Deliberation,
+    kind: str,
+    agent: Agent | None,
+    model: str,
+    messages: list[dict[str, str]],
+    lease: HeldLease,
+    clients: calls.Clients,
+    **options: Any,
+) -> tuple[calls.ModelRoute, calls.TextReply] | None:
+    """One check's call, its failed attempts stored as they happen; None when it failed
+    for good (the finding stays unknown)."""
+    judgement_id = deliberation.judgement.pk
+    try:
+        route = route_of(deliberation, model)
+    except MagiError:
+        # A check model the deployment does not know: nothing was sent, nothing to audit.
+        return None
+
+    async def record_failure(entry: calls.AttemptRecord) -> None:
+        await lifecycle.astore_failed_check(judgement_id, kind, agent, route, entry)
+
+    await lease.confirm()
+    try:
+        reply = await calls.request_text(clients, route, messages, record_failure, **options)
+    except LeaseLost:
+        raise
+    except MagiError:
+        return None
+    return route, reply
+
+
+async def probe(
+    deliberation: Deliberation, agent: Agent, lease: HeldLease, clients: calls.Clients
+) -> None:
+    messages = check_prompts.probe_messages(
+        prompts.AgentBrief(agent.name, agent.criteria), deliberation.judgement.content
+    )
+    asked = await ask(
+        deliberation,
+        CheckKind.PROBE,
+        agent,
+        agent.model,
+        messages,
+        lease,
+        clients,
+        max_tokens=check_prompts.PROBE_MAX_TOKENS,
+    )
+    if asked is None:
+        return
+    route, reply = asked
+    p_approve = None if reply.tokens is None else confidence.probe_probability(reply.tokens)
+    await lifecycle.astore_check(
+        deliberation.judgement.pk,
+        CheckKind.PROBE,
+        agent,
+        route,
+        reply.attempt,
+        lease.worker_id,
+        p_approve=p_approve,
+    )
+
+
+def read_second_opinion(text: str) -> check_prompts.SecondOpinion:
+    try:
+        return check_prompts.parse_second_opinion(text)
+    except ValueError as exc:
+        raise calls.InvalidOutputError(f"invalid second opinion: {text[:200]!r}") from exc
+
+
+async def second_opinion(
+    deliberation: Deliberation, lease: HeldLease, clients: calls.Clients
+) -> None:
+    messages = check_prompts.second_opinion_messages(
+        [agent.criteria for agent in deliberation.agents], deliberation.judgement.content
+    )
+    asked = await ask(
+        deliberation,
+        CheckKind.SECOND_OPINION,
+        None,
+        check_model(deliberation),
+        messages,
+        lease,
+        clients,
+        schema=check_prompts.SECOND_OPINION_SCHEMA,
+        read=read_second_opinion,
+    )
+    if asked is None:
+        return
+    route, reply = asked
+    opinion = read_second_opinion(reply.text)
+    p_approve = None if reply.tokens is None else confidence.answer_probability(reply.tokens)
+    await lifecycle.astore_check(
+        deliberation.judgement.pk,
+        CheckKind.SECOND_OPINION,
+        None,
+        route,
+        reply.attempt,
+        lease.worker_id,
+        decision=opinion.decision,
+        p_approve=p_approve,
+    )
+
+
+async def screen(deliberation: Deliberation, lease: HeldLease, clients: calls.Clients) -> None:
+    canary = check_prompts.new_canary()
+    messages = check_prompts.screen_messages(deliberation.judgement.content, canary)
+    asked = await ask(
+        deliberation,
+        CheckKind.SCREEN,
+        None,
+        check_model(deliberation),
+        messages,
+        lease,
+        clients,
+        max_tokens=check_prompts.SCREEN_MAX_TOKENS,
+    )
+    if asked is None:
+        return
+    route, reply = asked
+    await lifecycle.astore_check(
+        deliberation.judgement.pk,
+        CheckKind.SCREEN,
+        None,
+        route,
+        reply.attempt,
+        lease.worker_id,
+        steered=check_prompts.screen_steered(reply.text, canary),
+    )

@@ -12,15 +12,15 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Callable
 
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
-from judgements.engine import storage, transitions
-from judgements.engine.deliberation import AgentFailure, deliberate
-from judgements.engine.lease import HeldLease, LeaseLost
-from judgements.engine.transitions import Lease
+from judgements.engine import lifecycle
+from judgements.engine.deliberation import AgentFailure, HeldLease, deliberate, load
+from judgements.engine.lifecycle import Lease, LeaseLost
 from judgements.infrastructure.database import DATABASE_DOWN
 from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls
@@ -62,16 +62,18 @@ class EngineRunner:
         """
         if not claimed:
             candidates = Judgement.objects.filter(pk=judgement_id)
-            if not await transitions.aclaim(self.worker_id, candidates, 1):
+            if not await lifecycle.aclaim(self.worker_id, candidates, 1):
                 return False
-        deliberation = await storage.load(judgement_id)
+        deliberation = await load(judgement_id)
         # The deadline counts from the first claim, across resumes.
         started = deliberation.judgement.started_at or timezone.now()
         remaining = settings.MAGI_JUDGEMENT_TIMEOUT - (timezone.now() - started).total_seconds()
         lease = HeldLease(judgement_id, self.worker_id)
-        work = asyncio.create_task(deliberate(deliberation, lease, self.clients))
+        await publish(judgement_id, Event.JUDGING_STARTED)
         taken = asyncio.Event()
-        renewer = asyncio.create_task(self.keep_lease(lease, work, taken))
+        # The renewer is bound to the work by name: it cancels the work on a lost lease.
+        renewer = asyncio.create_task(self.keep_lease(lease, lambda: work, taken))
+        work = asyncio.create_task(deliberate(deliberation, lease, self.clients))
         try:
             async with asyncio.timeout(max(remaining, 0.0)):
                 status = await work
@@ -86,7 +88,7 @@ class EngineRunner:
         except TimeoutError:
             round_number = deliberation.round_under_way()
             await self.end_in_error(
-                judgement_id, transitions.timeout_message(round_number), round_number=round_number
+                judgement_id, lifecycle.timeout_message(round_number), round_number=round_number
             )
         except LeaseLost:
             log.warning("judgement %s was taken over by another worker", judgement_id)
@@ -110,17 +112,23 @@ class EngineRunner:
                 await asyncio.gather(work, return_exceptions=True)
         return True
 
-    async def keep_lease(self, lease: HeldLease, work: asyncio.Task, taken: asyncio.Event):
-        """Renew the lease while `work` runs; stop the work once another worker holds it.
+    async def keep_lease(
+        self, lease: HeldLease, work_of: Callable[[], asyncio.Task], taken: asyncio.Event
+    ) -> None:
+        """Renew the lease while the work (`work_of()`) runs; stop the work once another
+        worker holds it.
 
         A database that is away only delays the renewal: if nobody took the judgement in
         the meantime, the renewal that gets through keeps it ours (storing a decision
-        checks ownership in any case, and no call goes out on a stale lease: lease.py).
+        checks ownership in any case, and no call goes out on a stale lease: HeldLease).
         """
         judgement_id = lease.judgement_id
         interval = settings.MAGI_LEASE_SECONDS / 3
-        while not work.done():
+        while True:
             await asyncio.sleep(interval)
+            work = work_of()
+            if work.done():
+                return
             try:
                 state = await lease.renew()
             except DATABASE_DOWN:
@@ -148,7 +156,7 @@ class EngineRunner:
         agent_id: int | None = None,
         round_number: int | None = None,
     ) -> None:
-        failed = await transitions.afail(
+        failed = await lifecycle.afail(
             judgement_id,
             message,
             worker_id=self.worker_id,
@@ -205,13 +213,13 @@ class EngineRunner:
         """One sweep: end in error the judgements whose time is up, then claim and start
         as many waiting ones as there is room for, people's first and evaluation runs'
         within their share (judgements/llm/call_slots.py). Returns the ids started."""
-        for judgement_id, message in await transitions.aexpire_overdue(self.worker_id):
+        for judgement_id, message in await lifecycle.aexpire_overdue(self.worker_id):
             log.warning("judgement %s: %s", judgement_id, message)
             await publish(judgement_id, Event.FAILED, message=message)
         interactive = Judgement.objects.filter(evaluation_run__isnull=True)
         started = [
             judgement_id
-            for judgement_id in await transitions.aclaim(
+            for judgement_id in await lifecycle.aclaim(
                 self.worker_id, interactive, self.free_capacity()
             )
             if self.start(judgement_id, claimed=True) is not None
@@ -219,7 +227,7 @@ class EngineRunner:
         runs = Judgement.objects.filter(evaluation_run__isnull=False)
         return started + [
             judgement_id
-            for judgement_id in await transitions.aclaim(
+            for judgement_id in await lifecycle.aclaim(
                 self.worker_id, runs, self.free_batch_capacity()
             )
             if self.start(judgement_id, claimed=True, batch=True) is not None

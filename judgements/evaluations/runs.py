@@ -18,7 +18,7 @@ from django.utils import timezone
 from judgements.core import rules, text
 from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
-from judgements.engine import transitions
+from judgements.engine import lifecycle
 from judgements.evaluations import metrics
 from judgements.infrastructure import events
 from judgements.intake import limits, schemas, start
@@ -129,8 +129,8 @@ def title_of(suite_name: str, case) -> str:
 def cancel(run: EvaluationRun, user) -> list[int]:
     """Stop a run (whoever may see it may: its creator and staff): its unfinished
     judgements end in error naming who cancelled
-    (transitions.cancel_run), and their open pages are told. Returns the ids ended."""
-    ended = transitions.cancel_run(run, user)
+    (lifecycle.cancel_run), and their open pages are told. Returns the ids ended."""
+    ended = lifecycle.cancel_run(run, user)
     for judgement_id in ended:
         async_to_sync(events.publish)(judgement_id, events.Event.FAILED)
     return ended
@@ -283,7 +283,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         tokens.setdefault(row["agent__judgement_id"], {})[row["model"]] = {
             kind: row[kind] for kind in metrics.TOKEN_KINDS
         }
-    # The calls beside the vote cost tokens too (judgements/engine/checks.py).
+    # The calls beside the vote cost tokens too (judgements/engine/deliberation.py).
     check_sums = (
         JudgementCheck.objects.filter(judgement__evaluation_run=run)
         .values("judgement_id", "model")

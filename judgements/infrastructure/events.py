@@ -23,9 +23,14 @@ from django.conf import settings
 from django.db import transaction
 
 from judgements.infrastructure.database import db_call
-from judgements.models import FINISHED_STATUSES, Judgement, group_name_for
+from judgements.models import FINISHED_STATUSES, Judgement
 
 log = logging.getLogger(__name__)
+
+
+def group_name_for(judgement_id: int) -> str:
+    """The channel-layer group of one judgement's followers."""
+    return f"judgement-{judgement_id}"
 
 
 class Event(StrEnum):

@@ -3,8 +3,8 @@
 A provider is an OpenAI-compatible endpoint with its own key, timeout, structured-output
 mode, sampling and concurrency limit: the configured ones (settings.MAGI_PROVIDERS), and
 the local GGUF models, whose endpoint a server manager supplies once it has started them
-(`local_llm`). A provider set to discover its models lists them from its `/v1/models`,
-cached here so a provider that is down does not slow the page.
+(`llm/local/servers.py`). A provider set to discover its models lists them from its
+`/v1/models`, cached here so a provider that is down does not slow the page.
 """
 
 import logging

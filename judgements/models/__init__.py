@@ -5,6 +5,12 @@ from judgements.models.access import (  # noqa: F401
     ApiToken,
     IdempotencyKey,
 )
+from judgements.models.agents import (  # noqa: F401
+    Agent,
+    AttemptOutcome,
+    LLMAttempt,
+    RoundDecision,
+)
 from judgements.models.certificates import (  # noqa: F401
     Certificate,
     agents_fingerprint,
@@ -22,12 +28,6 @@ from judgements.models.choices import (  # noqa: F401
     Trust,
     is_id,
 )
-from judgements.models.deliberation import (  # noqa: F401
-    Agent,
-    AttemptOutcome,
-    LLMAttempt,
-    RoundDecision,
-)
 from judgements.models.evaluations import (  # noqa: F401
     EvaluationRun,
     SuiteCase,
@@ -37,7 +37,6 @@ from judgements.models.judgements import (  # noqa: F401
     Judgement,
     JudgementQuerySet,
     QueuedAhead,
-    group_name_for,
     held,
     hold_contested,
     lease_expired,

@@ -11,10 +11,10 @@ from django.utils import timezone
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 from judgements.core import confidence, rules
 from judgements.core import contested as marks
+from judgements.models.agents import AttemptOutcome, LLMAttempt
 from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.checks import CheckKind, JudgementCheck
 from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
-from judgements.models.deliberation import AttemptOutcome, LLMAttempt
 from judgements.models.outcome import Confirmation, Override
 
 
@@ -504,7 +504,7 @@ def hold_contested(case: dict) -> bool:
 
 
 def checks_for(case: dict) -> list[str]:
-    """The checks beside the vote a case gets (engine/checks.py): the probe as the
+    """The checks beside the vote a case gets (engine/deliberation.py): the probe as the
     deployment says; the second opinion and the screen as its saved panel says, else as
     the deployment says."""
     kinds = [CheckKind.PROBE.value] if settings.MAGI_CONFIDENCE_PROBE else []
@@ -515,7 +515,3 @@ def checks_for(case: dict) -> list[str]:
     if settings.MAGI_INJECTION_SCREEN if chosen is None else chosen:
         kinds.append(CheckKind.SCREEN.value)
     return kinds
-
-
-def group_name_for(judgement_id: int) -> str:
-    return f"judgement-{judgement_id}"

@@ -12,9 +12,10 @@ intake/saved_panels.py's.
 
 import json
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from django import forms as django_forms
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -196,16 +197,27 @@ def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
             raise InvalidInput({f"{path.name}: {f}": m for f, m in exc.errors.items()}) from None
 
 
-# The new-judgement page's choice of a panel to start from.
+# A choice of one of the panels a user may use, as the new-judgement page and a suite's
+# "start a run" form both offer it.
 
 
 class PanelChoiceField(django_forms.ModelChoiceField):
-    """A choice among the panels a user may use, each labelled as that user sees it
-    (`label`); the form sets both with `offer`."""
+    """The panels `user` may use, each labelled as that user sees it (`label`);
+    `required_message` says what to do when none is chosen."""
 
-    user = None
+    def __init__(self, *, user: User | None = None, required_message: str, **kwargs: Any) -> None:
+        super().__init__(
+            queryset=Panel.objects.none(),
+            empty_label="Choose a panel…",
+            error_messages={
+                "required": required_message,
+                "invalid_choice": "That panel is not there any more, or is not yours to use.",
+            },
+            **kwargs,
+        )
+        self.for_user(user)
 
-    def offer(self, user) -> None:
+    def for_user(self, user: User | None) -> None:
         self.queryset = visible(user)
         self.user = user
 
@@ -214,18 +226,11 @@ class PanelChoiceField(django_forms.ModelChoiceField):
 
 
 class ChoosePanelForm(django_forms.Form):
-    start_panel = PanelChoiceField(
-        queryset=Panel.objects.none(),
-        empty_label="Choose a panel…",
-        error_messages={
-            "required": "Choose a panel to start from.",
-            "invalid_choice": "That panel is not there any more, or is not yours to use.",
-        },
-    )
+    start_panel = PanelChoiceField(required_message="Choose a panel to start from.")
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        field_of(self, "start_panel", PanelChoiceField).offer(user)
+        field_of(self, "start_panel", PanelChoiceField).for_user(user)
 
 
 def label(panel: Panel, user) -> str:

@@ -18,7 +18,7 @@ from django.utils.crypto import constant_time_compare
 
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.models import Judgement, group_name_for
+from judgements.models import Judgement
 from judgements.web import live_page
 
 log = logging.getLogger(__name__)
@@ -105,7 +105,7 @@ class JudgementConsumer(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         user = self.scope.get("user")
         self.judgement_id = int(self.scope["url_route"]["kwargs"]["judgement_id"])
-        self.group = group_name_for(self.judgement_id)
+        self.group = events.group_name_for(self.judgement_id)
         self.session_key = getattr(self.scope.get("session"), "session_key", None)
         if user is None or not user.is_authenticated or not self.session_key:
             await self.close(code=CLOSE_UNAUTHENTICATED)

@@ -141,14 +141,7 @@ def render_suite_list(
 
 
 class StartRunForm(forms.Form):
-    panel = saving.PanelChoiceField(
-        queryset=Panel.objects.none(),
-        empty_label="Choose a panel…",
-        error_messages={
-            "required": "Choose the panel to run.",
-            "invalid_choice": "That panel is not there any more, or is not yours to use.",
-        },
-    )
+    panel = saving.PanelChoiceField(required_message="Choose the panel to run.")
     # Named as the API's and the command line's --repeat; runs.start_run checks it.
     repeat = forms.IntegerField(
         label="Repeats",
@@ -159,7 +152,7 @@ class StartRunForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        field_of(self, "panel", saving.PanelChoiceField).offer(user)
+        field_of(self, "panel", saving.PanelChoiceField).for_user(user)
 
 
 @login_required

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.llm_server import FakeLLM
 from tests.support.browser_pages import DESKTOP
 from tests.support.live_site import LiveMagi, chromium
+from tests.support.llm_server import FakeLLM
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 USERS = 60

@@ -8,14 +8,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser_pages import watch_violations
+from tests.support.live_page import AGENTS, CONTENT, box
 from tests.support.live_site import submit_judgement
-
-CONTENT = "I am going to travel to Japan next week."
-AGENTS = [
-    ("Melchior", "model-a", "Approve only legal actions."),
-    ("Balthasar", "model-b", "Approve only safe actions."),
-    ("Casper", "model-c", "Approve only affordable actions."),
-]
 
 
 @pytest.fixture
@@ -36,10 +30,6 @@ def staff_page(new_context, usernames, live_magi):
     page = context.new_page()
     page.violations = violations
     return page
-
-
-def box(page, number: int):
-    return page.locator(f"#agent-box-{number}")
 
 
 def test_the_watch_sees_a_violation_when_there_is_one(staff_page):

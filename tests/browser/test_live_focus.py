@@ -5,18 +5,8 @@ import re
 
 from playwright.sync_api import expect
 
+from tests.support.live_page import AGENTS, CONTENT, box
 from tests.support.live_site import submit_judgement
-
-CONTENT = "I am going to travel to Japan next week."
-AGENTS = [
-    ("Melchior", "model-a", "Approve only legal actions."),
-    ("Balthasar", "model-b", "Approve only safe actions."),
-    ("Casper", "model-c", "Approve only affordable actions."),
-]
-
-
-def box(page, number: int):
-    return page.locator(f"#agent-box-{number}")
 
 
 def tab_to(page, element_id: str) -> None:

@@ -7,14 +7,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.support.browser_pages import DESKTOP, PHONE
+from tests.support.live_page import AGENTS, CONTENT
 from tests.support.live_site import expect_agents_filled, fill_judgement, submit_judgement
-
-CONTENT = "I am going to travel to Japan next week."
-AGENTS = [
-    ("Melchior", "model-a", "Approve only legal actions."),
-    ("Balthasar", "model-b", "Approve only safe actions."),
-    ("Casper", "model-c", "Approve only affordable actions."),
-]
 
 WEBSOCKET_JS = """(judgementId) => new Promise((resolve) => {
   const socket = new WebSocket(`ws://${location.host}/ws/judgements/${judgementId}/`);

@@ -4,13 +4,9 @@ the review queue and confirms it."""
 
 from playwright.sync_api import expect
 
+from tests.support.live_page import AGENTS
 from tests.support.live_site import fill_judgement, theme_colour
 
-AGENTS = [
-    ("Melchior", "model-a", "Approve only legal actions."),
-    ("Balthasar", "model-b", "Approve only safe actions."),
-    ("Casper", "model-c", "Approve only affordable actions."),
-]
 GRANT = """
 from django.contrib.auth.models import Permission, User
 user = User.objects.get(username=%r)

@@ -11,13 +11,8 @@ from tests.support.axe_core import describe, violations
 from tests.support.browser_evaluations import AGENTS as PANEL
 from tests.support.browser_evaluations import CASES, CREATE_PANEL, IMPORT_SUITE, PANEL_NAME, jsonl
 from tests.support.browser_pages import PHONE, watch_violations
+from tests.support.live_page import AGENTS
 from tests.support.live_site import fill_judgement
-
-AGENTS = [
-    ("Melchior", "model-a", "Approve only legal actions."),
-    ("Balthasar", "model-b", "Approve only safe actions."),
-    ("Casper", "model-c", "Approve only affordable actions."),
-]
 
 
 def test_a_finished_judgement_of_an_uncertified_panel_says_trust_is_not_measured(page, llm):

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 from judgements.models import DeliveryStatus, Judgement, WebhookDelivery, WebhookSecret
 from judgements.outcome.webhooks import IN_FLIGHT
 from tests.support.services import ALIAS, create_judgement, wait_for
-from tests.webhook_receiver import Receiver, signature_verifies
+from tests.support.webhook_receiver import Receiver, signature_verifies
 
 WORKER_ENV = {
     "MAGI_WEBHOOK_HOSTS": "http://127.0.0.1",

@@ -5,7 +5,25 @@ import io
 import pytest
 from django.core.management import call_command
 
-from tests.webhook_receiver import Receiver
+from tests.support.api_client import TokenClient, token_client
+from tests.support.webhook_receiver import Receiver
+
+
+@pytest.fixture
+def api(user) -> TokenClient:
+    """The HTTP API as ada's program calls it, with her token."""
+    return token_client(user)
+
+
+@pytest.fixture
+def staff(django_user_model):
+    """ops, a member of staff: may override and confirm verdicts."""
+    return django_user_model.objects.create_user("ops", password="pw", is_staff=True)
+
+
+@pytest.fixture
+def staff_api(staff) -> TokenClient:
+    return token_client(staff)
 
 
 @pytest.fixture

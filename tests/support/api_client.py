@@ -5,6 +5,7 @@ from django.conf import settings
 from django.test import AsyncClient
 
 from judgements.engine.runner import EngineRunner
+from judgements.models import ApiToken
 
 
 class TokenClient(AsyncClient):
@@ -20,6 +21,11 @@ class TokenClient(AsyncClient):
         if self.authorization:
             headers["Authorization"] = self.authorization
         return super().generic(*args, headers=headers, **kwargs)
+
+
+def token_client(user) -> TokenClient:
+    """A client carrying a fresh API token of `user`, as a program holding one calls."""
+    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
 
 
 async def serve_one_wake_up() -> bool:

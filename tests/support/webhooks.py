@@ -5,7 +5,7 @@ import json
 from asgiref.sync import sync_to_async
 
 from judgements.outcome import webhooks
-from tests.webhook_receiver import signature_verifies
+from tests.support.webhook_receiver import signature_verifies
 
 deliver = sync_to_async(webhooks.deliver_due)
 

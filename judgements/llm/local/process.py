@@ -1,7 +1,7 @@
 """Serve one GGUF model over llama.cpp's native OpenAI-compatible server (xllamacpp's
-prebuilt build), in a process of its own that MAGI starts and stops (see local_llm.py).
+prebuilt build), in a process of its own that MAGI starts and stops (see servers.py).
 
-    python -m judgements.local_server MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS
+    python -m judgements.llm.local.process MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS
 
 No Django here: this process only serves the model. The server runs on threads of this
 process; the main thread waits until the process is told to stop.

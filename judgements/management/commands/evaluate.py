@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.engine import transitions
+from judgements.engine import lifecycle
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
@@ -356,7 +356,7 @@ async def waiting(run: EvaluationRun, runner: EngineRunner) -> list[int]:
 async def expire_overdue(runner: EngineRunner) -> None:
     """End in error judgements past their time that nobody holds, as a worker's sweep
     does: without a worker running, the run would otherwise wait on them for ever."""
-    for judgement_id, message in await transitions.aexpire_overdue(runner.worker_id):
+    for judgement_id, message in await lifecycle.aexpire_overdue(runner.worker_id):
         await publish(judgement_id, Event.FAILED, message=message)
 
 

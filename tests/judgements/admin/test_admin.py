@@ -1,6 +1,5 @@
 import pytest
 from asgiref.sync import async_to_sync
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -10,13 +9,6 @@ from judgements.models import Judgement, LLMAttempt, Panel, RoundDecision
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def admin_client(client, db):
-    admin = get_user_model().objects.create_superuser("root", password="pw")
-    client.force_login(admin)
-    return client
 
 
 @pytest.fixture

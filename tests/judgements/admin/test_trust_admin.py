@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.contrib.auth import get_user_model
 from django.urls import reverse
 from django.utils.html import escape
 
@@ -15,13 +14,6 @@ from judgements.engine.runner import EngineRunner
 from judgements.models import Certificate, Judgement, JudgementCheck, Trust, agents_fingerprint
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def admin_client(client, db):
-    admin = get_user_model().objects.create_superuser("root", password="pw")
-    client.force_login(admin)
-    return client
 
 
 @pytest.fixture

@@ -8,12 +8,10 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
-from django.test import AsyncClient
 
 from judgements.core import certificate as bounds
-from judgements.models import ApiToken, Certificate, EvaluationRun
+from judgements.models import Certificate, EvaluationRun
 from judgements.panels import saving
-from tests.support.api_client import TokenClient
 from tests.support.openapi import body_allowed, check
 
 pytestmark = [
@@ -30,16 +28,6 @@ CASES = [
 ] + [
     {"id": f"bad-{n}", "content": f"marker-bad {n}: a yacht.", "expected": "reject"} for n in (1, 2)
 ]
-
-
-@pytest.fixture
-async def document() -> dict:
-    return (await AsyncClient().get("/api/schema.json")).json()
-
-
-@pytest.fixture
-def api(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
 
 
 @pytest.fixture

@@ -6,13 +6,13 @@ import json
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import AsyncClient
 
 from judgements.evaluations import suites
 from judgements.intake import schemas
-from judgements.models import ApiToken, EvaluationRun, Judgement, Status, Suite
+from judgements.models import EvaluationRun, Judgement, Status, Suite
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
+from tests.support.evaluations import jsonl
 from tests.support.openapi import body_allowed, check
 
 pytestmark = [
@@ -32,20 +32,6 @@ VOTES = {
 }
 SUITES = "/api/suites/"
 RUNS = "/api/evaluations/"
-
-
-def jsonl(*cases: dict) -> str:
-    return "".join(json.dumps(case) + "\n" for case in cases)
-
-
-@pytest.fixture
-async def document() -> dict:
-    return (await AsyncClient().get("/api/schema.json")).json()
-
-
-@pytest.fixture
-def api(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
 
 
 @pytest.fixture

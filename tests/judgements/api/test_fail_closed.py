@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
-from judgements.models import ApiToken, Judgement, Status
+from judgements.models import Judgement, Status
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
 
@@ -22,11 +22,6 @@ pytestmark = [
 # Each failure kind for every attempt of one model in one round: the call fails for good
 # while the other two agents approve.
 FAILURES = ["500", "malformed", "invalid", "contradiction", "disconnect"]
-
-
-@pytest.fixture
-def api(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
 
 
 def fail_model_c(fake_llm, kind: str, round_number: int = 2) -> None:

@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from tests.llm_server import FakeLLM
 from tests.support.cases import case_for
 from tests.support.live_site import MODELS, LiveMagi
+from tests.support.llm_server import FakeLLM
 
 
 @pytest.fixture(scope="module")

@@ -4,23 +4,12 @@ import json
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
-from django.test import AsyncClient
 
 from judgements.models import ApiToken, Judgement
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def token(user) -> str:
-    return ApiToken.issue(user, "tests")[1]
-
-
-@pytest.fixture
-def api(token) -> AsyncClient:
-    return TokenClient(f"Bearer {token}")
 
 
 async def post(api, case, query="") -> tuple[int, dict]:

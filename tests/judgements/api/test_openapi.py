@@ -7,7 +7,6 @@ import re
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.test import AsyncClient
 from django.urls import URLResolver
 from django.utils import timezone
 from jsonschema import Draft202012Validator
@@ -16,7 +15,7 @@ from jsonschema.validators import validator_for
 from judgements.api import urls
 from judgements.intake.json_cases import validate_case
 from judgements.intake.start import Submission, start_judgement
-from judgements.models import ApiToken, Judgement, Status
+from judgements.models import Judgement, Status
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check
@@ -25,24 +24,6 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
     pytest.mark.usefixtures("empty_engine_channel"),
 ]
-
-
-@pytest.fixture
-async def document() -> dict:
-    response = await AsyncClient().get("/api/schema.json")
-    assert response.status_code == 200
-    return response.json()
-
-
-@pytest.fixture
-def api(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
-
-
-@pytest.fixture
-def staff_api(django_user_model) -> TokenClient:
-    staff = django_user_model.objects.create_user("ops", is_staff=True)
-    return TokenClient(f"Bearer {ApiToken.issue(staff, 'tests')[1]}")
 
 
 async def post_case(api, case, headers=None, query=""):

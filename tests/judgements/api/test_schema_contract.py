@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.llm_server import FakeLLM
 from tests.support.cases import case_for
 from tests.support.live_site import MODELS, LiveMagi
+from tests.support.llm_server import FakeLLM
 from tests.support.services import REPO
 
 CASE = case_for(MODELS[:3])

@@ -5,7 +5,7 @@ from pydantic import ValidationError
 
 from judgements.core import prompts
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision
-from tests.llm_server import ROUND_PATTERN
+from tests.support.llm_server import ROUND_PATTERN
 
 AGENT = AgentBrief("Melchior", "Approve only plans with a budget under 1000 EUR.")
 PANEL = [

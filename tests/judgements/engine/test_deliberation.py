@@ -8,8 +8,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 
-from judgements.infrastructure.events import Event
-from judgements.models import Agent, Judgement, LLMAttempt, RoundDecision, Status, group_name_for
+from judgements.infrastructure.events import Event, group_name_for
+from judgements.models import Agent, Judgement, LLMAttempt, RoundDecision, Status
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -6,7 +6,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt, RoundDecision, Status
-from tests.llm_server import RECHECK_MARKER
+from tests.support.llm_server import RECHECK_MARKER
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -1,14 +1,14 @@
-"""A worker's lease as it knows it (judgements/engine/lease.py): after renewals could not
-get through (a database outage), nothing is asked on a lease another worker may hold."""
+"""A worker's lease as it knows it (HeldLease, judgements/engine/deliberation.py): after
+renewals could not get through (a database outage), nothing is asked on a lease another
+worker may hold."""
 
 import time
 
 import pytest
 from asgiref.sync import sync_to_async
 
-from judgements.engine import storage
-from judgements.engine.deliberation import deliberate
-from judgements.engine.lease import HeldLease, LeaseLost
+from judgements.engine.deliberation import HeldLease, deliberate, load
+from judgements.engine.lifecycle import LeaseLost
 from judgements.llm import calls
 from judgements.models import Judgement, Status
 from tests.support.leases import set_lease
@@ -28,7 +28,7 @@ async def test_a_stale_lease_another_worker_took_sends_no_call(fake_llm, make_ju
     lease = stale(HeldLease(judgement.pk, "w1"), 20)
     # While w1's renewals could not reach the database, its lease ran out and w2 took it.
     await set_lease(judgement.pk, "w2", expires_in=30)
-    deliberation = await storage.load(judgement.pk)
+    deliberation = await load(judgement.pk)
     with pytest.raises(LeaseLost):
         await deliberate(deliberation, lease, calls.Clients())
     assert fake_llm.requests == []
@@ -42,7 +42,7 @@ async def test_a_stale_lease_still_held_is_renewed_and_the_work_goes_on(
     judgement = await sync_to_async(make_judgement)()
     await set_lease(judgement.pk, "w1", expires_in=1)
     lease = stale(HeldLease(judgement.pk, "w1"), 20)
-    deliberation = await storage.load(judgement.pk)
+    deliberation = await load(judgement.pk)
     assert await deliberate(deliberation, lease, calls.Clients()) == Status.APPROVED
     assert lease.is_fresh()
     assert len(fake_llm.requests) == 9

@@ -8,7 +8,7 @@ import logging
 import pytest
 from asgiref.sync import sync_to_async
 
-from judgements.engine.lease import HeldLease
+from judgements.engine.deliberation import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.models import Judgement, RoundDecision, Status
 from tests.support.leases import set_lease
@@ -141,7 +141,9 @@ async def test_a_finished_judgement_is_not_reported_as_a_lost_lease(
     taken = asyncio.Event()
     # The renewal wakes after the judgement ended, before its work task is marked done.
     with caplog.at_level(logging.WARNING, logger="judgements.engine.runner"):
-        await runner.keep_lease(HeldLease(judgement.pk, runner.worker_id), never_done, taken)
+        await runner.keep_lease(
+            HeldLease(judgement.pk, runner.worker_id), lambda: never_done, taken
+        )
     assert not taken.is_set() and not never_done.cancelled()
     assert "lost the lease" not in caplog.text
     never_done.cancel()

@@ -3,18 +3,17 @@ OpenAI-compatible server (with log-probabilities), `manage.py evaluate --certify
 certificate stored with the panel, the mark it gives later verdicts, and its voiding when
 an agent changes."""
 
-import io
 import json
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.core.management import call_command
 
 from judgements.core import certificate as bounds
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify
 from judgements.models import Certificate, Judgement, Trust
 from judgements.panels import saving
+from tests.support.commands import run_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -33,13 +32,6 @@ CASES = [
     {"id": f"bad-{n}", "content": f"marker-bad case {n}: a yacht.", "expected": "reject"}
     for n in range(3)
 ]
-
-
-def run_command(*args) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command(*args, stdout=out, stderr=err)
-    return exited.value.code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

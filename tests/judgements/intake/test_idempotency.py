@@ -20,11 +20,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def api(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
-
-
 async def submit(api, body, key: str | None = "deploy-42", query: str = ""):
     headers = {} if key is None else {"Idempotency-Key": key}
     raw = body if isinstance(body, str) else json.dumps(body)

@@ -10,7 +10,7 @@ from asgiref.sync import sync_to_async
 from judgements.llm import providers
 from judgements.llm.providers import discovery
 from judgements.models import Judgement, Status
-from tests.llm_server import FakeLLM
+from tests.support.llm_server import FakeLLM
 
 
 def join_refreshes() -> None:

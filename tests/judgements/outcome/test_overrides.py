@@ -9,8 +9,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements.models import ApiToken, Judgement, Override, Status
-from tests.support.api_client import TokenClient
+from judgements.models import Judgement, Override, Status
+from tests.support.api_client import token_client
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,15 +27,6 @@ def finished(make_judgement, user):
     return judgement
 
 
-@pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user("ops", password="pw", is_staff=True)
-
-
-def api_for(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
-
-
 async def override_via_api(client, judgement_id, body):
     response = await client.post(
         f"/api/judgements/{judgement_id}/override",
@@ -49,7 +40,7 @@ async def override_via_api(client, judgement_id, body):
 
 
 async def test_staff_override_through_the_api_keeps_the_panels_verdict(fake_llm, finished, staff):
-    client = await sync(api_for)(staff)
+    client = await sync(token_client)(staff)
     status, body = await override_via_api(
         client, finished.pk, {"decision": "approve", "reason": REASON}
     )
@@ -67,7 +58,7 @@ async def test_staff_override_through_the_api_keeps_the_panels_verdict(fake_llm,
 
 
 async def test_a_second_override_is_refused(fake_llm, finished, staff):
-    client = await sync(api_for)(staff)
+    client = await sync(token_client)(staff)
     await override_via_api(client, finished.pk, {"decision": "approve", "reason": REASON})
     status, body = await override_via_api(
         client, finished.pk, {"decision": "reject", "reason": "changed my mind"}
@@ -79,7 +70,7 @@ async def test_a_second_override_is_refused(fake_llm, finished, staff):
 
 async def test_an_unfinished_judgement_cannot_be_overridden(fake_llm, make_judgement, staff):
     judgement = await sync(make_judgement)()
-    client = await sync(api_for)(staff)
+    client = await sync(token_client)(staff)
     status, body = await override_via_api(
         client, judgement.pk, {"decision": "approve", "reason": REASON}
     )
@@ -99,14 +90,14 @@ async def test_an_unfinished_judgement_cannot_be_overridden(fake_llm, make_judge
     ],
 )
 async def test_it_names_the_invalid_override_fields(fake_llm, finished, staff, body, code, fields):
-    client = await sync(api_for)(staff)
+    client = await sync(token_client)(staff)
     status, answer = await override_via_api(client, finished.pk, body)
     assert status == code and sorted(answer["errors"]) == fields
     assert await Override.objects.acount() == 0
 
 
 async def test_overriding_needs_the_permission(fake_llm, finished, user):
-    client = await sync(api_for)(user)
+    client = await sync(token_client)(user)
     status, body = await override_via_api(
         client, finished.pk, {"decision": "approve", "reason": REASON}
     )
@@ -122,7 +113,7 @@ async def test_overriding_needs_the_permission(fake_llm, finished, user):
 async def test_another_users_judgement_is_not_found_to_override(fake_llm, finished, other_user):
     permission = await Permission.objects.aget(codename="override_judgement")
     await sync(other_user.user_permissions.add)(permission)
-    client = await sync(api_for)(other_user)
+    client = await sync(token_client)(other_user)
     status, _ = await override_via_api(
         client, finished.pk, {"decision": "approve", "reason": REASON}
     )

@@ -13,9 +13,10 @@ from django.core.management import call_command
 from django.test import Client
 from django.urls import reverse
 
-from judgements.models import ApiToken, Confirmation, Judgement
-from tests.support.api_client import TokenClient, serve_one_wake_up
+from judgements.models import Confirmation, Judgement
+from tests.support.api_client import serve_one_wake_up, token_client
 from tests.support.cases import case_for
+from tests.support.commands import run_judge
 from tests.support.webhooks import deliver, verify
 
 pytestmark = [
@@ -27,27 +28,8 @@ REASON = "Read the claim myself: the receipt is attached, the panel is right."
 
 
 @pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user("ops", password="pw", is_staff=True)
-
-
-def client_for(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
-
-
-@pytest.fixture
-def api(user):
-    return client_for(user)
-
-
-@pytest.fixture
-def staff_api(staff):
-    return client_for(staff)
-
-
-@pytest.fixture
 def other_api(other_user):
-    return client_for(other_user)
+    return token_client(other_user)
 
 
 def split_votes(fake_llm) -> None:
@@ -252,15 +234,6 @@ async def test_a_held_verdict_is_posted_held_then_again_when_confirmed(
 # --- the command line --------------------------------------------------------------------
 
 
-def run_judge(tmp_path, case) -> tuple[int, str]:
-    path = tmp_path / "case.json"
-    path.write_text(json.dumps(case))
-    out = io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("judge", str(path), stdout=out, stderr=io.StringIO())
-    return exited.value.code, out.getvalue()
-
-
 @pytest.mark.parametrize(
     ("votes_c", "hold", "code", "first_line"),
     [
@@ -273,7 +246,7 @@ def test_judge_exits_0_only_for_an_approval_in_force(
     fake_llm, tmp_path, votes_c, hold, code, first_line
 ):
     fake_llm.script("model-c", votes=votes_c)
-    exit_code, out = run_judge(tmp_path, case_for(hold_contested=hold))
+    exit_code, out, _ = run_judge(tmp_path, case_for(hold_contested=hold))
     assert exit_code == code
     assert out.splitlines()[0] == first_line
     if votes_c == "RRR":
@@ -284,7 +257,7 @@ def test_judge_exits_0_only_for_an_approval_in_force(
 def test_judge_exits_3_for_a_rejection(fake_llm, tmp_path):
     fake_llm.script("model-a", votes="RRR")
     fake_llm.script("model-b", votes="RRR")
-    exit_code, out = run_judge(tmp_path, case_for())
+    exit_code, out, _ = run_judge(tmp_path, case_for())
     assert (exit_code, out.splitlines()[0]) == (3, "Rejected")
 
 
@@ -383,7 +356,7 @@ def test_the_history_filters_by_the_mark(held, make_judgement, user, fake_llm):
 async def test_a_review_is_announced_to_open_live_pages(fake_llm, api, staff_api, action, body):
     from channels.layers import get_channel_layer
 
-    from judgements.models import group_name_for
+    from judgements.infrastructure.events import group_name_for
 
     split_votes(fake_llm)
     result = await submit_and_run(api, hold_contested=True)

@@ -26,11 +26,6 @@ pytestmark = [
 ]
 
 
-@pytest.fixture
-def api(user) -> TokenClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
-
-
 async def submit(api, **fields) -> tuple[int, dict]:
     response = await api.post(
         "/api/judgements/", json.dumps(case_for(**fields)), content_type="application/json"

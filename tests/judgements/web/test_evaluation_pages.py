@@ -17,14 +17,11 @@ from judgements.evaluations import runs, suites
 from judgements.models import EvaluationRun, Judgement, Status, Suite
 from judgements.web import run_pages
 from tests.support.cases import case_for
+from tests.support.evaluations import jsonl
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 AGENTS = case_for()["agents"]  # Melchior on model-a, Balthasar on model-b, Casper on model-c
-
-
-def jsonl(*cases: dict) -> str:
-    return "".join(json.dumps(case) + "\n" for case in cases)
 
 
 CASES = (

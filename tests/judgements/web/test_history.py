@@ -6,7 +6,6 @@ import io
 import json
 from datetime import timedelta
 
-import pytest
 from django.urls import reverse
 from django.utils import timezone
 
@@ -14,11 +13,6 @@ from judgements.models import Judgement, Status
 from judgements.outcome import overrides
 
 LIST = "/judgements/"
-
-
-@pytest.fixture
-def staff(django_user_model):
-    return django_user_model.objects.create_user("ops", password="pw", is_staff=True)
 
 
 def titles(response) -> list[str]:

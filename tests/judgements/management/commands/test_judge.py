@@ -6,17 +6,9 @@ from django.core.management import call_command
 
 from judgements.models import Judgement, RoundDecision, Status
 from tests.support.cases import case_for
+from tests.support.commands import run_judge
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def run_judge(tmp_path, case, *args) -> tuple[int, str, str]:
-    path = tmp_path / "case.json"
-    path.write_text(case if isinstance(case, str) else json.dumps(case))
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("judge", str(path), *args, stdout=out, stderr=err)
-    return exited.value.code, out.getvalue(), err.getvalue()
 
 
 def test_it_prints_the_result_as_json(fake_llm, tmp_path):

@@ -1,9 +1,8 @@
-"""Saved panels (judgements/intake/saved_panels.py, judgements/panels/saving.py): naming
-one, saving one, the shipped examples, and a case that names a panel in place of its
+"""Saved panels (judgements/panels/saving.py; naming one is intake/test_saved_panels.py):
+saving one, the shipped examples, and a case that names a panel in place of its
 agents, from the API and the command line."""
 
 import asyncio
-import io
 import json
 
 import pytest
@@ -13,10 +12,11 @@ from django.test import AsyncClient
 from judgements.core.errors import InvalidInput
 from judgements.intake import saved_panels
 from judgements.llm.local import files as local_files
-from judgements.models import ApiToken, Judgement, Panel
+from judgements.models import Judgement, Panel
 from judgements.panels import saving
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
+from tests.support.commands import run_judge
 from tests.support.openapi import check
 
 pytestmark = pytest.mark.django_db
@@ -72,66 +72,6 @@ def test_an_invalid_example_file_is_refused_naming_file_and_field(fake_llm, tmp_
         "broken.json: agents[2].model",
     ]
     assert not Panel.objects.exists()
-
-
-# Naming a panel.
-
-
-def test_it_resolves_a_panel_by_id_and_by_name(make_panel, user):
-    panel = make_panel("Deploy gate", owner=user)
-    assert saved_panels.resolve(panel.pk, user) == panel
-    assert saved_panels.resolve(str(panel.pk), user) == panel
-    # Names compare as agent names do: case, compatibility forms and spacing aside.
-    assert saved_panels.resolve("DEPLOY  gate", user) == panel
-    full_width = "".join(chr(ord(c) + 0xFEE0) for c in "deploy")
-    assert saved_panels.resolve(f"{full_width} gate", user) == panel
-
-
-def test_the_users_own_panel_comes_before_an_example_of_the_same_name(make_panel, user):
-    example = make_panel("Deploy gate", owner=None)
-    own = make_panel("deploy gate", owner=user)
-    assert saved_panels.resolve("Deploy gate", user) == own
-    assert saved_panels.resolve(example.pk, user) == example
-
-
-def test_another_users_panel_is_unknown(make_panel, user, other_user):
-    theirs = make_panel("Secret desk", owner=other_user)
-    for reference in (theirs.pk, str(theirs.pk), "Secret desk"):
-        with pytest.raises(InvalidInput) as refused:
-            saved_panels.resolve(reference, user)
-        assert list(refused.value.errors) == ["panel"]
-        assert "that you may use" in refused.value.errors["panel"][0]
-
-
-def test_staff_and_the_operator_may_use_any_panel(make_panel, user, other_user):
-    theirs = make_panel("Secret desk", owner=other_user)
-    user.is_staff = True
-    assert saved_panels.resolve(theirs.pk, user) == theirs
-    assert saved_panels.resolve("Secret desk", None) == theirs
-
-
-def test_the_operator_must_give_an_id_when_two_users_share_a_name(make_panel, user, other_user):
-    make_panel("Desk", owner=user)
-    make_panel("Desk", owner=other_user)
-    with pytest.raises(InvalidInput) as refused:
-        saved_panels.resolve("Desk", None)
-    assert refused.value.errors == {"panel": ["2 users have a panel called 'Desk': give its id."]}
-
-
-@pytest.mark.parametrize("reference", [True, 1.5, None, ["Desk"], {"id": 1}])
-def test_a_reference_must_be_a_name_or_an_id(make_panel, user, reference):
-    make_panel("Desk", owner=user)
-    with pytest.raises(InvalidInput) as refused:
-        saved_panels.resolve(reference, user)
-    assert refused.value.errors == {"panel": [saved_panels.NOT_A_REFERENCE]}
-
-
-@pytest.mark.parametrize("reference", [0, -1, 2**70, "9" * 30, "", "   ", "\ud800"])
-def test_ids_and_names_that_match_nothing_are_unknown(make_panel, user, reference):
-    make_panel("Desk", owner=user)
-    with pytest.raises(InvalidInput) as refused:
-        saved_panels.resolve(reference, user)
-    assert list(refused.value.errors) == ["panel"]
 
 
 # Saving a panel.
@@ -191,11 +131,6 @@ def test_names_are_unique_per_owner(make_panel, user, other_user):
 
 
 # The HTTP API.
-
-
-@pytest.fixture
-def api(user) -> AsyncClient:
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
 
 
 async def post(api, case) -> tuple[int, dict]:
@@ -269,19 +204,12 @@ async def test_the_api_lists_the_panels_the_caller_may_use(example_panels, api, 
 # The command line.
 
 
-def run_judge(tmp_path, case) -> tuple[int, str, str]:
-    path = tmp_path / "case.json"
-    path.write_text(json.dumps(case))
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("judge", str(path), "--json", stdout=out, stderr=err)
-    return exited.value.code, out.getvalue(), err.getvalue()
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_command_line_judges_with_any_users_panel(make_panel, other_user, tmp_path):
     panel = make_panel("Desk", owner=other_user)
-    code, out, _ = run_judge(tmp_path, {"title": "Trip", "content": "Japan", "panel": panel.pk})
+    code, out, _ = run_judge(
+        tmp_path, {"title": "Trip", "content": "Japan", "panel": panel.pk}, "--json"
+    )
     assert code == 0
     assert json.loads(out)["status"] == "approved"
     judgement = Judgement.objects.get()
@@ -300,7 +228,7 @@ def test_the_command_line_judges_with_any_users_panel(make_panel, other_user, tm
 )
 def test_the_command_line_exits_2_naming_the_field(make_panel, user, tmp_path, case, field):
     make_panel("Desk", owner=user)
-    code, out, err = run_judge(tmp_path, case)
+    code, out, err = run_judge(tmp_path, case, "--json")
     assert code == 2 and out == ""
     assert f"invalid input: {field}: " in err
     assert Judgement.objects.count() == 0

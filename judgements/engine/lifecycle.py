@@ -1,32 +1,49 @@
-"""Every change of a judgement's status, one function each.
+"""A judgement's life: its states, the one function per change of state, and every row
+the engine writes while it runs one. Synchronous ORM code; the engine awaits it through
+`db_call` (judgements/infrastructure/database.py).
+
+    idle ──claim──▶ judging ──finish──▶ approved | rejected
+                     │ ▲ │
+                     │ │ └── store_decision / store_check (each vote and check as it
+                     │ │     arrives, with the attempt that made it; lease holder only)
+                     │ └──── claim again (lease expired, time not up): resume
+                     └────── fail (a call failed) / expire (time up) ──▶ error
+    idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
 
 Each transition names the states it may start from and is one conditional UPDATE, so two
 workers (or a worker and the sweeper) can never both move the same judgement: the loser's
 UPDATE matches no row. Each is logged at INFO with the worker, the round and how long the
-judgement had been running, so a judgement's life can be read from the logs.
-
-    idle ──claim──▶ judging ──finish──▶ approved | rejected
-                     │ ▲
-                     │ └── claim again (lease expired, time not up): resume
-                     └──── fail (a call failed) / expire (time up) ──▶ error
-    idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
-
-Synchronous ORM code: the engine calls these through `db.db_call`.
+judgement had been running, so a judgement's life can be read from the logs. Every write
+made while judging checks, under a row lock, that the writer still holds the lease.
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
 from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgements.core import rules
+from judgements.core.errors import MagiError
 from judgements.infrastructure.database import db_call
-from judgements.models import EvaluationRun, Judgement, JudgementQuerySet, RoundDecision, Status
+from judgements.llm import calls
+from judgements.models import (
+    Agent,
+    AttemptOutcome,
+    EvaluationRun,
+    Judgement,
+    JudgementCheck,
+    JudgementQuerySet,
+    LLMAttempt,
+    RoundDecision,
+    Status,
+)
 from judgements.outcome import webhooks
 
 log = logging.getLogger(__name__)
@@ -36,6 +53,10 @@ FINISH_FROM = (Status.JUDGING,)
 FAIL_FROM = (Status.JUDGING,)
 EXPIRE_FROM = (Status.JUDGING,)
 CANCEL_FROM = (Status.IDLE, Status.JUDGING)
+
+
+class LeaseLost(MagiError):
+    """Another worker holds the judgement now (or it ended): this one must stop."""
 
 
 def round_of(judgement_id: int) -> int:
@@ -52,7 +73,9 @@ def round_of(judgement_id: int) -> int:
     return rules.round_under_way(counts)
 
 
-def log_transition(judgement_id: int, source: str, target: str, worker_id: str, started_at):
+def log_transition(
+    judgement_id: int, source: str, target: str, worker_id: str, started_at: datetime | None
+) -> None:
     running = (timezone.now() - started_at).total_seconds() if started_at else 0.0
     log.info(
         "judgement %s: %s -> %s by worker %s in round %s, %.1f s after its start",
@@ -129,28 +152,37 @@ def renew_lease(judgement_id: int, worker_id: str) -> Lease:
     return Lease.CANCELLED if status == Status.ERROR else Lease.ENDED
 
 
-def finish(judgement_id: int, worker_id: str, status: Status, outcome: dict | None = None) -> bool:
-    """judging, held by `worker_id` -> approved or rejected, with what is stored beside the
-    verdict (Judgement.outcome_fields: the mark, the signals, the confidences; None: not
-    assessed, left unset). False if not ours any more."""
-    if status not in (Status.APPROVED, Status.REJECTED):
-        raise ValueError(f"a judgement finishes approved or rejected, not {status}")
+def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> Status:
+    """judging, held by `worker_id` -> approved or rejected: each agent's final score and
+    decision, the panel's verdict by the rule (judgements/core/rules.py) and what is stored
+    beside it (Judgement.outcome_fields: the mark, the signals, the confidences), with the
+    webhook, all in one transaction. LeaseLost if the judgement is not ours any more."""
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
     started_at = judgement.values_list("started_at", flat=True).first()
-    # The webhook is stored with the status change, or neither is.
+    finals = []
     with transaction.atomic():
+        for agent, agent_votes in votes.items():
+            agent.final_score_tenths = rules.score_tenths(agent_votes)
+            agent.final_decision = rules.final_vote(agent_votes).value
+            agent.save(update_fields=["final_score_tenths", "final_decision"])
+            finals.append(agent.final_decision)
+        verdict = rules.panel_decision(finals)
+        status = Status.APPROVED if verdict is rules.Vote.APPROVE else Status.REJECTED
+        # The mark goes beside the verdict, in the same transaction, so the webhook
+        # stored here already carries it (and "held" where the case asked for that).
+        record = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
         updated = judgement.filter(status__in=FINISH_FROM).update(
             status=status,
             finished_at=timezone.now(),
             lease_owner="",
             lease_expires_at=None,
-            **(outcome or {}),
+            **record.outcome_fields(verdict.value),
         )
-        if updated:
-            webhooks.enqueue(judgement_id, webhooks.FINISHED)
-    if updated:
-        log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
-    return bool(updated)
+        if not updated:
+            raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
+        webhooks.enqueue(judgement_id, webhooks.FINISHED)
+    log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
+    return status
 
 
 def fail(
@@ -222,7 +254,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
     return expired
 
 
-def cancel_run(run: EvaluationRun, user) -> list[int]:
+def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
     """An evaluation run's unfinished judgements (idle, or judging on any worker) ->
     error, naming who cancelled; the run records it. Returns the ids ended. A worker
     running one stops its calls at its next lease renewal (runner.keep_lease), and what
@@ -253,8 +285,138 @@ def cancel_run(run: EvaluationRun, user) -> list[int]:
     return [pk for pk, _, _ in rows]
 
 
+# --- what judging writes, as it happens -------------------------------------------
+
+
+def audit_fields(route: calls.ModelRoute, entry: calls.AttemptRecord) -> dict[str, Any]:
+    """What every audited call stores, a vote's attempt or a check: where it went, what
+    was sent and answered, how long it took and what it cost."""
+    return {
+        "attempt": entry.attempt,
+        "model": route.model,
+        "provider": route.provider,
+        "base_url": entry.base_url,
+        "request": entry.request,
+        "response_text": entry.response_text,
+        "error": entry.error,
+        "duration_ms": entry.duration_ms,
+        "prompt_tokens": entry.prompt_tokens,
+        "completion_tokens": entry.completion_tokens,
+        "cached_tokens": entry.cached_tokens,
+        "started_at": entry.started_at,
+    }
+
+
+def attempt_row(
+    agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
+) -> LLMAttempt:
+    outcome = AttemptOutcome.OK if entry.ok else AttemptOutcome.FAILED
+    return LLMAttempt(
+        agent=agent, round=round_number, outcome=outcome, **audit_fields(route, entry)
+    )
+
+
+def store_failed_attempt(
+    agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
+) -> None:
+    attempt_row(agent, round_number, route, entry).save()
+
+
+def store_rechecked_attempt(
+    agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
+) -> None:
+    """A valid answer a check found wanting: kept for the audit, never a vote."""
+    row = attempt_row(agent, round_number, route, entry)
+    row.outcome = AttemptOutcome.RECHECKED
+    row.save()
+
+
+def store_decision(
+    agent: Agent,
+    round_number: int,
+    route: calls.ModelRoute,
+    result: calls.VerdictResult,
+    worker_id: str,
+) -> RoundDecision:
+    """The decision and the attempt that produced it, in one transaction, by the lease
+    holder only."""
+    with transaction.atomic():
+        # A worker that lost its lease stops here. While the row is locked a concurrent
+        # claim skips it, so the check holds until we commit.
+        held = Judgement.objects.held_by(worker_id).filter(pk=agent.judgement_id)
+        if not held.select_for_update().exists():
+            raise LeaseLost(f"judgement {agent.judgement_id} is no longer held by {worker_id}")
+        attempt_row(agent, round_number, route, result.attempt).save()
+        try:
+            with transaction.atomic():
+                return RoundDecision.objects.create(
+                    agent=agent,
+                    round=round_number,
+                    decision=result.verdict.decision,
+                    reason=result.verdict.reason,
+                    missing=list(result.verdict.missing),
+                    latency_ms=result.latency_ms,
+                    prompt_tokens=result.prompt_tokens,
+                    completion_tokens=result.completion_tokens,
+                    cached_tokens=result.attempt.cached_tokens,
+                    p_approve=result.p_approve,
+                )
+        except IntegrityError:
+            # Already decided by an earlier holder of the lease: the stored one stands.
+            return RoundDecision.objects.get(agent=agent, round=round_number)
+
+
+def check_row(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: calls.ModelRoute,
+    entry: calls.AttemptRecord,
+) -> JudgementCheck:
+    return JudgementCheck(
+        judgement_id=judgement_id, kind=kind, agent=agent, **audit_fields(route, entry)
+    )
+
+
+def store_failed_check(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: calls.ModelRoute,
+    entry: calls.AttemptRecord,
+) -> None:
+    check_row(judgement_id, kind, agent, route, entry).save()
+
+
+def store_check(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: calls.ModelRoute,
+    entry: calls.AttemptRecord,
+    worker_id: str,
+    **finding: object,
+) -> None:
+    """A check's successful call with what it found (p_approve, decision, steered), by
+    the lease holder only."""
+    with transaction.atomic():
+        held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+        if not held.select_for_update().exists():
+            raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
+        row = check_row(judgement_id, kind, agent, route, entry)
+        for name, value in finding.items():
+            setattr(row, name, value)
+        row.save()
+
+
 # Awaitable forms for the engine's event loop, named as Django names its async ORM calls.
 aclaim = db_call(claim)
 arenew_lease = db_call(renew_lease)
+afinish = db_call(finish)
 afail = db_call(fail)
 aexpire_overdue = db_call(expire_overdue)
+astore_failed_attempt = db_call(store_failed_attempt)
+astore_rechecked_attempt = db_call(store_rechecked_attempt)
+astore_decision = db_call(store_decision)
+astore_failed_check = db_call(store_failed_check)
+astore_check = db_call(store_check)

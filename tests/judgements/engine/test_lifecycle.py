@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgements.engine import transitions
-from judgements.engine.transitions import Lease
-from judgements.models import Judgement, RoundDecision, Status
+from judgements.engine import lifecycle
+from judgements.engine.lifecycle import Lease, LeaseLost
+from judgements.models import Agent, Judgement, RoundDecision, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -27,12 +27,12 @@ def held(judgement: Judgement, owner: str, *, expires_in: float = 30, started_ag
 
 
 def claim_one(judgement: Judgement, worker_id: str) -> list[int]:
-    return transitions.claim(worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
+    return lifecycle.claim(worker_id, Judgement.objects.filter(pk=judgement.pk), 1)
 
 
 def test_it_claims_a_queued_judgement_and_logs_it(make_judgement, caplog):
     judgement = make_judgement()
-    with caplog.at_level(logging.INFO, logger="judgements.engine.transitions"):
+    with caplog.at_level(logging.INFO, logger="judgements.engine.lifecycle"):
         assert claim_one(judgement, "w1") == [judgement.pk]
     judgement.refresh_from_db()
     assert (judgement.status, judgement.lease_owner) == (Status.JUDGING, "w1")
@@ -65,28 +65,46 @@ def test_it_never_claims_a_finished_judgement(make_judgement, status):
 
 def test_it_claims_the_oldest_first_up_to_the_limit(make_judgement):
     judgements = [make_judgement() for _ in range(3)]
-    assert transitions.claim("w1", Judgement.objects.all(), 2) == [j.pk for j in judgements[:2]]
-    assert transitions.claim("w1", Judgement.objects.all(), 0) == []
+    assert lifecycle.claim("w1", Judgement.objects.all(), 2) == [j.pk for j in judgements[:2]]
+    assert lifecycle.claim("w1", Judgement.objects.all(), 0) == []
 
 
 def test_only_the_holder_renews_the_lease(make_judgement):
     judgement = held(make_judgement(), "w1", expires_in=1)
-    assert transitions.renew_lease(judgement.pk, "w1") is Lease.HELD
+    assert lifecycle.renew_lease(judgement.pk, "w1") is Lease.HELD
     assert Judgement.objects.get(pk=judgement.pk).lease_expires_at > judgement.lease_expires_at
-    assert transitions.renew_lease(judgement.pk, "w2") is Lease.TAKEN
+    assert lifecycle.renew_lease(judgement.pk, "w2") is Lease.TAKEN
+
+
+def voted(judgement: Judgement, votes: list[list[str]]) -> dict[Agent, list[str]]:
+    """Each agent's three votes, stored as the engine stores them, by position."""
+    agents = list(judgement.agents.order_by("position"))
+    for agent, agent_votes in zip(agents, votes, strict=True):
+        for round_number, decision in enumerate(agent_votes, start=1):
+            RoundDecision.objects.create(
+                agent=agent, round=round_number, decision=decision, reason="r"
+            )
+    return dict(zip(agents, votes, strict=True))
+
+
+def votes_of(judgement: Judgement, decisions: list[str]) -> dict[Agent, list[str]]:
+    """Each agent the same decision in every round, one decision per agent."""
+    return voted(judgement, [[decision] * 3 for decision in decisions])
 
 
 def test_a_renewal_after_the_end_says_so(make_judgement):
     judgement = held(make_judgement(), "w1")
-    assert transitions.finish(judgement.pk, "w1", Status.APPROVED)
-    assert transitions.renew_lease(judgement.pk, "w1") is Lease.ENDED
+    lifecycle.finish(judgement.pk, "w1", votes_of(judgement, ["approve"] * 3))
+    assert lifecycle.renew_lease(judgement.pk, "w1") is Lease.ENDED
 
 
 def test_only_the_holder_finishes(make_judgement, caplog):
     judgement = held(make_judgement(), "w1")
-    assert not transitions.finish(judgement.pk, "w2", Status.APPROVED)
-    with caplog.at_level(logging.INFO, logger="judgements.engine.transitions"):
-        assert transitions.finish(judgement.pk, "w1", Status.REJECTED)
+    rejecting = votes_of(judgement, ["approve", "reject", "reject"])
+    with pytest.raises(LeaseLost):
+        lifecycle.finish(judgement.pk, "w2", rejecting)
+    with caplog.at_level(logging.INFO, logger="judgements.engine.lifecycle"):
+        assert lifecycle.finish(judgement.pk, "w1", rejecting) is Status.REJECTED
     judgement.refresh_from_db()
     assert (judgement.status, judgement.lease_owner, judgement.lease_expires_at) == (
         Status.REJECTED,
@@ -94,22 +112,35 @@ def test_only_the_holder_finishes(make_judgement, caplog):
         None,
     )
     assert judgement.finished_at
-    assert "judging -> rejected by worker w1 in round 1" in caplog.text
-    assert not transitions.finish(judgement.pk, "w1", Status.APPROVED)  # only once
+    assert "judging -> rejected by worker w1 in round 3" in caplog.text
+    with pytest.raises(LeaseLost):  # only once
+        lifecycle.finish(judgement.pk, "w1", rejecting)
 
 
-def test_finishing_takes_a_verdict(make_judgement):
+def test_finishing_stores_each_agents_score_and_the_rule_s_verdict(make_judgement):
+    """Round weights 1, 4 and 5 tenths; an agent approves at 5 tenths; two of three carry."""
     judgement = held(make_judgement(), "w1")
-    with pytest.raises(ValueError, match="approved or rejected"):
-        transitions.finish(judgement.pk, "w1", Status.ERROR)
+    votes = voted(
+        judgement,
+        [
+            ["reject", "reject", "approve"],  # 5 tenths: approves
+            ["approve", "approve", "reject"],  # 5 tenths: approves
+            ["approve", "reject", "reject"],  # 1 tenth: rejects
+        ],
+    )
+    assert lifecycle.finish(judgement.pk, "w1", votes) is Status.APPROVED
+    finals = judgement.agents.order_by("position").values_list(
+        "final_score_tenths", "final_decision"
+    )
+    assert list(finals) == [(5, "approve"), (5, "approve"), (1, "reject")]
 
 
 def test_only_the_holder_fails_a_judgement_and_decisions_stay(make_judgement):
     judgement = held(make_judgement(), "w1")
     agent = judgement.agents.first()
     RoundDecision.objects.create(agent=agent, round=1, decision="approve", reason="fine")
-    assert not transitions.fail(judgement.pk, "boom", worker_id="w2")
-    assert transitions.fail(judgement.pk, "boom", worker_id="w1", agent_id=agent.pk, round_number=1)
+    assert not lifecycle.fail(judgement.pk, "boom", worker_id="w2")
+    assert lifecycle.fail(judgement.pk, "boom", worker_id="w1", agent_id=agent.pk, round_number=1)
     judgement.refresh_from_db()
     assert (judgement.status, judgement.error_message, judgement.error_agent_id) == (
         Status.ERROR,
@@ -117,20 +148,20 @@ def test_only_the_holder_fails_a_judgement_and_decisions_stay(make_judgement):
         agent.pk,
     )
     assert RoundDecision.objects.filter(agent=agent).count() == 1
-    assert not transitions.fail(judgement.pk, "again", worker_id="w1")
+    assert not lifecycle.fail(judgement.pk, "again", worker_id="w1")
     assert Judgement.objects.get(pk=judgement.pk).error_message == "boom"
 
 
 def test_an_idle_judgement_is_not_failed(make_judgement):
     judgement = make_judgement()
-    assert not transitions.fail(judgement.pk, "boom", worker_id="")
+    assert not lifecycle.fail(judgement.pk, "boom", worker_id="")
     assert Judgement.objects.get(pk=judgement.pk).status == Status.IDLE
 
 
 def test_it_expires_a_judgement_nobody_holds_past_its_deadline(make_judgement, settings):
     settings.MAGI_JUDGEMENT_TIMEOUT = 60
     judgement = held(make_judgement(), "dead-worker", expires_in=-1, started_ago=61)
-    assert transitions.expire_overdue("sweeper") == [
+    assert lifecycle.expire_overdue("sweeper") == [
         (
             judgement.pk,
             "Judgement did not finish within 60 s of its start (given up in round 1): "
@@ -150,7 +181,7 @@ def test_it_neither_expires_nor_resumes_within_the_deadline(make_judgement, sett
     settings.MAGI_JUDGEMENT_TIMEOUT = 60
     live = held(make_judgement(), "w1", expires_in=30, started_ago=61)
     young = held(make_judgement(), "dead", expires_in=-1, started_ago=59)
-    assert transitions.expire_overdue("sweeper") == []
+    assert lifecycle.expire_overdue("sweeper") == []
     assert Judgement.objects.get(pk=live.pk).status == Status.JUDGING
     # A held one past its deadline is its holder's to end; an expired young one resumes.
     assert claim_one(live, "w2") == []
@@ -166,8 +197,8 @@ def test_a_past_deadline_judgement_is_not_resumed(make_judgement, settings):
 def test_the_round_comes_from_the_stored_decisions(make_judgement):
     judgement = make_judgement()
     agents = list(judgement.agents.all())
-    assert transitions.round_of(judgement.pk) == 1
+    assert lifecycle.round_of(judgement.pk) == 1
     for agent in agents:
         RoundDecision.objects.create(agent=agent, round=1, decision="approve", reason="r")
     RoundDecision.objects.create(agent=agents[0], round=2, decision="approve", reason="r")
-    assert transitions.round_of(judgement.pk) == 2
+    assert lifecycle.round_of(judgement.pk) == 2

@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
 
-from judgements.engine import transitions
+from judgements.engine import lifecycle
 from judgements.models import Judgement, LLMAttempt, Status
 from tests.support.live_site import LiveMagi
 
@@ -85,11 +85,11 @@ def test_a_judgement_claimed_from_an_expired_lease_counts_as_a_takeover(
 ):
     settings.MAGI_METRICS_TOKEN = TOKEN
     judgement = make_judgement()
-    transitions.claim("first", Judgement.objects.filter(pk=judgement.pk), 1)
+    lifecycle.claim("first", Judgement.objects.filter(pk=judgement.pk), 1)
     Judgement.objects.filter(pk=judgement.pk).update(
         lease_expires_at=timezone.now() - timedelta(seconds=1)
     )
-    assert transitions.claim("second", Judgement.objects.filter(pk=judgement.pk), 1)
+    assert lifecycle.claim("second", Judgement.objects.filter(pk=judgement.pk), 1)
     assert Judgement.objects.get(pk=judgement.pk).status == Status.JUDGING
     assert scrape(client)[("magi_lease_takeovers_total", ())] == 1
 

@@ -1,0 +1,100 @@
+"""The path of one judgement through the code, as a reader walks it.
+
+    .venv/bin/python bench/judgement_path.py [--calls]
+
+Runs one judgement (three agents, three rounds, the checks a page's judgement asks for)
+on the suite's OpenAI-compatible test server and follows its id (tests/support/
+judgement_path.py says how): it prints the walk, the files it crosses and how often each
+is entered. docs/architecture.md states the limits (at most 8 files, none entered more
+than twice); tests/packaging/test_judgement_path.py holds the engine to them. `--calls`
+prints every stop.
+"""
+
+import argparse
+import asyncio
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.support import judgement_path  # noqa: E402
+
+MODELS = ("path-a", "path-b", "path-c")
+
+
+def start_llm_server() -> subprocess.Popen:
+    command = [sys.executable, "-m", "tests.support.llm_server", "--models", ",".join(MODELS)]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+
+
+def setup_django(base_url: str, var_dir: str) -> None:
+    os.environ.update(
+        SECRET_KEY="bench",
+        MAGI_VAR_DIR=var_dir,
+        MAGI_DEFAULT_BASE_URL=base_url,
+        MAGI_DEFAULT_API_KEY="bench",
+        MAGI_MODELS=",".join(MODELS),
+        DJANGO_SETTINGS_MODULE="magi_site.settings",
+        LOG_LEVEL="WARNING",
+    )
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def walk_one() -> judgement_path.Walk:
+    from judgements.engine.runner import EngineRunner
+    from judgements.intake.json_cases import validate_case
+
+    case = {
+        "title": "path",
+        "content": "I am going to travel to Japan next week.",
+        "agents": [
+            {"name": f"agent-{i}", "model": model, "criteria": "Approve safe plans."}
+            for i, model in enumerate(MODELS)
+        ],
+    }
+    judgement_id = judgement_path.store_judgement(validate_case(case, None))
+    return asyncio.run(judgement_path.follow(EngineRunner(), judgement_id))
+
+
+def report(walk: judgement_path.Walk, every_call: bool) -> None:
+    if every_call:
+        for path, name in walk.stops:
+            print(f"  {path}: {name}")
+    visits = walk.visits()
+    entered = walk.entries()
+    print(f"stops: {len(walk.stops)}, visits: {len(visits)}, files: {len(entered)}")
+    print("walk: " + " -> ".join(Path(path).stem for path in visits))
+    for path, times in entered.most_common():
+        print(f"  {times}x {path}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", action="store_true", help="print every stop")
+    args = parser.parse_args()
+    server = start_llm_server()
+    try:
+        base_url = (server.stdout.readline() if server.stdout else "").strip()
+        with tempfile.TemporaryDirectory() as var_dir:
+            setup_django(base_url, var_dir)
+            walk = walk_one()
+            from judgements.models import Judgement
+
+            status = Judgement.objects.get(pk=judgement_path.JUDGEMENT_ID).status
+            print(f"judgement {judgement_path.JUDGEMENT_ID}: {status}")
+            report(walk, args.calls)
+    finally:
+        server.terminate()
+        server.wait()
+
+
+if __name__ == "__main__":
+    main()
