@@ -142,7 +142,9 @@ def save_panel(*, owner, name, description="", agents, models: list[str] | None 
     return store(panel_form, formset)
 
 
-def bind_json(owner, panel, name, description, agents, models) -> tuple[PanelForm, object]:
+def bind_json(
+    owner, panel, name, description, agents, models
+) -> tuple[PanelForm, cases.BaseAgentFormSet]:
     errors: dict[str, list[str]] = {}
     for field, value in (("name", name), ("description", description)):
         if not isinstance(value, str):
