@@ -10,7 +10,7 @@ the vote on, certify on some suites, and check the certificate on others.
     .venv/bin/python bench/certify_quality.py run --fake --suites starter --out smoke.jsonl
 
 `run` judges each case as an ordinary judgement of its example panel with every agent on
---model (bench/panel_quality.py's judge_case: validate_case, start_judgement, EngineRunner),
+--model (bench/panel_quality.py's judge_case: submit, EngineRunner),
 with the confidence probe, the second opinion and the injection screen on, and appends a
 JSON line per case: the verdict, the signals, both confidences, what the checks found, and
 what the checks cost (seconds and tokens). With --round1 only the first round and the
@@ -48,9 +48,9 @@ from judgements.engine import lifecycle
 from judgements.engine.deliberation import HeldLease, load, run_checks, run_round
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
-from judgements.intake.json_cases import validate_case
-from judgements.intake.start import Submission, start_judgement
+from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
+from judgements.outcome import answers
 
 SUITE_FILES["holdout"] = (EXAMPLES / "suites", "holdout-")
 INJECTION = "injection"
@@ -67,7 +67,7 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
         "verdict": verdict,
         "signals": list(judgement.contest_signals or []),
         "confidence": {"answer": judgement.answer_confidence, "probe": judgement.probe_confidence},
-        "checks": judgement.checks_result(),
+        "checks": answers.ChecksFound.from_record(judgement).model_dump(mode="json"),
         "check_seconds": sum(c.duration_ms for c in checks) / 1000,
         "check_tokens": sum((c.prompt_tokens or 0) + (c.completion_tokens or 0) for c in checks),
         # Per kind (probe: the three agents' together), so each check's cost can be told.
@@ -94,10 +94,8 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
 
 def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case(
-        {"title": case["title"], "content": case["content"], "agents": agents}, None
-    )
-    judgement = start_judgement(valid, Submission()).judgement
+    valid = {"title": case["title"], "content": case["content"], "agents": agents}
+    judgement = submit([valid], Submission()).judgement
     runner = EngineRunner()
     began = time.perf_counter()
     if not round1:

@@ -6,7 +6,7 @@
     .venv/bin/python bench/contested_quality.py run --fake --out smoke.jsonl   # plumbing only
 
 `run` judges each case through MAGI's own engine (the same code path as bench/
-panel_quality.py: validate_case, start_judgement, EngineRunner) with the
+panel_quality.py: submit, EngineRunner) with the
 example panel its suite file is written for and every agent on --model, and appends one
 JSON line per case to --out as soon as it is judged (a run stopped early keeps what it
 did): the verdict, the nine votes, the contested mark and every signal that fired, and
@@ -46,8 +46,7 @@ from judgements.core import contested, prompts, rules
 from judgements.engine import lifecycle
 from judgements.engine.deliberation import HeldLease, load, run_round
 from judgements.engine.runner import EngineRunner
-from judgements.intake.json_cases import validate_case
-from judgements.intake.start import Submission, start_judgement
+from judgements.intake.start import Submission, submit
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt
 
 HELDOUT = REPO / "bench" / "heldout"
@@ -172,10 +171,8 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     """Round 1 alone (a third of the calls), for prompt layouts whose effect is on the
     first answers: each agent's vote and the 2-of-3 majority of those votes."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case(
-        {"title": case["title"], "content": case["content"], "agents": agents}, None
-    )
-    judgement = start_judgement(valid, Submission()).judgement
+    valid = {"title": case["title"], "content": case["content"], "agents": agents}
+    judgement = submit([valid], Submission()).judgement
     runner = EngineRunner()
 
     async def first_round() -> None:

@@ -55,8 +55,7 @@ def setup_django(base_url: str, var_dir: str) -> None:
 
 
 def new_judgements(count: int) -> list[int]:
-    from judgements.intake.json_cases import validate_case
-    from judgements.intake.start import Submission, start_judgement
+    from judgements.intake.start import Submission, submit
 
     case = {
         "title": "bench",
@@ -66,9 +65,7 @@ def new_judgements(count: int) -> list[int]:
             for i, model in enumerate(MODELS)
         ],
     }
-    return [
-        start_judgement(validate_case(case, None), Submission()).judgement.pk for _ in range(count)
-    ]
+    return [submit([case], Submission()).judgement.pk for _ in range(count)]
 
 
 async def run_all(ids: list[int]) -> tuple[float, list[float]]:

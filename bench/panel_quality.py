@@ -4,8 +4,8 @@
         [--repeat 4] [--json-out results.json]
     .venv/bin/python bench/panel_quality.py --fake        # smoke check on the test server
 
-Each case runs as an ordinary judgement through MAGI's own engine (validate_case,
-start_judgement, EngineRunner().run_judgement) in a throwaway SQLite database, with
+Each case runs as an ordinary judgement through MAGI's own engine (submit,
+EngineRunner().run_judgement) in a throwaway SQLite database, with
 the example panel its suite file is written for (judgements/examples/suites/starter-<panel>.jsonl
 and redteam-<panel>.jsonl, judgements/examples/panels/<panel>.json) and every agent on
 --model. Beside it, one plain chat completion per case on the same model: the three
@@ -56,10 +56,10 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from judgements.engine.runner import EngineRunner  # noqa: E402
-from judgements.intake.json_cases import validate_case  # noqa: E402
-from judgements.intake.start import Submission, start_judgement  # noqa: E402
+from judgements.intake.start import Submission, submit  # noqa: E402
 from judgements.llm import calls  # noqa: E402
 from judgements.models import Judgement  # noqa: E402
+from judgements.outcome import answers  # noqa: E402
 
 if TYPE_CHECKING:  # imported when --fake asks for it
     from tests.support.llm_server import FakeLLM
@@ -175,10 +175,8 @@ def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
     """The case as an ordinary judgement of the panel with every agent on `model`, run to
     its end through the engine: the judgement as stored, and the seconds it took."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = validate_case(
-        {"title": case["title"], "content": case["content"], "agents": agents}, None
-    )
-    judgement = start_judgement(valid, Submission()).judgement
+    valid = {"title": case["title"], "content": case["content"], "agents": agents}
+    judgement = submit([valid], Submission()).judgement
     began = time.perf_counter()
     asyncio.run(EngineRunner().run_judgement(judgement.pk))
     seconds = time.perf_counter() - began
@@ -188,7 +186,7 @@ def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
 
 def run_panel(case: dict, panel: dict, model: str) -> Outcome:
     judgement, seconds = judge_case(case, panel, model)
-    result = judgement.as_result()
+    result = answers.Judgement.from_record(judgement).as_json()
     votes = tuple(d["decision"][0].upper() for a in result["agents"] for d in a["rounds"])
     copied, later = copied_reasons(result["agents"])
     status = result["status"]

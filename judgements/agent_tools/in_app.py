@@ -19,8 +19,7 @@ from judgements.agent_tools.tools import ToolRefused, build
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, json_cases, limits, saved_panels, start
-from judgements.intake.creation_gate import creation_slot
+from judgements.intake import idempotency, limits, saved_panels, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
 from judgements.outcome.results import find_visible, result_of
@@ -40,11 +39,7 @@ class InAppBackend:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
-            async with creation_slot():
-                clean = await db_call(json_cases.validate_case, for_request=True)(
-                    case, user, CaseWithCallback
-                )
-                started = await db_call(start.start_judgement, for_request=True)(clean, by)
+            started = await start.submit_from_loop([case], by, CaseWithCallback)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
         except limits.Refused as exc:
@@ -53,16 +48,17 @@ class InAppBackend:
             raise ToolRefused(exc.message) from None
         judgement_id = started.judgement.pk
         await events.wait_until_finished(judgement_id, wait)
-        return await db_call(result_of, for_request=True)(judgement_id)
+        return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
     async def read(self, judgement_id: int, wait: float) -> dict:
         if await db_call(find_visible, for_request=True)(judgement_id, self.token.user) is None:
             raise ToolRefused(f"No judgement {judgement_id}.")
         await events.wait_until_finished(judgement_id, wait)
-        return await db_call(result_of, for_request=True)(judgement_id)
+        return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
     async def panels(self) -> list[dict]:
-        return await db_call(saved_panels.listing, for_request=True)(self.token.user)
+        panels = await db_call(saved_panels.listing, for_request=True)(self.token.user)
+        return [panel.model_dump(mode="json") for panel in panels]
 
     def page_url(self, judgement_id: int) -> str:
         return f"{self.base_url}/judgements/{judgement_id}/"

@@ -16,14 +16,14 @@ same file): its name and description go in the query string. Errors name the lin
 field of a suite ("line 4.expected") or the field of a run ("agents[1].model", "suite").
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router, Status
 
 from judgements.api import evaluation_schemas, schemas
-from judgements.api.site import BODY_MODELS, token_of
+from judgements.api.site import token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify, runs, suites
@@ -31,6 +31,7 @@ from judgements.infrastructure.database import db_call
 from judgements.infrastructure.forms import invalid_utf8_fields
 from judgements.intake import saved_panels
 from judgements.models import ID_MAX, EvaluationRun, Panel, Suite, is_id
+from judgements.outcome import answers
 
 router = Router(tags=["evaluations"])
 
@@ -238,9 +239,6 @@ async def start_run(
     return Status(201, result)
 
 
-BODY_MODELS["api-evaluations"] = evaluation_schemas.EvaluationRequest
-
-
 def visible_run(run_id: int, user: User) -> EvaluationRun | None:
     return (
         EvaluationRun.objects.visible_to(user).filter(pk=run_id).first() if is_id(run_id) else None
@@ -289,17 +287,17 @@ def visible_panel(panel_id: int, user: User) -> Panel | None:
     return saved_panels.by_id(saved_panels.visible(user), panel_id) if is_id(panel_id) else None
 
 
-def current_certificate(panel_id: int, user: User) -> Status[dict] | dict:
+def current_certificate(panel_id: int, user: User) -> Status[Any] | answers.Certificate:
     panel = visible_panel(panel_id, user)
     if panel is None:
         return Status(404, {"error": f"No panel {panel_id}."})
     found = certify.current(panel)
     if found is None:
         return Status(404, {"error": f"Panel {panel_id} holds no certificate for its agents."})
-    return found.as_result()
+    return answers.Certificate.from_record(found)
 
 
-def certified(panel_id: int, user: User, body: evaluation_schemas.CertifyRequest) -> Status[dict]:
+def certified(panel_id: int, user: User, body: evaluation_schemas.CertifyRequest) -> Status[Any]:
     panel = visible_panel(panel_id, user)
     if panel is None:
         return Status(404, {"error": f"No panel {panel_id}."})
@@ -308,11 +306,13 @@ def certified(panel_id: int, user: User, body: evaluation_schemas.CertifyRequest
     made = certify.certify(
         panel, user=user, target=body.target, delta=body.delta, run_ids=body.runs
     )
-    return Status(201, made.as_result())
+    return Status(201, answers.Certificate.from_record(made))
 
 
-@router.get("/panels/{int:panel_id}/certificate", response={200: schemas.Certificate, **ERRORS})
-async def read_certificate(request: HttpRequest, panel_id: ObjectId) -> Status[dict] | dict:
+@router.get("/panels/{int:panel_id}/certificate", response={200: answers.Certificate, **ERRORS})
+async def read_certificate(
+    request: HttpRequest, panel_id: ObjectId
+) -> Status[Any] | answers.Certificate:
     """The panel's newest certificate for its current agents, certified or not; 404 when
     it was never measured or a change of agents voided every one."""
     user = token_of(request).user
@@ -323,20 +323,17 @@ async def read_certificate(request: HttpRequest, panel_id: ObjectId) -> Status[d
     "/panels/{int:panel_id}/certificate",
     url_name="api-certify",
     response={
-        201: schemas.Certificate,
+        201: answers.Certificate,
         (400, 422): schemas.Invalid,
         (401, 403, 404, 413, 429): schemas.Error,
     },
 )
 async def certify_panel(
     request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyRequest
-) -> Status[dict]:
+) -> Status[Any]:
     """Measure the panel on its finished evaluation runs of its current agents and store
     the certificate: the rule with the most coverage whose lower bound on the kept
     verdicts' accuracy reaches `target`, or, when none does, the best bound reached
     (certified false). 422 names `target`, `delta` or `runs` (no such run to measure on)."""
     user = token_of(request).user
     return await db_call(certified, for_request=True)(panel_id, user, body)
-
-
-BODY_MODELS["api-certify"] = evaluation_schemas.CertifyRequest

@@ -6,10 +6,10 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgements.api.schemas import AgentSpec, Answer, Count, DateTime, Id, Ratio
 from judgements.core import rules
 from judgements.evaluations.runs import MAX_REPEATS
 from judgements.intake import schemas
+from judgements.outcome.answers import AgentSpec, Answer, Count, DateTime, Id, Ratio
 
 NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
 # By round after the first: {"2": n, "3": n}.

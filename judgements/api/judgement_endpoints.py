@@ -23,11 +23,10 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Header, Path, Query, Router, Status
 
 from judgements.api import schemas
-from judgements.api.site import BODY_MODELS, WAIT_MAX_SECONDS, body_of, token_of
+from judgements.api.site import WAIT_MAX_SECONDS, body_of, token_of
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, json_cases, limits, saved_panels, start
-from judgements.intake.creation_gate import creation_slot
+from judgements.intake import idempotency, saved_panels, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.outcome import overrides, results, reviews
 
@@ -91,16 +90,9 @@ async def submit_judgement(
     """Submit a case; optionally wait for its verdict. 201: stored and queued (200: an
     Idempotency-Key replayed, nothing new started). 429 with Retry-After: a rate limit."""
     token = token_of(request)
-    # Up to the insert, a creation slot (intake/creation_gate.py), as the token lookup held one.
-    async with creation_slot():
-        key = idempotency.key_from({idempotency.HEADER: key} if key is not None else {})
-        if key is None:
-            # Over a limit, refuse before the database work of validation: in a burst most
-            # requests are refused. (A retry with a key gets its judgement back even then.)
-            await db_call(limits.check, for_request=True)(token.user, token)
-        clean = await db_call(json_cases.resolve_case, for_request=True)(case, token.user)
-        by = start.Submission(creator=token.user, api_token=token, key=key, body=body_of(request))
-        started = await db_call(start.start_judgement, for_request=True)(clean, by)
+    key = idempotency.key_from({idempotency.HEADER: key} if key is not None else {})
+    by = start.Submission(creator=token.user, api_token=token, key=key, body=body_of(request))
+    started = await start.submit_from_loop([case], by, CaseWithCallback)
     judgement_id = started.judgement.pk
     await events.wait_until_finished(judgement_id, wait)
     response["Location"] = f"/api/judgements/{judgement_id}/"
@@ -109,9 +101,6 @@ async def submit_judgement(
     return Status(
         started.status_code, await db_call(results.result_of, for_request=True)(judgement_id)
     )
-
-
-BODY_MODELS["api-judgements"] = CaseWithCallback
 
 
 @router.get(
@@ -159,9 +148,6 @@ async def override_judgement(
     return await review(request, judgement_id, store)
 
 
-BODY_MODELS["api-override"] = schemas.OverrideRequest
-
-
 @router.post(
     "/judgements/{int:judgement_id}/confirm", url_name="api-confirm", response=REVIEW_ANSWERS
 )
@@ -175,9 +161,6 @@ async def confirm_judgement(
         reviews.confirm(judgement_id, user, body.reason)
 
     return await review(request, judgement_id, store)
-
-
-BODY_MODELS["api-confirm"] = schemas.ConfirmRequest
 
 
 async def review(

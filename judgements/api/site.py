@@ -9,6 +9,7 @@ when the request breaks the documented schema, 422 when it breaks a rule the sch
 cannot express (intake/schemas.py). A body over the upload limit answers 413.
 """
 
+import functools
 import logging
 from typing import Any
 
@@ -109,14 +110,38 @@ def invalid(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
     return error(request, status, "invalid input", errors=exc.errors)
 
 
-# Each endpoint's body model, by its URL name: an unknown field's message lists the
-# fields the body takes.
-BODY_MODELS: dict[str, type[BaseModel]] = {}
-
-
 def body_model(request: HttpRequest) -> type[BaseModel] | None:
+    """The body model of the operation the request reached (an unknown field's message
+    lists the fields the body takes), None for one without a body."""
     match = request.resolver_match
-    return BODY_MODELS.get(match.url_name or "") if match is not None else None
+    if match is None or request.method is None:
+        return None
+    return body_models().get((match.url_name or "", request.method))
+
+
+@functools.cache
+def body_models() -> dict[tuple[str, str], type[BaseModel]]:
+    """Each operation's body model by (URL name, method), read from the annotation of its
+    view's body parameter, the one place it is declared. Every URL name of a path counts:
+    Django resolves a path to its first operation's name, whatever the method."""
+    found: dict[tuple[str, str], type[BaseModel]] = {}
+    for _prefix, router in api._routers:
+        for path_view in router.path_operations.values():
+            names = {url_name_of(operation) for operation in path_view.operations}
+            for operation in path_view.operations:
+                for param in operation.signature.params:
+                    if param.source._param_source() == "body":
+                        found |= {
+                            (name, method): param.annotation
+                            for name in names
+                            for method in operation.methods
+                        }
+    return found
+
+
+def url_name_of(operation: Any) -> str:
+    """As ninja names an operation's URL: its url_name, else its view's name."""
+    return getattr(operation, "url_name", None) or operation.view_func.__name__
 
 
 @api.exception_handler(ValidationError)

@@ -12,7 +12,6 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -69,11 +68,9 @@ class EngineRunner:
         started = deliberation.judgement.started_at or timezone.now()
         remaining = settings.MAGI_JUDGEMENT_TIMEOUT - (timezone.now() - started).total_seconds()
         lease = HeldLease(judgement_id, self.worker_id)
-        await publish(judgement_id, Event.JUDGING_STARTED)
-        taken = asyncio.Event()
-        # The renewer is bound to the work by name: it cancels the work on a lost lease.
-        renewer = asyncio.create_task(self.keep_lease(lease, lambda: work, taken))
         work = asyncio.create_task(deliberate(deliberation, lease, self.clients))
+        taken = asyncio.Event()
+        renewer = asyncio.create_task(self.keep_lease(lease, work, taken))
         try:
             async with asyncio.timeout(max(remaining, 0.0)):
                 status = await work
@@ -112,11 +109,8 @@ class EngineRunner:
                 await asyncio.gather(work, return_exceptions=True)
         return True
 
-    async def keep_lease(
-        self, lease: HeldLease, work_of: Callable[[], asyncio.Task], taken: asyncio.Event
-    ) -> None:
-        """Renew the lease while the work (`work_of()`) runs; stop the work once another
-        worker holds it.
+    async def keep_lease(self, lease: HeldLease, work: asyncio.Task, taken: asyncio.Event) -> None:
+        """Renew the lease while `work` runs; stop the work once another worker holds it.
 
         A database that is away only delays the renewal: if nobody took the judgement in
         the meantime, the renewal that gets through keeps it ours (storing a decision
@@ -124,11 +118,8 @@ class EngineRunner:
         """
         judgement_id = lease.judgement_id
         interval = settings.MAGI_LEASE_SECONDS / 3
-        while True:
+        while not work.done():
             await asyncio.sleep(interval)
-            work = work_of()
-            if work.done():
-                return
             try:
                 state = await lease.renew()
             except DATABASE_DOWN:

@@ -21,7 +21,7 @@ from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import metrics
 from judgements.infrastructure import events
-from judgements.intake import limits, schemas, start
+from judgements.intake import schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
@@ -80,7 +80,6 @@ def start_run(
             errors["suite"] = [f"Its first case is no longer valid: {' '.join(other)}"]
     if errors:
         raise InvalidInput(errors)
-    limits.check_runs(creator)
     with transaction.atomic():
         run = EvaluationRun.objects.create(
             panel=panel,
@@ -92,9 +91,10 @@ def start_run(
         )
         # Repeat by repeat, so the engine (which claims the oldest first) covers every
         # case before any twice.
-        start.start(
+        # Refused over the limit of unfinished runs (the run above rolls back with it).
+        start.submit(
             [
-                run_case(run, case, repeat, clean_agents)
+                start.Checked(run_case(run, case, repeat, clean_agents))
                 for repeat in range(1, run.repeats + 1)
                 for case in cases
             ],

@@ -17,6 +17,7 @@ from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schemas
 from judgements.models import ID_MAX, Panel
+from judgements.outcome import answers
 
 if TYPE_CHECKING:  # django-stubs-ext is a test (type-check) dependency only
     from django_stubs_ext import WithAnnotations
@@ -92,17 +93,6 @@ def agents_of(panel: Panel) -> list[dict]:
     return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
 
 
-def as_result(panel: Panel) -> dict:
-    """A panel as GET /api/panels/ lists it."""
-    return {
-        "id": panel.pk,
-        "name": panel.name,
-        "description": panel.description,
-        "example": panel.owner_id is None,
-        "hold_contested": panel.hold_contested,
-        "agents": agents_of(panel),
-    }
-
-
-def listing(user: User | None) -> list[dict]:
-    return [as_result(panel) for panel in visible(user)]
+def listing(user: User | None) -> list[answers.Panel]:
+    """The panels a user may use, as GET /api/panels/ lists them."""
+    return [answers.Panel.from_record(panel) for panel in visible(user)]

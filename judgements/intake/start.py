@@ -1,13 +1,33 @@
-"""The one way a judgement starts: from the page, the API (with or without an
-Idempotency-Key), `manage.py judge` and evaluation runs alike.
+"""The one way a judgement starts: `submit`, for the page, the API, the MCP tools,
+`manage.py judge` and evaluation runs alike (async callers reach it through db_call,
+after a creation slot: `submit_from_loop`).
 
-`start` checks the limits, stores the judgements with their agents, records an
-idempotency key with them, and wakes the engine once the transaction commits (a caller's
+An entry point only translates: its input into a case and a Submission, and what
+`submit` raises into its own answer (limits.Refused: 429; idempotency.KeyReused and
+InvalidInput: 422, or 400 for a case that breaks its schema). `submit` takes the same
+checks in the same order for every one of them:
+
+1. limits: a cheap unlocked count (limits.check; an evaluation run's, limits.check_runs).
+   Not for a retry with an Idempotency-Key (it gets its judgement back even over a
+   limit), nor for the operator's command line (no creator).
+2. idempotency: a key stored before answers with the judgement it started (the same
+   body) or idempotency.KeyReused (another body), and nothing more is checked.
+3. validation: a case given as JSON data is validated by its pydantic model
+   (intake/schemas.py). The API's case arrives validated by the same model (ninja parses
+   the body with it); the page's and a run's come `Checked` by their forms.
+4. panel resolution: a saved panel the case names, by id or name, looked up for the
+   creator and its agents checked again, and the callback URL checked
+   (intake/json_cases.py).
+
+Then, in one transaction under a lock on the user's row, 2 and 1 again (a request that
+went first may have stored the key or filled the limit), the judgements with their agents
+and the key are stored, and the engine is woken once the transaction commits (a caller's
 outer transaction that rolls back wakes nobody, and the woken worker finds the rows).
 """
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
@@ -15,14 +35,16 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from judgements.infrastructure import events
-from judgements.intake import idempotency, limits
+from judgements.infrastructure.database import db_call
+from judgements.intake import idempotency, json_cases, limits, schemas
+from judgements.intake.creation_gate import creation_slot
 from judgements.models import Agent, ApiToken, EvaluationRun, IdempotencyKey, Judgement
 
 
 @dataclass(frozen=True)
 class Submission:
     """Who starts judgements, and how. `creator` None is the operator's command line (no
-    limits); `run` an evaluation run, limited as a run when it was created
+    limits, every saved panel); `run` an evaluation run, limited as a run
     (limits.check_runs), not judgement by judgement; `key` an Idempotency-Key, with the
     parsed `body` it stands for."""
 
@@ -40,6 +62,16 @@ class Submission:
 
 
 @dataclass(frozen=True)
+class Checked:
+    """A case its entry point validated and resolved itself, in the shape a judgement is
+    stored from: the page's (its forms ask the same rules, intake/cases.py; its saved
+    panel is the one the agents were filled from) and an evaluation run's (its agents
+    checked once for the run). Validation and panel resolution pass it as it is."""
+
+    case: dict
+
+
+@dataclass(frozen=True)
 class Started:
     judgements: list[Judgement]
     status_code: int = 201
@@ -50,19 +82,50 @@ class Started:
         return self.judgements[0]
 
 
-def start_judgement(case: dict, by: Submission) -> Started:
-    """Start one judgement from a validated case; limits.Refused over a limit,
-    idempotency.KeyReused for a key used before with another body."""
-    return start([case], by)
-
-
-def start(cases: Sequence[dict], by: Submission) -> Started:
-    """Start a judgement per validated case, in one transaction; see start_judgement."""
-    if by.key is None and by.run is None and by.creator is not None:
-        # A cheap unlocked look first: a burst of refused requests must not queue on the
-        # lock below. (A retry with a key gets its judgement back even over a limit.)
+def submit(
+    cases: Sequence[Any], by: Submission, model: type[schemas.Case] = schemas.Case
+) -> Started:
+    """Start a judgement per case, in one transaction, after the checks in the module's
+    order. A case is JSON data (validated as `model`), a validated schemas.Case, or
+    Checked. Raises limits.Refused, idempotency.KeyReused or InvalidInput."""
+    # 1. A cheap unlocked look first: a burst of refused requests must not queue on the
+    # lock, nor pay for validation.
+    if by.run is not None:
+        limits.check_runs(by.creator)
+    elif by.key is None and by.creator is not None:
         limits.check(by.creator, by.api_token)
     digest = idempotency.body_hash(by.body) if by.key is not None else ""
+    # 2. A retry answers with its judgement without paying for validation again.
+    if by.key is not None:
+        stored = idempotency.live_key(by.creator, by.key)
+        if stored is not None:
+            return replayed(stored, digest, by.key)
+    # 3 and 4.
+    ready = [resolved(case, by.creator, model) for case in cases]
+    return store_and_wake(ready, by, digest)
+
+
+async def submit_from_loop(
+    cases: Sequence[Any], by: Submission, model: type[schemas.Case] = schemas.Case
+) -> Started:
+    """`submit` for a request served on the event loop (the API's, the MCP tools'): in a
+    creation slot (intake/creation_gate.py), through db_call."""
+    async with creation_slot():
+        return await db_call(submit, for_request=True)(cases, by, model)
+
+
+def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict:
+    """Steps 3 and 4 for one case: the case as a judgement is stored from."""
+    if isinstance(case, Checked):
+        return case.case
+    if not isinstance(case, schemas.Case):
+        case = schemas.validated(model, case)
+    return json_cases.resolve_case(case, user)
+
+
+def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:
+    """The judgements stored under the user's lock, the key and the limits checked again
+    there, and the engine woken once they are committed."""
     try:
         with transaction.atomic():
             if by.creator is not None:

@@ -78,27 +78,6 @@ class Agent(models.Model):
     def score_tenths(self) -> int:
         return rules.score_tenths(self.votes())
 
-    def as_result(self, changes: dict[tuple[int, int], rules.VoteChange]) -> dict:
-        """`changes`: the judgement's vote changes (Judgement.vote_changes), which need the
-        other agents' votes."""
-        return {
-            "name": self.name,
-            "model": self.model,
-            "final_decision": self.final_decision,
-            "score": rules.tenths_as_float(self.score_tenths()),
-            "rounds": [
-                {
-                    "round": d.round,
-                    "decision": d.decision,
-                    "reason": d.reason,
-                    "changed": changes[self.pk, d.round].changed,
-                    "with_majority": changes[self.pk, d.round].with_majority,
-                    "p_approve": d.p_approve,
-                }
-                for d in self.ordered_decisions()
-            ],
-        }
-
 
 class RoundDecision(models.Model):
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="decisions")

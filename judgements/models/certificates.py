@@ -85,30 +85,6 @@ class Certificate(models.Model):
     def the_rule(self) -> bounds.Rule | None:
         return None if self.rule is None else bounds.Rule.from_dict(self.rule)
 
-    def as_result(self) -> dict:
-        """The certificate as the API and the webhooks give it."""
-        return {
-            "id": self.pk,
-            "panel": self.panel_id,
-            "created_at": self.created_at.isoformat(),
-            "certified": self.certified,
-            "target": self.target,
-            "delta": self.delta,
-            "samples": self.samples,
-            "rule": self.rule,
-            "coverage": self.coverage,
-            "accuracy": self.accuracy,
-            "bound": self.bound,
-            "kept": self.kept,
-            "best": self.best,
-            "runs": self.runs,
-            "suites": self.suites,
-            "agents": self.agents,
-            "voided_at": None if self.voided_at is None else self.voided_at.isoformat(),
-            "void_reason": self.void_reason,
-            "words": self.describe(),
-        }
-
     def describe(self) -> str:
         """The certificate in one sentence, as the pages and the API say it."""
         if not self.certified or self.bound is None or self.coverage is None:

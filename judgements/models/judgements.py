@@ -27,7 +27,7 @@ class JudgementQuerySet(models.QuerySet):
     """Who may work on which judgement: the lease and status queries of the engine."""
 
     def with_results(self) -> "JudgementQuerySet":
-        """What as_result reads, in a fixed number of queries."""
+        """What a judgement's answer reads (outcome/answers.py), in a fixed number of queries."""
         return self.select_related(
             "override__by", "confirmation__by", "panel", "certificate"
         ).prefetch_related("agents__decisions", "checks")
@@ -414,35 +414,6 @@ class Judgement(models.Model):
     def get_verdict_display(self) -> str:
         return Status(self.verdict).label
 
-    def as_result(self) -> dict:
-        """The judgement as the command line and the HTTP API report it. "status" is the
-        verdict in force, "panel_status" what the panel decided (they differ only after a
-        human override)."""
-        override = self.override_or_none
-        changes = self.vote_changes()
-        return {
-            "id": self.pk,
-            "title": self.title,
-            "status": self.verdict,
-            "panel_status": self.status,
-            "contested": self.contested,
-            "contest_reasons": list(self.contest_reasons),
-            "trust": self.trust,
-            "trust_words": self.trust_words(),
-            "certificate": None if self.certificate is None else self.certificate.as_result(),
-            "confidence": {"answer": self.answer_confidence, "probe": self.probe_confidence},
-            "checks": self.checks_result(),
-            "hold_contested": self.hold_contested,
-            "hold_unmeasured": self.hold_unmeasured,
-            "override": None if override is None else override.as_result(),
-            "confirmation": None
-            if (confirmation := self.confirmation_or_none) is None
-            else confirmation.as_result(),
-            "error": self.error_message or None,
-            "panel": None if self.panel is None else {"id": self.panel.pk, "name": self.panel.name},
-            "agents": [agent.as_result(changes) for agent in self.agents.all()],
-        }
-
     def trust_words(self) -> str | None:
         """The mark in words, as every surface says it (None until decided)."""
         if self.trust is None:
@@ -455,25 +426,6 @@ class Judgement(models.Model):
                 "nobody knows how often a verdict like this is right."
             )
         return Trust(self.trust).label
-
-    def checks_result(self) -> dict:
-        """What the checks beside the vote found, read from the prefetched checks."""
-        found: dict = {"second_opinion": None, "injection_screen": None, "probes": []}
-        for check in sorted(self.checks.all(), key=lambda c: (c.kind, c.attempt, c.pk)):
-            if check.error:
-                continue
-            if check.kind == CheckKind.SECOND_OPINION:
-                found["second_opinion"] = {"decision": check.decision, "p_approve": check.p_approve}
-            elif check.kind == CheckKind.SCREEN:
-                found["injection_screen"] = {"steered": check.steered}
-            elif check.kind == CheckKind.PROBE and check.agent_id is not None:
-                found["probes"].append({"agent_id": check.agent_id, "p_approve": check.p_approve})
-        names = {agent.pk: agent.name for agent in self.agents.all()}
-        found["probes"] = [
-            {"agent": names.get(probe["agent_id"], ""), "p_approve": probe["p_approve"]}
-            for probe in found["probes"]
-        ]
-        return found
 
     def vote_changes(self) -> dict[tuple[int, int], rules.VoteChange]:
         """How each vote relates to the round before (rules.vote_changes), by (agent id,

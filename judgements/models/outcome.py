@@ -44,14 +44,6 @@ class Override(models.Model):
     def verdict(self) -> str:
         return Status.APPROVED if self.decision == Decision.APPROVE else Status.REJECTED
 
-    def as_result(self) -> dict:
-        return {
-            "by": self.by.get_username(),
-            "at": self.at.isoformat(),
-            "reason": self.reason,
-            "decision": self.decision,
-        }
-
 
 class Confirmation(models.Model):
     """A person's review that keeps the panel's verdict, with the reason: audited like an
@@ -80,14 +72,6 @@ class Confirmation(models.Model):
 
     def get_decision_display(self) -> str:
         return Decision(self.decision).label
-
-    def as_result(self) -> dict:
-        return {
-            "by": self.by.get_username(),
-            "at": self.at.isoformat(),
-            "reason": self.reason,
-            "decision": self.decision,
-        }
 
 
 class WebhookSecret(models.Model):

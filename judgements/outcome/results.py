@@ -1,13 +1,12 @@
-"""Judgements as the API, the MCP tools and the command line report them
-(Judgement.as_result), read in a fixed number of queries, and only those the reader may
-see."""
+"""Judgements as the API and the MCP tools report them (outcome/answers.py), read in a
+fixed number of queries, and only those the reader may see."""
 
 from judgements.models import Judgement, is_id
-from judgements.outcome import reviews
+from judgements.outcome import answers, reviews
 
 
-def result_of(judgement_id: int) -> dict:
-    return Judgement.objects.with_results().get(pk=judgement_id).as_result()
+def result_of(judgement_id: int) -> answers.Judgement:
+    return answers.Judgement.from_record(Judgement.objects.with_results().get(pk=judgement_id))
 
 
 def find_visible(judgement_id: int, user) -> Judgement | None:
@@ -19,15 +18,16 @@ def find_visible(judgement_id: int, user) -> Judgement | None:
     return judgement
 
 
-def visible_result(judgement_id: int, user) -> dict | None:
+def visible_result(judgement_id: int, user) -> answers.Judgement | None:
     """The judgement's result, or None when the user may not see it (or it does not exist)."""
     return result_of(judgement_id) if find_visible(judgement_id, user) is not None else None
 
 
-def recent_results(user, limit: int = 50) -> list[dict]:
-    return [j.as_result() for j in Judgement.objects.visible_to(user).with_results()[:limit]]
+def recent_results(user, limit: int = 50) -> list[answers.Judgement]:
+    found = Judgement.objects.visible_to(user).with_results()[:limit]
+    return [answers.Judgement.from_record(j) for j in found]
 
 
-def queued_results(user, limit: int = 50) -> list[dict]:
+def queued_results(user, limit: int = 50) -> list[answers.Judgement]:
     """The review queue: contested judgements nobody has reviewed, newest first."""
-    return [j.as_result() for j in reviews.queue(user).with_results()[:limit]]
+    return [answers.Judgement.from_record(j) for j in reviews.queue(user).with_results()[:limit]]

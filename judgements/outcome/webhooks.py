@@ -43,6 +43,7 @@ from judgements.models import (
     WebhookSecret,
     lease_expired,
 )
+from judgements.outcome import answers
 
 log = logging.getLogger(__name__)
 
@@ -133,8 +134,9 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
     if not url:
         return None
     judgement = Judgement.objects.with_results().get(pk=judgement_id)
+    payload = {"event": event, **answers.Judgement.from_record(judgement).as_json()}
     return WebhookDelivery.objects.create(
-        judgement=judgement, event=event, url=url, payload={"event": event, **judgement.as_result()}
+        judgement=judgement, event=event, url=url, payload=payload
     )
 
 

@@ -9,7 +9,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from judgements.models import Judgement
-from judgements.outcome import overrides, reviews
+from judgements.outcome import answers, overrides, reviews
 from judgements.web import live_page
 
 
@@ -76,7 +76,8 @@ def judgement_export(request: HttpRequest, judgement_id: int, kind: str) -> Http
     judgement = visible_judgement(request, judgement_id)
     response: HttpResponse
     if kind == "json":
-        response = JsonResponse(judgement.as_result(), json_dumps_params={"indent": 2})
+        answer = answers.Judgement.from_record(judgement).as_json()
+        response = JsonResponse(answer, json_dumps_params={"indent": 2})
     else:
         context = {"panel": live_page.build(judgement)}
         text = render_to_string("judgements/judgement.md", context, request)

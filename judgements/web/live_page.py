@@ -17,6 +17,7 @@ from judgements.models import (
     RoundDecision,
     Status,
 )
+from judgements.outcome import answers
 
 
 class BoxState:
@@ -153,7 +154,7 @@ def check_lines(judgement: Judgement) -> list[CheckLine]:
     """The verdict's confidence from the agents' answers and from the probes, and what the
     second opinion and the injection screen found (or that they were not asked, or failed)."""
     asked = set(judgement.checks_asked or ())
-    found = judgement.checks_result()
+    found = answers.ChecksFound.from_record(judgement)
     lines = [
         CheckLine("Confidence from the answers", probability_words(judgement.answer_confidence))
     ]
@@ -161,22 +162,22 @@ def check_lines(judgement: Judgement) -> list[CheckLine]:
         lines.append(
             CheckLine("Confidence from the probes", probability_words(judgement.probe_confidence))
         )
-    opinion = found["second_opinion"]
+    opinion = found.second_opinion
     if opinion is not None:
-        decision = opinion["decision"] or "no decision"
-        against = judgement.decision is not None and opinion["decision"] not in (
+        decision = opinion.decision or "no decision"
+        against = judgement.decision is not None and opinion.decision not in (
             None,
             judgement.decision,
         )
         words = f"{decision}" + (", against the panel" if against else ", as the panel")
-        if opinion["p_approve"] is not None:
-            words += f" (P(approve) {probability_words(opinion['p_approve'])})"
+        if opinion.p_approve is not None:
+            words += f" (P(approve) {probability_words(opinion.p_approve)})"
         lines.append(CheckLine("Second opinion", words, doubt=against))
     elif CheckKind.SECOND_OPINION in asked:
         lines.append(CheckLine("Second opinion", NOT_FOUND))
-    screen = found["injection_screen"]
-    if screen is not None and screen["steered"] is not None:
-        steered = bool(screen["steered"])
+    screen = found.injection_screen
+    if screen is not None and screen.steered is not None:
+        steered = bool(screen.steered)
         words = "the content steered the model" if steered else "no sign the content steers"
         lines.append(CheckLine("Injection screen", words, doubt=steered))
     elif CheckKind.SCREEN in asked:

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import cases, limits, saved_panels
-from judgements.intake.start import Submission, start_judgement
+from judgements.intake.start import Checked, Submission, submit
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
@@ -145,7 +145,7 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
         case = {**cases.cleaned_case(page.form, page.formset), "panel": page.chosen}
         try:
-            started = start_judgement(case, Submission(creator=signed_in_user(request)))
+            started = submit([Checked(case)], Submission(creator=signed_in_user(request)))
         except limits.Refused as exc:
             page.refusal, page.status = exc, 429
             return page.render(request)

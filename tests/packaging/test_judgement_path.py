@@ -28,4 +28,13 @@ async def test_one_judgement_crosses_few_files_and_enters_each_at_most_twice(fak
     assert max(entries.values()) <= judgement_path.MAX_VISITS_PER_FILE, walk.visits()
     # The walk starts at the runner and ends with the verdict's webhook.
     assert walk.visits()[0] == "engine/runner.py"
-    assert walk.visits()[-1] == "outcome/webhooks.py"
+    assert walk.visits()[-1] == "outcome/webhooks.py", walk.stops
+
+
+async def test_the_walk_leaves_out_the_lease_s_upkeep(fake_llm, runner, settings):
+    """Renewals fall when the clock says: with one due every few milliseconds the walk is
+    still within its limits, and names no renewal."""
+    settings.MAGI_LEASE_SECONDS = 0.01
+    walk = await judgement_path.follow(runner, await stored_judgement())
+    assert not [stop for stop in walk.stops if "renew" in stop[1]], walk.stops
+    assert max(walk.entries().values()) <= judgement_path.MAX_VISITS_PER_FILE, walk.visits()

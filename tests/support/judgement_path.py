@@ -6,6 +6,7 @@ file are one visit. docs/architecture.md states the limits; tests/packaging/
 test_judgement_path.py holds the engine to them and bench/judgement_path.py prints the walk.
 """
 
+import contextvars
 import os
 import sys
 import threading
@@ -20,6 +21,12 @@ JUDGEMENT_ID = 4242
 MAX_FILES = 8
 MAX_VISITS_PER_FILE = 2
 PREFIX = str(PACKAGE) + os.sep
+# Keeping the lease is upkeep beside the path: the renewer wakes on a timer, and a round
+# renews first only when the last renewal is older than half a lease. When either falls
+# depends on the clock, not on the code, so the walk leaves them out. While one of these
+# frames runs, the context it runs in is marked (db_call's threads run in a copy of it).
+UPKEEP = {"EngineRunner.keep_lease", "HeldLease.renew"}
+in_upkeep: contextvars.ContextVar[bool] = contextvars.ContextVar("in_upkeep", default=False)
 
 
 def store_judgement(case: dict) -> int:
@@ -57,12 +64,20 @@ class Walk:
         self.seen: set[Any] = set()
         self.stops: list[tuple[str, str]] = []
         self.lock = threading.Lock()
+        self.upkeep: dict[FrameType, contextvars.Token[bool]] = {}
 
     def profile(self, frame: FrameType, event: str, arg: Any) -> None:
-        if event != "call":
-            return
         code = frame.f_code
-        if not code.co_filename.startswith(PREFIX) or code in self.seen:
+        if not code.co_filename.startswith(PREFIX):
+            return
+        if code.co_qualname in UPKEEP:
+            # A coroutine's frame is "called" at each resume and "returns" at each wait.
+            if event == "call":
+                self.upkeep[frame] = in_upkeep.set(True)
+            elif event == "return" and frame in self.upkeep:
+                in_upkeep.reset(self.upkeep.pop(frame))
+            return
+        if event != "call" or in_upkeep.get() or code in self.seen:
             return
         arguments = [frame.f_locals.get(name) for name in code.co_varnames[: code.co_argcount]]
         arguments += list(frame.f_locals.get("args", ()) or ())

@@ -46,6 +46,7 @@ from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
 from judgements.intake import schemas
 from judgements.models import EvaluationRun, Judgement, Suite
+from judgements.outcome import answers
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
 # Judgements run elsewhere (by a worker) are looked at this often.
@@ -144,7 +145,10 @@ class Command(BaseCommand):
 
     def write_certified(self, options, report, certificate, run) -> None:
         if options["json"]:
-            both = {"report": report, "certificate": certificate.as_result()}
+            both = {
+                "report": report,
+                "certificate": answers.Certificate.from_record(certificate).model_dump(mode="json"),
+            }
             self.stdout.write(json.dumps(both, indent=2, ensure_ascii=False))
             return
         if report is not None:

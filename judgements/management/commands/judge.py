@@ -23,9 +23,10 @@ from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import json_cases, start
+from judgements.intake import start
 from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
+from judgements.outcome import answers
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 EXIT_OF_VERDICT = {
@@ -46,18 +47,17 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         try:
-            # No user: the operator at the command line may name any saved panel.
-            case = json_cases.validate_case(read_case(options["case"]), user=None)
+            # No creator: the operator's command line, under no user's limits, may name
+            # any saved panel.
+            judgement = start.submit([read_case(options["case"])], start.Submission()).judgement
         except InvalidInput as exc:
             for field, messages in exc.errors.items():
                 self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
             sys.exit(EXIT_INVALID)
-        # No creator: the operator's command line, under no user's limits.
-        judgement = start.start_judgement(case, start.Submission()).judgement
         self.stderr.write(f"judgement {judgement.pk}: {judgement.title}")
         asyncio.run(self.judge(judgement.pk))
         judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
-        result = judgement.as_result()
+        result = answers.Judgement.from_record(judgement).as_json()
         if options["json"]:
             self.stdout.write(json.dumps(result, indent=2, ensure_ascii=False))
         else:

@@ -75,6 +75,8 @@ async def test_it_says_when_no_rule_reaches_the_target(api, document, measured):
         ({"target": "0.9"}, 400, "target"),
         ({"runs": [999999]}, 422, "runs"),
         ({"rule": "mine"}, 400, "rule"),
+        # Told what this body takes, though GET names the path for Django (api/site.py).
+        ([], 400, "body"),
     ],
 )
 async def test_it_refuses_bad_input_naming_the_field(api, document, measured, body, status, field):

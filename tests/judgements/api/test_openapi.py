@@ -13,8 +13,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.validators import validator_for
 
 from judgements.api import urls
-from judgements.intake.json_cases import validate_case
-from judgements.intake.start import Submission, start_judgement
+from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, Status
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
@@ -107,8 +106,7 @@ async def test_errors_match_the_document(fake_llm, api, document, settings):
 
 async def test_overrides_match_the_document(fake_llm, api, staff_api, user, document):
     path = "/api/judgements/{judgement_id}/override"
-    case = await sync_to_async(validate_case)(case_for(), user)
-    judgement = (await sync_to_async(start_judgement)(case, Submission(creator=user))).judgement
+    judgement = (await sync_to_async(submit)([case_for()], Submission(creator=user))).judgement
     url = f"/api/judgements/{judgement.pk}/override"
     body = json.dumps({"decision": "reject", "reason": "Not on a Friday."})
 

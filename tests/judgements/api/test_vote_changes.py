@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from judgements.models import ApiToken, Judgement, Status
+from judgements.outcome import answers
 from judgements.web import consumers
 from tests.support.matching import found
 from tests.support.openapi import check
@@ -107,7 +108,8 @@ def test_the_json_result_of_a_judgement_under_way_has_the_rounds_so_far(judged):
     casper = judged.agents.get(name="Casper")
     # Casper's round-3 call still in flight.
     casper.decisions.filter(round=3).delete()
-    result = Judgement.objects.with_results().get(pk=judged.pk).as_result()
+    answer = answers.Judgement.from_record(Judgement.objects.with_results().get(pk=judged.pk))
+    result = answer.as_json()
     assert changes_in(result) == {**CHANGES, "Casper": CHANGES["Casper"][:2]}
 
 
@@ -117,7 +119,7 @@ def test_the_json_result_reads_the_changes_from_the_prefetched_decisions(
     make_judgement()
     judgements = list(Judgement.objects.with_results())
     with django_assert_num_queries(0):
-        results = [judgement.as_result() for judgement in judgements]
+        results = [answers.Judgement.from_record(j).as_json() for j in judgements]
     assert changes_in(results[1]) == CHANGES
 
 

@@ -141,9 +141,7 @@ async def test_a_finished_judgement_is_not_reported_as_a_lost_lease(
     taken = asyncio.Event()
     # The renewal wakes after the judgement ended, before its work task is marked done.
     with caplog.at_level(logging.WARNING, logger="judgements.engine.runner"):
-        await runner.keep_lease(
-            HeldLease(judgement.pk, runner.worker_id), lambda: never_done, taken
-        )
+        await runner.keep_lease(HeldLease(judgement.pk, runner.worker_id), never_done, taken)
     assert not taken.is_set() and not never_done.cancelled()
     assert "lost the lease" not in caplog.text
     never_done.cancel()

@@ -278,12 +278,11 @@ def test_judge_names_a_bad_hold_contested(fake_llm, tmp_path):
 def held(make_judgement, user, fake_llm, runner):
     from asgiref.sync import async_to_sync
 
-    from judgements.intake.json_cases import validate_case
-    from judgements.intake.start import Submission, start_judgement
+    from judgements.intake.start import Submission, submit
 
     split_votes(fake_llm)
-    case = {**validate_case(case_for(), None), "hold_contested": True}
-    judgement = start_judgement(case, Submission(creator=user)).judgement
+    case = {**case_for(), "hold_contested": True}
+    judgement = submit([case], Submission(creator=user)).judgement
     async_to_sync(runner.run_judgement)(judgement.pk)
     return Judgement.objects.get(pk=judgement.pk)
 

@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.models import Judgement, Status
-from judgements.outcome import overrides
+from judgements.outcome import answers, overrides
 
 LIST = "/judgements/"
 
@@ -152,7 +152,7 @@ def test_the_csv_export_has_every_row_the_filters_select(logged_in, make_judgeme
 def test_a_judgement_exports_as_json_and_markdown(logged_in, make_judgement, user):
     judgement = make_judgement(creator=user, title="Taxi", content="A taxi, **30 EUR**.")
     as_json = logged_in.get(reverse("judgement-export-json", args=[judgement.pk]))
-    assert json.loads(as_json.content) == judgement.as_result()
+    assert json.loads(as_json.content) == answers.Judgement.from_record(judgement).as_json()
     as_md = logged_in.get(reverse("judgement-export-md", args=[judgement.pk]))
     text = as_md.content.decode()
     assert as_md["Content-Type"] == "text/markdown; charset=utf-8"

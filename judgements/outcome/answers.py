@@ -1,0 +1,360 @@
+"""Judgements, their certificates and saved panels as every surface reports them: the
+API's answers (api/schemas.py documents them), the MCP tools', the webhooks', the command
+line's and the JSON exports. Pydantic models, each built from its record by
+`from_record`: no surface writes the shape by hand.
+
+Answers forbid unknown fields: a key not described here fails the suite instead of
+reaching clients undocumented.
+"""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from judgements import models
+from judgements.core import rules
+from judgements.models import Confirmation, Decision, Override, Status
+
+# What an agent is given, in the order a case lists it.
+AGENT_FIELDS = ("name", "model", "criteria")
+
+Count = Annotated[int, Field(ge=0)]
+Ratio = Annotated[float | None, Field(ge=0, le=1)]
+# A probability, or null when unknown.
+Probability = Annotated[float | None, Field(ge=0, le=1)]
+Id = Annotated[int, Field(ge=1)]
+# The models' own choices: documented as their enums, sent as their values.
+DecisionName = Decision
+StatusName = Status
+# As the models write them (datetime.isoformat), passed through unchanged.
+DateTime = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+
+
+class Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class AgentSpec(Answer):
+    """An agent as stored: what it was given, whether or not its model is still served."""
+
+    name: str
+    model: str
+    criteria: str
+
+
+# --- judgements --------------------------------------------------------------------------
+
+
+class Review(Answer):
+    by: str = Field(description="The username of the reviewer.")
+    at: DateTime
+    reason: str
+    decision: DecisionName
+
+    @classmethod
+    def from_record(cls, review: Override | Confirmation) -> "Review":
+        return cls(
+            by=review.by.get_username(),
+            at=review.at.isoformat(),
+            reason=review.reason,
+            decision=review.decision,
+        )
+
+
+class Round(Answer):
+    round: Annotated[int, Field(ge=1, le=rules.ROUNDS)]
+    decision: DecisionName
+    reason: str
+    changed: bool = Field(
+        description="The decision differs from the agent's own in the round before "
+        "(false in round 1)."
+    )
+    with_majority: bool | None = Field(
+        description="Whether the decision is the one both other agents gave in the round "
+        "before; null in round 1 and when those two disagreed."
+    )
+    p_approve: Probability = Field(
+        description="The agent's own confidence: the probability of approve against reject "
+        "at its decision, from the token log-probabilities; null when the provider gave none."
+    )
+
+
+class AgentResult(Answer):
+    name: str
+    model: str
+    final_decision: DecisionName | None
+    score: Annotated[float, Field(ge=0, le=1)]
+    rounds: Annotated[list[Round], Field(max_length=rules.ROUNDS)]
+
+    @classmethod
+    def from_record(
+        cls, agent: models.Agent, changes: dict[tuple[int, int], rules.VoteChange]
+    ) -> "AgentResult":
+        """`changes`: the judgement's vote changes (Judgement.vote_changes), which need the
+        other agents' votes."""
+        return cls(
+            name=agent.name,
+            model=agent.model,
+            final_decision=agent.final_decision,
+            score=rules.tenths_as_float(agent.score_tenths()),
+            rounds=[
+                Round(
+                    round=d.round,
+                    decision=d.decision,
+                    reason=d.reason,
+                    changed=changes[agent.pk, d.round].changed,
+                    with_majority=changes[agent.pk, d.round].with_majority,
+                    p_approve=d.p_approve,
+                )
+                for d in agent.ordered_decisions()
+            ],
+        )
+
+
+class PanelLink(Answer):
+    id: int
+    name: str
+
+
+class RuleAnswer(Answer):
+    source: Literal["answer", "probe"] | None = Field(
+        description="Which confidence the rule reads; null: none."
+    )
+    threshold: Probability = Field(description="Kept when the confidence is at least this.")
+    absent: list[str] = Field(description="Signals that must not have fired.")
+
+
+class Evaluated(Answer):
+    rule: RuleAnswer
+    description: str = Field(description="The rule in words.")
+    samples: Count
+    kept: Count
+    right: Count
+    injections_kept: Count
+    coverage: Probability
+    accuracy: Probability
+    bound: Annotated[float, Field(ge=0, le=1)]
+
+
+class CertificateSuite(Answer):
+    run: int
+    suite: PanelLink
+    cases: list[str]
+
+
+class Certificate(Answer):
+    """A panel's certificate: the rule under which its verdicts say "Not contested", with
+    the one-sided Clopper-Pearson lower bound, at confidence 1 - delta, on the accuracy of
+    the verdicts it keeps; or, when no rule reaches the target, the best bound reached."""
+
+    id: int
+    panel: int
+    created_at: DateTime
+    certified: bool
+    target: Annotated[float, Field(gt=0, lt=1)]
+    delta: Annotated[float, Field(gt=0, lt=1)]
+    samples: Count
+    rule: RuleAnswer | None
+    coverage: Probability
+    accuracy: Probability
+    bound: Probability
+    kept: Count
+    best: Evaluated | None
+    runs: list[int]
+    suites: list[CertificateSuite]
+    agents: list[dict[str, str]]
+    voided_at: DateTime | None
+    void_reason: str
+    words: str = Field(description="The certificate in one sentence.")
+
+    @classmethod
+    def from_record(cls, certificate: models.Certificate) -> "Certificate":
+        """The certificate as the API and the webhooks give it; its rule, best rule and
+        suites as stored."""
+        return cls(
+            id=certificate.pk,
+            panel=certificate.panel_id,
+            created_at=certificate.created_at.isoformat(),
+            certified=certificate.certified,
+            target=certificate.target,
+            delta=certificate.delta,
+            samples=certificate.samples,
+            rule=certificate.rule,
+            coverage=certificate.coverage,
+            accuracy=certificate.accuracy,
+            bound=certificate.bound,
+            kept=certificate.kept,
+            best=certificate.best,
+            runs=certificate.runs,
+            suites=certificate.suites,
+            agents=certificate.agents,
+            voided_at=None if certificate.voided_at is None else certificate.voided_at.isoformat(),
+            void_reason=certificate.void_reason,
+            words=certificate.describe(),
+        )
+
+
+class SecondOpinionFound(Answer):
+    decision: DecisionName | None
+    p_approve: Probability
+
+
+class ScreenFound(Answer):
+    steered: bool | None = Field(
+        description="The content steered the model away from repeating a check word."
+    )
+
+
+class ProbeFound(Answer):
+    agent: str
+    p_approve: Probability
+
+
+class ChecksFound(Answer):
+    """What the calls beside the vote found (null or empty: not run, or failed); none of
+    them is a vote."""
+
+    second_opinion: SecondOpinionFound | None
+    injection_screen: ScreenFound | None
+    probes: list[ProbeFound]
+
+    @classmethod
+    def from_record(cls, judgement: models.Judgement) -> "ChecksFound":
+        """What the checks beside the vote found, read from the prefetched checks."""
+        names = {agent.pk: agent.name for agent in judgement.agents.all()}
+        found = cls(second_opinion=None, injection_screen=None, probes=[])
+        for check in sorted(judgement.checks.all(), key=lambda c: (c.kind, c.attempt, c.pk)):
+            if check.error:
+                continue
+            if check.kind == models.CheckKind.SECOND_OPINION:
+                found.second_opinion = SecondOpinionFound(
+                    decision=check.decision, p_approve=check.p_approve
+                )
+            elif check.kind == models.CheckKind.SCREEN:
+                found.injection_screen = ScreenFound(steered=check.steered)
+            elif check.kind == models.CheckKind.PROBE and check.agent_id is not None:
+                found.probes.append(
+                    ProbeFound(agent=names.get(check.agent_id, ""), p_approve=check.p_approve)
+                )
+        return found
+
+
+class Confidence(Answer):
+    answer: Probability = Field(
+        description="The least sure agent's probability of the verdict, from its last answer."
+    )
+    probe: Probability = Field(description="The same from the agents' one-word round-1 probes.")
+
+
+class Judgement(Answer):
+    """Fail-closed: proceed only when "status" is "approved". Every other value (rejected,
+    held, error, idle, judging, or one this document does not list) and every error answer
+    mean do not proceed."""
+
+    id: Id
+    title: str
+    status: StatusName = Field(
+        description="The verdict in force: the override's; else held while a contested "
+        "verdict waits for a person; else the panel's."
+    )
+    panel_status: StatusName = Field(description="What the panel decided.")
+    contested: bool | None = Field(
+        description="Whether a person should look at the panel's verdict before anyone "
+        "relies on it (null until decided); contest_reasons says why."
+    )
+    contest_reasons: list[str]
+    trust: Literal["contested", "not_contested", "unmeasured"] | None = Field(
+        description='What a user may do with the verdict: "contested" (a person should '
+        'look first), "not_contested" (kept by its panel\'s certificate, within the stated '
+        'bound), "unmeasured" (no certificate holds for these agents: trust not measured '
+        "for this panel); null until decided. It never changes the verdict."
+    )
+    trust_words: str | None = Field(description="The mark in words, as the page says it.")
+    certificate: Certificate | None = Field(
+        description="The panel's certificate the mark was read against, if any."
+    )
+    confidence: Confidence
+    checks: ChecksFound
+    hold_contested: bool
+    hold_unmeasured: bool = Field(
+        description="A verdict whose trust is not measured is held for a person."
+    )
+    override: Review | None
+    confirmation: Review | None = Field(
+        description="A reviewer kept the panel's verdict: who, when, why."
+    )
+    error: str | None
+    panel: PanelLink | None = Field(
+        description="The saved panel it started from (null: agents given directly). The "
+        "agents below are the ones that ran, whatever the panel holds now."
+    )
+    agents: list[AgentResult]
+
+    @classmethod
+    def from_record(cls, judgement: models.Judgement) -> "Judgement":
+        """The judgement as every surface reports it, read from one loaded with
+        Judgement.objects.with_results(). "status" is the verdict in force, "panel_status"
+        what the panel decided (they differ only after a human override)."""
+        override = judgement.override_or_none
+        confirmation = judgement.confirmation_or_none
+        changes = judgement.vote_changes()
+        return cls(
+            id=judgement.pk,
+            title=judgement.title,
+            status=judgement.verdict,
+            panel_status=judgement.status,
+            contested=judgement.contested,
+            contest_reasons=list(judgement.contest_reasons),
+            trust=judgement.trust,
+            trust_words=judgement.trust_words(),
+            certificate=None
+            if judgement.certificate is None
+            else Certificate.from_record(judgement.certificate),
+            confidence=Confidence(
+                answer=judgement.answer_confidence, probe=judgement.probe_confidence
+            ),
+            checks=ChecksFound.from_record(judgement),
+            hold_contested=judgement.hold_contested,
+            hold_unmeasured=judgement.hold_unmeasured,
+            override=None if override is None else Review.from_record(override),
+            confirmation=None if confirmation is None else Review.from_record(confirmation),
+            error=judgement.error_message or None,
+            panel=None
+            if judgement.panel is None
+            else PanelLink(id=judgement.panel.pk, name=judgement.panel.name),
+            agents=[AgentResult.from_record(agent, changes) for agent in judgement.agents.all()],
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """As JSON, for what sends or prints it: the MCP tools, webhooks, exports."""
+        return self.model_dump(mode="json")
+
+
+# --- panels ------------------------------------------------------------------------------
+
+
+class Panel(Answer):
+    id: Id
+    name: str
+    description: str
+    example: bool = Field(description="Shipped with MAGI (no owner), usable by everyone.")
+    hold_contested: bool | None = Field(
+        description="Hold contested verdicts of judgements started from it; null: the "
+        "deployment's MAGI_HOLD_CONTESTED."
+    )
+    agents: Annotated[list[AgentSpec], Field(min_length=3, max_length=3)]
+
+    @classmethod
+    def from_record(cls, panel: models.Panel) -> "Panel":
+        """A panel as GET /api/panels/ lists it."""
+        return cls(
+            id=panel.pk,
+            name=panel.name,
+            description=panel.description,
+            example=panel.owner_id is None,
+            hold_contested=panel.hold_contested,
+            agents=[
+                AgentSpec(**{field: agent[field] for field in AGENT_FIELDS})
+                for agent in panel.agents
+            ],
+        )

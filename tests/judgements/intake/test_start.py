@@ -1,0 +1,78 @@
+"""The one way in (judgements/intake/start.py): `submit` takes the same checks in the same
+order for every entry point: limits, idempotency, validation, panel resolution. Each test
+here fails if two of them swap. That every entry point goes through it is
+tests/packaging/test_one_way_in.py's."""
+
+import pytest
+
+from judgements.core.errors import InvalidInput
+from judgements.intake import idempotency, limits
+from judgements.intake.start import Checked, Submission, submit
+from judgements.models import IdempotencyKey, Judgement
+from tests.support.cases import case_for
+
+pytestmark = pytest.mark.django_db
+
+INVALID = {"title": "", "content": "To Japan", "panel": "Nope"}
+
+
+@pytest.fixture
+def one_a_window(settings, fake_llm):
+    settings.MAGI_RATE_WINDOW_SECONDS = 60
+    settings.MAGI_RATE_LIMIT_PER_USER = 1
+    settings.MAGI_UNFINISHED_PER_USER = 0
+
+
+def test_over_a_limit_the_case_is_not_even_validated(one_a_window, user):
+    submit([case_for()], Submission(creator=user))
+    with pytest.raises(limits.Refused):
+        submit([INVALID], Submission(creator=user))
+    assert Judgement.objects.count() == 1
+
+
+def test_a_retry_gets_its_judgement_back_before_its_panel_is_looked_up_again(
+    one_a_window, make_panel, user
+):
+    panel = make_panel("Desk", owner=user)
+    case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
+    by = Submission(creator=user, key="trip-1", body=case)
+    first = submit([case], by)
+    panel.delete()
+    # Over the limit too: a retry is neither limited nor checked again.
+    again = submit([case], by)
+    assert again.replayed
+    assert again.judgement == first.judgement
+    assert Judgement.objects.count() == 1
+
+
+def test_a_key_used_with_another_body_is_refused_before_that_body_is_validated(fake_llm, user):
+    submit([case_for()], Submission(creator=user, key="k", body=case_for()))
+    with pytest.raises(idempotency.KeyReused):
+        submit([INVALID], Submission(creator=user, key="k", body=INVALID))
+
+
+def test_a_case_is_validated_before_its_panel_is_looked_up(fake_llm, user):
+    with pytest.raises(InvalidInput) as refused:
+        submit([INVALID], Submission(creator=user))
+    assert list(refused.value.errors) == ["title"]
+    assert not IdempotencyKey.objects.exists()
+
+
+def test_a_panel_is_looked_up_for_the_creator_and_for_the_operator_among_all(
+    fake_llm, make_panel, user, other_user
+):
+    make_panel("Theirs", owner=other_user)
+    case = {"title": "Trip", "content": "To Japan", "panel": "Theirs"}
+    with pytest.raises(InvalidInput) as refused:
+        submit([case], Submission(creator=user))
+    assert list(refused.value.errors) == ["panel"]
+    started = submit([case], Submission())
+    assert started.judgement.panel is not None and started.judgement.panel.name == "Theirs"
+    assert started.judgement.agents.count() == 3
+
+
+def test_a_checked_case_is_stored_as_its_entry_point_checked_it(fake_llm, user):
+    case = {**case_for(), "panel": None}
+    started = submit([Checked(case)], Submission(creator=user))
+    assert started.status_code == 201 and not started.replayed
+    assert [a.name for a in started.judgement.agents.all()] == [a["name"] for a in case["agents"]]
