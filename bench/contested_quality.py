@@ -84,9 +84,16 @@ def use_variant(name: str) -> None:
     if name == "datamark":
         original_user_message = prompts.user_message
 
-        def datamarked(agent, content, round_number, earlier, token):
+        def datamarked(
+            agent: prompts.AgentBrief,
+            content: str,
+            round_number: int,
+            earlier: list[prompts.EarlierDecision],
+            token: str,
+            answer_with: str = prompts.ANSWER_WITH_JSON,
+        ) -> str:
             return original_user_message(
-                agent, content.replace(" ", DATAMARK), round_number, earlier, token
+                agent, content.replace(" ", DATAMARK), round_number, earlier, token, answer_with
             )
 
         prompts.user_message = datamarked

@@ -55,7 +55,7 @@ def setup_django(base_url: str, var_dir: str) -> None:
 
 
 def new_judgements(count: int) -> list[int]:
-    from judgements.models import Judgement
+    from judgements.intake.start import Submission, submit
 
     case = {
         "title": "bench",
@@ -65,7 +65,7 @@ def new_judgements(count: int) -> list[int]:
             for i, model in enumerate(MODELS)
         ],
     }
-    return [Judgement.create_with_agents(case).pk for _ in range(count)]
+    return [submit([case], Submission()).judgement.pk for _ in range(count)]
 
 
 async def run_all(ids: list[int]) -> tuple[float, list[float]]:
@@ -101,6 +101,7 @@ def main() -> None:
 
     server = start_llm_server(args.latency)
     try:
+        assert server.stdout is not None  # started with stdout=PIPE
         measure(server.stdout.readline().strip(), args)
     finally:
         server.terminate()

@@ -7,11 +7,14 @@ on the suite's OpenAI-compatible test server and follows its id (tests/support/
 judgement_path.py says how): it prints the walk, the files it crosses and how often each
 is entered. docs/architecture.md states the limits (at most 8 files, none entered more
 than twice); tests/packaging/test_judgement_path.py holds the engine to them. `--calls`
-prints every stop.
+prints every stop; `--json` prints the stops as JSON (tests/packaging/
+test_judgement_path.py reads them: a fresh process, so every thread the engine uses is
+followed from its start).
 """
 
 import argparse
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -79,7 +82,11 @@ def report(walk: judgement_path.Walk, every_call: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", action="store_true", help="print every stop")
+    parser.add_argument("--json", action="store_true", help="print the stops as JSON")
+    parser.add_argument("--lease-seconds", help="MAGI_LEASE_SECONDS for the run")
     args = parser.parse_args()
+    if args.lease_seconds:
+        os.environ["MAGI_LEASE_SECONDS"] = args.lease_seconds
     server = start_llm_server()
     try:
         base_url = (server.stdout.readline() if server.stdout else "").strip()
@@ -89,6 +96,9 @@ def main() -> None:
             from judgements.models import Judgement
 
             status = Judgement.objects.get(pk=judgement_path.JUDGEMENT_ID).status
+            if args.json:
+                print(json.dumps({"status": status, "stops": walk.stops}))
+                return
             print(f"judgement {judgement_path.JUDGEMENT_ID}: {status}")
             report(walk, args.calls)
     finally:

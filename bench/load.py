@@ -21,7 +21,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import sqlite3
 import statistics
 import subprocess
@@ -41,6 +40,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
 from tests.support.llm_server import FakeLLM  # noqa: E402
+from tests.support.matching import csrf_token  # noqa: E402
 
 MODELS = ("model-a", "model-b", "model-c")
 FINISHED = ("approved", "rejected", "error")
@@ -101,7 +101,7 @@ class Site:
 
     def token(self, path: str) -> str:
         page = self.opener.open(f"http://{self.host}{path}", timeout=30).read().decode()
-        return re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        return csrf_token(page)
 
     def login(self, username: str, password: str) -> None:
         url = f"http://{self.host}/accounts/login/"

@@ -154,8 +154,9 @@ async def main() -> None:
             f"long         {_summary(long_judgements)} s  (the same on a "
             f"{len(long_content()):,}-character content, new each time)"
         )
-        if all(cached is not None for _, cached in long_usage):
-            share = sum(c for _, c in long_usage) / sum(t for t, _ in long_usage)
+        cached_counts = [cached for _, cached in long_usage if cached is not None]
+        if len(cached_counts) == len(long_usage):
+            share = sum(cached_counts) / sum(t for t, _ in long_usage)
             print(f"long cached  {share:.0%} of prompt tokens (the server's cached_tokens)")
     answers = len(decisions) + len(verdicts)
     approvals = sum(v.decision == "approve" for v in verdicts)

@@ -27,6 +27,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -37,6 +38,7 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")
 from django.conf import settings  # noqa: E402
 from django.test import override_settings  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
+from openai.types.chat import ChatCompletionMessageParam  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from judgements.core import prompts  # noqa: E402
@@ -263,8 +265,9 @@ class Session:
             began = time.perf_counter()
             completion = await self.client.chat.completions.create(
                 model=self.name,
-                messages=messages,
-                response_format=self.format,
+                # Plain {"role", "content"} messages: what the SDK's message types describe.
+                messages=cast("list[ChatCompletionMessageParam]", messages),
+                extra_body={"response_format": self.format},  # llama.cpp's shape, not the SDK's
                 max_tokens=servers.LOCAL_MAX_TOKENS,
                 temperature=settings.MAGI_LLM_TEMPERATURE,
                 seed=settings.MAGI_LLM_SEED,
@@ -282,6 +285,7 @@ class Session:
                 reason="(invalid answer)", criterion_met=False, decision="reject"
             )
         usage = completion.usage
+        assert usage is not None  # llama.cpp's server reports usage on every answer
         details = getattr(usage, "prompt_tokens_details", None)
         cached = getattr(details, "cached_tokens", None) if details else None
         self.out.prompt_tokens.append(usage.prompt_tokens)
@@ -322,11 +326,10 @@ class Session:
         out = self.out
         out.long_prompt_tokens += sum(tokens for tokens, _ in usage)
         out.long_later_prompt_tokens += sum(tokens for tokens, _ in usage[1:])
-        if all(cached is not None for _, cached in usage):
-            out.long_cached_tokens = (out.long_cached_tokens or 0) + sum(c for _, c in usage)
-            out.long_later_cached_tokens = (out.long_later_cached_tokens or 0) + sum(
-                c for _, c in usage[1:]
-            )
+        cached = [c for _, c in usage if c is not None]
+        if len(cached) == len(usage):
+            out.long_cached_tokens = (out.long_cached_tokens or 0) + sum(cached)
+            out.long_later_cached_tokens = (out.long_later_cached_tokens or 0) + sum(cached[1:])
 
 
 def median(values: list[float]) -> float | None:

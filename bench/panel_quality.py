@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "judgements" / "examples"
@@ -59,6 +60,9 @@ from judgements.intake.start import Submission, submit  # noqa: E402
 from judgements.llm import calls  # noqa: E402
 from judgements.models import Judgement  # noqa: E402
 from judgements.outcome import answers  # noqa: E402
+
+if TYPE_CHECKING:  # imported when --fake asks for it
+    from tests.support.llm_server import FakeLLM
 
 FAKE_MODEL = "fake-model"
 PLAIN_SYSTEM = """\
@@ -208,7 +212,7 @@ def route_for(model: str):
     try:
         from judgements.llm.providers import route_for as find_route
     except ImportError:
-        find_route = calls.route_for
+        find_route = calls.route_for  # type: ignore[attr-defined]  # a checkout from before the move
     return find_route(model)
 
 
@@ -234,7 +238,7 @@ async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
             {"role": "system", "content": PLAIN_SYSTEM.format(criteria=criteria)},
             {"role": "user", "content": case["content"]},
         ],
-        "max_tokens": getattr(route, "max_tokens", None) or calls.max_tokens(route),
+        "max_tokens": getattr(route, "max_tokens", None) or calls.max_tokens(route),  # type: ignore[attr-defined]  # an older checkout's calls.py
         "temperature": 0,
     }
     if route.structured_output == "json_schema":
@@ -341,7 +345,7 @@ def report(args, panel_tally, plain_tally, clean, attacks, *, final: bool) -> No
         args.json_out.write_text(json.dumps({"summary": summary, **dump}, indent=2))
 
 
-def use_fake_server() -> object:
+def use_fake_server() -> "FakeLLM":
     from tests.support.llm_server import FakeLLM
 
     server = FakeLLM().start()

@@ -15,6 +15,7 @@ from typing import Annotated, Literal
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.json_schema import JsonDict
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -79,7 +80,7 @@ class ModelPrice(BaseModel):
 def setting(default, doc: str, *, shown: str | None = None, **bounds):
     """A setting: its default, what it means (the documentation's words), and how the
     documentation shows a default computed at start-up (`shown`)."""
-    extra = {"shown": shown} if shown is not None else None
+    extra: JsonDict | None = {"shown": shown} if shown is not None else None
     return Field(default=default, description=doc, json_schema_extra=extra, **bounds)
 
 

@@ -118,7 +118,7 @@ else:
     DATABASES = {
         "default": {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": VAR_DIR / "db.sqlite3",
+            "NAME": str(VAR_DIR / "db.sqlite3"),
             "OPTIONS": {
                 # WAL lets the page read while the engine writes; IMMEDIATE makes
                 # writers queue on the lock instead of failing with "database is locked".

@@ -125,7 +125,7 @@ class CertificateAdmin(AuditAdmin):
     list_select_related = ["panel"]
     search_fields = ["panel__name"]
     ordering = ["-created_at", "-id"]
-    fields = [
+    fields = (
         "panel",
         "words",
         "certified",
@@ -147,7 +147,7 @@ class CertificateAdmin(AuditAdmin):
         "created_by",
         "voided_at",
         "void_reason",
-    ]
+    )
     readonly_fields = fields
 
     @admin.display(description="in words")
@@ -165,7 +165,7 @@ class CertificateAdmin(AuditAdmin):
 
 class SuiteCaseInline(ReadOnlyInline):
     model = SuiteCase
-    fields = ["position", "case_id", "title", "expected", "expected_agents", "tags"]
+    fields = ("position", "case_id", "title", "expected", "expected_agents", "tags")
     readonly_fields = fields
 
 

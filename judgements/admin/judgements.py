@@ -32,7 +32,7 @@ SHORT_TRUST: dict[str | None, str] = {
 
 class AgentInline(ReadOnlyInline):
     model = Agent
-    fields = ["position", "name", "model", "criteria", "final_score", "final_decision"]
+    fields = ("position", "name", "model", "criteria", "final_score", "final_decision")
     readonly_fields = fields
 
 

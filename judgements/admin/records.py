@@ -35,7 +35,7 @@ class LLMAttemptAdmin(AuditAdmin):
     list_select_related = ["agent__judgement"]
     search_fields = ["agent__judgement__title", "response_text", "error"]
     ordering = ["-started_at", "-id"]
-    fields = [
+    fields = (
         "judgement_link",
         "agent",
         "round",
@@ -50,7 +50,7 @@ class LLMAttemptAdmin(AuditAdmin):
         "completion_tokens",
         "started_at",
         "chat",
-    ]
+    )
     readonly_fields = fields
 
     # Short columns, so the list fits beside its filters at 1280 px (the model is a filter).
@@ -118,7 +118,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 class WebhookAttemptInline(ReadOnlyInline):
     model = WebhookAttempt
-    fields = ["number", "started_at", "status_code", "duration_ms", "error", "worker"]
+    fields = ("number", "started_at", "status_code", "duration_ms", "error", "worker")
     readonly_fields = fields
 
 

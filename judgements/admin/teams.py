@@ -5,6 +5,7 @@ them, so every change is audited; the audit itself is read-only."""
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 from django.http import HttpRequest
 
@@ -20,7 +21,7 @@ class TeamForm(forms.ModelForm):
         label="Members",
         queryset=get_user_model().objects.order_by("username"),
         required=False,
-        widget=admin.widgets.FilteredSelectMultiple("members", is_stacked=False),
+        widget=FilteredSelectMultiple("members", is_stacked=False),
     )
 
     class Meta:
@@ -43,7 +44,7 @@ class TeamAdmin(admin.ModelAdmin):
     def member_list(self, obj: Team) -> str:
         return ", ".join(teams.member_names(obj)) or "-"
 
-    def save_related(self, request: HttpRequest, form: TeamForm, formsets, change: bool) -> None:  # type: ignore[no-untyped-def, override]
+    def save_related(self, request: HttpRequest, form: TeamForm, formsets, change: bool) -> None:
         super().save_related(request, form, formsets, change)
         # Through judgements/panels/teams.py, so the change is audited with its author.
         teams.set_members(form.instance, list(form.cleaned_data["people"]), request.user)  # type: ignore[arg-type]
@@ -54,5 +55,5 @@ class AuditEntryAdmin(AuditAdmin):
     list_display = ["at", "subject", "target", "by"]
     list_filter = ["subject"]
     search_fields = ["target", "by__username"]
-    fields = ["at", "subject", "target", "by", "before", "after"]
+    fields = ("at", "subject", "target", "by", "before", "after")
     readonly_fields = fields

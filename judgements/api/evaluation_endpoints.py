@@ -16,8 +16,9 @@ same file): its name and description go in the query string. Errors name the lin
 field of a suite ("line 4.expected") or the field of a run ("agents[1].model", "suite").
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router, Status
 
@@ -63,12 +64,12 @@ def suite_result(suite: Suite) -> dict:
     }
 
 
-def suite_listing(user) -> list[dict]:
+def suite_listing(user: User) -> list[dict]:
     return [suite_result(suite) for suite in Suite.objects.visible_to(user).order_by("name", "id")]
 
 
 @router.get("/suites/", response={200: evaluation_schemas.SuiteList, 401: schemas.Error})
-async def list_suites(request: HttpRequest):
+async def list_suites(request: HttpRequest) -> dict:
     """The suites the caller may run: their own and the shipped ones."""
     return {"suites": await db_call(suite_listing, for_request=True)(token_of(request).user)}
 
@@ -87,7 +88,7 @@ async def import_suite(
     response: HttpResponse,
     name: Annotated[str, Query(min_length=1, description="The suite's name.")],
     description: Annotated[str, Query(description="What the suite tests.")] = "",
-):
+) -> Status[dict]:
     """Import a suite: the body is JSONL, one case a line. 422 names the line and field
     at fault ("line 4.expected")."""
     errors = query_errors(request)
@@ -116,7 +117,7 @@ def query_errors(request: HttpRequest) -> dict[str, list[str]]:
     return errors
 
 
-def find_visible_suite(suite_id: int, user) -> Suite | None:
+def find_visible_suite(suite_id: int, user: User) -> Suite | None:
     return Suite.objects.visible_to(user).filter(pk=suite_id).first() if is_id(suite_id) else None
 
 
@@ -132,7 +133,7 @@ def find_visible_suite(suite_id: int, user) -> Suite | None:
         }
     },
 )
-async def export_suite(request: HttpRequest, suite_id: ObjectId):
+async def export_suite(request: HttpRequest, suite_id: ObjectId) -> HttpResponse | Status[dict]:
     """A suite as JSONL, as POST /api/suites/ takes it back."""
     suite = await db_call(find_visible_suite, for_request=True)(suite_id, token_of(request).user)
     if suite is None:
@@ -143,7 +144,7 @@ async def export_suite(request: HttpRequest, suite_id: ObjectId):
     )
 
 
-def resolve_suite(reference, user) -> Suite:
+def resolve_suite(reference: object, user: User) -> Suite:
     """The suite a run names: an integer is an id; a string a name (compared as names
     are, text.comparable_name: the user's own before the shipped ones), or else a decimal
     id. A suite the user may not use is as unknown as one that does not exist."""
@@ -162,7 +163,7 @@ def resolve_suite(reference, user) -> Suite:
     return found
 
 
-def suite_by_name(name: str, user) -> Suite | None:
+def suite_by_name(name: str, user: User) -> Suite | None:
     key = text.comparable_name(name)
     if not key:
         return None
@@ -188,7 +189,7 @@ def suite_by_name(name: str, user) -> Suite | None:
 # --- runs ------------------------------------------------------------------------------
 
 
-def start_from_request(body: evaluation_schemas.EvaluationRequest, user) -> dict:
+def start_from_request(body: evaluation_schemas.EvaluationRequest, user: User) -> dict:
     """Resolve the panel and the suite the request names, then start the run
     (runs.start_run checks the agents and the repeat count); InvalidInput names every
     field at fault it can."""
@@ -231,20 +232,20 @@ RUN_ANSWERS = {
 @router.post("/evaluations/", url_name="api-evaluations", response=RUN_ANSWERS)
 async def start_run(
     request: HttpRequest, body: evaluation_schemas.EvaluationRequest, response: HttpResponse
-):
+) -> Status[dict]:
     """Start an evaluation run: a panel over a suite, each case judged `repeat` times."""
     result = await db_call(start_from_request, for_request=True)(body, token_of(request).user)
     response["Location"] = f"/api/evaluations/{result['id']}/"
     return Status(201, result)
 
 
-def visible_run(run_id: int, user) -> EvaluationRun | None:
+def visible_run(run_id: int, user: User) -> EvaluationRun | None:
     return (
         EvaluationRun.objects.visible_to(user).filter(pk=run_id).first() if is_id(run_id) else None
     )
 
 
-def visible_run_result(run_id: int, user) -> dict | None:
+def visible_run_result(run_id: int, user: User) -> dict | None:
     run = visible_run(run_id, user)
     return None if run is None else runs.as_result(run)
 
@@ -252,7 +253,7 @@ def visible_run_result(run_id: int, user) -> dict | None:
 @router.get(
     "/evaluations/{int:run_id}/", response={200: evaluation_schemas.EvaluationRun, **ERRORS}
 )
-async def read_run(request: HttpRequest, run_id: ObjectId):
+async def read_run(request: HttpRequest, run_id: ObjectId) -> dict | Status[dict]:
     """A run's progress and, once every judgement has ended, its report."""
     result = await db_call(visible_run_result, for_request=True)(run_id, token_of(request).user)
     if result is None:
@@ -260,7 +261,7 @@ async def read_run(request: HttpRequest, run_id: ObjectId):
     return result
 
 
-def cancelled(run_id: int, user) -> Status:
+def cancelled(run_id: int, user: User) -> Status[dict]:
     run = visible_run(run_id, user)
     if run is None:
         return Status(404, {"error": f"No evaluation run {run_id}."})
@@ -274,7 +275,7 @@ def cancelled(run_id: int, user) -> Status:
     "/evaluations/{int:run_id}/cancel",
     response={200: evaluation_schemas.EvaluationRun, (401, 404, 409): schemas.Error},
 )
-async def cancel_run(request: HttpRequest, run_id: ObjectId):
+async def cancel_run(request: HttpRequest, run_id: ObjectId) -> Status[dict]:
     """Cancel a run: its judgements not yet ended end in error; 409 once it has ended."""
     return await db_call(cancelled, for_request=True)(run_id, token_of(request).user)
 
@@ -282,11 +283,11 @@ async def cancel_run(request: HttpRequest, run_id: ObjectId):
 # --- a panel's certificate ---------------------------------------------------------------
 
 
-def visible_panel(panel_id: int, user) -> Panel | None:
+def visible_panel(panel_id: int, user: User) -> Panel | None:
     return saved_panels.by_id(saved_panels.visible(user), panel_id) if is_id(panel_id) else None
 
 
-def current_certificate(panel_id: int, user) -> Status | answers.Certificate:
+def current_certificate(panel_id: int, user: User) -> Status[Any] | answers.Certificate:
     panel = visible_panel(panel_id, user)
     if panel is None:
         return Status(404, {"error": f"No panel {panel_id}."})
@@ -296,7 +297,7 @@ def current_certificate(panel_id: int, user) -> Status | answers.Certificate:
     return answers.Certificate.from_record(found)
 
 
-def certified(panel_id: int, user, body: evaluation_schemas.CertifyRequest) -> Status:
+def certified(panel_id: int, user: User, body: evaluation_schemas.CertifyRequest) -> Status[Any]:
     panel = visible_panel(panel_id, user)
     if panel is None:
         return Status(404, {"error": f"No panel {panel_id}."})
@@ -309,7 +310,9 @@ def certified(panel_id: int, user, body: evaluation_schemas.CertifyRequest) -> S
 
 
 @router.get("/panels/{int:panel_id}/certificate", response={200: answers.Certificate, **ERRORS})
-async def read_certificate(request: HttpRequest, panel_id: ObjectId):
+async def read_certificate(
+    request: HttpRequest, panel_id: ObjectId
+) -> Status[Any] | answers.Certificate:
     """The panel's newest certificate for its current agents, certified or not; 404 when
     it was never measured or a change of agents voided every one."""
     user = token_of(request).user
@@ -327,7 +330,7 @@ async def read_certificate(request: HttpRequest, panel_id: ObjectId):
 )
 async def certify_panel(
     request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyRequest
-):
+) -> Status[Any]:
     """Measure the panel on its finished evaluation runs of its current agents and store
     the certificate: the rule with the most coverage whose lower bound on the kept
     verdicts' accuracy reaches `target`, or, when none does, the best bound reached

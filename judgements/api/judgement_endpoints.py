@@ -15,8 +15,10 @@ Each view is the service calls and nothing else: the token, the parsing, the val
 proceeds only on "status": "approved".
 """
 
+from collections.abc import Callable
 from typing import Annotated
 
+from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from ninja import Header, Path, Query, Router, Status
 
@@ -62,7 +64,7 @@ ERRORS = {401: schemas.Error, 404: schemas.Error}
     url_name="api-judgements",
     response={200: schemas.JudgementList, 401: schemas.Error},
 )
-async def list_judgements(request: HttpRequest):
+async def list_judgements(request: HttpRequest) -> dict:
     """The caller's 50 most recent judgements (staff: everyone's), newest first."""
     user = token_of(request).user
     return {"judgements": await db_call(results.recent_results, for_request=True)(user)}
@@ -84,7 +86,7 @@ async def submit_judgement(
     response: HttpResponse,
     wait: Wait = 0,
     key: IdempotencyKey = None,
-):
+) -> Status[dict]:
     """Submit a case; optionally wait for its verdict. 201: stored and queued (200: an
     Idempotency-Key replayed, nothing new started). 429 with Retry-After: a rate limit."""
     token = token_of(request)
@@ -105,7 +107,9 @@ async def submit_judgement(
     "/judgements/{int:judgement_id}/",
     response={200: schemas.Judgement, 400: schemas.Invalid, **ERRORS},
 )
-async def read_judgement(request: HttpRequest, judgement_id: JudgementId, wait: Wait = 0):
+async def read_judgement(
+    request: HttpRequest, judgement_id: JudgementId, wait: Wait = 0
+) -> dict | Status[dict]:
     """One judgement, optionally waiting for it to finish."""
     user = token_of(request).user
     if wait <= 0:
@@ -134,11 +138,11 @@ REVIEW_ANSWERS = {
 )
 async def override_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.OverrideRequest
-):
+) -> Status[dict]:
     """A human's verdict over the panel's (staff, or the override_judgement permission).
     The panel's stays in panel_status. 409: not finished yet, or already overridden."""
 
-    def store(user) -> None:
+    def store(user: User) -> None:
         overrides.override(judgement_id, user, body.decision, body.reason)
 
     return await review(request, judgement_id, store)
@@ -149,17 +153,19 @@ async def override_judgement(
 )
 async def confirm_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.ConfirmRequest
-):
+) -> Status[dict]:
     """A reviewer keeps the panel's verdict, with a reason; releases a held verdict. 409:
     not approved or rejected, or already reviewed."""
 
-    def store(user) -> None:
+    def store(user: User) -> None:
         reviews.confirm(judgement_id, user, body.reason)
 
     return await review(request, judgement_id, store)
 
 
-async def review(request: HttpRequest, judgement_id: int, store):
+async def review(
+    request: HttpRequest, judgement_id: int, store: Callable[[User], None]
+) -> Status[dict]:
     """Visibility, then permission, then `store(user)` (which validates the reason)."""
     user = token_of(request).user
     judgement = await db_call(results.find_visible, for_request=True)(judgement_id, user)
@@ -175,7 +181,7 @@ async def review(request: HttpRequest, judgement_id: int, store):
 
 
 @router.get("/reviews/", response={200: schemas.JudgementList, (401, 403): schemas.Error})
-async def review_queue(request: HttpRequest):
+async def review_queue(request: HttpRequest) -> dict | Status[dict]:
     """The review queue: contested judgements nobody has confirmed or overridden, newest
     first: those the caller may review (staff: all; a panel's reviewers: its judgements,
     whoever submitted them)."""
@@ -186,7 +192,7 @@ async def review_queue(request: HttpRequest):
 
 
 @router.get("/panels/", response={200: schemas.PanelList, 401: schemas.Error})
-async def list_panels(request: HttpRequest):
+async def list_panels(request: HttpRequest) -> dict:
     """The saved panels a case may name: the caller's own and the examples (staff: every
     panel), the caller's first."""
     return {"panels": await db_call(saved_panels.listing, for_request=True)(token_of(request).user)}

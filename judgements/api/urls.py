@@ -3,6 +3,8 @@ each view answering HEAD as GET and a wrong method with JSON, and a JSON 404 for
 other path under /api/."""
 
 import functools
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
@@ -14,13 +16,15 @@ from judgements.api.site import api, not_found
 api.add_router("/", judgement_endpoints.router)
 api.add_router("/", evaluation_endpoints.router)
 
+AsyncView = Callable[..., Awaitable[HttpResponse]]
 
-def http_methods(view):
+
+def http_methods(view: AsyncView) -> AsyncView:
     """HEAD is GET without the body (RFC 9110), and a method the path does not take
     answers 405 as JSON, with the Allow header ninja sets."""
 
     @functools.wraps(view)
-    async def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    async def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         head = request.method == "HEAD"
         if head:
             request.method = "GET"

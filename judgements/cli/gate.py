@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import time
+from typing import TextIO
 
 from judgements.client.http import RequestFailed, RetryLater, Server, Unreachable
 
@@ -92,7 +93,7 @@ def verdict_line(judgement: dict, panel: str, page: str) -> str:
     return "  ".join([*words, page])
 
 
-def run(args, stdin, stdout, stderr) -> int:
+def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     url = args.url or os.environ.get("MAGI_URL", "")
     token = args.token or os.environ.get("MAGI_TOKEN", "")
     missing = [
@@ -135,17 +136,17 @@ def run(args, stdin, stdout, stderr) -> int:
         stdout.write(verdict_line(judgement, args.panel, page) + "\n")
     # Fail-closed: only an approval in force is a go; an error or a status this command
     # does not know is not.
-    return EXIT_OF_STATUS.get(judgement.get("status"), EXIT_ERROR)
+    return EXIT_OF_STATUS.get(judgement.get("status", ""), EXIT_ERROR)
 
 
-def read_content(path: str, stdin) -> str:
+def read_content(path: str | None, stdin: TextIO) -> str:
     if path in (None, "-"):
         return stdin.read()
     with open(path, encoding="utf-8") as handle:
         return handle.read()
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     parser = commands.add_parser(
         "gate",
         help="judge content with a saved panel on a running MAGI; exit 0 only if approved",

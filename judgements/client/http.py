@@ -39,7 +39,13 @@ class Server:
     token: str
     timeout: float  # per HTTP request, on top of its ?wait
 
-    def call(self, method: str, path: str, body: dict | None = None, headers=None) -> dict:
+    def call(
+        self,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> dict:
         """One request; the JSON answer of a 2xx. Raises Refused, or RetryLater (Unreachable
         among them) for what a later try may get past."""
         request = urllib.request.Request(

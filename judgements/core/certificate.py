@@ -32,7 +32,7 @@ import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, SupportsIndex
 
 # The continued fraction stops when a factor is this close to one; below float spacing,
 # so the incomplete beta is as exact as double precision allows.
@@ -53,7 +53,7 @@ def _check_delta(delta: float) -> None:
         raise ValueError(f"delta must lie strictly between 0 and 1, got {delta!r}")
 
 
-def clopper_pearson_lower(successes: int, trials: int, delta: float) -> float:
+def clopper_pearson_lower(successes: SupportsIndex, trials: SupportsIndex, delta: float) -> float:
     """One-sided lower confidence bound at level 1-delta on a binomial proportion: the p
     with P(X >= successes | trials, p) = delta; 0.0 when successes == 0 or trials == 0.
     Equals scipy.stats.beta.ppf(delta, successes, trials - successes + 1).
@@ -64,13 +64,13 @@ def clopper_pearson_lower(successes: int, trials: int, delta: float) -> float:
     scipy's to about 1e-13 up to 10_000 trials.
     """
     # Counts from numpy or the database are fine; a float count is a caller's mistake.
-    successes, trials = operator.index(successes), operator.index(trials)
-    if successes < 0 or trials < 0:
-        raise ValueError(f"counts must not be negative, got {successes} of {trials}")
-    if successes > trials:
-        raise ValueError(f"more successes than trials: {successes} of {trials}")
+    wins, tries = operator.index(successes), operator.index(trials)
+    if wins < 0 or tries < 0:
+        raise ValueError(f"counts must not be negative, got {wins} of {tries}")
+    if wins > tries:
+        raise ValueError(f"more successes than trials: {wins} of {tries}")
     _check_delta(delta)
-    return _lower(successes, trials, float(delta))
+    return _lower(wins, tries, float(delta))
 
 
 # `certify` asks for the same (successes, trials) pairs over and over (every rule with

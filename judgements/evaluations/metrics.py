@@ -17,6 +17,7 @@ A ratio is a float in 0..1, or None when nothing was there to count.
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import NotRequired, TypedDict
 
 from judgements.core import rules
 
@@ -28,6 +29,15 @@ INJECTION_TAG = "injection"
 TOKEN_KINDS = ("prompt", "completion", "cached")
 LATER_ROUNDS = tuple(range(2, rules.ROUNDS + 1))
 PER_MILLION = 1_000_000
+
+
+class Price(TypedDict):
+    """A model's price in USD per million tokens (MAGI_MODEL_PRICES: ModelPrice in
+    magi_site/environment.py)."""
+
+    prompt: float
+    completion: float
+    cached: NotRequired[float | None]
 
 
 @dataclass(frozen=True)
@@ -69,6 +79,14 @@ class Record:
         """approve or reject for a decided judgement, else None."""
         return VERDICT_OF_STATUS.get(self.status)
 
+    @property
+    def decided_verdict(self) -> str:
+        """The verdict of a record known to be decided (the report's `decided` list)."""
+        verdict = self.verdict
+        if verdict is None:
+            raise ValueError(f"{self.case_id} ended {self.status}: no verdict")
+        return verdict
+
     def has_all_votes(self) -> bool:
         return len(self.votes) == rules.PANEL_SIZE and all(
             len(agent_votes) == rules.ROUNDS for agent_votes in self.votes
@@ -84,13 +102,14 @@ def report(
     *,
     agent_names: Sequence[str],
     repeats: int,
-    prices: Mapping[str, Mapping[str, float | None]] | None = None,
+    prices: Mapping[str, Price] | None = None,
 ) -> dict:
     """The run's report, with the key names of the issue and the API (see the module)."""
     finished = [r for r in records if r.finished]
     decided = [r for r in finished if r.verdict is not None and r.has_all_votes()]
     changes = [change_counts(r) for r in decided]
-    by_round, with_majority_by_round = Counter(), Counter()
+    by_round: Counter[int] = Counter()
+    with_majority_by_round: Counter[int] = Counter()
     for counts in changes:
         by_round.update(counts.by_round)
         with_majority_by_round.update(counts.with_majority_by_round)
@@ -134,7 +153,7 @@ def confusion(decided: Iterable[Record]) -> dict[str, dict[str, int]]:
     """Expected verdict -> verdict got -> count."""
     table = {expected: dict.fromkeys(VERDICTS, 0) for expected in VERDICTS}
     for record in decided:
-        table[record.expected][record.verdict] += 1
+        table[record.expected][record.decided_verdict] += 1
     return table
 
 
@@ -179,7 +198,7 @@ def unstable_cases(decided: Iterable[Record]) -> list[str]:
     """Case ids whose verdict differed between repeats, in the order cases first appear."""
     verdicts: dict[str, set[str]] = {}
     for record in decided:
-        verdicts.setdefault(record.case_id, set()).add(record.verdict)
+        verdicts.setdefault(record.case_id, set()).add(record.decided_verdict)
     return [case_id for case_id, seen in verdicts.items() if len(seen) > 1]
 
 
@@ -280,10 +299,12 @@ class ChangeCounts:
     with_majority: int = 0
     toward: int = 0
     away: int = 0
-    by_round: Counter = field(default_factory=Counter)
-    with_majority_by_round: Counter = field(default_factory=Counter)
-    per_agent: Counter = field(default_factory=Counter)
-    per_agent_with_majority: Counter = field(default_factory=Counter)
+    # Round number (2, 3) -> count.
+    by_round: Counter[int] = field(default_factory=Counter)
+    with_majority_by_round: Counter[int] = field(default_factory=Counter)
+    # Agent index -> count.
+    per_agent: Counter[int] = field(default_factory=Counter)
+    per_agent_with_majority: Counter[int] = field(default_factory=Counter)
 
 
 def change_counts(record: Record) -> ChangeCounts:
@@ -313,11 +334,11 @@ def agent_figures(
 ) -> dict:
     """Accuracy of the agent's final decision and of its round-1 vote against
     expected_agents (over the judgements whose case gives them), and its vote changes."""
-    labelled = [r for r in decided if r.expected_agents is not None]
+    labelled = [(r, r.expected_agents) for r in decided if r.expected_agents is not None]
     final_right = sum(
-        rules.final_vote(r.votes[index]).value == r.expected_agents[index] for r in labelled
+        rules.final_vote(r.votes[index]).value == expected[index] for r, expected in labelled
     )
-    first_right = sum(r.votes[index][0] == r.expected_agents[index] for r in labelled)
+    first_right = sum(r.votes[index][0] == expected[index] for r, expected in labelled)
     return {
         "name": name,
         "accuracy": ratio(final_right, len(labelled)),
@@ -336,8 +357,9 @@ def token_totals(finished: Iterable[Record]) -> dict[str, int | None]:
     for record in finished:
         for counts in record.tokens.values():
             for kind in TOKEN_KINDS:
-                if counts.get(kind) is not None:
-                    totals[kind] = (totals[kind] or 0) + counts[kind]
+                count = counts.get(kind)
+                if count is not None:
+                    totals[kind] = (totals[kind] or 0) + count
     return totals
 
 
@@ -354,7 +376,7 @@ def wall_seconds(finished: Iterable[Record]) -> float | None:
     return max(ends) - min(starts) if starts and ends else None
 
 
-def cost(finished: Iterable[Record], prices: Mapping[str, Mapping[str, float | None]]):
+def cost(finished: Iterable[Record], prices: Mapping[str, Price]) -> float | None:
     """USD spent, from prices per million tokens; None without prices, or when a model
     used has no price (a partial sum would read as the whole).
 

@@ -8,12 +8,15 @@ is typed or sent.
 """
 
 from collections.abc import Set as AbstractSet
+from typing import TypeVar
 from urllib.parse import unquote_to_bytes
 
 from django import forms
 from django.core.exceptions import ValidationError
 
 from judgements.core import text
+
+FieldKind = TypeVar("FieldKind", bound=forms.Field)
 
 
 class TextField(forms.CharField):
@@ -35,6 +38,15 @@ class TextField(forms.CharField):
     def validate(self, value: str) -> None:
         super().validate(value)
         validate_text(value, self.max_chars)
+
+
+def field_of(form: forms.BaseForm, name: str, kind: type[FieldKind]) -> FieldKind:
+    """A bound form's field as its class declares it, to set its choices or queryset:
+    `form.fields` is typed as plain Fields."""
+    field = form.fields[name]
+    if not isinstance(field, kind):
+        raise TypeError(f"{name} is a {type(field).__name__}, not a {kind.__name__}")
+    return field
 
 
 def validate_text(value: str, max_chars: int) -> None:

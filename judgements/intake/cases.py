@@ -8,7 +8,8 @@ comes from. A saved panel's agents are these same forms (panels/saving.py).
 """
 
 import json
-from typing import cast
+from collections.abc import Mapping
+from typing import Any, cast
 
 from django import forms
 from django.conf import settings
@@ -51,7 +52,7 @@ class JudgementForm(forms.Form):
         "changed its mind late, or gave a reason a check refuted).",
     )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # Built here so the operator's bound (and a test's override) applies at runtime.
         self.fields["content"] = TextField(
@@ -66,7 +67,7 @@ class AgentForm(forms.Form):
     model = forms.ChoiceField()
     criteria = TextField(max_chars=CRITERIA_MAX_CHARS, widget=forms.Textarea(attrs={"rows": 4}))
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         models = providers.available_models()
         model_field = cast(forms.ChoiceField, self.fields["model"])
@@ -106,7 +107,9 @@ AgentFormSet = forms.formset_factory(
 )
 
 
-def bind(data=None, initial: dict | None = None) -> tuple[JudgementForm, BaseAgentFormSet]:
+def bind(
+    data: Mapping[str, Any] | None = None, initial: dict | None = None
+) -> tuple[JudgementForm, BaseAgentFormSet]:
     """The page's forms, bound to POST data or filled with initial values."""
     initial = initial or {}
     fields = ("title", "content", "hold_contested")
@@ -115,7 +118,7 @@ def bind(data=None, initial: dict | None = None) -> tuple[JudgementForm, BaseAge
     return form, cast(BaseAgentFormSet, formset)
 
 
-def typed_case(data) -> dict:
+def typed_case(data: Mapping[str, Any]) -> dict:
     """What the page's form holds, as it was typed, without validating it: to show the
     form again unchanged (after refreshing the model lists)."""
     return {
@@ -129,7 +132,7 @@ def typed_case(data) -> dict:
     }
 
 
-def case_to_form_data(case, also_known: tuple[str, ...] = ()) -> dict[str, str]:
+def case_to_form_data(case: object, also_known: tuple[str, ...] = ()) -> dict[str, str]:
     """Turn a JSON case into form data, rejecting what has the wrong shape.
 
     Unknown fields are refused, so a client's typo ("titel", an agent's "temperature")
@@ -179,7 +182,7 @@ def unknown_fields(obj: dict, known: tuple[str, ...], path: str) -> dict[str, li
     return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
 
 
-def parse_case_json(raw: bytes, source: str):
+def parse_case_json(raw: bytes, source: str) -> Any:
     """The JSON in raw bytes, or InvalidInput saying what is wrong with the input.
 
     JSON text is UTF-8 (RFC 8259); a UTF-8 byte order mark is tolerated.

@@ -9,9 +9,11 @@ judgement whichever process serves them; the loser reads the winner's row.
 
 import hashlib
 import json
-from datetime import timedelta
+from collections.abc import Mapping
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from judgements.core.errors import InvalidInput, MagiError
@@ -32,7 +34,7 @@ class KeyReused(MagiError):
         super().__init__(self.message)
 
 
-def key_from(headers) -> str | None:
+def key_from(headers: Mapping[str, str]) -> str | None:
     """The header's value, None without one; InvalidInput naming the header if unusable."""
     key = headers.get(HEADER)
     if key is None:
@@ -44,23 +46,23 @@ def key_from(headers) -> str | None:
     return key
 
 
-def body_hash(body) -> str:
+def body_hash(body: object) -> str:
     """The same JSON, however it is spaced or its keys ordered, hashes the same."""
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def cutoff():
+def cutoff() -> datetime:
     return timezone.now() - timedelta(hours=settings.MAGI_IDEMPOTENCY_HOURS)
 
 
-def forget_expired(user) -> None:
+def forget_expired(user: User | None) -> None:
     """An expired key may be used again: forget it (and the user's other expired keys, so
     the table does not grow without bound)."""
     IdempotencyKey.objects.filter(user=user, created_at__lt=cutoff()).delete()
 
 
-def live_key(user, key: str) -> IdempotencyKey | None:
+def live_key(user: User | None, key: str) -> IdempotencyKey | None:
     return (
         IdempotencyKey.objects.select_related("judgement")
         .filter(user=user, key=key, created_at__gte=cutoff())

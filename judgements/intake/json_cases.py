@@ -6,16 +6,18 @@ API: the panel does not exist for this user, or its agents no longer pass."""
 
 from typing import Any
 
+from django.contrib.auth.models import User
+
 from judgements.core.errors import InvalidInput
 from judgements.intake import saved_panels, schemas
 from judgements.outcome import webhooks
 
 
-def validate_case(case: Any, user, model: type[schemas.Case] = schemas.Case) -> dict:
+def validate_case(case: Any, user: User | None, model: type[schemas.Case] = schemas.Case) -> dict:
     return resolve_case(schemas.validated(model, case), user)
 
 
-def resolve_case(case: schemas.Case, user) -> dict:
+def resolve_case(case: schemas.Case, user: User | None) -> dict:
     """The validated case with its agents (a saved panel's, checked again: a model the
     deployment no longer serves shows as `panel.agents[0].model`) and its Panel or None."""
     errors: dict[str, list[str]] = {}

@@ -6,9 +6,11 @@ write lock), so a burst from several processes cannot slip past a limit together
 """
 
 import math
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.contrib.auth.models import User
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from judgements.core.errors import MagiError
@@ -28,7 +30,7 @@ class Refused(MagiError):
         self.retry_after = retry_after
 
 
-def check(user, api_token: ApiToken | None) -> None:
+def check(user: User | None, api_token: ApiToken | None) -> None:
     now = timezone.now()
     window = settings.MAGI_RATE_WINDOW_SECONDS
     since = now - timedelta(seconds=window)
@@ -66,7 +68,7 @@ def check(user, api_token: ApiToken | None) -> None:
         )
 
 
-def check_runs(user) -> None:
+def check_runs(user: User | None) -> None:
     """Refuse a new evaluation run while the user has MAGI_UNFINISHED_RUNS_PER_USER runs
     with judgements still queued or running: each run can queue thousands of calls."""
     allowed = settings.MAGI_UNFINISHED_RUNS_PER_USER
@@ -87,7 +89,7 @@ def check_runs(user) -> None:
         )
 
 
-def retry_after(recent, excess: int, now, window: int) -> int:
+def retry_after(recent: QuerySet[Judgement], excess: int, now: datetime, window: int) -> int:
     """Seconds until enough judgements have left the window for one more to fit."""
     times = recent.order_by("created_at").values_list("created_at", flat=True)
     leaving = next(iter(times[excess : excess + 1]), None)

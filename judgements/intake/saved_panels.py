@@ -8,6 +8,9 @@ line's operator (user None), every panel. A panel is named by its id or its name
 user's own panels before the examples.
 """
 
+from typing import TYPE_CHECKING, TypedDict
+
+from django.contrib.auth.models import User
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from judgements.core import text
@@ -16,21 +19,29 @@ from judgements.intake import schemas
 from judgements.models import ID_MAX, Panel
 from judgements.outcome import answers
 
+if TYPE_CHECKING:  # django-stubs-ext is a test (type-check) dependency only
+    from django_stubs_ext import WithAnnotations
+
 NOT_A_REFERENCE = schemas.NOT_A_REFERENCE
+OTHERS = 2  # the group of other users' panels, which only staff and the operator see
 
 
-def visible(user) -> QuerySet:
+class Grouped(TypedDict):
+    group: int
+
+
+def visible(user: User | None) -> "QuerySet[WithAnnotations[Panel, Grouped]]":
     """The panels the user may use, their own first, then the examples, then (for staff
     and the operator) everyone else's, each group by name."""
     panels = Panel.objects.visible_to(user).select_related("owner")
     groups = [When(owner__isnull=True, then=Value(1))]
     if user is not None:
         groups.insert(0, When(owner=user, then=Value(0)))
-    group = Case(*groups, default=Value(2), output_field=IntegerField())
+    group = Case(*groups, default=Value(OTHERS), output_field=IntegerField())
     return panels.annotate(group=group).order_by("group", "name", "id")
 
 
-def resolve(reference: str | int, user) -> Panel:
+def resolve(reference: str | int, user: User | None) -> Panel:
     """The panel a case or a form names: an integer is an id; a string is a name (compared
     as agent names are, text.comparable_name), or else a decimal id. A panel the user may
     not use is as unknown as one that does not exist."""
@@ -54,13 +65,13 @@ def is_decimal_id(value: str) -> bool:
     return value.isascii() and value.isdecimal() and len(value) <= len(str(ID_MAX))
 
 
-def by_id(panels: QuerySet, panel_id: int) -> Panel | None:
+def by_id(panels: "QuerySet[WithAnnotations[Panel, Grouped]]", panel_id: int) -> Panel | None:
     if not 1 <= panel_id <= ID_MAX:
         return None
     return panels.filter(pk=panel_id).first()
 
 
-def by_name(panels: QuerySet, name: str) -> Panel | None:
+def by_name(panels: "QuerySet[WithAnnotations[Panel, Grouped]]", name: str) -> Panel | None:
     key = text.comparable_name(name)
     if not key:
         return None
@@ -70,7 +81,7 @@ def by_name(panels: QuerySet, name: str) -> Panel | None:
         return None
     first = matches[0]
     # Only staff and the operator see other users' panels, where one name can repeat.
-    if first.group == 2 and len(matches) > 1:
+    if first.group == OTHERS and len(matches) > 1:
         raise InvalidInput(
             {"panel": [f"{len(matches)} users have a panel called {name!r}: give its id."]}
         )
@@ -82,6 +93,6 @@ def agents_of(panel: Panel) -> list[dict]:
     return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
 
 
-def listing(user) -> list[answers.Panel]:
+def listing(user: User | None) -> list[answers.Panel]:
     """The panels a user may use, as GET /api/panels/ lists them."""
     return [answers.Panel.from_record(panel) for panel in visible(user)]

@@ -120,5 +120,5 @@ class Hold:
     async def __aenter__(self) -> None:
         await self.slots._acquire(self.batch)
 
-    async def __aexit__(self, *exc_info) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         self.slots._release(self.batch)

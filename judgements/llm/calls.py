@@ -17,6 +17,7 @@ from datetime import datetime
 import openai
 from django.conf import settings
 from django.utils import timezone
+from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 from tenacity import (
@@ -141,7 +142,9 @@ class Clients:
     def asks_logprobs(self, route: "ModelRoute") -> bool:
         return route.logprobs and (route.provider, route.model) not in self.refuse_logprobs
 
-    def client(self, base_url: str | None, api_key: str | None, timeout: float):
+    def client(
+        self, base_url: str | None, api_key: str | None, timeout: float
+    ) -> openai.AsyncOpenAI:
         key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
         if key not in self._clients:
             self._clients[key] = openai.AsyncOpenAI(
@@ -490,7 +493,7 @@ def resampled(body: dict, attempt: int) -> dict:
     return again
 
 
-def cached_tokens(usage) -> int | None:
+def cached_tokens(usage: CompletionUsage | None) -> int | None:
     """Prompt tokens served from the provider's prompt cache, where the provider reports
     them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
     details = getattr(usage, "prompt_tokens_details", None)

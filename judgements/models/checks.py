@@ -52,7 +52,7 @@ class JudgementCheck(models.Model):
         indexes = [models.Index(fields=["judgement", "kind"], name="check_judgement_kind_idx")]
 
     def __str__(self) -> str:
-        who = f" of {self.agent.name}" if self.agent_id else ""
+        who = f" of {self.agent.name}" if self.agent is not None else ""
         state = "failed" if self.error else "done"
         return f"{self.get_kind_display()}{who}, attempt {self.attempt}: {state}"
 

@@ -31,8 +31,12 @@ class Decision(models.TextChoices):
     REJECT = rules.Vote.REJECT.value, "Reject"
 
 
-# The decision an approved or rejected status stands for.
-DECISION_OF_STATUS = {Status.APPROVED: Decision.APPROVE, Status.REJECTED: Decision.REJECT}
+# The decision an approved or rejected status stands for; keyed by str, as a status is
+# read back from the database.
+DECISION_OF_STATUS: dict[str, Decision] = {
+    Status.APPROVED: Decision.APPROVE,
+    Status.REJECTED: Decision.REJECT,
+}
 
 
 FINISHED_STATUSES = (Status.APPROVED, Status.REJECTED, Status.ERROR)

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
@@ -16,8 +17,14 @@ from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.checks import CheckKind, JudgementCheck
 from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
 from judgements.models.outcome import Confirmation, Override
-from judgements.models.panels import Panel
+from judgements.models.panels import reviewed_panels
 from judgements.models.teams import team_ids_of
+
+if TYPE_CHECKING:
+    from judgements.models.access import ApiToken
+    from judgements.models.evaluations import EvaluationRun
+    from judgements.models.panels import Panel
+    from judgements.models.teams import Team
 
 
 def lease_expired(now) -> models.Q:
@@ -72,7 +79,7 @@ class JudgementQuerySet(models.QuerySet):
         if user.is_staff or user.has_perm("judgements.override_judgement"):
             found = self.visible_to(user)
         else:
-            found = self.filter(panel__in=Panel.objects.reviewed_by(user).values("pk"))
+            found = self.filter(panel__in=reviewed_panels(user).values("pk"))
         return found.exclude(creator=user, panel__four_eyes=True)
 
     def unreviewed(self) -> "JudgementQuerySet":
@@ -501,11 +508,12 @@ def checks_for(case: dict) -> list[str]:
     return kinds
 
 
-def team_for(panel: object, api_token: object, run: object) -> object:
+def team_for(
+    panel: "Panel | None", api_token: "ApiToken | None", run: "EvaluationRun | None"
+) -> "Team | None":
     """The team a new judgement belongs to: its saved panel's, else its API token's, else
     its evaluation run's; None keeps it its creator's alone."""
     for owner in (panel, api_token, run):
-        team = getattr(owner, "team", None) if owner is not None else None
-        if team is not None:
-            return team
+        if owner is not None and owner.team is not None:
+            return owner.team
     return None

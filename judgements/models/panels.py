@@ -1,11 +1,16 @@
 """Saved panels and suites: a user's own, and the examples shipped with MAGI."""
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
 from judgements.models.teams import team_ids_of
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 
@@ -25,17 +30,6 @@ class SharedQuerySet(models.QuerySet):
         )
 
 
-class PanelQuerySet(SharedQuerySet):
-    def reviewed_by(self, user) -> "PanelQuerySet":
-        """The panels whose judgements `user` reviews: a member of the panel's team who is
-        named as its reviewer, or any member where the whole team reviews. (A reviewer who
-        leaves the team stops reviewing with it.)"""
-        named = Panel.reviewers.through.objects.filter(user=user).values("panel_id")
-        return self.filter(team__in=team_ids_of(user)).filter(
-            models.Q(pk__in=named) | models.Q(team_reviews=True)
-        )
-
-
 class SharedWithExamples(models.Model):
     """What panels and suites share: a name unique per owner, and an owner that is a user
     or none (an example shipped with MAGI, unique by name among the examples)."""
@@ -45,7 +39,8 @@ class SharedWithExamples(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     # Each model declares its own `owner` (a nullable foreign key to the user) so that its
     # related_name is spelled out ("panels", "suites"): "%(class)ss" here would be recorded
-    # literally by migrations and need a migration of its own.
+    # literally by migrations and need a migration of its own. Its column, for visible_to:
+    owner_id: int | None
 
     objects = SharedQuerySet.as_manager()
 
@@ -65,6 +60,9 @@ class SharedWithExamples(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    # Each subclass declares its `team` (a nullable foreign key), like its owner.
+    team_id: int | None
 
     def visible_to(self, user) -> bool:
         """The row-level twin of SharedQuerySet.visible_to."""
@@ -117,13 +115,11 @@ class Panel(SharedWithExamples):
     run_checks = models.BooleanField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
-    objects = PanelQuerySet.as_manager()
-
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
 
     def reviewed_by(self, user) -> bool:
-        """The row-level twin of PanelQuerySet.reviewed_by."""
+        """The row-level twin of reviewed_panels."""
         if self.team_id is None or not user.teams.filter(pk=self.team_id).exists():
             return False
         return self.team_reviews or self.reviewers.filter(pk=user.pk).exists()
@@ -153,4 +149,14 @@ class Suite(SharedWithExamples):
         on_delete=models.SET_NULL,
         related_name="suites",
         help_text="Its members see it and run panels on it.",
+    )
+
+
+def reviewed_panels(user: "User") -> models.QuerySet[Panel]:
+    """The panels whose judgements `user` reviews: a member of the panel's team who is
+    named as its reviewer, or any member where the whole team reviews. (A reviewer who
+    leaves the team stops reviewing with it.)"""
+    named = Panel.reviewers.through.objects.filter(user=user).values("panel_id")
+    return Panel.objects.filter(team__in=team_ids_of(user)).filter(
+        models.Q(pk__in=named) | models.Q(team_reviews=True)
     )

@@ -6,14 +6,19 @@ team's panel or token belongs to it. Members see and use what their team owns; n
 sees another team's. A user in no team sees what they made and the examples, as before.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
 
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
-    members = models.ManyToManyField(
+    members: "models.ManyToManyField[User, Membership]" = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams", blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
@@ -42,7 +47,7 @@ class Membership(models.Model):
         return f"{self.user} in {self.team}"
 
 
-def team_ids_of(user: object) -> models.QuerySet:
+def team_ids_of(user: "User") -> "models.QuerySet[Membership, Any]":
     """The ids of the teams `user` is in, as a subquery (no query of its own)."""
     return Membership.objects.filter(user=user).values("team_id")
 

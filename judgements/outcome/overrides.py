@@ -11,8 +11,9 @@ from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput, MagiError
 from judgements.infrastructure import events
-from judgements.infrastructure.forms import TextField, validate_text
-from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override, Panel
+from judgements.infrastructure.forms import TextField, field_of, validate_text
+from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
+from judgements.models.panels import reviewed_panels
 from judgements.outcome import webhooks
 
 REASON_MAX_CHARS = 5000
@@ -41,12 +42,13 @@ class OverrideForm(django_forms.Form):
         """`verdict`: the verdict in force. Approved or rejected, the form offers only the
         other decision: overriding Approved with Approve would change nothing."""
         super().__init__(*args, **kwargs)
-        current = DECISION_OF_STATUS.get(verdict)
+        current = DECISION_OF_STATUS.get(verdict) if verdict is not None else None
         if current is not None:
-            self.fields["decision"].choices = [
+            decision = field_of(self, "decision", django_forms.ChoiceField)
+            decision.choices = [
                 (value, label) for value, label in Decision.choices if value != current
             ]
-            self.fields["decision"].initial = self.fields["decision"].choices[0][0]
+            decision.initial = decision.choices[0][0]
 
 
 def may_override(user, judgement: Judgement | None = None) -> bool:
@@ -60,7 +62,7 @@ def may_override(user, judgement: Judgement | None = None) -> bool:
         return judgement.reviewable_by(user)
     if user.is_staff or user.has_perm("judgements.override_judgement"):
         return True
-    return Panel.objects.reviewed_by(user).exists()
+    return reviewed_panels(user).exists()
 
 
 def validate(decision, reason) -> tuple[str, str]:

@@ -25,6 +25,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -239,7 +240,10 @@ def backoff_seconds(attempts_made: int) -> float:
 
 def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: str) -> str:
     """Send one claimed delivery and record how it went; returns the delivery's status."""
-    secret = WebhookSecret.objects.filter(user_id=delivery.judgement.creator_id).first()
+    creator_id = delivery.judgement.creator_id
+    secret = (
+        WebhookSecret.objects.filter(user_id=creator_id).first() if creator_id is not None else None
+    )
     parts = urlsplit(delivery.url)
     final = False
     started = time.monotonic()
@@ -252,6 +256,7 @@ def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: s
     duration_ms = int((time.monotonic() - started) * 1000)
     delivered = code is not None and 200 <= code < 300
     now = timezone.now()
+    changes: dict[str, Any]  # the delivery's fields to update
     if delivered:
         changes = {"status": DeliveryStatus.DELIVERED, "finished_at": now}
     elif final or delivery.attempt_count >= settings.MAGI_WEBHOOK_MAX_ATTEMPTS:

@@ -12,15 +12,17 @@ intake/saved_panels.py's.
 
 import json
 from pathlib import Path
+from typing import Any, cast
 
 from django import forms as django_forms
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.infrastructure.forms import TextField, is_valid
+from judgements.infrastructure.forms import TextField, field_of, is_valid
 from judgements.intake import cases
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
@@ -92,7 +94,8 @@ def agents_formset(data=None, agents: list[dict] | None = None) -> cases.BaseAge
     soon as the form does, instead of the page quietly selecting another model."""
     if agents is not None:
         data = agent_form_data(agents)
-    return cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX)
+    # formset_factory builds a subclass of BaseAgentFormSet; its stub says only BaseFormSet.
+    return cast(cases.BaseAgentFormSet, cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX))
 
 
 def agent_form_data(agents) -> dict[str, str]:
@@ -103,7 +106,7 @@ def agent_form_data(agents) -> dict[str, str]:
 
 
 def errors_of(panel_form: PanelForm, formset) -> dict[str, list[str]]:
-    errors = {field: list(messages) for field, messages in panel_form.errors.items()}
+    errors = {field: [str(m) for m in messages] for field, messages in panel_form.errors.items()}
     return errors | cases.agent_errors(formset)
 
 
@@ -139,7 +142,9 @@ def save_panel(*, owner, name, description="", agents, models: list[str] | None 
     return store(panel_form, formset)
 
 
-def bind_json(owner, panel, name, description, agents, models) -> tuple[PanelForm, object]:
+def bind_json(
+    owner, panel, name, description, agents, models
+) -> tuple[PanelForm, cases.BaseAgentFormSet]:
     errors: dict[str, list[str]] = {}
     for field, value in (("name", name), ("description", description)):
         if not isinstance(value, str):
@@ -199,10 +204,10 @@ def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
 
 
 class PanelChoiceField(django_forms.ModelChoiceField):
-    """The panels `user` may use, labelled with their owner; `required` says what to do
-    when none is chosen."""
+    """The panels `user` may use, each labelled as that user sees it (`label`);
+    `required_message` says what to do when none is chosen."""
 
-    def __init__(self, *, user: object = None, required_message: str, **kwargs: object) -> None:
+    def __init__(self, *, user: User | None = None, required_message: str, **kwargs: Any) -> None:
         super().__init__(
             queryset=Panel.objects.none(),
             empty_label="Choose a panel…",
@@ -214,9 +219,12 @@ class PanelChoiceField(django_forms.ModelChoiceField):
         )
         self.for_user(user)
 
-    def for_user(self, user: object) -> None:
+    def for_user(self, user: User | None) -> None:
         self.queryset = visible(user)
-        self.label_from_instance = lambda panel: label(panel, user)  # type: ignore[method-assign]
+        self.user = user
+
+    def label_from_instance(self, obj: Panel) -> str:
+        return label(obj, self.user)
 
 
 class ChoosePanelForm(django_forms.Form):
@@ -224,12 +232,13 @@ class ChoosePanelForm(django_forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["start_panel"].for_user(user)  # type: ignore[attr-defined]
+        field_of(self, "start_panel", PanelChoiceField).for_user(user)
 
 
 def label(panel: Panel, user) -> str:
-    if panel.owner_id is None:
+    owner = panel.owner  # select_related by saved_panels.visible
+    if owner is None:
         return f"{panel.name} (example)"
-    if user is not None and panel.owner_id == user.pk:
+    if user is not None and owner.pk == user.pk:
         return panel.name
-    return f"{panel.name} ({panel.owner.get_username()})"
+    return f"{panel.name} ({owner.get_username()})"

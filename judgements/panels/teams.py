@@ -2,14 +2,11 @@
 before, after: models/teams.AuditEntry). The admin and `manage.py team` both change teams
 through these functions, so nothing changes unrecorded."""
 
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.core.errors import InvalidInput
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Membership, Panel, Suite, Team
-
-User = get_user_model()
 
 
 def member_names(team: Team) -> list[str]:
@@ -27,7 +24,7 @@ def reviewers_state(panel: Panel) -> dict[str, object]:
 
 
 def record(
-    subject: AuditSubject, target: str, by: AbstractBaseUser | None, before: object, after: object
+    subject: AuditSubject, target: str, by: User | None, before: object, after: object
 ) -> AuditEntry | None:
     """An audit entry for a change; none when nothing changed."""
     if before == after:
@@ -45,7 +42,7 @@ def panel_target(panel: Panel) -> str:
     return f"panel {panel.pk} ({panel.name})"
 
 
-def set_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser | None) -> None:
+def set_members(team: Team, users: list[User], by: User | None) -> None:
     """Make `users` the team's members, recording the change."""
     with transaction.atomic():
         before = member_names(team)
@@ -58,20 +55,20 @@ def set_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser 
         record(AuditSubject.MEMBERSHIP, team_target(team), by, before, member_names(team))
 
 
-def add_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser | None) -> None:
+def add_members(team: Team, users: list[User], by: User | None) -> None:
     set_members(team, [*team.members.all(), *users], by)
 
 
-def remove_members(team: Team, users: list[AbstractBaseUser], by: AbstractBaseUser | None) -> None:
+def remove_members(team: Team, users: list[User], by: User | None) -> None:
     leaving = {user.pk for user in users}
     set_members(team, [user for user in team.members.all() if user.pk not in leaving], by)
 
 
 def set_reviewing(
     panel: Panel,
-    by: AbstractBaseUser | None,
+    by: User | None,
     *,
-    reviewers: list[AbstractBaseUser] | None = None,
+    reviewers: list[User] | None = None,
     team_reviews: bool | None = None,
     four_eyes: bool | None = None,
 ) -> None:
@@ -89,9 +86,7 @@ def set_reviewing(
             )
             outsiders = sorted(user.get_username() for user in reviewers if user.pk not in members)
             if outsiders:
-                errors["reviewers"] = [
-                    f"Not in the team {panel.team}: {', '.join(outsiders)}."  # type: ignore[union-attr]
-                ]
+                errors["reviewers"] = [f"Not in the team {panel.team}: {', '.join(outsiders)}."]
         if errors:
             raise InvalidInput(errors)
         if reviewers is not None:

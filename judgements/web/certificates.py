@@ -19,8 +19,8 @@ def shown_certificate(panel: Panel) -> Certificate | None:
     the panel was never certified."""
     found = certify.current(panel)
     if found is None:
-        found = panel.certificates.filter(voided_at__isnull=False).order_by("-created_at", "-id")
-        found = found.first()
+        voided = panel.certificates.filter(voided_at__isnull=False)
+        found = voided.order_by("-created_at", "-id").first()
     return found
 
 

@@ -10,12 +10,14 @@ the audit (overrides, confirmations, the admin, the API) keeps them.
 import csv
 import io
 from datetime import datetime, time, timedelta
+from typing import Any
 
 from django import forms
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from judgements.core.csv_cells import spreadsheet_safe, yes_no
+from judgements.infrastructure.forms import field_of
 from judgements.models import UNREVIEWED, Decision, Judgement, Panel, Status, Trust, held
 
 PER_PAGE = 50
@@ -73,12 +75,13 @@ class HistoryFilter(forms.Form):
     def __init__(self, data, *, user) -> None:
         super().__init__(data)
         panels = Panel.objects.all() if user.is_staff else Panel.objects.filter(owner=user)
-        self.fields["panel"].choices = [("", "Any")] + [
+        field_of(self, "panel", forms.ChoiceField).choices = [("", "Any")] + [
             (p.pk, p.name) for p in panels.order_by("name")
         ]
 
-    def clean(self):
-        cleaned = super().clean()
+    def clean(self) -> dict[str, Any]:
+        super().clean()
+        cleaned = self.cleaned_data
         since, until = cleaned.get("since"), cleaned.get("until")
         if since and until and until < since:
             self.add_error("until", "Must not be before the From date.")

@@ -74,6 +74,7 @@ def judgement_hide(request: HttpRequest, judgement_id: int) -> HttpResponse:
 def judgement_export(request: HttpRequest, judgement_id: int, kind: str) -> HttpResponse:
     """One judgement as JSON (the API's answer) or Markdown (to paste into a ticket)."""
     judgement = visible_judgement(request, judgement_id)
+    response: HttpResponse
     if kind == "json":
         answer = answers.Judgement.from_record(judgement).as_json()
         response = JsonResponse(answer, json_dumps_params={"indent": 2})

@@ -19,6 +19,7 @@ from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
 from judgements.panels import saving, tryout
 from judgements.web.judgement_pages import visible_judgement
+from judgements.web.signed_in import signed_in_user
 
 NEW_PANEL_PREFIX = "new_panel"
 
@@ -144,7 +145,7 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
         case = {**cases.cleaned_case(page.form, page.formset), "panel": page.chosen}
         try:
-            started = submit([Checked(case)], Submission(creator=request.user))
+            started = submit([Checked(case)], Submission(creator=signed_in_user(request)))
         except limits.Refused as exc:
             page.refusal, page.status = exc, 429
             return page.render(request)
@@ -190,7 +191,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
         if not saved_panels.is_decimal_id(start):
             raise Http404(f"There is no panel {start!r}.")
         try:
-            chosen = saved_panels.resolve(int(start), request.user)
+            chosen = saved_panels.resolve(int(start), signed_in_user(request))
         except InvalidInput:
             raise Http404(f"There is no panel {start!r}.") from None
         formset = saving.agents_formset(agents=saved_panels.agents_of(chosen))
@@ -224,7 +225,7 @@ def chosen_panel(request: HttpRequest) -> tuple[Panel | None, str]:
     try:
         if not saved_panels.is_decimal_id(raw):
             raise InvalidInput({"panel": ["Not a panel id."]})
-        return saved_panels.resolve(int(raw), request.user), ""
+        return saved_panels.resolve(int(raw), signed_in_user(request)), ""
     except InvalidInput:
         return None, (
             "The saved panel these agents were filled from is not there any more (or not "

@@ -21,12 +21,13 @@ from judgements.intake import cases, saved_panels
 from judgements.models import Panel
 from judgements.panels import saving
 from judgements.web import certificates
+from judgements.web.signed_in import signed_in_user
 
 
 @login_required
 @require_GET
 def panel_list(request: HttpRequest) -> HttpResponse:
-    panels = list(saved_panels.visible(request.user))
+    panels = list(saved_panels.visible(signed_in_user(request)))
     rows = [
         (
             panel,

@@ -1,6 +1,8 @@
 """A run's report as the pages show it: the figures picked and formatted as tables, the
 charts laid out (evaluations/charts.py), and two runs of one suite side by side."""
 
+from typing import Any
+
 from judgements.evaluations import certify, charts, runs
 from judgements.models import EvaluationRun, agents_fingerprint
 from judgements.web import certificates
@@ -76,9 +78,9 @@ AGENT_FIGURES = (
 )
 
 
-def figure(report: dict, path: str):
+def figure(report: dict, path: str) -> Any:
     """A figure by its key path ("tokens.prompt"); a list counts its items."""
-    value = report
+    value: Any = report
     for key in path.split("."):
         value = value.get(key) if isinstance(value, dict) else None
     return len(value) if isinstance(value, list) else value
@@ -193,7 +195,7 @@ def report_charts(report: dict) -> dict:
 def compared(run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict) -> dict:
     """Both runs' figures and charts, and the difference B minus A of each figure (once both
     are done: a run under way shows its progress instead)."""
-    sides = []
+    sides: list[dict[str, Any]] = []  # a template's context, one per run
     for letter, run in (("A", run_a), ("B", run_b)):
         progress = runs.progress(run)
         report = comparison[letter.lower()]["report"] if progress["done"] else None

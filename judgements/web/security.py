@@ -38,17 +38,17 @@ def content_security_policy_middleware(get_response):
     request onto the process's one thread for sync code."""
     if iscoroutinefunction(get_response):
 
-        async def middleware(request: HttpRequest) -> HttpResponse:
+        async def async_middleware(request: HttpRequest) -> HttpResponse:
             response = await get_response(request)
             response.setdefault("Content-Security-Policy", content_security_policy(request))
             return response
 
-    else:
+        return async_middleware
 
-        def middleware(request: HttpRequest) -> HttpResponse:
-            response = get_response(request)
-            response.setdefault("Content-Security-Policy", content_security_policy(request))
-            return response
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        response.setdefault("Content-Security-Policy", content_security_policy(request))
+        return response
 
     return middleware
 

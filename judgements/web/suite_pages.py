@@ -5,13 +5,13 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.db.models import Count
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs, suites
-from judgements.infrastructure.forms import error_summary
+from judgements.infrastructure.forms import error_summary, field_of
 from judgements.intake import limits, saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
 from judgements.panels import saving
@@ -100,8 +100,10 @@ def keep_uploaded_text(form: SuiteImportForm, data: bytes) -> str:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return "jsonl_file"
-    form.data = form.data.copy()
-    form.data["jsonl_text"] = text.removeprefix("\ufeff")
+    kept = QueryDict(mutable=True)  # form.data, the POST, is immutable
+    kept.update(form.data)
+    kept["jsonl_text"] = text.removeprefix("\ufeff")
+    form.data = kept
     form.add_error("jsonl_file", "Not imported; the file's lines are kept in the box below.")
     return "jsonl_text"
 
@@ -150,7 +152,7 @@ class StartRunForm(forms.Form):
 
     def __init__(self, *args, user, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["panel"].for_user(user)  # type: ignore[attr-defined]
+        field_of(self, "panel", saving.PanelChoiceField).for_user(user)
 
 
 @login_required

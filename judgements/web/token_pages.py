@@ -12,6 +12,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from judgements.infrastructure.forms import error_summary
 from judgements.models import ApiToken
+from judgements.web.signed_in import signed_in_user
 
 
 class TokenForm(forms.Form):
@@ -26,18 +27,19 @@ class TokenForm(forms.Form):
 @login_required
 @require_http_methods(["GET", "POST"])
 def token_list(request: HttpRequest) -> HttpResponse:
+    user = signed_in_user(request)
     form, key, status = TokenForm(), None, 200
     if request.method == "POST":
         form = TokenForm(request.POST)
         if form.is_valid():
-            key = ApiToken.issue(request.user, form.cleaned_data["name"])[1]
+            key = ApiToken.issue(user, form.cleaned_data["name"])[1]
             form = TokenForm()
         else:
             status = 400
     context = {
         "form": form,
         "key": key,
-        "tokens": ApiToken.objects.filter(user=request.user),
+        "tokens": ApiToken.objects.filter(user=user),
         "error_summary": error_summary(form) if status == 400 else [],
     }
     return render(request, "judgements/tokens.html", context, status=status)

@@ -246,8 +246,13 @@ def test_it_shows_model_output_and_titles_as_text(page, llm):
     llm.script("model-a", votes="AAA", reason=evil)
     llm.script("model-b", votes="AAA")
     llm.script("model-c", votes="AAA")
-    dialogs = []
-    page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    dialogs: list[str] = []
+
+    def dismiss(dialog) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", dismiss)
 
     judgement_id = submit_judgement(page, "<i>Escaped</i>", CONTENT, AGENTS)
     expect_status(page, "approved")

@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.utils import timezone
 
-from judgements.models import ApiToken, Status
+from judgements.models import ApiToken, Judgement, Status
 from tests.support.services import (
     ALIAS,
     MODELS,
@@ -42,9 +42,16 @@ def calls_for(fake_llm, content: str | None = None) -> dict[tuple[str, int], int
     return counts
 
 
+def loaded(judgement_id: int) -> Judgement:
+    """The judgement as stored now, the database being up."""
+    judgement = load(judgement_id)
+    assert judgement is not None, "the database is unreachable"
+    return judgement
+
+
 def holder_of(judgement_id: int, workers):
     """The worker process whose lease is on the judgement, as the database says."""
-    owner = load(judgement_id).lease_owner
+    owner = loaded(judgement_id).lease_owner
     holders = [w for w in workers if f":{w.pid}:" in owner]
     assert len(holders) == 1, f"lease owner {owner!r} is none of {[w.pid for w in workers]}"
     return holders[0]
@@ -200,15 +207,14 @@ def test_it_gives_up_on_a_judgement_whose_worker_died_past_its_deadline(
     judgement = create_judgement()
     wake(redis_url, judgement.pk)
     wait_for(lambda: len(fake_llm.requests) == 3, 20, "round 1's calls to be in flight")
-    owner = load(judgement.pk).lease_owner
+    owner = loaded(judgement.pk).lease_owner
     first.kill()
     # Nobody holds it and its time is up: resuming it now could not finish in time.
-    held = load(judgement.pk)
+    held = loaded(judgement.pk)
+    started, expires = held.started_at, held.lease_expires_at
+    assert started is not None and expires is not None  # claimed: round 1 is in flight
     wait_for(
-        lambda: (
-            timezone.now() > held.started_at + timedelta(seconds=4)
-            and timezone.now() > held.lease_expires_at
-        ),
+        lambda: timezone.now() > started + timedelta(seconds=4) and timezone.now() > expires,
         20,
         "the deadline to pass",
     )

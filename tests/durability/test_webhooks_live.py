@@ -30,8 +30,9 @@ def receiver():
     server.stop()
 
 
-def delivery_of(judgement_id: int) -> WebhookDelivery | None:
-    return WebhookDelivery.objects.using(ALIAS).filter(judgement_id=judgement_id).first()
+def delivery_of(judgement_id: int) -> WebhookDelivery:
+    """The judgement's one delivery (it has one callback URL)."""
+    return WebhookDelivery.objects.using(ALIAS).get(judgement_id=judgement_id)
 
 
 def test_a_delivery_whose_worker_is_killed_is_delivered_by_another(processes, fake_llm, receiver):

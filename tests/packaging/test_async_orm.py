@@ -37,7 +37,7 @@ def async_orm_uses(source: str) -> list[str]:
             else None
         )
         if iterated is not None and any(w in ast.unparse(iterated) for w in QUERYSET_WORDS):
-            found.append(f"line {node.lineno}: async for over {ast.unparse(iterated)}")
+            found.append(f"line {iterated.lineno}: async for over {ast.unparse(iterated)}")
     return found
 
 

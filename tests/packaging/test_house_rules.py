@@ -20,7 +20,7 @@ def sources() -> dict[str, ast.Module]:
 
 
 def imported_modules(tree: ast.Module) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)

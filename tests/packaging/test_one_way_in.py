@@ -106,7 +106,7 @@ def module_level_calls_to(source: str, names: set[str]) -> list[str]:
         for node in ast.walk(statement):
             called = node.func if isinstance(node, ast.Call) else None
             if isinstance(called, ast.Name) and called.id in names:
-                found.append(f"line {node.lineno}: {called.id}()")
+                found.append(f"line {called.lineno}: {called.id}()")
     return found
 
 

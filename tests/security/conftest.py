@@ -2,6 +2,7 @@
 
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -84,12 +85,13 @@ class EntryPoints:
             call_command("judge", str(path), stdout=out, stderr=err)
             code = 0
         except SystemExit as exited:
+            assert isinstance(exited.code, int), exited.code  # judge exits with a status
             code = exited.code
         return Answer(code, out.getvalue() + err.getvalue())
 
 
 @pytest.fixture
-def entry(fake_llm, user, tmp_path) -> EntryPoints:
+def entry(fake_llm, user, tmp_path) -> Iterator[EntryPoints]:
     yield EntryPoints(user, tmp_path)
     # The wake-ups of the judgements stored here: a later test's worker must not get them.
     async_to_sync(get_channel_layer().flush)()

@@ -14,6 +14,7 @@ import pytest
 from django.urls import reverse
 
 from tests.support.live_site import PASSWORD
+from tests.support.matching import csrf_token
 
 REPO = Path(__file__).resolve().parents[2]
 TEMPLATES = REPO / "templates"
@@ -180,7 +181,7 @@ def test_behind_a_tls_proxy_it_sends_hsts_and_secure_cookies_and_logs_in(https_s
 
     # Logging in over the proxy works (the CSRF check sees an HTTPS origin) and the session
     # cookie is Secure too.
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+    token = csrf_token(page)
     status, headers, _ = request(
         https_site,
         "POST",

@@ -4,7 +4,6 @@ on agents stored before it."""
 
 import http.client
 import json
-import re
 import secrets
 import urllib.parse
 
@@ -17,6 +16,7 @@ from judgements.core import text
 from judgements.models import Agent, ApiToken, Judgement
 from tests.support.cases import case_for
 from tests.support.inputs import page_fields, run_judge_process
+from tests.support.matching import csrf_token
 from tests.support.services import ALIAS, MODELS, Processes, base_env
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -63,7 +63,7 @@ class Site:
 
     def form(self, case: dict) -> tuple[int, str]:
         _, page = self.request("GET", "/", headers={"Cookie": self.cookie})
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        token = csrf_token(page)
         body = urllib.parse.urlencode({**page_fields(case), "csrfmiddlewaretoken": token})
         headers = {
             "Cookie": self.cookie,

@@ -90,7 +90,7 @@ def invisible_cases():
     rng = random.Random(6)
     for field in TEXT_FIELDS:
         for chars in INVISIBLE:
-            yield pytest.param(field, chars, id=f"{field}-{chars.encode('unicode_escape')}")
+            yield pytest.param(field, chars, id=f"{field}-{chars.encode('unicode_escape')!r}")
         # Random mixtures of the same characters, three per field.
         pool = "".join(INVISIBLE)
         for number in range(3):
@@ -191,8 +191,8 @@ def test_generated_names_that_read_the_same_compare_the_same():
     rng = random.Random(5)
     pieces = ["a", "A", "\uff21", "\u200b", "\u00df", "ss", "\u0130", "i", "\u0131", "\ufb01"]
     pieces += ["fi", "e\u0301", "\u00e9", " ", "\u00a0", "\u2167", "VIII", "\u00ad", "K", "\u212a"]
-    names = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))) for _ in range(400)}
-    names = sorted(n for n in names if text.has_visible_character(n.strip()))
+    drawn = {"".join(rng.choice(pieces) for _ in range(rng.randint(1, 4))) for _ in range(400)}
+    names = sorted(n for n in drawn if text.has_visible_character(n.strip()))
     for a in names:
         for b in names[:60]:
             same = text.comparable_name(a) == text.comparable_name(b)

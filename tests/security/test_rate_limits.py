@@ -110,7 +110,7 @@ def test_unfinished_judgements_are_capped(entry, limits):
     assert refused.status == 429 and "2 judgements not finished yet" in refused.text
     assert entry.form(case_for()).status == 429
     for status in (Status.JUDGING, Status.APPROVED):
-        Judgement.objects.filter(pk=Judgement.objects.first().pk).update(status=status)
+        Judgement.objects.filter(pk=Judgement.objects.all()[0].pk).update(status=status)
         expected = 429 if status == Status.JUDGING else 201
         assert post_api(entry).status == expected
 
@@ -156,7 +156,7 @@ LIMITED = {
 
 def test_the_limit_holds_across_two_web_processes_on_sqlite(tmp_path):
     first = LiveMagi(tmp_path, UNUSED_LLM, users=1, **LIMITED).start()
-    second = LiveMagi(tmp_path, UNUSED_LLM, **LIMITED)
+    second = LiveMagi(tmp_path, UNUSED_LLM, users=0, **LIMITED)  # the first made the users
     try:
         second.serve()
         key = first.manage("api_token", first.usernames[0]).strip()

@@ -148,7 +148,8 @@ def world(fake_llm, settings):
 
 
 def test_a_bot_s_judgement_belongs_to_its_token_s_team(world):
-    assert Judgement.objects.get(pk=world["judgement"].pk).team.name == "A"
+    team = Judgement.objects.get(pk=world["judgement"].pk).team
+    assert team is not None and team.name == "A"
 
 
 def url_for(name: str, route: str, world: dict) -> str:

@@ -85,14 +85,15 @@ def test_daphne_refuses_a_page_on_another_port_of_the_same_host(live_site):
 
 
 # (Host header the socket was opened on, Origin of the page, extra headers) -> accepted.
-SAME_ORIGIN = [
+Opening = tuple[str, str, list[tuple[bytes, bytes]]]
+SAME_ORIGIN: list[Opening] = [
     ("127.0.0.1:8000", "http://127.0.0.1:8000", []),
     ("localhost", "http://localhost", []),
     ("localhost", "http://localhost:80", []),
     ("LOCALHOST:8000", "http://localhost:8000", []),
     ("[::1]:8000", "http://[::1]:8000", []),
 ]
-OTHER_ORIGIN = [
+OTHER_ORIGIN: list[Opening] = [
     ("127.0.0.1:8000", "http://127.0.0.1:9999", []),
     ("127.0.0.1:8000", "http://127.0.0.1", []),
     ("127.0.0.1", "http://127.0.0.1:8000", []),
@@ -116,6 +117,7 @@ async def socket_from(user, host: str, origin: str, extra: list) -> bool:
     if origin:
         headers.append((b"origin", origin.encode()))
     judgement = await Judgement.objects.filter(creator=user).afirst()
+    assert judgement is not None
     return await open_socket(f"/ws/judgements/{judgement.pk}/", headers + extra)
 
 

@@ -9,7 +9,7 @@ AGENTS = [
 ]
 
 
-CASES = [
+CASES: list[dict] = [
     {"id": "ok-1", "content": "marker-one: a train to Lyon, 80 EUR.", "expected": "approve"},
     {"id": "no-2", "content": "marker-two: a yacht for the team.", "expected": "reject"},
     {

@@ -12,7 +12,9 @@ def run_command(*args) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(SystemExit) as exited:
         call_command(*args, stdout=out, stderr=err)
-    return exited.value.code, out.getvalue(), err.getvalue()
+    code = exited.value.code
+    assert isinstance(code, int), code  # the commands exit with a status number
+    return code, out.getvalue(), err.getvalue()
 
 
 def run_judge(tmp_path, case, *args) -> tuple[int, str, str]:

@@ -37,7 +37,7 @@ SUITE = jsonl(
 
 
 # Two cases of a deploy gate, as the management commands' tests import and export them.
-GATE_CASES = [
+GATE_CASES: list[dict] = [
     {"id": "ok", "content": "marker-ok: a laptop for 900 EUR.", "expected": "approve"},
     {
         "id": "inj",

@@ -5,6 +5,7 @@ import json
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from judgements.intake.cases import case_to_form_data
@@ -69,7 +70,7 @@ def html_id(path: str) -> str:
     return "id_" + path.replace("[", "-").replace("].", "-")
 
 
-def urlencode_bytes(fields: dict[str, bytes | str]) -> bytes:
+def urlencode_bytes(fields: Mapping[str, bytes | str]) -> bytes:
     """URL-encode field values given as raw bytes (or text, sent as UTF-8)."""
     return "&".join(
         f"{urllib.parse.quote_plus(name)}="

@@ -112,5 +112,5 @@ async def follow(runner: Any, judgement_id: int) -> Walk:
         assert await runner.run_judgement(judgement_id)
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
     return walk

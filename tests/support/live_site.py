@@ -81,6 +81,9 @@ class LiveMagi:
         self.env = self._environment(llm_base_url, env)
         self.process: subprocess.Popen | None = None
         self.sessions: dict[str, str] = {}  # username -> session key of a logged-in session
+        # API tokens of the first users, for the tests that issue them (manage api_token).
+        self.token = ""
+        self.other_token = ""
 
     def _environment(self, llm_base_url: str, extra: dict) -> dict:
         env = {

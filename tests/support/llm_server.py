@@ -173,6 +173,7 @@ class FakeLLM:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
+        assert isinstance(host, str)  # bound to an IPv4 address, above
         return f"http://{host}:{port}/v1"
 
     def start(self) -> "FakeLLM":

@@ -7,7 +7,6 @@ import glob
 import http.cookiejar
 import itertools
 import os
-import re
 import shutil
 import signal
 import socket
@@ -29,6 +28,7 @@ from django.db import OperationalError, connections, transaction
 
 from judgements.core.text import name_key
 from judgements.models import Agent, Judgement, RoundDecision
+from tests.support.matching import csrf_token
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -317,7 +317,7 @@ class Web:
         opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
         url = f"http://{self.host}/accounts/login/"
         page = opener.open(url, timeout=10).read().decode()
-        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
+        token = csrf_token(page)
         data = urllib.parse.urlencode(
             {"username": username, "password": password, "csrfmiddlewaretoken": token}
         ).encode()
@@ -428,6 +428,8 @@ class PageClient:
                             text = await asyncio.wait_for(socket_.recv(), timeout=0.2)
                         except TimeoutError:
                             continue
+                        if isinstance(text, bytes):  # the live page sends text frames
+                            text = text.decode()
                         with self.lock:
                             self.messages.append((number, text))
             except Exception:  # dropped, refused while the server's layer is away: retry

@@ -184,6 +184,7 @@ class Command(BaseCommand):
                 errors.update(exc.errors)
         if errors:
             raise InvalidInput(errors)
+        assert data is not None and cases is not None  # each None comes with an error above
         try:
             with transaction.atomic():
                 suite = suite_for(path, data, cases)

@@ -11,6 +11,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp.types import CallToolResult, TextContent
 
 from tests.support.live_site import LiveMagi
 
@@ -50,9 +51,16 @@ def over_http(magi, token: str) -> Client:
     return Client(transport)
 
 
-def answer_of(result) -> dict:
+def text_of(result: CallToolResult) -> str:
+    """A tool's answer: MAGI's tools answer with one text item."""
+    item = result.content[0]
+    assert isinstance(item, TextContent), item
+    return item.text
+
+
+def answer_of(result: CallToolResult) -> dict:
     assert not result.is_error, result.content
-    return json.loads(result.content[0].text)
+    return json.loads(text_of(result))
 
 
 async def test_an_agent_judges_with_a_saved_panel_and_gets_a_go(magi, votes):
@@ -95,13 +103,13 @@ async def test_the_tools_keep_the_http_apis_rules(magi, votes):
         refused = await client.call_tool(
             "judge", {"title": "Trip", "content": "A train to Lisbon.", "panel": "travel"}
         )
-        assert refused.is_error and "panel" in refused.content[0].text
+        assert refused.is_error and "panel" in text_of(refused)
         unseen = await client.call_tool("read_judgement", {"judgement_id": 1})
-        assert unseen.is_error and "No judgement 1." in unseen.content[0].text
+        assert unseen.is_error and "No judgement 1." in text_of(unseen)
         blank = await client.call_tool(
             "judge", {"title": "Trip", "content": "  ", "panel": "travel"}
         )
-        assert blank.is_error and "content" in blank.content[0].text
+        assert blank.is_error and "content" in text_of(blank)
 
 
 async def test_a_retried_call_starts_one_judgement(magi, votes):

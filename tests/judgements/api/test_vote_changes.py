@@ -12,6 +12,7 @@ from django.urls import reverse
 from judgements.models import ApiToken, Judgement, Status
 from judgements.outcome import answers
 from judgements.web import consumers
+from tests.support.matching import found
 from tests.support.openapi import check
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 # against the two approves of round 2.
 VOTES = {"model-a": "RAA", "model-b": "AAA", "model-c": "ARR"}
 FIRST = (False, None)
-CHANGES = {
+CHANGES: dict[str, list[tuple[bool, bool | None]]] = {
     "Melchior": [FIRST, (True, True), (False, None)],
     "Balthasar": [FIRST, (False, None), (False, None)],
     "Casper": [FIRST, (True, None), (False, False)],
@@ -50,9 +51,9 @@ def text_of(fragment: str) -> str:
 
 def boxes(html: str) -> dict[str, str]:
     """Each agent box of a live page (or live update), by agent name."""
-    found = re.findall(r'<article id="agent-box-\d".*?</article>', html, re.S)
-    assert len(found) == 3
-    return {re.search(r'aria-label="([^"]+)"', box).group(1): box for box in found}
+    articles = re.findall(r'<article id="agent-box-\d".*?</article>', html, re.S)
+    assert len(articles) == 3
+    return {found(r'aria-label="([^"]+)"', box).group(1): box for box in articles}
 
 
 def history(box: str) -> list[str]:
@@ -60,7 +61,7 @@ def history(box: str) -> list[str]:
 
 
 def record(box: str) -> list[str]:
-    body = re.search(r"<tbody>(.*?)</tbody>", box, re.S).group(1)
+    body = found(r"<tbody>(.*?)</tbody>", box, re.S).group(1)
     return [text_of(row) for row in re.findall(r"<tr>.*?</tr>", body, re.S)]
 
 
@@ -107,8 +108,8 @@ def test_the_json_result_of_a_judgement_under_way_has_the_rounds_so_far(judged):
     casper = judged.agents.get(name="Casper")
     # Casper's round-3 call still in flight.
     casper.decisions.filter(round=3).delete()
-    result = answers.Judgement.from_record(Judgement.objects.with_results().get(pk=judged.pk))
-    result = result.as_json()
+    answer = answers.Judgement.from_record(Judgement.objects.with_results().get(pk=judged.pk))
+    result = answer.as_json()
     assert changes_in(result) == {**CHANGES, "Casper": CHANGES["Casper"][:2]}
 
 

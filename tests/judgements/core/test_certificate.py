@@ -24,6 +24,16 @@ from judgements.core.certificate import (
 DELTAS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.9)
 
 
+def certified(outcome: Outcome) -> Evaluated:
+    assert outcome.certified is not None, "no rule certified"
+    return outcome.certified
+
+
+def best(outcome: Outcome) -> Evaluated:
+    assert outcome.best is not None, "no samples"
+    return outcome.best
+
+
 def reference(successes, trials, delta):
     # scipy's beta quantile is nan at a shape of zero; the bound is 0 there by definition.
     return (
@@ -343,15 +353,15 @@ def test_it_prefers_no_source_and_then_the_sources_in_the_order_given():
 
     # Unknown confidences on wrong verdicts sink the rule without a source.
     samples = everywhere + [sample(False) for _ in range(10)]
-    assert certify(samples).certified.rule == Rule("answer", 0.7)
-    assert certify(samples, sources=("probe", "answer")).certified.rule == Rule("probe", 0.6)
+    assert certified(certify(samples)).rule == Rule("answer", 0.7)
+    assert certified(certify(samples, sources=("probe", "answer"))).rule == Rule("probe", 0.6)
 
 
 def test_it_prefers_fewer_absent_signals_and_then_the_lower_threshold():
     samples = [sample(True, answer=0.9) for _ in range(30)]
     # A split that fires on no kept verdict: the rule that ignores it keeps the same.
     tied = [*samples, sample(False, answer=0.1, signals={"split"})]
-    assert certify(tied, signals=("split",)).certified.rule == Rule("answer", 0.9)
+    assert certified(certify(tied, signals=("split",))).rule == Rule("answer", 0.9)
 
     # Here only excluding splits certifies; answer >= 0.4 and >= 0.9 then keep the same 30.
     split = [
@@ -394,9 +404,9 @@ def test_it_never_certifies_a_rule_that_keeps_an_injection_approval():
         sample(True, answer=0.9, probe=0.1, injection=True, signals={"copied"}),
     ]
     outcome = certify(marked, signals=("copied",))
-    assert outcome.certified.rule == Rule("answer", 0.95)
+    assert certified(outcome).rule == Rule("answer", 0.95)
     more = [*marked, *[sample(True, answer=0.9) for _ in range(5)]]
-    assert certify(more, signals=("copied",)).certified.rule == Rule(None, None, ("copied",))
+    assert certified(certify(more, signals=("copied",))).rule == Rule(None, None, ("copied",))
 
 
 def test_it_reports_the_best_bound_when_nothing_certifies():
@@ -447,13 +457,13 @@ def test_it_leaves_a_rule_keeping_an_injection_out_of_the_best_bound_while_it_ca
     # Without signals every rule keeps the injection: the best is still reported.
     outcome = certify(samples)
     assert outcome.certified is None
-    assert outcome.best.rule == Rule("answer", 0.9)
-    assert outcome.best.injections_kept == 1
+    assert best(outcome).rule == Rule("answer", 0.9)
+    assert best(outcome).injections_kept == 1
     # With the split signal a rule can exclude it; the higher bound that keeps it loses.
     outcome = certify(samples, signals=("split",))
-    assert evaluate(Rule("answer", 0.9), samples, 0.1).bound > outcome.best.bound
-    assert outcome.best.rule == Rule("answer", 0.9, ("split",))
-    assert outcome.best.injections_kept == 0
+    assert evaluate(Rule("answer", 0.9), samples, 0.1).bound > best(outcome).bound
+    assert best(outcome).rule == Rule("answer", 0.9, ("split",))
+    assert best(outcome).injections_kept == 0
 
 
 def test_it_returns_nothing_for_no_samples():

@@ -31,7 +31,7 @@ def final(sequence: str) -> str:
     return "A" if tenths >= 5 else "R"
 
 
-def expected_vote_signals(pattern: tuple[str, str, str]) -> set[Signal]:
+def expected_vote_signals(pattern: tuple[str, ...]) -> set[Signal]:
     signals = set()
     finals = [final(s) for s in pattern]
     if len(set(finals)) == 2:

@@ -152,7 +152,8 @@ def common_prefix(a: str, b: str) -> int:
 
 def nine_prompts(content: str) -> list[str]:
     """The nine prompts of a judgement in the order the engine sends them."""
-    sent, earlier = [], []
+    sent: list[str] = []
+    earlier: list[prompts.EarlierDecision] = []
     for round_number in (1, 2, 3):
         for agent in PANEL:
             messages = prompts.build_messages(agent, content, round_number, list(earlier))

@@ -56,17 +56,20 @@ async def parked(fake_llm, *calls: tuple[str, int]) -> None:
 
 
 async def judge(make_judgement, runner, **kwargs) -> Judgement:
+    return (await judge_with_events(make_judgement, runner, **kwargs))[0]
+
+
+async def judge_with_events(make_judgement, runner, **kwargs) -> tuple[Judgement, list[dict]]:
+    """The judgement once run, and every event it published, up to its last."""
     judgement = await sync_to_async(make_judgement)(**kwargs)
     layer = get_channel_layer()
     channel = await layer.new_channel()
     await layer.group_add(group_name_for(judgement.pk), channel)
     assert await runner.run_judgement(judgement.pk)
-    events = []
+    events: list[dict] = []
     while not events or events[-1]["kind"] not in (Event.FINISHED, Event.FAILED):
         events.append(await layer.receive(channel))
-    judged = await reload(judgement.pk)
-    judged.events = events
-    return judged
+    return await reload(judgement.pk), events
 
 
 async def test_it_approves_with_two_of_three(fake_llm, make_judgement, runner):
@@ -101,10 +104,12 @@ async def test_it_stores_every_row_of_a_full_judgement(fake_llm, make_judgement,
         (name, rnd, "approve") for name in ("Melchior", "Balthasar", "Casper") for rnd in (1, 2, 3)
     ]
     decision = await RoundDecision.objects.select_related("agent").afirst()
+    assert decision is not None
     assert decision.reason.startswith(decision.agent.model)
     assert decision.prompt_tokens == 100 and decision.completion_tokens == 20
     assert await LLMAttempt.objects.filter(agent__judgement=judgement).acount() == 9
     attempt = await LLMAttempt.objects.afirst()
+    assert attempt is not None
     assert attempt.request["messages"][0]["role"] == "system"
     assert "approve" in attempt.response_text
 
@@ -126,14 +131,14 @@ def round_two_messages(fake_llm, model: str) -> list[dict]:
 
 
 async def test_it_publishes_every_state_change(fake_llm, make_judgement, runner):
-    judgement = await judge(make_judgement, runner)
-    kinds = [e["kind"] for e in judgement.events]
+    _, events = await judge_with_events(make_judgement, runner)
+    kinds = [e["kind"] for e in events]
     assert kinds[0] == Event.JUDGING_STARTED
     assert kinds.count(Event.AGENTS_THINKING) == 3
     assert kinds.count(Event.DECISION_STORED) == 9
     assert kinds.count(Event.ROUND_DONE) == 3
     assert kinds[-1] == Event.FINISHED
-    assert judgement.events[-1]["status"] == "approved"
+    assert events[-1]["status"] == "approved"
 
 
 async def test_it_runs_a_round_concurrently_and_rounds_in_order(fake_llm, make_judgement, runner):
@@ -188,7 +193,7 @@ async def test_it_ends_in_error_naming_agent_round_and_cause(fake_llm, make_judg
     assert judged.error_message == (
         "Agent 'Balthasar' failed in round 2: HTTP 503: scripted failure 503 (after 4 attempts)"
     )
-    assert judged.error_round == 2
+    assert judged.error_round == 2 and judged.error_agent_id is not None
     assert (await Agent.objects.aget(pk=judged.error_agent_id)).name == "Balthasar"
     assert await rows(judgement.pk) == [
         ("Melchior", 1, "approve"),
@@ -201,12 +206,12 @@ async def test_it_ends_in_error_naming_agent_round_and_cause(fake_llm, make_judg
 
 async def test_it_fails_at_once_on_401(fake_llm, make_judgement, runner):
     fake_llm.script("model-a", failures={1: ["401"]})
-    judgement = await judge(make_judgement, runner)
+    judgement, events = await judge_with_events(make_judgement, runner)
     assert judgement.status == Status.ERROR
     assert "round 1" in judgement.error_message
     assert "HTTP 401" in judgement.error_message and "after 1 attempt)" in judgement.error_message
     assert len(fake_llm.requests_for("model-a")) == 1
-    assert judgement.events[-1]["kind"] == Event.FAILED
+    assert events[-1]["kind"] == Event.FAILED
 
 
 async def test_it_ends_in_error_when_a_model_is_gone(fake_llm, make_judgement, runner, settings):

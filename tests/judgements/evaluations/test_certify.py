@@ -84,7 +84,7 @@ def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
     sure = judge_with(make_judgement, panel, "marker-ok: a train ticket.")
     assert sure.trust == Trust.NOT_CONTESTED and sure.contested is False
     assert sure.certificate is not None
-    assert sure.trust_words().startswith("Not contested. Accuracy at least 91.2%")
+    assert (sure.trust_words() or "").startswith("Not contested. Accuracy at least 91.2%")
     unsure = judge_with(make_judgement, panel, "marker-bad: a yacht.")
     assert unsure.status == sure.status == "approved"
     assert unsure.trust == Trust.CONTESTED

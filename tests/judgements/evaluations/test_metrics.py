@@ -73,7 +73,7 @@ RECORDS = [
     # Not finished yet: counted in "judgements" and "cases" only.
     record("f", "approve", "judging", "A A A", seconds=None, tokens=tokens(999, 999, 999)),
 ]
-PRICES = {
+PRICES: dict[str, metrics.Price] = {
     "model-a": {"prompt": 2.0, "completion": 8.0, "cached": 0.5},
     "model-b": {"prompt": 1.0, "completion": 4.0, "cached": None},
 }

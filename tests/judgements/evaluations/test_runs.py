@@ -230,7 +230,7 @@ async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
     script_votes(fake_llm)
     fake_llm.scripts["model-c"].failures = {1: ["500"] * settings.MAGI_LLM_MAX_ATTEMPTS}
     run = await sync_to_async(start)(suite, user)
-    first = await run.judgements.order_by("pk").afirst()
+    first = await run.judgements.aearliest("pk")
     await runner.run_judgement(first.pk)  # alone, so it takes every failure
     assert (await Judgement.objects.aget(pk=first.pk)).status == Status.ERROR
     await run_all(runner, run)

@@ -67,7 +67,7 @@ def test_a_panel_is_looked_up_for_the_creator_and_for_the_operator_among_all(
         submit([case], Submission(creator=user))
     assert list(refused.value.errors) == ["panel"]
     started = submit([case], Submission())
-    assert started.judgement.panel.name == "Theirs"
+    assert started.judgement.panel is not None and started.judgement.panel.name == "Theirs"
     assert started.judgement.agents.count() == 3
 
 

@@ -8,7 +8,7 @@ from judgements.models import AttemptOutcome, Judgement, LLMAttempt, Status
 MESSAGES = build_messages(AgentBrief("Melchior", "Be strict."), "Buy a boat.", 1, [])
 
 
-async def call(model: str) -> tuple[calls.VerdictResult | None, list[calls.AttemptRecord]]:
+async def call(model: str) -> tuple[calls.VerdictResult, list[calls.AttemptRecord]]:
     attempts: list[calls.AttemptRecord] = []
 
     async def record(entry):

@@ -30,4 +30,4 @@ def test_the_api_the_export_and_a_webhook_send_one_answer(make_judgement, user):
 
 def test_an_answer_refuses_a_field_it_does_not_describe():
     with pytest.raises(ValueError, match="extra"):
-        answers.PanelLink(id=1, name="Desk", owner="someone")
+        answers.PanelLink.model_validate({"id": 1, "name": "Desk", "owner": "someone"})

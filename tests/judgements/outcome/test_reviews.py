@@ -113,7 +113,7 @@ async def test_the_saved_panel_and_the_deployment_choose_when_the_case_does_not(
     panel = await sync_to_async(make_panel)("Desk", owner=user)
     panel.hold_contested = True
     await panel.asave()
-    case = {"title": "Trip", "content": "Japan next week.", "panel": "Desk"}
+    case: dict[str, object] = {"title": "Trip", "content": "Japan next week.", "panel": "Desk"}
     response = await api.post("/api/judgements/", json.dumps(case), content_type="application/json")
     assert await serve_one_wake_up()
     held = (await api.get(f"/api/judgements/{response.json()['id']}/")).json()

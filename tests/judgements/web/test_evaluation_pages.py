@@ -18,6 +18,7 @@ from judgements.models import EvaluationRun, Judgement, Status, Suite
 from judgements.web import run_pages
 from tests.support.cases import case_for
 from tests.support.evaluations import jsonl
+from tests.support.matching import found
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -93,7 +94,7 @@ def script_votes(fake_llm, votes=VOTES) -> None:
 
 def form_errors(html: str, field: str) -> list[str]:
     """The error messages shown under a field of the page."""
-    block = re.search(rf'data-field="{field}">(.*?)</div>', html, re.S).group(1)
+    block = found(rf'data-field="{field}">(.*?)</div>', html, re.S).group(1)
     return re.findall(r'<li class="field-error">(.*?)</li>', block)
 
 
@@ -385,7 +386,7 @@ def test_another_users_panel_cannot_be_run(logged_in, suite, make_panel, other_u
 
 def test_the_live_part_polls_while_the_run_is_under_way(logged_in, suite, fake_llm, user):
     run = start(suite, user)
-    first = run.judgements.order_by("pk").first()
+    first = run.judgements.earliest("pk")
     Judgement.objects.filter(pk=first.pk).update(status=Status.ERROR)
     response = logged_in.get(reverse("evaluation-progress", args=[run.pk]))
     html = response.content.decode()

@@ -227,7 +227,7 @@ def test_a_queued_judgement_says_what_it_waits_for(logged_in, make_judgement, us
         repeats=1,
         creator=user,
     )
-    last = run.judgements.order_by("pk").last()
+    last = run.judgements.latest("pk")
     page = logged_in.get(last.get_absolute_url()).content.decode()
     assert "go after people's judgements: 1 of those waits." in page
     assert "1 judgement of evaluation runs is ahead of it." in page

@@ -20,7 +20,8 @@ def test_a_new_token_is_shown_once_and_works(logged_in, user):
     assert token.name == "CI deploy gate" and token.key_hash == ApiToken.hash(key)
     listing = logged_in.get(TOKENS).content.decode()
     assert key not in listing and f"magi_{token.prefix}…" in listing
-    assert ApiToken.active(key).user == user
+    active = ApiToken.active(key)
+    assert active is not None and active.user == user
 
 
 def test_a_revoked_token_stops_at_once_and_stays_listed(logged_in, user):
@@ -47,7 +48,8 @@ def test_another_users_token_cannot_be_revoked_or_seen(client, user, other_user)
     token, key = ApiToken.issue(other_user, "theirs")
     client.force_login(user)
     assert client.post(reverse("token-revoke", args=[token.pk])).status_code == 404
-    assert ApiToken.active(key).user == other_user
+    active = ApiToken.active(key)
+    assert active is not None and active.user == other_user
     assert "theirs" not in client.get(TOKENS).content.decode()
 
 

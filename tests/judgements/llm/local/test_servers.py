@@ -199,11 +199,13 @@ async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, 
     completion = await client.chat.completions.create(
         model="my-model",
         messages=[{"role": "user", "content": "Approve or reject a walk in the park, as JSON."}],
-        response_format=response_format(Verdict.model_json_schema()),
+        extra_body={"response_format": response_format(Verdict.model_json_schema())},
         max_tokens=LOCAL_MAX_TOKENS,
         temperature=0,
     )
-    Verdict.model_validate_json(completion.choices[0].message.content)
+    content = completion.choices[0].message.content
+    assert content is not None
+    Verdict.model_validate_json(content)
 
 
 async def test_server_settings_in_our_environment_do_not_reach_the_local_server(monkeypatch):
@@ -252,12 +254,13 @@ async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(
                     },
                     {"role": "user", "content": "I am going to travel to Japan next week."},
                 ],
-                response_format=response_format(schema),
+                extra_body={"response_format": response_format(schema)},
                 max_tokens=LOCAL_MAX_TOKENS,
                 temperature=0,
             )
         choice = completion.choices[0]
         assert choice.finish_reason == "stop", choice.message.content
+        assert choice.message.content is not None
         return Verdict.model_validate_json(choice.message.content)
 
     verdicts = []
@@ -298,6 +301,7 @@ def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
     assert all(a["final_decision"] in {"approve", "reject"} for a in result["agents"])
     assert RoundDecision.objects.count() == 9
     sent = LLMAttempt.objects.filter(outcome="ok").first()
+    assert sent is not None
     assert sent.provider == "local" and sent.base_url.startswith("http://127.0.0.1:")
     # The verdict schema as a decoding grammar, consistent answers only.
     assert sent.request["response_format"]["type"] == "json_object"

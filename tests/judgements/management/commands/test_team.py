@@ -23,7 +23,7 @@ def test_it_creates_a_team_and_changes_its_members(users):
     assert (code, out.strip()) == (0, "Payments: ana, bob")
     code, out, _ = run_command("team", "remove", "Payments", "bob")
     assert (code, out.strip()) == (0, "Payments: ana")
-    entry = AuditEntry.objects.filter(subject=AuditSubject.MEMBERSHIP).first()
+    entry = AuditEntry.objects.filter(subject=AuditSubject.MEMBERSHIP).latest("pk")
     assert (entry.by, entry.before, entry.after) == (None, ["ana", "bob"], ["ana"])
     assert run_command("team", "list")[1].strip() == "Payments\tana"
 
@@ -50,6 +50,7 @@ def test_it_gives_a_panel_to_a_team_and_says_who_reviews_it(users):
     )
     assert code == 0
     panel.refresh_from_db()
+    assert panel.team is not None
     assert (panel.team.name, list(panel.reviewers.all()), panel.four_eyes) == (
         "Payments", [users[1]], True
     )  # fmt: skip
