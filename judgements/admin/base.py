@@ -1,6 +1,10 @@
 """What every audit page shares: records shown, never edited or deleted."""
 
 from django.contrib import admin
+from django.db.models import Q, QuerySet
+from django.http import HttpRequest
+
+from judgements.models import team_ids_of
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -29,3 +33,24 @@ class AuditAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+class TeamScoped:
+    """For anyone but a superuser, only the rows of what they made and of their teams
+    (docs/teams.md): a staff member of one team reads none of another's in the admin.
+    `scope` names, from this model, the lookup of the row's maker and of its team;
+    `examples` says the rows without either (shipped examples) are everyone's."""
+
+    scope: tuple[str, str]
+    examples = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        found = super().get_queryset(request)  # type: ignore[misc]
+        user = request.user
+        if user.is_superuser:
+            return found
+        maker, team = self.scope
+        allowed = Q(**{maker: user}) | Q(**{f"{team}__in": team_ids_of(user)})  # type: ignore[arg-type]
+        if self.examples:
+            allowed |= Q(**{f"{maker}__isnull": True, f"{team}__isnull": True})
+        return found.filter(allowed)

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
 from judgements.evaluations.charts import percent
 from judgements.models import (
     AuditSubject,
@@ -42,7 +42,9 @@ class PanelForm(forms.ModelForm):
 
 
 @admin.register(Panel)
-class PanelAdmin(admin.ModelAdmin):
+class PanelAdmin(TeamScoped, admin.ModelAdmin):
+    scope = ("owner", "team")
+    examples = True
     """Saved panels are made and edited on the site (/panels/), which validates their
     agents as a judgement's; here they are listed, given to a team, given reviewers and
     deleted."""
@@ -108,7 +110,9 @@ class PanelAdmin(admin.ModelAdmin):
 
 
 @admin.register(Certificate)
-class CertificateAdmin(AuditAdmin):
+class CertificateAdmin(TeamScoped, AuditAdmin):
+    scope = ("panel__owner", "panel__team")
+    examples = True
     """A panel's certificates as measured (judgements/evaluations/certify.py): made from the
     panel's page or `manage.py evaluate --certify`, voided when its agents change; never
     edited here."""
@@ -170,7 +174,9 @@ class SuiteCaseInline(ReadOnlyInline):
 
 
 @admin.register(Suite)
-class SuiteAdmin(admin.ModelAdmin):
+class SuiteAdmin(TeamScoped, admin.ModelAdmin):
+    scope = ("owner", "team")
+    examples = True
     """Suites are imported as JSONL (site, API, `manage.py suite`); read-only here."""
 
     list_display = ["name", "owner", "created_at"]
@@ -183,7 +189,8 @@ class SuiteAdmin(admin.ModelAdmin):
 
 
 @admin.register(EvaluationRun)
-class EvaluationRunAdmin(AuditAdmin):
+class EvaluationRunAdmin(TeamScoped, AuditAdmin):
+    scope = ("creator", "team")
     """Runs and the panel they ran with; the report is on the run's page."""
 
     list_display = ["__str__", "panel_name", "suite", "repeats", "creator", "created_at"]

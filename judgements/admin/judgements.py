@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
 from judgements.core.confidence import probability_words
 from judgements.models import (
     Agent,
@@ -69,7 +69,8 @@ class ModelFilter(admin.SimpleListFilter):
 
 
 @admin.register(Judgement)
-class JudgementAdmin(AuditAdmin):
+class JudgementAdmin(TeamScoped, AuditAdmin):
+    scope = ("creator", "team")
     # Short columns only, so all fit at 1280 px: the agents and models are on the change
     # page and in the model filter.
     list_display = [

@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline
+from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
 from judgements.models import (
     ApiToken,
     Confirmation,
@@ -18,7 +18,8 @@ from judgements.models import (
 
 
 @admin.register(LLMAttempt)
-class LLMAttemptAdmin(AuditAdmin):
+class LLMAttemptAdmin(TeamScoped, AuditAdmin):
+    scope = ("agent__judgement__creator", "agent__judgement__team")
     """Each call as it was sent and answered, retries and failures included."""
 
     list_display = [
@@ -76,7 +77,8 @@ class LLMAttemptAdmin(AuditAdmin):
 
 
 @admin.register(Override)
-class OverrideAdmin(AuditAdmin):
+class OverrideAdmin(TeamScoped, AuditAdmin):
+    scope = ("judgement__creator", "judgement__team")
     """The override audit: who set which panel verdict aside, when, and why."""
 
     list_display = ["judgement", "panel_status", "decision", "by", "at"]
@@ -86,7 +88,8 @@ class OverrideAdmin(AuditAdmin):
 
 
 @admin.register(Confirmation)
-class ConfirmationAdmin(AuditAdmin):
+class ConfirmationAdmin(TeamScoped, AuditAdmin):
+    scope = ("judgement__creator", "judgement__team")
     """The confirmation audit: who looked at a contested verdict and kept it, and why."""
 
     list_display = ["judgement", "panel_status", "by", "at"]
@@ -96,14 +99,16 @@ class ConfirmationAdmin(AuditAdmin):
 
 
 @admin.register(RoundDecision)
-class RoundDecisionAdmin(AuditAdmin):
+class RoundDecisionAdmin(TeamScoped, AuditAdmin):
+    scope = ("agent__judgement__creator", "agent__judgement__team")
     list_display = ["agent", "round", "decision", "p_approve", "latency_ms", "created_at"]
     list_filter = ["decision", "round"]
     search_fields = ["agent__name", "agent__judgement__title", "reason"]
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(TeamScoped, admin.ModelAdmin):
+    scope = ("user", "team")
     """Tokens are issued with `manage.py api_token`; here they can be seen and revoked."""
 
     list_display = ["name", "user", "prefix", "created_at", "last_used_at"]
@@ -123,7 +128,8 @@ class WebhookAttemptInline(ReadOnlyInline):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(AuditAdmin):
+class WebhookDeliveryAdmin(TeamScoped, AuditAdmin):
+    scope = ("judgement__creator", "judgement__team")
     """Every webhook and each of its attempts (status, duration, error), read-only."""
 
     list_display = ["__str__", "event", "status", "attempt_count", "created_at", "finished_at"]

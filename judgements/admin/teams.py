@@ -7,10 +7,11 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from judgements.admin.base import AuditAdmin
-from judgements.models import AuditEntry, Team
+from judgements.models import AuditEntry, Team, team_ids_of
 from judgements.panels import teams
 
 
@@ -40,6 +41,13 @@ class TeamAdmin(admin.ModelAdmin):
     list_display = ["name", "member_list", "created_at"]
     search_fields = ["name", "members__username"]
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Team]:
+        """Anyone but a superuser sees the teams they are in."""
+        found = super().get_queryset(request)
+        if request.user.is_superuser:
+            return found
+        return found.filter(pk__in=team_ids_of(request.user))  # type: ignore[arg-type]
+
     @admin.display(description="members")
     def member_list(self, obj: Team) -> str:
         return ", ".join(teams.member_names(obj)) or "-"
@@ -57,3 +65,8 @@ class AuditEntryAdmin(AuditAdmin):
     search_fields = ["target", "by__username"]
     fields = ("at", "subject", "target", "by", "before", "after")
     readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEntry]:
+        """Anyone but a superuser reads the changes they made."""
+        found = super().get_queryset(request)
+        return found if request.user.is_superuser else found.filter(by=request.user.pk)

@@ -61,3 +61,24 @@ def test_the_audit_cannot_be_edited(admin_client, people):
     )
     assert response.status_code == 403
     assert AuditEntry.objects.get().target.startswith("team ")
+
+
+def test_staff_who_are_not_superusers_read_only_their_teams_in_the_admin(client, people, db):
+    from django.contrib.auth.models import Permission
+
+    payments, support = Team.objects.create(name="Payments"), Team.objects.create(name="Support")
+    teams.set_members(payments, [people["ana"]], None)
+    teams.set_members(support, [people["bob"]], None)
+    for who, team in ((people["ana"], payments), (people["bob"], support)):
+        Panel.objects.create(
+            name=f"{team.name} panel", owner=who, team=team, agents=case_for()["agents"]
+        )
+    ana = people["ana"]
+    ana.is_staff = True
+    ana.save()
+    ana.user_permissions.set(Permission.objects.filter(codename__startswith="view_"))
+    client.force_login(ana)
+    listed = client.get("/admin/judgements/panel/")
+    assert b"Payments panel" in listed.content
+    assert b"Support panel" not in listed.content
+    assert client.get("/admin/judgements/team/").content.count(b"Support") == 0
