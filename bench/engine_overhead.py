@@ -55,7 +55,8 @@ def setup_django(base_url: str, var_dir: str) -> None:
 
 
 def new_judgements(count: int) -> list[int]:
-    from judgements.models import Judgement
+    from judgements.intake.json_cases import validate_case
+    from judgements.intake.start import Submission, start
 
     case = {
         "title": "bench",
@@ -65,7 +66,8 @@ def new_judgements(count: int) -> list[int]:
             for i, model in enumerate(MODELS)
         ],
     }
-    return [Judgement.create_with_agents(case).pk for _ in range(count)]
+    cases = [validate_case(case, None) for _ in range(count)]
+    return [judgement.pk for judgement in start(cases, Submission()).judgements]
 
 
 async def run_all(ids: list[int]) -> tuple[float, list[float]]:
