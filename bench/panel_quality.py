@@ -49,6 +49,7 @@ os.environ.pop("REDIS_URL", None)
 
 import django  # noqa: E402
 import openai  # noqa: E402
+from openai.types.chat import ChatCompletion  # noqa: E402
 
 django.setup()
 
@@ -253,9 +254,7 @@ async def plain_call(case: dict, panel: dict, model: str) -> Outcome:
     began = time.perf_counter()
     try:
         async with clients.slot(route):
-            completion = await client.post(
-                "/chat/completions", body=body, cast_to=calls.ChatCompletion
-            )
+            completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
     except openai.OpenAIError as exc:
         # A failed call is an error in the figures, as it is for the panel, not the end
         # of an hour-long run.

@@ -69,10 +69,15 @@ def db_call(func, *, for_request: bool = False, executor: ThreadPoolExecutor | N
             _dropping_dead_connections(func), thread_sensitive=False, executor=executor
         )
     guarded = _dropping_dead_connections(func)
+    # Made on first use, when the settings say how many threads (db_executor), then kept:
+    # building it again for every call was a measurable part of the engine's CPU.
+    made: list = []
 
     @functools.wraps(func)
     async def wrapper(*args, **kwargs):
-        run = sync_to_async(guarded, thread_sensitive=False, executor=db_executor())
+        if not made:
+            made.append(sync_to_async(guarded, thread_sensitive=False, executor=db_executor()))
+        run = made[0]
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(DATABASE_DOWN),
             stop=stop_after_delay(settings.MAGI_DB_RETRY_SECONDS),

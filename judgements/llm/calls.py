@@ -13,12 +13,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import openai
 from django.conf import settings
 from django.utils import timezone
-from openai.types import CompletionUsage
-from openai.types.chat import ChatCompletion
 from pydantic import ValidationError
 from tenacity import (
     AsyncRetrying,
@@ -279,7 +278,7 @@ async def _attempt_once(
     attempt: int,
     record_failure: AttemptCallback,
     allow_cut: bool,
-) -> tuple[ChatCompletion, AttemptRecord]:
+) -> tuple[dict, AttemptRecord]:
     async with clients.slot(route):
         return await _attempt_in_slot(clients, route, body, attempt, record_failure, allow_cut)
 
@@ -291,7 +290,7 @@ async def _attempt_in_slot(
     attempt: int,
     record_failure: AttemptCallback,
     allow_cut: bool,
-) -> tuple[ChatCompletion, AttemptRecord]:
+) -> tuple[dict, AttemptRecord]:
     """One call: the completion and its audit record, or the failure recorded and
     raised. The reply's text is read by the caller (a verdict, a check)."""
     base_url = route.base_url if route.server is None else await route.server(route.model)
@@ -310,17 +309,21 @@ async def _attempt_in_slot(
         # The typed chat.completions.create() walks every message through a recursive
         # TypedDict transform (about 4 ms a call here, most of the engine's CPU under
         # load). Our body is plain JSON already, so it goes through the SDK's own
-        # post(): same HTTP client, errors and response model, without that walk.
-        completion = await client.post("/chat/completions", body=body, cast_to=ChatCompletion)
-        choice = completion.choices[0] if completion.choices else None
-        entry.response_text = (choice.message.content or "") if choice else ""
-        if completion.usage:
-            entry.prompt_tokens = completion.usage.prompt_tokens
-            entry.completion_tokens = completion.usage.completion_tokens
-            entry.cached_tokens = cached_tokens(completion.usage)
+        # post(): same HTTP client and errors. The reply stays the JSON it came as
+        # (cast_to=object): building the SDK's ChatCompletion from it, object by object
+        # down to every alternative of every token, was a tenth of the engine's CPU.
+        data = await client.post("/chat/completions", body=body, cast_to=object)
+        completion: dict = data if isinstance(data, dict) else {}
+        choice = first_choice(completion)
+        entry.response_text = message_text(choice)
+        usage = completion.get("usage")
+        if isinstance(usage, dict):
+            entry.prompt_tokens = usage.get("prompt_tokens")
+            entry.completion_tokens = usage.get("completion_tokens")
+            entry.cached_tokens = cached_tokens(usage)
         if choice is None:
             raise InvalidOutputError("reply has no choices")
-        if choice.finish_reason == "length" and not allow_cut:
+        if choice.get("finish_reason") == "length" and not allow_cut:
             raise InvalidOutputError(
                 f"reply cut off at max_tokens={body['max_tokens']}: {entry.response_text[:200]!r}"
             )
@@ -341,20 +344,40 @@ async def _attempt_in_slot(
     return completion, entry
 
 
-def reply_tokens(completion: ChatCompletion) -> tuple[confidence.Token, ...] | None:
+def first_choice(completion: dict) -> dict | None:
+    """The reply's first choice, as the chat completion's JSON has it."""
+    choices = completion.get("choices")
+    if not choices or not isinstance(choices[0], dict):
+        return None
+    return choices[0]
+
+
+def message_text(choice: dict | None) -> str:
+    message = (choice or {}).get("message")
+    return (message.get("content") or "") if isinstance(message, dict) else ""
+
+
+def as_float(value: Any) -> float:
+    # What the SDK's models did to a whole number given for a float field (an exact int,
+    # not a bool: this runs for every alternative of every token).
+    return float(value) if type(value) is int else value
+
+
+def reply_tokens(completion: dict) -> tuple[confidence.Token, ...] | None:
     """The reply's tokens with their listed alternatives, or None when the provider sent
     no log-probabilities (it does not support them, or was not asked)."""
-    choice = completion.choices[0]
-    logprobs = choice.logprobs
-    if logprobs is None or not logprobs.content:
+    logprobs = (first_choice(completion) or {}).get("logprobs")
+    if not isinstance(logprobs, dict) or not logprobs.get("content"):
         return None
     return tuple(
         confidence.Token(
-            text=item.token,
-            logprob=item.logprob,
-            alternatives=tuple((alt.token, alt.logprob) for alt in item.top_logprobs or ()),
+            text=item["token"],
+            logprob=as_float(item["logprob"]),
+            alternatives=tuple(
+                (alt["token"], as_float(alt["logprob"])) for alt in item.get("top_logprobs") or ()
+            ),
         )
-        for item in logprobs.content
+        for item in logprobs["content"]
     )
 
 
@@ -366,7 +389,7 @@ async def request(
     read: Callable[[str], object],
     first_attempt: int = 1,
     allow_cut: bool = False,
-) -> tuple[ChatCompletion, AttemptRecord, object]:
+) -> tuple[dict, AttemptRecord, object]:
     """Send `body`, retrying what is worth retrying, until `read` accepts the reply's
     text (it raises InvalidOutputError when it does not).
 
@@ -493,12 +516,12 @@ def resampled(body: dict, attempt: int) -> dict:
     return again
 
 
-def cached_tokens(usage: CompletionUsage | None) -> int | None:
+def cached_tokens(usage: dict) -> int | None:
     """Prompt tokens served from the provider's prompt cache, where the provider reports
     them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
-    details = getattr(usage, "prompt_tokens_details", None)
-    if details is not None and details.cached_tokens is not None:
-        return details.cached_tokens
+    details = usage.get("prompt_tokens_details")
+    if isinstance(details, dict):
+        return details.get("cached_tokens")
     return None
 
 

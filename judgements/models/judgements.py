@@ -372,37 +372,56 @@ class Judgement(models.Model):
             records.append(marks.AgentRecord(agent.name, tuple(answers)))
         return records
 
-    def assess(self) -> marks.Contest:
-        return marks.assess(self.content, self.contest_record(), self.checks_found())
+    def assess(self, found: "list[JudgementCheck] | None" = None) -> marks.Contest:
+        return marks.assess(self.content, self.contest_record(), self.checks_found(found))
 
-    def checks_found(self) -> marks.Checks:
+    def successful_checks(self) -> "list[JudgementCheck]":
+        """Its checks' successful calls, in their order: what checks_found and confidences
+        read, in one query when both are wanted (outcome_fields)."""
+        found = JudgementCheck.objects.filter(judgement=self, error="")
+        # Only what the findings are read from: not each call's request and answer.
+        return list(found.only("kind", "agent", "decision", "steered", "p_approve"))
+
+    def checks_found(self, found: "list[JudgementCheck] | None" = None) -> marks.Checks:
         """What the second opinion and the injection screen found (their successful
-        calls; None where a check did not run or failed)."""
-        found = {
-            check.kind: check
-            for check in JudgementCheck.objects.filter(
-                judgement=self, kind__in=[CheckKind.SECOND_OPINION, CheckKind.SCREEN], error=""
+        calls; None where a check did not run or failed). `found`: successful_checks(),
+        when already read."""
+        if found is None:
+            found = list(
+                JudgementCheck.objects.filter(
+                    judgement=self, kind__in=[CheckKind.SECOND_OPINION, CheckKind.SCREEN], error=""
+                )
             )
-        }
-        opinion, screen = found.get(CheckKind.SECOND_OPINION), found.get(CheckKind.SCREEN)
+        by_kind = {check.kind: check for check in found}
+        opinion, screen = by_kind.get(CheckKind.SECOND_OPINION), by_kind.get(CheckKind.SCREEN)
         return marks.Checks(
             second_opinion=opinion.decision if opinion else None,
             steered=screen.steered if screen else None,
         )
 
-    def confidences(self, verdict: str) -> dict[str, float | None]:
+    def confidences(
+        self, verdict: str, found: "list[JudgementCheck] | None" = None
+    ) -> dict[str, float | None]:
         """The verdict's confidence per source (core/confidence.py): from each agent's
-        last answer, and from each agent's round-1 probe."""
+        last answer, and from each agent's round-1 probe. `found`: successful_checks(),
+        when already read."""
         agents = list(self.agents.all())
         last = [
             decisions[-1].p_approve if (decisions := a.ordered_decisions()) else None
             for a in agents
         ]
-        probes = dict(
-            JudgementCheck.objects.filter(
-                judgement=self, kind=CheckKind.PROBE, error=""
-            ).values_list("agent_id", "p_approve")
-        )
+        if found is None:
+            probes = dict(
+                JudgementCheck.objects.filter(
+                    judgement=self, kind=CheckKind.PROBE, error=""
+                ).values_list("agent_id", "p_approve")
+            )
+        else:
+            probes = {
+                c.agent_id: c.p_approve
+                for c in found
+                if c.kind == CheckKind.PROBE and c.agent_id is not None
+            }
         return {
             "answer": confidence.panel_confidence(last, verdict),
             "probe": confidence.panel_confidence([probes.get(a.pk) for a in agents], verdict),
@@ -423,8 +442,10 @@ class Judgement(models.Model):
         """What is stored beside the panel's verdict when it is decided: the signals, the
         confidences and the mark (judgements/core/contested.py). Nothing here changes the
         verdict."""
-        contest = self.assess()
-        confidences = self.confidences(verdict)
+        # One read of its checks for both (it was two queries a judgement).
+        found = self.successful_checks()
+        contest = self.assess(found)
+        confidences = self.confidences(verdict, found)
         certificate = self.certificate_in_force()
         rule = None if certificate is None else certificate.the_rule
         mark = marks.mark(contest, confidences, rule)
