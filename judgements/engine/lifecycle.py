@@ -74,8 +74,15 @@ def round_of(judgement_id: int) -> int:
 
 
 def log_transition(
-    judgement_id: int, source: str, target: str, worker_id: str, started_at: datetime | None
+    judgement_id: int,
+    source: str,
+    target: str,
+    worker_id: str,
+    started_at: datetime | None,
+    round_number: int | None = None,
 ) -> None:
+    """One line per change of state; the round is read from the stored decisions unless
+    the caller knows it (a query saved on every finish)."""
     running = (timezone.now() - started_at).total_seconds() if started_at else 0.0
     log.info(
         "judgement %s: %s -> %s by worker %s in round %s, %.1f s after its start",
@@ -83,7 +90,7 @@ def log_transition(
         source,
         target,
         worker_id or "-",
-        round_of(judgement_id),
+        round_of(judgement_id) if round_number is None else round_number,
         running,
     )
 
@@ -158,14 +165,13 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
     beside it (Judgement.outcome_fields: the mark, the signals, the confidences), with the
     webhook, all in one transaction. LeaseLost if the judgement is not ours any more."""
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
-    started_at = judgement.values_list("started_at", flat=True).first()
     finals = []
     with transaction.atomic():
         for agent, agent_votes in votes.items():
             agent.final_score_tenths = rules.score_tenths(agent_votes)
             agent.final_decision = rules.final_vote(agent_votes).value
-            agent.save(update_fields=["final_score_tenths", "final_decision"])
             finals.append(agent.final_decision)
+        Agent.objects.bulk_update(votes, ["final_score_tenths", "final_decision"])
         verdict = rules.panel_decision(finals)
         status = Status.APPROVED if verdict is rules.Vote.APPROVE else Status.REJECTED
         # The mark goes beside the verdict, in the same transaction, so the webhook
@@ -181,7 +187,7 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         if not updated:
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
         webhooks.enqueue(judgement_id, webhooks.FINISHED)
-    log_transition(judgement_id, Status.JUDGING, status, worker_id, started_at)
+    log_transition(judgement_id, Status.JUDGING, status, worker_id, record.started_at, rules.ROUNDS)
     return status
 
 
