@@ -59,7 +59,8 @@ def test_a_bot_s_contested_verdict_reaches_its_panel_s_reviewer_and_no_other_tea
     url = f"/judgements/{judgement['id']}/"
 
     # The reviewer, who is not staff and did not submit it, finds it in the queue.
-    reviewer_page.goto("/reviews/")
+    reviewer_page.goto("/judgements/")
+    reviewer_page.get_by_role("link", name="Review queue").click()
     row = reviewer_page.get_by_role("row", name="Deploy 4.2 to production")
     expect(row).to_contain_text("Held for review")
     row.get_by_role("link", name="Deploy 4.2 to production").click()
@@ -75,6 +76,7 @@ def test_a_bot_s_contested_verdict_reaches_its_panel_s_reviewer_and_no_other_tea
     assert outsider_page.goto(url).status == 404
     outsider_page.goto("/judgements/")
     expect(outsider_page.get_by_text("Deploy 4.2 to production")).to_have_count(0)
+    expect(outsider_page.get_by_role("link", name="Review queue")).to_have_count(0)
     read = outsider_page.request.get(
         f"/api/judgements/{judgement['id']}/",
         headers={"Authorization": f"Bearer {keys['outsider']}"},
