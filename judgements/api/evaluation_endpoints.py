@@ -26,6 +26,7 @@ from judgements.api import evaluation_schemas, schemas
 from judgements.api.site import token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
+from judgements.evaluations import answers as run_answers
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.forms import invalid_utf8_fields
@@ -53,19 +54,9 @@ JSONL_BODY = {
 # --- suites ----------------------------------------------------------------------------
 
 
-def suite_result(suite: Suite) -> dict:
-    return {
-        "id": suite.pk,
-        "name": suite.name,
-        "description": suite.description,
-        "example": suite.owner_id is None,
-        "cases": suite.cases.count(),
-        "export": f"/api/suites/{suite.pk}.jsonl",
-    }
-
-
-def suite_listing(user: User) -> list[dict]:
-    return [suite_result(suite) for suite in Suite.objects.visible_to(user).order_by("name", "id")]
+def suite_listing(user: User) -> list[run_answers.Suite]:
+    suites = Suite.objects.visible_to(user).order_by("name", "id")
+    return [run_answers.Suite.from_record(suite) for suite in suites]
 
 
 @router.get("/suites/", response={200: evaluation_schemas.SuiteList, 401: schemas.Error})
@@ -77,7 +68,7 @@ async def list_suites(request: HttpRequest) -> dict:
 @router.post(
     "/suites/",
     response={
-        201: evaluation_schemas.Suite,
+        201: run_answers.Suite,
         (400, 422): schemas.Invalid,
         (401, 413): schemas.Error,
     },
@@ -100,7 +91,7 @@ async def import_suite(
         name=name, description=description, owner=token_of(request).user, data=request.body
     )
     response["Location"] = f"/api/suites/{suite.pk}.jsonl"
-    return Status(201, await db_call(suite_result, for_request=True)(suite))
+    return Status(201, await db_call(run_answers.Suite.from_record, for_request=True)(suite))
 
 
 def query_errors(request: HttpRequest) -> dict[str, list[str]]:
@@ -189,7 +180,9 @@ def suite_by_name(name: str, user: User) -> Suite | None:
 # --- runs ------------------------------------------------------------------------------
 
 
-def start_from_request(body: evaluation_schemas.EvaluationRequest, user: User) -> dict:
+def start_from_request(
+    body: evaluation_schemas.EvaluationRequest, user: User
+) -> run_answers.EvaluationRun:
     """Resolve the panel and the suite the request names, then start the run
     (runs.start_run checks the agents and the repeat count); InvalidInput names every
     field at fault it can."""
@@ -223,7 +216,7 @@ def start_from_request(body: evaluation_schemas.EvaluationRequest, user: User) -
 
 
 RUN_ANSWERS = {
-    201: evaluation_schemas.EvaluationRun,
+    201: run_answers.EvaluationRun,
     (400, 422): schemas.Invalid,
     (401, 413, 429): schemas.Error,
 }
@@ -232,10 +225,10 @@ RUN_ANSWERS = {
 @router.post("/evaluations/", url_name="api-evaluations", response=RUN_ANSWERS)
 async def start_run(
     request: HttpRequest, body: evaluation_schemas.EvaluationRequest, response: HttpResponse
-) -> Status[dict]:
+) -> Status[run_answers.EvaluationRun]:
     """Start an evaluation run: a panel over a suite, each case judged `repeat` times."""
     result = await db_call(start_from_request, for_request=True)(body, token_of(request).user)
-    response["Location"] = f"/api/evaluations/{result['id']}/"
+    response["Location"] = f"/api/evaluations/{result.id}/"
     return Status(201, result)
 
 
@@ -245,15 +238,15 @@ def visible_run(run_id: int, user: User) -> EvaluationRun | None:
     )
 
 
-def visible_run_result(run_id: int, user: User) -> dict | None:
+def visible_run_result(run_id: int, user: User) -> run_answers.EvaluationRun | None:
     run = visible_run(run_id, user)
     return None if run is None else runs.as_result(run)
 
 
-@router.get(
-    "/evaluations/{int:run_id}/", response={200: evaluation_schemas.EvaluationRun, **ERRORS}
-)
-async def read_run(request: HttpRequest, run_id: ObjectId) -> dict | Status[dict]:
+@router.get("/evaluations/{int:run_id}/", response={200: run_answers.EvaluationRun, **ERRORS})
+async def read_run(
+    request: HttpRequest, run_id: ObjectId
+) -> run_answers.EvaluationRun | Status[dict]:
     """A run's progress and, once every judgement has ended, its report."""
     result = await db_call(visible_run_result, for_request=True)(run_id, token_of(request).user)
     if result is None:
@@ -261,7 +254,7 @@ async def read_run(request: HttpRequest, run_id: ObjectId) -> dict | Status[dict
     return result
 
 
-def cancelled(run_id: int, user: User) -> Status[dict]:
+def cancelled(run_id: int, user: User) -> Status[Any]:
     run = visible_run(run_id, user)
     if run is None:
         return Status(404, {"error": f"No evaluation run {run_id}."})
@@ -273,7 +266,7 @@ def cancelled(run_id: int, user: User) -> Status[dict]:
 
 @router.post(
     "/evaluations/{int:run_id}/cancel",
-    response={200: evaluation_schemas.EvaluationRun, (401, 404, 409): schemas.Error},
+    response={200: run_answers.EvaluationRun, (401, 404, 409): schemas.Error},
 )
 async def cancel_run(request: HttpRequest, run_id: ObjectId) -> Status[dict]:
     """Cancel a run: its judgements not yet ended end in error; 409 once it has ended."""

@@ -19,7 +19,7 @@ from judgements.core import rules, text
 from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
-from judgements.evaluations import metrics
+from judgements.evaluations import answers, metrics
 from judgements.infrastructure import events
 from judgements.intake import schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
@@ -185,23 +185,11 @@ def seconds_left(run: EvaluationRun, first_start, votes_stored: int) -> int | No
     return math.ceil(elapsed / votes_stored * due)
 
 
-def as_result(run: EvaluationRun) -> dict:
+def as_result(run: EvaluationRun) -> answers.EvaluationRun:
     """A run as the API and the page's JSON export give it: what ran, its progress and,
     once done, its report."""
     state = progress(run)
-    return {
-        "id": run.pk,
-        "panel": {"id": run.panel_id, "name": run.panel_name},
-        "agents": run.agents,
-        "suite": {"id": run.suite_id, "name": run.suite.name},
-        "repeat": run.repeats,
-        "created_at": run.created_at.isoformat(),
-        "url": run.get_absolute_url(),
-        "cancelled_at": run.cancelled_at.isoformat() if run.cancelled_at else None,
-        "cancelled_by": run.cancelled_by.get_username() if run.cancelled_by else None,
-        "progress": state,
-        "report": report(run) if state["done"] else None,
-    }
+    return answers.EvaluationRun.from_record(run, state, report(run) if state["done"] else None)
 
 
 CSV_COLUMNS = ("case", "repeat", "title", "expected", "verdict", "right", "contested", "url")

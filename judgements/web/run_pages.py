@@ -59,7 +59,9 @@ def evaluation_export(request: HttpRequest, run_id: int, kind: str) -> HttpRespo
     report's figures, to paste into a ticket or a pull request)."""
     run = visible_run(request, run_id)
     if kind == "json":
-        response: HttpResponse = JsonResponse(runs.as_result(run), json_dumps_params={"indent": 2})
+        response: HttpResponse = JsonResponse(
+            runs.as_result(run).model_dump(mode="json"), json_dumps_params={"indent": 2}
+        )
     elif kind == "csv":
         response = HttpResponse(runs.as_csv(run), content_type="text/csv; charset=utf-8")
     else:
