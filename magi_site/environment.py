@@ -345,6 +345,22 @@ class MagiSettings(Env):
         3600.0, "the longest wait between a webhook's attempts", ge=0
     )
 
+    # --- Notifications
+    email_host: str = setting(
+        "",
+        "the SMTP server that sends reviewers their notifications; unset, nobody is emailed",
+        shown="— (off)",
+    )
+    email_port: int = setting(25, "the SMTP server's port", ge=1, le=65535)
+    email_host_user: str = setting("", "the SMTP user name", shown="—")
+    email_host_password: str = setting("", "the SMTP password", shown="—")
+    email_use_tls: bool = setting(False, "STARTTLS to the SMTP server")
+    default_from_email: str = setting("magi@localhost", "the sender of MAGI's emails")
+    magi_site_url: str = setting(
+        "http://localhost:8000",
+        "the address people open MAGI at, for the links in emails (no trailing slash)",
+    )
+
     # --- Operations
     magi_metrics_token: str = setting(
         "",

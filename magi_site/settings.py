@@ -186,5 +186,14 @@ LOGGING = {
 
 # --- MAGI's own settings, as django.conf.settings.MAGI_* (tests override them there) ---
 globals().update(MAGI.django_settings())
+
+# Reviewers' notifications (judgements/outcome/notifications.py); no SMTP server, no email.
+EMAIL_HOST = MAGI.email_host
+EMAIL_PORT = MAGI.email_port
+EMAIL_HOST_USER = MAGI.email_host_user
+EMAIL_HOST_PASSWORD = MAGI.email_host_password
+EMAIL_USE_TLS = MAGI.email_use_tls
+DEFAULT_FROM_EMAIL = MAGI.default_from_email
+EMAIL_TIMEOUT = 10
 DATA_UPLOAD_MAX_MEMORY_SIZE = MAGI.magi_max_body_bytes
 MAGI_ENGINE_CHANNEL = "magi-engine"

@@ -24,7 +24,7 @@ class PanelForm(forms.ModelForm):
 
     class Meta:
         model = Panel
-        fields = ["team", "reviewers", "team_reviews", "four_eyes"]
+        fields = ["team", "reviewers", "team_reviews", "four_eyes", "notify_contested"]
 
     def clean(self) -> dict:
         cleaned = super().clean() or {}
@@ -61,6 +61,7 @@ class PanelAdmin(TeamScoped, admin.ModelAdmin):
         "reviewers",
         "team_reviews",
         "four_eyes",
+        "notify_contested",
         "agents",
         "hold_contested",
         "run_checks",

@@ -20,14 +20,16 @@ from django.utils import timezone
 from judgements.engine import lifecycle
 from judgements.engine.deliberation import AgentFailure, HeldLease, deliberate, load
 from judgements.engine.lifecycle import Lease, LeaseLost
-from judgements.infrastructure.database import DATABASE_DOWN
+from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
 from judgements.models import Judgement
-from judgements.outcome import webhooks
+from judgements.outcome import notifications, webhooks
 
 log = logging.getLogger(__name__)
+
+anotify = db_call(notifications.deliver)
 
 
 def new_worker_id() -> str:
@@ -253,6 +255,16 @@ class EngineRunner:
             except TimeoutError:
                 pass
 
+    async def deliver_notifications_forever(self) -> None:
+        """Tell reviewers what waits for them (judgements/outcome/notifications.py) at
+        each sweep; every worker does, each taking rows the others have not locked."""
+        while True:
+            try:
+                await anotify()
+            except Exception:
+                log.exception("notifications failed; trying again later")
+            await asyncio.sleep(settings.MAGI_SWEEP_INTERVAL)
+
     async def listen_forever(self) -> None:
         """Start judgements as their wake-ups arrive on the engine's channel."""
         layer = get_channel_layer()
@@ -278,3 +290,4 @@ class EngineRunner:
             group.create_task(self.sweep_forever())
             group.create_task(self.listen_forever())
             group.create_task(self.deliver_webhooks_forever())
+            group.create_task(self.deliver_notifications_forever())

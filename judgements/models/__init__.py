@@ -41,6 +41,10 @@ from judgements.models.judgements import (  # noqa: F401
     hold_contested,
     lease_expired,
 )
+from judgements.models.notifications import (  # noqa: F401
+    Notification,
+    NotificationChoice,
+)
 from judgements.models.outcome import (  # noqa: F401
     Confirmation,
     DeliveryStatus,

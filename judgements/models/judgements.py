@@ -152,6 +152,9 @@ class Judgement(models.Model):
     panel = models.ForeignKey(
         "Panel", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
+    # When its reviewers were found and queued a notification (outcome/notifications.py);
+    # None: not yet, or nothing to tell.
+    reviewers_told_at = models.DateTimeField(null=True, blank=True)
     # The team it belongs to: its panel's, else its token's, else its run's (from_case).
     team = models.ForeignKey(
         "Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"

@@ -106,6 +106,10 @@ class Panel(SharedWithExamples):
     four_eyes = models.BooleanField(
         default=False, help_text="Nobody may confirm or override a judgement they started."
     )
+    # Held verdicts always tell the reviewers; contested ones only where the panel asks.
+    notify_contested = models.BooleanField(
+        default=False, help_text="Email its reviewers about contested verdicts too."
+    )
     agents = models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')
     # Hold contested verdicts of judgements started from it for a person; None: the
     # deployment's MAGI_HOLD_CONTESTED decides.

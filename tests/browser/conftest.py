@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from tests.support.browser_pages import DESKTOP
 from tests.support.live_site import LiveMagi, chromium
 from tests.support.llm_server import FakeLLM
+from tests.support.smtp_server import SmtpServer
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 USERS = 60
@@ -26,8 +27,23 @@ def gated_llm():
 
 
 @pytest.fixture(scope="package")
-def live_magi(gated_llm, tmp_path_factory):
-    magi = LiveMagi(tmp_path_factory.mktemp("magi-live"), gated_llm.base_url, users=USERS)
+def smtp():
+    """A real SMTP server the live site sends reviewers' notifications to."""
+    server = SmtpServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="package")
+def live_magi(gated_llm, smtp, tmp_path_factory):
+    magi = LiveMagi(
+        tmp_path_factory.mktemp("magi-live"),
+        gated_llm.base_url,
+        users=USERS,
+        EMAIL_HOST="127.0.0.1",
+        EMAIL_PORT=smtp.port,
+        MAGI_SITE_URL="https://magi.example.com",
+    )
     magi.start()
     yield magi
     magi.stop()

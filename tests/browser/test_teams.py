@@ -1,6 +1,6 @@
 """A team in a real browser against a live daphne: a deploy bot's contested verdict on a
-team's panel reaches the panel's reviewer (not staff), who confirms it from the queue; a
-member of another team finds none of it, on the pages and in the API (404, not 403)."""
+team's panel is held, its reviewer (not staff) is emailed and confirms it from the queue;
+a member of another team finds none of it, on the pages and in the API (404, not 403)."""
 
 import json
 
@@ -14,6 +14,8 @@ from django.contrib.auth.models import User
 from judgements.models import ApiToken, Panel, Team
 from judgements.panels import teams
 bot, reviewer, outsider = (User.objects.get(username=name) for name in %r)
+reviewer.email = reviewer.username + "@example.com"
+reviewer.save()
 payments, support = Team.objects.create(name="Payments"), Team.objects.create(name="Support")
 teams.set_members(payments, [bot, reviewer], None)
 teams.set_members(support, [outsider], None)
@@ -36,7 +38,7 @@ def signed_in(new_context, live_magi, name: str):
 
 
 def test_a_bot_s_contested_verdict_reaches_its_panel_s_reviewer_and_no_other_team(
-    new_context, usernames, llm, live_magi
+    new_context, usernames, llm, live_magi, smtp
 ):
     bot, reviewer, outsider = usernames(), usernames(), usernames()
     keys = json.loads(
@@ -57,6 +59,11 @@ def test_a_bot_s_contested_verdict_reaches_its_panel_s_reviewer_and_no_other_tea
     judgement = submitted.json()
     assert judgement["status"] == "held" and judgement["contested"]
     url = f"/judgements/{judgement['id']}/"
+
+    # Held: its reviewer is emailed, through the suite's SMTP server, with the link.
+    (email,) = smtp.inbox.wait_for(f"{reviewer}@example.com", timeout=60)
+    assert email["Subject"] == "MAGI: waiting for your review: Deploy 4.2 to production"
+    assert f"https://magi.example.com{url}" in email.get_payload(decode=True).decode()
 
     # The reviewer, who is not staff and did not submit it, finds it in the queue.
     reviewer_page.goto("/judgements/")

@@ -54,6 +54,7 @@ UNMIRRORED = {
     "models/outcome.py": "outcome/test_overrides.py, outcome/test_webhooks.py",
     "models/panels.py": "panels/test_saving.py, intake/test_saved_panels.py",
     "web/navigation.py": "browser/test_teams.py: the reviewer has the link, an outsider not",
+    "models/notifications.py": "outcome/test_notifications.py, web/test_notification_pages.py",
     "models/teams.py": "panels/test_teams.py, security/test_team_access.py",
     "monitoring/collector.py": "monitoring/test_endpoint.py, through /metrics",
     "outcome/results.py": "api/test_judgement_endpoints.py, api/test_vote_changes.py",

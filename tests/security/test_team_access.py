@@ -51,6 +51,7 @@ RULES: dict[str, Rule] = {
     "api-root": NOT_TEAM_DATA,
     "api-not-found": NOT_TEAM_DATA,
     "judgement-new": NOT_TEAM_DATA,
+    "notification-settings": NOT_TEAM_DATA,
     "api-judgements": Rule(api=True, lists=True),
     "read_judgement": Rule(api=True, shows="judgement"),
     "api-override": Rule(method="post", api=True, shows="judgement", member=(403,)),

@@ -1,0 +1,47 @@
+"""Telling reviewers that a verdict waits for them: each person's choice (on or off, one
+message per judgement or a digest), and one row per (judgement, reviewer) to tell, kept
+until sent (judgements/outcome/notifications.py sends them)."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class NotificationChoice(models.Model):
+    """A person's own notification settings; without a row: on, one message a judgement."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_choice"
+    )
+    enabled = models.BooleanField(default=True)
+    # 0: a message per judgement as it comes; N: at most one message every N minutes.
+    digest_minutes = models.PositiveIntegerField(default=0)
+    last_digest_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        state = "off" if not self.enabled else f"digest {self.digest_minutes} min"
+        return f"notifications of {self.user}: {state}"
+
+
+class Notification(models.Model):
+    """One reviewer to tell about one judgement; sent once, retried while it fails."""
+
+    judgement = models.ForeignKey(
+        "judgements.Judgement", on_delete=models.CASCADE, related_name="notifications"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["judgement", "user"], name="notification_once_each")
+        ]
+        indexes = [models.Index(fields=["user", "sent_at"], name="notification_user_sent_idx")]
+
+    def __str__(self) -> str:
+        return f"judgement {self.judgement_id} to {self.user}"

@@ -1,0 +1,189 @@
+"""Telling reviewers that a verdict waits for them, by email.
+
+A held verdict, or a contested one on a panel that asks for it (Panel.notify_contested),
+is told to the panel's reviewers (models/panels.reviewed_panels: named members, or the
+whole team; never the author on a four-eyes panel). Nothing on a judgement's path calls
+this: every worker runs `deliver` on its sweep (engine/runner.py), which first queues a
+Notification row per reviewer for each judgement not looked at yet, then sends what is
+due: a message per judgement, or one digest every N minutes for whoever asked for that.
+Rows are claimed under a row lock that skips locked rows, so two workers never send the
+same one; a failed send stays unsent, with its error, and is tried again next sweep.
+"""
+
+import logging
+from collections import defaultdict
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.mail import EmailMessage, get_connection
+from django.core.mail.backends.base import BaseEmailBackend
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from judgements.models import (
+    Judgement,
+    Notification,
+    NotificationChoice,
+    Status,
+)
+from judgements.models.judgements import held, waiting_for_review
+
+log = logging.getLogger(__name__)
+
+BATCH = 50
+SUBJECT_MAX_CHARS = 120
+
+
+def worth_telling() -> Q:
+    """Decided and waiting for a person, and either held or contested on a panel that
+    asks to be told: `Judgement.reviewers_told_at` is set once its reviewers are queued."""
+    return waiting_for_review() & (held() | Q(contested=True, panel__notify_contested=True))
+
+
+def reviewers_of(judgement: Judgement) -> list[User]:
+    """Who reviews it: the members of its panel's team named as reviewers, or every
+    member where the whole team reviews; never its author on a four-eyes panel."""
+    panel = judgement.panel
+    if panel is None or panel.team is None:
+        return []
+    members = User.objects.filter(pk__in=panel.team.memberships.values("user_id"))
+    if not panel.team_reviews:
+        members = members.filter(pk__in=panel.reviewers.values("pk"))
+    if panel.four_eyes and judgement.creator_id is not None:
+        members = members.exclude(pk=judgement.creator_id)
+    return list(members.filter(is_active=True))
+
+
+def queue(limit: int = BATCH) -> int:
+    """A Notification row per reviewer for judgements not looked at yet. Returns how many
+    judgements were looked at."""
+    with transaction.atomic():
+        due = list(
+            Judgement.objects.filter(worth_telling(), reviewers_told_at__isnull=True)
+            .filter(evaluation_run__isnull=True)
+            .select_related("panel__team")
+            .select_for_update(skip_locked=True, of=("self",))[:limit]
+        )
+        for judgement in due:
+            Notification.objects.bulk_create(
+                (Notification(judgement=judgement, user=user) for user in reviewers_of(judgement)),
+                ignore_conflicts=True,
+            )
+        Judgement.objects.filter(pk__in=[j.pk for j in due]).update(
+            reviewers_told_at=timezone.now()
+        )
+    return len(due)
+
+
+def choice_of(user: User) -> NotificationChoice:
+    return NotificationChoice.objects.filter(user=user).first() or NotificationChoice(user=user)
+
+
+def send_due(now: datetime | None = None) -> int:
+    """Send what is due to each person: every unsent notification at once, or (with a
+    digest) all of them together once the last digest is N minutes old. Returns the
+    messages sent."""
+    now = now or timezone.now()
+    sent = 0
+    with transaction.atomic():
+        waiting = list(
+            Notification.objects.filter(sent_at__isnull=True)
+            .select_related("judgement__panel", "user")
+            .select_for_update(skip_locked=True, of=("self",))
+            .order_by("created_at", "pk")[: BATCH * 4]
+        )
+        by_user: dict[int, list[Notification]] = defaultdict(list)
+        for notification in waiting:
+            by_user[notification.user_id].append(notification)
+        connection = get_connection(fail_silently=False)
+        for rows in by_user.values():
+            sent += send_to(rows[0].user, rows, now, connection)
+    return sent
+
+
+def send_to(
+    user: User, rows: list[Notification], now: datetime, connection: BaseEmailBackend
+) -> int:
+    choice = choice_of(user)
+    if not choice.enabled or not user.email or not settings.EMAIL_HOST:
+        # Nothing to send them: the rows are done, not kept to pile up.
+        Notification.objects.filter(pk__in=[row.pk for row in rows]).update(sent_at=now)
+        return 0
+    if choice.digest_minutes:
+        last = choice.last_digest_at
+        if last is not None and now - last < timedelta(minutes=choice.digest_minutes):
+            return 0
+        messages = [(digest_subject(rows), digest_body(rows), rows)]
+    else:
+        messages = [(subject(row.judgement), body(row.judgement), [row]) for row in rows]
+    count = 0
+    for title, text, covered in messages:
+        ids = [row.pk for row in covered]
+        try:
+            EmailMessage(title, text, to=[user.email], connection=connection).send()
+        except Exception as exc:  # an SMTP server away or refusing: tried again next sweep
+            log.warning("notification to %s not sent: %s", user, exc)
+            for row in covered:
+                row.attempts += 1
+                row.error = f"{type(exc).__name__}: {exc}"[:500]
+            Notification.objects.bulk_update(covered, ["attempts", "error"])
+            continue
+        Notification.objects.filter(pk__in=ids).update(sent_at=now, error="")
+        count += 1
+    if choice.digest_minutes and count:
+        choice.last_digest_at = now
+        choice.save()
+    return count
+
+
+def deliver() -> int:
+    """One sweep's work: queue what is new, send what is due."""
+    queue()
+    return send_due()
+
+
+# --- what a message says ------------------------------------------------------------
+
+
+def one_line(text: str, limit: int = SUBJECT_MAX_CHARS) -> str:
+    """Untrusted text for a header: no line breaks (header injection), bounded."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def link(judgement: Judgement) -> str:
+    return f"{settings.MAGI_SITE_URL}/judgements/{judgement.pk}/"
+
+
+def subject(judgement: Judgement) -> str:
+    return f"MAGI: waiting for your review: {one_line(judgement.title)}"
+
+
+def body(judgement: Judgement) -> str:
+    panel = Status(judgement.status).label
+    state = "held for a person" if judgement.is_held else "contested"
+    reasons = judgement.contest_reasons or ["(no reason recorded)"]
+    lines = [
+        f"{judgement.title}",
+        "",
+        f"The panel's verdict: {panel}, {state}.",
+        "Why it waits:",
+        *[f"- {reason}" for reason in reasons],
+        "",
+        f"Review it: {link(judgement)}",
+        "",
+        "You get this because you review this panel; turn these emails off at "
+        f"{settings.MAGI_SITE_URL}/account/notifications/.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def digest_subject(rows: list[Notification]) -> str:
+    return f"MAGI: {len(rows)} verdict{'s' if len(rows) != 1 else ''} waiting for your review"
+
+
+def digest_body(rows: list[Notification]) -> str:
+    parts = [body(row.judgement) for row in rows]
+    return ("\n" + "-" * 40 + "\n\n").join(parts)
