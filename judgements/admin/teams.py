@@ -11,7 +11,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from judgements.admin.base import AuditAdmin
-from judgements.models import AuditEntry, Team, team_ids_of
+from judgements.intake import budgets
+from judgements.models import AuditEntry, Budget, Team, team_ids_of
 from judgements.panels import teams
 
 
@@ -70,3 +71,48 @@ class AuditEntryAdmin(AuditAdmin):
         """Anyone but a superuser reads the changes they made."""
         found = super().get_queryset(request)
         return found if request.user.is_superuser else found.filter(by=request.user.pk)
+
+
+class BudgetForm(forms.ModelForm):
+    class Meta:
+        model = Budget
+        fields = ["team", "user", "panel", "period", "limit_usd", "limit_tokens"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        scopes = [name for name in ("team", "user", "panel") if cleaned.get(name) is not None]
+        if len(scopes) != 1:
+            self.add_error(None, "Name exactly one of a team, a user or a panel.")
+        limits = [name for name in ("limit_usd", "limit_tokens") if cleaned.get(name) is not None]
+        if len(limits) != 1:
+            self.add_error(None, "Give exactly one limit: in USD or in tokens.")
+        return cleaned
+
+
+@admin.register(Budget)
+class BudgetAdmin(admin.ModelAdmin):
+    """Spending limits (judgements/intake/budgets.py); every change is audited."""
+
+    form = BudgetForm
+    list_display = ["__str__", "spent", "resets_at"]
+
+    @admin.display(description="spent this period")
+    def spent(self, obj: Budget) -> str:
+        state = budgets.state_of(obj)
+        usd = "" if state.spent.usd is None else f", {state.spent.usd:.4f} USD"
+        return f"{state.spent.tokens:,} tokens{usd}"
+
+    @admin.display(description="resets at")
+    def resets_at(self, obj: Budget) -> str:
+        return f"{budgets.state_of(obj).resets_at:%Y-%m-%d %H:%M} UTC"
+
+    def save_model(self, request: HttpRequest, obj: Budget, form: BudgetForm, change: bool) -> None:
+        stored = Budget.objects.filter(pk=obj.pk).first() if change else None
+        before = None if stored is None else budgets.audit_state(stored)
+        super().save_model(request, obj, form, change)
+        budgets.record_change(obj, before, request.user)  # type: ignore[arg-type]
+
+    def delete_model(self, request: HttpRequest, obj: Budget) -> None:
+        before = budgets.audit_state(obj)
+        super().delete_model(request, obj)
+        budgets.record_change(None, before, request.user)  # type: ignore[arg-type]

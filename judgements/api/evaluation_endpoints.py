@@ -217,6 +217,7 @@ def start_from_request(
 
 RUN_ANSWERS = {
     201: run_answers.EvaluationRun,
+    402: schemas.OverBudget,
     (400, 422): schemas.Invalid,
     (401, 413, 429): schemas.Error,
 }

@@ -12,7 +12,7 @@ from typing import Annotated, ClassVar
 
 from pydantic import Field, StrictStr
 
-from judgements.intake import schemas
+from judgements.intake import budgets, schemas
 from judgements.models import Decision
 from judgements.outcome import webhooks
 from judgements.outcome.answers import Answer, Judgement, Panel
@@ -25,6 +25,15 @@ class Error(Answer):
     retry_after: Annotated[int, Field(ge=1)] | None = Field(
         default=None, json_schema_extra=schemas.not_documented_default
     )
+
+
+class OverBudget(Answer):
+    """402: a spending limit (docs/teams.md) cannot cover this start until it resets."""
+
+    error: str = Field(description="Which budget, and when it resets, in words.")
+    budget: Annotated[int, Field(ge=1)] = Field(description="The budget's id.")
+    resets_at: str = Field(json_schema_extra={"format": "date-time"})
+    retry_after: Annotated[int, Field(ge=1)] = Field(description="Seconds until it resets.")
 
 
 class Invalid(Answer):
@@ -69,3 +78,40 @@ class ConfirmRequest(schemas.Strict):
 
 class PanelList(Answer):
     panels: list[Panel]
+
+
+class Budget(Answer):
+    """A spending limit and what it has left this period (docs/teams.md)."""
+
+    id: Annotated[int, Field(ge=1)]
+    applies_to: str = Field(description='"the team …", "the user …" or "the panel …".')
+    period: str = Field(description='"day" or "month", in UTC.')
+    limit_usd: float | None
+    limit_tokens: Annotated[int, Field(ge=0)] | None
+    spent_tokens: Annotated[int, Field(ge=0)]
+    spent_usd: Annotated[float, Field(ge=0)] | None = Field(
+        description="null when a model used has no price in MAGI_MODEL_PRICES."
+    )
+    left_tokens: Annotated[int, Field(ge=0)] | None
+    left_usd: Annotated[float, Field(ge=0)] | None
+    resets_at: str = Field(json_schema_extra={"format": "date-time"})
+
+    @classmethod
+    def from_state(cls, state: "budgets.State") -> "Budget":
+        budget = state.budget
+        return cls(
+            id=budget.pk,
+            applies_to=budget.scope_words(),
+            period=budget.period,
+            limit_usd=None if budget.limit_usd is None else float(budget.limit_usd),
+            limit_tokens=budget.limit_tokens,
+            spent_tokens=state.spent.tokens,
+            spent_usd=state.spent.usd,
+            left_tokens=state.left_tokens,
+            left_usd=state.left_usd,
+            resets_at=state.resets_at.isoformat(),
+        )
+
+
+class BudgetList(Answer):
+    budgets: list[Budget]

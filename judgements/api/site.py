@@ -26,7 +26,7 @@ from pydantic import BaseModel
 from judgements.api import document
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.database import db_call
-from judgements.intake import cases, idempotency, limits, schema_errors, schemas
+from judgements.intake import budgets, cases, idempotency, limits, schema_errors, schemas
 from judgements.intake.creation_gate import creation_gate
 from judgements.models import ApiToken
 
@@ -213,6 +213,21 @@ def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse
 @api.exception_handler(InvalidInput)
 def refused(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
     return invalid(request, exc)
+
+
+@api.exception_handler(budgets.BudgetExceeded)
+def over_budget(request: HttpRequest, exc: budgets.BudgetExceeded) -> HttpResponse:
+    """402: the budget is spent until it resets (a limits.Refused, answered apart)."""
+    response = error(
+        request,
+        402,
+        exc.message,
+        budget=exc.budget.pk,
+        resets_at=exc.resets_at.isoformat(),
+        retry_after=exc.retry_after,
+    )
+    response["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 @api.exception_handler(limits.Refused)

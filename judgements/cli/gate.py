@@ -1,7 +1,8 @@
 """`magi gate`: a pipeline's gate. It sends content to a running MAGI for a saved panel
 to judge, waits for the verdict, prints one line (or JSON) and exits 0 only for an
 approval in force. Fail-closed: a rejection, a held verdict, an error, a timeout, bad
-input and an unreachable server each exit with a status of their own, never 0.
+input, an unreachable server and a spent budget each exit with a status of their own,
+never 0.
 
 It retries safely: every attempt carries the same Idempotency-Key (by default a hash of
 the panel, the title and the content), so a retried request, or the whole job run again,
@@ -15,7 +16,7 @@ import os
 import time
 from typing import TextIO
 
-from judgements.client.http import RequestFailed, RetryLater, Server, Unreachable
+from judgements.client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
 
 EXIT_APPROVED = 0
 EXIT_ERROR = 1
@@ -24,6 +25,7 @@ EXIT_REJECTED = 3
 EXIT_HELD = 4
 EXIT_UNREACHABLE = 5
 EXIT_TIMEOUT = 6
+EXIT_OVER_BUDGET = 7
 EXIT_OF_STATUS = {"approved": EXIT_APPROVED, "rejected": EXIT_REJECTED, "held": EXIT_HELD}
 UNFINISHED = {"idle", "judging"}
 # The API's longest ?wait; a longer gate waits in several requests.
@@ -43,6 +45,8 @@ def failure_of(failed: RequestFailed) -> GateFailure:
     as bad input, anything else (a limit, a server error) as an error."""
     if isinstance(failed, Unreachable):
         return GateFailure(EXIT_UNREACHABLE, str(failed))
+    if isinstance(failed, OverBudget):
+        return GateFailure(EXIT_OVER_BUDGET, str(failed))
     if isinstance(failed, RetryLater):
         return GateFailure(EXIT_ERROR, str(failed))
     return GateFailure(EXIT_BAD_INPUT, str(failed))

@@ -29,6 +29,10 @@ class RetryLater(RequestFailed):
         self.after = after
 
 
+class OverBudget(Refused):
+    """402: a spending limit cannot cover the request until it resets."""
+
+
 class Unreachable(RetryLater):
     """No answer at all: the server is away, or the connection dropped or timed out."""
 
@@ -86,4 +90,6 @@ def refusal(refused: urllib.error.HTTPError) -> RequestFailed:
         return RetryLater(f"refused for now: {message}", after)
     if refused.code >= 500:
         return RetryLater(f"server error {refused.code}: {message}")
+    if refused.code == 402:
+        return OverBudget(f"refused (402): {message}")
     return Refused(f"refused ({refused.code}): {message}")

@@ -17,9 +17,9 @@ A ratio is a float in 0..1, or None when nothing was there to count.
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
 
-from judgements.core import rules
+from judgements.core import pricing, rules
+from judgements.core.pricing import Price
 
 APPROVE, REJECT = rules.Vote.APPROVE.value, rules.Vote.REJECT.value
 VERDICTS = (APPROVE, REJECT)
@@ -28,16 +28,6 @@ VERDICT_OF_STATUS = {APPROVED: APPROVE, REJECTED: REJECT}
 INJECTION_TAG = "injection"
 TOKEN_KINDS = ("prompt", "completion", "cached")
 LATER_ROUNDS = tuple(range(2, rules.ROUNDS + 1))
-PER_MILLION = 1_000_000
-
-
-class Price(TypedDict):
-    """A model's price in USD per million tokens (MAGI_MODEL_PRICES: ModelPrice in
-    magi_site/environment.py)."""
-
-    prompt: float
-    completion: float
-    cached: NotRequired[float | None]
 
 
 @dataclass(frozen=True)
@@ -377,28 +367,12 @@ def wall_seconds(finished: Iterable[Record]) -> float | None:
 
 
 def cost(finished: Iterable[Record], prices: Mapping[str, Price]) -> float | None:
-    """USD spent, from prices per million tokens; None without prices, or when a model
-    used has no price (a partial sum would read as the whole).
-
-    Cached tokens are part of the prompt tokens (as providers report them) and cost the
-    model's "cached" price when it has one, else its prompt price.
-    """
-    if not prices:
-        return None
+    """USD spent over the records (core/pricing.py); None without a price for every
+    model used."""
     total = 0.0
     for record in finished:
-        for model, counts in record.tokens.items():
-            price = prices.get(model)
-            if price is None:
-                return None
-            prompt = counts.get("prompt") or 0
-            cached = min(counts.get("cached") or 0, prompt)
-            cached_price = price.get("cached")
-            if cached_price is None:
-                cached_price = price["prompt"]
-            total += (
-                (prompt - cached) * price["prompt"]
-                + cached * cached_price
-                + (counts.get("completion") or 0) * price["completion"]
-            ) / PER_MILLION
-    return total
+        spent = pricing.usd(record.tokens, prices)
+        if spent is None:
+            return None
+        total += spent
+    return total if prices else None

@@ -24,6 +24,9 @@ UNFINISHED_RETRY_SECONDS = 30
 class Refused(MagiError):
     """A judgement not started because a limit was reached; retry_after in seconds."""
 
+    # What a page or the API answers with it: 429, too many requests (a budget: 402).
+    status_code = 429
+
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.message = message

@@ -18,6 +18,9 @@ checks in the same order for every one of them:
 4. panel resolution: a saved panel the case names, by id or name, looked up for the
    creator and its agents checked again, and the callback URL checked
    (intake/json_cases.py).
+5. budgets: the spending limits of the user, the team and the panel must cover the
+   estimate of every judgement started (intake/budgets.py: budgets.BudgetExceeded, a
+   limits.Refused the API answers 402).
 
 Then, in one transaction under a lock on the user's row, 2 and 1 again (a request that
 went first may have stored the key or filled the limit), the judgements with their agents
@@ -36,9 +39,10 @@ from django.db import IntegrityError, transaction
 
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, json_cases, limits, schemas
+from judgements.intake import budgets, idempotency, json_cases, limits, schemas
 from judgements.intake.creation_gate import creation_slot
 from judgements.models import Agent, ApiToken, EvaluationRun, IdempotencyKey, Judgement
+from judgements.models.judgements import team_for
 
 
 @dataclass(frozen=True)
@@ -102,6 +106,9 @@ def submit(
             return replayed(stored, digest, by.key)
     # 3 and 4.
     ready = [resolved(case, by.creator, model) for case in cases]
+    # 5.
+    team = team_for(ready[0].get("panel") if ready else None, by.api_token, by.run)
+    budgets.check(ready, by.creator, None if team is None else team.pk)
     return store_and_wake(ready, by, digest)
 
 

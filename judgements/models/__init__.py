@@ -11,6 +11,10 @@ from judgements.models.agents import (  # noqa: F401
     LLMAttempt,
     RoundDecision,
 )
+from judgements.models.budgets import (  # noqa: F401
+    Budget,
+    BudgetPeriod,
+)
 from judgements.models.certificates import (  # noqa: F401
     Certificate,
     agents_fingerprint,

@@ -4,6 +4,7 @@ many web and worker processes run (no per-process counters to add up, nothing lo
 a process restarts). Counters are totals over the records kept; histograms are built
 with one aggregate query each."""
 
+from collections.abc import Iterator
 from datetime import timedelta
 
 from django.conf import settings
@@ -16,7 +17,10 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from judgements.core import pricing
+from judgements.intake import budgets
 from judgements.models import (
+    Budget,
     DeliveryStatus,
     Judgement,
     LLMAttempt,
@@ -41,6 +45,7 @@ class DatabaseCollector(Collector):
         yield from llm_calls()
         yield takeovers()
         yield webhook_deliveries()
+        yield from spending()
 
 
 def kind_of(evaluation_run_id) -> str:
@@ -160,13 +165,9 @@ def llm_calls():
 
 
 def usd(row: dict, price: dict) -> float:
-    """Per million tokens; cached prompt tokens at the cached price when one is given."""
-    prompt, cached, completion = row["prompt"] or 0, row["cached"] or 0, row["completion"] or 0
-    cached_price = price["prompt"] if price.get("cached") is None else price["cached"]
-    fresh = prompt - cached
-    return (
-        fresh * price["prompt"] + cached * cached_price + completion * price["completion"]
-    ) / 1e6
+    """Per million tokens (core/pricing.py); cached prompt tokens at the cached price."""
+    counts = {key: row[key] for key in ("prompt", "cached", "completion")}
+    return pricing.usd({"model": counts}, {"model": price}) or 0.0  # type: ignore[dict-item]
 
 
 def takeovers() -> CounterMetricFamily:
@@ -186,3 +187,27 @@ def webhook_deliveries() -> GaugeMetricFamily:
     for status in DeliveryStatus.values:
         family.add_metric([status], counts.get(status, 0))
     return family
+
+
+def spending() -> Iterator[GaugeMetricFamily]:
+    """Each budget's spend this period and what is left, by budget id and what it applies
+    to (team, user or panel: ids, never names)."""
+    labels = ["budget", "applies_to"]
+    spent = GaugeMetricFamily(
+        "magi_budget_spent_tokens", "Tokens spent this period, per budget.", labels=labels
+    )
+    left = GaugeMetricFamily(
+        "magi_budget_left",
+        "What a budget has left this period, in its unit.",
+        labels=[*labels, "unit"],
+    )
+    for budget in Budget.objects.all():
+        state = budgets.state_of(budget)
+        kind = "team" if budget.team_id else "user" if budget.user_id else "panel"
+        spent.add_metric([str(budget.pk), kind], state.spent.tokens)
+        if state.left_tokens is not None:
+            left.add_metric([str(budget.pk), kind, "tokens"], state.left_tokens)
+        elif state.left_usd is not None:
+            left.add_metric([str(budget.pk), kind, "usd"], state.left_usd)
+    yield spent
+    yield left

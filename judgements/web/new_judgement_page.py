@@ -147,7 +147,7 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
         try:
             started = submit([Checked(case)], Submission(creator=signed_in_user(request)))
         except limits.Refused as exc:
-            page.refusal, page.status = exc, 429
+            page.refusal, page.status = exc, exc.status_code
             return page.render(request)
         return redirect(started.judgement)
     page.status = 400

@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import cases, saved_panels
+from judgements.intake import budgets, cases, saved_panels
 from judgements.models import Panel
 from judgements.panels import saving
 from judgements.web import certificates
@@ -127,5 +127,6 @@ def render_edit(
         "eligible_runs": certify.eligible_runs(panel),
         "certify_form": certify_form,
         "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],
+        "budgets": [budgets.state_of(b) for b in budgets.budgets_for(None, panel.team_id, panel)],
     }
     return render(request, "judgements/panel_edit.html", context, status=status)

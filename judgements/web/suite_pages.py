@@ -169,7 +169,7 @@ def suite_detail(request: HttpRequest, suite_id: int) -> HttpResponse:
             run, refusal = None, exc
         if run is not None:
             return redirect(run)
-        status = 400 if refusal is None else 429
+        status = 400 if refusal is None else refusal.status_code
     else:
         form = StartRunForm(
             user=request.user, initial={"panel": matching_panel(suite, request.user)}

@@ -11,6 +11,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
 from judgements.infrastructure.forms import error_summary
+from judgements.intake import budgets
 from judgements.models import ApiToken
 from judgements.web.signed_in import signed_in_user
 
@@ -40,6 +41,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "key": key,
         "tokens": ApiToken.objects.filter(user=user),
+        "budgets": [budgets.state_of(b) for b in budgets.visible_to(user).order_by("pk")],
         "error_summary": error_summary(form) if status == 400 else [],
     }
     return render(request, "judgements/tokens.html", context, status=status)

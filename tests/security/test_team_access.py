@@ -13,7 +13,16 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from judgements.intake.start import Submission, submit
-from judgements.models import ApiToken, EvaluationRun, Judgement, Membership, Panel, Suite, Team
+from judgements.models import (
+    ApiToken,
+    Budget,
+    EvaluationRun,
+    Judgement,
+    Membership,
+    Panel,
+    Suite,
+    Team,
+)
 from tests.support.cases import case_for
 
 # Transactional: the API reaches the database from its own threads (db_call).
@@ -58,6 +67,7 @@ RULES: dict[str, Rule] = {
     "api-confirm": Rule(method="post", api=True, shows="judgement", member=(403,)),
     "review_queue": Rule(api=True, lists=True, member=(403,)),
     "list_panels": Rule(api=True, lists=True),
+    "list_budgets": Rule(api=True, lists=True),
     "list_suites": Rule(api=True, lists=True),
     "import_suite": NOT_TEAM_DATA,
     "export_suite": Rule(api=True, shows="suite"),
@@ -134,6 +144,7 @@ def world(fake_llm, settings):
     case = case_for()
     panel = Panel.objects.create(name="A's panel", owner=ana, team=team_a, agents=case["agents"])
     suite = Suite.objects.create(name="A's suite", owner=ana, team=team_a)
+    Budget.objects.create(panel=panel, period="day", limit_tokens=1_000_000)
     token, _ = ApiToken.issue(bot, "deploy bot")
     token.team = team_a
     token.save()

@@ -44,7 +44,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
-from judgements.intake import schemas
+from judgements.intake import budgets, schemas
 from judgements.models import EvaluationRun, Judgement, Suite
 from judgements.outcome import answers
 
@@ -203,6 +203,8 @@ class Command(BaseCommand):
                     for field, messages in exc.errors.items()
                 }
             ) from None
+        except budgets.BudgetExceeded as exc:
+            raise InvalidInput({"budget": [exc.message]}) from None
 
     # --- following ----------------------------------------------------------------------
 

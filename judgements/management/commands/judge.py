@@ -9,6 +9,7 @@ The exit status is the verdict in force, fail-closed: only 0 means go.
     2  invalid input (the field is named on standard error)
     3  rejected
     4  held: the verdict is contested and the case asked to hold it for a person
+    7  refused by a spending limit, before any call (docs/teams.md)
 """
 
 import asyncio
@@ -23,12 +24,14 @@ from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import start
+from judgements.intake import budgets, start
 from judgements.intake.cases import parse_case_json
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.outcome import answers
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
+# As `magi gate`'s: refused by a spending limit.
+EXIT_OVER_BUDGET = 7
 EXIT_OF_VERDICT = {
     Status.APPROVED: EXIT_APPROVED,
     Status.REJECTED: EXIT_REJECTED,
@@ -54,6 +57,9 @@ class Command(BaseCommand):
             for field, messages in exc.errors.items():
                 self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
             sys.exit(EXIT_INVALID)
+        except budgets.BudgetExceeded as exc:
+            self.stderr.write(exc.message)
+            sys.exit(EXIT_OVER_BUDGET)
         self.stderr.write(f"judgement {judgement.pk}: {judgement.title}")
         asyncio.run(self.judge(judgement.pk))
         judgement = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)

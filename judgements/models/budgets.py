@@ -1,0 +1,67 @@
+"""Spending limits: a budget in USD or in tokens, per team, per user or per panel, per
+UTC day or month (judgements/intake/budgets.py counts the spend and refuses)."""
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class BudgetPeriod(models.TextChoices):
+    DAY = "day", "a day (UTC)"
+    MONTH = "month", "a month (UTC)"
+
+
+class Budget(models.Model):
+    """At most `limit_usd` (priced by MAGI_MODEL_PRICES) or `limit_tokens` (prompt and
+    completion) spent in each period by the judgements of one team, one user or one
+    panel, counted from the stored LLM attempts and checks."""
+
+    team = models.ForeignKey(
+        "judgements.Team", null=True, blank=True, on_delete=models.CASCADE, related_name="budgets"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="budgets",
+    )
+    panel = models.ForeignKey(
+        "judgements.Panel", null=True, blank=True, on_delete=models.CASCADE, related_name="budgets"
+    )
+    period = models.CharField(max_length=8, choices=BudgetPeriod.choices)
+    limit_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
+    limit_tokens = models.PositiveBigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=(
+                    models.Q(team__isnull=False, user__isnull=True, panel__isnull=True)
+                    | models.Q(team__isnull=True, user__isnull=False, panel__isnull=True)
+                    | models.Q(team__isnull=True, user__isnull=True, panel__isnull=False)
+                ),
+                name="budget_one_scope",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(limit_usd__isnull=False, limit_tokens__isnull=True)
+                    | models.Q(limit_usd__isnull=True, limit_tokens__isnull=False)
+                ),
+                name="budget_one_limit",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        limit = (
+            f"{self.limit_usd} USD" if self.limit_usd is not None else f"{self.limit_tokens} tokens"
+        )
+        return f"{limit} {self.get_period_display()} for {self.scope_words()}"
+
+    def scope_words(self) -> str:
+        if self.team_id is not None:
+            return f"the team {self.team}"
+        if self.user_id is not None:
+            return f"the user {self.user}"
+        return f"the panel {self.panel}"
