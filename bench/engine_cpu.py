@@ -37,7 +37,6 @@ import asyncio
 import cProfile
 import gc
 import json
-import os
 import pstats
 import signal
 import statistics
@@ -51,6 +50,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT))
+
+from tests.support import bench_site  # noqa: E402
 
 MODELS = ("bench-a", "bench-b", "bench-c")
 CONTENT = "I am going to travel to Japan next week."
@@ -60,36 +62,23 @@ CHECKS_PER_JUDGEMENT = 5  # a probe per agent, a second opinion, a screen
 # server (pure Python) busy for many seconds on a loaded machine, and a call timed out
 # and asked again would be work that is not like for like.
 TIMEOUT = 600.0
-SERVER_MODULE = "tests.support.llm_server"
 
 
 def start_llm_server() -> subprocess.Popen:
     """The test server in a process of its own: its CPU is not this process's."""
-    command = [sys.executable, "-m", SERVER_MODULE, "--models", ",".join(MODELS), "--delay", "0"]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    return bench_site.start_llm_server(MODELS)
 
 
 def setup_django(base_url: str, var_dir: str) -> None:
-    os.environ.update(
-        SECRET_KEY="bench",
-        MAGI_VAR_DIR=var_dir,
-        MAGI_DEFAULT_BASE_URL=base_url,
-        MAGI_DEFAULT_API_KEY="bench",
-        MAGI_MODELS=",".join(MODELS),
+    bench_site.setup_django(
+        base_url,
+        var_dir,
+        MODELS,
         MAGI_LLM_TIMEOUT=str(TIMEOUT),
         # Renewals come with wall time, not with decisions: a loaded machine would
         # charge the engine for its slowness. Leases here outlast any batch.
         MAGI_LEASE_SECONDS=str(TIMEOUT),
-        DJANGO_SETTINGS_MODULE="magi_site.settings",
-        LOG_LEVEL="WARNING",
     )
-    os.environ.pop("REDIS_URL", None)
-    os.environ.pop("DATABASE_URL", None)
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
 
 
 def set_checks(on: bool) -> None:

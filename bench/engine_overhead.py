@@ -9,7 +9,6 @@ embedded default (SQLite in a temporary directory), through the real SDK over HT
 
 import argparse
 import asyncio
-import os
 import statistics
 import subprocess
 import sys
@@ -20,38 +19,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.support import bench_site  # noqa: E402
+
 MODELS = ("bench-a", "bench-b", "bench-c")
 
 
 def start_llm_server(latency: float) -> subprocess.Popen:
     """The test server in a process of its own, so it does not compete for our GIL."""
-    command = [
-        sys.executable,
-        "-m",
-        "tests.support.llm_server",
-        "--models",
-        ",".join(MODELS),
-        "--delay",
-        str(latency),
-    ]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    return bench_site.start_llm_server(MODELS, latency)
 
 
 def setup_django(base_url: str, var_dir: str) -> None:
-    os.environ.update(
-        SECRET_KEY="bench",
-        MAGI_VAR_DIR=var_dir,
-        MAGI_DEFAULT_BASE_URL=base_url,
-        MAGI_DEFAULT_API_KEY="bench",
-        MAGI_MODELS=",".join(MODELS),
-        DJANGO_SETTINGS_MODULE="magi_site.settings",
-        LOG_LEVEL="WARNING",
-    )
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
+    bench_site.setup_django(base_url, var_dir, MODELS)
 
 
 def new_judgements(count: int) -> list[int]:

@@ -24,31 +24,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.support import judgement_path  # noqa: E402
+from tests.support import bench_site, judgement_path  # noqa: E402
 
 MODELS = ("path-a", "path-b", "path-c")
 
 
 def start_llm_server() -> subprocess.Popen:
-    command = [sys.executable, "-m", "tests.support.llm_server", "--models", ",".join(MODELS)]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    return bench_site.start_llm_server(MODELS)
 
 
 def setup_django(base_url: str, var_dir: str) -> None:
-    os.environ.update(
-        SECRET_KEY="bench",
-        MAGI_VAR_DIR=var_dir,
-        MAGI_DEFAULT_BASE_URL=base_url,
-        MAGI_DEFAULT_API_KEY="bench",
-        MAGI_MODELS=",".join(MODELS),
-        DJANGO_SETTINGS_MODULE="magi_site.settings",
-        LOG_LEVEL="WARNING",
-    )
-    import django
-    from django.core.management import call_command
-
-    django.setup()
-    call_command("migrate", verbosity=0)
+    bench_site.setup_django(base_url, var_dir, MODELS)
 
 
 def walk_one() -> judgement_path.Walk:

@@ -1,0 +1,47 @@
+"""What the bench scripts share: the suite's OpenAI-compatible server in a process of its
+own (its CPU is not the bench's), and Django on a fresh SQLite database pointed at it."""
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start_llm_server(models: Sequence[str], latency: float = 0.0) -> subprocess.Popen:
+    """The server, answering `models` after `latency` seconds a call; its base URL is the
+    first line it prints."""
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.llm_server",
+        "--models",
+        ",".join(models),
+        "--delay",
+        str(latency),
+    ]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+
+
+def setup_django(base_url: str, var_dir: str, models: Sequence[str], **settings: str) -> None:
+    """Django configured from the environment as a deployment is, on SQLite in `var_dir`
+    with the in-memory channel layer, migrated; `settings` are more MAGI_* variables."""
+    os.environ.update(
+        SECRET_KEY="bench",
+        MAGI_VAR_DIR=var_dir,
+        MAGI_DEFAULT_BASE_URL=base_url,
+        MAGI_DEFAULT_API_KEY="bench",
+        MAGI_MODELS=",".join(models),
+        DJANGO_SETTINGS_MODULE="magi_site.settings",
+        LOG_LEVEL="WARNING",
+        **settings,
+    )
+    os.environ.pop("REDIS_URL", None)
+    os.environ.pop("DATABASE_URL", None)
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
