@@ -31,7 +31,7 @@ from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.forms import invalid_utf8_fields
 from judgements.intake import saved_panels
-from judgements.models import ID_MAX, EvaluationRun, Panel, Suite, is_id
+from judgements.models import ID_MAX, ApiToken, EvaluationRun, Panel, Suite, is_id
 from judgements.outcome import answers
 
 router = Router(tags=["evaluations"])
@@ -181,11 +181,12 @@ def suite_by_name(name: str, user: User) -> Suite | None:
 
 
 def start_from_request(
-    body: evaluation_schemas.EvaluationRequest, user: User
+    body: evaluation_schemas.EvaluationRequest, token: ApiToken
 ) -> run_answers.EvaluationRun:
     """Resolve the panel and the suite the request names, then start the run
     (runs.start_run checks the agents and the repeat count); InvalidInput names every
     field at fault it can."""
+    user = token.user
     errors: dict[str, list[str]] = {}
     panel, agents, panel_name = None, None, body.panel_name or UNSAVED_PANEL_NAME
     if body.panel is not None:
@@ -211,6 +212,7 @@ def start_from_request(
         suite=suite,
         repeats=body.repeat,
         creator=user,
+        api_token=token,
     )
     return runs.as_result(run)
 
@@ -228,7 +230,7 @@ async def start_run(
     request: HttpRequest, body: evaluation_schemas.EvaluationRequest, response: HttpResponse
 ) -> Status[run_answers.EvaluationRun]:
     """Start an evaluation run: a panel over a suite, each case judged `repeat` times."""
-    result = await db_call(start_from_request, for_request=True)(body, token_of(request).user)
+    result = await db_call(start_from_request, for_request=True)(body, token_of(request))
     response["Location"] = f"/api/evaluations/{result.id}/"
     return Status(201, result)
 

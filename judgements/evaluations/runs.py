@@ -25,6 +25,7 @@ from judgements.intake import schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
+    ApiToken,
     EvaluationRun,
     JudgementCheck,
     LLMAttempt,
@@ -33,6 +34,7 @@ from judgements.models import (
     Status,
     Suite,
 )
+from judgements.models.judgements import team_for
 
 MAX_REPEATS = 20
 
@@ -48,8 +50,10 @@ def start_run(
     suite: Suite,
     repeats: int,
     creator,
+    api_token: ApiToken | None = None,
 ) -> EvaluationRun:
     """Queue one judgement per case and repeat, in one transaction, and wake the engine.
+    The run (and its judgements) belongs to its panel's team, else its token's.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".
@@ -88,7 +92,7 @@ def start_run(
             suite=suite,
             repeats=repeats,
             creator=creator,
-            team=panel.team if panel is not None else None,
+            team=team_for(panel, api_token, None),
         )
         # Repeat by repeat, so the engine (which claims the oldest first) covers every
         # case before any twice.

@@ -395,3 +395,15 @@ async def test_a_cancel_ends_a_runs_judgements_and_stops_its_calls(fake_llm, sui
     assert await runner.run_single_cycle() == []
     # Cancelled twice: nothing more to end.
     assert await sync_to_async(runs.cancel)(run, user) == []
+
+
+def test_a_run_started_with_a_team_s_token_belongs_to_the_team(suite, user, fake_llm):
+    from judgements.models import ApiToken, Team
+
+    team = Team.objects.create(name="Payments")
+    token, _ = ApiToken.issue(user, "ci")
+    token.team = team
+    token.save()
+    run = start(suite, user, api_token=token)
+    assert run.team == team
+    assert set(run.judgements.values_list("team", flat=True)) == {team.pk}
