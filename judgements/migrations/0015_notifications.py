@@ -40,6 +40,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
                 ('sent_at', models.DateTimeField(blank=True, null=True)),
+                ('claimed_until', models.DateTimeField(blank=True, null=True)),
                 ('attempts', models.PositiveSmallIntegerField(default=0)),
                 ('error', models.TextField(blank=True)),
                 ('judgement', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='judgements.judgement')),

@@ -34,6 +34,9 @@ class Notification(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
+    # Claimed by a worker that is sending it, until then: the email goes out with no
+    # database lock held, and no other worker sends it meanwhile.
+    claimed_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
 

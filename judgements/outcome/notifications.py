@@ -6,7 +6,8 @@ whole team; never the author on a four-eyes panel). Nothing on a judgement's pat
 this: every worker runs `deliver` on its sweep (engine/runner.py), which first queues a
 Notification row per reviewer for each judgement not looked at yet, then sends what is
 due: a message per judgement, or one digest every N minutes for whoever asked for that.
-Rows are claimed under a row lock that skips locked rows, so two workers never send the
+Rows are claimed for a while in a short transaction that skips rows another worker
+locked, and the emails go out after it with no lock held, so two workers never send the
 same one; a failed send stays unsent, with its error, and is tried again next sweep.
 """
 
@@ -33,6 +34,8 @@ from judgements.models.judgements import held, waiting_for_review
 log = logging.getLogger(__name__)
 
 BATCH = 50
+# How long a worker may take to send what it claimed before another may take it over.
+CLAIM = timedelta(minutes=5)
 SUBJECT_MAX_CHARS = 120
 
 
@@ -81,25 +84,37 @@ def choice_of(user: User) -> NotificationChoice:
     return NotificationChoice.objects.filter(user=user).first() or NotificationChoice(user=user)
 
 
+def claim(now: datetime, limit: int = BATCH * 4) -> list[Notification]:
+    """Unsent rows nobody is sending, claimed for CLAIM seconds in a short transaction
+    (rows locked by another worker are skipped): the emails go out after it commits."""
+    with transaction.atomic():
+        free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
+        ids = list(
+            Notification.objects.filter(free, sent_at__isnull=True)
+            .select_for_update(skip_locked=True)
+            .order_by("created_at", "pk")
+            .values_list("pk", flat=True)[:limit]
+        )
+        Notification.objects.filter(pk__in=ids).update(claimed_until=now + CLAIM)
+    return list(
+        Notification.objects.filter(pk__in=ids)
+        .select_related("judgement__panel", "user")
+        .order_by("created_at", "pk")
+    )
+
+
 def send_due(now: datetime | None = None) -> int:
     """Send what is due to each person: every unsent notification at once, or (with a
     digest) all of them together once the last digest is N minutes old. Returns the
     messages sent."""
     now = now or timezone.now()
+    by_user: dict[int, list[Notification]] = defaultdict(list)
+    for notification in claim(now):
+        by_user[notification.user_id].append(notification)
+    connection = get_connection(fail_silently=False)
     sent = 0
-    with transaction.atomic():
-        waiting = list(
-            Notification.objects.filter(sent_at__isnull=True)
-            .select_related("judgement__panel", "user")
-            .select_for_update(skip_locked=True, of=("self",))
-            .order_by("created_at", "pk")[: BATCH * 4]
-        )
-        by_user: dict[int, list[Notification]] = defaultdict(list)
-        for notification in waiting:
-            by_user[notification.user_id].append(notification)
-        connection = get_connection(fail_silently=False)
-        for rows in by_user.values():
-            sent += send_to(rows[0].user, rows, now, connection)
+    for rows in by_user.values():
+        sent += send_to(rows[0].user, rows, now, connection)
     return sent
 
 
@@ -114,6 +129,8 @@ def send_to(
     if choice.digest_minutes:
         last = choice.last_digest_at
         if last is not None and now - last < timedelta(minutes=choice.digest_minutes):
+            # Not due yet: free them for the sweep that sends the digest.
+            Notification.objects.filter(pk__in=[row.pk for row in rows]).update(claimed_until=None)
             return 0
         messages = [(digest_subject(rows), digest_body(rows), rows)]
     else:
@@ -128,7 +145,8 @@ def send_to(
             for row in covered:
                 row.attempts += 1
                 row.error = f"{type(exc).__name__}: {exc}"[:500]
-            Notification.objects.bulk_update(covered, ["attempts", "error"])
+                row.claimed_until = None
+            Notification.objects.bulk_update(covered, ["attempts", "error", "claimed_until"])
             continue
         Notification.objects.filter(pk__in=ids).update(sent_at=now, error="")
         count += 1

@@ -154,3 +154,16 @@ def test_a_title_cannot_add_a_header(smtp, settings, panel, people):
     assert message["Bcc"] is None
     assert message["Subject"] == "MAGI: waiting for your review: Refund Bcc: eve@example.com"
     assert not smtp.inbox.to("eve@example.com")
+
+
+def test_what_one_worker_claimed_another_does_not_send(smtp, settings, panel, people):
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    decided(panel, people["bot"], held=True)
+    notifications.queue()
+    now = timezone.now()
+    taken = notifications.claim(now)  # a worker that then stops before sending
+    assert len(taken) == 2
+    assert notifications.send_due(now) == 0
+    # Its claim runs out: another worker sends them.
+    assert notifications.send_due(now + notifications.CLAIM + timedelta(seconds=1)) == 2
+    assert len(smtp.inbox.messages) == 2
