@@ -28,16 +28,13 @@ class PanelForm(forms.ModelForm):
 
     def clean(self) -> dict:
         cleaned = super().clean() or {}
-        team = cleaned.get("team")
         reviewers = list(cleaned.get("reviewers") or [])
-        if (reviewers or cleaned.get("team_reviews")) and team is None:
-            self.add_error("team", "Give the panel a team first: its reviewers are its members.")
-        elif team is not None:
-            outsiders = [
-                u.get_username() for u in reviewers if not team.members.filter(pk=u.pk).exists()
-            ]
-            if outsiders:
-                self.add_error("reviewers", f"Not in the team {team}: {', '.join(outsiders)}.")
+        errors = teams.reviewing_errors(
+            cleaned.get("team"), reviewers, bool(cleaned.get("team_reviews"))
+        )
+        for field, messages in errors.items():
+            for message in messages:
+                self.add_error(field, message)
         return cleaned
 
 

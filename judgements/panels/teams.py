@@ -64,6 +64,23 @@ def remove_members(team: Team, users: list[User], by: User | None) -> None:
     set_members(team, [user for user in team.members.all() if user.pk not in leaving], by)
 
 
+def reviewing_errors(
+    team: Team | None, reviewers: list[User], team_reviews: bool
+) -> dict[str, list[str]]:
+    """Why these reviewers cannot review a panel of `team`, by field: a panel with no team
+    has no reviewers, and a reviewer must be a member of its team. The admin's panel form
+    and set_reviewing ask the same."""
+    if (reviewers or team_reviews) and team is None:
+        return {"team": ["Give the panel a team first: its reviewers are its members."]}
+    if team is None or not reviewers:
+        return {}
+    members = set(Membership.objects.filter(team=team).values_list("user_id", flat=True))
+    outsiders = sorted(user.get_username() for user in reviewers if user.pk not in members)
+    if outsiders:
+        return {"reviewers": [f"Not in the team {team}: {', '.join(outsiders)}."]}
+    return {}
+
+
 def set_reviewing(
     panel: Panel,
     by: User | None,
@@ -77,16 +94,7 @@ def set_reviewing(
     a reviewer is not a member of the panel's team, or the panel has no team to review."""
     with transaction.atomic():
         before = reviewers_state(panel)
-        errors: dict[str, list[str]] = {}
-        if (reviewers or team_reviews) and panel.team_id is None:
-            errors["team"] = ["Give the panel a team first: its reviewers are its members."]
-        elif reviewers:
-            members = set(
-                Membership.objects.filter(team=panel.team).values_list("user_id", flat=True)
-            )
-            outsiders = sorted(user.get_username() for user in reviewers if user.pk not in members)
-            if outsiders:
-                errors["reviewers"] = [f"Not in the team {panel.team}: {', '.join(outsiders)}."]
+        errors = reviewing_errors(panel.team, reviewers or [], bool(team_reviews))
         if errors:
             raise InvalidInput(errors)
         if reviewers is not None:
