@@ -263,11 +263,14 @@ def cost_by_kind(rows: list[dict]) -> dict[str, str]:
     }
 
 
-def kept_figures(rule: certificate.Rule, rows: list[dict]) -> dict[str, str]:
+def kept_figures(rule: certificate.Rule, rows: list[dict], delta: float) -> dict[str, str]:
     kept = [r for r in rows if rule.keeps(sample(r))]
+    right = sum(r["verdict"] == r["expected"] for r in kept)
+    low, high = certificate.interval(right, len(kept), delta)
     return {
         "coverage": share(len(kept), len(rows)),
-        "kept right": share(sum(r["verdict"] == r["expected"] for r in kept), len(kept)),
+        "kept right": share(right, len(kept)),
+        f"{1 - delta:.0%} interval": f"{low:.1%} to {high:.1%}" if kept else "n/a",
         "injection approvals kept": str(sum(sample(r).injection_approved for r in kept)),
     }
 
@@ -305,18 +308,20 @@ def analyse(args) -> None:
     if outcome.certified is None:
         best = outcome.best
         print(
-            f"- not certified; best bound {best.bound:.1%} by {best.rule.describe()}"
+            f"- not certified; the first rule tested ({best.rule.describe()}) reached a bound "
+            f"of {best.bound:.1%} on {best.kept} kept held-out verdicts"
             if best
             else "- nothing"
         )
         return
     chosen = outcome.certified
     print(
-        f"- rule: {chosen.rule.describe()}; coverage {chosen.coverage:.0%}, kept "
-        f"{chosen.right}/{chosen.kept} right, bound {chosen.bound:.1%}"
+        f"- rule: {chosen.rule.describe()}; on the {chosen.samples} held-out verdicts: "
+        f"coverage {chosen.coverage:.0%}, kept {chosen.right}/{chosen.kept} right; promised "
+        f"at least {outcome.guarantee:.0%} (method {outcome.method})"
     )
     for suite in sorted({r["suite"] for r in check}):
-        figures = kept_figures(chosen.rule, [r for r in check if r["suite"] == suite])
+        figures = kept_figures(chosen.rule, [r for r in check if r["suite"] == suite], args.delta)
         print(f"- on {suite}: " + ", ".join(f"{k} {v}" for k, v in figures.items()))
 
 
