@@ -8,6 +8,7 @@
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
     POST /api/judgements/<id>/confirm    {"reason"} -> 201 (a human keeps the panel's)
     GET  /api/reviews/               contested judgements nobody has reviewed yet
+    GET  /api/budgets/               the spending limits the caller may read, spent and left
     GET  /api/panels/                the saved panels a case may name ("panel")
 
 Each view is the service calls and nothing else: the token, the parsing, the validation
