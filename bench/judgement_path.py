@@ -4,12 +4,13 @@
 
 Runs one judgement (three agents, three rounds, the checks a page's judgement asks for)
 on the suite's OpenAI-compatible test server and follows its id (tests/support/
-judgement_path.py says how): it prints the walk, the files it crosses and how often each
-is entered. docs/architecture.md states the limits (at most 8 files, none entered more
-than twice); tests/packaging/test_judgement_path.py holds the engine to them. `--calls`
-prints every stop; `--json` prints the stops as JSON (tests/packaging/
-test_judgement_path.py reads them: a fresh process, so every thread the engine uses is
-followed from its start).
+judgement_path.py says how): it prints the figure docs/architecture.md publishes (every
+entry into a file along the judgement, and the files entered), the stops, and how often
+each file is entered. tests/packaging/test_judgement_path.py holds the page's figure to
+this measure: when the engine changes, copy the "figure:" line into the page. `--calls`
+prints every stop (an entry into its file marked `>`); `--json` prints the stops as JSON
+(tests/packaging/test_judgement_path.py reads them: a fresh process, so every thread the
+engine uses is followed from its start).
 """
 
 import argparse
@@ -53,15 +54,19 @@ def walk_one() -> judgement_path.Walk:
     return asyncio.run(judgement_path.follow(EngineRunner(), judgement_id))
 
 
+def figure(walk: judgement_path.Walk) -> str:
+    """The figure as docs/architecture.md words it."""
+    found = walk.figures()
+    return f"{found['entries']} entries into {found['files']} files"
+
+
 def report(walk: judgement_path.Walk, every_call: bool) -> None:
     if every_call:
-        for path, name in walk.stops:
-            print(f"  {path}: {name}")
-    visits = walk.visits()
-    entered = walk.entries()
-    print(f"stops: {len(walk.stops)}, visits: {len(visits)}, files: {len(entered)}")
-    print("walk: " + " -> ".join(Path(path).stem for path in visits))
-    for path, times in entered.most_common():
+        for path, name, entered in walk.stops:
+            print(f"  {'>' if entered else ' '} {path}: {name}")
+    print(f"figure: {figure(walk)}")
+    print(f"stops: {len(walk.stops)}")
+    for path, times in walk.entries().most_common():
         print(f"  {times}x {path}")
 
 

@@ -8,6 +8,7 @@
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
     POST /api/judgements/<id>/confirm    {"reason"} -> 201 (a human keeps the panel's)
     GET  /api/reviews/               contested judgements nobody has reviewed yet
+    GET  /api/budgets/               the spending limits the caller may read, spent and left
     GET  /api/panels/                the saved panels a case may name ("panel")
 
 Each view is the service calls and nothing else: the token, the parsing, the validation
@@ -55,7 +56,6 @@ IdempotencyKey = Annotated[
     ),
 ]
 REPLAYED_HEADER = "Idempotency-Replayed"
-NOT_A_REVIEWER = "You do not have the permission to review judgements."
 ERRORS = {401: schemas.Error, 404: schemas.Error}
 
 
@@ -167,13 +167,15 @@ async def confirm_judgement(
 async def review(
     request: HttpRequest, judgement_id: int, store: Callable[[User], None]
 ) -> Status[dict]:
-    """Visibility, then permission, then `store(user)` (which validates the reason)."""
+    """Visibility, then permission (403 saying why not: four eyes names who else may),
+    then `store(user)` (which validates the reason)."""
     user = token_of(request).user
     judgement = await db_call(results.find_visible, for_request=True)(judgement_id, user)
     if judgement is None:
         return Status(404, {"error": f"No judgement {judgement_id}."})
-    if not await db_call(overrides.may_override, for_request=True)(user, judgement):
-        return Status(403, {"error": NOT_A_REVIEWER})
+    refused = await db_call(overrides.refusal, for_request=True)(user, judgement)
+    if refused is not None:
+        return Status(403, {"error": refused.message})
     try:
         await db_call(store, for_request=True)(user)
     except overrides.OverrideConflict as exc:
@@ -187,8 +189,9 @@ async def review_queue(request: HttpRequest) -> dict | Status[dict]:
     first: those the caller may review (staff: all; a panel's reviewers: its judgements,
     whoever submitted them)."""
     user = token_of(request).user
-    if not await db_call(overrides.may_override, for_request=True)(user):
-        return Status(403, {"error": NOT_A_REVIEWER})
+    refused = await db_call(overrides.refusal, for_request=True)(user)
+    if refused is not None:
+        return Status(403, {"error": refused.message})
     return {"judgements": await db_call(results.queued_results, for_request=True)(user)}
 
 

@@ -26,6 +26,13 @@ class Trust(models.TextChoices):
     UNMEASURED = "unmeasured", "Trust not measured for this panel"
 
 
+class ReviewRefusal(models.TextChoices):
+    """Why a person may not confirm or override a judgement (Judgement.review_refusal)."""
+
+    FOUR_EYES = "four_eyes", "Four eyes: nobody reviews a judgement they started"
+    NOT_A_REVIEWER = "not_a_reviewer", "Not a reviewer of its panel"
+
+
 class Decision(models.TextChoices):
     APPROVE = rules.Vote.APPROVE.value, "Approve"
     REJECT = rules.Vote.REJECT.value, "Reject"

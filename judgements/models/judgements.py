@@ -15,7 +15,13 @@ from judgements.core import contested as marks
 from judgements.models.agents import AttemptOutcome, LLMAttempt
 from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.checks import CheckKind, JudgementCheck
-from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
+from judgements.models.choices import (
+    DECISION_OF_STATUS,
+    FINISHED_STATUSES,
+    ReviewRefusal,
+    Status,
+    Trust,
+)
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
 from judgements.models.teams import team_ids_of
@@ -493,12 +499,19 @@ class Judgement(models.Model):
 
     def reviewable_by(self, user) -> bool:
         """The row-level twin of JudgementQuerySet.reviewable_by."""
+        return self.review_refusal(user) is None
+
+    def review_refusal(self, user) -> ReviewRefusal | None:
+        """Why `user` may not confirm or override it (None: they may), so that a refusal
+        can say so: four eyes (they started it, on a four-eyes panel), or not a reviewer."""
         panel = self.panel
         if panel is not None and panel.four_eyes and self.creator_id == user.pk:
-            return False
+            return ReviewRefusal.FOUR_EYES
         if user.is_staff or user.has_perm("judgements.override_judgement"):
-            return self.visible_to(user)
-        return panel is not None and panel.reviewed_by(user)
+            allowed = self.visible_to(user)
+        else:
+            allowed = panel is not None and panel.reviewed_by(user)
+        return None if allowed else ReviewRefusal.NOT_A_REVIEWER
 
     def visible_to(self, user) -> bool:
         """The row-level twin of JudgementQuerySet.visible_to."""

@@ -5,6 +5,8 @@ judgement, the database's unique constraint refusing a second) that records who,
 from what to what and why. Nothing edits or deletes it (the admin shows it read-only).
 """
 
+from dataclasses import dataclass
+
 from django import forms as django_forms
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -13,8 +15,10 @@ from judgements.core.errors import InvalidInput, MagiError
 from judgements.infrastructure import events
 from judgements.infrastructure.forms import TextField, field_of, validate_text
 from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
+from judgements.models.choices import ReviewRefusal
 from judgements.models.panels import reviewed_panels
 from judgements.outcome import webhooks
+from judgements.outcome.notifications import reviewers_of
 
 REASON_MAX_CHARS = 5000
 
@@ -51,18 +55,60 @@ class OverrideForm(django_forms.Form):
             decision.initial = decision.choices[0][0]
 
 
-def may_override(user, judgement: Judgement | None = None) -> bool:
-    """Whether `user` may confirm or override `judgement` (Judgement.reviewable_by: staff
-    and holders of the override_judgement permission, or a reviewer of its panel; never
-    the author on a four-eyes panel); with no judgement, whether they review any at all
-    (the review queue)."""
+# Why someone who does not review judgements may not, as every surface says it.
+NOT_A_REVIEWER = "You do not have the permission to review judgements."
+# At most this many of the other reviewers are named in a four-eyes refusal.
+NAMED_REVIEWERS = 5
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a user may not confirm or override: `message` in words for them, and which
+    rule said so (ReviewRefusal; None when they review no judgement at all)."""
+
+    message: str
+    reason: ReviewRefusal | None = None
+
+
+def refusal(user, judgement: Judgement | None = None) -> Refusal | None:
+    """Why `user` may not confirm or override `judgement` (Judgement.review_refusal:
+    staff and holders of the override_judgement permission, or a reviewer of its panel;
+    never the author on a four-eyes panel), or None when they may; with no judgement,
+    whether they review any at all (the review queue). Four eyes says so, and who else
+    may review it."""
     if not (user.is_authenticated and user.is_active):
-        return False
-    if judgement is not None:
-        return judgement.reviewable_by(user)
-    if user.is_staff or user.has_perm("judgements.override_judgement"):
-        return True
-    return reviewed_panels(user).exists()
+        return Refusal(NOT_A_REVIEWER)
+    if judgement is None:
+        if user.is_staff or user.has_perm("judgements.override_judgement"):
+            return None
+        return None if reviewed_panels(user).exists() else Refusal(NOT_A_REVIEWER)
+    reason = judgement.review_refusal(user)
+    if reason is None:
+        return None
+    if reason == ReviewRefusal.FOUR_EYES:
+        return Refusal(four_eyes_message(judgement, user), reason)
+    return Refusal(NOT_A_REVIEWER, reason)
+
+
+def may_override(user, judgement: Judgement | None = None) -> bool:
+    """Whether `user` may confirm or override `judgement`, or review any judgement at all
+    (refusal says why not)."""
+    return refusal(user, judgement) is None
+
+
+def four_eyes_message(judgement: Judgement, user) -> str:
+    """Four eyes, to the author of a judgement: whose it is, and who else may review it
+    (its panel's other reviewers, notifications.reviewers_of, or staff)."""
+    others = sorted(reviewer.get_username() for reviewer in reviewers_of(judgement))
+    named = ", ".join(others[:NAMED_REVIEWERS])
+    if len(others) > NAMED_REVIEWERS:
+        named += f" and {len(others) - NAMED_REVIEWERS} more"
+    staff = "another member of staff" if user.is_staff else "staff"
+    who = f"Another of its reviewers ({named}) or {staff}" if others else f"Only {staff}"
+    return (
+        f'Four eyes: you started judgement {judgement.pk}, and its panel "{judgement.panel}" '
+        f"lets nobody confirm or override a judgement they started. {who} may review it."
+    )
 
 
 def validate(decision, reason) -> tuple[str, str]:

@@ -9,6 +9,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from judgements.models import Judgement
+from judgements.models.choices import ReviewRefusal
 from judgements.outcome import answers, overrides, reviews
 from judgements.web import live_page
 
@@ -47,9 +48,14 @@ def render_detail(
 def review_context(
     request: HttpRequest, judgement: Judgement, refusal="", override_form=None, confirm_form=None
 ) -> dict:
+    """What the review part shows: the forms to a reviewer; to the author on a four-eyes
+    panel, why they have none and who reviews it instead."""
+    refused = overrides.refusal(request.user, judgement)
+    four_eyes = refused and refused.reason == ReviewRefusal.FOUR_EYES
     return {
         "panel": live_page.build(judgement),
-        "may_override": overrides.may_override(request.user, judgement),
+        "may_override": refused is None,
+        "four_eyes": refused.message if refused and four_eyes else "",
         "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
         "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,

@@ -23,14 +23,16 @@ def judgement_review_forms(request: HttpRequest, judgement_id: int) -> HttpRespo
     return render(request, "judgements/_override.html", context)
 
 
-def review(request: HttpRequest, judgement_id: int, form_name: str, build, apply, refused: str):
+def review(request: HttpRequest, judgement_id: int, form_name: str, build, apply):
     """A review form posted from the live page (override or confirm): `build(data,
     judgement)` binds it, `apply(judgement_id, user, form)` stores it and returns why it
     was refused (or None; field errors go onto the form). Back to the page when stored,
-    else the page again with the form as posted: 409 when refused, 400 for bad input."""
+    else the page again with the form as posted: 403 saying why the user may not review
+    it (four eyes names who else may), 409 when refused, 400 for bad input."""
     judgement = visible_judgement(request, judgement_id)
-    if not overrides.may_override(request.user, judgement):
-        raise PermissionDenied(refused)
+    refused = overrides.refusal(request.user, judgement)
+    if refused is not None:
+        return render_detail(request, judgement, 403, refused.message)
     form = build(request.POST, judgement)
     refusal = None
     if form.is_valid():
@@ -58,7 +60,6 @@ def judgement_confirm(request: HttpRequest, judgement_id: int) -> HttpResponse:
         "confirm_form",
         build,
         reviews.apply_form,
-        "You may not review judgements.",
     )
 
 
@@ -86,5 +87,4 @@ def judgement_override(request: HttpRequest, judgement_id: int) -> HttpResponse:
         "override_form",
         build,
         overrides.apply_form,
-        "You may not override judgements.",
     )

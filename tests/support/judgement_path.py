@@ -1,9 +1,16 @@
-"""The path of one judgement through the code, as a reader walks it: every function of
-`judgements/` called with the judgement's id, the judgement, one of its agents, its
-deliberation or its lease among its arguments is a stop. Each function counts once, at its
-first call (a reader reads a function once, however often it runs); stops in a row in one
-file are one visit. docs/architecture.md states the limits; tests/packaging/
-test_judgement_path.py holds the engine to them and bench/judgement_path.py prints the walk.
+"""The path of one judgement through the code, as a reader walks it: every call of a
+function of `judgements/` with the judgement's id, the judgement, one of its agents, its
+deliberation or its lease among its arguments is a stop, every time it is called (a
+round's third decision costs what its first did). Stops in a row in one file are one
+visit; each time the walk leaves a file and comes back to it is a new entry into it.
+
+The engine runs some work side by side (the agents of a round, the checks beside round
+1, each an asyncio task): each such branch is walked on its own, from the file that
+started it, so the figure does not depend on how the branches happen to interleave. A
+call into `db_call`'s threads is part of its caller's branch (asgiref carries the
+thread's context back to its caller). docs/architecture.md publishes the figures;
+tests/packaging/test_judgement_path.py holds them to what this measures and
+bench/judgement_path.py prints them.
 """
 
 import contextvars
@@ -18,15 +25,22 @@ from typing import Any
 PACKAGE = Path(__file__).resolve().parents[2] / "judgements"
 # A judgement id no round number, position or small count can be mistaken for.
 JUDGEMENT_ID = 4242
-MAX_FILES = 8
-MAX_VISITS_PER_FILE = 2
 PREFIX = str(PACKAGE) + os.sep
+# Code that suspends and resumes (a coroutine, a generator) reports a "call" at each
+# resume: only its first is a call.
+RESUMABLE = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 # Keeping the lease is upkeep beside the path: the renewer wakes on a timer, and a round
 # renews first only when the last renewal is older than half a lease. When either falls
 # depends on the clock, not on the code, so the walk leaves them out. While one of these
 # frames runs, the context it runs in is marked (db_call's threads run in a copy of it).
 UPKEEP = {"EngineRunner.keep_lease", "HeldLease.renew"}
 in_upkeep: contextvars.ContextVar[bool] = contextvars.ContextVar("in_upkeep", default=False)
+# The file of the last stop on this branch of the walk (each asyncio task has its own).
+last_file: contextvars.ContextVar[str | None] = contextvars.ContextVar("last_file", default=None)
+
+# One stop: the file (relative to judgements/), the function, and whether the walk
+# entered the file there (the stop before it on its branch was in another file).
+Stop = tuple[str, str, bool]
 
 
 def store_judgement(case: dict) -> int:
@@ -58,13 +72,15 @@ def carries_id(value: Any, depth: int = 0) -> bool:
 
 
 class Walk:
-    """The stops of one judgement's path, in the order of their first call."""
+    """The stops of one judgement's path, in the order they were called."""
 
     def __init__(self) -> None:
-        self.seen: set[Any] = set()
-        self.stops: list[tuple[str, str]] = []
+        self.stops: list[Stop] = []
         self.lock = threading.Lock()
         self.upkeep: dict[FrameType, contextvars.Token[bool]] = {}
+        # The frames of coroutines and generators started so far (held, so that no new
+        # frame can take the id of one that ended).
+        self.started: set[FrameType] = set()
 
     def profile(self, frame: FrameType, event: str, arg: Any) -> None:
         code = frame.f_code
@@ -77,30 +93,33 @@ class Walk:
             elif event == "return" and frame in self.upkeep:
                 in_upkeep.reset(self.upkeep.pop(frame))
             return
-        if event != "call" or in_upkeep.get() or code in self.seen:
+        if event != "call" or in_upkeep.get():
             return
+        if code.co_flags & RESUMABLE:
+            with self.lock:
+                if frame in self.started:
+                    return
+                self.started.add(frame)
         arguments = [frame.f_locals.get(name) for name in code.co_varnames[: code.co_argcount]]
         arguments += list(frame.f_locals.get("args", ()) or ())
         arguments += list((frame.f_locals.get("kwargs", {}) or {}).values())
         if not any(carries_id(value) for value in arguments):
             return
+        relative = os.path.relpath(code.co_filename, PACKAGE)
+        entered = last_file.get() != relative
+        last_file.set(relative)
         with self.lock:
-            if code in self.seen:
-                return
-            self.seen.add(code)
-            relative = os.path.relpath(code.co_filename, PACKAGE)
-            self.stops.append((relative, code.co_qualname))
-
-    def visits(self) -> list[str]:
-        """The files in the order the walk enters them."""
-        entered: list[str] = []
-        for path, _ in self.stops:
-            if not entered or entered[-1] != path:
-                entered.append(path)
-        return entered
+            self.stops.append((relative, code.co_qualname, entered))
 
     def entries(self) -> Counter[str]:
-        return Counter(self.visits())
+        """How often the walk enters each file."""
+        return Counter(path for path, _, entered in self.stops if entered)
+
+    def figures(self) -> dict[str, int]:
+        """What docs/architecture.md publishes: every stop, every entry into a file, the
+        files entered."""
+        entries = self.entries()
+        return {"stops": len(self.stops), "entries": entries.total(), "files": len(entries)}
 
 
 async def follow(runner: Any, judgement_id: int) -> Walk:

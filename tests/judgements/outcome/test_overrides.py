@@ -8,9 +8,13 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import escape
 
-from judgements.models import Judgement, Override, Status
+from judgements.intake.start import Submission, submit
+from judgements.models import ApiToken, Confirmation, Judgement, Override, Panel, Status, Team
+from judgements.panels import teams
 from tests.support.api_client import token_client
+from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -178,6 +182,91 @@ def test_the_page_override_needs_csrf_and_the_permission(finished, staff, user):
     assert logged_in(staff, csrf=True).post(url, body).status_code == 403
     assert logged_in(user).post(url, body).status_code == 403
     assert Override.objects.count() == 0
+
+
+# --- four eyes ------------------------------------------------------------------------
+
+# Written by a user, so the page must escape it.
+PANEL_NAME = 'Refunds <b>"EU"</b>'
+
+
+@pytest.fixture
+def own_on_four_eyes(fake_llm, settings, user, other_user):
+    """ada's own contested judgement, of a panel with four eyes that ada and bob review."""
+    team = Team.objects.create(name="Payments")
+    teams.set_members(team, [user, other_user], None)
+    panel = Panel.objects.create(
+        name=PANEL_NAME, owner=user, team=team, agents=case_for()["agents"]
+    )
+    teams.set_reviewing(panel, None, reviewers=[user, other_user], four_eyes=True)
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    case = {key: value for key, value in case_for().items() if key != "agents"}
+    judgement = submit([{**case, "panel": panel.pk}], Submission(creator=user)).judgement
+    Judgement.objects.filter(pk=judgement.pk).update(
+        status=Status.APPROVED, contested=True, finished_at=timezone.now()
+    )
+    return Judgement.objects.get(pk=judgement.pk)
+
+
+def four_eyes_message(judgement: Judgement) -> str:
+    return (
+        f'Four eyes: you started judgement {judgement.pk}, and its panel "{PANEL_NAME}" lets '
+        "nobody confirm or override a judgement they started. Another of its reviewers "
+        "(bob) or staff may review it."
+    )
+
+
+def test_the_api_tells_a_reviewer_their_own_judgement_is_four_eyes(
+    own_on_four_eyes, user, other_user
+):
+    def post(by, action: str, body: dict):
+        client = Client(headers={"Authorization": f"Bearer {ApiToken.issue(by, 'ci')[1]}"})
+        url = f"/api/judgements/{own_on_four_eyes.pk}/{action}"
+        return client.post(url, json.dumps(body), content_type="application/json")
+
+    for action, body in [
+        ("confirm", {"reason": REASON}),
+        ("override", {"decision": "reject", "reason": REASON}),
+    ]:
+        refused = post(user, action, body)
+        assert refused.status_code == 403
+        assert refused.json()["error"] == four_eyes_message(own_on_four_eyes)
+    assert not Confirmation.objects.exists() and not Override.objects.exists()
+    # The reviewer it names may.
+    assert post(other_user, "confirm", {"reason": REASON}).status_code == 201
+
+
+def test_the_page_tells_a_reviewer_their_own_judgement_is_four_eyes(own_on_four_eyes, user):
+    client = logged_in(user)
+    said = escape(four_eyes_message(own_on_four_eyes))
+    assert "&lt;b&gt;" in said
+    # The live page says why there is no form, and who reviews instead.
+    page = client.get(own_on_four_eyes.get_absolute_url()).content.decode()
+    assert 'name="reason"' not in page
+    assert f'<p class="four-eyes" role="note">{said}</p>' in page
+    # A form posted anyway: the page again, in the site's layout, saying why.
+    for name, body in [
+        ("judgement-confirm", {"reason": REASON}),
+        ("judgement-override", {"decision": "reject", "reason": REASON}),
+    ]:
+        refused = client.post(reverse(name, args=[own_on_four_eyes.pk]), body)
+        page = refused.content.decode()
+        assert refused.status_code == 403
+        assert "<title>" in page and 'id="judgement-override"' in page
+        assert f'<p class="field-error override-refusal" role="alert">{said}</p>' in page
+        assert PANEL_NAME not in page
+    assert not Confirmation.objects.exists() and not Override.objects.exists()
+
+
+def test_a_user_who_does_not_review_is_told_so_in_a_page(finished, user):
+    response = logged_in(user).post(
+        reverse("judgement-confirm", args=[finished.pk]), {"reason": REASON}
+    )
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "<title>" in page
+    assert "You do not have the permission to review judgements." in page
+    assert not Confirmation.objects.exists()
 
 
 # --- the admin ------------------------------------------------------------------------
