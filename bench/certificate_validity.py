@@ -27,7 +27,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from judgements.core import certificate  # noqa: E402 - after the path is set
+from judgements.core import certificate, kept_verdicts  # noqa: E402 - after the path is set
 from tests.support.certificate_simulation import (  # noqa: E402 - after the path is set
     DISTRIBUTIONS,
     SIGNALS,
@@ -40,7 +40,7 @@ TARGET, DELTA = 0.9, 0.1
 
 
 def shipped(share: float) -> Certifier:
-    def run(samples: Sequence[certificate.Sample]) -> tuple[certificate.Rule, float] | None:
+    def run(samples: Sequence[kept_verdicts.Sample]) -> tuple[kept_verdicts.Rule, float] | None:
         outcome = certificate.certify(
             samples,
             target=TARGET,
@@ -74,7 +74,7 @@ def old_module(commit: str) -> ModuleType:
 
 
 def searched(module: ModuleType) -> Certifier:
-    def run(samples: Sequence[certificate.Sample]) -> tuple[certificate.Rule, float] | None:
+    def run(samples: Sequence[kept_verdicts.Sample]) -> tuple[kept_verdicts.Rule, float] | None:
         old = [
             module.Sample(
                 right=s.right,
@@ -87,7 +87,7 @@ def searched(module: ModuleType) -> Certifier:
         outcome = module.certify(old, target=TARGET, delta=DELTA, sources=SOURCES, signals=SIGNALS)
         if outcome.certified is None:
             return None
-        rule = certificate.Rule.from_dict(outcome.certified.rule.as_dict())
+        rule = kept_verdicts.Rule.from_dict(outcome.certified.rule.as_dict())
         return rule, outcome.certified.bound
 
     return run

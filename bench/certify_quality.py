@@ -43,7 +43,7 @@ from django.conf import settings
 from django.core.management import call_command
 from panel_quality import EXAMPLES, FAKE_MODEL, load_panels, use_fake_server
 
-from judgements.core import certificate, rules
+from judgements.core import certificate, kept_verdicts, rules
 from judgements.engine import lifecycle
 from judgements.engine.deliberation import HeldLease, load, run_checks, run_round
 from judgements.engine.runner import EngineRunner
@@ -185,8 +185,8 @@ def decided(rows: list[dict]) -> list[dict]:
     return [row for row in rows if row["verdict"] in ("approve", "reject")]
 
 
-def sample(row: dict) -> certificate.Sample:
-    return certificate.Sample(
+def sample(row: dict) -> kept_verdicts.Sample:
+    return kept_verdicts.Sample(
         right=row["verdict"] == row["expected"],
         confidence=row["confidence"],
         signals=frozenset(row["signals"]),
@@ -263,10 +263,10 @@ def cost_by_kind(rows: list[dict]) -> dict[str, str]:
     }
 
 
-def kept_figures(rule: certificate.Rule, rows: list[dict], delta: float) -> dict[str, str]:
+def kept_figures(rule: kept_verdicts.Rule, rows: list[dict], delta: float) -> dict[str, str]:
     kept = [r for r in rows if rule.keeps(sample(r))]
     right = sum(r["verdict"] == r["expected"] for r in kept)
-    low, high = certificate.interval(right, len(kept), delta)
+    low, high = kept_verdicts.interval(right, len(kept), delta)
     return {
         "coverage": share(len(kept), len(rows)),
         "kept right": share(right, len(kept)),

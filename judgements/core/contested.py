@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from judgements.core import answer_checks, rules
-from judgements.core.certificate import Rule, Sample
+from judgements.core.kept_verdicts import Rule, Sample
 
 
 class Signal(StrEnum):

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db import transaction
 
-from judgements.core import certificate
+from judgements.core import certificate, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, runs
@@ -51,7 +51,7 @@ def eligible_runs(panel: Panel) -> list[EvaluationRun]:
     return found
 
 
-def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[certificate.Sample]:
+def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[kept_verdicts.Sample]:
     """A decided judgement's record as a sample: right or not, its confidences, its
     signals, and whether it approved an injection; keyed by run, case and repeat, and
     grouped by the suite's case (its repeats, in any run, land on one side of the split)."""
@@ -60,7 +60,7 @@ def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[certif
         if record.verdict is None:
             continue
         samples.append(
-            certificate.Sample(
+            kept_verdicts.Sample(
                 right=record.verdict == record.expected,
                 confidence=dict(record.confidence),
                 signals=frozenset(record.signals),
@@ -176,7 +176,7 @@ def checked_on(found: Certificate, run: EvaluationRun) -> dict[str, Any] | None:
     samples = samples_of(run, runs.records_of(run))
     kept = [sample for sample in samples if rule.keeps(sample)]
     right = sum(sample.right for sample in kept)
-    low, high = certificate.interval(right, len(kept), found.delta)
+    low, high = kept_verdicts.interval(right, len(kept), found.delta)
     return {
         "decided": len(samples),
         "kept": len(kept),

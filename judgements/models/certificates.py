@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from judgements.core import certificate as bounds
+from judgements.core import kept_verdicts
 
 
 def agents_fingerprint(agents: Iterable[Mapping]) -> str:
@@ -98,8 +98,8 @@ class Certificate(models.Model):
         return f"{self.panel.name}: {state} ({self.created_at:%Y-%m-%d})"
 
     @property
-    def the_rule(self) -> bounds.Rule | None:
-        return None if self.rule is None else bounds.Rule.from_dict(self.rule)
+    def the_rule(self) -> kept_verdicts.Rule | None:
+        return None if self.rule is None else kept_verdicts.Rule.from_dict(self.rule)
 
     @property
     def test_size(self) -> int:

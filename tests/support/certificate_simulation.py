@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy
 from numpy.random import Generator
 
-from judgements.core.certificate import Rule, Sample
+from judgements.core.kept_verdicts import Rule, Sample
 
 SOURCES = ("answer", "probe")
 SIGNALS = ("tell", "noise-1", "noise-2")

@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
-from judgements.core import certificate as bounds
+from judgements.core import certificate, kept_verdicts
 from judgements.models import Certificate, EvaluationRun
 from judgements.panels import saving
 from tests.support.openapi import body_allowed, check
@@ -54,12 +54,12 @@ async def test_it_certifies_a_panel_and_reads_the_certificate_back(api, document
     assert made["certified"] is True and made["panel"] == measured.pk
     assert made["rule"] == {"source": "answer", "threshold": SURE, "absent": []}
     # The promise is the target; the rule's own bound on what tested it is reported.
-    assert made["bound"] == 0.9 and made["method"] == bounds.METHOD
+    assert made["bound"] == 0.9 and made["method"] == certificate.METHOD
     kept = made["kept"]
     assert kept == sum("case ok-" in key for key in made["split"]["test"])
     assert made["samples"] == 47 and len(made["split"]["test"]) == 31
     assert made["tested"][0]["bound"] == pytest.approx(
-        bounds.clopper_pearson_lower(kept, kept, 0.1)
+        kept_verdicts.clopper_pearson_lower(kept, kept, 0.1)
     )
     assert made["words"].startswith("Accuracy at least 90.0% (confidence 90%) on verdicts drawn")
     read = check(document, PATH, "get", await api.get(url(measured.pk)))

@@ -7,7 +7,6 @@ import itertools
 import pytest
 
 from judgements.core import rules
-from judgements.core.certificate import Rule
 from judgements.core.contested import (
     COUNTED,
     AgentRecord,
@@ -18,6 +17,7 @@ from judgements.core.contested import (
     assess,
     mark,
 )
+from judgements.core.kept_verdicts import Rule
 
 NAMES = ("Melchior", "Balthasar", "Casper")
 CONTENT = "Expense claim: taxi 38 EUR, receipt attached."

@@ -8,7 +8,7 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 
-from judgements.core import certificate as bounds
+from judgements.core import certificate, kept_verdicts
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify
 from judgements.models import Certificate, Judgement, Trust
@@ -65,7 +65,7 @@ def test_it_chooses_on_a_third_tests_on_the_rest_and_promises_the_target(panel, 
     found = json.loads(out)
     assert found["report"]["accuracy"] == pytest.approx(60 / 66)
     certificate = found["certificate"]
-    assert certificate["certified"] is True and certificate["method"] == bounds.METHOD
+    assert certificate["certified"] is True and certificate["method"] == certificate.METHOD
     assert certificate["rule"] == {"source": "answer", "threshold": SURE, "absent": []}
     split = certificate["split"]
     assert len(split["selection"]) == 22 and len(split["test"]) == 44
@@ -81,7 +81,7 @@ def test_it_chooses_on_a_third_tests_on_the_rest_and_promises_the_target(panel, 
         (UNSURE, False),
     ]
     assert certificate["tested"][0]["bound"] == pytest.approx(
-        bounds.clopper_pearson_lower(held_out_sure, held_out_sure, 0.1)
+        kept_verdicts.clopper_pearson_lower(held_out_sure, held_out_sure, 0.1)
     )
     assert certificate["suites"][0]["cases"][:2] == ["ok-0", "ok-1"]
     stored = Certificate.objects.get(panel=panel)

@@ -15,7 +15,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from judgements.core import certificate as bounds
+from judgements.core import certificate, kept_verdicts
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs
 from judgements.models import (
@@ -46,7 +46,7 @@ def certificate_for(panel, *, certified=True, **fields) -> Certificate:
     """A certificate stored as certify() stores one: the rule chosen on 22 of 66 verdicts
     and tested on the other 44, of which answer confidence 0.95 keeps 40, all right
     (their own bound 0.1 ** (1 / 40)); the promise is the target, 90 %."""
-    observed = bounds.clopper_pearson_lower(40, 40, 0.1)
+    observed = kept_verdicts.clopper_pearson_lower(40, 40, 0.1)
     values = {
         "panel": panel,
         "agents": panel.agents,
@@ -56,7 +56,7 @@ def certificate_for(panel, *, certified=True, **fields) -> Certificate:
         "target": 0.9,
         "delta": 0.1,
         "samples": 66,
-        "method": bounds.METHOD,
+        "method": certificate.METHOD,
         "split": {
             "seed": 0,
             "selection_share": 1 / 3,
