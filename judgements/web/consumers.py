@@ -47,7 +47,7 @@ async def close_session_sockets(session_key: str) -> None:
         )
 
 
-def session_is_live_sync(session_key: str, user_id) -> bool:
+def session_is_live_sync(session_key: str | None, user_id: int) -> bool:
     """The login session still exists, unexpired, for the same user, and would still log
     that user in: as Django's own check on every request, the user is active and the
     password has not changed since (the session's hash of it still matches)."""
