@@ -18,12 +18,12 @@ from judgements.agent_tools.in_app import PATH as MCP_PATH  # noqa: E402
 from judgements.agent_tools.in_app import McpEndpoint  # noqa: E402
 from judgements.engine import worker  # noqa: E402
 from judgements.web import routing  # noqa: E402
-from judgements.web.security import SameOriginWebsocket  # noqa: E402
+from judgements.web.security import Receive, SameOriginWebsocket, Scope, Send  # noqa: E402
 
 mcp = McpEndpoint()
 
 
-async def http(scope, receive, send):
+async def http(scope: Scope, receive: Receive, send: Send) -> None:
     """Django, but /mcp (the tools for AI agents) goes to the MCP SDK's app."""
     if scope["path"].rstrip("/") == MCP_PATH:
         return await mcp(scope, receive, send)
@@ -40,7 +40,7 @@ router = ProtocolTypeRouter(
 )
 
 
-async def application(scope, receive, send):
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if settings.MAGI_ENGINE_IN_PROCESS:
         worker.in_process.ensure_running()
     return await router(scope, receive, send)

@@ -5,7 +5,10 @@ judgement, the database's unique constraint refusing a second) that records who,
 from what to what and why. Nothing edits or deletes it (the admin shows it read-only).
 """
 
+from typing import Any
+
 from django import forms as django_forms
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -38,7 +41,7 @@ class OverrideForm(django_forms.Form):
         help_text="Why the panel's verdict is set aside; kept in the audit.",
     )
 
-    def __init__(self, *args, verdict: str | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, verdict: str | None = None, **kwargs: Any) -> None:
         """`verdict`: the verdict in force. Approved or rejected, the form offers only the
         other decision: overriding Approved with Approve would change nothing."""
         super().__init__(*args, **kwargs)
@@ -51,7 +54,7 @@ class OverrideForm(django_forms.Form):
             decision.initial = decision.choices[0][0]
 
 
-def may_override(user, judgement: Judgement | None = None) -> bool:
+def may_override(user: User | AnonymousUser, judgement: Judgement | None = None) -> bool:
     """Whether `user` may confirm or override `judgement` (Judgement.reviewable_by: staff
     and holders of the override_judgement permission, or a reviewer of its panel; never
     the author on a four-eyes panel); with no judgement, whether they review any at all
@@ -65,7 +68,7 @@ def may_override(user, judgement: Judgement | None = None) -> bool:
     return reviewed_panels(user).exists()
 
 
-def validate(decision, reason) -> tuple[str, str]:
+def validate(decision: str, reason: str) -> tuple[str, str]:
     """The decision and reason as given, or InvalidInput naming each bad field."""
     errors: dict[str, list[str]] = {}
     if decision not in Decision.values:
@@ -77,7 +80,7 @@ def validate(decision, reason) -> tuple[str, str]:
     return decision, reason
 
 
-def reason_errors(reason) -> list[str]:
+def reason_errors(reason: object) -> list[str]:
     """What is wrong with a reviewer's reason (an override's or a confirmation's)."""
     if not isinstance(reason, str) or not reason.strip():
         return ["A reason is required."]
@@ -88,7 +91,7 @@ def reason_errors(reason) -> list[str]:
     return []
 
 
-def override(judgement_id: int, user, decision, reason) -> Override:
+def override(judgement_id: int, user: User, decision: str, reason: str) -> Override:
     """Put a human's decision in force over the panel's; raises InvalidInput for bad input
     and OverrideConflict if the judgement is not finished or already overridden.
     The caller checks may_override and visibility."""
@@ -118,7 +121,7 @@ def override(judgement_id: int, user, decision, reason) -> Override:
         raise already_overridden(judgement_id) from None
 
 
-def apply_form(judgement_id: int, user, form: OverrideForm) -> str | None:
+def apply_form(judgement_id: int, user: User, form: OverrideForm) -> str | None:
     """Put a valid form's verdict in force. Returns why it was refused (already
     overridden, not finished), or None; field errors go onto the form."""
     try:

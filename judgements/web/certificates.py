@@ -5,6 +5,7 @@ words; the form that certifies a panel from its page; and its curve drawn as a c
 from dataclasses import dataclass
 
 from django import forms
+from django.contrib.auth.models import User
 
 from judgements.evaluations import certify
 from judgements.evaluations.charts import percent
@@ -129,7 +130,7 @@ class CertifyForm(forms.Form):
             self.add_error(name if name in self.fields else None, messages)
 
 
-def certify_panel(panel: Panel, user, form: CertifyForm) -> Certificate:
+def certify_panel(panel: Panel, user: User, form: CertifyForm) -> Certificate:
     """Measure the panel as the valid form asks; raises InvalidInput as certify() does."""
     return certify.certify(
         panel,
