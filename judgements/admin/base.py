@@ -54,7 +54,7 @@ class TeamScoped:
     examples = False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        found = super().get_queryset(request)  # type: ignore[misc]
+        found = super().get_queryset(request)  # type: ignore[misc]  # a mixin of a ModelAdmin
         user = staff_user(request)
         if user.is_superuser:
             return found

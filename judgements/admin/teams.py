@@ -32,8 +32,8 @@ class TeamForm(forms.ModelForm):
         model = Team
         fields = ["name"]
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         if self.instance.pk is not None:
             self.fields["people"].initial = list(self.instance.members.all())
 
