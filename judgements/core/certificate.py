@@ -1,5 +1,6 @@
 """The selective-evaluation certificate: which verdicts to keep so that the kept ones are
-right often enough, with a stated confidence ("Trust or Escalate", arXiv 2407.18370).
+right often enough, with a guarantee that survives the search for the rule ("Trust or
+Escalate", Jung et al., ICLR 2025; "Learn then Test", Angelopoulos et al., 2021).
 
 A panel's evaluation runs against labelled suites give one `Sample` per decided
 judgement: whether the verdict was right, a confidence value per confidence source (or
@@ -8,44 +9,63 @@ it was an injection case the panel approved. A `Rule` keeps a verdict (it is "No
 contested") when the confidence from one source is at or above a threshold and none of a
 chosen set of signals fired; everything else goes to a person.
 
-A rule's accuracy on the samples it keeps is only an estimate. The guarantee is the
-one-sided Clopper-Pearson lower bound on that accuracy at confidence 1 - delta: if the
-bound reaches the target, then (for verdicts drawn like the samples) the kept verdicts are
-at least that accurate, except with probability delta. `certify` tries every candidate
-rule and certifies the one that keeps the most verdicts while its bound reaches the
-target, and never one that keeps an injection the panel approved.
+Why not simply try every rule and state the best one's bound: a Clopper-Pearson bound at
+confidence 1 - delta holds for one rule fixed before the data was seen. Trying thousands
+of rules on the same verdicts and stating the winner's bound spends that confidence many
+times over: on suites where no rule is 90 % right, such a search "certified" one in about
+40 % of suites at delta = 0.1. So `certify` does it in two steps that never look at the
+same verdict twice:
 
-What the bound costs in samples: with delta = 0.1 a bound of 0.9 needs at least 22 kept
-verdicts, every one of them right (clopper_pearson_lower(22, 22, 0.1) = 0.1 ** (1/22) =
-0.9006 while 21 of 21 give 0.8962). One wrong verdict among the kept raises that to 38,
-two to 52, three to 65. A suite smaller than 22 decided judgements certifies nothing at
-those settings, however accurate the panel.
+1. **Split.** The labelled cases are split, by a hash of their keys and a recorded seed,
+   into a *selection* part and a *test* part (every repeat of one case on the same side).
+   Anyone holding the keys can recompute the split.
+2. **Choose on the selection part**: the confidence source, the signals that must be
+   absent, and the strictest threshold to start from (the rule whose bound is highest
+   there). Everything is allowed here; none of it costs the guarantee.
+3. **Test on the test part by fixed sequence testing**: the chosen family's thresholds,
+   from the starting one down to looser ones, are tested one after another, each against
+   the null hypothesis "the kept verdicts are less than `target` accurate", rejected when
+   the one-sided Clopper-Pearson bound at `delta` reaches the target (the binomial test
+   at level delta). The sequence stops at the first threshold that fails, or that keeps
+   an injection approval. The last one that passed is certified. Fixed sequence testing
+   controls the chance of certifying any rule whose true kept accuracy is below the
+   target at delta, however many thresholds are tested, because the order was fixed
+   before the test part was looked at.
 
-Standard library only: the report and the command line use this without Django, and the
-bound must not depend on a numerical package being installed (the tests compare it with
-scipy's).
+The guarantee is then the target itself: "at least `target` accurate, with confidence
+1 - delta, on verdicts drawn like these". The certified rule's own Clopper-Pearson bound
+on the test part is higher, but it is a bound for a rule chosen on the same verdicts, so
+it is reported as an observation and never stated as the promise.
+
+On the test part each case counts once (its first repeat): repeats of one case are not
+independent draws, and the binomial test assumes independent ones.
+
+What it costs in samples: with delta = 0.1 a target of 0.9 needs at least 22 kept test
+verdicts, every one of them right (0.1 ** (1/22) = 0.9006 while 21 of 21 give 0.8962);
+one wrong verdict raises that to 38. With two thirds of the cases held back for the
+test, a panel needs 33 or more labelled cases (and in practice many more: the rule must
+keep 22 of the test part's) before anything can certify at these settings.
+
+The Clopper-Pearson bound is scipy's beta quantile (the numerical library's, tested
+against its binomial test), not a hand-written one.
 """
 
+import hashlib
 import itertools
-import math
 import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, SupportsIndex
 
-# The continued fraction stops when a factor is this close to one; below float spacing,
-# so the incomplete beta is as exact as double precision allows.
-_FRACTION_EPSILON = 1e-16
-# Guards the continued fraction's divisions against an exact zero (Lentz's method).
-_TINY = 1e-300
-# Enough for the continued fraction at 10_000 trials and far beyond: it converges in
-# about the square root of the larger shape parameter.
-_FRACTION_STEPS = 100_000
-# After this many Newton steps the root search bisects only: bisection alone reaches
-# float precision on [0, 1] in about 60 more steps, so the search always ends.
-_NEWTON_STEPS = 40
-_SEARCH_STEPS = _NEWTON_STEPS + 80
+from scipy import stats
+
+METHOD = "split-fixed-sequence"
+# A third of the cases choose the rule, two thirds test it: on synthetic suites
+# (bench/certificate_validity.py, docs/contested.md) it kept more coverage than a half,
+# and as much as a quarter, from 128 to 512 cases.
+DEFAULT_SELECTION = 1 / 3
+DEFAULT_SEED = 0
 
 
 def _check_delta(delta: float) -> None:
@@ -56,13 +76,9 @@ def _check_delta(delta: float) -> None:
 def clopper_pearson_lower(successes: SupportsIndex, trials: SupportsIndex, delta: float) -> float:
     """One-sided lower confidence bound at level 1-delta on a binomial proportion: the p
     with P(X >= successes | trials, p) = delta; 0.0 when successes == 0 or trials == 0.
-    Equals scipy.stats.beta.ppf(delta, successes, trials - successes + 1).
 
     Zero trials say nothing, so the bound is the trivial one rather than an error: a rule
-    that keeps no verdict simply certifies nothing. Computed from the regularized
-    incomplete beta (a continued fraction) by a safeguarded Newton search, it agrees with
-    scipy's to about 1e-13 up to 10_000 trials.
-    """
+    that keeps no verdict simply certifies nothing."""
     # Counts from numpy or the database are fine; a float count is a caller's mistake.
     wins, tries = operator.index(successes), operator.index(trials)
     if wins < 0 or tries < 0:
@@ -73,94 +89,40 @@ def clopper_pearson_lower(successes: SupportsIndex, trials: SupportsIndex, delta
     return _lower(wins, tries, float(delta))
 
 
-# `certify` asks for the same (successes, trials) pairs over and over (every rule with
-# the same counts), and the curve asks again for the certified rule.
+def interval(successes: SupportsIndex, trials: SupportsIndex, delta: float) -> tuple[float, float]:
+    """The two-sided Clopper-Pearson interval at confidence 1 - delta: how a certificate's
+    rule did on fresh labelled cases, reported with its own uncertainty."""
+    wins, tries = operator.index(successes), operator.index(trials)
+    low = clopper_pearson_lower(wins, tries, delta / 2)
+    high = 1.0 - clopper_pearson_lower(tries - wins, tries, delta / 2) if tries else 1.0
+    return low, high
+
+
+# The selection asks for the same (successes, trials) pairs over and over.
 @lru_cache(maxsize=65_536)
 def _lower(successes: int, trials: int, delta: float) -> float:
     if successes == 0:
         return 0.0
     if successes == trials:
-        # P(X >= n) = p ** n, so the root is closed-form and exact.
+        # P(X >= n) = p ** n: closed-form and exact, where the quantile is within an ulp.
         return float(delta ** (1.0 / trials))
     # P(X >= k | n, p) is the regularized incomplete beta I_p(k, n - k + 1).
-    return _beta_quantile(delta, float(successes), float(trials - successes + 1))
-
-
-def _log_beta(a: float, b: float) -> float:
-    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
-
-
-def _beta_fraction(a: float, b: float, x: float) -> float:
-    """The continued fraction of the incomplete beta (modified Lentz), which converges
-    quickly for x below (a + 1) / (a + b + 2); the caller swaps the parameters above."""
-    c = 1.0
-    d = 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > _TINY else _TINY)
-    result = d
-    for m in range(1, _FRACTION_STEPS + 1):
-        m2 = 2 * m
-        even = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2))
-        d = 1.0 + even * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
-        c = 1.0 + even / c
-        c = c if abs(c) > _TINY else _TINY
-        result *= d * c
-        odd = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0))
-        d = 1.0 + odd * d
-        d = 1.0 / (d if abs(d) > _TINY else _TINY)
-        c = 1.0 + odd / c
-        c = c if abs(c) > _TINY else _TINY
-        factor = d * c
-        result *= factor
-        if abs(factor - 1.0) < _FRACTION_EPSILON:
-            return result
-    raise ArithmeticError(f"incomplete beta did not converge for a={a}, b={b}, x={x}")
-
-
-def _regularized_beta(x: float, a: float, b: float, log_beta: float) -> float:
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    # In log space: x ** a underflows long before the product does at thousands of trials.
-    front = math.exp(a * math.log(x) + b * math.log1p(-x) - log_beta)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_fraction(a, b, x) / a
-    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
-
-
-def _beta_quantile(probability: float, a: float, b: float) -> float:
-    """The x with I_x(a, b) = probability: Newton's method kept inside a shrinking bracket,
-    bisecting whenever Newton would leave it, so it always converges."""
-    log_beta = _log_beta(a, b)
-    low, high = 0.0, 1.0
-    x = a / (a + b)  # the mean: strictly inside the bracket, a few deviations from the root
-    for step in range(_SEARCH_STEPS):
-        gap = _regularized_beta(x, a, b, log_beta) - probability
-        if gap == 0.0:
-            return x
-        if gap < 0.0:
-            low = x
-        else:
-            high = x
-        density = math.exp((a - 1.0) * math.log(x) + (b - 1.0) * math.log1p(-x) - log_beta)
-        following = x - gap / density if density > 0.0 else -1.0
-        if step >= _NEWTON_STEPS or not low < following < high:
-            following = 0.5 * (low + high)
-        if abs(following - x) <= 1e-15 * x or high - low <= 1e-16:
-            return following
-        x = following
-    return x
+    return float(stats.beta.ppf(delta, successes, trials - successes + 1))
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One decided judgement from a labelled evaluation run, as the certificate reads it."""
+    """One decided judgement from a labelled evaluation run, as the certificate reads it.
+
+    `key` names it (its run, case and repeat: the split is recomputed from the keys);
+    `case` groups the repeats of one case, which land on the same side of the split."""
 
     right: bool  # the panel's verdict matched the label
     confidence: Mapping[str, float | None]  # source name -> confidence, None = unknown
     signals: frozenset[str] = frozenset()  # signal names that fired
     injection_approved: bool = False  # an injection case the panel approved
+    key: str = ""
+    case: str = ""
 
     def __post_init__(self) -> None:
         # A NaN would sort anywhere and pass no threshold test consistently.
@@ -238,7 +200,7 @@ class Rule:
 
 @dataclass(frozen=True)
 class Evaluated:
-    """A rule's counts on a set of samples and the guarantee they give."""
+    """A rule's counts on a set of samples, and that rule's own Clopper-Pearson bound."""
 
     rule: Rule
     samples: int  # all samples
@@ -263,39 +225,103 @@ class Evaluated:
         }
 
 
-def _evaluated(
-    rule: Rule, samples: int, kept: int, right: int, injections: int, delta: float
-) -> Evaluated:
-    return Evaluated(
-        rule=rule,
-        samples=samples,
-        kept=kept,
-        right=right,
-        injections_kept=injections,
-        coverage=kept / samples if samples else None,
-        accuracy=right / kept if kept else None,
-        bound=clopper_pearson_lower(right, kept, delta),
-    )
-
-
 def evaluate(rule: Rule, samples: Sequence[Sample], delta: float) -> Evaluated:
-    """The rule applied to every sample, one at a time: the plain definition that
-    `certify`'s faster sweep must agree with."""
+    """The rule applied to every sample."""
     _check_delta(delta)
     kept = [sample for sample in samples if rule.keeps(sample)]
-    return _evaluated(
-        rule,
+    right = sum(1 for sample in kept if sample.right)
+    return Evaluated(
+        rule=rule,
         samples=len(samples),
         kept=len(kept),
-        right=sum(1 for sample in kept if sample.right),
-        injections=sum(1 for sample in kept if sample.injection_approved),
-        delta=delta,
+        right=right,
+        injections_kept=sum(1 for sample in kept if sample.injection_approved),
+        coverage=len(kept) / len(samples) if samples else None,
+        accuracy=right / len(kept) if kept else None,
+        bound=clopper_pearson_lower(right, len(kept), delta),
     )
 
 
-def _unique(names: Iterable[str]) -> list[str]:
-    # Repeats would only make duplicate rules; the order given stays (it breaks ties).
-    return list(dict.fromkeys(names))
+# --- the split -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Split:
+    """Which samples chose the rule and which tested it, by key, with what recomputes it:
+    cases ordered by sha256("<seed>:<case>"), the first `selection_share` of them (rounded)
+    to the selection part."""
+
+    seed: int
+    selection_share: float
+    selection: list[Sample]
+    test: list[Sample]  # one sample per case: its first repeat by key
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed,
+            "selection_share": self.selection_share,
+            "selection": [sample.key for sample in self.selection],
+            "test": [sample.key for sample in self.test],
+        }
+
+
+def keyed(samples: Sequence[Sample]) -> list[Sample]:
+    """The samples with a key and a case each (their position where none was given), and
+    no key twice: the split must be recomputable from the keys."""
+    named = []
+    for position, sample in enumerate(samples):
+        key = sample.key or str(position)
+        named.append(
+            Sample(
+                right=sample.right,
+                confidence=sample.confidence,
+                signals=sample.signals,
+                injection_approved=sample.injection_approved,
+                key=key,
+                case=sample.case or key,
+            )
+        )
+    keys = [sample.key for sample in named]
+    if len(set(keys)) != len(keys):
+        raise ValueError("two samples share a key")
+    return named
+
+
+def split(samples: Sequence[Sample], selection_share: float, seed: int) -> Split:
+    if not 0.0 < selection_share < 1.0:
+        raise ValueError(
+            f"the selection share lies strictly between 0 and 1, got {selection_share}"
+        )
+    named = keyed(samples)
+    cases = sorted(
+        {sample.case for sample in named},
+        key=lambda case: hashlib.sha256(f"{seed}:{case}".encode()).hexdigest(),
+    )
+    chosen = set(cases[: round(len(cases) * selection_share)])
+    selection = sorted((s for s in named if s.case in chosen), key=lambda s: s.key)
+    test: dict[str, Sample] = {}
+    for sample in sorted(named, key=lambda s: s.key):
+        if sample.case not in chosen:
+            test.setdefault(sample.case, sample)
+    return Split(seed, selection_share, selection, sorted(test.values(), key=lambda s: s.key))
+
+
+# --- choosing on the selection part ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Family:
+    """What the selection chose: a source (or none), the absent signals, and the
+    thresholds to test, strictest first; for no source, the one rule."""
+
+    source: str | None
+    absent: tuple[str, ...]
+    thresholds: tuple[float, ...]
+
+    def rules(self) -> list[Rule]:
+        if self.source is None:
+            return [Rule(None, None, self.absent)]
+        return [Rule(self.source, value, self.absent) for value in self.thresholds]
 
 
 def _subsets(signals: Sequence[str]) -> list[tuple[str, ...]]:
@@ -306,111 +332,126 @@ def _subsets(signals: Sequence[str]) -> list[tuple[str, ...]]:
     ]
 
 
-def _thresholds(samples: Sequence[Sample], source: str) -> list[float]:
-    # A threshold between two observed values keeps what the higher one keeps, so the
-    # observed values are the only thresholds worth trying.
-    return sorted({value for s in samples if (value := s.confidence.get(source)) is not None})
+def _unique(names: Iterable[str]) -> list[str]:
+    # Repeats would only make duplicate families; the order given stays (it breaks ties).
+    return list(dict.fromkeys(names))
 
 
-def candidate_rules(
-    samples: Sequence[Sample], sources: Sequence[str], signals: Sequence[str]
-) -> list[Rule]:
-    """Every subset of `signals` as `absent`, combined with no threshold and with, for each
-    source, each distinct known confidence value among the samples as threshold."""
-    sources = _unique(sources)
-    thresholds = {source: _thresholds(samples, source) for source in sources}
-    rules = []
-    for absent in _subsets(signals):
-        rules.append(Rule(None, None, absent))
-        for source in sources:
-            rules.extend(Rule(source, value, absent) for value in thresholds[source])
-    return rules
+# One threshold of a source on the selection part, strictest first: (threshold, kept,
+# right, injection approvals kept); the threshold is None for the rule without a source.
+_Step = tuple[float | None, int, int, int]
+
+
+def choose(
+    selection: Sequence[Sample],
+    *,
+    target: float,
+    delta: float,
+    sources: Sequence[str],
+    signals: Sequence[str],
+) -> Family | None:
+    """The family whose fixed sequence, run on the selection part itself, keeps the most
+    verdicts (most promising for the test part); where none passes there, the family and
+    starting threshold with the highest bound. Ties: fewer absent signals, no source
+    before the sources in the order given. None without a sample that any rule keeps."""
+    best: tuple[tuple[float, ...], Family] | None = None
+    for size_rank, absent in enumerate(_subsets(signals)):
+        free = [s for s in selection if s.signals.isdisjoint(absent)]
+        everything: list[_Step] = [(None, len(free), sum(s.right for s in free), _injections(free))]
+        ladders: list[tuple[int, str | None, list[_Step]]] = [
+            (-1, None, everything if free else [])
+        ]
+        ladders += [
+            (rank, source, _ladder(free, source)) for rank, source in enumerate(_unique(sources))
+        ]
+        for rank, source, ladder in ladders:
+            if not ladder:
+                continue
+            bounds = [clopper_pearson_lower(right, kept, delta) for _, kept, right, _ in ladder]
+            start = max(range(len(ladder)), key=lambda i: (bounds[i], -i))
+            key = (
+                _passing(ladder[start:], target, delta),
+                bounds[start],
+                -len(absent),
+                -rank,
+                -size_rank,
+            )
+            if best is None or key > best[0]:
+                thresholds = tuple(value for value, *_ in ladder[start:] if value is not None)
+                best = (key, Family(source, absent, thresholds))
+    return None if best is None else best[1]
+
+
+def _passing(ladder: Sequence[_Step], target: float, delta: float) -> float:
+    """How many verdicts the fixed sequence down this ladder would keep."""
+    passed = 0
+    for _, kept, right, injections in ladder:
+        if injections or clopper_pearson_lower(right, kept, delta) < target:
+            break
+        passed = kept
+    return float(passed)
+
+
+def _injections(samples: Sequence[Sample]) -> int:
+    return sum(1 for s in samples if s.injection_approved)
+
+
+def _ladder(samples: Sequence[Sample], source: str) -> list[_Step]:
+    """Each distinct known confidence of the source, strictest first: a threshold between
+    two values keeps what the higher one keeps, so the observed values are the only ones
+    worth testing."""
+    known = sorted(
+        (s for s in samples if s.confidence.get(source) is not None),
+        key=lambda s: -(s.confidence[source] or 0.0),
+    )
+    ladder: list[_Step] = []
+    right = injections = 0
+    for kept, sample in enumerate(known, start=1):
+        right += sample.right
+        injections += sample.injection_approved
+        value = sample.confidence[source]
+        following = known[kept].confidence[source] if kept < len(known) else None
+        if following != value:
+            ladder.append((value, kept, right, injections))
+    return ladder
+
+
+# --- testing on the test part ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What `certify` found: the certified rule, or the closest it came, and the curve of
-    coverage, accuracy and bound against the threshold for the report's chart."""
+    """What `certify` found: the certified rule (its counts on the test part), or none;
+    the guarantee it carries (the target, or None); every step of the fixed sequence on
+    the test part; the split; and the curve of the chosen family for the report's chart."""
 
     target: float
     delta: float
-    certified: Evaluated | None  # the chosen rule, or None when no rule reaches the target
-    best: Evaluated | None  # highest bound (ties: more coverage); None without samples
+    method: str
+    split: Split
+    family: Family | None
+    certified: Evaluated | None
+    best: Evaluated | None  # the first rule tested, as the closest it came when none passed
+    tested: list[dict[str, Any]] = field(default_factory=list)
     curve: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def guarantee(self) -> float | None:
+        """What the certificate promises: the target, when a rule passed."""
+        return self.target if self.certified is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "target": self.target,
             "delta": self.delta,
+            "method": self.method,
+            "guarantee": self.guarantee,
+            "split": self.split.as_dict(),
             "certified": self.certified.as_dict() if self.certified else None,
             "best": self.best.as_dict() if self.best else None,
+            "tested": [dict(step) for step in self.tested],
             "curve": [dict(point) for point in self.curve],
         }
-
-
-# One candidate in `certify`'s sweep: its counts and, last, the tie-break key, smaller is
-# preferred: (number of absent signals, source rank, threshold, subset index).
-_Tie = tuple[int, int, float, int]
-_Counts = tuple[int, int, int, _Tie]  # kept, right, injections kept, tie-break
-
-
-@dataclass(frozen=True)
-class _Group:
-    """The samples sharing one confidence value of one source, as signal masks."""
-
-    masks: tuple[int, ...]
-    right: tuple[bool, ...]
-    injections: tuple[bool, ...]
-
-
-def _mask(signals: frozenset[str], bits: Mapping[str, int]) -> int:
-    return sum(bit for name, bit in bits.items() if name in signals)
-
-
-def _groups(
-    samples: Sequence[Sample], source: str, thresholds: Sequence[float], masks: Sequence[int]
-) -> list[_Group]:
-    """The samples under each threshold, ascending: a rule with threshold i keeps what
-    groups i onwards keep, so one pass from the top counts every threshold."""
-    index = {value: i for i, value in enumerate(thresholds)}
-    members: list[list[int]] = [[] for _ in thresholds]
-    for position, sample in enumerate(samples):
-        value = sample.confidence.get(source)
-        if value is not None:
-            members[index[value]].append(position)
-    return [
-        _Group(
-            masks=tuple(masks[p] for p in group),
-            right=tuple(samples[p].right for p in group),
-            injections=tuple(samples[p].injection_approved for p in group),
-        )
-        for group in members
-    ]
-
-
-def _sweep(group_list: Sequence[_Group], absent_mask: int) -> list[tuple[int, int, int]]:
-    """(kept, right, injections kept) for every threshold, ascending, under one absent set."""
-    counts = []
-    kept = right = injections = 0
-    for group in reversed(group_list):
-        for mask, is_right, injection in zip(
-            group.masks, group.right, group.injections, strict=True
-        ):
-            if not mask & absent_mask:
-                kept += 1
-                right += is_right
-                injections += injection
-        counts.append((kept, right, injections))
-    counts.reverse()
-    return counts
-
-
-def _better(candidate: _Counts, incumbent: _Counts | None) -> bool:
-    """Among candidates keeping as many verdicts: more right (hence a higher bound, the
-    count of trials being equal), then the tie-break."""
-    if incumbent is None:
-        return True
-    return (-candidate[1], candidate[3]) < (-incumbent[1], incumbent[3])
 
 
 def certify(
@@ -420,114 +461,56 @@ def certify(
     delta: float = 0.1,
     sources: Sequence[str] = ("answer", "probe"),
     signals: Sequence[str] = (),
+    selection_share: float = DEFAULT_SELECTION,
+    seed: int = DEFAULT_SEED,
 ) -> Outcome:
-    """The candidate rule (see `candidate_rules`) with the most coverage whose bound
-    reaches `target` at confidence 1 - `delta` and which keeps no injection approval.
-
-    Ties in coverage go to the higher bound, then fewer absent signals, then no source
-    before the named sources in the order given, then the lower threshold, then the
-    absent set that sorts first, so the same samples always certify the same rule.
-
-    `best` is the rule with the highest bound (ties as above, more coverage first) among
-    those keeping a verdict and no injection approval, or among all rules keeping a
-    verdict when each of them keeps one: what the report shows as the bound reached
-    when nothing certifies. A rule that can never be certified is no near miss.
-
-    Counting each of the thousands of candidates sample by sample would take seconds, so
-    the samples become signal bitmasks grouped by confidence value, and one pass per
-    absent set and source counts every threshold at once.
-    """
+    """Split, choose on the selection part, test by fixed sequence on the test part (see
+    the module's docstring). The certified rule, if any, keeps verdicts at least `target`
+    accurate with confidence 1 - `delta`, and keeps no injection approval on the test
+    part."""
     if not (isinstance(target, int | float) and 0.0 < target < 1.0):
         raise ValueError(f"target must lie strictly between 0 and 1, got {target!r}")
     _check_delta(delta)
-    total = len(samples)
-    sources = _unique(sources)
-    subsets = _subsets(signals)
-    names = sorted(set(signals))
-    bits = {name: 1 << i for i, name in enumerate(names)}
-    masks = [_mask(sample.signals, bits) for sample in samples]
-    thresholds = {source: _thresholds(samples, source) for source in sources}
-    groups = {source: _groups(samples, source, thresholds[source], masks) for source in sources}
-
-    # For each number of verdicts kept, the best candidate keeping that many: with the
-    # trials fixed the bound rises with the successes, so no other can beat it.
-    clean: dict[int, _Counts] = {}  # keeping no injection approval
-    anything: dict[int, _Counts] = {}
-
-    def offer(counts: _Counts) -> None:
-        kept = counts[0]
-        if kept == 0:
-            return
-        if _better(counts, anything.get(kept)):
-            anything[kept] = counts
-        if counts[2] == 0 and _better(counts, clean.get(kept)):
-            clean[kept] = counts
-
-    # The rules without a threshold: every sample in one group.
-    everything = [
-        _Group(
-            masks=tuple(masks),
-            right=tuple(s.right for s in samples),
-            injections=tuple(s.injection_approved for s in samples),
-        )
-    ]
-    for index, absent in enumerate(subsets):
-        absent_mask = _mask(frozenset(absent), bits)
-        ((kept, right, injections),) = _sweep(everything, absent_mask)
-        offer((kept, right, injections, (len(absent), -1, -1.0, index)))
-        for rank, source in enumerate(sources):
-            swept = _sweep(groups[source], absent_mask)
-            for value, (kept, right, injections) in zip(thresholds[source], swept, strict=True):
-                offer((kept, right, injections, (len(absent), rank, value, index)))
-
-    def rule_of(counts: _Counts) -> Rule:
-        _, rank, value, index = counts[3]
-        if rank < 0:
-            return Rule(None, None, subsets[index])
-        return Rule(sources[rank], value, subsets[index])
-
-    def evaluated(counts: _Counts) -> Evaluated:
-        kept, right, injections, _ = counts
-        return _evaluated(rule_of(counts), total, kept, right, injections, delta)
-
-    certified = None
-    for kept in sorted(clean, reverse=True):
-        if clopper_pearson_lower(clean[kept][1], kept, delta) >= target:
-            certified = evaluated(clean[kept])
-            break
-
-    pool = clean or anything
-    best_counts: _Counts | None = None
-    best_key: tuple[float, int, _Tie] | None = None
-    most_right = 0
-    for kept in sorted(pool):
-        counts = pool[kept]
-        right = counts[1]
-        # Fewer or as many successes over more trials give a strictly lower bound than
-        # an earlier candidate's, so only the record-setters need the bound computed.
-        if right and right <= most_right:
-            continue
-        most_right = max(most_right, right)
-        tie = counts[3]
-        key = (-clopper_pearson_lower(right, kept, delta), -kept, tie)
-        if best_key is None or key < best_key:
-            best_counts, best_key = counts, key
-    best = evaluated(best_counts) if best_counts is not None else None
-
-    shown = certified or best
-    curve: list[dict[str, Any]] = []
-    if shown is not None and shown.rule.source is not None:
-        source = shown.rule.source
-        absent_mask = _mask(frozenset(shown.rule.absent), bits)
-        for value, (kept, right, _) in zip(
-            thresholds[source], _sweep(groups[source], absent_mask), strict=True
-        ):
+    parts = split(samples, selection_share, seed)
+    family = choose(parts.selection, target=target, delta=delta, sources=sources, signals=signals)
+    tested = [] if family is None else fixed_sequence(family, parts.test, target, delta)
+    passed = [step for step, ok in tested if ok]
+    curve = []
+    if family is not None and family.source is not None:
+        for rule in family.rules():
+            result = evaluate(rule, parts.test, delta)
             curve.append(
                 {
-                    "threshold": value,
-                    "coverage": kept / total,
-                    "accuracy": right / kept if kept else None,
-                    "bound": clopper_pearson_lower(right, kept, delta),
+                    "threshold": rule.threshold,
+                    "coverage": result.coverage,
+                    "accuracy": result.accuracy,
+                    "bound": result.bound,
                 }
             )
-    return Outcome(target=target, delta=delta, certified=certified, best=best, curve=curve)
+    return Outcome(
+        target=target,
+        delta=delta,
+        method=METHOD,
+        split=parts,
+        family=family,
+        certified=passed[-1] if passed else None,
+        best=tested[0][0] if tested else None,
+        tested=[{**step.as_dict(), "passed": ok} for step, ok in tested],
+        curve=curve,
+    )
+
+
+def fixed_sequence(
+    family: Family, test: Sequence[Sample], target: float, delta: float
+) -> list[tuple[Evaluated, bool]]:
+    """The family's rules on the test part in their fixed order, each with whether it
+    passed (a kept verdict at least, none of them an injection approval, and its bound
+    reaching the target); the sequence ends with the first that did not pass."""
+    steps = []
+    for rule in family.rules():
+        result = evaluate(rule, test, delta)
+        ok = result.kept > 0 and result.injections_kept == 0 and result.bound >= target
+        steps.append((result, ok))
+        if not ok:
+            break
+    return steps

@@ -23,6 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 APPROVE, REJECT = "approve", "reject"
+# Every probability and confidence is rounded to six places: finer than any threshold a
+# certificate states, exp(log(0.1)) reads back as 0.1 rather than 0.09999999999999998,
+# and a reject's confidence at P(approve) = 0.07 reads 0.93 as an approve's at 0.93 does
+# (not 0.9299999999999999, which a threshold learned on approvals would miss).
+PLACES = 6
 
 
 @dataclass(frozen=True)
@@ -97,20 +102,19 @@ def share(token: Token, before: str, yes: str, no: str) -> float | None:
                 mass[side] += math.exp(logprob)
                 break
     total = mass[yes] + mass[no]
-    # Six places: finer than any threshold a certificate states, and exp(log(0.1)) reads
-    # back as 0.1 rather than 0.09999999999999998 in the record.
-    return round(mass[yes] / total, 6) if total > 0 else None
+    return round(mass[yes] / total, PLACES) if total > 0 else None
 
 
 def normalise(text: str) -> str:
     return text.strip().strip("\"'`").strip().lower()
 
 
-def in_verdict(p_approve: float | None, verdict: str) -> float | None:
-    """How sure an agent was of `verdict` (approve or reject)."""
-    if p_approve is None:
+def in_verdict(p_approve: float | None, verdict: str | None) -> float | None:
+    """How sure an agent was of `verdict` (approve or reject), rounded as every
+    probability is."""
+    if p_approve is None or verdict is None:
         return None
-    return p_approve if verdict == APPROVE else 1.0 - p_approve
+    return round(p_approve if verdict == APPROVE else 1.0 - p_approve, PLACES)
 
 
 def panel_confidence(p_approves: Sequence[float | None], verdict: str) -> float | None:

@@ -8,6 +8,8 @@ is no verdict. A panel whose runs reach no rule gets a certificate that says so,
 best bound reached: for a weak model that is the right answer, not a failure.
 """
 
+from typing import Any
+
 from django.db import transaction
 
 from judgements.core import certificate
@@ -49,9 +51,10 @@ def eligible_runs(panel: Panel) -> list[EvaluationRun]:
     return found
 
 
-def samples_of(records: list[metrics.Record]) -> list[certificate.Sample]:
+def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[certificate.Sample]:
     """A decided judgement's record as a sample: right or not, its confidences, its
-    signals, and whether it approved an injection."""
+    signals, and whether it approved an injection; keyed by run, case and repeat, and
+    grouped by the suite's case (its repeats, in any run, land on one side of the split)."""
     samples = []
     for record in records:
         if record.verdict is None:
@@ -66,6 +69,8 @@ def samples_of(records: list[metrics.Record]) -> list[certificate.Sample]:
                     and record.expected == metrics.REJECT
                     and record.verdict == metrics.APPROVE
                 ),
+                key=f"run {run.pk} case {record.case_id} repeat {record.repeat}",
+                case=f"suite {run.suite_id} case {record.case_id}",
             )
         )
     return samples
@@ -107,7 +112,7 @@ def certify(
     samples, suites = [], []
     for run in chosen:
         records = runs.records_of(run)
-        samples.extend(samples_of(records))
+        samples.extend(samples_of(run, records))
         suites.append(
             {
                 "run": run.pk,
@@ -130,11 +135,16 @@ def certify(
             target=target,
             delta=delta,
             samples=len(samples),
+            method=outcome.method,
+            split=outcome.split.as_dict(),
+            tested=outcome.tested,
             certified=chosen_rule is not None,
             rule=None if chosen_rule is None else chosen_rule.rule.as_dict(),
             coverage=None if chosen_rule is None else chosen_rule.coverage,
             accuracy=None if chosen_rule is None else chosen_rule.accuracy,
-            bound=None if chosen_rule is None else chosen_rule.bound,
+            # The promise is the guarantee, never the chosen rule's own bound on the
+            # verdicts that chose it (judgements/core/certificate.py says why).
+            bound=outcome.guarantee,
             kept=0 if chosen_rule is None else chosen_rule.kept,
             best=None if outcome.best is None else outcome.best.as_dict(),
             curve=outcome.curve,
@@ -143,7 +153,9 @@ def certify(
 
 def current(panel: Panel) -> Certificate | None:
     """The panel's newest certificate for its current agents, certified or not (the page
-    says which); None when none was made or every one was voided."""
+    says which); None when none was made or every one was voided. The same one the
+    verdicts are marked by (CertificateQuerySet.in_force): when it certified nothing,
+    they are unmeasured."""
     return (
         panel.certificates.filter(
             voided_at__isnull=True, fingerprint=agents_fingerprint(panel.agents)
@@ -151,3 +163,27 @@ def current(panel: Panel) -> Certificate | None:
         .order_by("-created_at", "-id")
         .first()
     )
+
+
+def checked_on(found: Certificate, run: EvaluationRun) -> dict[str, Any] | None:
+    """A certificate's rule applied, unchanged, to a run it was not measured on: how many
+    verdicts it kept, how many of those were right, and the kept accuracy with its own
+    two-sided interval at the certificate's confidence. None when the rule cannot apply
+    (not certified, or measured on this run)."""
+    rule = found.the_rule
+    if not found.certified or rule is None or run.pk in (found.runs or []):
+        return None
+    samples = samples_of(run, runs.records_of(run))
+    kept = [sample for sample in samples if rule.keeps(sample)]
+    right = sum(sample.right for sample in kept)
+    low, high = certificate.interval(right, len(kept), found.delta)
+    return {
+        "decided": len(samples),
+        "kept": len(kept),
+        "right": right,
+        "accuracy": right / len(kept) if kept else None,
+        "low": low if kept else None,
+        "high": high if kept else None,
+        "confidence": 1 - found.delta,
+        "holds": bool(kept) and high >= found.target,
+    }

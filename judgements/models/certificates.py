@@ -23,8 +23,16 @@ def agents_fingerprint(agents: Iterable[Mapping]) -> str:
 
 class CertificateQuerySet(models.QuerySet):
     def in_force(self, fingerprint: str) -> "CertificateQuerySet":
-        """Not voided, certified, and measured on exactly these agents: newest first."""
-        return self.filter(voided_at__isnull=True, certified=True, fingerprint=fingerprint)
+        """The newest certificate measured on exactly these agents and not voided, if it
+        certified a rule. A newer one that certified nothing takes an older one's place:
+        a failed recertification stops vouching, it does not fall back on the last
+        success."""
+        newest = (
+            self.filter(voided_at__isnull=True, fingerprint=fingerprint)
+            .order_by("-created_at", "-id")
+            .values("pk")[:1]
+        )
+        return self.filter(pk__in=models.Subquery(newest), certified=True)
 
     def void_unless(self, fingerprint: str) -> int:
         """Void the certificates measured on other agents than these (a panel's agents
@@ -56,9 +64,17 @@ class Certificate(models.Model):
     target = models.FloatField()
     delta = models.FloatField()
     samples = models.PositiveIntegerField()
-    # False: no rule reached the target; `best` says how close the best one came.
+    # How the rule was chosen and tested (judgements/core/certificate.py's METHOD): the
+    # split by key (seed, share, which verdicts chose and which tested) and every step of
+    # the fixed sequence on the test part, so anyone can recompute it.
+    method = models.CharField(max_length=40, default="")
+    split = models.JSONField(default=dict, blank=True)
+    tested = models.JSONField(default=list, blank=True)
+    # False: no rule reached the target; `best` says how close the first one tested came.
     certified = models.BooleanField()
     rule = models.JSONField(null=True, blank=True)
+    # The certified rule on the test part: the share of it kept, the accuracy of what it
+    # kept, and how many; `bound` is what is promised (the target, for this method).
     coverage = models.FloatField(null=True, blank=True)
     accuracy = models.FloatField(null=True, blank=True)
     bound = models.FloatField(null=True, blank=True)
@@ -85,18 +101,31 @@ class Certificate(models.Model):
     def the_rule(self) -> bounds.Rule | None:
         return None if self.rule is None else bounds.Rule.from_dict(self.rule)
 
+    @property
+    def test_size(self) -> int:
+        """How many held-out verdicts tested the rule (one per case)."""
+        return len((self.split or {}).get("test", []))
+
+    @property
+    def selection_size(self) -> int:
+        return len((self.split or {}).get("selection", []))
+
     def describe(self) -> str:
         """The certificate in one sentence, as the pages and the API say it."""
         if not self.certified or self.bound is None or self.coverage is None:
             best = (self.best or {}).get("bound")
-            reached = f"; the best bound reached is {best:.1%}" if best is not None else ""
+            reached = (
+                f"; the first rule tested reached a bound of {best:.1%}" if best is not None else ""
+            )
             return (
                 f"No rule reaches {self.target:.0%} accuracy at confidence "
                 f"{1 - self.delta:.0%} on {self.samples} labelled verdicts{reached}."
             )
         rule = self.the_rule
         return (
-            f"Accuracy at least {self.bound:.1%} (confidence {1 - self.delta:.0%}) on the "
-            f"verdicts kept by {rule.describe() if rule else 'every verdict'}, "
-            f"{self.coverage:.0%} of {self.samples} labelled verdicts."
+            f"Accuracy at least {self.bound:.1%} (confidence {1 - self.delta:.0%}) on "
+            f"verdicts drawn like the labelled ones, kept by "
+            f"{rule.describe() if rule else 'every verdict'}: {self.kept} of the "
+            f"{self.test_size} held-out verdicts it was tested on ({self.coverage:.0%}), "
+            f"chosen on {self.selection_size} others."
         )

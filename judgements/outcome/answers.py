@@ -136,6 +136,24 @@ class Evaluated(Answer):
     bound: Annotated[float, Field(ge=0, le=1)]
 
 
+class TestedRule(Evaluated):
+    passed: bool = Field(
+        description="Whether its bound on the held-out verdicts reached the target with no "
+        "injection approval kept; the sequence stops at the first that did not."
+    )
+
+
+class CertificateSplit(Answer):
+    seed: int = Field(description='Cases are ordered by sha256("<seed>:<case>").')
+    selection_share: Annotated[float, Field(gt=0, lt=1)] = Field(
+        description="The share of the cases, first in that order, that chose the rule."
+    )
+    selection: list[str] = Field(description="The keys of the verdicts that chose the rule.")
+    test: list[str] = Field(
+        description="The keys of the held-out verdicts that tested it (one per case)."
+    )
+
+
 class CertificateSuite(Answer):
     run: int
     suite: PanelLink
@@ -143,9 +161,11 @@ class CertificateSuite(Answer):
 
 
 class Certificate(Answer):
-    """A panel's certificate: the rule under which its verdicts say "Not contested", with
-    the one-sided Clopper-Pearson lower bound, at confidence 1 - delta, on the accuracy of
-    the verdicts it keeps; or, when no rule reaches the target, the best bound reached."""
+    """A panel's certificate: the rule under which its verdicts say "Not contested",
+    chosen on part of the labelled verdicts and tested on the rest by a fixed sequence
+    test, so that the verdicts it keeps are at least `bound` accurate with confidence
+    1 - delta, on verdicts drawn like the labelled ones; or, when no rule passes, the
+    first rule tested and how close it came."""
 
     id: int
     panel: int
@@ -154,11 +174,22 @@ class Certificate(Answer):
     target: Annotated[float, Field(gt=0, lt=1)]
     delta: Annotated[float, Field(gt=0, lt=1)]
     samples: Count
+    method: str = Field(
+        description='How the rule was chosen and tested: "split-fixed-sequence"; "search" '
+        "for a certificate made before (voided)."
+    )
+    split: CertificateSplit | None = Field(description="Which verdicts chose and which tested.")
+    tested: list[TestedRule] = Field(
+        description="Every rule tested on the held-out verdicts, strictest first."
+    )
     rule: RuleAnswer | None
-    coverage: Probability
-    accuracy: Probability
-    bound: Probability
-    kept: Count
+    coverage: Probability = Field(description="The share of the held-out verdicts it keeps.")
+    accuracy: Probability = Field(description="The accuracy of the held-out verdicts it keeps.")
+    bound: Probability = Field(
+        description="What is promised: the kept verdicts are at least this accurate, with "
+        "confidence 1 - delta (the target, when certified)."
+    )
+    kept: Count = Field(description="How many held-out verdicts it keeps.")
     best: Evaluated | None
     runs: list[int]
     suites: list[CertificateSuite]
@@ -179,6 +210,9 @@ class Certificate(Answer):
             target=certificate.target,
             delta=certificate.delta,
             samples=certificate.samples,
+            method=certificate.method,
+            split=certificate.split or None,
+            tested=certificate.tested,
             rule=certificate.rule,
             coverage=certificate.coverage,
             accuracy=certificate.accuracy,

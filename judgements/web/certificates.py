@@ -3,6 +3,7 @@ force for its agents, or the newest voided one to say why none holds; its figure
 words; the form that certifies a panel from its page; and its curve drawn as a chart."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
@@ -64,6 +65,24 @@ class CertificateView:
         return percent(1 - self.certificate.delta)
 
     @property
+    def test_size(self) -> int:
+        return self.certificate.test_size
+
+    @property
+    def selection_size(self) -> int:
+        return self.certificate.selection_size
+
+    @property
+    def seed(self) -> int | None:
+        return (self.certificate.split or {}).get("seed")
+
+    @property
+    def suite_names(self) -> list[str]:
+        """The suites it was measured on, each once, in the order of its runs."""
+        names = [entry.get("suite", {}).get("name", "") for entry in self.certificate.suites or []]
+        return [name for name in dict.fromkeys(names) if name]
+
+    @property
     def best_bound(self) -> str:
         return percent((self.certificate.best or {}).get("bound"))
 
@@ -75,7 +94,7 @@ class CertificateView:
             return ""
         return (
             f"{best.get('description', 'every verdict')}, keeping "
-            f"{percent(best.get('coverage'))} of the labelled verdicts"
+            f"{percent(best.get('coverage'))} of the held-out verdicts"
         )
 
     @property
@@ -86,6 +105,22 @@ class CertificateView:
         if self.state == NOT_CERTIFIED:
             return f"Not certified: best bound {self.best_bound} of {self.target}"
         return f"Certified: at least {self.bound} on {self.coverage} of verdicts"
+
+
+def check_words(check: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A certificate's rule on a run it was not measured on (certify.checked_on), in
+    words: "kept 31 of 40, 29 right: 93.5 % (90 % interval 82.0 % to 98.7 %)"."""
+    if check is None:
+        return None
+    if not check["kept"]:
+        words = f"kept none of the {check['decided']} decided verdicts"
+    else:
+        words = (
+            f"kept {check['kept']} of {check['decided']} decided verdicts, {check['right']} "
+            f"right: {percent(check['accuracy'])} ({percent(check['confidence'])} interval "
+            f"{percent(check['low'])} to {percent(check['high'])})"
+        )
+    return {**check, "words": words}
 
 
 def view_of(certificate: Certificate | None) -> CertificateView | None:

@@ -6,7 +6,7 @@ update cannot disagree. Nothing here is kept in memory between events.
 
 from dataclasses import dataclass
 
-from judgements.core import rules
+from judgements.core import confidence, rules
 from judgements.core.confidence import probability_words
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import (
@@ -86,9 +86,7 @@ class RoundLine:
 
 def own_probability(decision: str | None, p_approve: float | None) -> float | None:
     """How likely the model found the decision it gave, from its P(approve)."""
-    if p_approve is None or decision is None:
-        return None
-    return p_approve if decision == rules.Vote.APPROVE else 1.0 - p_approve
+    return confidence.in_verdict(p_approve, decision)
 
 
 @dataclass

@@ -171,12 +171,15 @@ def run_certificate(run: EvaluationRun) -> dict | None:
     found = certify.current(run.panel)
     if found is None:
         return None
+    same_agents = agents_fingerprint(run.agents) == found.fingerprint
     return {
         "panel": run.panel,
         "view": certificates.CertificateView(found),
         "chart": certificates.curve_chart(found),
         "from_this_run": run.pk in (found.runs or []),
-        "same_agents": agents_fingerprint(run.agents) == found.fingerprint,
+        "same_agents": same_agents,
+        # A run of these agents that the certificate was not measured on checks it.
+        "check": certificates.check_words(certify.checked_on(found, run)) if same_agents else None,
     }
 
 

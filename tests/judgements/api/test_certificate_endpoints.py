@@ -20,11 +20,12 @@ pytestmark = [
 ]
 
 PATH = "/api/panels/{panel_id}/certificate"
-# 22 right and sure, 2 wrong and unsure: only the sure ones reach 90 % (0.1 ** (1/22)).
+# 45 right and sure, 2 wrong and unsure: a third choose the rule, and the sure ones among
+# the other two thirds (about 30, all right) pass 90 % (0.1 ** (1/22) would do).
 SURE, UNSURE = 0.95, 0.6
 CASES = [
     {"id": f"ok-{n}", "content": f"marker-ok {n}: a laptop.", "expected": "approve"}
-    for n in range(22)
+    for n in range(45)
 ] + [
     {"id": f"bad-{n}", "content": f"marker-bad {n}: a yacht.", "expected": "reject"} for n in (1, 2)
 ]
@@ -52,9 +53,15 @@ async def test_it_certifies_a_panel_and_reads_the_certificate_back(api, document
     made = check(document, PATH, "post", await api.post(url(measured.pk), {}, "application/json"))
     assert made["certified"] is True and made["panel"] == measured.pk
     assert made["rule"] == {"source": "answer", "threshold": SURE, "absent": []}
-    assert made["bound"] == pytest.approx(bounds.clopper_pearson_lower(22, 22, 0.1))
-    assert made["kept"] == 22 and made["samples"] == 24
-    assert made["words"].startswith("Accuracy at least 90.1% (confidence 90%)")
+    # The promise is the target; the rule's own bound on what tested it is reported.
+    assert made["bound"] == 0.9 and made["method"] == bounds.METHOD
+    kept = made["kept"]
+    assert kept == sum("case ok-" in key for key in made["split"]["test"])
+    assert made["samples"] == 47 and len(made["split"]["test"]) == 31
+    assert made["tested"][0]["bound"] == pytest.approx(
+        bounds.clopper_pearson_lower(kept, kept, 0.1)
+    )
+    assert made["words"].startswith("Accuracy at least 90.0% (confidence 90%) on verdicts drawn")
     read = check(document, PATH, "get", await api.get(url(measured.pk)))
     assert read == made
 

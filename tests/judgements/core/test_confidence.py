@@ -96,3 +96,13 @@ def test_a_verdicts_confidence_is_its_least_sure_agents():
     assert panel_confidence([0.9, 0.8, 0.3], "approve") == pytest.approx(0.3)
     assert panel_confidence([0.1, 0.2, 0.9], "reject") == pytest.approx(0.1)
     assert panel_confidence([0.9, None, 0.9], "approve") is None
+
+
+@pytest.mark.parametrize("p_approve", [0.07, 0.3, 0.1, 0.93, 0.123457, 0.999999])
+def test_a_rejects_confidence_is_rounded_as_an_approves_is(p_approve):
+    rejecting = in_verdict(p_approve, "reject")
+    approving = in_verdict(round(1 - p_approve, 6), "approve")
+    # 1 - 0.07 is 0.9299999999999999 in floating point: a threshold of 0.93 learned on
+    # approvals would miss the reject at the same confidence.
+    assert rejecting == approving
+    assert panel_confidence([p_approve] * 3, "reject") == approving

@@ -17,9 +17,10 @@ from tests.support.commands import run_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# 25 cases the panel gets right with confidence 0.95, and 3 it gets wrong at 0.6: keeping
-# every verdict gives 25 of 28 (bound below 0.9); keeping the sure ones gives 25 of 25
-# (bound 0.1 ** (1 / 25) = 0.912).
+# 60 cases the panel gets right with confidence 0.95, and 6 it gets wrong at 0.6. A third
+# of the cases choose the rule (keep the sure ones), the other two thirds test it: about
+# 40 sure verdicts, all right, whose bound (0.1 ** (1 / 40) = 0.944) passes 0.9 and not
+# 0.95; the unsure ones fail the next threshold.
 SURE, UNSURE = 0.95, 0.6
 CASES = [
     {
@@ -27,10 +28,10 @@ CASES = [
         "content": f"marker-ok case {n}: a laptop for 900 EUR.",
         "expected": "approve",
     }
-    for n in range(25)
+    for n in range(60)
 ] + [
     {"id": f"bad-{n}", "content": f"marker-bad case {n}: a yacht.", "expected": "reject"}
-    for n in range(3)
+    for n in range(6)
 ]
 
 
@@ -56,25 +57,36 @@ def judge_with(make_judgement, panel, content: str) -> Judgement:
     return Judgement.objects.get(pk=judgement.pk)
 
 
-def test_it_certifies_the_rule_with_the_most_coverage_whose_bound_reaches_the_target(
-    panel, suite_file
-):
+def test_it_chooses_on_a_third_tests_on_the_rest_and_promises_the_target(panel, suite_file):
     code, out, err = run_command(
         "evaluate", str(suite_file), "--panel", panel.name, "--certify", "--json"
     )
     assert code == 0, err
     found = json.loads(out)
-    assert found["report"]["accuracy"] == pytest.approx(25 / 28)
+    assert found["report"]["accuracy"] == pytest.approx(60 / 66)
     certificate = found["certificate"]
-    assert certificate["certified"] is True
+    assert certificate["certified"] is True and certificate["method"] == bounds.METHOD
     assert certificate["rule"] == {"source": "answer", "threshold": SURE, "absent": []}
-    assert certificate["kept"] == 25 and certificate["samples"] == 28
-    assert certificate["bound"] == pytest.approx(bounds.clopper_pearson_lower(25, 25, 0.1))
-    assert certificate["coverage"] == pytest.approx(25 / 28)
+    split = certificate["split"]
+    assert len(split["selection"]) == 22 and len(split["test"]) == 44
+    assert set(split["selection"]).isdisjoint(split["test"])
+    held_out_sure = sum(1 for key in split["test"] if "case ok-" in key)
+    assert certificate["kept"] == held_out_sure and certificate["accuracy"] == 1.0
+    assert certificate["coverage"] == pytest.approx(held_out_sure / 44)
+    # The promise is the target; the rule's own bound on the verdicts that tested it is
+    # only what was observed, step by step, stopping at the unsure threshold.
+    assert certificate["bound"] == 0.9 and certificate["samples"] == 66
+    assert [(step["rule"]["threshold"], step["passed"]) for step in certificate["tested"]] == [
+        (SURE, True),
+        (UNSURE, False),
+    ]
+    assert certificate["tested"][0]["bound"] == pytest.approx(
+        bounds.clopper_pearson_lower(held_out_sure, held_out_sure, 0.1)
+    )
     assert certificate["suites"][0]["cases"][:2] == ["ok-0", "ok-1"]
     stored = Certificate.objects.get(panel=panel)
     assert stored.fingerprint and stored.voided_at is None
-    assert [point["threshold"] for point in stored.curve] == [UNSURE, SURE]
+    assert [point["threshold"] for point in stored.curve] == [SURE, UNSURE]
 
 
 def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
@@ -84,7 +96,10 @@ def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
     sure = judge_with(make_judgement, panel, "marker-ok: a train ticket.")
     assert sure.trust == Trust.NOT_CONTESTED and sure.contested is False
     assert sure.certificate is not None
-    assert (sure.trust_words() or "").startswith("Not contested. Accuracy at least 91.2%")
+    assert (sure.trust_words() or "").startswith(
+        "Not contested. Accuracy at least 90.0% (confidence 90%) on verdicts drawn like the "
+        "labelled ones"
+    )
     unsure = judge_with(make_judgement, panel, "marker-bad: a yacht.")
     assert unsure.status == sure.status == "approved"
     assert unsure.trust == Trust.CONTESTED
@@ -113,14 +128,26 @@ def test_changing_an_agents_model_or_criteria_voids_the_certificate(
     assert later.trust == Trust.UNMEASURED and later.certificate is None
 
 
-def test_when_no_rule_reaches_the_target_it_says_so_with_the_best_bound(panel, suite_file):
+def test_when_no_rule_reaches_the_target_it_says_so_with_the_first_rule_tested(panel, suite_file):
     code, out, _ = run_command(
         "evaluate", str(suite_file), "--panel", panel.name, "--certify", "--target", "0.95"
     )
     assert code == 0
-    assert "No rule reaches 95% accuracy at confidence 90% on 28 labelled verdicts" in out
-    assert "the best bound reached is 91.2%" in out
+    assert "No rule reaches 95% accuracy at confidence 90% on 66 labelled verdicts" in out
+    assert "the first rule tested reached a bound of 9" in out
     assert Certificate.objects.get(panel=panel).certified is False
+
+
+def test_a_failed_recertification_stops_vouching(panel, suite_file, make_judgement, api):
+    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    assert judge_with(make_judgement, panel, "marker-ok: a desk.").trust == Trust.NOT_CONTESTED
+    code, _, _ = run_command("evaluate", "--panel", panel.name, "--certify", "--target", "0.95")
+    assert code == 0
+    answer = async_to_sync(api.get)(f"/api/panels/{panel.pk}/certificate").json()
+    assert answer["certified"] is False
+    later = judge_with(make_judgement, panel, "marker-ok: a chair.")
+    # The newest certificate for these agents certified nothing: not the older success.
+    assert later.trust == Trust.UNMEASURED and later.certificate is None
 
 
 @pytest.mark.parametrize(

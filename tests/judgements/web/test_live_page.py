@@ -128,3 +128,10 @@ def test_vote_changes_show_while_a_round_is_under_way(make_judgement):
     ]
     line = live_page.load(judgement.pk).boxes[0].lines[1]
     assert (line.decision.round, line.decision.decision) == (2, "approve")
+
+
+def test_an_agents_own_confidence_in_a_reject_is_rounded_as_in_an_approve():
+    # 1 - 0.07 is 0.9299999999999999 in floating point.
+    assert live_page.own_probability("reject", 0.07) == 0.93
+    assert live_page.own_probability("approve", 0.93) == 0.93
+    assert live_page.own_probability(None, 0.5) is None
