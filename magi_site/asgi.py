@@ -10,20 +10,20 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 django_asgi_app = get_asgi_application()
 
-from channels.auth import AuthMiddlewareStack  # noqa: E402
-from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from django.conf import settings  # noqa: E402
+from channels.auth import AuthMiddlewareStack  # noqa: E402 - after Django is set up
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402 - after Django is set up
+from django.conf import settings  # noqa: E402 - after Django is set up
 
-from judgements.agent_tools.in_app import PATH as MCP_PATH  # noqa: E402
-from judgements.agent_tools.in_app import McpEndpoint  # noqa: E402
-from judgements.engine import worker  # noqa: E402
-from judgements.web import routing  # noqa: E402
-from judgements.web.security import SameOriginWebsocket  # noqa: E402
+from judgements.agent_tools.in_app import PATH as MCP_PATH  # noqa: E402 - after Django is set up
+from judgements.agent_tools.in_app import McpEndpoint  # noqa: E402 - after Django is set up
+from judgements.engine import worker  # noqa: E402 - after Django is set up
+from judgements.web import routing  # noqa: E402 - after Django is set up
+from judgements.web.security import Receive, SameOriginWebsocket, Scope, Send  # noqa: E402 - after Django is set up
 
 mcp = McpEndpoint()
 
 
-async def http(scope, receive, send):
+async def http(scope: Scope, receive: Receive, send: Send) -> None:
     """Django, but /mcp (the tools for AI agents) goes to the MCP SDK's app."""
     if scope["path"].rstrip("/") == MCP_PATH:
         return await mcp(scope, receive, send)
@@ -40,7 +40,7 @@ router = ProtocolTypeRouter(
 )
 
 
-async def application(scope, receive, send):
+async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if settings.MAGI_ENGINE_IN_PROCESS:
         worker.in_process.ensure_running()
     return await router(scope, receive, send)

@@ -10,11 +10,13 @@ PostgreSQL and channels-redis for several processes or machines.
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, cast
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonDict
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -28,13 +30,16 @@ PairMap = Annotated[dict[str, str], NoDecode]
 FloatMap = Annotated[dict[str, float], NoDecode]
 
 
-def split_list(value):
+# Before-validators: each is given what the environment holds (a string) or a default.
+
+
+def split_list(value: Any) -> Any:
     if isinstance(value, str):
         return [item.strip() for item in value.split(",") if item.strip()]
     return value
 
 
-def split_pairs(value):
+def split_pairs(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     mapping = {}
@@ -46,14 +51,14 @@ def split_pairs(value):
     return mapping
 
 
-def parse_seed(value):
+def parse_seed(value: Any) -> Any:
     """A seed is a whole number; "none" (or "off") sends none, for providers that refuse it."""
     if isinstance(value, str) and value.strip().lower() in {"none", "off"}:
         return None
     return value
 
 
-def parse_json_object(value):
+def parse_json_object(value: Any) -> Any:
     """A JSON object in the environment; a ValueError (naming the variable) otherwise."""
     if not isinstance(value, str):
         return value
@@ -77,7 +82,7 @@ class ModelPrice(BaseModel):
     cached: float | None = Field(default=None, ge=0)
 
 
-def setting(default, doc: str, *, shown: str | None = None, **bounds):
+def setting(default: Any, doc: str, *, shown: str | None = None, **bounds: Any) -> Any:
     """A setting: its default, what it means (the documentation's words), and how the
     documentation shows a default computed at start-up (`shown`)."""
     extra: JsonDict | None = {"shown": shown} if shown is not None else None
@@ -502,7 +507,7 @@ def describe(exc: ValidationError, prefix: str = "") -> str:
 NOT_SETTINGS = {"MAGI_SCREENSHOTS"}
 
 
-def unknown_magi_variables(loaded: MagiSettings, environ) -> list[str]:
+def unknown_magi_variables(loaded: MagiSettings, environ: Mapping[str, str]) -> list[str]:
     """MAGI_* names that nothing reads: most likely typos, which must not pass unnoticed."""
     known = {name.upper() for name in MagiSettings.model_fields} | NOT_SETTINGS
     prefixes = ["MAGI_DEFAULT_"] + [f"MAGI_PROVIDER_{n.upper()}_" for n in loaded.magi_providers]
@@ -549,8 +554,9 @@ LLM settings above.
 """
 
 
-def shown_default(field) -> str:
-    extra = field.json_schema_extra or {}
+def shown_default(field: FieldInfo) -> str:
+    # setting() makes every field: its extra is {"shown": a string}, or None.
+    extra = cast(dict[str, str], field.json_schema_extra or {})
     if "shown" in extra:
         return extra["shown"]
     value = field.default
@@ -565,7 +571,7 @@ def shown_default(field) -> str:
     return f"`{value}`"
 
 
-def table(fields: dict, prefix: str = "") -> list[str]:
+def table(fields: dict[str, FieldInfo], prefix: str = "") -> list[str]:
     rows = ["| variable | meaning | default |", "| --- | --- | --- |"]
     for name, field in fields.items():
         rows.append(f"| `{prefix}{name.upper()}` | {field.description} | {shown_default(field)} |")

@@ -1,10 +1,19 @@
 """What every audit page shares: records shown, never edited or deleted."""
 
+from typing import cast
+
 from django.contrib import admin
-from django.db.models import Q, QuerySet
+from django.contrib.auth.models import User
+from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest
 
 from judgements.models import team_ids_of
+
+
+def staff_user(request: HttpRequest) -> User:
+    """The user of an admin request: the admin site lets only a signed-in staff member
+    in (AdminSite.admin_view), never AnonymousUser, which HttpRequest.user may also be."""
+    return cast(User, request.user)
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -12,26 +21,26 @@ class ReadOnlyInline(admin.TabularInline):
     can_delete = False
     show_change_link = False
 
-    def has_add_permission(self, request, obj=None) -> bool:
+    def has_add_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
 class AuditAdmin(admin.ModelAdmin):
     """Audit records can be viewed (has_view_permission), never added, edited or deleted."""
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None) -> bool:
+    def has_delete_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 
@@ -45,12 +54,12 @@ class TeamScoped:
     examples = False
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
-        found = super().get_queryset(request)  # type: ignore[misc]
-        user = request.user
+        found = super().get_queryset(request)  # type: ignore[misc]  # a mixin of a ModelAdmin
+        user = staff_user(request)
         if user.is_superuser:
             return found
         maker, team = self.scope
-        allowed = Q(**{maker: user}) | Q(**{f"{team}__in": team_ids_of(user)})  # type: ignore[arg-type]
+        allowed = Q(**{maker: user}) | Q(**{f"{team}__in": team_ids_of(user)})
         if self.examples:
             allowed |= Q(**{f"{maker}__isnull": True, f"{team}__isnull": True})
         return found.filter(allowed)

@@ -1,11 +1,14 @@
 """Saved panels, their certificates, suites and evaluation runs in the admin."""
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
+from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped, staff_user
 from judgements.evaluations.charts import percent
 from judgements.models import (
     AuditSubject,
@@ -78,22 +81,22 @@ class PanelAdmin(TeamScoped, admin.ModelAdmin):
         "updated_at",
     ]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def save_model(self, request, obj: Panel, form, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Panel, form: Any, change: bool) -> None:
         # What the audit says it was, read before the form's changes are saved and kept
         # on the form (one per request; the admin itself serves every request).
         form.reviewing_before = teams.reviewers_state(Panel.objects.get(pk=obj.pk))
         super().save_model(request, obj, form, change)
 
-    def save_related(self, request, form, formsets, change: bool) -> None:
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)
         panel = form.instance
         teams.record(
             AuditSubject.REVIEWERS,
             teams.panel_target(panel),
-            request.user,
+            staff_user(request),
             form.reviewing_before,
             teams.reviewers_state(panel),
         )
@@ -182,7 +185,7 @@ class SuiteAdmin(TeamScoped, admin.ModelAdmin):
     readonly_fields = ["name", "description", "owner", "created_at"]
     inlines = [SuiteCaseInline]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
 

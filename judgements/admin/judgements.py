@@ -3,13 +3,14 @@ agents, round decisions and LLM attempts."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import URLPattern, path, reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
+from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped, staff_user
 from judgements.core.confidence import probability_words
 from judgements.models import (
     Agent,
@@ -40,10 +41,10 @@ class DecisionFilter(admin.SimpleListFilter):
     title = "decision"
     parameter_name = "decision"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         return [("approve", "Approved"), ("reject", "Rejected"), ("none", "No decision")]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         match self.value():
             case "approve":
                 return queryset.filter(status=Status.APPROVED)
@@ -58,11 +59,11 @@ class ModelFilter(admin.SimpleListFilter):
     title = "model"
     parameter_name = "model"
 
-    def lookups(self, request, model_admin):
+    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
         models = Agent.objects.order_by("model").values_list("model", flat=True).distinct()
         return [(m, m) for m in models]
 
-    def queryset(self, request, queryset):
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
         if self.value():
             return queryset.filter(agents__model=self.value()).distinct()
         return queryset
@@ -138,7 +139,7 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
     ]
     inlines = [AgentInline]
 
-    def get_queryset(self, request):
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
         return (
             super()
             .get_queryset(request)
@@ -146,14 +147,14 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
             .prefetch_related("agents")
         )
 
-    def get_urls(self):
+    def get_urls(self) -> list[URLPattern]:
         override = self.admin_site.admin_view(self.override_view)
         return [
             path("<int:judgement_id>/override/", override, name="judgements_judgement_override"),
             *super().get_urls(),
         ]
 
-    def override_view(self, request, judgement_id: int):
+    def override_view(self, request: HttpRequest, judgement_id: int) -> HttpResponse:
         """Put a human's verdict in force over the panel's (judgements/outcome/overrides.py)."""
         judgement = get_object_or_404(Judgement, pk=judgement_id)
         if not overrides.may_override(request.user, judgement):
@@ -162,7 +163,7 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
         form = overrides.OverrideForm(request.POST or None, verdict=judgement.verdict)
         refusal = ""
         if request.method == "POST" and form.is_valid():
-            refusal = overrides.apply_form(judgement.pk, request.user, form) or ""
+            refusal = overrides.apply_form(judgement.pk, staff_user(request), form) or ""
             if not refusal and form.is_valid():
                 messages.success(request, "The override is in force.")
                 return HttpResponseRedirect(change_url)

@@ -2,6 +2,8 @@
 deliveries."""
 
 from django.contrib import admin
+from django.db.models import Model
+from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
@@ -114,10 +116,10 @@ class ApiTokenAdmin(TeamScoped, admin.ModelAdmin):
     list_display = ["name", "user", "prefix", "created_at", "last_used_at"]
     readonly_fields = ["name", "user", "prefix", "key_hash", "created_at", "last_used_at"]
 
-    def has_add_permission(self, request) -> bool:
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None) -> bool:
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

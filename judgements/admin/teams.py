@@ -3,6 +3,8 @@
 Members are changed through judgements/panels/teams.py, as `manage.py team` changes
 them, so every change is audited; the audit itself is read-only."""
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
@@ -10,7 +12,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from judgements.admin.base import AuditAdmin
+from judgements.admin.base import AuditAdmin, staff_user
 from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
 from judgements.panels import teams
@@ -30,8 +32,8 @@ class TeamForm(forms.ModelForm):
         model = Team
         fields = ["name"]
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         if self.instance.pk is not None:
             self.fields["people"].initial = list(self.instance.members.all())
 
@@ -47,16 +49,18 @@ class TeamAdmin(admin.ModelAdmin):
         found = super().get_queryset(request)
         if request.user.is_superuser:
             return found
-        return found.filter(pk__in=team_ids_of(request.user))  # type: ignore[arg-type]
+        return found.filter(pk__in=team_ids_of(staff_user(request)))
 
     @admin.display(description="members")
     def member_list(self, obj: Team) -> str:
         return ", ".join(teams.member_names(obj)) or "-"
 
-    def save_related(self, request: HttpRequest, form: TeamForm, formsets, change: bool) -> None:
+    def save_related(
+        self, request: HttpRequest, form: TeamForm, formsets: Any, change: bool
+    ) -> None:
         super().save_related(request, form, formsets, change)
         # Through judgements/panels/teams.py, so the change is audited with its author.
-        teams.set_members(form.instance, list(form.cleaned_data["people"]), request.user)  # type: ignore[arg-type]
+        teams.set_members(form.instance, list(form.cleaned_data["people"]), staff_user(request))
 
 
 @admin.register(AuditEntry)
@@ -110,9 +114,9 @@ class BudgetAdmin(admin.ModelAdmin):
         stored = Budget.objects.filter(pk=obj.pk).first() if change else None
         before = None if stored is None else budgets.audit_state(stored)
         super().save_model(request, obj, form, change)
-        budgets.record_change(obj, before, request.user)  # type: ignore[arg-type]
+        budgets.record_change(obj, before, staff_user(request))
 
     def delete_model(self, request: HttpRequest, obj: Budget) -> None:
         before = budgets.audit_state(obj)
         super().delete_model(request, obj)
-        budgets.record_change(None, before, request.user)  # type: ignore[arg-type]
+        budgets.record_change(None, before, staff_user(request))

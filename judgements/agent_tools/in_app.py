@@ -14,6 +14,7 @@ import json
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.types import Receive, Scope, Send
 
 from judgements.agent_tools.tools import ToolRefused, build
 from judgements.core.errors import InvalidInput
@@ -71,7 +72,7 @@ def token_of(headers: dict[bytes, bytes]) -> ApiToken | None:
     return ApiToken.active(key.strip())
 
 
-def base_url(scope, headers: dict[bytes, bytes]) -> str:
+def base_url(scope: Scope, headers: dict[bytes, bytes]) -> str:
     """The site as the caller reached it, when its Host is one the site answers to."""
     host = headers.get(b"host", b"").decode("latin-1")
     if host and validate_host(split_domain_port(host)[0], settings.ALLOWED_HOSTS):
@@ -100,7 +101,7 @@ class McpEndpoint:
         )
         self.ready: asyncio.Future | None = None
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers", []))
         token = await db_call(token_of, for_request=True)(headers)
         if token is None:
@@ -125,7 +126,7 @@ class McpEndpoint:
                 await asyncio.Event().wait()
 
 
-async def refuse(send) -> None:
+async def refuse(send: Send) -> None:
     body = json.dumps({"error": "Send an API token: Authorization: Bearer <token>."}).encode()
     await send(
         {

@@ -3,8 +3,10 @@ agent), acting on a running MAGI through its HTTP API with the caller's token. N
 Django: the tools' backend is the API, so its rules (validation, permissions, limits,
 idempotency) are the server's own."""
 
+import argparse
 import asyncio
 import os
+from typing import TextIO
 
 from judgements.agent_tools.tools import ToolRefused, build
 from judgements.client.http import RequestFailed, Server
@@ -18,7 +20,14 @@ class RemoteBackend:
         self.url = url.rstrip("/")
         self.server = Server(self.url, token, timeout=HTTP_TIMEOUT_SECONDS)
 
-    async def call(self, method: str, path: str, body=None, headers=None, wait: float = 0):
+    async def call(
+        self,
+        method: str,
+        path: str,
+        body: dict | None = None,
+        headers: dict[str, str] | None = None,
+        wait: float = 0,
+    ) -> dict:
         self.server.timeout = HTTP_TIMEOUT_SECONDS + wait
         try:
             return await asyncio.to_thread(self.server.call, method, path, body, headers)
@@ -40,7 +49,7 @@ class RemoteBackend:
         return f"{self.url}/judgements/{judgement_id}/"
 
 
-def run(args, stdin, stdout, stderr) -> int:
+def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     url = args.url or os.environ.get("MAGI_URL", "")
     token = args.token or os.environ.get("MAGI_TOKEN", "")
     if not url or not token:
@@ -51,7 +60,7 @@ def run(args, stdin, stdout, stderr) -> int:
     return 0
 
 
-def add_parser(commands) -> None:
+def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
     parser = commands.add_parser(
         "mcp",
         help="serve MAGI's tools to a local MCP client over stdio",

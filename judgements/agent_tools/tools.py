@@ -12,6 +12,7 @@ rejection, a held or unfinished verdict, an error) reads as do not proceed.
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from mcp.server import MCPServer
@@ -70,7 +71,7 @@ def idempotency_key(case: dict) -> str:
     return f"magi-mcp-{digest[:48]}"
 
 
-def build(backend_for) -> MCPServer:
+def build(backend_for: Callable[[], Backend]) -> MCPServer:
     """The MCP server; `backend_for()` gives the Backend of the request being served."""
     server = MCPServer(
         name="magi",

@@ -79,7 +79,7 @@ async def import_suite(
     response: HttpResponse,
     name: Annotated[str, Query(min_length=1, description="The suite's name.")],
     description: Annotated[str, Query(description="What the suite tests.")] = "",
-) -> Status[dict]:
+) -> Status[run_answers.Suite]:
     """Import a suite: the body is JSONL, one case a line. 422 names the line and field
     at fault ("line 4.expected")."""
     errors = query_errors(request)

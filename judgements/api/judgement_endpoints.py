@@ -87,7 +87,7 @@ async def submit_judgement(
     response: HttpResponse,
     wait: Wait = 0,
     key: IdempotencyKey = None,
-) -> Status[dict]:
+) -> Status[dict | schemas.Judgement]:
     """Submit a case; optionally wait for its verdict. 201: stored and queued (200: an
     Idempotency-Key replayed, nothing new started). 429 with Retry-After: a rate limit."""
     token = token_of(request)
@@ -110,7 +110,7 @@ async def submit_judgement(
 )
 async def read_judgement(
     request: HttpRequest, judgement_id: JudgementId, wait: Wait = 0
-) -> dict | Status[dict]:
+) -> schemas.Judgement | Status[dict]:
     """One judgement, optionally waiting for it to finish."""
     user = token_of(request).user
     if wait <= 0:
@@ -139,7 +139,7 @@ REVIEW_ANSWERS = {
 )
 async def override_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.OverrideRequest
-) -> Status[dict]:
+) -> Status[dict | schemas.Judgement]:
     """A human's verdict over the panel's (staff, or the override_judgement permission).
     The panel's stays in panel_status. 409: not finished yet, or already overridden."""
 
@@ -154,7 +154,7 @@ async def override_judgement(
 )
 async def confirm_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.ConfirmRequest
-) -> Status[dict]:
+) -> Status[dict | schemas.Judgement]:
     """A reviewer keeps the panel's verdict, with a reason; releases a held verdict. 409:
     not approved or rejected, or already reviewed."""
 
@@ -166,7 +166,7 @@ async def confirm_judgement(
 
 async def review(
     request: HttpRequest, judgement_id: int, store: Callable[[User], None]
-) -> Status[dict]:
+) -> Status[dict | schemas.Judgement]:
     """Visibility, then permission (403 saying why not: four eyes names who else may),
     then `store(user)` (which validates the reason)."""
     user = token_of(request).user

@@ -43,7 +43,7 @@ def http_methods(view: AsyncView) -> AsyncView:
             return answer
         return response
 
-    wrapped.csrf_exempt = True  # type: ignore[attr-defined]
+    wrapped.csrf_exempt = True  # type: ignore[attr-defined]  # Django's mark on a view function
     return wrapped
 
 

@@ -10,6 +10,7 @@ best bound reached: for a weak model that is the right answer, not a failure.
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.core import certificate, kept_verdicts
@@ -79,7 +80,7 @@ def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[kept_v
 def certify(
     panel: Panel,
     *,
-    user=None,
+    user: User | None = None,
     target: float = DEFAULT_TARGET,
     delta: float = DEFAULT_DELTA,
     run_ids: list[int] | None = None,

@@ -9,9 +9,11 @@ computed from them whenever it is asked for.
 import csv
 import io
 import math
+from datetime import datetime
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.utils import timezone
 
@@ -33,6 +35,7 @@ from judgements.models import (
     RoundDecision,
     Status,
     Suite,
+    SuiteCase,
 )
 from judgements.models.judgements import team_for
 
@@ -49,7 +52,7 @@ def start_run(
     panel_name: str,
     suite: Suite,
     repeats: int,
-    creator,
+    creator: User | None,
     api_token: ApiToken | None = None,
 ) -> EvaluationRun:
     """Queue one judgement per case and repeat, in one transaction, and wake the engine.
@@ -108,7 +111,7 @@ def start_run(
     return run
 
 
-def run_case(run: EvaluationRun, case, repeat: int, agents: list[dict]) -> dict:
+def run_case(run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict]) -> dict:
     """A suite case as one judgement of the run. Runs measure a panel: they never hold
     a contested verdict for a person."""
     return {
@@ -123,7 +126,7 @@ def run_case(run: EvaluationRun, case, repeat: int, agents: list[dict]) -> dict:
     }
 
 
-def title_of(suite_name: str, case) -> str:
+def title_of(suite_name: str, case: SuiteCase) -> str:
     """The case's title, or "<suite>/<case id>" (cut to a title's length with an ellipsis)."""
     if case.title:
         return case.title
@@ -131,7 +134,7 @@ def title_of(suite_name: str, case) -> str:
     return title if len(title) <= TITLE_MAX_CHARS else title[: TITLE_MAX_CHARS - 1] + "…"
 
 
-def cancel(run: EvaluationRun, user) -> list[int]:
+def cancel(run: EvaluationRun, user: User) -> list[int]:
     """Stop a run (whoever may see it may: its creator and staff): its unfinished
     judgements end in error naming who cancelled
     (lifecycle.cancel_run), and their open pages are told. Returns the ids ended."""
@@ -178,7 +181,7 @@ def progress(run: EvaluationRun) -> dict:
     }
 
 
-def seconds_left(run: EvaluationRun, first_start, votes_stored: int) -> int | None:
+def seconds_left(run: EvaluationRun, first_start: datetime | None, votes_stored: int) -> int | None:
     if first_start is None or not votes_stored:
         return None
     # Votes still due: every round of the judgements not ended, less what they hold.

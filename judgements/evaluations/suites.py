@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -136,7 +137,7 @@ def clean_case(line: str) -> dict:
 # --- storing --------------------------------------------------------------------------
 
 
-def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Suite:
+def import_suite(*, name: str, description: str, owner: User | None, data: bytes | str) -> Suite:
     """Store a suite from JSONL, or raise InvalidInput with every problem at once.
 
     The name is validated like a panel's and must differ from the owner's other suites
@@ -179,7 +180,7 @@ def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Su
 
 
 def clean_text_field(
-    field: str, value, max_chars: int, required: bool, errors: dict[str, list[str]]
+    field: str, value: object, max_chars: int, required: bool, errors: dict[str, list[str]]
 ) -> str:
     if not isinstance(value, str):
         errors[field] = ["Must be a string."]
@@ -191,7 +192,7 @@ def clean_text_field(
         return ""
 
 
-def name_taken(name: str, owner) -> bool:
+def name_taken(name: str, owner: User | None) -> bool:
     key = text.comparable_name(name)
     names = Suite.objects.filter(owner=owner).values_list("name", flat=True)
     return any(text.comparable_name(other) == key for other in names)

@@ -10,7 +10,9 @@ connection handling, and fail at once: a client is told now rather than kept wai
 
 import functools
 import logging
+from collections.abc import Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.db import DatabaseSyncToAsync
@@ -27,6 +29,9 @@ log = logging.getLogger(__name__)
 
 DATABASE_DOWN = (OperationalError, InterfaceError)
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 
 @functools.cache
 def db_executor() -> ThreadPoolExecutor:
@@ -37,9 +42,9 @@ def db_executor() -> ThreadPoolExecutor:
     )
 
 
-def _dropping_dead_connections(func):
+def _dropping_dead_connections(func: Callable[P, R]) -> Callable[P, R]:
     @functools.wraps(func)
-    def guarded(*args, **kwargs):
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
         except DATABASE_DOWN:
@@ -51,7 +56,9 @@ def _dropping_dead_connections(func):
     return guarded
 
 
-def db_call(func, *, for_request: bool = False, executor: ThreadPoolExecutor | None = None):
+def db_call(
+    func: Callable[P, R], *, for_request: bool = False, executor: ThreadPoolExecutor | None = None
+) -> Callable[P, Coroutine[Any, Any, R]]:
     """Make a synchronous ORM function awaitable: retried while the database is away; or
     (`for_request`) as a request's, with stale connections closed around it; or on an
     `executor` of its own (work that also waits on the network, such as webhook
@@ -71,10 +78,10 @@ def db_call(func, *, for_request: bool = False, executor: ThreadPoolExecutor | N
     guarded = _dropping_dead_connections(func)
     # Made on first use, when the settings say how many threads (db_executor), then kept:
     # building it again for every call was a measurable part of the engine's CPU.
-    made: list = []
+    made: list[Callable[P, Coroutine[Any, Any, R]]] = []
 
     @functools.wraps(func)
-    async def wrapper(*args, **kwargs):
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if not made:
             made.append(sync_to_async(guarded, thread_sensitive=False, executor=db_executor()))
         run = made[0]

@@ -8,7 +8,7 @@ is typed or sent.
 """
 
 from collections.abc import Set as AbstractSet
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote_to_bytes
 
 from django import forms
@@ -28,11 +28,11 @@ class TextField(forms.CharField):
     data-max-chars instead, and a longer text comes back with an error, kept whole.
     """
 
-    def __init__(self, *, max_chars: int, **kwargs) -> None:
+    def __init__(self, *, max_chars: int, **kwargs: Any) -> None:
         self.max_chars = max_chars
         super().__init__(**kwargs)
 
-    def widget_attrs(self, widget) -> dict:
+    def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
         return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}
 
     def validate(self, value: str) -> None:
@@ -100,7 +100,11 @@ def is_valid(
 # --- the error summary ------------------------------------------------------------------
 
 
-def error_summary(*forms_with_errors, formset=None, formset_label: str = "Agent") -> list[dict]:
+def error_summary(
+    *forms_with_errors: forms.BaseForm,
+    formset: forms.BaseFormSet | None = None,
+    formset_label: str = "Agent",
+) -> list[dict]:
     """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
     order, for the summary at the top of a page (templates/judgements/_error_summary.html)
     whose links move focus to the field."""
@@ -114,7 +118,7 @@ def error_summary(*forms_with_errors, formset=None, formset_label: str = "Agent"
     return entries
 
 
-def field_errors(form, label_prefix: str) -> list[dict]:
+def field_errors(form: forms.BaseForm, label_prefix: str) -> list[dict]:
     entries = [
         {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
         for field in form

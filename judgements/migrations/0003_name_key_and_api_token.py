@@ -4,11 +4,13 @@ import hashlib
 
 import django.db.models.deletion
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 from judgements.core.text import comparable_name, name_key
 
 
-def fill_name_keys(apps, schema_editor):
+def fill_name_keys(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Key the agents already stored. Names the old check let through as different but
     the new one compares as equal ("Casper" and "Cas\u200bper" in one judgement) keep
     their names as typed; the later one's key gets its position, so the constraint holds."""

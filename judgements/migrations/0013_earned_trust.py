@@ -4,9 +4,11 @@ import django.db.models.deletion
 import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 
-def mark_earlier_verdicts(apps, schema_editor):
+def mark_earlier_verdicts(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     """Verdicts decided before certificates existed: contested stays contested; the rest
     were never measured, so they no longer read "Not contested"."""
     Judgement = apps.get_model("judgements", "Judgement")

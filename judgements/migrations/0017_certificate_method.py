@@ -3,6 +3,8 @@ sequence), and every certificate made before is voided: it stated the bound of a
 picked by searching thousands on the same verdicts, a promise the search had spent."""
 
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 from django.utils import timezone
 
 VOIDED = (
@@ -11,7 +13,7 @@ VOIDED = (
 )
 
 
-def void_searched(apps, schema_editor):
+def void_searched(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
     Certificate = apps.get_model("judgements", "Certificate")
     Certificate.objects.filter(voided_at__isnull=True).update(
         voided_at=timezone.now(), void_reason=VOIDED, method="search"

@@ -1,29 +1,29 @@
 """MAGI's models, by area; everything is importable from `judgements.models`."""
 
-from judgements.models.access import (  # noqa: F401
+from judgements.models.access import (  # noqa: F401 - re-exported: the one import path
     LAST_USED_RESOLUTION,
     ApiToken,
     IdempotencyKey,
 )
-from judgements.models.agents import (  # noqa: F401
+from judgements.models.agents import (  # noqa: F401 - re-exported: the one import path
     Agent,
     AttemptOutcome,
     LLMAttempt,
     RoundDecision,
 )
-from judgements.models.budgets import (  # noqa: F401
+from judgements.models.budgets import (  # noqa: F401 - re-exported: the one import path
     Budget,
     BudgetPeriod,
 )
-from judgements.models.certificates import (  # noqa: F401
+from judgements.models.certificates import (  # noqa: F401 - re-exported: the one import path
     Certificate,
     agents_fingerprint,
 )
-from judgements.models.checks import (  # noqa: F401
+from judgements.models.checks import (  # noqa: F401 - re-exported: the one import path
     CheckKind,
     JudgementCheck,
 )
-from judgements.models.choices import (  # noqa: F401
+from judgements.models.choices import (  # noqa: F401 - re-exported: the one import path
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
     ID_MAX,
@@ -32,11 +32,11 @@ from judgements.models.choices import (  # noqa: F401
     Trust,
     is_id,
 )
-from judgements.models.evaluations import (  # noqa: F401
+from judgements.models.evaluations import (  # noqa: F401 - re-exported: the one import path
     EvaluationRun,
     SuiteCase,
 )
-from judgements.models.judgements import (  # noqa: F401
+from judgements.models.judgements import (  # noqa: F401 - re-exported: the one import path
     UNREVIEWED,
     Judgement,
     JudgementQuerySet,
@@ -45,11 +45,11 @@ from judgements.models.judgements import (  # noqa: F401
     hold_contested,
     lease_expired,
 )
-from judgements.models.notifications import (  # noqa: F401
+from judgements.models.notifications import (  # noqa: F401 - re-exported: the one import path
     Notification,
     NotificationChoice,
 )
-from judgements.models.outcome import (  # noqa: F401
+from judgements.models.outcome import (  # noqa: F401 - re-exported: the one import path
     Confirmation,
     DeliveryStatus,
     Override,
@@ -57,13 +57,13 @@ from judgements.models.outcome import (  # noqa: F401
     WebhookDelivery,
     WebhookSecret,
 )
-from judgements.models.panels import (  # noqa: F401
+from judgements.models.panels import (  # noqa: F401 - re-exported: the one import path
     Panel,
     SharedQuerySet,
     SharedWithExamples,
     Suite,
 )
-from judgements.models.teams import (  # noqa: F401
+from judgements.models.teams import (  # noqa: F401 - re-exported: the one import path
     AuditEntry,
     AuditSubject,
     Membership,

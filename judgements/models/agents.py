@@ -22,7 +22,7 @@ class Agent(models.Model):
     criteria = models.TextField()
     final_score_tenths = models.PositiveSmallIntegerField(null=True, blank=True)
     # None means "not decided yet", which an empty string would blur with a decision.
-    final_decision = models.CharField(  # noqa: DJ001
+    final_decision = models.CharField(  # noqa: DJ001 - None until decided
         max_length=8, choices=Decision.choices, null=True, blank=True
     )
 

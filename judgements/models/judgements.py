@@ -152,7 +152,7 @@ class Judgement(models.Model):
     )
     # Where its end (and any override) is POSTed, signed (judgements/outcome/webhooks.py). None:
     # no webhook, which an empty string would blur with a bad URL.
-    callback_url = models.CharField(max_length=2000, null=True, blank=True)  # noqa: DJ001
+    callback_url = models.CharField(max_length=2000, null=True, blank=True)  # noqa: DJ001 - None: no webhook
     # The saved panel it started from, if any. Its agents are copied into Agent rows, so
     # editing the panel later changes no judgement.
     panel = models.ForeignKey(

@@ -2,12 +2,16 @@
 
 import base64
 import secrets
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from judgements.models.choices import DECISION_OF_STATUS, Decision, Status
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 
@@ -95,7 +99,7 @@ class WebhookSecret(models.Model):
         return cls.PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
 
     @classmethod
-    def issue(cls, user) -> str:
+    def issue(cls, user: "User") -> str:
         """A new secret for the user, replacing any earlier one; returned once."""
         secret = cls.new_secret()
         cls.objects.update_or_create(

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class SharedQuerySet(models.QuerySet):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
-    def visible_to(self, user) -> "SharedQuerySet":
+    def visible_to(self, user: "User | None") -> "SharedQuerySet":
         """What the user may use: their own, their teams' and the examples; staff, and
         the operator's command line (user None), everything."""
         if user is None or user.is_staff:
@@ -64,7 +64,7 @@ class SharedWithExamples(models.Model):
     # Each subclass declares its `team` (a nullable foreign key), like its owner.
     team_id: int | None
 
-    def visible_to(self, user) -> bool:
+    def visible_to(self, user: "User") -> bool:
         """The row-level twin of SharedQuerySet.visible_to."""
         if user.is_staff or self.owner_id == user.pk:
             return True
@@ -122,13 +122,13 @@ class Panel(SharedWithExamples):
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
 
-    def reviewed_by(self, user) -> bool:
+    def reviewed_by(self, user: "User") -> bool:
         """The row-level twin of reviewed_panels."""
         if self.team_id is None or not user.teams.filter(pk=self.team_id).exists():
             return False
         return self.team_reviews or self.reviewers.filter(pk=user.pk).exists()
 
-    def editable_by(self, user) -> bool:
+    def editable_by(self, user: "User") -> bool:
         """Staff, its owner and the members of its team; an example only staff."""
         if user.is_staff or (self.owner_id is not None and self.owner_id == user.pk):
             return True

@@ -4,17 +4,20 @@ many web and worker processes run (no per-process counters to add up, nothing lo
 a process restarts). Counters are totals over the records kept; histograms are built
 with one aggregate query each."""
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
+from typing import TypeVar
 
 from django.conf import settings
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, Sum
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, QuerySet, Sum
+from django.db.models.expressions import Combinable
 from django.utils import timezone
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
     HistogramMetricFamily,
 )
+from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from judgements.core import pricing
@@ -30,6 +33,8 @@ from judgements.models import (
 
 VERDICT_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 1800)
 CALL_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 30, 60, 120)
+# What a histogram's values are counted in: a duration, or a number of a unit (1000: ms).
+Unit = TypeVar("Unit", timedelta, int)
 TOKEN_KINDS = (
     ("prompt", "prompt_tokens"),
     ("cached", "cached_tokens"),
@@ -38,7 +43,7 @@ TOKEN_KINDS = (
 
 
 class DatabaseCollector(Collector):
-    def collect(self):
+    def collect(self) -> Iterator[Metric]:
         yield from judgements()
         yield from queue()
         yield time_to_verdict()
@@ -48,11 +53,11 @@ class DatabaseCollector(Collector):
         yield from spending()
 
 
-def kind_of(evaluation_run_id) -> str:
+def kind_of(evaluation_run_id: int | None) -> str:
     return "person" if evaluation_run_id is None else "evaluation"
 
 
-def judgements():
+def judgements() -> Iterator[GaugeMetricFamily]:
     family = GaugeMetricFamily(
         "magi_judgements",
         "Judgements by status and by who started them.",
@@ -71,7 +76,7 @@ def judgements():
     yield family
 
 
-def queue():
+def queue() -> Iterator[GaugeMetricFamily]:
     queued = Judgement.objects.filter(status=Status.IDLE)
     depth = GaugeMetricFamily("magi_queue_depth", "Judgements waiting for a worker.")
     depth.add_metric([], queued.count())
@@ -84,7 +89,15 @@ def queue():
     yield age
 
 
-def histogram(name: str, doc: str, rows, value, buckets, labels, unit) -> HistogramMetricFamily:
+def histogram(
+    name: str,
+    doc: str,
+    rows: QuerySet,
+    value: Combinable,
+    buckets: Sequence[float],
+    labels: Sequence[str],
+    unit: Unit,
+) -> HistogramMetricFamily:
     """A histogram from one aggregate per label set. `value` is an expression over `rows`
     in `unit`s (a timedelta, or a number of milliseconds); `buckets` are in seconds."""
     family = HistogramMetricFamily(name, doc, labels=list(labels))
@@ -93,7 +106,9 @@ def histogram(name: str, doc: str, rows, value, buckets, labels, unit) -> Histog
     }
     grouped = rows.annotate(value=value).values(*labels)
     for row in grouped.annotate(n=Count("pk"), total=Sum("value"), **filters).order_by():
-        counts = [(str(bound), row[f"le_{i}"]) for i, bound in enumerate(buckets)]
+        counts: list[tuple[str, float]] = [
+            (str(bound), row[f"le_{i}"]) for i, bound in enumerate(buckets)
+        ]
         total = (row["total"] or 0 * unit) / unit
         family.add_metric([row[label] for label in labels], [*counts, ("+Inf", row["n"])], total)
     return family
@@ -115,7 +130,7 @@ def time_to_verdict() -> HistogramMetricFamily:
     )
 
 
-def llm_calls():
+def llm_calls() -> Iterator[Metric]:
     attempts = LLMAttempt.objects.values("provider", "model", "outcome").order_by()
     calls = CounterMetricFamily(
         "magi_llm_calls",
@@ -164,10 +179,10 @@ def llm_calls():
     yield cost
 
 
-def usd(row: dict, price: dict) -> float:
+def usd(row: dict, price: pricing.Price) -> float:
     """Per million tokens (core/pricing.py); cached prompt tokens at the cached price."""
     counts = {key: row[key] for key in ("prompt", "cached", "completion")}
-    return pricing.usd({"model": counts}, {"model": price}) or 0.0  # type: ignore[dict-item]
+    return pricing.usd({"model": counts}, {"model": price}) or 0.0
 
 
 def takeovers() -> CounterMetricFamily:

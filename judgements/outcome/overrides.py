@@ -6,8 +6,10 @@ from what to what and why. Nothing edits or deletes it (the admin shows it read-
 """
 
 from dataclasses import dataclass
+from typing import Any
 
 from django import forms as django_forms
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
@@ -42,7 +44,7 @@ class OverrideForm(django_forms.Form):
         help_text="Why the panel's verdict is set aside; kept in the audit.",
     )
 
-    def __init__(self, *args, verdict: str | None = None, **kwargs) -> None:
+    def __init__(self, *args: Any, verdict: str | None = None, **kwargs: Any) -> None:
         """`verdict`: the verdict in force. Approved or rejected, the form offers only the
         other decision: overriding Approved with Approve would change nothing."""
         super().__init__(*args, **kwargs)
@@ -70,7 +72,7 @@ class Refusal:
     reason: ReviewRefusal | None = None
 
 
-def refusal(user, judgement: Judgement | None = None) -> Refusal | None:
+def refusal(user: User | AnonymousUser, judgement: Judgement | None = None) -> Refusal | None:
     """Why `user` may not confirm or override `judgement` (Judgement.review_refusal:
     staff and holders of the override_judgement permission, or a reviewer of its panel;
     never the author on a four-eyes panel), or None when they may; with no judgement,
@@ -90,13 +92,13 @@ def refusal(user, judgement: Judgement | None = None) -> Refusal | None:
     return Refusal(NOT_A_REVIEWER, reason)
 
 
-def may_override(user, judgement: Judgement | None = None) -> bool:
+def may_override(user: User | AnonymousUser, judgement: Judgement | None = None) -> bool:
     """Whether `user` may confirm or override `judgement`, or review any judgement at all
     (refusal says why not)."""
     return refusal(user, judgement) is None
 
 
-def four_eyes_message(judgement: Judgement, user) -> str:
+def four_eyes_message(judgement: Judgement, user: User) -> str:
     """Four eyes, to the author of a judgement: whose it is, and who else may review it
     (its panel's other reviewers, notifications.reviewers_of, or staff)."""
     others = sorted(reviewer.get_username() for reviewer in reviewers_of(judgement))
@@ -111,7 +113,7 @@ def four_eyes_message(judgement: Judgement, user) -> str:
     )
 
 
-def validate(decision, reason) -> tuple[str, str]:
+def validate(decision: str, reason: str) -> tuple[str, str]:
     """The decision and reason as given, or InvalidInput naming each bad field."""
     errors: dict[str, list[str]] = {}
     if decision not in Decision.values:
@@ -123,7 +125,7 @@ def validate(decision, reason) -> tuple[str, str]:
     return decision, reason
 
 
-def reason_errors(reason) -> list[str]:
+def reason_errors(reason: object) -> list[str]:
     """What is wrong with a reviewer's reason (an override's or a confirmation's)."""
     if not isinstance(reason, str) or not reason.strip():
         return ["A reason is required."]
@@ -134,7 +136,7 @@ def reason_errors(reason) -> list[str]:
     return []
 
 
-def override(judgement_id: int, user, decision, reason) -> Override:
+def override(judgement_id: int, user: User, decision: str, reason: str) -> Override:
     """Put a human's decision in force over the panel's; raises InvalidInput for bad input
     and OverrideConflict if the judgement is not finished or already overridden.
     The caller checks may_override and visibility."""
@@ -164,7 +166,7 @@ def override(judgement_id: int, user, decision, reason) -> Override:
         raise already_overridden(judgement_id) from None
 
 
-def apply_form(judgement_id: int, user, form: OverrideForm) -> str | None:
+def apply_form(judgement_id: int, user: User, form: OverrideForm) -> str | None:
     """Put a valid form's verdict in force. Returns why it was refused (already
     overridden, not finished), or None; field errors go onto the form."""
     try:

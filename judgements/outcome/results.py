@@ -1,6 +1,8 @@
 """Judgements as the API and the MCP tools report them (outcome/answers.py), read in a
 fixed number of queries, and only those the reader may see."""
 
+from django.contrib.auth.models import User
+
 from judgements.models import Judgement, is_id
 from judgements.outcome import answers, reviews
 
@@ -9,7 +11,7 @@ def result_of(judgement_id: int) -> answers.Judgement:
     return answers.Judgement.from_record(Judgement.objects.with_results().get(pk=judgement_id))
 
 
-def find_visible(judgement_id: int, user) -> Judgement | None:
+def find_visible(judgement_id: int, user: User) -> Judgement | None:
     if not is_id(judgement_id):
         return None
     judgement = Judgement.objects.filter(pk=judgement_id).first()
@@ -18,16 +20,16 @@ def find_visible(judgement_id: int, user) -> Judgement | None:
     return judgement
 
 
-def visible_result(judgement_id: int, user) -> answers.Judgement | None:
+def visible_result(judgement_id: int, user: User) -> answers.Judgement | None:
     """The judgement's result, or None when the user may not see it (or it does not exist)."""
     return result_of(judgement_id) if find_visible(judgement_id, user) is not None else None
 
 
-def recent_results(user, limit: int = 50) -> list[answers.Judgement]:
+def recent_results(user: User, limit: int = 50) -> list[answers.Judgement]:
     found = Judgement.objects.visible_to(user).with_results()[:limit]
     return [answers.Judgement.from_record(j) for j in found]
 
 
-def queued_results(user, limit: int = 50) -> list[answers.Judgement]:
+def queued_results(user: User, limit: int = 50) -> list[answers.Judgement]:
     """The review queue: contested judgements nobody has reviewed, newest first."""
     return [answers.Judgement.from_record(j) for j in reviews.queue(user).with_results()[:limit]]

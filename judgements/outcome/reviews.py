@@ -10,6 +10,7 @@ judgement's webhook again.
 """
 
 from django import forms as django_forms
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
 from judgements.core.errors import InvalidInput
@@ -36,7 +37,7 @@ class ConfirmForm(django_forms.Form):
     )
 
 
-def apply_form(judgement_id: int, user, form: ConfirmForm) -> str | None:
+def apply_form(judgement_id: int, user: User, form: ConfirmForm) -> str | None:
     """Confirm from a valid form. Returns why it was refused, or None; field errors go
     onto the form."""
     try:
@@ -49,7 +50,7 @@ def apply_form(judgement_id: int, user, form: ConfirmForm) -> str | None:
     return None
 
 
-def queue(user) -> JudgementQuerySet:
+def queue(user: User) -> JudgementQuerySet:
     """Contested or held judgements nobody has reviewed yet that `user` may review
     (Judgement.reviewable_by), newest first, whoever submitted them. An evaluation run's
     judgements are measured by its report, not reviewed one by one."""
@@ -61,7 +62,7 @@ def queue(user) -> JudgementQuerySet:
     return waiting.select_related("creator", "panel").order_by("-finished_at", "-pk")
 
 
-def confirm(judgement_id: int, user, reason) -> Confirmation:
+def confirm(judgement_id: int, user: User, reason: str) -> Confirmation:
     """Keep the panel's verdict, on a person's word; raises InvalidInput for a bad reason and
     overrides.OverrideConflict if the judgement is not decided or already reviewed. The
     caller checks overrides.may_override and visibility."""

@@ -24,11 +24,12 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import close_old_connections, models, transaction
@@ -80,7 +81,7 @@ def allowed(scheme: str, host: str) -> bool:
     return False
 
 
-def callback_url_errors(value, user) -> list[str]:
+def callback_url_errors(value: object, user: User | None) -> list[str]:
     """What is wrong with a callback_url for this user's judgement; [] when it is fine."""
     if not isinstance(value, str):
         return ["Must be a string: an https URL."]
@@ -143,7 +144,7 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
 # --- delivering -----------------------------------------------------------------------
 
 
-def due(now) -> models.QuerySet[WebhookDelivery]:
+def due(now: datetime) -> models.QuerySet[WebhookDelivery]:
     return WebhookDelivery.objects.filter(
         lease_expired(now), status=DeliveryStatus.PENDING, next_attempt_at__lte=now
     )
@@ -197,7 +198,7 @@ def claim_one(
 class NoRedirects(urllib.request.HTTPRedirectHandler):
     """A redirect could point anywhere, past the allow-list: it counts as a failure."""
 
-    def redirect_request(self, *args, **kwargs):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
         return None
 
 

@@ -11,6 +11,7 @@ intake/saved_panels.py's.
 """
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -63,7 +64,9 @@ class PanelForm(django_forms.Form):
         label="Checks beside the vote",
     )
 
-    def __init__(self, *args, owner=None, panel: Panel | None = None, **kwargs) -> None:
+    def __init__(
+        self, *args: Any, owner: User | None = None, panel: Panel | None = None, **kwargs: Any
+    ) -> None:
         """owner: whose panels the name must differ from (None: the examples); panel:
         the one being edited, whose own name is no clash."""
         super().__init__(*args, **kwargs)
@@ -78,7 +81,7 @@ class PanelForm(django_forms.Form):
         return name
 
 
-def name_taken(name: str, owner, panel: Panel | None = None) -> bool:
+def name_taken(name: str, owner: User | None, panel: Panel | None = None) -> bool:
     """Names clash as agent names do: "Deploy gate" and "deploy  GATE" are one name."""
     key = text.comparable_name(name)
     same_owner = Panel.objects.filter(owner=owner)  # owner None: the examples
@@ -88,7 +91,9 @@ def name_taken(name: str, owner, panel: Panel | None = None) -> bool:
     return any(text.comparable_name(other) == key for other in names)
 
 
-def agents_formset(data=None, agents: list[dict] | None = None) -> cases.BaseAgentFormSet:
+def agents_formset(
+    data: Mapping[str, Any] | None = None, agents: list[dict] | None = None
+) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as
     soon as the form does, instead of the page quietly selecting another model."""
@@ -98,19 +103,21 @@ def agents_formset(data=None, agents: list[dict] | None = None) -> cases.BaseAge
     return cast(cases.BaseAgentFormSet, cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX))
 
 
-def agent_form_data(agents) -> dict[str, str]:
+def agent_form_data(agents: object) -> dict[str, str]:
     """Form data for agents given as JSON, refused (InvalidInput, `agents[1].model`) when it
     has the wrong shape, exactly as a case's agents are."""
     data = cases.case_to_form_data({"title": "", "content": "", "agents": agents})
     return {key: value for key, value in data.items() if key not in ("title", "content")}
 
 
-def errors_of(panel_form: PanelForm, formset) -> dict[str, list[str]]:
+def errors_of(panel_form: PanelForm, formset: cases.BaseAgentFormSet) -> dict[str, list[str]]:
     errors = {field: [str(m) for m in messages] for field, messages in panel_form.errors.items()}
     return errors | cases.agent_errors(formset)
 
 
-def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
+def store(
+    panel_form: PanelForm, formset: cases.BaseAgentFormSet, panel: Panel | None = None
+) -> Panel:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
     fields = {
@@ -134,7 +141,14 @@ def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
     return panel
 
 
-def save_panel(*, owner, name, description="", agents, models: list[str] | None = None) -> Panel:
+def save_panel(
+    *,
+    owner: User | None,
+    name: object,
+    description: object = "",
+    agents: object,
+    models: list[str] | None = None,
+) -> Panel:
     """Validate a panel given as JSON and store it as a new panel of `owner`; InvalidInput
     names each invalid field (`name`, `agents[2].criteria`). `models`, when given, are the
     models allowed instead of the deployment's (the shipped examples: the bundled one)."""
@@ -143,7 +157,12 @@ def save_panel(*, owner, name, description="", agents, models: list[str] | None 
 
 
 def bind_json(
-    owner, panel, name, description, agents, models
+    owner: User | None,
+    panel: Panel | None,
+    name: object,
+    description: object,
+    agents: object,
+    models: list[str] | None,
 ) -> tuple[PanelForm, cases.BaseAgentFormSet]:
     errors: dict[str, list[str]] = {}
     for field, value in (("name", name), ("description", description)):
@@ -230,12 +249,12 @@ class PanelChoiceField(django_forms.ModelChoiceField):
 class ChoosePanelForm(django_forms.Form):
     start_panel = PanelChoiceField(required_message="Choose a panel to start from.")
 
-    def __init__(self, *args, user, **kwargs) -> None:
+    def __init__(self, *args: Any, user: User | None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field_of(self, "start_panel", PanelChoiceField).for_user(user)
 
 
-def label(panel: Panel, user) -> str:
+def label(panel: Panel, user: User | None) -> str:
     owner = panel.owner  # select_related by saved_panels.visible
     if owner is None:
         return f"{panel.name} (example)"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import User
 
 from judgements.evaluations import certify
 from judgements.evaluations.charts import percent
@@ -164,7 +165,7 @@ class CertifyForm(forms.Form):
             self.add_error(name if name in self.fields else None, messages)
 
 
-def certify_panel(panel: Panel, user, form: CertifyForm) -> Certificate:
+def certify_panel(panel: Panel, user: User, form: CertifyForm) -> Certificate:
     """Measure the panel as the valid form asks; raises InvalidInput as certify() does."""
     return certify.certify(
         panel,

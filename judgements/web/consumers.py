@@ -13,6 +13,7 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, load_backend
+from django.contrib.auth.models import User
 from django.template.loader import render_to_string
 from django.utils.crypto import constant_time_compare
 
@@ -47,7 +48,7 @@ async def close_session_sockets(session_key: str) -> None:
         )
 
 
-def session_is_live_sync(session_key: str, user_id) -> bool:
+def session_is_live_sync(session_key: str | None, user_id: int) -> bool:
     """The login session still exists, unexpired, for the same user, and would still log
     that user in: as Django's own check on every request, the user is active and the
     password has not changed since (the session's hash of it still matches)."""
@@ -69,7 +70,7 @@ def session_is_live_sync(session_key: str, user_id) -> bool:
     return any(constant_time_compare(session_hash, known) for known in hashes)
 
 
-def visible_sync(user, judgement_id: int) -> bool:
+def visible_sync(user: User, judgement_id: int) -> bool:
     judgement = Judgement.objects.filter(pk=judgement_id).first()
     return judgement is not None and judgement.visible_to(user)
 

@@ -14,11 +14,13 @@ from django.middleware.security import SecurityMiddleware
 from django.urls import Resolver404, resolve
 from django.utils.decorators import sync_and_async_middleware
 
+from judgements.web.security import GetResponse
+
 FAST_LANE_PREFIXES = ("/api/", "/healthz", "/metrics")
 
 
 @sync_and_async_middleware
-def api_fast_lane(get_response):
+def api_fast_lane(get_response: GetResponse) -> GetResponse:
     """Under ASGI, call an API view (all of them async, CSRF-exempt, answering JSON on
     every error: api/judgement_endpoints.py) with Django's security headers and HTTPS redirect
     applied on the event loop (SecurityMiddleware's own methods: they only read the

@@ -9,10 +9,12 @@ the audit (overrides, confirmations, the admin, the API) keeps them.
 
 import csv
 import io
-from datetime import datetime, time, timedelta
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
+from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
@@ -72,7 +74,7 @@ class HistoryFilter(forms.Form):
     runs = forms.ChoiceField(required=False, choices=RUNS, label="Evaluation runs")
     hidden = forms.BooleanField(required=False, label="Show hidden judgements")
 
-    def __init__(self, data, *, user) -> None:
+    def __init__(self, data: Mapping[str, Any] | None, *, user: User) -> None:
         super().__init__(data)
         panels = Panel.objects.all() if user.is_staff else Panel.objects.filter(owner=user)
         field_of(self, "panel", forms.ChoiceField).choices = [("", "Any")] + [
@@ -88,13 +90,13 @@ class HistoryFilter(forms.Form):
         return cleaned
 
 
-def visible(user) -> QuerySet[Judgement]:
+def visible(user: User) -> QuerySet[Judgement]:
     return Judgement.objects.visible_to(user).select_related(
         "creator", "panel", "override__by", "confirmation", "evaluation_run"
     )
 
 
-def filtered(user, form: HistoryFilter) -> QuerySet[Judgement]:
+def filtered(user: User, form: HistoryFilter) -> QuerySet[Judgement]:
     """The user's judgements the form's valid fields select (an invalid form: the
     default list, people's judgements not hidden)."""
     judgements = visible(user)
@@ -122,7 +124,7 @@ def filtered(user, form: HistoryFilter) -> QuerySet[Judgement]:
     return judgements
 
 
-def start_of(day) -> datetime:
+def start_of(day: date) -> datetime:
     return timezone.make_aware(datetime.combine(day, time.min))
 
 
@@ -169,7 +171,7 @@ CSV_COLUMNS = (
 )
 
 
-def as_csv(judgements, base_url: str) -> str:
+def as_csv(judgements: Iterable[Judgement], base_url: str) -> str:
     """The judgements a filter selects, one row each (the content stays out: it can be
     long and hold anything; the row links to the judgement)."""
     out = io.StringIO()

@@ -8,12 +8,13 @@ from django.views.decorators.http import require_GET
 
 from judgements.infrastructure.forms import error_summary
 from judgements.web import history
+from judgements.web.signed_in import signed_in_user
 
 
 @login_required
 @require_GET
 def judgement_list(request: HttpRequest) -> HttpResponse:
-    form = history.HistoryFilter(request.GET or None, user=request.user)
+    form = history.HistoryFilter(request.GET or None, user=signed_in_user(request))
     return render_list(request, form)
 
 
@@ -21,7 +22,7 @@ def render_list(request: HttpRequest, form: history.HistoryFilter) -> HttpRespon
     """The list as the form's valid filters select it; a bad filter (400) is shown next
     to its field and filters nothing."""
     invalid = form.is_bound and not form.is_valid()
-    judgements = history.filtered(request.user, form)
+    judgements = history.filtered(signed_in_user(request), form)
     page = Paginator(judgements, history.PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -39,11 +40,11 @@ def render_list(request: HttpRequest, form: history.HistoryFilter) -> HttpRespon
 @require_GET
 def judgement_list_csv(request: HttpRequest) -> HttpResponse:
     """The list as the filters select it, every page, as CSV."""
-    form = history.HistoryFilter(request.GET or None, user=request.user)
+    form = history.HistoryFilter(request.GET or None, user=signed_in_user(request))
     if form.is_bound and not form.is_valid():
         return render_list(request, form)
     site = request.build_absolute_uri("/").removesuffix("/")
-    rows = history.as_csv(history.filtered(request.user, form), site)
+    rows = history.as_csv(history.filtered(signed_in_user(request), form), site)
     response = HttpResponse(rows, content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = 'attachment; filename="judgements.csv"'
     return response

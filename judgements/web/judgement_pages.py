@@ -1,6 +1,7 @@
 """A judgement's own pages: the live page, its exports as JSON and Markdown, and hiding it
 from the history list."""
 
+from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -36,9 +37,9 @@ def render_detail(
     request: HttpRequest,
     judgement: Judgement,
     status: int = 200,
-    refusal="",
-    override_form=None,
-    confirm_form=None,
+    refusal: str = "",
+    override_form: forms.Form | None = None,
+    confirm_form: forms.Form | None = None,
 ) -> HttpResponse:
     """The live page; a review form not given is shown empty."""
     context = review_context(request, judgement, refusal, override_form, confirm_form)
@@ -46,7 +47,11 @@ def render_detail(
 
 
 def review_context(
-    request: HttpRequest, judgement: Judgement, refusal="", override_form=None, confirm_form=None
+    request: HttpRequest,
+    judgement: Judgement,
+    refusal: str = "",
+    override_form: forms.Form | None = None,
+    confirm_form: forms.Form | None = None,
 ) -> dict:
     """What the review part shows: the forms to a reviewer; to the author on a four-eyes
     panel, why they have none and who reviews it instead."""

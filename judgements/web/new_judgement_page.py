@@ -6,7 +6,7 @@ the judgement it started."""
 from dataclasses import dataclass, field
 
 from django.contrib.auth.decorators import login_required
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
@@ -95,7 +95,7 @@ def as_posted(request: HttpRequest) -> NewJudgementPage:
     return NewJudgementPage(
         form=form,
         formset=formset,
-        choose_form=saving.ChoosePanelForm(user=request.user),
+        choose_form=saving.ChoosePanelForm(user=signed_in_user(request)),
         panel_form=new_panel_form(request),
         chosen=chosen,
         panel_problem=problem,
@@ -110,7 +110,7 @@ def refresh_models(request: HttpRequest, page: NewJudgementPage) -> HttpResponse
 
 def use_panel(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     """Fill the agents from a saved panel; the title and content stay as typed."""
-    choose_form = saving.ChoosePanelForm(request.POST, user=request.user)
+    choose_form = saving.ChoosePanelForm(request.POST, user=signed_in_user(request))
     if not choose_form.is_valid():
         page.choose_form, page.status = choose_form, 400
         return page.render(request)
@@ -174,7 +174,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
             raise Http404(f"There is no judgement {again!r} to run again.")
         judgement = visible_judgement(request, int(again))
         initial = judgement.as_case()
-        if judgement.panel is not None and judgement.panel.visible_to(request.user):
+        if judgement.panel is not None and judgement.panel.visible_to(signed_in_user(request)):
             chosen = judgement.panel
     example = None
     if "example" in request.GET:
@@ -198,13 +198,13 @@ def blank(request: HttpRequest) -> NewJudgementPage:
     return NewJudgementPage(
         form=form,
         formset=formset,
-        choose_form=saving.ChoosePanelForm(user=request.user),
+        choose_form=saving.ChoosePanelForm(user=signed_in_user(request)),
         panel_form=new_panel_form(request),
         chosen=chosen,
     )
 
 
-def bundled_in(formset, available: list[str]) -> bool:
+def bundled_in(formset: cases.BaseAgentFormSet, available: list[str]) -> bool:
     """Whether an agent on the form uses the bundled demonstration model (or it is the
     only model there is): the page then says what it is good for."""
     if available == [BUNDLED_MODEL_NAME]:
@@ -212,8 +212,8 @@ def bundled_in(formset, available: list[str]) -> bool:
     return any(member["model"].value() == BUNDLED_MODEL_NAME for member in formset.forms)
 
 
-def new_panel_form(request: HttpRequest, data=None) -> saving.PanelForm:
-    return saving.PanelForm(data, prefix=NEW_PANEL_PREFIX, owner=request.user)
+def new_panel_form(request: HttpRequest, data: QueryDict | None = None) -> saving.PanelForm:
+    return saving.PanelForm(data, prefix=NEW_PANEL_PREFIX, owner=signed_in_user(request))
 
 
 def chosen_panel(request: HttpRequest) -> tuple[Panel | None, str]:

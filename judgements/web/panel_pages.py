@@ -31,7 +31,7 @@ def panel_list(request: HttpRequest) -> HttpResponse:
     rows = [
         (
             panel,
-            panel.editable_by(request.user),
+            panel.editable_by(signed_in_user(request)),
             certificates.view_of(certificates.shown_certificate(panel)),
         )
         for panel in panels
@@ -43,9 +43,9 @@ def editable_panel(request: HttpRequest, panel_id: int) -> Panel:
     """The panel, if this user may edit it: another user's is not found (404), an example
     a non-staff user may use but not edit is refused (403)."""
     panel = get_object_or_404(Panel.objects.select_related("owner"), pk=panel_id)
-    if not panel.visible_to(request.user):
+    if not panel.visible_to(signed_in_user(request)):
         raise Http404("No panel matches the given query.")
-    if not panel.editable_by(request.user):
+    if not panel.editable_by(signed_in_user(request)):
         raise PermissionDenied("Only staff may edit an example panel.")
     return panel
 
@@ -85,7 +85,7 @@ def panel_certify(request: HttpRequest, panel_id: int) -> HttpResponse:
     form = certificates.CertifyForm(request.POST, prefix="certify")
     if form.is_valid():
         try:
-            found = certificates.certify_panel(panel, request.user, form)
+            found = certificates.certify_panel(panel, signed_in_user(request), form)
         except InvalidInput as exc:
             form.add_refusal(exc.errors)
         else:

@@ -86,7 +86,7 @@ def figure(report: dict, path: str) -> Any:
     return len(value) if isinstance(value, list) else value
 
 
-def shown(value, kind: str) -> str:
+def shown(value: float | None, kind: str) -> str:
     if value is None:
         return "n/a"
     if kind == PERCENT:
@@ -100,7 +100,7 @@ def shown(value, kind: str) -> str:
     return f"{value:,}"
 
 
-def difference(a, b, kind: str) -> str:
+def difference(a: float | None, b: float | None, kind: str) -> str:
     """B minus A as a signed figure ("+12.5 points"), or "n/a" when either is undefined."""
     if a is None or b is None:
         return "n/a"

@@ -1,6 +1,8 @@
 """Browser-facing hardening: a strict Content-Security-Policy on every HTTP response, and
 the websocket's same-origin check (scheme, host and port, as Django's CSRF check does)."""
 
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from typing import Any
 from urllib.parse import urlsplit
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_async
@@ -21,6 +23,15 @@ POLICY = (
 )
 DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
+# What a middleware is given: the next handler, sync or async (a response, or an
+# awaitable of one).
+GetResponse = Callable[[HttpRequest], Any]
+# An ASGI application, as Django's handler and the MCP SDK's (Starlette) both take it.
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[Mapping[str, Any]], Awaitable[None]]
+Application = Callable[[Scope, Receive, Send], Awaitable[None]]
+
 
 def content_security_policy(request: HttpRequest) -> str:
     """The policy for a page served to this request, allowing its own websocket."""
@@ -33,7 +44,7 @@ def content_security_policy(request: HttpRequest) -> str:
 
 
 @sync_and_async_middleware
-def content_security_policy_middleware(get_response):
+def content_security_policy_middleware(get_response: GetResponse) -> GetResponse:
     """Puts the policy on every response. Async-capable, so it never pushes an async
     request onto the process's one thread for sync code."""
     if iscoroutinefunction(get_response):
@@ -61,13 +72,13 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
     async_capable = True
     sync_capable = True
 
-    def __init__(self, get_response) -> None:
+    def __init__(self, get_response: GetResponse) -> None:
         super().__init__(get_response)
         self.is_async = iscoroutinefunction(get_response)
         if self.is_async:
             markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest):
+    def __call__(self, request: HttpRequest) -> Any:
         if self.is_async:
             return self.__acall__(request)
         return super().__call__(request)
@@ -155,10 +166,10 @@ class SameOriginWebsocket:
     """Refuse (HTTP 403, before the handshake) a websocket opened from any page but ours:
     another site, or another port or scheme of this host."""
 
-    def __init__(self, application) -> None:
+    def __init__(self, application: Application) -> None:
         self.application = application
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and not websocket_origin_allowed(scope):
             denier = WebsocketDenier()
             return await denier(scope, receive, send)

@@ -1,9 +1,12 @@
 """The suites' pages: import a suite (a JSONL file), read its cases, export it, and start
 a run of a panel over it."""
 
+from typing import Any
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
@@ -15,11 +18,12 @@ from judgements.infrastructure.forms import error_summary, field_of
 from judgements.intake import limits, saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
 from judgements.panels import saving
+from judgements.web.signed_in import signed_in_user
 
 
 def visible_suite(request: HttpRequest, suite_id: int) -> Suite:
     # Another user's suite does not exist, as far as this user can tell.
-    return get_object_or_404(Suite.objects.visible_to(request.user), pk=suite_id)
+    return get_object_or_404(Suite.objects.visible_to(signed_in_user(request)), pk=suite_id)
 
 
 # --- suites --------------------------------------------------------------------------
@@ -43,7 +47,7 @@ class SuiteImportForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
     )
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         # A posted text over the body limit is refused before any view sees it, so the
         # limit is said up front (a file counts apart).
@@ -54,7 +58,7 @@ class SuiteImportForm(forms.Form):
         )
 
 
-def import_from_form(form: SuiteImportForm, owner) -> Suite | None:
+def import_from_form(form: SuiteImportForm, owner: User) -> Suite | None:
     """Store the suite the (bound) form describes, or put every error next to its field
     and return None."""
     form.is_valid()  # every field is optional text: this only fills cleaned_data
@@ -114,7 +118,7 @@ def suite_list(request: HttpRequest) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = SuiteImportForm(request.POST, request.FILES)
-        suite = import_from_form(form, request.user)
+        suite = import_from_form(form, signed_in_user(request))
         if suite is not None:
             return redirect("suite-detail", suite_id=suite.pk)
         status = 400
@@ -126,15 +130,14 @@ def suite_list(request: HttpRequest) -> HttpResponse:
 def render_suite_list(
     request: HttpRequest, form: SuiteImportForm, status: int = 200
 ) -> HttpResponse:
+    user = signed_in_user(request)
     listed = (
-        Suite.objects.visible_to(request.user)
-        .select_related("owner")
-        .annotate(case_count=Count("cases"))
+        Suite.objects.visible_to(user).select_related("owner").annotate(case_count=Count("cases"))
     )
     context = {
         "suites": listed,
         "form": form,
-        "runs": EvaluationRun.objects.visible_to(request.user).select_related("suite")[:20],
+        "runs": EvaluationRun.objects.visible_to(user).select_related("suite")[:20],
         "error_summary": error_summary(form) if status == 400 else [],
     }
     return render(request, "judgements/suite_list.html", context, status=status)
@@ -150,7 +153,7 @@ class StartRunForm(forms.Form):
         "more than once shows which cases get unstable verdicts.",
     )
 
-    def __init__(self, *args, user, **kwargs) -> None:
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field_of(self, "panel", saving.PanelChoiceField).for_user(user)
 
@@ -160,26 +163,25 @@ class StartRunForm(forms.Form):
 def suite_detail(request: HttpRequest, suite_id: int) -> HttpResponse:
     """A suite's cases, its export, and the form that starts a run on it (POST)."""
     suite = visible_suite(request, suite_id)
+    user = signed_in_user(request)
     status, refusal = 200, None
     if request.method == "POST":
-        form = StartRunForm(request.POST, user=request.user)
+        form = StartRunForm(request.POST, user=user)
         try:
-            run = start_from_form(form, suite, request.user)
+            run = start_from_form(form, suite, user)
         except limits.Refused as exc:
             run, refusal = None, exc
         if run is not None:
             return redirect(run)
         status = 400 if refusal is None else refusal.status_code
     else:
-        form = StartRunForm(
-            user=request.user, initial={"panel": matching_panel(suite, request.user)}
-        )
+        form = StartRunForm(user=user, initial={"panel": matching_panel(suite, user)})
     context = {
         "suite": suite,
         "cases": suite.cases.order_by("position"),
         "form": form,
         "refusal": refusal,
-        "runs": EvaluationRun.objects.visible_to(request.user).filter(suite=suite)[:50],
+        "runs": EvaluationRun.objects.visible_to(user).filter(suite=suite)[:50],
         "error_summary": error_summary(form) if status == 400 else [],
     }
     response = render(request, "judgements/suite_detail.html", context, status=status)
@@ -188,14 +190,14 @@ def suite_detail(request: HttpRequest, suite_id: int) -> HttpResponse:
     return response
 
 
-def matching_panel(suite: Suite, user) -> Panel | None:
+def matching_panel(suite: Suite, user: User) -> Panel | None:
     """The panel a suite is written for, to offer first: the one whose name the suite's
     name ends with ("starter-travel-expense" -> "travel-expense"), the longest such."""
     names = [p for p in saved_panels.visible(user) if suite.name.endswith(p.name)]
     return max(names, key=lambda p: len(p.name), default=None)
 
 
-def start_from_form(form: StartRunForm, suite: Suite, creator) -> EvaluationRun | None:
+def start_from_form(form: StartRunForm, suite: Suite, creator: User) -> EvaluationRun | None:
     """The run the form asks for, or None with its errors on the form. A run over the
     user's limit of unfinished runs raises limits.Refused."""
     if not form.is_valid():

@@ -1,8 +1,12 @@
 """The rules of the house that docs/architecture.md states and no import contract can
 check, read from the code itself: one place calls the openai SDK, one module changes a
-judgement's status, one module reads the settings from the environment."""
+judgement's status, one module reads the settings from the environment, every ignore of
+a checker says why."""
 
 import ast
+import io
+import re
+import tokenize
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -91,3 +95,49 @@ def reads_environment(tree: ast.Module) -> bool:
 def test_the_settings_are_read_from_the_environment_in_one_place():
     readers = {path for path, tree in sources().items() if reads_environment(tree)}
     assert readers == ENVIRONMENT_READERS
+
+
+# Every ignore names what it ignores and says why beside it: `type: ignore[code]  # why`
+# (mypy reads a comment after the brackets as a comment) and `noqa: CODE - why`, each
+# after a "#".
+IGNORE = re.compile(r"#\s*(type:\s*ignore|noqa)\b(.*)")
+REASONED = {
+    "type": re.compile(r"^\[[\w-]+(\s*,\s*[\w-]+)*\]\s*#\s*\w"),
+    "noqa": re.compile(r"^:\s*[A-Z]+\d+(\s*,\s*[A-Z]+\d+)*\s+(-|#)\s*\w"),
+}
+
+
+def ignores_without_reason(source: str) -> list[str]:
+    """The comments of `source` that silence a checker without naming the error and why."""
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT and (match := IGNORE.search(token.string)):
+            kind = "noqa" if match.group(1) == "noqa" else "type"
+            if not REASONED[kind].match(match.group(2)):
+                found.append(f"line {token.start[0]}: {token.string}")
+    return found
+
+
+def test_every_ignore_gives_its_reason_beside_it():
+    found = {
+        str(path.relative_to(REPO)): unreasoned
+        for root in (APP, SITE)
+        for path in sorted(root.rglob("*.py"))
+        if (unreasoned := ignores_without_reason(path.read_text()))
+    }
+    assert found == {}
+
+
+def test_the_check_finds_an_ignore_without_a_reason():
+    assert ignores_without_reason("x = f()  # type: ignore\n")
+    assert ignores_without_reason("x = f()  # type: ignore[attr-defined]\n")
+    assert ignores_without_reason("x = f()  # type:ignore[misc]  #\n")
+    assert ignores_without_reason("import os  # noqa\n")
+    assert ignores_without_reason("import os  # noqa: F401\n")
+    assert ignores_without_reason("import os  # why  # noqa: F401\n")
+    assert not ignores_without_reason("x = f()  # type: ignore[attr-defined]  # ninja sets it\n")
+    assert not ignores_without_reason("x = f()  # type: ignore[misc, arg-type]  # a mixin\n")
+    assert not ignores_without_reason("import os  # noqa: F401 - re-exported\n")
+    assert not ignores_without_reason("import os  # noqa: E402, F401 - after set-up\n")
+    # Words in a string or a docstring are not a comment.
+    assert not ignores_without_reason('s = "# type: ignore"\n')

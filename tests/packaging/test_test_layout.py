@@ -31,7 +31,6 @@ UNMIRRORED = {
     "core/errors.py": "every test of a refusal (InvalidInput's fields)",
     "core/text.py": "security/test_input_text.py, security/test_input_length.py",
     "evaluations/suite_schema.py": "evaluations/test_suites.py",
-    "infrastructure/database.py": "packaging/test_async_orm.py, durability/",
     "infrastructure/forms.py": "security/test_input_*.py, the pages' tests",
     "intake/cases.py": "web/test_judgement_pages.py, security/test_input_json.py",
     "intake/creation_gate.py": "every POST of api/test_judgement_endpoints.py passes it",

@@ -78,7 +78,7 @@ _SERVER_ENV_NAMES = frozenset(
     draft_model draft_model_num_pred_tokens type_k type_v verbose host port ssl_keyfile
     ssl_certfile api_key interrupt_requests disable_ping_events root_path config_file
     models
-    """.split()  # noqa: SIM905
+    """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
 

@@ -1,20 +1,21 @@
 """Give a newcomer a login within a minute of the run command."""
 
 import secrets
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 
 class Command(BaseCommand):
     help = "Create the first admin account if there is none, and say how to log in."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--username", default="admin")
         parser.add_argument("--url", default="http://127.0.0.1:8000/")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         users = get_user_model()
         password_file = settings.VAR_DIR / "admin-password.txt"
         username = options["username"]

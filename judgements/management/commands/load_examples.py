@@ -3,6 +3,7 @@ after migrating, so a newcomer can judge with one click. Existing examples are l
 they are (edits by staff included); a deleted or renamed one comes back."""
 
 import sys
+from typing import Any
 
 from django.core.management.base import BaseCommand
 
@@ -16,7 +17,7 @@ EXIT_INVALID = 2
 class Command(BaseCommand):
     help = "Create the shipped example panels and suites that do not exist yet."
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         # Imported here: the suites are another part of MAGI than the panels.
         from judgements.evaluations import suites
 

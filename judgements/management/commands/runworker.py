@@ -1,7 +1,8 @@
 import asyncio
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements.engine.runner import EngineRunner
 
@@ -12,10 +13,10 @@ class Command(BaseCommand):
         "the database for queued and abandoned ones."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("channels", nargs="+", help=f"must be {settings.MAGI_ENGINE_CHANNEL}")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         unknown = set(options["channels"]) - {settings.MAGI_ENGINE_CHANNEL}
         if unknown:
             raise CommandError(

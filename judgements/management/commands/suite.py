@@ -11,9 +11,11 @@ Exit 2 for invalid input, naming the field or the line.
 
 import sys
 from pathlib import Path
+from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.contrib.auth.models import User
+from django.core.management.base import BaseCommand, CommandParser
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
@@ -26,7 +28,7 @@ EXIT_OK, EXIT_INVALID = 0, 2
 class Command(BaseCommand):
     help = "Import, export or list evaluation suites (JSONL, one case a line)."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         importing = actions.add_parser("import", help="store a JSONL file as a new suite")
         importing.add_argument("file", help="path to the JSONL file")
@@ -38,7 +40,7 @@ class Command(BaseCommand):
         exporting.add_argument("--owner", help="the owning user's username (default: none)")
         actions.add_parser("list", help="list the suites")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         try:
             if options["action"] == "import":
                 suite = import_file(options)
@@ -57,7 +59,7 @@ class Command(BaseCommand):
         sys.exit(EXIT_OK)
 
 
-def owner_of(username: str | None):
+def owner_of(username: str | None) -> User | None:
     if username is None:
         return None
     user = get_user_model().objects.filter(username=username).first()
@@ -66,7 +68,7 @@ def owner_of(username: str | None):
     return user
 
 
-def import_file(options) -> Suite:
+def import_file(options: dict[str, Any]) -> Suite:
     owner = owner_of(options["owner"])
     try:
         data = Path(options["file"]).read_bytes()
@@ -83,7 +85,7 @@ def import_file(options) -> Suite:
         raise InvalidInput(exc.errors) from None
 
 
-def find_suite(options) -> Suite:
+def find_suite(options: dict[str, Any]) -> Suite:
     owner = owner_of(options["owner"])
     key = text.comparable_name(options["name"])
     for suite in Suite.objects.filter(owner=owner):

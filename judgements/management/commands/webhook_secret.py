@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements.models import WebhookSecret
 
@@ -10,11 +12,11 @@ class Command(BaseCommand):
         "(deliveries not yet sent are signed with the new one)."
     )
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--rotate", action="store_true", help="replace the existing secret")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: Any, **options: Any) -> None:
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"no user called {options['username']!r}", returncode=2)

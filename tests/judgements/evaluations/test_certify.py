@@ -8,7 +8,7 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 
-from judgements.core import certificate, kept_verdicts
+from judgements.core import kept_verdicts
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify
 from judgements.models import Certificate, Judgement, Trust
