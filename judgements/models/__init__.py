@@ -36,6 +36,7 @@ from judgements.models.evaluations import (  # noqa: F401
     EvaluationRun,
     SuiteCase,
 )
+from judgements.models.identity import Identity  # noqa: F401
 from judgements.models.judgements import (  # noqa: F401
     UNREVIEWED,
     Judgement,
