@@ -187,13 +187,13 @@ def test_a_bad_id_token_is_refused_and_nothing_is_stored(
     magi, provider, fresh_page, fault, reason
 ):
     username = f"eve-{fault}"
-    provider.person(username, ["magi-fraud"])
+    subject = provider.person(username, ["magi-fraud"])
     provider.misbehave(fault)
     page = fresh_page()
     sign_in(page, username)
     expect_refused(page, reason)
     assert users_with_email(magi, f"{username}@example.com") == 0
-    assert query(magi, "SELECT count(*) FROM judgements_identity WHERE subject = ?", "x")
+    assert query(magi, "SELECT id FROM judgements_identity WHERE subject = ?", subject) == []
     expect_signed_out(page)
 
 
@@ -203,6 +203,8 @@ def test_a_replayed_callback_is_refused(magi, provider, fresh_page):
     with page.expect_request("**/accounts/oidc/callback/**") as callback:
         sign_in(page, "frank")
     page.wait_for_url("**/judgements/")
+    page.goto(callback.value.url)  # the same browser, its state used up
+    expect_refused(page, "already used")
     replay = fresh_page()
     replay.goto(callback.value.url)
     expect_refused(replay, "already used")
