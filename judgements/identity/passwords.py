@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.http import HttpRequest
 
 
@@ -28,13 +28,13 @@ class PasswordBackend(ModelBackend):
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
-    ) -> AbstractBaseUser | None:
+    ) -> User | None:
         if passwords_for_everyone():
             return super().authenticate(request, username, password, **kwargs)
         if not break_glass_user() or username != break_glass_user():
             return None
         user = super().authenticate(request, username, password, **kwargs)
         # Break glass is for an administrator: a plain account of that name gets nothing.
-        if user is None or not getattr(user, "is_superuser", False):
+        if user is None or not user.is_superuser:
             return None
         return user

@@ -8,7 +8,8 @@ from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render, resolve_url
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
@@ -25,7 +26,7 @@ BACKEND = "judgements.identity.passwords.PasswordBackend"
 class SignInForm(AuthenticationForm):
     """Django's login form; its refusal says so when passwords are off."""
 
-    def get_invalid_login_error(self):  # type: ignore[no-untyped-def]
+    def get_invalid_login_error(self) -> ValidationError:
         if passwords.passwords_for_everyone():
             return super().get_invalid_login_error()
         self.error_messages = {
@@ -48,7 +49,7 @@ def oidc_context(error: str = "") -> dict[str, object]:
     }
 
 
-def sign_in(request: HttpRequest) -> HttpResponse:
+def sign_in(request: HttpRequest) -> HttpResponseBase:
     """The login page: Django's, unchanged without OpenID Connect."""
     if not provider.enabled():
         return LoginView.as_view()(request)

@@ -126,9 +126,7 @@ def test_a_member_lands_on_the_history_with_their_teams_judgements(magi, provide
     page.wait_for_url("**/judgements/")
     expect(page.get_by_role("link", name="Fraud team's case")).to_be_visible()
     assert teams_of(magi, "alice@example.com") == ["Fraud"]
-    audit = query(
-        magi, "SELECT actor, after FROM judgements_auditentry WHERE after LIKE '%alice%'"
-    )
+    audit = query(magi, "SELECT actor, after FROM judgements_auditentry WHERE after LIKE '%alice%'")
     assert audit and audit[-1][0] == provider.issuer
 
 
@@ -154,7 +152,9 @@ def test_a_group_removed_at_the_provider_removes_the_team_at_the_next_sign_in(
     provider.person("carol", ["magi-admins"])
     sign_in(page, "carol")
     page.wait_for_url("**/judgements/")
-    expect(page.get_by_role("link", name="Fraud team's case")).to_be_visible()  # staff sees everything
+    expect(
+        page.get_by_role("link", name="Fraud team's case")
+    ).to_be_visible()  # staff sees everything
     assert teams_of(magi, "carol@example.com") == []
     removal = query(
         magi,
@@ -183,9 +183,7 @@ def test_a_person_in_no_mapped_group_is_refused(magi, provider, fresh_page):
         ("issuer", "an issuer MAGI does not trust"),
     ],
 )
-def test_a_bad_id_token_is_refused_and_nothing_is_stored(
-    magi, provider, fresh_page, fault, reason
-):
+def test_a_bad_id_token_is_refused_and_nothing_is_stored(magi, provider, fresh_page, fault, reason):
     username = f"eve-{fault}"
     subject = provider.person(username, ["magi-fraud"])
     provider.misbehave(fault)

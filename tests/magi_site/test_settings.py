@@ -11,7 +11,6 @@ from django.core.exceptions import ImproperlyConfigured
 from magi_site import environment
 from magi_site.environment import load_settings
 
-
 # A complete OpenID Connect configuration, which each case below breaks one way.
 SIGN_IN = {
     "MAGI_OIDC_ISSUER": "https://idp.example.com/realms/acme",

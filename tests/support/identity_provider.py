@@ -56,10 +56,10 @@ class IdentityProvider:
                 timeout=120,
             )
         daphne = Path(sys.executable).with_name("daphne")
+        app = "tests.support.oidc_provider.asgi:application"
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
-                [str(daphne), "-b", "127.0.0.1", "-p", str(self.port)]
-                + ["tests.support.oidc_provider.asgi:application"],
+                [str(daphne), "-b", "127.0.0.1", "-p", str(self.port), app],
                 cwd=REPO,
                 env=self.env,
                 stdout=log,

@@ -1,6 +1,8 @@
 """People from the provider's ID tokens: created or linked at the first sign-in, teams,
 reviewing and staff following the groups at every sign-in, audited with the provider."""
 
+from typing import Any
+
 import pytest
 from django.contrib.auth.models import User
 
@@ -9,7 +11,7 @@ from judgements.identity.provider import SignInRefused
 from judgements.models import AuditEntry, Identity, Membership, Panel, Team
 
 ISSUER = "https://idp.example.com/realms/acme"
-MAPPING = {
+MAPPING: dict[str, dict[str, Any]] = {
     "fraud": {"team": "Fraud", "role": "member"},
     "fraud-reviewers": {"team": "Fraud", "role": "reviewer"},
     "admins": {"team": None, "role": "staff"},

@@ -16,7 +16,7 @@ MISCHIEF: dict[str, str] = {"kind": ""}
 
 
 class Claims(OAuth2Validator):
-    oidc_claim_scope: ClassVar[dict[str, str]] = {  # type: ignore[misc]
+    oidc_claim_scope: ClassVar[dict[str, str]] = {
         **OAuth2Validator.oidc_claim_scope,
         "groups": "profile",
     }
