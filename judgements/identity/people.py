@@ -162,8 +162,11 @@ def follow_groups(user: User, grants: Grants, mapping: dict[str, dict[str, Any]]
         team, _ = Team.objects.get_or_create(name=name)
         follow_membership(team, user, name in grants.teams, actor)
         follow_reviewing(team, user, name in grants.reviews, actor)
-    if any(grant["role"] == "staff" for grant in mapping.values()) and (
-        user.is_staff != grants.staff
+    # A superuser keeps staff whatever the groups say: break glass must still open the admin.
+    if (
+        any(grant["role"] == "staff" for grant in mapping.values())
+        and not user.is_superuser
+        and user.is_staff != grants.staff
     ):
         record(
             AuditSubject.STAFF,

@@ -98,3 +98,10 @@ def test_a_disabled_account_is_refused(db):
     User.objects.filter(pk=user.pk).update(is_active=False)
     with pytest.raises(SignInRefused, match="disabled"):
         sign_in(person("fraud"))
+
+
+def test_a_superuser_keeps_staff_whatever_the_groups_say(db):
+    root = User.objects.create_superuser("root", email="ann@example.com")
+    assert sign_in(person("fraud")) == root
+    root.refresh_from_db()
+    assert root.is_staff and teams(root) == ["Fraud"]
