@@ -106,9 +106,10 @@ def begin(request: HttpRequest) -> HttpResponse:
     return app.authorize_redirect(request, redirect_uri)
 
 
-def finish(request: HttpRequest) -> dict[str, Any]:
-    """The checked claims of the ID token the provider's callback leads to. The state is
-    used up whatever happens, so a callback URL works once."""
+def finish(request: HttpRequest) -> tuple[dict[str, Any], str]:
+    """The checked claims of the ID token the provider's callback leads to, and the token
+    itself (for the provider's logout). The state is used up whatever happens, so a
+    callback URL works once."""
     app = client()
     try:
         token = app.authorize_access_token(
@@ -132,8 +133,7 @@ def finish(request: HttpRequest) -> dict[str, Any]:
     claims = token.get("userinfo")
     if not claims:
         raise SignInRefused("The provider answered without an ID token.")
-    request.session[ID_TOKEN_KEY] = token["id_token"]
-    return dict(claims)
+    return dict(claims), str(token["id_token"])
 
 
 def oauth_refusal(exc: OAuthError) -> str:

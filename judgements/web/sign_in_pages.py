@@ -82,16 +82,16 @@ def oidc_callback(request: HttpRequest) -> HttpResponse:
     if not provider.enabled():
         return redirect("login")
     try:
-        claims = provider.finish(request)
+        claims, id_token = provider.finish(request)
         user = people.sign_in(people.person_from(claims, provider.issuer()))
     except provider.ProviderUnreachable as exc:
         return unreachable_page(request, str(exc))
     except provider.SignInRefused as exc:
         return refused(request, str(exc))
-    id_token = request.session.get(provider.ID_TOKEN_KEY)
-    wanted = request.session.get(NEXT_KEY) or ""
+    wanted = request.session.pop(NEXT_KEY, "")
     login(request, user, backend=BACKEND)
-    # login() may start a fresh session: what logout needs is put back.
+    # Kept for the provider's logout (id_token_hint); login() may have started a fresh
+    # session, so it goes in after.
     request.session[provider.ID_TOKEN_KEY] = id_token
     request.session.set_expiry(settings.MAGI_OIDC_SESSION_SECONDS)
     log.info("signed in through OpenID Connect: user %s", user.pk)
@@ -99,9 +99,9 @@ def oidc_callback(request: HttpRequest) -> HttpResponse:
 
 
 def refused(request: HttpRequest, reason: str) -> HttpResponse:
-    """The refusal page; the half-finished sign-in leaves nothing in the session."""
-    for key in (provider.ID_TOKEN_KEY, NEXT_KEY):
-        request.session.pop(key, None)
+    """The refusal page; the half-finished sign-in leaves nothing in the session (a
+    session already signed in stays as it was)."""
+    request.session.pop(NEXT_KEY, None)
     log.warning("OpenID Connect sign-in refused: %s", reason)
     context = {"reason": reason, **oidc_context()}
     return render(request, "registration/sign_in_refused.html", context, status=403)
