@@ -5,6 +5,7 @@ no user, identity or session behind."""
 
 import json
 import sqlite3
+import time
 import urllib.error
 import urllib.request
 
@@ -128,6 +129,9 @@ def test_a_member_lands_on_the_history_with_their_teams_judgements(magi, provide
     assert teams_of(magi, "alice@example.com") == ["Fraud"]
     audit = query(magi, "SELECT actor, after FROM judgements_auditentry WHERE after LIKE '%alice%'")
     assert audit and audit[-1][0] == provider.issuer
+    # The session bound: MAGI_OIDC_SESSION_SECONDS (8 hours), not Django's two weeks.
+    (session,) = [c for c in page.context.cookies() if c["name"] == "sessionid"]
+    assert 8 * 3600 - 300 < session["expires"] - time.time() <= 8 * 3600
 
 
 def test_a_reviewer_sees_the_review_queue(magi, provider, fresh_page):
