@@ -13,6 +13,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
+from urllib.parse import urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -28,6 +29,7 @@ CommaList = Annotated[list[str], NoDecode]
 # name=value pairs separated by commas ("tiny=/models/tiny.gguf,big=/models/big.gguf").
 PairMap = Annotated[dict[str, str], NoDecode]
 FloatMap = Annotated[dict[str, float], NoDecode]
+OIDC_ROLES = ("member", "reviewer", "staff")
 
 
 # Before-validators: each is given what the environment holds (a string) or a default.
@@ -69,6 +71,41 @@ def parse_json_object(value: Any) -> Any:
     if not isinstance(parsed, dict):
         raise ValueError("must be a JSON object")
     return parsed
+
+
+class GroupGrant(BaseModel):
+    """What one provider group gives: membership of a team, reviewing its panels too, or
+    staff (no team)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    team: str | None
+    role: Literal["member", "reviewer", "staff"]
+
+
+def parse_group_map(value: Any) -> Any:
+    """`group=Team:role,other=staff` -> {group: GroupGrant}; a ValueError names the entry."""
+    if not isinstance(value, str):
+        return value
+    grants = {}
+    for group, given in split_pairs(value).items():
+        team, sep, role = given.rpartition(":")
+        if not sep:
+            team, role = "", given
+        team, role = team.strip(), role.strip()
+        if role not in OIDC_ROLES:
+            raise ValueError(f"{group}: the role is member, reviewer or staff, not {role!r}")
+        if (role == "staff") != (not team):
+            raise ValueError(
+                f"{group}: staff takes no team (`group=staff`)"
+                if team
+                else f"{group}: a {role} needs a team (`group=Team:{role}`)"
+            )
+        grants[group] = GroupGrant(team=team or None, role=role)
+    return grants
+
+
+GroupMap = Annotated[dict[str, GroupGrant], NoDecode]
 
 
 class ModelPrice(BaseModel):
@@ -374,6 +411,57 @@ class MagiSettings(Env):
         shown="— (off)",
     )
 
+    # --- Sign-in with OpenID Connect ([sign-in.md](sign-in.md))
+    magi_oidc_issuer: str = setting(
+        "",
+        "the identity provider's issuer URL (its discovery document is this plus "
+        "`/.well-known/openid-configuration`); unset, people sign in with MAGI's own "
+        "passwords as before",
+        shown="— (off)",
+    )
+    magi_oidc_client_id: str = setting(
+        "", "MAGI's client id at the provider (required with the issuer)", shown="—"
+    )
+    magi_oidc_client_secret: str = setting(
+        "", "MAGI's client secret at the provider (required with the issuer)", shown="—"
+    )
+    magi_oidc_scopes: CommaList = setting(
+        ["openid", "email", "profile"],
+        "the scopes asked for, comma-separated; must include `openid`",
+    )
+    magi_oidc_groups_claim: str = setting(
+        "groups", "the ID token's claim that lists the person's groups"
+    )
+    magi_oidc_groups: GroupMap = setting(
+        {},
+        "which groups give what, comma-separated `group=Team:role` (role `member` or "
+        "`reviewer` of the team's panels) or `group=staff`; a person in none is refused "
+        "(required with the issuer)",
+    )
+    magi_oidc_provider_name: str = setting(
+        "your organisation's sign-in", "the provider's name on the sign-in button"
+    )
+    magi_oidc_break_glass_user: str = setting(
+        "",
+        "with OIDC, the one superuser who may still sign in with a MAGI password (for when "
+        "the provider is down); everyone else's password is refused",
+        shown="— (nobody)",
+    )
+    magi_oidc_local_passwords: bool = setting(
+        False,
+        "with OIDC, let everyone still sign in with a MAGI password too (while moving over; "
+        "contradicts `MAGI_OIDC_BREAK_GLASS_USER`)",
+    )
+    magi_oidc_session_seconds: int = setting(
+        28_800,
+        "how long a provider sign-in lasts before the provider is asked again: the longest "
+        "a person removed there keeps MAGI's pages",
+        ge=60,
+    )
+    magi_oidc_timeout: float = setting(
+        5.0, "seconds to wait for the provider's discovery document, keys and tokens", gt=0
+    )
+
     # --- Engine
     magi_engine_in_process: bool | None = setting(
         None,
@@ -417,8 +505,10 @@ class MagiSettings(Env):
         "magi_models",
         "magi_providers",
         "magi_webhook_hosts",
+        "magi_oidc_scopes",
         mode="before",
     )(split_list)
+    _parse_groups = field_validator("magi_oidc_groups", mode="before")(parse_group_map)
     _split_pairs = field_validator("magi_local_models", "magi_model_temperatures", mode="before")(
         split_pairs
     )
@@ -479,6 +569,9 @@ class MagiSettings(Env):
             MAGI_MODEL_PRICES={
                 model: price.model_dump() for model, price in self.magi_model_prices.items()
             },
+            MAGI_OIDC_GROUPS={
+                group: grant.model_dump() for group, grant in self.magi_oidc_groups.items()
+            },
             MAGI_ENGINE_IN_PROCESS=self.engine_in_process,
             MAGI_DB_THREADS=self.db_threads,
         )
@@ -517,12 +610,43 @@ def unknown_magi_variables(loaded: MagiSettings, environ: Mapping[str, str]) -> 
     return sorted(name for name in environ if name.startswith("MAGI_") and name not in known)
 
 
+def sign_in_problem(loaded: MagiSettings) -> str | None:
+    """What is missing or contradictory in the OpenID Connect settings, naming the
+    variable; None when sign-in is off (no issuer and none of its settings) or complete."""
+    if not loaded.magi_oidc_issuer:
+        stray = [
+            name
+            for name in ("magi_oidc_client_id", "magi_oidc_break_glass_user", "magi_oidc_groups")
+            if getattr(loaded, name)
+        ]
+        if stray:
+            return f"{stray[0].upper()} is set but MAGI_OIDC_ISSUER is not"
+        return None
+    issuer = urlsplit(loaded.magi_oidc_issuer)
+    local = issuer.hostname in {"localhost", "127.0.0.1", "::1"}
+    if issuer.scheme != "https" and not (issuer.scheme == "http" and local):
+        return "MAGI_OIDC_ISSUER must be an https:// URL (http only for localhost)"
+    for name in ("magi_oidc_client_id", "magi_oidc_client_secret", "magi_oidc_groups"):
+        if not getattr(loaded, name):
+            return f"{name.upper()} is required with MAGI_OIDC_ISSUER"
+    if "openid" not in loaded.magi_oidc_scopes:
+        return "MAGI_OIDC_SCOPES must include openid"
+    if loaded.magi_oidc_local_passwords and loaded.magi_oidc_break_glass_user:
+        return (
+            "MAGI_OIDC_BREAK_GLASS_USER contradicts MAGI_OIDC_LOCAL_PASSWORDS: with local "
+            "passwords on, everyone may use theirs"
+        )
+    return None
+
+
 def load_settings() -> MagiSettings:
     try:
         loaded = MagiSettings()
         loaded.providers()  # parse every provider block now, not on the first call
     except ValidationError as exc:
         raise ImproperlyConfigured(f"Invalid environment: {describe(exc)}") from None
+    if problem := sign_in_problem(loaded):
+        raise ImproperlyConfigured(f"Invalid environment: {problem}")
     if unknown := unknown_magi_variables(loaded, os.environ):
         raise ImproperlyConfigured(
             f"Unknown MAGI setting(s): {', '.join(unknown)}. See docs/settings.md."

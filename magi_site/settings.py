@@ -155,6 +155,10 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# Passwords are checked by MAGI's backend, which refuses them when OpenID Connect sign-in
+# is configured, but for the break-glass user (judgements/identity/passwords.py); without
+# OIDC it is Django's ModelBackend unchanged.
+AUTHENTICATION_BACKENDS = ["judgements.identity.passwords.PasswordBackend"]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "judgement-new"
 LOGOUT_REDIRECT_URL = "login"

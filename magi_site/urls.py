@@ -1,9 +1,8 @@
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from judgements.monitoring import endpoint
-from judgements.web import site_pages
+from judgements.web import sign_in_pages, site_pages
 from magi_site import errors
 
 # A form over the body limit is refused before any view runs; this says so in a page.
@@ -14,7 +13,10 @@ urlpatterns = [
     # "Log out" posts here too.
     path("admin/logout/", site_pages.log_out),
     path("admin/", admin.site.urls),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    # Django's login page, with OpenID Connect's button when it is configured.
+    path("accounts/login/", sign_in_pages.sign_in, name="login"),
+    path("accounts/oidc/start/", sign_in_pages.oidc_start, name="oidc-start"),
+    path("accounts/oidc/callback/", sign_in_pages.oidc_callback, name="oidc-callback"),
     path("accounts/logout/", site_pages.log_out, name="logout"),
     path("metrics", endpoint.metrics, name="metrics"),
     path("", include("judgements.api.urls")),

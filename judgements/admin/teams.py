@@ -65,10 +65,10 @@ class TeamAdmin(admin.ModelAdmin):
 
 @admin.register(AuditEntry)
 class AuditEntryAdmin(AuditAdmin):
-    list_display = ["at", "subject", "target", "by"]
+    list_display = ["at", "subject", "target", "by", "actor"]
     list_filter = ["subject"]
     search_fields = ["target", "by__username"]
-    fields = ("at", "subject", "target", "by", "before", "after")
+    fields = ("at", "subject", "target", "by", "actor", "before", "after")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[AuditEntry]:

@@ -36,6 +36,7 @@ from judgements.models.evaluations import (  # noqa: F401 - re-exported: the one
     EvaluationRun,
     SuiteCase,
 )
+from judgements.models.identity import Identity  # noqa: F401 - re-exported: the one import path
 from judgements.models.judgements import (  # noqa: F401 - re-exported: the one import path
     UNREVIEWED,
     Judgement,

@@ -56,6 +56,7 @@ class AuditSubject(models.TextChoices):
     MEMBERSHIP = "membership", "Team membership"
     REVIEWERS = "reviewers", "Panel reviewers"
     BUDGET = "budget", "Budget"
+    STAFF = "staff", "Staff role"
 
 
 class AuditEntry(models.Model):
@@ -72,8 +73,11 @@ class AuditEntry(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="audit_entries",
-        help_text="Empty: the operator's command line.",
+        help_text="Empty: the operator's command line, or `actor` when it says who.",
     )
+    # Who made the change when no MAGI user did: the identity provider (its issuer) that
+    # a sign-in's groups came from.
+    actor = models.CharField(max_length=255, blank=True, default="")
     at = models.DateTimeField(default=timezone.now)
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)

@@ -24,13 +24,19 @@ def reviewers_state(panel: Panel) -> dict[str, object]:
 
 
 def record(
-    subject: AuditSubject, target: str, by: User | None, before: object, after: object
+    subject: AuditSubject,
+    target: str,
+    by: User | None,
+    before: object,
+    after: object,
+    actor: str = "",
 ) -> AuditEntry | None:
-    """An audit entry for a change; none when nothing changed."""
+    """An audit entry for a change; none when nothing changed. `actor` names who made it
+    when no user did (the identity provider whose groups a sign-in followed)."""
     if before == after:
         return None
     return AuditEntry.objects.create(
-        subject=subject, target=target, by=by, before=before, after=after
+        subject=subject, target=target, by=by, before=before, after=after, actor=actor
     )
 
 
@@ -42,7 +48,7 @@ def panel_target(panel: Panel) -> str:
     return f"panel {panel.pk} ({panel.name})"
 
 
-def set_members(team: Team, users: list[User], by: User | None) -> None:
+def set_members(team: Team, users: list[User], by: User | None, actor: str = "") -> None:
     """Make `users` the team's members, recording the change."""
     with transaction.atomic():
         before = member_names(team)
@@ -52,7 +58,8 @@ def set_members(team: Team, users: list[User], by: User | None) -> None:
         Membership.objects.bulk_create(
             Membership(team=team, user_id=pk) for pk in sorted(wanted - present)
         )
-        record(AuditSubject.MEMBERSHIP, team_target(team), by, before, member_names(team))
+        after = member_names(team)
+        record(AuditSubject.MEMBERSHIP, team_target(team), by, before, after, actor)
 
 
 def add_members(team: Team, users: list[User], by: User | None) -> None:
@@ -88,6 +95,7 @@ def set_reviewing(
     reviewers: list[User] | None = None,
     team_reviews: bool | None = None,
     four_eyes: bool | None = None,
+    actor: str = "",
 ) -> None:
     """Who reviews the panel's judgements (members of its team only), whether its whole
     team does, and four eyes; what is not given stays. InvalidInput naming the field when
@@ -104,7 +112,8 @@ def set_reviewing(
         if four_eyes is not None:
             panel.four_eyes = four_eyes
         panel.save(update_fields=["team_reviews", "four_eyes"])
-        record(AuditSubject.REVIEWERS, panel_target(panel), by, before, reviewers_state(panel))
+        after = reviewers_state(panel)
+        record(AuditSubject.REVIEWERS, panel_target(panel), by, before, after, actor)
 
 
 def assign(thing: Panel | Suite | ApiToken, team: Team | None) -> None:

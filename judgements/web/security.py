@@ -40,7 +40,17 @@ def content_security_policy(request: HttpRequest) -> str:
     except DisallowedHost:
         return POLICY  # a refused host gets an error page, which needs no websocket
     scheme = "wss" if request.is_secure() else "ws"
-    return f"{POLICY} {scheme}://{host}"
+    return f"{with_sign_in_provider(POLICY)} {scheme}://{host}"
+
+
+def with_sign_in_provider(policy: str) -> str:
+    """With OpenID Connect sign-in, the sign-in and log-out forms redirect to the
+    provider, which `form-action` must allow (Chromium checks a form's redirects too)."""
+    if not settings.MAGI_OIDC_ISSUER:
+        return policy
+    issuer = urlsplit(settings.MAGI_OIDC_ISSUER)
+    origin = f"{issuer.scheme}://{issuer.netloc}"
+    return policy.replace("form-action 'self';", f"form-action 'self' {origin};")
 
 
 @sync_and_async_middleware

@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, resolve_url
 from django.views.decorators.http import require_GET, require_POST
 
+from judgements.identity import provider
 from judgements.web import consumers
 
 
@@ -20,7 +21,10 @@ async def healthz(request: HttpRequest) -> JsonResponse:
 def log_out(request: HttpRequest) -> HttpResponse:
     """Log out, then close the live pages this login session still has open."""
     session_key = request.session.session_key
+    login_page = resolve_url(settings.LOGOUT_REDIRECT_URL)
+    # Signed in through the provider: sign out there too, then back to the login page.
+    at_provider = provider.end_session_url(request, request.build_absolute_uri(login_page))
     logout(request)
     if session_key:
         async_to_sync(consumers.close_session_sockets)(session_key)
-    return redirect(resolve_url(settings.LOGOUT_REDIRECT_URL))
+    return redirect(at_provider or login_page)

@@ -11,6 +11,14 @@ from django.core.exceptions import ImproperlyConfigured
 from magi_site import environment
 from magi_site.environment import load_settings
 
+# A complete OpenID Connect configuration, which each case below breaks one way.
+SIGN_IN = {
+    "MAGI_OIDC_ISSUER": "https://idp.example.com/realms/acme",
+    "MAGI_OIDC_CLIENT_ID": "magi",
+    "MAGI_OIDC_CLIENT_SECRET": "s3cret",
+    "MAGI_OIDC_GROUPS": "magi-fraud=Fraud:member,magi-admins=staff",
+}
+
 
 @pytest.fixture
 def environ(monkeypatch):
@@ -52,6 +60,17 @@ def test_the_defaults_run_one_machine_with_no_services(environ):
         ({"MAGI_DEFAULT_STRUCTURED_OUTPUT": "xml"}, "MAGI_DEFAULT_STRUCTURED_OUTPUT: Input"),
         ({"MAGI_LLM_TIMOUT": "3"}, "Unknown MAGI setting(s): MAGI_LLM_TIMOUT"),
         ({"MAGI_PROVIDER_VLLM_BASE_URL": "http://gpu/v1"}, "MAGI_PROVIDER_VLLM_BASE_URL"),
+        ({**SIGN_IN, "MAGI_OIDC_CLIENT_ID": ""}, "MAGI_OIDC_CLIENT_ID is required"),
+        ({**SIGN_IN, "MAGI_OIDC_GROUPS": ""}, "MAGI_OIDC_GROUPS is required"),
+        ({**SIGN_IN, "MAGI_OIDC_GROUPS": "g=Team:admin"}, "MAGI_OIDC_GROUPS: Value error, g:"),
+        ({**SIGN_IN, "MAGI_OIDC_GROUPS": "g=member"}, "a member needs a team"),
+        ({**SIGN_IN, "MAGI_OIDC_SCOPES": "email"}, "MAGI_OIDC_SCOPES must include openid"),
+        ({**SIGN_IN, "MAGI_OIDC_ISSUER": "http://idp.example.com"}, "MAGI_OIDC_ISSUER must be"),
+        (
+            {**SIGN_IN, "MAGI_OIDC_LOCAL_PASSWORDS": "true", "MAGI_OIDC_BREAK_GLASS_USER": "root"},
+            "MAGI_OIDC_BREAK_GLASS_USER contradicts MAGI_OIDC_LOCAL_PASSWORDS",
+        ),
+        ({"MAGI_OIDC_CLIENT_ID": "magi"}, "MAGI_OIDC_CLIENT_ID is set but MAGI_OIDC_ISSUER"),
     ],
 )
 def test_it_refuses_what_it_cannot_read(environ, variables, message):
@@ -59,6 +78,15 @@ def test_it_refuses_what_it_cannot_read(environ, variables, message):
     with pytest.raises(ImproperlyConfigured) as refused:
         load_settings()
     assert message in str(refused.value)
+
+
+def test_a_complete_sign_in_configuration_is_read_with_its_group_mapping(environ):
+    environ(**{**SIGN_IN, "MAGI_OIDC_GROUPS": "/acme/fraud=Fraud Team:reviewer, magi-admins=staff"})
+    groups = load_settings().django_settings()["MAGI_OIDC_GROUPS"]
+    assert groups == {
+        "/acme/fraud": {"team": "Fraud Team", "role": "reviewer"},
+        "magi-admins": {"team": None, "role": "staff"},
+    }
 
 
 def test_providers_inherit_the_global_llm_settings_unless_they_set_their_own(environ):

@@ -1,0 +1,107 @@
+"""People from the provider's ID tokens: created or linked at the first sign-in, teams,
+reviewing and staff following the groups at every sign-in, audited with the provider."""
+
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import User
+
+from judgements.identity.people import Person, grants_for, sign_in
+from judgements.identity.provider import SignInRefused
+from judgements.models import AuditEntry, Identity, Membership, Panel, Team
+
+ISSUER = "https://idp.example.com/realms/acme"
+MAPPING: dict[str, dict[str, Any]] = {
+    "fraud": {"team": "Fraud", "role": "member"},
+    "fraud-reviewers": {"team": "Fraud", "role": "reviewer"},
+    "admins": {"team": None, "role": "staff"},
+}
+
+
+@pytest.fixture(autouse=True)
+def mapping(settings):
+    settings.MAGI_OIDC_GROUPS = MAPPING
+
+
+def person(*groups: str, email: str = "ann@example.com", verified: bool = True) -> Person:
+    return Person(ISSUER, "sub-ann", email, verified, "Ann Example", groups)
+
+
+def teams(user: User) -> list[str]:
+    return sorted(user.teams.values_list("name", flat=True))
+
+
+def test_a_reviewer_is_also_a_member_and_unmapped_groups_give_nothing():
+    grants = grants_for(("fraud-reviewers", "marketing"), MAPPING)
+    assert (grants.teams, grants.reviews, grants.staff) == ({"Fraud"}, {"Fraud"}, False)
+    assert not grants_for(("marketing",), MAPPING).anything
+
+
+def test_a_newcomer_is_created_from_the_email_and_name(db):
+    user = sign_in(person("fraud"))
+    assert (user.username, user.email, user.get_full_name()) == (
+        "ann@example.com",
+        "ann@example.com",
+        "Ann Example",
+    )
+    assert not user.has_usable_password()
+    assert teams(user) == ["Fraud"]
+    assert Identity.objects.get(user=user).subject == "sub-ann"
+    entry = AuditEntry.objects.get()
+    assert (entry.by, entry.actor, entry.after) == (None, ISSUER, ["ann@example.com"])
+
+
+def test_groups_are_followed_at_every_sign_in_and_each_change_audited(db):
+    team = Team.objects.create(name="Fraud")
+    panel = Panel.objects.create(name="p", team=team, agents=[])
+    user = sign_in(person("fraud-reviewers"))
+    assert list(panel.reviewers.all()) == [user]
+    sign_in(person("admins"))
+    user.refresh_from_db()
+    assert teams(user) == [] and user.is_staff
+    assert list(panel.reviewers.all()) == []
+    assert {entry.actor for entry in AuditEntry.objects.all()} == {ISSUER}
+    assert AuditEntry.objects.filter(subject="staff", after=True).exists()
+
+
+def test_a_team_no_group_maps_keeps_its_hand_made_members(db):
+    sales = Team.objects.create(name="Sales")
+    user = sign_in(person("fraud"))
+    Membership.objects.create(team=sales, user=user)
+    sign_in(person("fraud"))
+    assert teams(user) == ["Fraud", "Sales"]
+
+
+def test_no_mapped_group_is_refused_with_nothing_stored(db):
+    with pytest.raises(SignInRefused, match="none of your groups"):
+        sign_in(person("marketing"))
+    assert not User.objects.exists() and not Identity.objects.exists()
+
+
+def test_a_known_person_without_a_mapped_group_loses_the_teams_then_is_refused(db):
+    user = sign_in(person("fraud"))
+    with pytest.raises(SignInRefused):
+        sign_in(person())
+    assert teams(user) == []
+
+
+def test_a_local_user_is_linked_only_when_the_email_is_verified(db):
+    local = User.objects.create_user("ann", email="Ann@Example.com")
+    with pytest.raises(SignInRefused, match="not say the address is verified"):
+        sign_in(person("fraud", verified=False))
+    assert not Identity.objects.exists() and teams(local) == []
+    assert sign_in(person("fraud")) == local
+
+
+def test_a_disabled_account_is_refused(db):
+    user = sign_in(person("fraud"))
+    User.objects.filter(pk=user.pk).update(is_active=False)
+    with pytest.raises(SignInRefused, match="disabled"):
+        sign_in(person("fraud"))
+
+
+def test_a_superuser_keeps_staff_whatever_the_groups_say(db):
+    root = User.objects.create_superuser("root", email="ann@example.com")
+    assert sign_in(person("fraud")) == root
+    root.refresh_from_db()
+    assert root.is_staff and teams(root) == ["Fraud"]

@@ -1,0 +1,136 @@
+"""The sign-in tests' OpenID Connect provider (tests/support/oidc_provider/), migrated
+on a fresh SQLite file with a fresh RS256 key and served by daphne on 127.0.0.1 in a
+process of its own; `control` drives its /control/ endpoints."""
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from tests.support.live_site import REPO, free_port
+
+PROVIDER_PASSWORD = "provider password"
+
+
+class IdentityProvider:
+    def __init__(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="magi-oidc-"))
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.issuer = f"{self.url}/o"
+        self.log_path = self.dir / "provider.log"
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        (self.dir / "key.pem").write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
+        self.env = {
+            "PATH": "/usr/bin:/bin",
+            "DJANGO_SETTINGS_MODULE": "tests.support.oidc_provider.settings",
+            "PROVIDER_DB": str(self.dir / "provider.sqlite3"),
+            "PROVIDER_KEY": str(self.dir / "key.pem"),
+            "PROVIDER_ISSUER": self.issuer,
+            "PYTHONUNBUFFERED": "1",
+        }
+        self.process: subprocess.Popen | None = None
+
+    def start(self, ready_within: float = 30.0) -> "IdentityProvider":
+        if not (self.dir / "provider.sqlite3").exists():
+            subprocess.run(
+                [sys.executable, "-m", "django", "migrate", "--no-input", "-v", "0"],
+                cwd=REPO,
+                env=self.env,
+                check=True,
+                capture_output=True,
+                timeout=120,
+            )
+        daphne = Path(sys.executable).with_name("daphne")
+        app = "tests.support.oidc_provider.asgi:application"
+        with self.log_path.open("ab") as log:
+            self.process = subprocess.Popen(
+                [str(daphne), "-b", "127.0.0.1", "-p", str(self.port), app],
+                cwd=REPO,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        discovery = f"{self.issuer}/.well-known/openid-configuration"
+        deadline = time.monotonic() + ready_within
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the provider exited:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(discovery, timeout=2) as response:
+                    if response.status == 200:
+                        return self
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the provider was not ready in {ready_within} s:\n{self.log()}")
+            time.sleep(0.05)  # polling interval of a bounded readiness check
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-5000:]
+        except FileNotFoundError:
+            return ""
+
+    def control(self, what: str, **data: Any) -> dict[str, Any]:
+        request = urllib.request.Request(
+            f"{self.url}/control/{what}",
+            data=json.dumps(data).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read())
+
+    def person(
+        self, username: str, groups: list[str], *, email_verified: bool = True, email: str = ""
+    ) -> str:
+        """A person at the provider; their subject (the ID token's `sub`)."""
+        answer = self.control(
+            "user",
+            username=username,
+            password=PROVIDER_PASSWORD,
+            email=email or f"{username}@example.com",
+            email_verified=email_verified,
+            name=f"{username.title()} Tester",
+            groups=groups,
+        )
+        return str(answer["sub"])
+
+    def register(self, client_id: str, secret: str, magi_url: str) -> None:
+        self.control(
+            "client",
+            client_id=client_id,
+            client_secret=secret,
+            redirect_uri=f"{magi_url}/accounts/oidc/callback/",
+            post_logout_redirect_uri=f"{magi_url}/accounts/login/",
+        )
+
+    def misbehave(self, kind: str) -> None:
+        """The next ID token is wrong this way: tampered, audience, expired, nonce, issuer."""
+        self.control("mischief", kind=kind)
