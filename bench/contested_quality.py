@@ -44,7 +44,8 @@ from panel_quality import EXAMPLES, FAKE_MODEL, REPO, judge_case, load_panels, u
 
 from judgements.core import contested, prompts, rules
 from judgements.engine import lifecycle
-from judgements.engine.deliberation import HeldLease, load, run_round
+from judgements.engine.deliberation import load, run_round
+from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.intake.start import Submission, submit
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt

@@ -3,12 +3,12 @@ work wakes the engine. Below the engine and every area that starts, runs or revi
 judgement, so each of them publishes the same way.
 
 The engine publishes a small event to the judgement's channel-layer group on every state
-change (the live page re-renders from the database on each one), a review publishes one
-once it commits, and a judgement or a run queued wakes a worker. Anyone waiting for a
-judgement (the API's `?wait`, the command line, the MCP tools) follows the same group.
-The database holds the truth: a channel layer that is slow or away (Redis restarting)
-costs a bounded wait and is then skipped, and followers fall back to reading the
-database.
+change (the live page re-renders from the database on each one; a transition's once its
+transaction commits), a review publishes one once it commits, and a judgement or a run
+queued wakes a worker. Anyone waiting for a judgement (the API's `?wait`, the command
+line, the MCP tools) follows the same group. The database holds the truth: a channel
+layer that is slow or away (Redis restarting) costs a bounded wait and is then skipped,
+and followers fall back to reading the database.
 """
 
 import asyncio
@@ -81,10 +81,17 @@ async def publish(judgement_id: int, kind: Event, **data) -> None:
     )
 
 
+def publish_on_commit(judgement_id: int, kind: Event, **data: object) -> None:
+    """From synchronous code, inside the transaction that made the change: publish once
+    it commits (a change rolled back is never announced; outside a transaction, at once).
+    The transitions (engine/lifecycle.py) and the reviews announce themselves this way."""
+    transaction.on_commit(lambda: async_to_sync(publish)(judgement_id, kind, **data))
+
+
 def announce_review(judgement_id: int) -> None:
-    """From synchronous code, once the review's transaction commits: open live pages show
-    the verdict now in force at once, not at their next resync."""
-    transaction.on_commit(lambda: async_to_sync(publish)(judgement_id, Event.REVIEWED))
+    """Once the review's transaction commits: open live pages show the verdict now in
+    force at once, not at their next resync."""
+    publish_on_commit(judgement_id, Event.REVIEWED)
 
 
 async def wake(judgement_id: int | None = None) -> None:
