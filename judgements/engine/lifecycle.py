@@ -48,7 +48,7 @@ from judgements.models import (
     RoundDecision,
     Status,
 )
-from judgements.outcome import webhooks
+from judgements.outcome import marks, webhooks
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,7 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
 def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> Status:
     """judging, held by `worker_id` -> approved or rejected: each agent's final score and
     decision, the panel's verdict by the rule (judgements/core/rules.py) and what is stored
-    beside it (Judgement.outcome_fields: the mark, the signals, the confidences), with the
+    beside it (outcome/marks.py: the mark, the signals, the confidences), with the
     webhook, all in one transaction. LeaseLost if the judgement is not ours any more."""
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
     finals = []
@@ -158,7 +158,7 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
             status=status,
             finished_at=timezone.now(),
             **lease.RELEASED,
-            **record.outcome_fields(verdict.value),
+            **marks.outcome_fields(record, verdict.value),
         )
         if not updated:
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")

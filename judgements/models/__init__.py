@@ -40,7 +40,6 @@ from judgements.models.judgements import (  # noqa: F401
     UNREVIEWED,
     Judgement,
     JudgementQuerySet,
-    QueuedAhead,
     held,
     hold_contested,
     lease_expired,

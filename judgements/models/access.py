@@ -8,8 +8,6 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-# As `marks`: a judgement's `contested` field would shadow the module in its class body.
-
 
 class ApiToken(models.Model):
     """A bearer token for programs that call the HTTP API. Only a hash is stored."""

@@ -75,8 +75,8 @@ class Command(BaseCommand):
                 )
             if judgement.error_message:
                 self.stdout.write(f"  error: {judgement.error_message}")
-            if judgement.trust_words():
-                self.stdout.write(f"  {judgement.trust_words()}")
+            if result["trust_words"]:
+                self.stdout.write(f"  {result['trust_words']}")
             if judgement.contested:
                 self.stdout.write("  contested:")
                 for reason in judgement.contest_reasons:
