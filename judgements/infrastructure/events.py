@@ -16,9 +16,10 @@ import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
 from enum import StrEnum
+from typing import Any
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
@@ -52,7 +53,7 @@ LAYER_BACKOFF_SECONDS = 1.0
 DOWN_UNTIL = "magi_down_until"
 
 
-async def send_to_layer(layer, send: Coroutine, what: str) -> bool:
+async def send_to_layer(layer: BaseChannelLayer, send: Coroutine[Any, Any, Any], what: str) -> bool:
     """Await a call `send` on `layer`, bounded in time; log and swallow its failure."""
     if time.monotonic() < getattr(layer, DOWN_UNTIL, 0.0):
         send.close()
@@ -68,7 +69,7 @@ async def send_to_layer(layer, send: Coroutine, what: str) -> bool:
         return False
 
 
-async def publish(judgement_id: int, kind: Event, **data) -> None:
+async def publish(judgement_id: int, kind: Event, **data: object) -> None:
     """Tell the judgement's group that its state changed."""
     layer = get_channel_layer()
     if layer is None:

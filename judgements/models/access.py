@@ -3,10 +3,14 @@
 import hashlib
 import secrets
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class ApiToken(models.Model):
@@ -43,7 +47,7 @@ class ApiToken(models.Model):
         return hashlib.sha256(key.encode()).hexdigest()
 
     @classmethod
-    def issue(cls, user, name: str) -> tuple["ApiToken", str]:
+    def issue(cls, user: "User", name: str) -> tuple["ApiToken", str]:
         """Create a token; the key is returned once and never stored."""
         key = "magi_" + secrets.token_urlsafe(32)
         token = cls.objects.create(user=user, name=name, prefix=key[5:13], key_hash=cls.hash(key))

@@ -1,5 +1,7 @@
 """An evaluation suite's cases and the runs of a panel over a suite."""
 
+from typing import TYPE_CHECKING
+
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
@@ -8,6 +10,9 @@ from django.utils import timezone
 from judgements.models.choices import Decision
 from judgements.models.panels import Panel, Suite
 from judgements.models.teams import made_or_shared, may_use
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class SuiteCase(models.Model):
@@ -35,7 +40,7 @@ class SuiteCase(models.Model):
 
 
 class EvaluationRunQuerySet(models.QuerySet):
-    def visible_to(self, user) -> "EvaluationRunQuerySet":
+    def visible_to(self, user: "User") -> "EvaluationRunQuerySet":
         """A user's own runs (staff: everyone's), with their suites."""
         found = self.select_related("suite")
         if user.is_staff:
@@ -92,6 +97,6 @@ class EvaluationRun(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("evaluation-run", args=[self.pk])
 
-    def visible_to(self, user) -> bool:
+    def visible_to(self, user: "User") -> bool:
         """The row-level twin of EvaluationRunQuerySet.visible_to."""
         return may_use(user, self.creator_id, self.team_id)

@@ -1,7 +1,7 @@
 """A judgement: its status, its verdict in force, and who may see and review it."""
 
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
@@ -16,13 +16,15 @@ from judgements.models.panels import reviewed_panels
 from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
     from judgements.models.access import ApiToken
     from judgements.models.evaluations import EvaluationRun
     from judgements.models.panels import Panel
     from judgements.models.teams import Team
 
 
-def lease_expired(now) -> models.Q:
+def lease_expired(now: datetime) -> models.Q:
     """Nobody holds the judgement: its worker stopped renewing (or never took a lease)."""
     return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
 
@@ -36,7 +38,7 @@ class JudgementQuerySet(models.QuerySet):
             "override__by", "confirmation__by", "panel", "certificate"
         ).prefetch_related("agents__decisions", "checks")
 
-    def claimable(self, now) -> "JudgementQuerySet":
+    def claimable(self, now: datetime) -> "JudgementQuerySet":
         """Queued judgements, and started ones nobody holds whose time is not up (those
         past their deadline are expired instead, see `overdue`)."""
         deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
@@ -49,7 +51,7 @@ class JudgementQuerySet(models.QuerySet):
             )
         )
 
-    def overdue(self, now) -> "JudgementQuerySet":
+    def overdue(self, now: datetime) -> "JudgementQuerySet":
         """Started judgements nobody holds whose time is up: resuming could not finish."""
         deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
         return self.filter(lease_expired(now), status=Status.JUDGING, started_at__lt=deadline)
@@ -61,13 +63,13 @@ class JudgementQuerySet(models.QuerySet):
     # .is_held say them for one judgement: the history list, the review queue and the API
     # ask the database the same questions.
 
-    def visible_to(self, user) -> "JudgementQuerySet":
+    def visible_to(self, user: "User") -> "JudgementQuerySet":
         """Staff: all; anyone else: what they started and what their teams own."""
         if user.is_staff:
             return self
         return self.filter(made_or_shared(user, "creator"))
 
-    def reviewable_by(self, user) -> "JudgementQuerySet":
+    def reviewable_by(self, user: "User") -> "JudgementQuerySet":
         """What `user` may confirm or override (Judgement.reviewable_by): staff and holders
         of the override permission what they see, a panel's reviewers its judgements; on a
         four-eyes panel nobody their own."""
@@ -225,13 +227,19 @@ class Judgement(models.Model):
         return DECISION_OF_STATUS.get(self.status)
 
     @property
-    def duration(self):
+    def duration(self) -> timedelta | None:
         if self.started_at and self.finished_at:
             return self.finished_at - self.started_at
         return None
 
     @classmethod
-    def from_case(cls, case: dict, creator=None, api_token=None, run=None) -> "Judgement":
+    def from_case(
+        cls,
+        case: dict[str, Any],
+        creator: "User | None" = None,
+        api_token: "ApiToken | None" = None,
+        run: "EvaluationRun | None" = None,
+    ) -> "Judgement":
         """An unsaved judgement for a validated case (intake/cases.py): intake/start.py
         stores it with its agents, the one way a judgement starts."""
         return cls(
@@ -323,7 +331,7 @@ class Judgement(models.Model):
             for decision, change in zip(votes, agent_changes, strict=True)
         }
 
-    def reviewable_by(self, user) -> bool:
+    def reviewable_by(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.reviewable_by."""
         panel = self.panel
         if panel is not None and panel.four_eyes and self.creator_id == user.pk:
@@ -332,7 +340,7 @@ class Judgement(models.Model):
             return self.visible_to(user)
         return panel is not None and panel.reviewed_by(user)
 
-    def visible_to(self, user) -> bool:
+    def visible_to(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.visible_to."""
         return may_use(user, self.creator_id, self.team_id)
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 class SharedQuerySet(models.QuerySet):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
-    def visible_to(self, user) -> "SharedQuerySet":
+    def visible_to(self, user: "User | None") -> "SharedQuerySet":
         """What the user may use: their own, their teams' and the examples; staff, and
         the operator's command line (user None), everything."""
         if user is None or user.is_staff:
@@ -60,7 +60,7 @@ class SharedWithExamples(models.Model):
     # Each subclass declares its `team` (a nullable foreign key), like its owner.
     team_id: int | None
 
-    def visible_to(self, user) -> bool:
+    def visible_to(self, user: "User") -> bool:
         """The row-level twin of SharedQuerySet.visible_to."""
         if self.owner_id is None and self.team_id is None:
             return True  # an example shipped with MAGI
@@ -116,13 +116,13 @@ class Panel(SharedWithExamples):
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
 
-    def reviewed_by(self, user) -> bool:
+    def reviewed_by(self, user: "User") -> bool:
         """The row-level twin of reviewed_panels."""
         if not in_team(user, self.team_id):
             return False
         return self.team_reviews or self.reviewers.filter(pk=user.pk).exists()
 
-    def editable_by(self, user) -> bool:
+    def editable_by(self, user: "User") -> bool:
         """Staff, its owner and the members of its team; an example only staff."""
         return may_use(user, self.owner_id, self.team_id)
 

@@ -174,7 +174,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
             raise Http404(f"There is no judgement {again!r} to run again.")
         judgement = visible_judgement(request, int(again))
         initial = judgement.as_case()
-        if judgement.panel is not None and judgement.panel.visible_to(request.user):
+        if judgement.panel is not None and judgement.panel.visible_to(signed_in_user(request)):
             chosen = judgement.panel
     example = None
     if "example" in request.GET:

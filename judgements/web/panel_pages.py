@@ -31,7 +31,7 @@ def panel_list(request: HttpRequest) -> HttpResponse:
     rows = [
         (
             panel,
-            panel.editable_by(request.user),
+            panel.editable_by(signed_in_user(request)),
             certificates.view_of(certificates.shown_certificate(panel)),
         )
         for panel in panels

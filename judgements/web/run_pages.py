@@ -18,13 +18,14 @@ from judgements.web.run_report import (
     report_tables,
     run_certificate,
 )
+from judgements.web.signed_in import signed_in_user
 
 # htmx stops polling when a poll is answered with this status (and still swaps it in).
 STOP_POLLING = 286
 
 
 def visible_run(request: HttpRequest, run_id: int) -> EvaluationRun:
-    return get_object_or_404(EvaluationRun.objects.visible_to(request.user), pk=run_id)
+    return get_object_or_404(EvaluationRun.objects.visible_to(signed_in_user(request)), pk=run_id)
 
 
 # --- a run ---------------------------------------------------------------------------
@@ -35,7 +36,7 @@ def visible_run(request: HttpRequest, run_id: int) -> EvaluationRun:
 def evaluation_run(request: HttpRequest, run_id: int) -> HttpResponse:
     run = visible_run(request, run_id)
     others = (
-        EvaluationRun.objects.visible_to(request.user)
+        EvaluationRun.objects.visible_to(signed_in_user(request))
         .filter(suite=run.suite)
         .exclude(pk=run.pk)[:50]
     )

@@ -15,11 +15,12 @@ from judgements.infrastructure.forms import error_summary, field_of
 from judgements.intake import limits, saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
 from judgements.panels import saving
+from judgements.web.signed_in import signed_in_user
 
 
 def visible_suite(request: HttpRequest, suite_id: int) -> Suite:
     # Another user's suite does not exist, as far as this user can tell.
-    return get_object_or_404(Suite.objects.visible_to(request.user), pk=suite_id)
+    return get_object_or_404(Suite.objects.visible_to(signed_in_user(request)), pk=suite_id)
 
 
 # --- suites --------------------------------------------------------------------------
@@ -126,15 +127,14 @@ def suite_list(request: HttpRequest) -> HttpResponse:
 def render_suite_list(
     request: HttpRequest, form: SuiteImportForm, status: int = 200
 ) -> HttpResponse:
+    user = signed_in_user(request)
     listed = (
-        Suite.objects.visible_to(request.user)
-        .select_related("owner")
-        .annotate(case_count=Count("cases"))
+        Suite.objects.visible_to(user).select_related("owner").annotate(case_count=Count("cases"))
     )
     context = {
         "suites": listed,
         "form": form,
-        "runs": EvaluationRun.objects.visible_to(request.user).select_related("suite")[:20],
+        "runs": EvaluationRun.objects.visible_to(user).select_related("suite")[:20],
         "error_summary": error_summary(form) if status == 400 else [],
     }
     return render(request, "judgements/suite_list.html", context, status=status)
@@ -179,7 +179,7 @@ def suite_detail(request: HttpRequest, suite_id: int) -> HttpResponse:
         "cases": suite.cases.order_by("position"),
         "form": form,
         "refusal": refusal,
-        "runs": EvaluationRun.objects.visible_to(request.user).filter(suite=suite)[:50],
+        "runs": EvaluationRun.objects.visible_to(signed_in_user(request)).filter(suite=suite)[:50],
         "error_summary": error_summary(form) if status == 400 else [],
     }
     response = render(request, "judgements/suite_detail.html", context, status=status)
