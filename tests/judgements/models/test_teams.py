@@ -60,17 +60,19 @@ def test_every_model_s_queryset_agrees_with_its_rows(people, make_judgement, mak
     run = start(suite, maker)
     team_run = start(suite, maker)
     EvaluationRun.objects.filter(pk=team_run.pk).update(team=team)
-    rows = [
-        (Judgement, [own, shared]),
-        (Panel, [panel, team_panel, example]),
-        (EvaluationRun, [run, team_run]),
-    ]
     for user in people.values():
-        for model, made in rows:
-            for row in made:
-                fresh = model.objects.get(pk=row.pk)
-                in_query = model.objects.visible_to(user).filter(pk=row.pk).exists()
-                assert fresh.visible_to(user) == in_query, (model.__name__, user, row.pk)
+        for judgement in (own, shared):
+            row = Judgement.objects.get(pk=judgement.pk)
+            found = Judgement.objects.visible_to(user).filter(pk=row.pk).exists()
+            assert row.visible_to(user) == found, ("judgement", user, row.pk)
+        for saved in (panel, team_panel, example):
+            row_panel = Panel.objects.get(pk=saved.pk)
+            found = Panel.objects.visible_to(user).filter(pk=saved.pk).exists()
+            assert row_panel.visible_to(user) == found, ("panel", user, saved.pk)
+        for started in (run, team_run):
+            row_run = EvaluationRun.objects.get(pk=started.pk)
+            found = EvaluationRun.objects.visible_to(user).filter(pk=started.pk).exists()
+            assert row_run.visible_to(user) == found, ("run", user, started.pk)
     outsider, member = people["outsider"], people["member"]
     assert not Judgement.objects.get(pk=shared.pk).visible_to(outsider)
     assert Judgement.objects.get(pk=shared.pk).visible_to(member)
