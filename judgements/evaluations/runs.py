@@ -9,8 +9,11 @@ computed from them whenever it is asked for.
 import csv
 import io
 import math
+from datetime import datetime
+from typing import TYPE_CHECKING
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import models, transaction
 from django.utils import timezone
 
@@ -31,8 +34,12 @@ from judgements.models import (
     RoundDecision,
     Status,
     Suite,
+    SuiteCase,
 )
 from judgements.models.judgements import team_for
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 MAX_REPEATS = 20
 
@@ -47,7 +54,7 @@ def start_run(
     panel_name: str,
     suite: Suite,
     repeats: int,
-    creator,
+    creator: "User | None",
     api_token: ApiToken | None = None,
 ) -> EvaluationRun:
     """Queue one judgement per case and repeat, in one transaction, and wake the engine.
@@ -106,7 +113,7 @@ def start_run(
     return run
 
 
-def run_case(run: EvaluationRun, case, repeat: int, agents: list[dict]) -> dict:
+def run_case(run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict]) -> dict:
     """A suite case as one judgement of the run. Runs measure a panel: they never hold
     a contested verdict for a person."""
     return {
@@ -121,7 +128,7 @@ def run_case(run: EvaluationRun, case, repeat: int, agents: list[dict]) -> dict:
     }
 
 
-def title_of(suite_name: str, case) -> str:
+def title_of(suite_name: str, case: SuiteCase) -> str:
     """The case's title, or "<suite>/<case id>" (cut to a title's length with an ellipsis)."""
     if case.title:
         return case.title
@@ -129,7 +136,7 @@ def title_of(suite_name: str, case) -> str:
     return title if len(title) <= TITLE_MAX_CHARS else title[: TITLE_MAX_CHARS - 1] + "…"
 
 
-def cancel(run: EvaluationRun, user) -> list[int]:
+def cancel(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
     """Stop a run (whoever may see it may: its creator and staff): its unfinished
     judgements end in error naming who cancelled (lifecycle.cancel_run, which tells their
     open pages). Returns the ids ended."""
@@ -173,7 +180,7 @@ def progress(run: EvaluationRun) -> dict:
     }
 
 
-def seconds_left(run: EvaluationRun, first_start, votes_stored: int) -> int | None:
+def seconds_left(run: EvaluationRun, first_start: datetime | None, votes_stored: int) -> int | None:
     if first_start is None or not votes_stored:
         return None
     # Votes still due: every round of the judgements not ended, less what they hold.

@@ -49,7 +49,7 @@ def evaluation_run(request: HttpRequest, run_id: int) -> HttpResponse:
 def evaluation_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
     """The run page's Cancel button: back to the page, which says who cancelled."""
     run = visible_run(request, run_id)
-    runs.cancel(run, request.user)  # a run already ended stays as it was
+    runs.cancel(run, signed_in_user(request))  # a run already ended stays as it was
     return redirect(run)
 
 

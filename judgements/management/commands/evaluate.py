@@ -31,9 +31,9 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
@@ -44,7 +44,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, schemas
-from judgements.models import EvaluationRun, Judgement, Suite
+from judgements.models import Certificate, EvaluationRun, Judgement, Panel, Suite
 from judgements.outcome import answers
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
@@ -56,7 +56,7 @@ PANEL_FILE_FIELDS = ("name", "description", "agents")
 class Command(BaseCommand):
     help = "Run a panel over a JSONL suite of labelled cases and report its accuracy."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("suite", nargs="?", help="path to the suite: one JSON case a line")
         parser.add_argument(
             "--panel",
@@ -85,7 +85,7 @@ class Command(BaseCommand):
             help="with --certify: the bound holds at confidence 1 - delta (default 0.1)",
         )
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             target, delta = certify_options(options)
             if options["suite"] is None:
@@ -130,7 +130,7 @@ class Command(BaseCommand):
         self.write_certified(options, report, certificate, run)
         sys.exit(EXIT_COMPLETED)
 
-    def certify_only(self, options, target: float, delta: float) -> None:
+    def certify_only(self, options: dict[str, Any], target: float, delta: float) -> None:
         """--certify without a suite: certify the saved panel from the runs it has."""
         from judgements.intake import saved_panels
 
@@ -142,7 +142,13 @@ class Command(BaseCommand):
         self.write_certified(options, None, certificate, None)
         sys.exit(EXIT_COMPLETED)
 
-    def write_certified(self, options, report, certificate, run) -> None:
+    def write_certified(
+        self,
+        options: dict[str, Any],
+        report: dict[str, Any] | None,
+        certificate: Certificate,
+        run: EvaluationRun | None,
+    ) -> None:
         if options["json"]:
             both = {
                 "report": report,
@@ -150,7 +156,7 @@ class Command(BaseCommand):
             }
             self.stdout.write(json.dumps(both, indent=2, ensure_ascii=False))
             return
-        if report is not None:
+        if report is not None and run is not None:  # a run's report: both or neither
             self.stdout.write(readable(run, report))
         self.stdout.write(certificate_lines(certificate))
 
@@ -161,7 +167,7 @@ class Command(BaseCommand):
 
     # --- input ------------------------------------------------------------------------
 
-    def start(self, options) -> EvaluationRun:
+    def start(self, options: dict[str, Any]) -> EvaluationRun:
         """Validate every input (all errors at once), then store the suite and the run in
         one transaction: invalid input stores nothing."""
         errors: dict[str, list[str]] = {}
@@ -234,7 +240,7 @@ class Command(BaseCommand):
         await asyncio.gather(*runner.running.values(), return_exceptions=True)
 
 
-def certify_options(options) -> tuple[float, float]:
+def certify_options(options: dict[str, Any]) -> tuple[float, float]:
     """--target and --delta as numbers in (0, 1); InvalidInput naming each that is not."""
     errors: dict[str, list[str]] = {}
     values = []
@@ -251,7 +257,7 @@ def certify_options(options) -> tuple[float, float]:
     return values[0], values[1]
 
 
-def certificate_lines(certificate) -> str:
+def certificate_lines(certificate: Certificate) -> str:
     """The certificate as the command prints it."""
     lines = [f"Certificate {certificate.pk} for panel {certificate.panel.name}:"]
     lines.append(f"  {certificate.describe()}")
@@ -276,7 +282,7 @@ def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
     return 1
 
 
-def read_panel(reference: str, errors: dict[str, list[str]]):
+def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | None, Any, str]:
     """(Panel or None, agents, name) from a panel file or a saved panel."""
     from judgements.intake import saved_panels
 

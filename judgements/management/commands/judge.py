@@ -17,8 +17,9 @@ import json
 import math
 import sys
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
@@ -44,11 +45,11 @@ PROGRESS_RECHECK_SECONDS = 1.0
 class Command(BaseCommand):
     help = "Judge the case in CASE.json (or - for standard input) and report the decision."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("case", help="path to the case JSON file, or - for stdin")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    def handle(self, *args, **options) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             # No creator: the operator's command line, under no user's limits, may name
             # any saved panel.
@@ -115,7 +116,7 @@ def decisions_after(judgement_id: int, printed: set[int]) -> list[RoundDecision]
     return list(decisions.order_by("round", "created_at"))
 
 
-def read_case(source: str):
+def read_case(source: str) -> Any:
     """The case JSON in a file or on standard input ("-"); InvalidInput if it cannot be read.
 
     Read as bytes, so input that is not UTF-8 gets a message rather than a traceback.
