@@ -6,7 +6,7 @@ Runs one judgement (three agents, three rounds, the checks a page's judgement as
 on the suite's OpenAI-compatible test server and follows its id (tests/support/
 judgement_path.py says how): it prints the walk, the files it crosses and how often each
 is entered. docs/architecture.md states the limits (at most 9 files, none entered more
-than three times); tests/packaging/test_judgement_path.py holds the engine to them. `--calls`
+than twice); tests/packaging/test_judgement_path.py holds the engine to them. `--calls`
 prints every stop; `--json` prints the stops as JSON (tests/packaging/
 test_judgement_path.py reads them: a fresh process, so every thread the engine uses is
 followed from its start).

@@ -107,7 +107,6 @@ async def deliberate(
     """Run the rounds still to run, in order, with the checks beside them, then finish
     the judgement with the verdict (lifecycle.finish)."""
     judgement_id = deliberation.judgement.pk
-    await publish(judgement_id, Event.JUDGING_STARTED)
     beside = asyncio.create_task(run_checks(deliberation, lease, clients))
     try:
         for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):

@@ -11,13 +11,13 @@ the engine writes while it runs one. Synchronous ORM code; the engine awaits it 
     idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
 
 Each transition names the states it may start from and is one conditional UPDATE, so two
-workers (or a worker and the sweeper) can never both move the same judgement: the loser's
-UPDATE matches no row. Each is logged at INFO with the worker, the round and how long the
-judgement had been running, so a judgement's life can be read from the logs. An ending
-publishes its own live event (finished, failed) once its transaction commits, so no caller
-can forget it or announce what was rolled back. The lease itself (taken, renewed, given
-up) is engine/lease.py's; every write made while judging checks, under a row lock, that
-the writer still holds it.
+workers (or a worker and the sweeper) can never both move the same judgement: the
+loser's UPDATE matches no row. Each is logged at INFO with the worker, the round and how
+long the judgement had been running, so a judgement's life can be read from the logs.
+Each publishes its own live event (judging started, finished, failed) once its
+transaction commits, so no caller can forget it or announce what was rolled back. The
+lease itself (taken, renewed, given up) is engine/lease.py's; every write made while
+judging checks, under a row lock, that the writer still holds it.
 """
 
 import logging
@@ -133,6 +133,7 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
             raise transaction.TransactionManagementError("claimed rows changed under a lock")
         for pk, source, started_at in rows:
             log_transition(pk, source, Status.JUDGING, worker_id, started_at or now)
+            publish_on_commit(pk, Event.JUDGING_STARTED)
     return [pk for pk, _, _ in rows]
 
 

@@ -1,6 +1,6 @@
 """One judgement reads top to bottom (docs/architecture.md): its path from claim to push,
 followed by its id through every call (tests/support/judgement_path.py), crosses at most
-9 files and enters none more than three times.
+9 files and enters none more than twice.
 
 The walk runs in a process of its own (bench/judgement_path.py --json): a thread is
 followed only from its start, and a worker of this test run has database threads from

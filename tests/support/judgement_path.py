@@ -18,10 +18,9 @@ from typing import Any
 PACKAGE = Path(__file__).resolve().parents[2] / "judgements"
 # A judgement id no round number, position or small count can be mistaken for.
 JUDGEMENT_ID = 4242
-# 9 and 3 since the lease became one module (engine/lease.py): the deliberation hands
-# over to the lease before its first call and comes back for the calls.
+# 9 since the lease is one module of its own (engine/lease.py).
 MAX_FILES = 9
-MAX_VISITS_PER_FILE = 3
+MAX_VISITS_PER_FILE = 2
 PREFIX = str(PACKAGE) + os.sep
 # Keeping the lease is upkeep beside the path: the renewer wakes on a timer, and a round
 # renews first only when the last renewal is older than half a lease. When either falls

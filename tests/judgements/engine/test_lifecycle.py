@@ -204,7 +204,7 @@ def test_the_round_comes_from_the_stored_decisions(make_judgement):
     assert lifecycle.round_of(judgement.pk) == 2
 
 
-# --- each ending announces itself, once it commits -------------------------------------
+# --- each transition announces itself, once it commits --------------------------------
 
 
 def follow(judgement_id: int) -> str:
@@ -223,6 +223,14 @@ async def received(channel: str) -> dict:
 def next_event(channel: str) -> dict:
     event = async_to_sync(received)(channel)
     return {key: value for key, value in event.items() if key not in ("type", "judgement_id")}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_announces_the_start_once_it_commits(make_judgement):
+    judgement = make_judgement()
+    channel = follow(judgement.pk)
+    assert claim_one(judgement, "w1") == [judgement.pk]
+    assert next_event(channel) == {"kind": Event.JUDGING_STARTED}
 
 
 @pytest.mark.django_db(transaction=True)
