@@ -45,12 +45,13 @@ from panel_quality import EXAMPLES, FAKE_MODEL, load_panels, use_fake_server
 
 from judgements.core import certificate, kept_verdicts, rules
 from judgements.engine import lifecycle
-from judgements.engine.deliberation import HeldLease, load, run_checks, run_round
+from judgements.engine.deliberation import load, run_checks, run_round
+from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
-from judgements.outcome import answers
+from judgements.outcome import answers, marks
 
 SUITE_FILES["holdout"] = (EXAMPLES / "suites", "holdout-")
 INJECTION = "injection"
@@ -122,11 +123,11 @@ def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     firsts = [d.decision for a in judgement.agents.all() for d in a.ordered_decisions()]
     verdict = rules.panel_decision(firsts).value if len(firsts) == 3 else "error"
     # Round 1 alone: the verdict's confidences as the engine would store them.
-    confidences = judgement.confidences(verdict) if verdict != "error" else {}
+    confidences = marks.confidences(judgement, verdict) if verdict != "error" else {}
     judgement.answer_confidence = confidences.get("answer")
     judgement.probe_confidence = confidences.get("probe")
     # The record signals need three rounds; the checks' two need only the verdict.
-    found = judgement.checks_found()
+    found = marks.checks_found(judgement)
     judgement.contest_signals = [
         *(["second_opinion"] if found.second_opinion not in (None, verdict) else []),
         *(["injection"] if found.steered else []),

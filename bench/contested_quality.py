@@ -44,10 +44,12 @@ from panel_quality import EXAMPLES, FAKE_MODEL, REPO, judge_case, load_panels, u
 
 from judgements.core import contested, prompts, rules
 from judgements.engine import lifecycle
-from judgements.engine.deliberation import HeldLease, load, run_round
+from judgements.engine.deliberation import load, run_round
+from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.intake.start import Submission, submit
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt
+from judgements.outcome import marks
 
 HELDOUT = REPO / "bench" / "heldout"
 SUITE_FILES = {
@@ -145,7 +147,7 @@ def rechecks_of(judgement: Judgement) -> list[dict]:
 
 def run_case(case: dict, panel: dict, model: str) -> dict:
     judgement, seconds = judge_case(case, panel, model)
-    contest = judgement.assess() if judgement.status != "error" else None
+    contest = marks.assess(judgement) if judgement.status != "error" else None
     return {
         "suite": case["suite"],
         "id": case["id"],

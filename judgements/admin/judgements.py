@@ -3,7 +3,7 @@ agents, round decisions and LLM attempts."""
 
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import QuerySet, Sum
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
@@ -22,6 +22,7 @@ from judgements.models import (
     Trust,
 )
 from judgements.outcome import overrides
+from judgements.outcome.answers import trust_words
 
 # The list's trust column, short enough to fit at 1280 px.
 SHORT_TRUST: dict[str | None, str] = {
@@ -204,7 +205,7 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
 
     @admin.display(description="trust in words")
     def trust_words_display(self, obj: Judgement) -> str:
-        return obj.trust_words() or "—"
+        return trust_words(obj) or "—"
 
     @admin.display(description="confidence of the verdict")
     def confidence_display(self, obj: Judgement) -> str:
@@ -247,7 +248,7 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
 
     @admin.display(description="tokens (all attempts)")
     def tokens(self, obj: Judgement) -> str:
-        totals = obj.token_totals()
+        totals = token_totals(obj)
         if totals["prompt"] is None:
             return "—"
         cached = totals["cached"]
@@ -264,6 +265,24 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
     @admin.display(description="duration")
     def duration_display(self, obj: Judgement) -> str:
         return f"{obj.duration.total_seconds():.1f} s" if obj.duration else "—"
+
+
+def token_totals(judgement: Judgement) -> dict[str, int | None]:
+    """Prompt, cached and completion tokens over every attempt, the checks beside the vote
+    included (None: never reported)."""
+    sums = {
+        "prompt": Sum("prompt_tokens"),
+        "cached": Sum("cached_tokens"),
+        "completion": Sum("completion_tokens"),
+    }
+    votes = LLMAttempt.objects.filter(agent__judgement=judgement).aggregate(**sums)
+    checks = JudgementCheck.objects.filter(judgement=judgement).aggregate(**sums)
+    return {
+        kind: None
+        if votes[kind] is None and checks[kind] is None
+        else (votes[kind] or 0) + (checks[kind] or 0)
+        for kind in sums
+    }
 
 
 def check_finding(check: JudgementCheck) -> str:

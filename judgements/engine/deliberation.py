@@ -17,7 +17,6 @@ its finding unknown, which no certificate keeps (judgements/core/contested.py).
 import asyncio
 import dataclasses
 import logging
-import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,7 +26,7 @@ from django.conf import settings
 from judgements.core import answer_checks, check_prompts, confidence, prompts, rules
 from judgements.core.errors import MagiError
 from judgements.engine import lifecycle
-from judgements.engine.lifecycle import Lease, LeaseLost
+from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls, providers
@@ -99,50 +98,6 @@ def load(judgement_id: int) -> Deliberation:
     return Deliberation(judgement, agents, votes, done)
 
 
-@dataclass
-class HeldLease:
-    """The lease `worker_id` holds on `judgement_id`, and when it was last made sure of.
-
-    Storing a decision checks that the worker still holds the judgement, so data stays
-    right whatever happens; this keeps the calls right too. A worker whose renewals could
-    not reach the database (an outage) may have lost the judgement to another worker
-    without knowing: before it starts a round or sends a call it makes sure it renewed
-    within half a lease, renewing first if not, so two workers never ask the same round.
-    """
-
-    judgement_id: int
-    worker_id: str
-    # Claimed just now: the claim set the lease.
-    renewed_at: float = field(default_factory=time.monotonic)
-
-    async def renew(self) -> Lease:
-        """Extend the lease through the database (raises while it is unreachable)."""
-        lease = await lifecycle.arenew_lease(self.judgement_id, self.worker_id)
-        if lease is Lease.HELD:
-            self.renewed_at = time.monotonic()
-        return lease
-
-    def is_fresh(self) -> bool:
-        """Renewed within half a lease: nobody else can have claimed the judgement since."""
-        return time.monotonic() - self.renewed_at < settings.MAGI_LEASE_SECONDS / 2
-
-    async def confirm(self) -> None:
-        """Before a round or a call: renew first unless renewed within half a lease;
-        LeaseLost if the judgement is not ours any more. A database still away raises its
-        error, which the caller's retries ride out like any other."""
-        if self.is_fresh():
-            return
-        lease = await self.renew()
-        if lease is not Lease.HELD:
-            log.warning(
-                "worker %s: judgement %s is %s since the last renewal; sending nothing",
-                self.worker_id,
-                self.judgement_id,
-                lease.value,
-            )
-            raise LeaseLost(f"judgement {self.judgement_id} is no longer held by {self.worker_id}")
-
-
 # --- the rounds ---------------------------------------------------------------------
 
 
@@ -152,7 +107,6 @@ async def deliberate(
     """Run the rounds still to run, in order, with the checks beside them, then finish
     the judgement with the verdict (lifecycle.finish)."""
     judgement_id = deliberation.judgement.pk
-    await publish(judgement_id, Event.JUDGING_STARTED)
     beside = asyncio.create_task(run_checks(deliberation, lease, clients))
     try:
         for round_number in range(deliberation.round_under_way(), rules.ROUNDS + 1):

@@ -11,15 +11,17 @@ the engine writes while it runs one. Synchronous ORM code; the engine awaits it 
     idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
 
 Each transition names the states it may start from and is one conditional UPDATE, so two
-workers (or a worker and the sweeper) can never both move the same judgement: the loser's
-UPDATE matches no row. Each is logged at INFO with the worker, the round and how long the
-judgement had been running, so a judgement's life can be read from the logs. Every write
-made while judging checks, under a row lock, that the writer still holds the lease.
+workers (or a worker and the sweeper) can never both move the same judgement: the
+loser's UPDATE matches no row. Each is logged at INFO with the worker, the round and how
+long the judgement had been running, so a judgement's life can be read from the logs.
+Each publishes its own live event (judging started, finished, failed) once its
+transaction commits, so no caller can forget it or announce what was rolled back. The
+lease itself (taken, renewed, given up) is engine/lease.py's; every write made while
+judging checks, under a row lock, that the writer still holds it.
 """
 
 import logging
-from datetime import datetime, timedelta
-from enum import StrEnum
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -30,8 +32,10 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgements.core import rules
-from judgements.core.errors import MagiError
+from judgements.engine import lease
+from judgements.engine.lease import LeaseLost
 from judgements.infrastructure.database import db_call
+from judgements.infrastructure.events import Event, publish_on_commit
 from judgements.llm import calls
 from judgements.models import (
     Agent,
@@ -44,7 +48,7 @@ from judgements.models import (
     RoundDecision,
     Status,
 )
-from judgements.outcome import webhooks
+from judgements.outcome import marks, webhooks
 
 log = logging.getLogger(__name__)
 
@@ -53,10 +57,6 @@ FINISH_FROM = (Status.JUDGING,)
 FAIL_FROM = (Status.JUDGING,)
 EXPIRE_FROM = (Status.JUDGING,)
 CANCEL_FROM = (Status.IDLE, Status.JUDGING)
-
-
-class LeaseLost(MagiError):
-    """Another worker holds the judgement now (or it ended): this one must stop."""
 
 
 def round_of(judgement_id: int) -> int:
@@ -108,7 +108,6 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
     if limit <= 0:
         return []
     now = timezone.now()
-    expires = now + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
     with transaction.atomic():
         rows = list(
             candidates.claimable(now)
@@ -124,8 +123,7 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
             .filter(pk__in=[pk for pk, _, _ in rows])
             .update(
                 status=Status.JUDGING,
-                lease_owner=worker_id,
-                lease_expires_at=expires,
+                **lease.taken_by(worker_id, now),
                 started_at=Coalesce("started_at", now),
                 # Claimed while judging: its last worker's lease ran out.
                 takeovers=F("takeovers") + Case(When(status=Status.JUDGING, then=1), default=0),
@@ -135,34 +133,14 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
             raise transaction.TransactionManagementError("claimed rows changed under a lock")
         for pk, source, started_at in rows:
             log_transition(pk, source, Status.JUDGING, worker_id, started_at or now)
+            publish_on_commit(pk, Event.JUDGING_STARTED)
     return [pk for pk, _, _ in rows]
-
-
-class Lease(StrEnum):
-    HELD = "held"  # renewed: the work goes on
-    ENDED = "ended"  # the judgement finished (most likely by this very worker)
-    # Ended in error while this worker held it: its run was cancelled (cancel_run); the
-    # worker's own failures end it only after its work stopped.
-    CANCELLED = "cancelled"
-    TAKEN = "taken"  # another worker holds it now: this one must stop
-
-
-def renew_lease(judgement_id: int, worker_id: str) -> Lease:
-    """Extend the lease while the work goes on, and say whether it is still ours."""
-    expires = timezone.now() + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
-    held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
-    if held.update(lease_expires_at=expires):
-        return Lease.HELD
-    status = Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
-    if status == Status.JUDGING:
-        return Lease.TAKEN
-    return Lease.CANCELLED if status == Status.ERROR else Lease.ENDED
 
 
 def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> Status:
     """judging, held by `worker_id` -> approved or rejected: each agent's final score and
     decision, the panel's verdict by the rule (judgements/core/rules.py) and what is stored
-    beside it (Judgement.outcome_fields: the mark, the signals, the confidences), with the
+    beside it (outcome/marks.py: the mark, the signals, the confidences), with the
     webhook, all in one transaction. LeaseLost if the judgement is not ours any more."""
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
     finals = []
@@ -180,12 +158,12 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         updated = judgement.filter(status__in=FINISH_FROM).update(
             status=status,
             finished_at=timezone.now(),
-            lease_owner="",
-            lease_expires_at=None,
-            **record.outcome_fields(verdict.value),
+            **lease.RELEASED,
+            **marks.outcome_fields(record, verdict.value),
         )
         if not updated:
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
+        publish_on_commit(judgement_id, Event.FINISHED, status=status.value)
         webhooks.enqueue(judgement_id, webhooks.FINISHED)
     log_transition(judgement_id, Status.JUDGING, status, worker_id, record.started_at, rules.ROUNDS)
     return status
@@ -210,10 +188,10 @@ def fail(
             error_agent_id=agent_id,
             error_round=round_number,
             finished_at=timezone.now(),
-            lease_owner="",
-            lease_expires_at=None,
+            **lease.RELEASED,
         )
         if updated:
+            publish_on_commit(judgement_id, Event.FAILED, message=message)
             webhooks.enqueue(judgement_id, webhooks.FAILED)
     if updated:
         log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
@@ -251,9 +229,9 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
                 error_message=message,
                 error_round=round_number,
                 finished_at=now,
-                lease_owner="",
-                lease_expires_at=None,
+                **lease.RELEASED,
             )
+            publish_on_commit(judgement_id, Event.FAILED, message=message)
             webhooks.enqueue(judgement_id, webhooks.FAILED)
             log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
             expired.append((judgement_id, message))
@@ -282,9 +260,10 @@ def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
             status=Status.ERROR,
             error_message=message,
             finished_at=now,
-            lease_owner="",
-            lease_expires_at=None,
+            **lease.RELEASED,
         )
+        for pk, _, _ in rows:
+            publish_on_commit(pk, Event.FAILED)
         # No webhooks: a run's judgements are made without a callback_url.
     for pk, source, started_at in rows:
         log_transition(pk, source, Status.ERROR, f"cancel by {user.get_username()}", started_at)
@@ -417,7 +396,6 @@ def store_check(
 
 # Awaitable forms for the engine's event loop, named as Django names its async ORM calls.
 aclaim = db_call(claim)
-arenew_lease = db_call(renew_lease)
 afinish = db_call(finish)
 afail = db_call(fail)
 aexpire_overdue = db_call(expire_overdue)

@@ -1,10 +1,11 @@
 """The engine in one process: an `EngineRunner` runs judgements within its capacity.
 
-It claims a judgement (a lease in the database), renews the lease while the deliberation
-runs, ends the judgement in error when a call fails for good or its time is up, and
-sweeps the database for work nobody woke it for (queued judgements whose wake-up was lost,
-judgements whose worker died). All of its state lives on the instance; tests drive it one
-step at a time with `run_single_cycle()` and `run_judgement()`.
+It claims a judgement (a lease in the database: engine/lease.py), keeps the lease renewed
+while the deliberation runs, ends the judgement in error when a call fails for good or
+its time is up, and sweeps the database for work nobody woke it for (queued judgements
+whose wake-up was lost, judgements whose worker died). All of its state lives on the
+instance; tests drive it one step at a time with `run_single_cycle()` and
+`run_judgement()`.
 """
 
 import asyncio
@@ -18,10 +19,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from judgements.engine import lifecycle
-from judgements.engine.deliberation import AgentFailure, HeldLease, deliberate, load
-from judgements.engine.lifecycle import Lease, LeaseLost
+from judgements.engine.deliberation import AgentFailure, deliberate, load
+from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import DATABASE_DOWN, db_call
-from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
 from judgements.models import Judgement
@@ -72,11 +72,10 @@ class EngineRunner:
         lease = HeldLease(judgement_id, self.worker_id)
         work = asyncio.create_task(deliberate(deliberation, lease, self.clients))
         taken = asyncio.Event()
-        renewer = asyncio.create_task(self.keep_lease(lease, work, taken))
+        renewer = asyncio.create_task(lease.keep(work, taken))
         try:
             async with asyncio.timeout(max(remaining, 0.0)):
-                status = await work
-            await publish(judgement_id, Event.FINISHED, status=status.value)
+                await work
         except AgentFailure as failure:
             await self.end_in_error(
                 judgement_id,
@@ -111,36 +110,6 @@ class EngineRunner:
                 await asyncio.gather(work, return_exceptions=True)
         return True
 
-    async def keep_lease(self, lease: HeldLease, work: asyncio.Task, taken: asyncio.Event) -> None:
-        """Renew the lease while `work` runs; stop the work once another worker holds it.
-
-        A database that is away only delays the renewal: if nobody took the judgement in
-        the meantime, the renewal that gets through keeps it ours (storing a decision
-        checks ownership in any case, and no call goes out on a stale lease: HeldLease).
-        """
-        judgement_id = lease.judgement_id
-        interval = settings.MAGI_LEASE_SECONDS / 3
-        while not work.done():
-            await asyncio.sleep(interval)
-            try:
-                state = await lease.renew()
-            except DATABASE_DOWN:
-                log.warning("could not renew the lease on judgement %s; trying again", judgement_id)
-                continue
-            if state is Lease.ENDED:
-                return  # finished, most likely by the work itself a moment ago
-            if state is Lease.CANCELLED:
-                if not work.done():
-                    log.info("judgement %s was cancelled; stopping its calls", judgement_id)
-                    taken.set()
-                    work.cancel()
-                return
-            if state is Lease.TAKEN:
-                log.warning("lost the lease on judgement %s; stopping", judgement_id)
-                taken.set()
-                work.cancel()
-                return
-
     async def end_in_error(
         self,
         judgement_id: int,
@@ -149,15 +118,14 @@ class EngineRunner:
         agent_id: int | None = None,
         round_number: int | None = None,
     ) -> None:
-        failed = await lifecycle.afail(
+        """Fail the judgement if this worker still holds it (lifecycle.fail announces it)."""
+        await lifecycle.afail(
             judgement_id,
             message,
             worker_id=self.worker_id,
             agent_id=agent_id,
             round_number=round_number,
         )
-        if failed:
-            await publish(judgement_id, Event.FAILED, message=message)
 
     # --- scheduling -----------------------------------------------------------------
 
@@ -208,7 +176,6 @@ class EngineRunner:
         within their share (judgements/llm/call_slots.py). Returns the ids started."""
         for judgement_id, message in await lifecycle.aexpire_overdue(self.worker_id):
             log.warning("judgement %s: %s", judgement_id, message)
-            await publish(judgement_id, Event.FAILED, message=message)
         interactive = Judgement.objects.filter(evaluation_run__isnull=True)
         started = [
             judgement_id

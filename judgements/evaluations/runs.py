@@ -11,7 +11,6 @@ import io
 import math
 from datetime import datetime
 
-from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import models, transaction
@@ -22,7 +21,6 @@ from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, metrics
-from judgements.infrastructure import events
 from judgements.intake import schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
@@ -136,12 +134,9 @@ def title_of(suite_name: str, case: SuiteCase) -> str:
 
 def cancel(run: EvaluationRun, user: User) -> list[int]:
     """Stop a run (whoever may see it may: its creator and staff): its unfinished
-    judgements end in error naming who cancelled
-    (lifecycle.cancel_run), and their open pages are told. Returns the ids ended."""
-    ended = lifecycle.cancel_run(run, user)
-    for judgement_id in ended:
-        async_to_sync(events.publish)(judgement_id, events.Event.FAILED)
-    return ended
+    judgements end in error naming who cancelled (lifecycle.cancel_run, which tells their
+    open pages). Returns the ids ended."""
+    return lifecycle.cancel_run(run, user)
 
 
 # --- following --------------------------------------------------------------------------

@@ -3,12 +3,12 @@ work wakes the engine. Below the engine and every area that starts, runs or revi
 judgement, so each of them publishes the same way.
 
 The engine publishes a small event to the judgement's channel-layer group on every state
-change (the live page re-renders from the database on each one), a review publishes one
-once it commits, and a judgement or a run queued wakes a worker. Anyone waiting for a
-judgement (the API's `?wait`, the command line, the MCP tools) follows the same group.
-The database holds the truth: a channel layer that is slow or away (Redis restarting)
-costs a bounded wait and is then skipped, and followers fall back to reading the
-database.
+change (the live page re-renders from the database on each one; a transition's once its
+transaction commits), a review publishes one once it commits, and a judgement or a run
+queued wakes a worker. Anyone waiting for a judgement (the API's `?wait`, the command
+line, the MCP tools) follows the same group. The database holds the truth: a channel
+layer that is slow or away (Redis restarting) costs a bounded wait and is then skipped,
+and followers fall back to reading the database.
 """
 
 import asyncio
@@ -16,6 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
 from enum import StrEnum
+from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, get_channel_layer
@@ -52,7 +53,7 @@ LAYER_BACKOFF_SECONDS = 1.0
 DOWN_UNTIL = "magi_down_until"
 
 
-async def send_to_layer(layer: BaseChannelLayer, send: Coroutine, what: str) -> bool:
+async def send_to_layer(layer: BaseChannelLayer, send: Coroutine[Any, Any, Any], what: str) -> bool:
     """Await a call `send` on `layer`, bounded in time; log and swallow its failure."""
     if time.monotonic() < getattr(layer, DOWN_UNTIL, 0.0):
         send.close()
@@ -81,10 +82,17 @@ async def publish(judgement_id: int, kind: Event, **data: object) -> None:
     )
 
 
+def publish_on_commit(judgement_id: int, kind: Event, **data: object) -> None:
+    """From synchronous code, inside the transaction that made the change: publish once
+    it commits (a change rolled back is never announced; outside a transaction, at once).
+    The transitions (engine/lifecycle.py) and the reviews announce themselves this way."""
+    transaction.on_commit(lambda: async_to_sync(publish)(judgement_id, kind, **data))
+
+
 def announce_review(judgement_id: int) -> None:
-    """From synchronous code, once the review's transaction commits: open live pages show
-    the verdict now in force at once, not at their next resync."""
-    transaction.on_commit(lambda: async_to_sync(publish)(judgement_id, Event.REVIEWED))
+    """Once the review's transaction commits: open live pages show the verdict now in
+    force at once, not at their next resync."""
+    publish_on_commit(judgement_id, Event.REVIEWED)
 
 
 async def wake(judgement_id: int | None = None) -> None:

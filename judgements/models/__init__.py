@@ -41,7 +41,6 @@ from judgements.models.judgements import (  # noqa: F401 - re-exported: the one 
     UNREVIEWED,
     Judgement,
     JudgementQuerySet,
-    QueuedAhead,
     held,
     hold_contested,
     lease_expired,

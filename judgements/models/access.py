@@ -12,8 +12,6 @@ from django.utils import timezone
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
-# As `marks`: a judgement's `contested` field would shadow the module in its class body.
-
 
 class ApiToken(models.Model):
     """A bearer token for programs that call the HTTP API. Only a hash is stored."""

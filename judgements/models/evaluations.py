@@ -9,12 +9,10 @@ from django.utils import timezone
 
 from judgements.models.choices import Decision
 from judgements.models.panels import Panel, Suite
-from judgements.models.teams import team_ids_of
+from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-# As `marks`: a judgement's `contested` field would shadow the module in its class body.
 
 
 class SuiteCase(models.Model):
@@ -47,7 +45,7 @@ class EvaluationRunQuerySet(models.QuerySet):
         found = self.select_related("suite")
         if user.is_staff:
             return found
-        return found.filter(models.Q(creator=user) | models.Q(team__in=team_ids_of(user)))
+        return found.filter(made_or_shared(user, "creator"))
 
 
 class EvaluationRun(models.Model):
@@ -100,6 +98,5 @@ class EvaluationRun(models.Model):
         return reverse("evaluation-run", args=[self.pk])
 
     def visible_to(self, user: "User") -> bool:
-        if user.is_staff or (self.creator_id is not None and self.creator_id == user.pk):
-            return True
-        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
+        """The row-level twin of EvaluationRunQuerySet.visible_to."""
+        return may_use(user, self.creator_id, self.team_id)

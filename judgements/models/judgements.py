@@ -1,20 +1,15 @@
-"""A judgement: its status, what it waits behind, and what it is shown as."""
+"""A judgement: its status, its verdict in force, and who may see and review it."""
 
-from dataclasses import dataclass
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-# As `marks`: a judgement's `contested` field would shadow the module in its class body.
-from judgements.core import confidence, rules
-from judgements.core import contested as marks
-from judgements.models.agents import AttemptOutcome, LLMAttempt
-from judgements.models.certificates import Certificate, agents_fingerprint
-from judgements.models.checks import CheckKind, JudgementCheck
+from judgements.core import rules
+from judgements.models.checks import CheckKind
 from judgements.models.choices import (
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
@@ -24,16 +19,18 @@ from judgements.models.choices import (
 )
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
-from judgements.models.teams import team_ids_of
+from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
     from judgements.models.access import ApiToken
     from judgements.models.evaluations import EvaluationRun
     from judgements.models.panels import Panel
     from judgements.models.teams import Team
 
 
-def lease_expired(now) -> models.Q:
+def lease_expired(now: datetime) -> models.Q:
     """Nobody holds the judgement: its worker stopped renewing (or never took a lease)."""
     return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
 
@@ -47,7 +44,7 @@ class JudgementQuerySet(models.QuerySet):
             "override__by", "confirmation__by", "panel", "certificate"
         ).prefetch_related("agents__decisions", "checks")
 
-    def claimable(self, now) -> "JudgementQuerySet":
+    def claimable(self, now: datetime) -> "JudgementQuerySet":
         """Queued judgements, and started ones nobody holds whose time is not up (those
         past their deadline are expired instead, see `overdue`)."""
         deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
@@ -60,7 +57,7 @@ class JudgementQuerySet(models.QuerySet):
             )
         )
 
-    def overdue(self, now) -> "JudgementQuerySet":
+    def overdue(self, now: datetime) -> "JudgementQuerySet":
         """Started judgements nobody holds whose time is up: resuming could not finish."""
         deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
         return self.filter(lease_expired(now), status=Status.JUDGING, started_at__lt=deadline)
@@ -72,13 +69,13 @@ class JudgementQuerySet(models.QuerySet):
     # .is_held say them for one judgement: the history list, the review queue and the API
     # ask the database the same questions.
 
-    def visible_to(self, user) -> "JudgementQuerySet":
+    def visible_to(self, user: "User") -> "JudgementQuerySet":
         """Staff: all; anyone else: what they started and what their teams own."""
         if user.is_staff:
             return self
-        return self.filter(models.Q(creator=user) | models.Q(team__in=team_ids_of(user)))
+        return self.filter(made_or_shared(user, "creator"))
 
-    def reviewable_by(self, user) -> "JudgementQuerySet":
+    def reviewable_by(self, user: "User") -> "JudgementQuerySet":
         """What `user` may confirm or override (Judgement.reviewable_by): staff and holders
         of the override permission what they see, a panel's reviewers its judgements; on a
         four-eyes panel nobody their own."""
@@ -115,12 +112,6 @@ def waiting_for_review() -> models.Q:
         & (models.Q(contested=True) | held())
         & UNREVIEWED
     )
-
-
-@dataclass(frozen=True)
-class QueuedAhead:
-    people: int
-    runs: int
 
 
 class Judgement(models.Model):
@@ -232,20 +223,6 @@ class Judgement(models.Model):
         self.hidden_at = timezone.now() if hidden else None
         Judgement.objects.filter(pk=self.pk).update(hidden_at=self.hidden_at)
 
-    def queued_ahead(self) -> "QueuedAhead":
-        """The queued judgements a worker starts before this one (people's first, then
-        evaluation runs' in order: engine/runner.py), for the page to say why it waits."""
-        idle = Judgement.objects.filter(status=Status.IDLE).exclude(pk=self.pk)
-        earlier = idle.filter(
-            models.Q(created_at__lt=self.created_at)
-            | models.Q(created_at=self.created_at, pk__lt=self.pk)
-        )
-        people = idle.filter(evaluation_run__isnull=True)
-        if self.evaluation_run_id is None:
-            return QueuedAhead(people=earlier.filter(evaluation_run__isnull=True).count(), runs=0)
-        runs = earlier.filter(evaluation_run__isnull=False)
-        return QueuedAhead(people=people.count(), runs=runs.count())
-
     @property
     def is_finished(self) -> bool:
         return self.status in FINISHED_STATUSES
@@ -256,13 +233,19 @@ class Judgement(models.Model):
         return DECISION_OF_STATUS.get(self.status)
 
     @property
-    def duration(self):
+    def duration(self) -> timedelta | None:
         if self.started_at and self.finished_at:
             return self.finished_at - self.started_at
         return None
 
     @classmethod
-    def from_case(cls, case: dict, creator=None, api_token=None, run=None) -> "Judgement":
+    def from_case(
+        cls,
+        case: dict[str, Any],
+        creator: "User | None" = None,
+        api_token: "ApiToken | None" = None,
+        run: "EvaluationRun | None" = None,
+    ) -> "Judgement":
         """An unsaved judgement for a validated case (intake/cases.py): intake/start.py
         stores it with its agents, the one way a judgement starts."""
         return cls(
@@ -281,23 +264,6 @@ class Judgement(models.Model):
             suite_case=case.get("suite_case"),
             repeat=case.get("repeat"),
         )
-
-    def token_totals(self) -> dict[str, int | None]:
-        """Prompt, cached and completion tokens over every attempt, the checks beside the
-        vote included (None: never reported)."""
-        sums = {
-            "prompt": models.Sum("prompt_tokens"),
-            "cached": models.Sum("cached_tokens"),
-            "completion": models.Sum("completion_tokens"),
-        }
-        votes = LLMAttempt.objects.filter(agent__judgement=self).aggregate(**sums)
-        checks = JudgementCheck.objects.filter(judgement=self).aggregate(**sums)
-        return {
-            kind: None
-            if votes[kind] is None and checks[kind] is None
-            else (votes[kind] or 0) + (checks[kind] or 0)
-            for kind in sums
-        }
 
     def as_case(self) -> dict:
         """The inputs, in the shape the forms take: for "Run again"."""
@@ -355,134 +321,8 @@ class Judgement(models.Model):
         """approve or reject as the verdict in force says; None while there is none."""
         return DECISION_OF_STATUS.get(self.verdict)
 
-    def contest_record(self) -> list[marks.AgentRecord]:
-        """The panel's record as contested.assess reads it: each agent's stored answers,
-        with how many attempts each took and whether a check asked it again."""
-        attempts: dict[tuple[int, int], list[str]] = {}
-        for agent_id, round_number, outcome in LLMAttempt.objects.filter(
-            agent__judgement=self
-        ).values_list("agent_id", "round", "outcome"):
-            attempts.setdefault((agent_id, round_number), []).append(outcome)
-        records = []
-        for agent in self.agents.all():
-            answers = []
-            for decision in agent.ordered_decisions():
-                outcomes = attempts.get((agent.pk, decision.round), [])
-                answers.append(
-                    marks.Answer(
-                        round=decision.round,
-                        decision=decision.decision,
-                        reason=decision.reason,
-                        missing=tuple(decision.missing),
-                        attempts=max(1, sum(o != AttemptOutcome.RECHECKED for o in outcomes)),
-                        rechecked=AttemptOutcome.RECHECKED in outcomes,
-                    )
-                )
-            records.append(marks.AgentRecord(agent.name, tuple(answers)))
-        return records
-
-    def assess(self, found: "list[JudgementCheck] | None" = None) -> marks.Contest:
-        return marks.assess(self.content, self.contest_record(), self.checks_found(found))
-
-    def successful_checks(self) -> "list[JudgementCheck]":
-        """Its checks' successful calls, in their order: what checks_found and confidences
-        read, in one query when both are wanted (outcome_fields)."""
-        found = JudgementCheck.objects.filter(judgement=self, error="")
-        # Only what the findings are read from: not each call's request and answer.
-        return list(found.only("kind", "agent", "decision", "steered", "p_approve"))
-
-    def checks_found(self, found: "list[JudgementCheck] | None" = None) -> marks.Checks:
-        """What the second opinion and the injection screen found (their successful
-        calls; None where a check did not run or failed). `found`: successful_checks(),
-        when already read."""
-        if found is None:
-            found = list(
-                JudgementCheck.objects.filter(
-                    judgement=self, kind__in=[CheckKind.SECOND_OPINION, CheckKind.SCREEN], error=""
-                )
-            )
-        by_kind = {check.kind: check for check in found}
-        opinion, screen = by_kind.get(CheckKind.SECOND_OPINION), by_kind.get(CheckKind.SCREEN)
-        return marks.Checks(
-            second_opinion=opinion.decision if opinion else None,
-            steered=screen.steered if screen else None,
-        )
-
-    def confidences(
-        self, verdict: str, found: "list[JudgementCheck] | None" = None
-    ) -> dict[str, float | None]:
-        """The verdict's confidence per source (core/confidence.py): from each agent's
-        last answer, and from each agent's round-1 probe. `found`: successful_checks(),
-        when already read."""
-        agents = list(self.agents.all())
-        last = [
-            decisions[-1].p_approve if (decisions := a.ordered_decisions()) else None
-            for a in agents
-        ]
-        if found is None:
-            probes = dict(
-                JudgementCheck.objects.filter(
-                    judgement=self, kind=CheckKind.PROBE, error=""
-                ).values_list("agent_id", "p_approve")
-            )
-        else:
-            probes = {
-                c.agent_id: c.p_approve
-                for c in found
-                if c.kind == CheckKind.PROBE and c.agent_id is not None
-            }
-        return {
-            "answer": confidence.panel_confidence(last, verdict),
-            "probe": confidence.panel_confidence([probes.get(a.pk) for a in agents], verdict),
-        }
-
-    def certificate_in_force(self) -> "Certificate | None":
-        """Its panel's newest certificate for exactly its agents, if the panel holds one."""
-        if self.panel_id is None:
-            return None
-        agents = [{"model": a.model, "criteria": a.criteria} for a in self.agents.all()]
-        return (
-            Certificate.objects.filter(panel_id=self.panel_id)
-            .in_force(agents_fingerprint(agents))
-            .first()
-        )
-
-    def outcome_fields(self, verdict: str) -> dict:
-        """What is stored beside the panel's verdict when it is decided: the signals, the
-        confidences and the mark (judgements/core/contested.py). Nothing here changes the
-        verdict."""
-        # One read of its checks for both (it was two queries a judgement).
-        found = self.successful_checks()
-        contest = self.assess(found)
-        confidences = self.confidences(verdict, found)
-        certificate = self.certificate_in_force()
-        rule = None if certificate is None else certificate.the_rule
-        mark = marks.mark(contest, confidences, rule)
-        return {
-            "contested": mark.contested,
-            "contest_reasons": list(mark.reasons),
-            "contest_signals": contest.signals,
-            "trust": mark.trust.value,
-            "certificate": certificate,
-            "answer_confidence": confidences["answer"],
-            "probe_confidence": confidences["probe"],
-        }
-
     def get_verdict_display(self) -> str:
         return Status(self.verdict).label
-
-    def trust_words(self) -> str | None:
-        """The mark in words, as every surface says it (None until decided)."""
-        if self.trust is None:
-            return None
-        if self.trust == Trust.NOT_CONTESTED and self.certificate is not None:
-            return f"Not contested. {self.certificate.describe()}"
-        if self.trust == Trust.UNMEASURED:
-            return (
-                "Trust not measured for this panel: no certificate holds for these agents, so "
-                "nobody knows how often a verdict like this is right."
-            )
-        return Trust(self.trust).label
 
     def vote_changes(self) -> dict[tuple[int, int], rules.VoteChange]:
         """How each vote relates to the round before (rules.vote_changes), by (agent id,
@@ -497,11 +337,11 @@ class Judgement(models.Model):
             for decision, change in zip(votes, agent_changes, strict=True)
         }
 
-    def reviewable_by(self, user) -> bool:
+    def reviewable_by(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.reviewable_by."""
         return self.review_refusal(user) is None
 
-    def review_refusal(self, user) -> ReviewRefusal | None:
+    def review_refusal(self, user: "User") -> ReviewRefusal | None:
         """Why `user` may not confirm or override it (None: they may), so that a refusal
         can say so: four eyes (they started it, on a four-eyes panel), or not a reviewer."""
         panel = self.panel
@@ -513,11 +353,9 @@ class Judgement(models.Model):
             allowed = panel is not None and panel.reviewed_by(user)
         return None if allowed else ReviewRefusal.NOT_A_REVIEWER
 
-    def visible_to(self, user) -> bool:
+    def visible_to(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.visible_to."""
-        if user.is_staff or (self.creator_id is not None and self.creator_id == user.pk):
-            return True
-        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
+        return may_use(user, self.creator_id, self.team_id)
 
 
 def hold_contested(case: dict) -> bool:

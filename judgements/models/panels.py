@@ -7,12 +7,10 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements.models.teams import team_ids_of
+from judgements.models.teams import in_team, made_or_shared, may_use, team_ids_of
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-# As `marks`: a judgement's `contested` field would shadow the module in its class body.
 
 
 class SharedQuerySet(models.QuerySet):
@@ -24,9 +22,7 @@ class SharedQuerySet(models.QuerySet):
         if user is None or user.is_staff:
             return self
         return self.filter(
-            models.Q(owner=user)
-            | models.Q(owner__isnull=True, team__isnull=True)
-            | models.Q(team__in=team_ids_of(user))
+            made_or_shared(user, "owner") | models.Q(owner__isnull=True, team__isnull=True)
         )
 
 
@@ -66,11 +62,9 @@ class SharedWithExamples(models.Model):
 
     def visible_to(self, user: "User") -> bool:
         """The row-level twin of SharedQuerySet.visible_to."""
-        if user.is_staff or self.owner_id == user.pk:
-            return True
         if self.owner_id is None and self.team_id is None:
-            return True
-        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
+            return True  # an example shipped with MAGI
+        return may_use(user, self.owner_id, self.team_id)
 
 
 class Panel(SharedWithExamples):
@@ -124,15 +118,13 @@ class Panel(SharedWithExamples):
 
     def reviewed_by(self, user: "User") -> bool:
         """The row-level twin of reviewed_panels."""
-        if self.team_id is None or not user.teams.filter(pk=self.team_id).exists():
+        if not in_team(user, self.team_id):
             return False
         return self.team_reviews or self.reviewers.filter(pk=user.pk).exists()
 
     def editable_by(self, user: "User") -> bool:
         """Staff, its owner and the members of its team; an example only staff."""
-        if user.is_staff or (self.owner_id is not None and self.owner_id == user.pk):
-            return True
-        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
+        return may_use(user, self.owner_id, self.team_id)
 
 
 class Suite(SharedWithExamples):

@@ -52,6 +52,29 @@ def team_ids_of(user: "User") -> "models.QuerySet[Membership, Any]":
     return Membership.objects.filter(user=user).values("team_id")
 
 
+# Who may use a shared row (a judgement, a run, a panel, a suite), the one rule every
+# model's access method asks: staff, the user who made it, and the members of its team.
+# Each question twice, as the querysets filter by it and as one row answers it.
+
+
+def in_team(user: "User", team_id: int | None) -> bool:
+    """Whether `user` is a member of the row's team (None: the row has none)."""
+    return team_id is not None and user.teams.filter(pk=team_id).exists()
+
+
+def may_use(user: "User", maker_id: int | None, team_id: int | None) -> bool:
+    """Staff, the row's maker (`maker_id`: its creator or owner) and its team's members."""
+    if user.is_staff or (maker_id is not None and maker_id == user.pk):
+        return True
+    return in_team(user, team_id)
+
+
+def made_or_shared(user: "User", maker: str) -> models.Q:
+    """may_use as a condition for everyone but staff (who see every row): the rows whose
+    field `maker` is `user`, and those of `user`'s teams."""
+    return models.Q(**{maker: user}) | models.Q(team__in=team_ids_of(user))
+
+
 class AuditSubject(models.TextChoices):
     MEMBERSHIP = "membership", "Team membership"
     REVIEWERS = "reviewers", "Panel reviewers"

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from judgements import models
 from judgements.core import rules
-from judgements.models import Confirmation, Decision, Override, Status
+from judgements.models import Confirmation, Decision, Override, Status, Trust
 
 # What an agent is given, in the order a case lists it.
 AGENT_FIELDS = ("name", "model", "criteria")
@@ -340,7 +340,7 @@ class Judgement(Answer):
             contested=judgement.contested,
             contest_reasons=list(judgement.contest_reasons),
             trust=judgement.trust,
-            trust_words=judgement.trust_words(),
+            trust_words=trust_words(judgement),
             certificate=None
             if judgement.certificate is None
             else Certificate.from_record(judgement.certificate),
@@ -362,6 +362,21 @@ class Judgement(Answer):
     def as_json(self) -> dict[str, Any]:
         """As JSON, for what sends or prints it: the MCP tools, webhooks, exports."""
         return self.model_dump(mode="json")
+
+
+def trust_words(judgement: models.Judgement) -> str | None:
+    """The mark in words, as every surface says it (None until decided): the answers
+    above, the page's Markdown export, the admin."""
+    if judgement.trust is None:
+        return None
+    if judgement.trust == Trust.NOT_CONTESTED and judgement.certificate is not None:
+        return f"Not contested. {judgement.certificate.describe()}"
+    if judgement.trust == Trust.UNMEASURED:
+        return (
+            "Trust not measured for this panel: no certificate holds for these agents, so "
+            "nobody knows how often a verdict like this is right."
+        )
+    return Trust(judgement.trust).label
 
 
 # --- panels ------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ update cannot disagree. Nothing here is kept in memory between events.
 
 from dataclasses import dataclass
 
+from django.db.models import Q
+
 from judgements.core import confidence, rules
 from judgements.core.confidence import probability_words
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
@@ -13,7 +15,6 @@ from judgements.models import (
     Agent,
     CheckKind,
     Judgement,
-    QueuedAhead,
     RoundDecision,
     Status,
 )
@@ -110,6 +111,27 @@ class AgentBox:
         return f"agent-box-{self.agent.position}"
 
 
+@dataclass(frozen=True)
+class QueuedAhead:
+    people: int
+    runs: int
+
+
+def queued_ahead(judgement: Judgement) -> QueuedAhead:
+    """The queued judgements a worker starts before this one (people's first, then
+    evaluation runs' in order: engine/runner.py), for the page to say why it waits."""
+    idle = Judgement.objects.filter(status=Status.IDLE).exclude(pk=judgement.pk)
+    earlier = idle.filter(
+        Q(created_at__lt=judgement.created_at)
+        | Q(created_at=judgement.created_at, pk__lt=judgement.pk)
+    )
+    people = idle.filter(evaluation_run__isnull=True)
+    if judgement.evaluation_run_id is None:
+        return QueuedAhead(people=earlier.filter(evaluation_run__isnull=True).count(), runs=0)
+    runs = earlier.filter(evaluation_run__isnull=False)
+    return QueuedAhead(people=people.count(), runs=runs.count())
+
+
 @dataclass
 class PanelView:
     judgement: Judgement
@@ -122,6 +144,11 @@ class PanelView:
     def bundled_model(self) -> bool:
         """An agent runs on the bundled demonstration model: the page says what it is."""
         return any(box.agent.model == BUNDLED_MODEL_NAME for box in self.boxes)
+
+    @property
+    def trust_words(self) -> str | None:
+        """The mark in words, as every surface says it (the Markdown export)."""
+        return answers.trust_words(self.judgement)
 
     @property
     def check_lines(self) -> list["CheckLine"]:
@@ -221,7 +248,7 @@ def build(judgement: Judgement) -> PanelView:
                 score_tenths=rules.score_tenths(votes),
             )
         )
-    queued = judgement.queued_ahead() if judgement.status == Status.IDLE else None
+    queued = queued_ahead(judgement) if judgement.status == Status.IDLE else None
     return PanelView(
         judgement=judgement, boxes=boxes, current_round=current_round, queued_ahead=queued
     )

@@ -58,7 +58,6 @@ UNMIRRORED = {
     "models/notifications.py": "outcome/test_notifications.py, web/test_notification_pages.py",
     "models/budgets.py": "intake/test_budgets.py",
     "core/pricing.py": "evaluations/test_metrics.py (a run's cost), intake/test_budgets.py",
-    "models/teams.py": "panels/test_teams.py, security/test_team_access.py",
     "monitoring/collector.py": "monitoring/test_endpoint.py, through /metrics",
     "outcome/results.py": "api/test_judgement_endpoints.py, api/test_vote_changes.py",
     "panels/tryout.py": "web/test_judgement_pages.py (the one-click examples)",

@@ -33,7 +33,7 @@ RESUMABLE = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERA
 # renews first only when the last renewal is older than half a lease. When either falls
 # depends on the clock, not on the code, so the walk leaves them out. While one of these
 # frames runs, the context it runs in is marked (db_call's threads run in a copy of it).
-UPKEEP = {"EngineRunner.keep_lease", "HeldLease.renew"}
+UPKEEP = {"HeldLease.keep", "HeldLease.renew"}
 in_upkeep: contextvars.ContextVar[bool] = contextvars.ContextVar("in_upkeep", default=False)
 # The file of the last stop on this branch of the walk (each asyncio task has its own).
 last_file: contextvars.ContextVar[str | None] = contextvars.ContextVar("last_file", default=None)

@@ -43,7 +43,6 @@ from judgements.engine import lifecycle
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
-from judgements.infrastructure.events import Event, publish
 from judgements.intake import budgets, schemas
 from judgements.models import Certificate, EvaluationRun, Judgement, Panel, Suite
 from judgements.outcome import answers
@@ -146,7 +145,7 @@ class Command(BaseCommand):
     def write_certified(
         self,
         options: dict[str, Any],
-        report: dict | None,
+        report: dict[str, Any] | None,
         certificate: Certificate,
         run: EvaluationRun | None,
     ) -> None:
@@ -369,8 +368,7 @@ async def waiting(run: EvaluationRun, runner: EngineRunner) -> list[int]:
 async def expire_overdue(runner: EngineRunner) -> None:
     """End in error judgements past their time that nobody holds, as a worker's sweep
     does: without a worker running, the run would otherwise wait on them for ever."""
-    for judgement_id, message in await lifecycle.aexpire_overdue(runner.worker_id):
-        await publish(judgement_id, Event.FAILED, message=message)
+    await lifecycle.aexpire_overdue(runner.worker_id)
 
 
 def progress_line(state: dict) -> str:

@@ -49,7 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("case", help="path to the case JSON file, or - for stdin")
         parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: str, **options: Any) -> None:
         try:
             # No creator: the operator's command line, under no user's limits, may name
             # any saved panel.
@@ -76,8 +76,8 @@ class Command(BaseCommand):
                 )
             if judgement.error_message:
                 self.stdout.write(f"  error: {judgement.error_message}")
-            if judgement.trust_words():
-                self.stdout.write(f"  {judgement.trust_words()}")
+            if result["trust_words"]:
+                self.stdout.write(f"  {result['trust_words']}")
             if judgement.contested:
                 self.stdout.write("  contested:")
                 for reason in judgement.contest_reasons:

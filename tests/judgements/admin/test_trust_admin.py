@@ -12,6 +12,7 @@ from django.utils.html import escape
 
 from judgements.engine.runner import EngineRunner
 from judgements.models import Certificate, Judgement, JudgementCheck, Trust, agents_fingerprint
+from judgements.outcome.answers import trust_words
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,7 +53,7 @@ def test_a_judgement_shows_its_trust_confidences_and_checks(admin_client, checke
     url = reverse("admin:judgements_judgement_change", args=[checked.pk])
     html = admin_client.get(url).content.decode()
     assert checked.trust == Trust.CONTESTED
-    assert escape(checked.trust_words()) in html
+    assert escape(trust_words(checked) or "") in html
     assert "from the answers 80 %; from the probes 80 %" in html
     # Each check as the call it was: its finding, and its chat folded under it.
     rows = re.findall(

@@ -1,14 +1,16 @@
-"""A worker's lease as it knows it (HeldLease, judgements/engine/deliberation.py): after
+"""A worker's lease as it knows it (HeldLease, judgements/engine/lease.py): after
 renewals could not get through (a database outage), nothing is asked on a lease another
 worker may hold."""
 
 import time
+from datetime import datetime
 
 import pytest
 from asgiref.sync import sync_to_async
 
-from judgements.engine.deliberation import HeldLease, deliberate, load
-from judgements.engine.lifecycle import LeaseLost
+from judgements.engine import lease
+from judgements.engine.deliberation import deliberate, load
+from judgements.engine.lease import HeldLease, Lease, LeaseLost
 from judgements.llm import calls
 from judgements.models import Judgement, Status
 from tests.support.leases import set_lease
@@ -56,3 +58,19 @@ async def test_a_fresh_lease_is_not_checked_again(fake_llm, make_judgement, sett
     # Not in the database as w1's at all: only a renewal would find out.
     await set_lease(judgement.pk, "w2", expires_in=30)
     await lease.confirm()
+
+
+@sync_to_async
+def renewed(judgement_id: int, worker_id: str) -> tuple[Lease, datetime | None]:
+    found = lease.renew(judgement_id, worker_id)
+    return found, Judgement.objects.get(pk=judgement_id).lease_expires_at
+
+
+async def test_only_the_holder_renews_the_lease(make_judgement):
+    judgement = await sync_to_async(make_judgement)()
+    await set_lease(judgement.pk, "w1", expires_in=1)
+    before = (await Judgement.objects.aget(pk=judgement.pk)).lease_expires_at
+    state, expires = await renewed(judgement.pk, "w1")
+    assert state is Lease.HELD and expires is not None and before is not None
+    assert expires > before
+    assert (await renewed(judgement.pk, "w2"))[0] is Lease.TAKEN

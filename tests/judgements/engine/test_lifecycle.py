@@ -1,15 +1,22 @@
 """Every status change, from the states it may start in and no other, with the lease
 guards each one relies on."""
 
+import asyncio
 import logging
 from datetime import timedelta
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.db import transaction
 from django.utils import timezone
 
-from judgements.engine import lifecycle
-from judgements.engine.lifecycle import Lease, LeaseLost
+from judgements.engine import lease, lifecycle
+from judgements.engine.lease import Lease, LeaseLost
+from judgements.evaluations import suites
+from judgements.infrastructure.events import Event, group_name_for, publish
 from judgements.models import Agent, Judgement, RoundDecision, Status
+from tests.support.evaluations import SUITE, start
 
 pytestmark = pytest.mark.django_db
 
@@ -69,13 +76,6 @@ def test_it_claims_the_oldest_first_up_to_the_limit(make_judgement):
     assert lifecycle.claim("w1", Judgement.objects.all(), 0) == []
 
 
-def test_only_the_holder_renews_the_lease(make_judgement):
-    judgement = held(make_judgement(), "w1", expires_in=1)
-    assert lifecycle.renew_lease(judgement.pk, "w1") is Lease.HELD
-    assert Judgement.objects.get(pk=judgement.pk).lease_expires_at > judgement.lease_expires_at
-    assert lifecycle.renew_lease(judgement.pk, "w2") is Lease.TAKEN
-
-
 def voted(judgement: Judgement, votes: list[list[str]]) -> dict[Agent, list[str]]:
     """Each agent's three votes, stored as the engine stores them, by position."""
     agents = list(judgement.agents.order_by("position"))
@@ -95,7 +95,7 @@ def votes_of(judgement: Judgement, decisions: list[str]) -> dict[Agent, list[str
 def test_a_renewal_after_the_end_says_so(make_judgement):
     judgement = held(make_judgement(), "w1")
     lifecycle.finish(judgement.pk, "w1", votes_of(judgement, ["approve"] * 3))
-    assert lifecycle.renew_lease(judgement.pk, "w1") is Lease.ENDED
+    assert lease.renew(judgement.pk, "w1") is Lease.ENDED
 
 
 def test_only_the_holder_finishes(make_judgement, caplog):
@@ -202,3 +202,78 @@ def test_the_round_comes_from_the_stored_decisions(make_judgement):
         RoundDecision.objects.create(agent=agent, round=1, decision="approve", reason="r")
     RoundDecision.objects.create(agent=agents[0], round=2, decision="approve", reason="r")
     assert lifecycle.round_of(judgement.pk) == 2
+
+
+# --- each transition announces itself, once it commits --------------------------------
+
+
+def follow(judgement_id: int) -> str:
+    """A channel in the judgement's group, as a live page's websocket joins it."""
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(group_name_for(judgement_id), channel)
+    return channel
+
+
+async def received(channel: str) -> dict:
+    # Bounded: an event never published fails the test instead of hanging it.
+    return await asyncio.wait_for(get_channel_layer().receive(channel), 10)
+
+
+def next_event(channel: str) -> dict:
+    event = async_to_sync(received)(channel)
+    return {key: value for key, value in event.items() if key not in ("type", "judgement_id")}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_claim_announces_the_start_once_it_commits(make_judgement):
+    judgement = make_judgement()
+    channel = follow(judgement.pk)
+    assert claim_one(judgement, "w1") == [judgement.pk]
+    assert next_event(channel) == {"kind": Event.JUDGING_STARTED}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_finishing_publishes_the_verdict_once_it_commits(make_judgement):
+    judgement = held(make_judgement(), "w1")
+    channel = follow(judgement.pk)
+    lifecycle.finish(judgement.pk, "w1", votes_of(judgement, ["approve"] * 3))
+    assert next_event(channel) == {"kind": Event.FINISHED, "status": "approved"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_failing_publishes_the_cause_and_a_rolled_back_failure_publishes_nothing(
+    make_judgement,
+):
+    judgement = held(make_judgement(), "w1")
+    channel = follow(judgement.pk)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        assert lifecycle.fail(judgement.pk, "undone", worker_id="w1")
+        raise RuntimeError("the caller's transaction rolls back")
+    # Published after the rollback: had "undone" been announced, it would come first.
+    async_to_sync(publish)(judgement.pk, Event.REVIEWED)
+    assert next_event(channel) == {"kind": Event.REVIEWED}
+    assert lifecycle.fail(judgement.pk, "boom", worker_id="w1")
+    assert next_event(channel) == {"kind": Event.FAILED, "message": "boom"}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_expiring_publishes_why_for_each_judgement(make_judgement, settings):
+    settings.MAGI_JUDGEMENT_TIMEOUT = 60
+    first = held(make_judgement(), "dead", expires_in=-1, started_ago=61)
+    second = held(make_judgement(), "", expires_in=-1, started_ago=61)
+    channels = {first.pk: follow(first.pk), second.pk: follow(second.pk)}
+    expired = dict(lifecycle.expire_overdue("sweeper"))
+    assert set(expired) == {first.pk, second.pk}
+    for pk, channel in channels.items():
+        assert next_event(channel) == {"kind": Event.FAILED, "message": expired[pk]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_cancelling_a_run_tells_each_of_its_judgements_pages(user, fake_llm):
+    suite = suites.import_suite(name="Gate cases", description="", owner=user, data=SUITE)
+    run = start(suite, user)
+    ids = list(run.judgements.values_list("pk", flat=True))
+    channels = [follow(pk) for pk in ids]
+    assert sorted(lifecycle.cancel_run(run, user)) == sorted(ids)
+    assert [next_event(channel) for channel in channels] == [{"kind": Event.FAILED}] * len(ids)

@@ -8,7 +8,7 @@ import logging
 import pytest
 from asgiref.sync import sync_to_async
 
-from judgements.engine.deliberation import HeldLease
+from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.models import Judgement, RoundDecision, Status
 from tests.support.leases import set_lease
@@ -123,7 +123,7 @@ async def test_a_worker_stops_its_calls_once_its_lease_is_taken(
     run = asyncio.create_task(runner.run_judgement(judgement.pk))
     await parked(fake_llm, *ROUND_ONE)
     await set_lease(judgement.pk, "thief", expires_in=30)
-    with caplog.at_level(logging.WARNING, logger="judgements.engine.runner"):
+    with caplog.at_level(logging.WARNING, logger="judgements.engine.lease"):
         # The calls are still held at the gate: only the renewal can stop the work.
         async with asyncio.timeout(10):
             assert await run
@@ -140,8 +140,8 @@ async def test_a_finished_judgement_is_not_reported_as_a_lost_lease(
     never_done = asyncio.get_running_loop().create_future()
     taken = asyncio.Event()
     # The renewal wakes after the judgement ended, before its work task is marked done.
-    with caplog.at_level(logging.WARNING, logger="judgements.engine.runner"):
-        await runner.keep_lease(HeldLease(judgement.pk, runner.worker_id), never_done, taken)
+    with caplog.at_level(logging.WARNING, logger="judgements.engine.lease"):
+        await HeldLease(judgement.pk, runner.worker_id).keep(never_done, taken)
     assert not taken.is_set() and not never_done.cancelled()
     assert "lost the lease" not in caplog.text
     never_done.cancel()

@@ -12,6 +12,7 @@ from judgements.core import kept_verdicts
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify
 from judgements.models import Certificate, Judgement, Trust
+from judgements.outcome.answers import trust_words
 from judgements.panels import saving
 from tests.support.commands import run_command
 
@@ -96,7 +97,7 @@ def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
     sure = judge_with(make_judgement, panel, "marker-ok: a train ticket.")
     assert sure.trust == Trust.NOT_CONTESTED and sure.contested is False
     assert sure.certificate is not None
-    assert (sure.trust_words() or "").startswith(
+    assert (trust_words(sure) or "").startswith(
         "Not contested. Accuracy at least 90.0% (confidence 90%) on verdicts drawn like the "
         "labelled ones"
     )

@@ -1,0 +1,143 @@
+"""The lease: how one worker holds a judgement while it runs it, in the database.
+
+The database, not the channel layer, says who runs a judgement. A claim
+(engine/lifecycle.py) takes the lease: the worker's id and an expiry MAGI_LEASE_SECONDS
+ahead (`taken_by`). While the deliberation runs, the worker renews it every third of a
+lease (`HeldLease.keep`); every ending gives it up (`RELEASED`), and a lease that ran out
+lets another worker claim the judgement and resume it from what was stored.
+
+The worker's own view of its lease (`HeldLease`) knows when it last made sure of it:
+before a round or a call it renews first unless it did within half a lease, so that a
+worker whose renewals could not get through (a database outage) sends nothing on a lease
+another worker may hold. Every write made while judging checks the lease again under a
+row lock (engine/lifecycle.py), so data stays right whatever happens.
+"""
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from judgements.core.errors import MagiError
+from judgements.infrastructure.database import DATABASE_DOWN, db_call
+from judgements.models import Judgement, Status
+
+log = logging.getLogger(__name__)
+
+
+class LeaseLost(MagiError):
+    """Another worker holds the judgement now (or it ended): this one must stop."""
+
+
+class Lease(StrEnum):
+    """What a renewal found."""
+
+    HELD = "held"  # renewed: the work goes on
+    ENDED = "ended"  # the judgement finished (most likely by this very worker)
+    # Ended in error while this worker held it: its run was cancelled (cancel_run); the
+    # worker's own failures end it only after its work stopped.
+    CANCELLED = "cancelled"
+    TAKEN = "taken"  # another worker holds it now: this one must stop
+
+
+def expiry(now: datetime) -> datetime:
+    """When a lease taken or renewed at `now` runs out."""
+    return now + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
+
+
+def taken_by(worker_id: str, now: datetime) -> dict[str, object]:
+    """The fields a claim writes: the lease is `worker_id`'s until its expiry."""
+    return {"lease_owner": worker_id, "lease_expires_at": expiry(now)}
+
+
+# The fields every ending writes with its status: nobody holds the judgement any more.
+RELEASED: dict[str, object] = {"lease_owner": "", "lease_expires_at": None}
+
+
+def renew(judgement_id: int, worker_id: str) -> Lease:
+    """Extend the lease while the work goes on, and say whether it is still ours."""
+    held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+    if held.update(lease_expires_at=expiry(timezone.now())):
+        return Lease.HELD
+    status = Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
+    if status == Status.JUDGING:
+        return Lease.TAKEN
+    return Lease.CANCELLED if status == Status.ERROR else Lease.ENDED
+
+
+arenew = db_call(renew)
+
+
+@dataclass
+class HeldLease:
+    """The lease `worker_id` holds on `judgement_id`, and when it was last made sure of."""
+
+    judgement_id: int
+    worker_id: str
+    # Claimed just now: the claim set the lease.
+    renewed_at: float = field(default_factory=time.monotonic)
+
+    async def renew(self) -> Lease:
+        """Extend the lease through the database (raises while it is unreachable)."""
+        lease = await arenew(self.judgement_id, self.worker_id)
+        if lease is Lease.HELD:
+            self.renewed_at = time.monotonic()
+        return lease
+
+    def is_fresh(self) -> bool:
+        """Renewed within half a lease: nobody else can have claimed the judgement since."""
+        return time.monotonic() - self.renewed_at < settings.MAGI_LEASE_SECONDS / 2
+
+    async def confirm(self) -> None:
+        """Before a round or a call: renew first unless renewed within half a lease;
+        LeaseLost if the judgement is not ours any more. A database still away raises its
+        error, which the caller's retries ride out like any other."""
+        if self.is_fresh():
+            return
+        lease = await self.renew()
+        if lease is not Lease.HELD:
+            log.warning(
+                "worker %s: judgement %s is %s since the last renewal; sending nothing",
+                self.worker_id,
+                self.judgement_id,
+                lease.value,
+            )
+            raise LeaseLost(f"judgement {self.judgement_id} is no longer held by {self.worker_id}")
+
+    async def keep(self, work: "asyncio.Future[Any]", taken: asyncio.Event) -> None:
+        """Renew the lease while `work` runs; stop the work once another worker holds it
+        (or its run was cancelled), setting `taken`.
+
+        A database that is away only delays the renewal: if nobody took the judgement in
+        the meantime, the renewal that gets through keeps it ours (storing a decision
+        checks ownership in any case, and no call goes out on a stale lease: `confirm`).
+        """
+        interval = settings.MAGI_LEASE_SECONDS / 3
+        while not work.done():
+            await asyncio.sleep(interval)
+            try:
+                state = await self.renew()
+            except DATABASE_DOWN:
+                log.warning(
+                    "could not renew the lease on judgement %s; trying again", self.judgement_id
+                )
+                continue
+            if state is Lease.ENDED:
+                return  # finished, most likely by the work itself a moment ago
+            if state is Lease.CANCELLED:
+                if not work.done():
+                    log.info("judgement %s was cancelled; stopping its calls", self.judgement_id)
+                    taken.set()
+                    work.cancel()
+                return
+            if state is Lease.TAKEN:
+                log.warning("lost the lease on judgement %s; stopping", self.judgement_id)
+                taken.set()
+                work.cancel()
+                return
