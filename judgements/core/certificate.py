@@ -174,14 +174,16 @@ def choose(
 ) -> Family | None:
     """The family whose fixed sequence, run on the selection part itself, keeps the most
     verdicts (most promising for the test part); where none passes there, the family and
-    starting threshold with the highest bound. Ties: fewer absent signals, no source
-    before the sources in the order given. None without a sample that any rule keeps."""
+    starting threshold with the highest bound. Ties: fewer absent signals, then the
+    sources in the order given, then no source. None without a sample any rule keeps."""
     best: tuple[tuple[float, ...], Family] | None = None
     for size_rank, absent in enumerate(_subsets(signals)):
         free = [s for s in selection if s.signals.isdisjoint(absent)]
         everything: list[_Step] = [(None, len(free), sum(s.right for s in free), _injections(free))]
+        # No source ranks last: where the selection cannot tell them apart, a threshold
+        # keeps what it kept there and still leaves out the unsure verdicts it never saw.
         ladders: list[tuple[int, str | None, list[_Step]]] = [
-            (-1, None, everything if free else [])
+            (len(sources), None, everything if free else [])
         ]
         ladders += [
             (rank, source, _ladder(free, source)) for rank, source in enumerate(_unique(sources))

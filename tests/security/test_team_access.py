@@ -53,6 +53,8 @@ NOT_TEAM_DATA = Rule()
 RULES: dict[str, Rule] = {
     "login": NOT_TEAM_DATA,
     "logout": NOT_TEAM_DATA,
+    "oidc-start": NOT_TEAM_DATA,
+    "oidc-callback": NOT_TEAM_DATA,
     "metrics": NOT_TEAM_DATA,
     "healthz": NOT_TEAM_DATA,
     "openapi-json": NOT_TEAM_DATA,
