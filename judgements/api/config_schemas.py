@@ -6,9 +6,9 @@ Request bodies are strict (no "1" for 1, no unknown field): a typo in a configur
 file never passes as a default.
 """
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from judgements.intake import schemas
 from judgements.outcome.answers import Answer, Id, Panel
@@ -73,3 +73,29 @@ class Stale(Answer):
 
     error: str
     etag: str | None = Field(description="Its ETag now (null: it is gone).")
+
+
+class BudgetWrite(schemas.Strict):
+    """A whole budget: exactly one of team, user and panel; exactly one limit."""
+
+    WHOLE: ClassVar = (
+        "body",
+        'Must be a JSON object: {"team" | "user" | "panel", "period", "limit_usd" | '
+        '"limit_tokens"}.',
+    )
+
+    team: TeamName | None = Field(default=None, description="A team's name.")
+    user: Username | None = Field(default=None, description="A username.")
+    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None = (
+        Field(default=None, description="A saved panel's id or name.")
+    )
+    period: Literal["day", "month"] = Field(description="A UTC day or month.")
+    limit_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
+        default=None, description="At most this many USD (4 decimals, 12 digits)."
+    )
+    limit_tokens: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = Field(
+        default=None, description="At most this many tokens, prompt and completion."
+    )
+
+    def fields(self) -> dict[str, Any]:
+        return self.model_dump()

@@ -25,7 +25,7 @@ from judgements.api import schemas
 from judgements.api.site import WAIT_MAX_SECONDS, body_of, token_of
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, idempotency, start
+from judgements.intake import idempotency, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.outcome import overrides, results, reviews
 
@@ -189,18 +189,3 @@ async def review_queue(request: HttpRequest) -> dict | Status[dict]:
     if not await db_call(overrides.may_override, for_request=True)(user):
         return Status(403, {"error": NOT_A_REVIEWER})
     return {"judgements": await db_call(results.queued_results, for_request=True)(user)}
-
-
-def budget_listing(user: User) -> list[schemas.Budget]:
-    return [
-        schemas.Budget.from_state(budgets.state_of(budget))
-        for budget in budgets.visible_to(user).order_by("pk")
-    ]
-
-
-@router.get("/budgets/", response={200: schemas.BudgetList, 401: schemas.Error})
-async def list_budgets(request: HttpRequest) -> dict:
-    """The spending limits the caller may read (their own, their teams' and those of the
-    panels they may use; staff: all), with what each has spent and has left."""
-    user = token_of(request).user
-    return {"budgets": await db_call(budget_listing, for_request=True)(user)}

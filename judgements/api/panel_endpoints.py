@@ -10,7 +10,7 @@ Every change takes ?dry_run=true. The validation, the team rules and the audit a
 panels/panel_config.py's; a stale If-Match answers 412 (api/site.py).
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router, Status
@@ -27,7 +27,7 @@ from judgements.panels import panel_config, saving
 router = Router(tags=["configuration"])
 
 PanelId = Annotated[int, Path(description="A panel's id.")]
-WRITE_ERRORS = {
+WRITE_ERRORS: dict[Any, Any] = {
     (400, 422): schemas.Invalid,
     (401, 403, 404, 413): schemas.Error,
     412: config_schemas.Stale,

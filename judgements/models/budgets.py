@@ -77,7 +77,8 @@ class Budget(models.Model):
             "user": self.user.get_username() if self.user_id is not None and self.user else None,
             "panel": self.panel_id,
             "period": self.period,
-            "limit_usd": None if self.limit_usd is None else str(self.limit_usd),
+            # Normalized: 5 as typed and 5.0000 as stored are one limit.
+            "limit_usd": None if self.limit_usd is None else f"{self.limit_usd.normalize():f}",
             "limit_tokens": self.limit_tokens,
         }
 

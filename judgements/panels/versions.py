@@ -9,7 +9,13 @@ from django.db import models
 from judgements.core.etags import Stale
 
 
-def bump(queryset: models.QuerySet, pk: int, version: int | None, kind: str, **fields: Any) -> int:
+def bump(
+    queryset: models.QuerySet | models.Manager,
+    pk: int,
+    version: int | None,
+    kind: str,
+    **fields: Any,
+) -> int:
     """Write `fields` and one more version to the row `pk`, provided it is still at
     `version` (None: whatever it is, as the pages change it). Returns the new version;
     Stale when another change came first."""

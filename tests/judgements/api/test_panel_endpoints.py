@@ -78,7 +78,8 @@ async def test_a_team_token_creates_a_panel_of_its_team_and_reads_it_back(bot, d
     entry = (
         await AuditEntry.objects.filter(subject=AuditSubject.PANEL).select_related("by").afirst()
     )
-    assert entry is not None and entry.by.username == "bot" and entry.before is None
+    assert entry is not None and entry.by is not None and entry.by.username == "bot"
+    assert entry.before is None and entry.after is not None
     assert entry.after["agents"] == case_for()["agents"]
 
 
@@ -214,4 +215,5 @@ async def test_a_panel_is_deleted_with_its_etag(bot, document):
     gone = await bot.delete(url(made["id"]), headers={"If-Match": made["etag"]})
     assert gone.status_code == 204 and not await Panel.objects.aexists()
     entry = await AuditEntry.objects.filter(subject=AuditSubject.PANEL).afirst()
-    assert entry is not None and entry.after is None and entry.before["name"] == "Deploy gate"
+    assert entry is not None and entry.after is None and entry.before is not None
+    assert entry.before["name"] == "Deploy gate"
