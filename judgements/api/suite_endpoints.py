@@ -215,7 +215,12 @@ async def read_suite(
 @router.delete(
     "/suites/{int:suite_id}/",
     url_name="api-suite",
-    response={204: None, (401, 403, 404, 409): schemas.Error, 412: config_schemas.Stale},
+    response={
+        204: None,
+        400: schemas.Invalid,
+        (401, 403, 404, 409): schemas.Error,
+        412: config_schemas.Stale,
+    },
 )
 async def delete_suite(
     request: HttpRequest, suite_id: SuiteId, if_match: IfMatch, dry_run: DryRun = False
