@@ -61,7 +61,8 @@ def replace_panel(token: ApiToken, pk: int | None, body: Any, match: str) -> tup
 
 
 def delete_panel(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, panel_endpoints.delete(token, pk or 0, match, False)
+    panel_endpoints.delete(token, pk or 0, match, False)
+    return 204, None
 
 
 def create_budget(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
@@ -73,7 +74,8 @@ def replace_budget(token: ApiToken, pk: int | None, body: Any, match: str) -> tu
 
 
 def delete_budget(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, budget_endpoints.delete(token.user, pk or 0, match, False)
+    budget_endpoints.delete(token.user, pk or 0, match, False)
+    return 204, None
 
 
 def create_team(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
@@ -85,7 +87,8 @@ def replace_team(token: ApiToken, pk: int | None, body: Any, match: str) -> tupl
 
 
 def delete_team(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, team_endpoints.delete(token.user, pk or 0, match, False)
+    team_endpoints.delete(token.user, pk or 0, match, False)
+    return 204, None
 
 
 def create_suite(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
@@ -97,7 +100,8 @@ def replace_suite(token: ApiToken, pk: int | None, body: Any, match: str) -> tup
 
 
 def delete_suite(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, suite_endpoints.deleted(token, pk or 0, match, False)
+    suite_endpoints.deleted(token, pk or 0, match, False)
+    return 204, None
 
 
 ONE = r"/(\d+)/"
