@@ -5,8 +5,9 @@
 
 Each operation is one the configuration API takes on its own (a panel, a budget, a team
 or a suite created, replaced or deleted), made by the same function, in order. When one
-is refused, nothing of the batch stays: the answer is that refusal, its status and body,
-with `operation` (its index) and each field path under `operations[i].`. `magi apply`
+is refused, nothing of the batch stays: the answer is that refusal, its status and body
+(422 for any invalid input), with `operation` (its index) and each field path under
+`operations[i].`. `magi apply`
 sends its whole plan this way, so a refusal in the middle changes nothing.
 """
 
@@ -152,9 +153,9 @@ def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> 
             key if key.startswith(prefix) else f"{prefix}body.{key}": messages
             for key, messages in exc.errors.items()
         }
-        raise Failed(
-            index, 400 if exc.breaks_schema else 422, {"error": "invalid input", "errors": errors}
-        ) from None
+        # 422 even for what breaks an operation's own schema: the batch's document cannot
+        # describe each operation's body, so a batch it allows is refused by a rule.
+        raise Failed(index, 422, {"error": "invalid input", "errors": errors}) from None
     except (NotFound, Forbidden, Conflict) as exc:
         code = {NotFound: 404, Forbidden: 403, Conflict: 409}[type(exc)]
         raise Failed(index, code, {"error": exc.message}) from None
