@@ -55,6 +55,11 @@ class PanelWrite(schemas.Strict):
     four_eyes: StrictBool = Field(
         default=False, description="Nobody reviews a judgement they started."
     )
+    example: StrictBool = Field(
+        default=False,
+        description="Staff: an example panel, with no owner and no team, everyone's to use. "
+        "An example stays one; every write of it says true.",
+    )
 
     def fields(self) -> dict[str, Any]:
         """What was sent, for panels/panel_config.py (which fills in the defaults)."""
