@@ -192,8 +192,9 @@ def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suit
     if errors:
         raise InvalidInput(errors, breaks_schema=True)
     return suite_config.Upload(
-        given["name"], given.get("description", ""), given.get("team"), sent.body.encode()
-    )
+        given["name"], given.get("description", ""), given.get("team"), sent.body.encode(),
+        example=given.get("example", "").lower() in ("true", "1"),
+    )  # fmt: skip
 
 
 @router.post(
