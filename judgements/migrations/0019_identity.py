@@ -7,43 +7,73 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('judgements', '0017_certificate_method'),
+        ("judgements", "0017_certificate_method"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='auditentry',
-            name='actor',
-            field=models.CharField(blank=True, default='', max_length=255),
+            model_name="auditentry",
+            name="actor",
+            field=models.CharField(blank=True, default="", max_length=255),
         ),
         migrations.AlterField(
-            model_name='auditentry',
-            name='by',
-            field=models.ForeignKey(blank=True, help_text="Empty: the operator's command line, or `actor` when it says who.", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='audit_entries', to=settings.AUTH_USER_MODEL),
+            model_name="auditentry",
+            name="by",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="Empty: the operator's command line, or `actor` when it says who.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="audit_entries",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AlterField(
-            model_name='auditentry',
-            name='subject',
-            field=models.CharField(choices=[('membership', 'Team membership'), ('reviewers', 'Panel reviewers'), ('budget', 'Budget'), ('staff', 'Staff role')], max_length=16),
+            model_name="auditentry",
+            name="subject",
+            field=models.CharField(
+                choices=[
+                    ("membership", "Team membership"),
+                    ("reviewers", "Panel reviewers"),
+                    ("budget", "Budget"),
+                    ("staff", "Staff role"),
+                ],
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='Identity',
+            name="Identity",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('issuer', models.CharField(max_length=255)),
-                ('subject', models.CharField(max_length=255)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('last_sign_in_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('groups', models.JSONField(blank=True, default=list)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='identities', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("issuer", models.CharField(max_length=255)),
+                ("subject", models.CharField(max_length=255)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_sign_in_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("groups", models.JSONField(blank=True, default=list)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="identities",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'identities',
-                'indexes': [models.Index(fields=['user'], name='identity_user_idx')],
-                'constraints': [models.UniqueConstraint(fields=('issuer', 'subject'), name='identity_unique_issuer_subject')],
+                "verbose_name_plural": "identities",
+                "indexes": [models.Index(fields=["user"], name="identity_user_idx")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("issuer", "subject"), name="identity_unique_issuer_subject"
+                    )
+                ],
             },
         ),
     ]
