@@ -1,17 +1,17 @@
-"""`magi gate` against a running MAGI over real HTTP: the console script installed with
-MAGI, a saved panel, the suite's scripted model server. Exit 0 only for an approval."""
+"""`magi gate` against a running MAGI over real HTTP: the console script of the client
+distribution, installed on its own (tests/support/magi_client.py), a saved panel, the suite's
+scripted model server. Exit 0 only for an approval."""
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from judgements.cli import gate
+from magi_client import gate
 from tests.support.live_site import LiveMagi
+from tests.support.magi_client import INSTALLED_MAGI
 
-MAGI = Path(sys.executable).with_name("magi")
+MAGI = INSTALLED_MAGI
 
 CREATE_PANELS = """
 from django.contrib.auth import get_user_model

@@ -1,7 +1,8 @@
 """A running MAGI's HTTP API, from outside: one request with an API token, its JSON
 answer, and why it failed in words (unreachable, refused, or worth another try). No
-Django: it runs in programs that talk to a MAGI elsewhere, `magi gate` (cli/gate.py) and
-`magi mcp` (agent_tools/remote.py), each of which says in its own terms what a failure
+Django: it runs in programs that talk to a MAGI elsewhere, `magi gate` (gate.py), `magi
+plan`, `apply` and `export` (config.py) and the server's `magi mcp`
+(judgements/agent_tools/remote.py), each of which says in its own terms what a failure
 means (an exit status, a tool's refusal)."""
 
 import json
@@ -18,7 +19,15 @@ class RequestFailed(Exception):
 
 
 class Refused(RequestFailed):
-    """The server refused the request (a 4xx other than 429): trying again will not help."""
+    """The server refused the request (a 4xx other than 429): trying again will not help.
+    `errors`: the answer's invalid fields by path, for a caller that tells them apart."""
+
+    def __init__(
+        self, message: str, status: int = 400, errors: dict[str, list[str]] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.errors = errors or {}
 
 
 class RetryLater(RequestFailed):
@@ -91,5 +100,5 @@ def refusal(refused: urllib.error.HTTPError) -> RequestFailed:
     if refused.code >= 500:
         return RetryLater(f"server error {refused.code}: {message}")
     if refused.code == 402:
-        return OverBudget(f"refused (402): {message}")
-    return Refused(f"refused ({refused.code}): {message}")
+        return OverBudget(f"refused (402): {message}", 402, fields)
+    return Refused(f"refused ({refused.code}): {message}", refused.code, fields)
