@@ -170,10 +170,10 @@ def bind_json(
 
 def ensure_examples(root: Path = EXAMPLES_DIR.parent) -> None:
     """Create every example panel of judgements/examples/panels/ (`root`'s panels/) that
-    does not exist yet (by name). Existing ones are left as they are, edits by staff included. Their agents
-    run on the bundled model, so a new installation can judge with one click. The files are
-    a configuration directory's shared panels (docs/config-as-code.md), read and checked
-    as `magi apply` reads them."""
+    does not exist yet (by name). Existing ones are left as they are, edits by staff
+    included. Their agents run on the bundled model, so a new installation can judge with
+    one click. The files are a configuration directory's shared panels
+    (docs/config-as-code.md), read and checked as `magi apply` reads them."""
     try:
         shipped = config_directory.read(root)
     except config_directory.BadDirectory as bad:
