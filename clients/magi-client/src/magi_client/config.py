@@ -16,10 +16,12 @@ the deployment does not run) exits 2 the same way, and the server is left as it 
 import argparse
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from magi_client import directory
+from magi_client import directory, server_state
+from magi_client import plan as plan_module
 from magi_client.http import Refused, RequestFailed, Server, Unreachable
 
 EXIT_OK = 0
@@ -28,6 +30,7 @@ EXIT_BAD_INPUT = 2
 EXIT_UNREACHABLE = 5
 EXIT_CHANGES = 10
 HTTP_TIMEOUT_SECONDS = 300
+OPERATION_FIELD = re.compile(r"operations\[(\d+)\]\.?(.*)")
 SIGNS = {"create": "+", "change": "~", "delete": "-"}
 
 
@@ -51,23 +54,71 @@ def server_of(args: argparse.Namespace) -> Server:
     return Server(url, token, timeout=HTTP_TIMEOUT_SECONDS)
 
 
-def call(
-    server: Server, method: str, path: str, body: dict | None, read: directory.Directory | None
-) -> dict:
-    """One request; a refusal told against the directory's files where it names fields."""
+def call(server: Server, method: str, path: str, body: Any = None) -> Any:
     try:
         return server.call(method, path, body)
     except Unreachable as away:
         raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
     except Refused as refused:
-        if read is not None and refused.errors:
-            lines = [
-                str(read.problem(at, " ".join(messages))) for at, messages in refused.errors.items()
-            ]
-            raise Failure(EXIT_BAD_INPUT, lines) from None
         raise Failure(EXIT_BAD_INPUT, [str(refused)]) from None
     except RequestFailed as failed:
         raise Failure(EXIT_ERROR, [str(failed)]) from None
+
+
+def read_server(server: Server) -> server_state.ServerState:
+    try:
+        return server_state.read(server)
+    except Unreachable as away:
+        raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
+    except RequestFailed as failed:
+        raise Failure(EXIT_ERROR, [f"cannot read the configuration: {failed}"]) from None
+
+
+def run_batch(
+    server: Server, plan: plan_module.Plan, read: directory.Directory, dry_run: bool
+) -> None:
+    """The plan's operations in one transaction (dry run: checked, then rolled back); a
+    refusal told against the file, line and field it came from."""
+    operations = plan.batch()
+    if not operations:
+        return
+    path = "/api/batch/?dry_run=true" if dry_run else "/api/batch/"
+    try:
+        server.call("POST", path, {"operations": [op.as_json() for op in operations]})
+    except Unreachable as away:
+        raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
+    except Refused as refused:
+        raise Failure(refusal_status(refused), refusal_lines(refused, operations, read)) from None
+    except RequestFailed as failed:
+        raise Failure(EXIT_ERROR, [str(failed)]) from None
+
+
+def refusal_status(refused: Refused) -> int:
+    # 412: someone changed an object between the read and the write; nothing changed,
+    # and running again plans against what is there now.
+    return EXIT_ERROR if refused.status == 412 else EXIT_BAD_INPUT
+
+
+def refusal_lines(
+    refused: Refused, operations: list[plan_module.Operation], read: directory.Directory
+) -> list[str]:
+    lines = []
+    for key, messages in refused.errors.items():
+        found = OPERATION_FIELD.match(key)
+        if found is None or int(found.group(1)) >= len(operations):
+            lines.append(f"{key}: {' '.join(messages)}")
+            continue
+        operation = operations[int(found.group(1))]
+        api_field = found.group(2).removeprefix("body").lstrip(".")
+        where = operation.field_address(api_field)
+        lines.append(str(read.problem(where, " ".join(messages))))
+    if not lines:
+        index = refused.answer.get("operation")
+        what = ""
+        if isinstance(index, int) and 0 <= index < len(operations):
+            what = f" ({operations[index].method} {operations[index].path})"
+        lines.append(f"{refused}{what}")
+    return lines
 
 
 def read_directory(path: str) -> directory.Directory:
@@ -131,24 +182,22 @@ def guarded(name: str, stdout: TextIO, stderr: TextIO, work: Any) -> int:
 def plan_or_apply(args: argparse.Namespace, stdout: TextIO, *, apply: bool) -> int:
     read = read_directory(args.directory)
     server = server_of(args)
-    query = "?prune=true" if args.prune else ""
-    path = f"/api/config/{'apply' if apply else 'plan'}{query}"
-    answer = call(server, "POST", path, read.state, read)
+    plan = plan_module.make(read.state, read_server(server), args.prune)
+    run_batch(server, plan, read, dry_run=not apply)
     if args.json:
-        stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
+        stdout.write(json.dumps(plan.as_json(), ensure_ascii=False) + "\n")
     else:
-        for line in plan_lines(answer):
+        for line in plan_lines(plan.as_json()):
             stdout.write(line + "\n")
-        if apply and answer["changes"]:
+        if apply and plan.changes:
             stdout.write("Applied.\n")
-    if apply or not answer["changes"]:
+    if apply or not plan.changes:
         return EXIT_OK
     return EXIT_CHANGES
 
 
 def export(args: argparse.Namespace, stdout: TextIO) -> int:
-    server = server_of(args)
-    state = call(server, "GET", "/api/config/", None, None)
+    state = server_state.as_directory(read_server(server_of(args)))
     for path in directory.write(Path(args.directory), state):
         stdout.write(f"{path}\n")
     return EXIT_OK

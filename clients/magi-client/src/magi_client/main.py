@@ -7,7 +7,7 @@ import sys
 
 from magi_client import config, gate
 
-Commands = "argparse._SubParsersAction[argparse.ArgumentParser]"
+Commands = argparse._SubParsersAction  # the subcommands' parsers, for the server's mcp
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, Commands]:
