@@ -14,6 +14,7 @@ from judgements.admin.base import AuditAdmin
 from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
 from judgements.panels import teams
+from judgements.panels.budget_config import BudgetForm
 
 
 class TeamForm(forms.ModelForm):
@@ -71,22 +72,6 @@ class AuditEntryAdmin(AuditAdmin):
         """Anyone but a superuser reads the changes they made."""
         found = super().get_queryset(request)
         return found if request.user.is_superuser else found.filter(by=request.user.pk)
-
-
-class BudgetForm(forms.ModelForm):
-    class Meta:
-        model = Budget
-        fields = ["team", "user", "panel", "period", "limit_usd", "limit_tokens"]
-
-    def clean(self) -> dict:
-        cleaned = super().clean() or {}
-        scopes = [name for name in ("team", "user", "panel") if cleaned.get(name) is not None]
-        if len(scopes) != 1:
-            self.add_error(None, "Name exactly one of a team, a user or a panel.")
-        limits = [name for name in ("limit_usd", "limit_tokens") if cleaned.get(name) is not None]
-        if len(limits) != 1:
-            self.add_error(None, "Give exactly one limit: in USD or in tokens.")
-        return cleaned
 
 
 @admin.register(Budget)

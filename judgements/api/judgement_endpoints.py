@@ -8,7 +8,6 @@
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
     POST /api/judgements/<id>/confirm    {"reason"} -> 201 (a human keeps the panel's)
     GET  /api/reviews/               contested judgements nobody has reviewed yet
-    GET  /api/panels/                the saved panels a case may name ("panel")
 
 Each view is the service calls and nothing else: the token, the parsing, the validation
 (intake/schemas.py) and the error answers are api/site.py's. Fail-closed: a client
@@ -26,7 +25,7 @@ from judgements.api import schemas
 from judgements.api.site import WAIT_MAX_SECONDS, body_of, token_of
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, idempotency, saved_panels, start
+from judgements.intake import idempotency, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.outcome import overrides, results, reviews
 
@@ -190,25 +189,3 @@ async def review_queue(request: HttpRequest) -> dict | Status[dict]:
     if not await db_call(overrides.may_override, for_request=True)(user):
         return Status(403, {"error": NOT_A_REVIEWER})
     return {"judgements": await db_call(results.queued_results, for_request=True)(user)}
-
-
-def budget_listing(user: User) -> list[schemas.Budget]:
-    return [
-        schemas.Budget.from_state(budgets.state_of(budget))
-        for budget in budgets.visible_to(user).order_by("pk")
-    ]
-
-
-@router.get("/budgets/", response={200: schemas.BudgetList, 401: schemas.Error})
-async def list_budgets(request: HttpRequest) -> dict:
-    """The spending limits the caller may read (their own, their teams' and those of the
-    panels they may use; staff: all), with what each has spent and has left."""
-    user = token_of(request).user
-    return {"budgets": await db_call(budget_listing, for_request=True)(user)}
-
-
-@router.get("/panels/", response={200: schemas.PanelList, 401: schemas.Error})
-async def list_panels(request: HttpRequest) -> dict:
-    """The saved panels a case may name: the caller's own and the examples (staff: every
-    panel), the caller's first."""
-    return {"panels": await db_call(saved_panels.listing, for_request=True)(token_of(request).user)}

@@ -15,7 +15,7 @@ from pydantic import Field, StrictStr
 from judgements.intake import budgets, schemas
 from judgements.models import Decision
 from judgements.outcome import webhooks
-from judgements.outcome.answers import Answer, Judgement, Panel
+from judgements.outcome.answers import Answer, ETag, Judgement, Panel
 
 # --- errors ------------------------------------------------------------------------------
 
@@ -85,6 +85,10 @@ class Budget(Answer):
 
     id: Annotated[int, Field(ge=1)]
     applies_to: str = Field(description='"the team …", "the user …" or "the panel …".')
+    team: str | None = Field(description="The team it limits, by name.")
+    user: str | None = Field(description="The user it limits, by username.")
+    panel: Annotated[int, Field(ge=1)] | None = Field(description="The panel it limits: its id.")
+    panel_name: str | None = Field(description="The panel it limits: its name.")
     period: str = Field(description='"day" or "month", in UTC.')
     limit_usd: float | None
     limit_tokens: Annotated[int, Field(ge=0)] | None
@@ -95,13 +99,20 @@ class Budget(Answer):
     left_tokens: Annotated[int, Field(ge=0)] | None
     left_usd: Annotated[float, Field(ge=0)] | None
     resets_at: str = Field(json_schema_extra={"format": "date-time"})
+    version: Annotated[int, Field(ge=1)]
+    etag: ETag
 
     @classmethod
     def from_state(cls, state: "budgets.State") -> "Budget":
         budget = state.budget
+        scope = budget.config_state()
         return cls(
             id=budget.pk,
             applies_to=budget.scope_words(),
+            team=scope["team"],  # type: ignore[arg-type]
+            user=scope["user"],  # type: ignore[arg-type]
+            panel=budget.panel_id,
+            panel_name=budget.panel.name if budget.panel_id is not None and budget.panel else None,
             period=budget.period,
             limit_usd=None if budget.limit_usd is None else float(budget.limit_usd),
             limit_tokens=budget.limit_tokens,
@@ -110,6 +121,8 @@ class Budget(Answer):
             left_tokens=state.left_tokens,
             left_usd=state.left_usd,
             resets_at=state.resets_at.isoformat(),
+            version=budget.version,
+            etag=budget.etag(),
         )
 
 

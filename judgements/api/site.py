@@ -24,7 +24,8 @@ from ninja.security import HttpBearer
 from pydantic import BaseModel
 
 from judgements.api import document
-from judgements.core.errors import InvalidInput
+from judgements.core import etags
+from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, cases, idempotency, limits, schema_errors, schemas
 from judgements.intake.creation_gate import creation_gate
@@ -180,7 +181,7 @@ def parameter_message(error_: Any) -> str:
     if kind == "less_than_equal":
         return f"Must be at most {ctx['le']}."
     if kind == "missing":
-        return schema_errors.REQUIRED
+        return etags.REQUIRED if error_["loc"][-1:] == (etags.HEADER,) else schema_errors.REQUIRED
     if kind == "string_too_short":
         return "Must not be empty."
     if kind == "string_too_long":
@@ -213,6 +214,31 @@ def unauthorized(request: HttpRequest, exc: AuthenticationError) -> HttpResponse
 @api.exception_handler(InvalidInput)
 def refused(request: HttpRequest, exc: InvalidInput) -> HttpResponse:
     return invalid(request, exc)
+
+
+@api.exception_handler(NotFound)
+def not_there(request: HttpRequest, exc: NotFound) -> HttpResponse:
+    """Another team's as much as what does not exist (docs/teams.md)."""
+    return error(request, 404, exc.message)
+
+
+@api.exception_handler(Forbidden)
+def forbidden(request: HttpRequest, exc: Forbidden) -> HttpResponse:
+    return error(request, 403, exc.message)
+
+
+@api.exception_handler(Conflict)
+def conflict(request: HttpRequest, exc: Conflict) -> HttpResponse:
+    return error(request, 409, exc.message)
+
+
+@api.exception_handler(etags.Stale)
+def stale(request: HttpRequest, exc: etags.Stale) -> HttpResponse:
+    """412: the If-Match is not the object's ETag any more; nothing was changed."""
+    response = error(request, 412, exc.message, etag=exc.current)
+    if exc.current is not None:
+        response["ETag"] = exc.current
+    return response
 
 
 @api.exception_handler(budgets.BudgetExceeded)

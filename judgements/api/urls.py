@@ -10,11 +10,18 @@ from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
-from judgements.api import evaluation_endpoints, judgement_endpoints
+from judgements.api import (
+    budget_endpoints,
+    evaluation_endpoints,
+    judgement_endpoints,
+    panel_endpoints,
+)
 from judgements.api.site import api, not_found
 
 api.add_router("/", judgement_endpoints.router)
 api.add_router("/", evaluation_endpoints.router)
+api.add_router("/", panel_endpoints.router)
+api.add_router("/", budget_endpoints.router)
 
 AsyncView = Callable[..., Awaitable[HttpResponse]]
 

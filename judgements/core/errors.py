@@ -17,3 +17,29 @@ class InvalidInput(MagiError, ValueError):
         self.errors = errors
         self.breaks_schema = breaks_schema
         super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
+
+
+class NotFound(MagiError):
+    """What is asked for does not exist, or is not the caller's to see (another team's
+    looks the same: HTTP 404, never 403)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+class Forbidden(MagiError):
+    """The caller sees it but may not do this to it (HTTP 403): an example panel for
+    anyone but staff, an operation only staff may make."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)
+
+
+class Conflict(MagiError):
+    """Its state forbids the change (HTTP 409): a suite with evaluation runs."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+        super().__init__(message)

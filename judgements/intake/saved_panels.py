@@ -95,4 +95,5 @@ def agents_of(panel: Panel) -> list[dict]:
 
 def listing(user: User | None) -> list[answers.Panel]:
     """The panels a user may use, as GET /api/panels/ lists them."""
-    return [answers.Panel.from_record(panel) for panel in visible(user)]
+    panels = visible(user).select_related("team").prefetch_related("reviewers", "certificates")
+    return [answers.Panel.from_record(panel) for panel in panels]

@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.core import etags
+
 
 class BudgetPeriod(models.TextChoices):
     DAY = "day", "a day (UTC)"
@@ -33,6 +35,8 @@ class Budget(models.Model):
     limit_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     limit_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # As a panel's (judgements/panels/versions.py): the API's ETag and its compare-and-swap.
+    version = models.PositiveIntegerField(default=1)
 
     class Meta:
         constraints = [
@@ -65,3 +69,18 @@ class Budget(models.Model):
         if self.user_id is not None:
             return f"the user {self.user}"
         return f"the panel {self.panel}"
+
+    def config_state(self) -> dict[str, object]:
+        """What the budget is as configuration, by names (the API's answer and its ETag)."""
+        return {
+            "team": self.team.name if self.team_id is not None and self.team else None,
+            "user": self.user.get_username() if self.user_id is not None and self.user else None,
+            "panel": self.panel_id,
+            "period": self.period,
+            # Normalized: 5 as typed and 5.0000 as stored are one limit.
+            "limit_usd": None if self.limit_usd is None else f"{self.limit_usd.normalize():f}",
+            "limit_tokens": self.limit_tokens,
+        }
+
+    def etag(self) -> str:
+        return etags.etag("budget", self.pk, self.version, self.config_state())

@@ -26,17 +26,17 @@ class CertificateQuerySet(models.QuerySet):
         """Not voided, certified, and measured on exactly these agents: newest first."""
         return self.filter(voided_at__isnull=True, certified=True, fingerprint=fingerprint)
 
-    def void_unless(self, fingerprint: str) -> int:
+    def void_unless(self, fingerprint: str) -> list[int]:
         """Void the certificates measured on other agents than these (a panel's agents
-        changed model or criteria): kept for the audit, never in force again."""
-        return (
-            self.filter(voided_at__isnull=True)
-            .exclude(fingerprint=fingerprint)
-            .update(
-                voided_at=timezone.now(),
-                void_reason="An agent's model or criteria changed after it was measured.",
-            )
+        changed model or criteria): kept for the audit, never in force again. Returns the
+        ids of those it voided, for the answer that says so."""
+        voiding = self.filter(voided_at__isnull=True).exclude(fingerprint=fingerprint)
+        ids = sorted(voiding.values_list("pk", flat=True))
+        self.filter(pk__in=ids).update(
+            voided_at=timezone.now(),
+            void_reason="An agent's model or criteria changed after it was measured.",
         )
+        return ids
 
 
 class Certificate(models.Model):

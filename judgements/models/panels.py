@@ -7,6 +7,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from judgements.core import etags
 from judgements.models.teams import team_ids_of
 
 if TYPE_CHECKING:
@@ -37,6 +38,9 @@ class SharedWithExamples(models.Model):
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # One more on every change through MAGI's functions: the API's ETag and the
+    # compare-and-swap that refuses a stale If-Match (judgements/panels/versions.py).
+    version = models.PositiveIntegerField(default=1)
     # Each model declares its own `owner` (a nullable foreign key to the user) so that its
     # related_name is spelled out ("panels", "suites"): "%(class)ss" here would be recorded
     # literally by migrations and need a migration of its own. Its column, for visible_to:
@@ -122,6 +126,28 @@ class Panel(SharedWithExamples):
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
 
+    def config_state(self) -> dict[str, object]:
+        """What a panel is as configuration, by names (as the API answers it and the audit
+        records it). Reads reviewers through .all(), so a prefetch serves a listing."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "owner": self.owner.get_username()
+            if self.owner_id is not None and self.owner
+            else None,
+            "team": self.team.name if self.team_id is not None and self.team else None,
+            "agents": self.agents,
+            "hold_contested": self.hold_contested,
+            "run_checks": self.run_checks,
+            "notify_contested": self.notify_contested,
+            "reviewers": sorted(user.get_username() for user in self.reviewers.all()),
+            "team_reviews": self.team_reviews,
+            "four_eyes": self.four_eyes,
+        }
+
+    def etag(self) -> str:
+        return etags.etag("panel", self.pk, self.version, self.config_state())
+
     def reviewed_by(self, user) -> bool:
         """The row-level twin of reviewed_panels."""
         if self.team_id is None or not user.teams.filter(pk=self.team_id).exists():
@@ -154,6 +180,31 @@ class Suite(SharedWithExamples):
         related_name="suites",
         help_text="Its members see it and run panels on it.",
     )
+
+    def editable_by(self, user) -> bool:
+        """As a panel's: staff, its owner and its team's members; a shipped one staff only."""
+        if user.is_staff or (self.owner_id is not None and self.owner_id == user.pk):
+            return True
+        return self.team_id is not None and user.teams.filter(pk=self.team_id).exists()
+
+    def config_state(self) -> dict[str, object]:
+        """Its name, description, owner, team and cases, as the audit records it; the
+        cases' ids and the content of each (their order included)."""
+        cases = self.cases.order_by("position").values_list(
+            "case_id", "title", "content", "expected", "expected_agents", "tags"
+        )
+        return {
+            "name": self.name,
+            "description": self.description,
+            "owner": self.owner.get_username()
+            if self.owner_id is not None and self.owner
+            else None,
+            "team": self.team.name if self.team_id is not None and self.team else None,
+            "cases": [list(case) for case in cases],
+        }
+
+    def etag(self) -> str:
+        return etags.etag("suite", self.pk, self.version, self.config_state())
 
 
 def reviewed_panels(user: "User") -> models.QuerySet[Panel]:

@@ -12,6 +12,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.core import etags
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
@@ -22,12 +24,22 @@ class Team(models.Model):
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams", blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
+    # One more on every change of its name or members (judgements/panels/versions.py).
+    version = models.PositiveIntegerField(default=1)
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def member_names(self) -> list[str]:
+        """Its members' usernames, sorted (through .all(): a prefetch serves a listing)."""
+        return sorted(user.get_username() for user in self.members.all())
+
+    def etag(self) -> str:
+        state = {"name": self.name, "members": self.member_names()}
+        return etags.etag("team", self.pk, self.version, state)
 
 
 class Membership(models.Model):
@@ -56,12 +68,17 @@ class AuditSubject(models.TextChoices):
     MEMBERSHIP = "membership", "Team membership"
     REVIEWERS = "reviewers", "Panel reviewers"
     BUDGET = "budget", "Budget"
+    PANEL = "panel", "Panel"
+    SUITE = "suite", "Suite"
+    TEAM = "team", "Team"
+    USER = "user", "User"
+    TOKEN = "token", "API token"
 
 
 class AuditEntry(models.Model):
-    """One change of who may see, review or spend: who made it, when, what it was before
-    and after. Written by the functions that make the change (judgements/panels/teams.py),
-    never edited."""
+    """One change of who may see, review or spend, or of a panel, suite, team, user or
+    token made over the API: who made it, when, what it was before and after. Written by
+    the functions that make the change (judgements/panels/teams.py), never edited."""
 
     subject = models.CharField(max_length=16, choices=AuditSubject.choices)
     # What changed, as "team 3", "panel 12", "budget 5": the row may be gone since.

@@ -10,6 +10,7 @@ panels have no owner; they ship as YAML files in judgements/examples/panels/ and
 intake/saved_panels.py's.
 """
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -26,6 +27,7 @@ from judgements.intake import cases
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Certificate, Panel, agents_fingerprint
+from judgements.panels import versions
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -111,6 +113,29 @@ def errors_of(panel_form: PanelForm, formset) -> dict[str, list[str]]:
 
 def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`."""
+    return write(panel_form, formset, panel).panel
+
+
+@dataclass(frozen=True)
+class Written:
+    panel: Panel
+    # The certificates the change voided: an agent's model or criteria changed.
+    voided: list[int]
+
+
+def write(
+    panel_form: PanelForm,
+    formset,
+    panel: Panel | None = None,
+    *,
+    settings: dict[str, Any] | None = None,
+    version: int | None = None,
+) -> Written:
+    """Save validated forms as a new panel of panel_form.owner, or over `panel`, with
+    `settings` (the API's team, checks and notification choices) over the form's. Over
+    `panel`: one more version, refused (etags.Stale) when it is no longer at `version`
+    (None: whatever it is, as the page saves), and its certificates for other agents
+    voided."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
     fields = {
         "name": panel_form.cleaned_data["name"],
@@ -118,19 +143,21 @@ def store(panel_form: PanelForm, formset, panel: Panel | None = None) -> Panel:
         "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
         "run_checks": cases.HOLD_VALUES[panel_form.cleaned_data.get("run_checks") or ""],
         "agents": agents,
-    }
+    } | (settings or {})
     try:
         with transaction.atomic():
             if panel is None:
-                return Panel.objects.create(owner=panel_form.owner, **fields)
-            Panel.objects.filter(pk=panel.pk).update(**fields, updated_at=timezone.now())
+                return Written(Panel.objects.create(owner=panel_form.owner, **fields), [])
+            versions.bump(
+                Panel.objects, panel.pk, version, "panel", **fields, updated_at=timezone.now()
+            )
             # A certificate holds for the agents it measured and no others.
-            Certificate.objects.filter(panel=panel).void_unless(agents_fingerprint(agents))
+            voided = Certificate.objects.filter(panel=panel).void_unless(agents_fingerprint(agents))
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None
     panel.refresh_from_db()
-    return panel
+    return Written(panel, voided)
 
 
 def save_panel(*, owner, name, description="", agents, models: list[str] | None = None) -> Panel:

@@ -7,6 +7,7 @@ import json
 
 import pytest
 import yaml
+from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.test import AsyncClient
 
@@ -196,8 +197,18 @@ async def test_the_api_lists_the_panels_the_caller_may_use(example_panels, api, 
         "name": "Mine",
         "description": "",
         "example": False,
+        "owner": user.username,
+        "team": None,
         "hold_contested": None,
+        "run_checks": None,
+        "notify_contested": False,
+        "reviewers": [],
+        "team_reviews": False,
+        "four_eyes": False,
         "agents": case_for()["agents"],
+        "certificates": [],
+        "version": 1,
+        "etag": await sync_to_async(mine.etag)(),
     }
     assert all(p["example"] for p in listed[1:])
     check(document, "/api/panels/", "get", await TokenClient(None).get("/api/panels/"))

@@ -1,0 +1,53 @@
+"""What every change of the configuration API shares: the If-Match header it must send,
+the dry run, and the transaction a change (and its answer) is made in.
+
+A change and the answer describing it are made in one transaction, so a dry run can
+answer exactly what the change would and then roll everything back: nothing stored,
+nothing audited.
+"""
+
+from collections.abc import Callable
+from typing import Annotated, TypeVar
+
+from django.db import transaction
+from django.http import HttpResponse
+from ninja import Header, Query
+
+from judgements.core import etags
+from judgements.models import ApiToken
+from judgements.panels.panel_config import Change
+
+T = TypeVar("T")
+
+IfMatch = Annotated[
+    str,
+    Header(
+        alias="If-Match",
+        min_length=1,
+        description="The ETag you read the object with (its `etag`; several, comma-separated, "
+        "or `*`: whatever it is now). Another answers 412 and changes nothing.",
+    ),
+]
+DryRun = Annotated[
+    bool,
+    Query(description="Validate and answer as the change would, then store nothing (nor audit)."),
+]
+
+
+def change_by(token: ApiToken, if_match: str = etags.ANY) -> Change:
+    """Who changes: the token's user, its team the default of what they create. Call it
+    in the database thread (the token's team is read)."""
+    return Change(by=token.user, team=token.team, if_match=if_match)
+
+
+def in_transaction(dry_run: bool, make: Callable[..., T], *args: object) -> T:
+    """`make(*args)` in one transaction, rolled back when `dry_run`."""
+    with transaction.atomic():
+        made = make(*args)
+        if dry_run:
+            transaction.set_rollback(True)
+    return made
+
+
+def with_etag(response: HttpResponse, etag: str) -> None:
+    response["ETag"] = etag

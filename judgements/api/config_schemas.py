@@ -1,0 +1,101 @@
+"""What the configuration API takes and answers (panels, budgets, teams, people): pydantic
+models django-ninja checks and documents. A panel as an answer is outcome/answers.py's
+Panel, the one GET /api/panels/ lists; a write's answer adds what the change voided.
+
+Request bodies are strict (no "1" for 1, no unknown field): a typo in a configuration
+file never passes as a default.
+"""
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import Field, StrictBool, StrictInt, StrictStr
+
+from judgements.intake import schemas
+from judgements.outcome.answers import Answer, Id, Panel
+from judgements.panels.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
+
+Username = Annotated[StrictStr, Field(min_length=1, max_length=150)]
+TeamName = Annotated[StrictStr, Field(min_length=1, max_length=100)]
+
+
+class PanelWrite(schemas.Strict):
+    """A whole panel, as POST creates it and PUT makes it: a field left out takes its
+    default, in PUT as in POST."""
+
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"name", "agents", ...}.')
+
+    name: Annotated[
+        str, schemas.TypedText(lambda: NAME_MAX_CHARS, "Unique per owner and within its team.")
+    ]
+    description: Annotated[
+        str, schemas.TypedText(lambda: DESCRIPTION_MAX_CHARS, "What it judges.", required=False)
+    ] = ""
+    agents: schemas.Agents
+    team: TeamName | None = Field(
+        default=None,
+        description="The team it belongs to, one you are in (staff: any). Left out: the "
+        "team of the token you call with, if it has one.",
+    )
+    hold_contested: StrictBool | None = Field(
+        default=None, description="Hold contested verdicts; null: the deployment decides."
+    )
+    run_checks: StrictBool | None = Field(
+        default=None,
+        description="Run the second opinion and injection screen; null: the deployment decides.",
+    )
+    notify_contested: StrictBool = Field(
+        default=False, description="Email its reviewers about contested verdicts too."
+    )
+    reviewers: Annotated[list[Username], Field(max_length=1000)] = Field(
+        default=[], description="Usernames of members of its team who review it."
+    )
+    team_reviews: StrictBool = Field(default=False, description="Every team member reviews it.")
+    four_eyes: StrictBool = Field(
+        default=False, description="Nobody reviews a judgement they started."
+    )
+
+    def fields(self) -> dict[str, Any]:
+        """What was sent, for panels/panel_config.py (which fills in the defaults)."""
+        return self.model_dump(exclude_unset=True)
+
+
+class PanelChange(Panel):
+    """The panel as it now stands, and what the change voided."""
+
+    voided_certificates: list[Id] = Field(
+        description="The certificates this change voided: an agent's model or criteria "
+        "changed since they were measured. Empty when nothing was voided."
+    )
+
+
+class Stale(Answer):
+    """412: the object changed since the If-Match was read; nothing was changed."""
+
+    error: str
+    etag: str | None = Field(description="Its ETag now (null: it is gone).")
+
+
+class BudgetWrite(schemas.Strict):
+    """A whole budget: exactly one of team, user and panel; exactly one limit."""
+
+    WHOLE: ClassVar = (
+        "body",
+        'Must be a JSON object: {"team" | "user" | "panel", "period", "limit_usd" | '
+        '"limit_tokens"}.',
+    )
+
+    team: TeamName | None = Field(default=None, description="A team's name.")
+    user: Username | None = Field(default=None, description="A username.")
+    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None = (
+        Field(default=None, description="A saved panel's id or name.")
+    )
+    period: Literal["day", "month"] = Field(description="A UTC day or month.")
+    limit_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
+        default=None, description="At most this many USD (4 decimals, 12 digits)."
+    )
+    limit_tokens: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = Field(
+        default=None, description="At most this many tokens, prompt and completion."
+    )
+
+    def fields(self) -> dict[str, Any]:
+        return self.model_dump()

@@ -1,0 +1,141 @@
+"""Spending limits made, changed and removed: one form (BudgetForm) validates the admin's
+budget page and the API's /api/budgets/, every change is audited with who made it
+(intake/budgets.record_change), and the API's are versioned for If-Match.
+
+Only staff change budgets, as only staff reach the admin's budget page: a team does not
+raise its own spending cap. Anyone reads the budgets intake/budgets.visible_to shows them.
+"""
+
+from typing import Any
+
+from django import forms
+from django.contrib.auth.models import User
+from django.core.exceptions import NON_FIELD_ERRORS
+from django.db import transaction
+
+from judgements.core import etags
+from judgements.core.errors import Forbidden, InvalidInput, NotFound
+from judgements.intake import budgets, saved_panels
+from judgements.models import Budget, Team, is_id
+from judgements.panels import names, versions
+
+SCOPES = ("team", "user", "panel")
+LIMITS = ("limit_usd", "limit_tokens")
+ONE_SCOPE = "Name exactly one of a team, a user or a panel."
+ONE_LIMIT = "Give exactly one limit: in USD or in tokens."
+STAFF_ONLY = "Only staff change budgets."
+
+
+class BudgetForm(forms.ModelForm):
+    """A budget as the admin's page and the API validate it: one scope, one limit."""
+
+    class Meta:
+        model = Budget
+        fields = ["team", "user", "panel", "period", "limit_usd", "limit_tokens"]
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        # A field already refused says what is wrong with it; no count of what is left.
+        for names_, message, code in ((SCOPES, ONE_SCOPE, "scope"), (LIMITS, ONE_LIMIT, "limit")):
+            refused = any(name in self.errors for name in names_)
+            if not refused and len([n for n in names_ if cleaned.get(n) is not None]) != 1:
+                self.add_error(None, forms.ValidationError(message, code=code))
+        return cleaned
+
+
+def form_errors(form: BudgetForm) -> dict[str, list[str]]:
+    """The form's errors by field; its own (one scope, one limit) under `scope`, `limit`."""
+    errors: dict[str, list[str]] = {}
+    for field, found in form.errors.as_data().items():
+        for error in found:
+            if field != NON_FIELD_ERRORS:
+                errors.setdefault(field, []).extend(error.messages)
+            elif error.code in ("scope", "limit"):
+                errors.setdefault(error.code, []).extend(error.messages)
+            # else the database's constraints, which say the same as clean() in its words
+    return errors
+
+
+def visible_budget(budget_id: int, by: User) -> Budget:
+    budget = budgets.visible_to(by).filter(pk=budget_id).first() if is_id(budget_id) else None
+    if budget is None:
+        raise NotFound(f"No budget {budget_id}.")
+    return budget
+
+
+def create(by: User, body: dict[str, Any]) -> Budget:
+    """A new budget as `body` says (staff only); InvalidInput names each field at fault."""
+    if not by.is_staff:
+        raise Forbidden(STAFF_ONLY)
+    with transaction.atomic():
+        budget = bound(by, body, None).save()
+        budget.refresh_from_db()  # its limit as stored (5.0000), as every read answers it
+        budgets.record_change(budget, None, by)
+        return budget
+
+
+def replace(by: User, budget_id: int, body: dict[str, Any], if_match: str) -> Budget:
+    """The budget made exactly as `body` says, if it is still as the caller read it."""
+    with transaction.atomic():
+        budget = visible_budget(budget_id, by)
+        if not by.is_staff:
+            raise Forbidden(STAFF_ONLY)
+        etags.check(if_match, "budget", budget.etag())
+        before = budgets.audit_state(budget)
+        form = bound(by, body, budget)
+        fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
+        versions.bump(Budget.objects, budget.pk, budget.version, "budget", **fields)
+        budget.refresh_from_db()
+        budgets.record_change(budget, before, by)
+        return budget
+
+
+def delete(by: User, budget_id: int, if_match: str) -> None:
+    with transaction.atomic():
+        budget = visible_budget(budget_id, by)
+        if not by.is_staff:
+            raise Forbidden(STAFF_ONLY)
+        etags.check(if_match, "budget", budget.etag())
+        before = budgets.audit_state(budget)
+        if not Budget.objects.filter(pk=budget.pk, version=budget.version).delete()[0]:
+            raise etags.Stale("budget", None)
+        budgets.record_change(None, before, by)
+
+
+def bound(by: User, body: dict[str, Any], budget: Budget | None) -> BudgetForm:
+    """BudgetForm bound to what `body` names by name (a team, a username, a panel's id or
+    name), valid, or InvalidInput with every field at fault."""
+    errors: dict[str, list[str]] = {}
+    data: dict[str, Any] = {"period": body.get("period")}
+    for name in LIMITS:
+        value = body.get(name)
+        data[name] = "" if value is None else str(value)
+    data |= scope_data(by, body, errors)
+    form = BudgetForm(data, instance=budget)
+    if not form.is_valid() or errors:
+        found = form_errors(form)
+        if any(scope in errors for scope in SCOPES):
+            found.pop("scope", None)  # the name it could not find says it
+        raise InvalidInput(errors | found)
+    return form
+
+
+def scope_data(by: User, body: dict[str, Any], errors: dict[str, list[str]]) -> dict[str, Any]:
+    """The form's team, user and panel fields (their ids) from the names in `body`."""
+    data: dict[str, Any] = dict.fromkeys(SCOPES, "")
+    if body.get("team") is not None:
+        team: Team | None = names.team_named(body["team"], by)
+        if team is None:
+            errors["team"] = [names.no_team(body["team"], by)]
+        data["team"] = team.pk if team else ""
+    if body.get("user") is not None:
+        users, unknown = names.users_named([body["user"]])
+        if unknown:
+            errors["user"] = [names.no_users(unknown)]
+        data["user"] = users[0].pk if users else ""
+    if body.get("panel") is not None:
+        try:
+            data["panel"] = saved_panels.resolve(body["panel"], by).pk
+        except InvalidInput as exc:
+            errors |= exc.errors
+    return data

@@ -1,0 +1,147 @@
+"""A saved panel created, replaced and deleted as configuration (the API's
+/api/panels/): validated as the pages validate it (saving.PanelForm and the agents'
+formset) and as docs/teams.md rules reviewers, versioned for If-Match
+(judgements/core/etags.py), and audited with who made the change.
+
+A write takes the whole panel: a setting left out takes its default, as when the panel
+is created. A team left out is the caller's token's team (none for a personal token).
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from judgements.core import etags, text
+from judgements.core.errors import Forbidden, InvalidInput, NotFound
+from judgements.models import AuditSubject, Panel, Team, is_id
+from judgements.panels import names, saving, teams
+
+DEFAULTS: dict[str, Any] = {
+    "description": "",
+    "hold_contested": None,
+    "run_checks": None,
+    "notify_contested": False,
+    "reviewers": [],
+    "team_reviews": False,
+    "four_eyes": False,
+}
+SETTINGS = ("hold_contested", "run_checks", "notify_contested")
+
+
+@dataclass(frozen=True)
+class Change:
+    """Who changes, and how: `by` the token's user, `team` the token's team (the
+    default of a panel's), `if_match` the ETag the change was made against."""
+
+    by: User
+    team: Team | None = None
+    if_match: str = etags.ANY
+
+
+def visible_panel(panel_id: int, by: User) -> Panel:
+    """The panel, if `by` may see it; another team's is not found."""
+    panel = Panel.objects.select_related("owner", "team").filter(pk=panel_id).first()
+    if not is_id(panel_id) or panel is None or not panel.visible_to(by):
+        raise NotFound(f"No panel {panel_id}.")
+    return panel
+
+
+def editable_panel(panel_id: int, by: User) -> Panel:
+    """The panel, if `by` may change it (Panel.editable_by): an example only staff."""
+    panel = visible_panel(panel_id, by)
+    if not panel.editable_by(by):
+        raise Forbidden("Only staff may change an example panel.")
+    return panel
+
+
+def create(change: Change, body: dict[str, Any]) -> saving.Written:
+    """A new panel of the caller's, as `body` says; InvalidInput names each field at fault."""
+    with transaction.atomic():
+        written = write(change, None, change.by, body)
+        teams.record(
+            AuditSubject.PANEL,
+            teams.panel_target(written.panel),
+            change.by,
+            None,
+            written.panel.config_state(),
+        )
+        return written
+
+
+def replace(change: Change, panel_id: int, body: dict[str, Any]) -> saving.Written:
+    """The panel made exactly as `body` says, provided it is still as the caller read it
+    (change.if_match); voids its certificates when an agent's model or criteria changed."""
+    with transaction.atomic():
+        panel = editable_panel(panel_id, change.by)
+        etags.check(change.if_match, "panel", panel.etag())
+        before = panel.config_state()
+        written = write(change, panel, panel.owner, body)
+        teams.record(
+            AuditSubject.PANEL,
+            teams.panel_target(written.panel),
+            change.by,
+            before,
+            written.panel.config_state(),
+        )
+        return written
+
+
+def delete(change: Change, panel_id: int) -> None:
+    """Delete the panel, provided it is still as the caller read it. The judgements
+    started from it keep their copy of its agents."""
+    with transaction.atomic():
+        panel = editable_panel(panel_id, change.by)
+        etags.check(change.if_match, "panel", panel.etag())
+        before = panel.config_state()
+        target = teams.panel_target(panel)
+        if not Panel.objects.filter(pk=panel.pk, version=panel.version).delete()[0]:
+            raise etags.Stale("panel", None)
+        teams.record(AuditSubject.PANEL, target, change.by, before, None)
+
+
+def write(change: Change, panel: Panel | None, owner: User | None, body: dict[str, Any]):
+    """Validate everything `body` says (all its errors at once), then store it."""
+    fields = DEFAULTS | {"team": None if change.team is None else change.team.name} | body
+    errors: dict[str, list[str]] = {}
+    team = None
+    if fields["team"] is not None:
+        team = names.team_named(fields["team"], change.by)
+        if team is None:
+            errors["team"] = [names.no_team(fields["team"], change.by)]
+    reviewers, unknown = names.users_named(fields["reviewers"])
+    if unknown:
+        errors["reviewers"] = [names.no_users(unknown)]
+    try:
+        panel_form, formset = saving.bind_json(
+            owner, panel, fields["name"], fields["description"], fields["agents"], None
+        )
+    except InvalidInput as exc:
+        errors = exc.errors | errors
+    if team is not None and "name" not in errors and name_taken_in(team, fields["name"], panel):
+        errors["name"] = [f"The team {team.name} already has a panel called {fields['name']!r}."]
+    if "team" not in errors and "reviewers" not in errors:
+        errors |= teams.reviewing_errors(team, reviewers, fields["team_reviews"])
+    if errors:
+        raise InvalidInput(errors)
+    settings = {key: fields[key] for key in SETTINGS} | {"team": team}
+    version = None if panel is None else panel.version
+    written = saving.write(panel_form, formset, panel, settings=settings, version=version)
+    teams.set_reviewing(
+        written.panel,
+        change.by,
+        reviewers=reviewers,
+        team_reviews=fields["team_reviews"],
+        four_eyes=fields["four_eyes"],
+    )
+    return written
+
+
+def name_taken_in(team: Team, name: str, panel: Panel | None) -> bool:
+    """A team's panels are told apart by name (the configuration files key on it), as
+    names are compared: case and invisible characters aside."""
+    key = text.comparable_name(name)
+    others = Panel.objects.filter(team=team).exclude(pk=None if panel is None else panel.pk)
+    names_ = others.values_list("name", flat=True)
+    return any(text.comparable_name(other) == key for other in names_)
