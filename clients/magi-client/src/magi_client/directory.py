@@ -138,6 +138,9 @@ class Reader:
         self.root = root
         self.problems: list[Problem] = []
         self.sources: dict[str, Source] = {}
+        # Scopes with a panel file that could not be read: a budget naming its panel is
+        # not told that the panel is missing on top of the panel's own problem.
+        self.unread: set[str] = set()
 
     def name(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
@@ -176,6 +179,7 @@ class Reader:
             source = Source(self.name(path))
             panel = self.load(path, source, schema.PANEL)
             if not isinstance(panel, dict) or not isinstance(panel.get("name"), str):
+                self.unread.add(address)
                 continue
             key = comparable(panel["name"])
             if key in first:
@@ -307,7 +311,11 @@ class Reader:
             at = f"budgets[{index}]"
             if "panel" in budget and "user" in budget:
                 self.problems.append(source.problem(at, "Give a panel or a user, not both."))
-            if "panel" in budget and comparable(budget["panel"]) not in panels:
+            if (
+                "panel" in budget
+                and comparable(budget["panel"]) not in panels
+                and address not in self.unread
+            ):
                 message = f"The team has no panel called {budget['panel']!r} (panels/)."
                 self.problems.append(source.problem(f"{at}.panel", message))
             if "user" in budget and budget["user"] not in spec.get("members", [budget["user"]]):
