@@ -157,8 +157,8 @@ JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
     "boolean": (bool,),
     "null": (type(None),),
+    "integer": (int,),  # before number: 3 is said to be an integer
     "number": (int, float),
-    "integer": (int,),
 }
 
 
