@@ -8,10 +8,12 @@ file never passes as a default.
 
 from typing import Annotated, Any, ClassVar, Literal
 
+from django.contrib.auth.models import User
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
+from judgements import models
 from judgements.intake import schemas
-from judgements.outcome.answers import Answer, Id, Panel
+from judgements.outcome.answers import Answer, ETag, Id, Panel
 from judgements.panels.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 
 Username = Annotated[StrictStr, Field(min_length=1, max_length=150)]
@@ -99,3 +101,97 @@ class BudgetWrite(schemas.Strict):
 
     def fields(self) -> dict[str, Any]:
         return self.model_dump()
+
+
+# --- teams and people ------------------------------------------------------------------
+
+
+class TeamWrite(schemas.Strict):
+    """A team's name and its members, all of them."""
+
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"name", "members"}.')
+
+    name: TeamName
+    members: Annotated[list[Username], Field(max_length=10_000)] = Field(
+        default=[], description="Usernames: every member, none left out."
+    )
+
+    def fields(self) -> dict[str, Any]:
+        return self.model_dump()
+
+
+class Team(Answer):
+    id: Id
+    name: str
+    members: list[str] = Field(description="Usernames, sorted.")
+    version: Id
+    etag: ETag
+
+    @classmethod
+    def from_record(cls, team: models.Team) -> "Team":
+        return cls(
+            id=team.pk,
+            name=team.name,
+            members=team.member_names(),
+            version=team.version,
+            etag=team.etag(),
+        )
+
+
+class TeamList(Answer):
+    teams: list[Team]
+
+
+class UserCreate(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"username", "email", "is_staff"}.')
+
+    username: Username
+    email: Annotated[StrictStr, Field(min_length=3, max_length=254)] = Field(
+        description="Where MAGI tells them what waits for their review."
+    )
+    is_staff: StrictBool = Field(default=False, description="Sees and changes everything.")
+
+
+class UserAnswer(Answer):
+    id: Id
+    username: str
+    email: str
+    is_staff: bool
+    is_active: bool
+    teams: list[str] = Field(description="The teams they are in, by name.")
+
+    @classmethod
+    def from_record(cls, user: User) -> "UserAnswer":
+        return cls(
+            id=user.pk,
+            username=user.get_username(),
+            email=user.email,
+            is_staff=user.is_staff,
+            is_active=user.is_active,
+            teams=sorted(team.name for team in user.teams.all()),
+        )
+
+
+class UserList(Answer):
+    users: list[UserAnswer]
+
+
+class TokenCreate(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"user", "name", "team"}.')
+
+    user: Username = Field(description="Whose token: a bot's username, say.")
+    name: Annotated[StrictStr, Field(min_length=1, max_length=100)] = Field(
+        default="api", description="What it is for."
+    )
+    team: TeamName | None = Field(
+        default=None, description="The team whose token it is: what it starts is the team's."
+    )
+
+
+class TokenIssued(Answer):
+    id: Id = Field(description="What `manage.py team assign --token` takes.")
+    name: str
+    prefix: str
+    user: str
+    team: str | None
+    key: str = Field(description="The token itself: shown this once, never stored.")

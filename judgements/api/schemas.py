@@ -109,8 +109,8 @@ class Budget(Answer):
         return cls(
             id=budget.pk,
             applies_to=budget.scope_words(),
-            team=scope["team"],  # type: ignore[arg-type]
-            user=scope["user"],  # type: ignore[arg-type]
+            team=scope["team"],
+            user=scope["user"],
             panel=budget.panel_id,
             panel_name=budget.panel.name if budget.panel_id is not None and budget.panel else None,
             period=budget.period,

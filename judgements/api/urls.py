@@ -15,6 +15,7 @@ from judgements.api import (
     evaluation_endpoints,
     judgement_endpoints,
     panel_endpoints,
+    team_endpoints,
 )
 from judgements.api.site import api, not_found
 
@@ -22,6 +23,7 @@ api.add_router("/", judgement_endpoints.router)
 api.add_router("/", evaluation_endpoints.router)
 api.add_router("/", panel_endpoints.router)
 api.add_router("/", budget_endpoints.router)
+api.add_router("/", team_endpoints.router)
 
 AsyncView = Callable[..., Awaitable[HttpResponse]]
 

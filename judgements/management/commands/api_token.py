@@ -1,20 +1,53 @@
-from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError
+"""Issue an API token for a user, a team's when --team is given (a bot's, say).
 
-from judgements.models import ApiToken
+    manage.py api_token USERNAME [--name NAME] [--team TEAM] [--json]
+
+stdout is the key alone, so `TOKEN=$(manage.py api_token bot)` works; stderr says the
+token's id (what `manage.py team assign --token` takes), its prefix and whose it is.
+With --json, stdout is {"id", "key", "name", "prefix", "team", "user"}. Exit 2 for
+invalid input, naming the field.
+"""
+
+import json
+import sys
+from argparse import ArgumentParser
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from judgements.core.errors import InvalidInput
+from judgements.panels import people
+
+EXIT_INVALID = 2
 
 
 class Command(BaseCommand):
     help = "Issue an API token for a user. The token is shown once; only its hash is kept."
 
-    def add_arguments(self, parser) -> None:
+    def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("username")
         parser.add_argument("--name", default="api", help="what the token is for")
+        parser.add_argument("--team", help="the team whose token it is (what it starts is theirs)")
+        parser.add_argument("--json", action="store_true", help="print id, key and more as JSON")
 
-    def handle(self, *args, **options) -> None:
-        user = get_user_model().objects.filter(username=options["username"]).first()
-        if user is None:
-            raise CommandError(f"no user called {options['username']!r}")
-        token, key = ApiToken.issue(user, options["name"])
-        self.stderr.write(f"token {token.prefix}… for {user} ({token.name}); keep it secret:")
-        self.stdout.write(key)
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            issued = people.issue_token(None, options["username"], options["name"], options["team"])
+        except InvalidInput as exc:
+            for field, messages in exc.errors.items():
+                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
+            sys.exit(EXIT_INVALID)
+        token = issued.token
+        team = f", team {options['team']}" if options["team"] else ""
+        self.stderr.write(
+            f"token {token.pk} ({token.prefix}…) for {token.user} ({token.name}{team}); "
+            "keep it secret:"
+        )
+        if options["json"]:
+            answer = {
+                "id": token.pk, "key": issued.key, "name": token.name, "prefix": token.prefix,
+                "team": options["team"], "user": token.user.get_username(),
+            }  # fmt: skip
+            self.stdout.write(json.dumps(answer))
+        else:
+            self.stdout.write(issued.key)

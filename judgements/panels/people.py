@@ -1,0 +1,112 @@
+"""People: users made with an email address (notifications need one), made staff or not,
+and API tokens issued for them, a team's bot included. `manage.py user`, `manage.py
+api_token` and the API's /api/users/ and /api/tokens/ (staff only) all go through here,
+each change audited with who made it (None: the operator's command line).
+
+A user made here has no password: a program uses a token; a person is given one with
+`manage.py changepassword` or in the admin.
+"""
+
+from dataclasses import dataclass
+
+from django import forms
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from judgements.core.errors import Forbidden, InvalidInput
+from judgements.models import ApiToken, AuditSubject, Team
+from judgements.panels import names, teams
+
+STAFF_ONLY = "Only staff create users and issue tokens for others."
+TOKEN_NAME_MAX_CHARS = 100  # ApiToken.name's max_length
+
+
+class UserForm(forms.ModelForm):
+    """A new user's username (Django's rules: letters, digits and @.+-_, unique) and
+    email address, required here: it is how MAGI tells reviewers what waits."""
+
+    email = forms.EmailField(max_length=254)
+
+    class Meta:
+        model = User
+        fields = ["username", "email"]
+
+
+def state(user: User) -> dict[str, object]:
+    return {"username": user.get_username(), "email": user.email, "is_staff": user.is_staff}
+
+
+def require_staff(by: User | None) -> None:
+    """The command line's operator (None) and staff only."""
+    if by is not None and not by.is_staff:
+        raise Forbidden(STAFF_ONLY)
+
+
+def create_user(by: User | None, username: str, email: str, is_staff: bool = False) -> User:
+    """A new user with no password; InvalidInput names `username` or `email`."""
+    require_staff(by)
+    form = UserForm({"username": username, "email": email})
+    if not form.is_valid():
+        raise InvalidInput({field: list(messages) for field, messages in form.errors.items()})
+    with transaction.atomic():
+        user = form.save(commit=False)
+        user.is_staff = is_staff
+        user.set_unusable_password()
+        user.save()
+        teams.record(AuditSubject.USER, f"user {user.pk}", by, None, state(user))
+    return user
+
+
+def set_staff(by: User | None, username: str, is_staff: bool) -> User:
+    require_staff(by)
+    user = user_named(username, "username")
+    before = state(user)
+    User.objects.filter(pk=user.pk).update(is_staff=is_staff)
+    user.refresh_from_db()
+    teams.record(AuditSubject.USER, f"user {user.pk}", by, before, state(user))
+    return user
+
+
+def user_named(username: str, field: str) -> User:
+    users, unknown = names.users_named([username])
+    if unknown:
+        raise InvalidInput({field: [names.no_users(unknown)]})
+    return users[0]
+
+
+def listing(by: User | None) -> list[User]:
+    require_staff(by)
+    return list(User.objects.prefetch_related("teams").order_by("username"))
+
+
+@dataclass(frozen=True)
+class Issued:
+    token: ApiToken
+    key: str  # shown once, never stored
+
+
+def issue_token(by: User | None, username: str, name: str, team_name: str | None) -> Issued:
+    """A token of `username`'s, given to the team `team_name` when named (its judgements
+    are the team's); the user need not be a member. InvalidInput names `user`, `name` or
+    `team`."""
+    require_staff(by)
+    errors: dict[str, list[str]] = {}
+    users, unknown = names.users_named([username])
+    if unknown:
+        errors["user"] = [names.no_users(unknown)]
+    if not name.strip() or len(name) > TOKEN_NAME_MAX_CHARS:
+        errors["name"] = [f"Must be 1 to {TOKEN_NAME_MAX_CHARS} characters."]
+    team: Team | None = None
+    if team_name is not None:
+        team = Team.objects.filter(name=team_name).first()
+        if team is None:
+            errors["team"] = [f"No team {team_name!r}."]
+    if errors:
+        raise InvalidInput(errors)
+    with transaction.atomic():
+        token, key = ApiToken.issue(users[0], name.strip())
+        if team is not None:
+            teams.assign(token, team)
+        after = {"user": username, "name": token.name, "team": team_name, "prefix": token.prefix}
+        teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, None, after)
+    return Issued(token, key)

@@ -1,0 +1,98 @@
+"""Teams created, changed and deleted as configuration (the API's /api/teams/): their
+names and members, versioned for If-Match and audited with who made the change.
+
+Who may: staff create, rename and delete teams; staff and the team's own members change
+its members (so a team's bot applies its team file), but a member may not take
+themselves out (staff may), which would leave the caller outside what it just changed.
+Another team is not found, as docs/teams.md says.
+"""
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+
+from judgements.core import etags, text
+from judgements.core.errors import Forbidden, InvalidInput, NotFound
+from judgements.models import AuditSubject, Team, is_id, team_ids_of
+from judgements.panels import names, teams, versions
+
+STAFF_ONLY = "Only staff create, rename and delete teams."
+NAME_TAKEN = "There is already a team called {name!r}."
+
+
+def visible_teams(by: User):
+    """The teams `by` is in (staff: every team), with their members."""
+    found = Team.objects.all() if by.is_staff else Team.objects.filter(pk__in=team_ids_of(by))
+    return found.prefetch_related("members").order_by("name")
+
+
+def visible_team(team_id: int, by: User) -> Team:
+    team = visible_teams(by).filter(pk=team_id).first() if is_id(team_id) else None
+    if team is None:
+        raise NotFound(f"No team {team_id}.")
+    return team
+
+
+def state(team: Team) -> dict[str, object]:
+    """A team as the audit records it."""
+    return {"name": team.name, "members": teams.member_names(team)}
+
+
+def create(by: User, body: dict[str, Any]) -> Team:
+    """Staff: a new team with these members; InvalidInput names `name` or `members`."""
+    if not by.is_staff:
+        raise Forbidden(STAFF_ONLY)
+    members = members_of(body.get("members", []))
+    if Team.objects.filter(name=body["name"]).exists():
+        raise InvalidInput({"name": [NAME_TAKEN.format(name=text.escaped(body["name"]))]})
+    try:
+        with transaction.atomic():
+            team = Team.objects.create(name=body["name"])
+            teams.set_members(team, members, by)
+            teams.record(AuditSubject.TEAM, teams.team_target(team), by, None, state(team))
+    except IntegrityError:  # another request took the name a moment ago
+        raise InvalidInput({"name": [NAME_TAKEN.format(name=body["name"])]}) from None
+    return visible_team(team.pk, by)
+
+
+def replace(by: User, team_id: int, body: dict[str, Any], if_match: str) -> Team:
+    """The team's name and members made as `body` says, if it is still as read."""
+    with transaction.atomic():
+        team = visible_team(team_id, by)
+        if body["name"] != team.name and not by.is_staff:
+            raise Forbidden(STAFF_ONLY)
+        etags.check(if_match, "team", team.etag())
+        members = members_of(body.get("members", []))
+        if not by.is_staff and by.pk not in {user.pk for user in members}:
+            raise InvalidInput({"members": [f"You would leave the team {team.name}: only staff "
+                                            "may take you out."]})  # fmt: skip
+        if team.name != body["name"] and Team.objects.filter(name=body["name"]).exists():
+            raise InvalidInput({"name": [NAME_TAKEN.format(name=text.escaped(body["name"]))]})
+        before = state(team)
+        versions.bump(Team.objects, team.pk, team.version, "team", name=body["name"])
+        team.refresh_from_db()
+        teams.set_members(team, members, by)
+        teams.record(AuditSubject.TEAM, teams.team_target(team), by, before, state(team))
+        return visible_team(team.pk, by)
+
+
+def delete(by: User, team_id: int, if_match: str) -> None:
+    """Staff: delete the team. What it owned goes back to its owners alone; what it
+    judged keeps saying it was the team's (by id in the audit)."""
+    with transaction.atomic():
+        team = visible_team(team_id, by)
+        if not by.is_staff:
+            raise Forbidden(STAFF_ONLY)
+        etags.check(if_match, "team", team.etag())
+        before, target = state(team), teams.team_target(team)
+        if not Team.objects.filter(pk=team.pk, version=team.version).delete()[0]:
+            raise etags.Stale("team", None)
+        teams.record(AuditSubject.TEAM, target, by, before, None)
+
+
+def members_of(usernames: list[str]) -> list[User]:
+    users, unknown = names.users_named(usernames)
+    if unknown:
+        raise InvalidInput({"members": [names.no_users(unknown)]})
+    return users
