@@ -44,7 +44,7 @@ saving.save_panel(owner=owner, name="broken", agents=broken)
 """
 
 
-def script_votes(fake_llm):  # type: ignore[no-untyped-def]
+def script_votes(fake_llm):
     """Approve content marked `ship-it`, reject `no-go`, split 2-1 on `maybe`; model-d
     fails (a 400 is not retried: the first agent's call fails the judgement)."""
     for model, on_maybe in (("model-a", "AAA"), ("model-b", "AAA"), ("model-c", "RRR")):
