@@ -1,9 +1,6 @@
-"""The API of evaluations: suites in and out as JSONL, runs started and read.
+"""The API of evaluations: runs started and read, a panel certified (the suites they run
+on are api/suite_endpoints.py's).
 
-    GET  /api/suites/                     the suites the caller may run (theirs, shipped)
-    POST /api/suites/?name=N&description=D
-                                          a JSONL body (one case a line) -> 201 and the suite
-    GET  /api/suites/<id>.jsonl           the suite as JSONL, as POST takes it back
     POST /api/evaluations/                {"panel": name or id | "agents": [3 agents],
                                            "suite": name or id, "repeat": N} -> 201
     GET  /api/evaluations/<id>/           progress, and the report once the run is done
@@ -11,128 +8,33 @@
     GET  /api/panels/<id>/certificate     the panel's certificate for its current agents
     POST /api/panels/<id>/certificate     {"target", "delta", "runs"} -> 201, certify it
 
-A suite is sent as the JSONL file it is kept in (the page and the command line read the
-same file): its name and description go in the query string. Errors name the line and
-field of a suite ("line 4.expected") or the field of a run ("agents[1].model", "suite").
+Errors name the field of a run ("agents[1].model", "suite").
 """
 
 from typing import Annotated, Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
-from ninja import Path, Query, Router, Status
+from ninja import Path, Router, Status
 
 from judgements.api import evaluation_schemas, schemas
 from judgements.api.site import token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
-from judgements.evaluations import certify, runs, suites
+from judgements.evaluations import certify, runs
 from judgements.infrastructure.database import db_call
-from judgements.infrastructure.forms import invalid_utf8_fields
 from judgements.intake import saved_panels
 from judgements.models import ID_MAX, ApiToken, EvaluationRun, Panel, Suite, is_id
 from judgements.outcome import answers
 
 router = Router(tags=["evaluations"])
 
-SUITE_QUERY = ("name", "description")
 UNSAVED_PANEL_NAME = "Unsaved panel"
 NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
 # Digits only (Django's int converter): anything else under /api/ is a JSON 404.
 ObjectId = Annotated[int, Path(description="Its id.")]
 ERRORS = {(401, 404): schemas.Error}
-JSONL_BODY = {
-    "required": True,
-    "description": "The suite as JSONL: UTF-8 text, one JSON object a line, each as "
-    '#/components/schemas/SuiteCaseLine describes ({"id", "content", "expected"} '
-    'and optional "title", "expected_agents", "tags"), as GET /api/suites/{id}.jsonl sends '
-    "it back. A line that breaks it answers 422 naming the line and field.",
-    "content": {"application/jsonl": {"schema": {"type": "string", "minLength": 1}}},
-}
-
-# --- suites ----------------------------------------------------------------------------
-
-
-def suite_listing(user: User) -> list[run_answers.Suite]:
-    suites = Suite.objects.visible_to(user).order_by("name", "id")
-    return [run_answers.Suite.from_record(suite) for suite in suites]
-
-
-@router.get("/suites/", response={200: evaluation_schemas.SuiteList, 401: schemas.Error})
-async def list_suites(request: HttpRequest) -> dict:
-    """The suites the caller may run: their own and the shipped ones."""
-    return {"suites": await db_call(suite_listing, for_request=True)(token_of(request).user)}
-
-
-@router.post(
-    "/suites/",
-    response={
-        201: run_answers.Suite,
-        (400, 422): schemas.Invalid,
-        (401, 413): schemas.Error,
-    },
-    openapi_extra={"requestBody": JSONL_BODY},
-)
-async def import_suite(
-    request: HttpRequest,
-    response: HttpResponse,
-    name: Annotated[str, Query(min_length=1, description="The suite's name.")],
-    description: Annotated[str, Query(description="What the suite tests.")] = "",
-) -> Status[dict]:
-    """Import a suite: the body is JSONL, one case a line. 422 names the line and field
-    at fault ("line 4.expected")."""
-    errors = query_errors(request)
-    if errors:
-        raise InvalidInput(errors)
-    if not request.body:  # the document asks for at least one character: a broken schema
-        raise InvalidInput({"cases": [suites.NO_CASES]}, breaks_schema=True)
-    suite = await db_call(suites.import_suite, for_request=True)(
-        name=name, description=description, owner=token_of(request).user, data=request.body
-    )
-    response["Location"] = f"/api/suites/{suite.pk}.jsonl"
-    return Status(201, await db_call(run_answers.Suite.from_record, for_request=True)(suite))
-
-
-def query_errors(request: HttpRequest) -> dict[str, list[str]]:
-    """Unknown query parameters, and a name or description that was not UTF-8 (Django
-    would read it with U+FFFD in place of the bad bytes: a silent change)."""
-    errors = {
-        text.escaped(key): [f"Unknown parameter; the parameters are {', '.join(SUITE_QUERY)}."]
-        for key in request.GET
-        if key not in SUITE_QUERY
-    }
-    query = request.META.get("QUERY_STRING", "").encode("utf-8", "replace")
-    for name in invalid_utf8_fields(query) & set(SUITE_QUERY):
-        errors[name] = ["Not valid UTF-8 once percent-decoded: send the text as UTF-8."]
-    return errors
-
-
-def find_visible_suite(suite_id: int, user: User) -> Suite | None:
-    return Suite.objects.visible_to(user).filter(pk=suite_id).first() if is_id(suite_id) else None
-
-
-@router.get(
-    "/suites/{int:suite_id}.jsonl",
-    response={200: None, **ERRORS},
-    openapi_extra={
-        "responses": {
-            200: {
-                "description": "The suite as JSONL, one case a line.",
-                "content": {"application/jsonl": {"schema": {"type": "string", "minLength": 1}}},
-            }
-        }
-    },
-)
-async def export_suite(request: HttpRequest, suite_id: ObjectId) -> HttpResponse | Status[dict]:
-    """A suite as JSONL, as POST /api/suites/ takes it back."""
-    suite = await db_call(find_visible_suite, for_request=True)(suite_id, token_of(request).user)
-    if suite is None:
-        return Status(404, {"error": f"No suite {suite_id}."})
-    return HttpResponse(
-        await db_call(suites.export_jsonl, for_request=True)(suite),
-        content_type=suites.JSONL_CONTENT_TYPE,
-    )
 
 
 def resolve_suite(reference: object, user: User) -> Suite:

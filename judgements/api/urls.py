@@ -15,11 +15,13 @@ from judgements.api import (
     evaluation_endpoints,
     judgement_endpoints,
     panel_endpoints,
+    suite_endpoints,
     team_endpoints,
 )
 from judgements.api.site import api, not_found
 
 api.add_router("/", judgement_endpoints.router)
+api.add_router("/", suite_endpoints.router)
 api.add_router("/", evaluation_endpoints.router)
 api.add_router("/", panel_endpoints.router)
 api.add_router("/", budget_endpoints.router)

@@ -9,7 +9,7 @@ from pydantic import Field
 from judgements.core import rules
 from judgements.models import EvaluationRun as RunRecord
 from judgements.models import Suite as SuiteRecord
-from judgements.outcome.answers import AgentSpec, Answer, Count, DateTime, Id, Ratio
+from judgements.outcome.answers import AgentSpec, Answer, Count, DateTime, ETag, Id, Ratio
 
 # By round after the first: {"2": n, "3": n}.
 ByRound = Annotated[
@@ -25,8 +25,12 @@ class Suite(Answer):
     name: str
     description: str
     example: bool = Field(description="Shipped with MAGI (no owner), usable by everyone.")
+    owner: str | None = Field(description="Its owner's username; null: shipped with MAGI.")
+    team: str | None = Field(description="The team it belongs to, by name.")
     cases: Count
-    export: str = Field(description="Where to GET it as JSONL.")
+    export: str = Field(description="Where to GET it as JSONL (and PUT it back).")
+    version: Id
+    etag: ETag
 
     @classmethod
     def from_record(cls, suite: SuiteRecord) -> "Suite":
@@ -35,8 +39,14 @@ class Suite(Answer):
             name=suite.name,
             description=suite.description,
             example=suite.owner_id is None,
+            owner=suite.owner.get_username()
+            if suite.owner_id is not None and suite.owner
+            else None,
+            team=suite.team.name if suite.team_id is not None and suite.team else None,
             cases=suite.cases.count(),
             export=f"/api/suites/{suite.pk}.jsonl",
+            version=suite.version,
+            etag=suite.etag(),
         )
 
 

@@ -142,40 +142,56 @@ def import_suite(*, name: str, description: str, owner, data: bytes | str) -> Su
     The name is validated like a panel's and must differ from the owner's other suites
     (as names are compared: case and invisible characters aside).
     """
+    clean_name, clean_description, cases = validated(name, description, owner, data)
+    try:
+        with transaction.atomic():
+            suite = Suite.objects.create(
+                name=clean_name, description=clean_description, owner=owner
+            )
+            store_cases(suite, cases)
+    except IntegrityError:  # another request stored the same name a moment ago
+        raise InvalidInput({"name": [f"There is already a suite called {clean_name!r}."]}) from None
+    return suite
+
+
+def validated(
+    name: str, description: str, owner, data: bytes | str, suite: Suite | None = None
+) -> tuple[str, str, list[dict]]:
+    """A suite's name, description and cases as stored, or InvalidInput with every
+    problem at once. `suite`: the one being replaced, whose own name is no clash."""
     errors: dict[str, list[str]] = {}
     clean_name = clean_text_field("name", name, NAME_MAX_CHARS, True, errors)
     clean_description = clean_text_field(
         "description", description, DESCRIPTION_MAX_CHARS, False, errors
     )
-    if clean_name and name_taken(clean_name, owner):
+    if clean_name and name_taken(clean_name, owner, suite):
         errors["name"] = [f"There is already a suite called {clean_name!r}."]
+    cases: list[dict] = []
     try:
         cases = parse_jsonl(data)
     except InvalidInput as exc:
         errors.update(exc.errors)
     if errors:
         raise InvalidInput(errors)
-    try:
-        with transaction.atomic():
-            suite = Suite.objects.create(
-                name=clean_name, description=clean_description, owner=owner
-            )
-            SuiteCase.objects.bulk_create(
-                SuiteCase(
-                    suite=suite,
-                    position=position,
-                    case_id=case["id"],
-                    title=case["title"],
-                    content=case["content"],
-                    expected=case["expected"],
-                    expected_agents=case["expected_agents"],
-                    tags=case["tags"],
-                )
-                for position, case in enumerate(cases, start=1)
-            )
-    except IntegrityError:  # another request stored the same name a moment ago
-        raise InvalidInput({"name": [f"There is already a suite called {clean_name!r}."]}) from None
-    return suite
+    return clean_name, clean_description, cases
+
+
+def store_cases(suite: Suite, cases: list[dict]) -> None:
+    """Give the suite these cases, in this order, in place of any it had."""
+    SuiteCase.objects.filter(suite=suite).delete()
+    SuiteCase.objects.bulk_create(
+        SuiteCase(
+            suite=suite,
+            position=position,
+            case_id=case["id"],
+            title=case["title"],
+            content=case["content"],
+            expected=case["expected"],
+            expected_agents=case["expected_agents"],
+            tags=case["tags"],
+        )
+        for position, case in enumerate(cases, start=1)
+    )
 
 
 def clean_text_field(
@@ -191,9 +207,12 @@ def clean_text_field(
         return ""
 
 
-def name_taken(name: str, owner) -> bool:
+def name_taken(name: str, owner, suite: Suite | None = None) -> bool:
     key = text.comparable_name(name)
-    names = Suite.objects.filter(owner=owner).values_list("name", flat=True)
+    others = Suite.objects.filter(owner=owner)
+    if suite is not None:
+        others = others.exclude(pk=suite.pk)
+    names = others.values_list("name", flat=True)
     return any(text.comparable_name(other) == key for other in names)
 
 

@@ -47,7 +47,9 @@ def create_user(by: User | None, username: str, email: str, is_staff: bool = Fal
     require_staff(by)
     form = UserForm({"username": username, "email": email})
     if not form.is_valid():
-        raise InvalidInput({field: list(messages) for field, messages in form.errors.items()})
+        raise InvalidInput(
+            {field: [str(m) for m in messages] for field, messages in form.errors.items()}
+        )
     with transaction.atomic():
         user = form.save(commit=False)
         user.is_staff = is_staff

@@ -31,6 +31,7 @@ UNMIRRORED = {
     "panels/panel_config.py": "api/test_panel_endpoints.py",
     "panels/budget_config.py": "api/test_budget_endpoints.py, admin/test_admin.py",
     "panels/team_config.py": "api/test_team_endpoints.py",
+    "panels/suite_config.py": "api/test_suite_endpoints.py",
     "panels/people.py": "management/commands/test_user.py, api/test_team_endpoints.py",
     "api/evaluation_schemas.py": "api/test_evaluation_endpoints.py, api/test_openapi.py",
     "api/schemas.py": "api/test_judgement_endpoints.py, api/test_openapi.py",

@@ -66,11 +66,19 @@ RULES: dict[str, Rule] = {
     "api-override": Rule(method="post", api=True, shows="judgement", member=(403,)),
     "api-confirm": Rule(method="post", api=True, shows="judgement", member=(403,)),
     "review_queue": Rule(api=True, lists=True, member=(403,)),
-    "list_panels": Rule(api=True, lists=True),
-    "list_budgets": Rule(api=True, lists=True),
+    "api-panels": Rule(api=True, lists=True),
+    "api-panel": Rule(api=True, shows="panel"),
+    "api-budgets": Rule(api=True, lists=True),
+    "api-budget": Rule(api=True, shows="budget"),
+    "api-teams": Rule(api=True, lists=True),
+    "api-team": Rule(api=True, shows="team"),
+    # Staff only: everyone else is refused, members too.
+    "api-users": Rule(api=True, lists=True, member=(403,)),
+    "api-tokens": NOT_TEAM_DATA,
     "list_suites": Rule(api=True, lists=True),
     "import_suite": NOT_TEAM_DATA,
-    "export_suite": Rule(api=True, shows="suite"),
+    "api-suite-jsonl": Rule(api=True, shows="suite"),
+    "api-suite": Rule(api=True, shows="suite"),
     # Starting a run names a panel and a suite: another team's are not there.
     "api-evaluations": Rule(
         method="post", api=True, shows="panel", member=(201, 422, 429), outsider=422
@@ -144,7 +152,7 @@ def world(fake_llm, settings):
     case = case_for()
     panel = Panel.objects.create(name="A's panel", owner=ana, team=team_a, agents=case["agents"])
     suite = Suite.objects.create(name="A's suite", owner=ana, team=team_a)
-    Budget.objects.create(panel=panel, period="day", limit_tokens=1_000_000)
+    budget = Budget.objects.create(panel=panel, period="day", limit_tokens=1_000_000)
     token, _ = ApiToken.issue(bot, "deploy bot")
     token.team = team_a
     token.save()
@@ -156,7 +164,7 @@ def world(fake_llm, settings):
         [{**case, "title": SECRET_TITLE}], Submission(creator=bot, api_token=token)
     ).judgement
     return {"ana": ana, "bob": bob, "judgement": started, "panel": panel, "suite": suite,
-            "run": run, "token": token}  # fmt: skip
+            "run": run, "token": token, "budget": budget, "team": team_a}  # fmt: skip
 
 
 def test_a_bot_s_judgement_belongs_to_its_token_s_team(world):
@@ -171,6 +179,8 @@ def url_for(name: str, route: str, world: dict) -> str:
         "panel_id": world["panel"].pk,
         "suite_id": world["suite"].pk,
         "token_id": world["token"].pk,
+        "budget_id": world["budget"].pk,
+        "team_id": world["team"].pk,
     }
     url = "/" + route.lstrip("^")
     for key, value in ids.items():

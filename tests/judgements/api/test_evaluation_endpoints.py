@@ -80,8 +80,12 @@ async def test_a_jsonl_body_imports_a_suite(api, user, document):
         "name": "Trips",
         "description": "Travel cases",
         "example": False,
+        "owner": user.username,
+        "team": None,
         "cases": 2,
         "export": f"/api/suites/{suite.pk}.jsonl",
+        "version": 1,
+        "etag": response["ETag"],
     }
     assert suite.owner_id == user.pk
     assert [c async for c in suite.cases.values_list("case_id", flat=True)] == ["c1", "c2"]
@@ -120,7 +124,7 @@ async def test_a_bad_line_is_refused_naming_its_line_and_field(api, document):
             "?name=Trips&owner=bob",
             jsonl(*CASES),
             422,
-            {"owner": ["Unknown parameter; the parameters are name, description."]},
+            {"owner": ["Unknown parameter; the parameters are name, description, team, dry_run."]},
         ),
         (
             "?name=Tr%FFips",
@@ -207,7 +211,7 @@ async def test_every_path_needs_a_token(method, path, document):
 async def test_other_methods_are_refused_naming_the_allowed_ones(api):
     for method, path, allowed in [
         ("delete", SUITES, "GET, HEAD, POST"),
-        ("post", "/api/suites/1.jsonl", "GET, HEAD"),
+        ("post", "/api/suites/1.jsonl", "GET, HEAD, PUT"),
         ("get", RUNS, "POST"),
         ("post", "/api/evaluations/1/", "GET, HEAD"),
     ]:

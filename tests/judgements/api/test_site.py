@@ -4,7 +4,7 @@ view's own signature, so importing an endpoint module registers nothing by side 
 import ast
 from pathlib import Path
 
-from judgements.api import evaluation_schemas, schemas, site
+from judgements.api import config_schemas, evaluation_schemas, schemas, site
 from judgements.intake.schemas import CaseWithCallback
 
 API = Path(site.__file__).parent
@@ -20,6 +20,14 @@ def test_each_body_model_is_read_from_its_views_signature():
         # Django resolves the path to GET's name, whatever the method.
         ("read_certificate", "POST"): evaluation_schemas.CertifyRequest,
         ("api-certify", "POST"): evaluation_schemas.CertifyRequest,
+        ("api-panels", "POST"): config_schemas.PanelWrite,
+        ("api-panel", "PUT"): config_schemas.PanelWrite,
+        ("api-budgets", "POST"): config_schemas.BudgetWrite,
+        ("api-budget", "PUT"): config_schemas.BudgetWrite,
+        ("api-teams", "POST"): config_schemas.TeamWrite,
+        ("api-team", "PUT"): config_schemas.TeamWrite,
+        ("api-users", "POST"): config_schemas.UserCreate,
+        ("api-tokens", "POST"): config_schemas.TokenCreate,
     }
 
 

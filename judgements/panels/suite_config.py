@@ -1,0 +1,120 @@
+"""Evaluation suites as configuration (the API's /api/suites/): uploaded as JSONL as
+before, now also given to a team, replaced and deleted, versioned for If-Match and
+audited with who made the change. A suite is read and validated as evaluations/suites.py
+reads every suite.
+
+A suite that evaluation runs were made on keeps its cases: their reports point at them.
+Replacing it with the same cases (a new name or description, another team) is allowed;
+other cases, or deleting it, answer 409.
+"""
+
+from dataclasses import dataclass
+
+from django.contrib.auth.models import User
+from django.db import transaction
+
+from judgements.core import etags, text
+from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from judgements.evaluations import suites
+from judgements.models import AuditSubject, EvaluationRun, Suite, Team, is_id
+from judgements.panels import names, teams, versions
+from judgements.panels.panel_config import Change
+
+
+@dataclass(frozen=True)
+class Upload:
+    """A suite as sent: its name, description, team (None: the token's) and JSONL."""
+
+    name: str
+    description: str
+    team: str | None
+    data: bytes
+
+
+def target(suite: Suite) -> str:
+    return f"suite {suite.pk} ({suite.name})"
+
+
+def visible_suite(suite_id: int, by: User) -> Suite:
+    suite = Suite.objects.select_related("owner", "team").filter(pk=suite_id).first()
+    if not is_id(suite_id) or suite is None or not suite.visible_to(by):
+        raise NotFound(f"No suite {suite_id}.")
+    return suite
+
+
+def editable_suite(suite_id: int, by: User) -> Suite:
+    suite = visible_suite(suite_id, by)
+    if not suite.editable_by(by):
+        raise Forbidden("Only staff may change a suite shipped with MAGI.")
+    return suite
+
+
+def create(change: Change, upload: Upload) -> Suite:
+    """A new suite of the caller's, its team the one named or the token's."""
+    with transaction.atomic():
+        team = team_of(change, upload)
+        check_name_in_team(team, upload.name, None)
+        suite = suites.import_suite(
+            name=upload.name, description=upload.description, owner=change.by, data=upload.data
+        )
+        if team is not None:
+            teams.assign(suite, team)
+        teams.record(AuditSubject.SUITE, target(suite), change.by, None, suite.config_state())
+        return suite
+
+
+def replace(change: Change, suite_id: int, upload: Upload) -> Suite:
+    """The suite made as `upload` says, if it is still as the caller read it."""
+    with transaction.atomic():
+        suite = editable_suite(suite_id, change.by)
+        etags.check(change.if_match, "suite", suite.etag())
+        team = team_of(change, upload)
+        check_name_in_team(team, upload.name, suite)
+        name, description, cases = suites.validated(
+            upload.name, upload.description, suite.owner, upload.data, suite
+        )
+        before = suite.config_state()
+        if cases != suites.cases_of(suite) and EvaluationRun.objects.filter(suite=suite).exists():
+            raise Conflict(
+                "Evaluation runs were made on this suite: its cases stay as they are. Upload "
+                "the new cases as another suite."
+            )
+        versions.bump(
+            Suite.objects, suite.pk, suite.version, "suite",
+            name=name, description=description, team=team,
+        )  # fmt: skip
+        suite.refresh_from_db()
+        suites.store_cases(suite, cases)
+        teams.record(AuditSubject.SUITE, target(suite), change.by, before, suite.config_state())
+        return suite
+
+
+def delete(change: Change, suite_id: int) -> None:
+    with transaction.atomic():
+        suite = editable_suite(suite_id, change.by)
+        etags.check(change.if_match, "suite", suite.etag())
+        if EvaluationRun.objects.filter(suite=suite).exists():
+            raise Conflict("Evaluation runs were made on this suite: it stays for their reports.")
+        before, where = suite.config_state(), target(suite)
+        if not Suite.objects.filter(pk=suite.pk, version=suite.version).delete()[0]:
+            raise etags.Stale("suite", None)
+        teams.record(AuditSubject.SUITE, where, change.by, before, None)
+
+
+def team_of(change: Change, upload: Upload) -> Team | None:
+    if upload.team is None:
+        return change.team
+    team = names.team_named(upload.team, change.by)
+    if team is None:
+        raise InvalidInput({"team": [names.no_team(upload.team, change.by)]})
+    return team
+
+
+def check_name_in_team(team: Team | None, name: str, suite: Suite | None) -> None:
+    """A team's suites are told apart by name, as its panels are."""
+    if team is None or not isinstance(name, str):
+        return
+    key = text.comparable_name(name)
+    others = Suite.objects.filter(team=team).exclude(pk=None if suite is None else suite.pk)
+    if any(text.comparable_name(other) == key for other in others.values_list("name", flat=True)):
+        raise InvalidInput({"name": [f"The team {team.name} already has a suite called {name!r}."]})
