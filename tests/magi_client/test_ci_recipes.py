@@ -14,10 +14,17 @@ import pytest
 import yaml
 
 from tests.support.live_site import REPO, LiveMagi
-from tests.support.magi_client import CREATE_GATE_PANELS, script_votes
+from tests.support.magi_client import (
+    CREATE_GATE_PANELS,
+    MAKE_STAFF,
+    PAYMENTS_PANEL,
+    script_votes,
+    write_files,
+)
 
 ACTION = REPO / "action.yml"
 GITLAB = REPO / "ci" / "gitlab" / "magi.gitlab-ci.yml"
+WORKFLOW = REPO / "ci" / "github" / "magi-config.yml"
 CLIENT = str(REPO / "clients" / "magi-client")
 # How GitHub runs a composite action's `shell: bash` step.
 GITHUB_BASH = ["bash", "--noprofile", "--norc", "-eo", "pipefail"]
@@ -33,13 +40,13 @@ def base_environment(work: Path) -> dict[str, str]:
 # --- GitHub Actions ---------------------------------------------------------------------
 
 
-def action_env(step: dict, inputs: dict[str, str]) -> dict[str, str]:
+def action_env(step: dict, inputs: dict[str, str], context: str = "inputs") -> dict[str, str]:
     """The step's env with `${{ inputs.NAME }}` filled in; any other expression fails the
     test, so the action's commands read only what the test hands over."""
     env = {}
     for name, value in step.get("env", {}).items():
         for key, given in inputs.items():
-            value = value.replace(f"${{{{ inputs.{key} }}}}", given)
+            value = value.replace(f"${{{{ {context}.{key} }}}}", given)
         assert "${{" not in value, f"{name}: an expression this test cannot give: {value}"
         env[name] = value
     return env
@@ -55,23 +62,31 @@ class Runner:
         self.output = work / "output"
         self.path_file = work / "path"
         self.path_file.write_text("")
+        self.summary = work / "summary.md"
 
-    def run(self, step: dict, inputs: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    def run(
+        self,
+        step: dict,
+        inputs: dict[str, str],
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         self.output.write_text("")
-        env = base_environment(self.work) | action_env(step, inputs)
+        env = base_environment(self.work) | (env or {}) | action_env(step, inputs)
         added = [line for line in self.path_file.read_text().splitlines() if line]
         env["PATH"] = ":".join([*reversed(added), env["PATH"]])
         env |= {
             "RUNNER_TEMP": str(self.temp),
             "GITHUB_OUTPUT": str(self.output),
             "GITHUB_PATH": str(self.path_file),
+            "GITHUB_STEP_SUMMARY": str(self.summary),
         }
         script = self.work / "step.sh"
         script.write_text(step["run"])
         return subprocess.run(
             [*GITHUB_BASH, str(script)],
             env=env,
-            cwd=self.work,
+            cwd=cwd or self.work,
             capture_output=True,
             text=True,
             timeout=600,
@@ -93,6 +108,7 @@ def inputs_for(magi: LiveMagi, **given: str) -> dict[str, str]:
 def magi(llm_server, tmp_path_factory):
     site = LiveMagi(tmp_path_factory.mktemp("ci"), llm_server.base_url, users=1).start()
     site.manage("shell", "-v", "0", "-c", CREATE_GATE_PANELS.format(username=site.usernames[0]))
+    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
     site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
     yield site
     site.stop()
@@ -201,3 +217,54 @@ def test_the_templates_pass_secrets_as_variables_never_in_the_command_line():
     for command in [*commands, *(step["run"] for step in steps)]:
         assert "--token" not in shlex.split(command.replace("\n", " "), posix=False)
         assert "${{" not in command  # expressions only in env: never pasted into a script
+
+
+# --- a configuration repository ---------------------------------------------------------
+
+
+def test_the_docs_show_the_configuration_workflow_as_shipped():
+    assert WORKFLOW.read_text() in (REPO / "docs" / "config-as-code.md").read_text()
+
+
+def test_the_configuration_workflow_plans_a_pull_request_and_applies_main(magi, tmp_path):
+    """The workflow's steps for each event, as GitHub picks them by their `if`, in a
+    checkout of a configuration repository."""
+    job = yaml.safe_load(WORKFLOW.read_text())["jobs"]["magi"]
+    given = {"vars.MAGI_URL": magi.url, "secrets.MAGI_TOKEN": magi.token}
+    env = {}
+    for name, value in job["env"].items():
+        for expression, known in given.items():
+            value = value.replace(f"${{{{ {expression} }}}}", known)
+        env[name] = value
+    env["MAGI_CLIENT"] = CLIENT
+    checkout = tmp_path / "checkout"
+    (tmp_path / "runner").mkdir()
+    panel = PAYMENTS_PANEL.replace("- user02", "- user01")
+    write_files(
+        checkout, {"teams/ci/team.yaml": "members:\n- user01\n", "teams/ci/panels/p.yaml": panel}
+    )
+    runner = Runner(tmp_path / "runner")
+    steps = [step for step in job["steps"] if "run" in step]
+
+    def run_for(event: str) -> list[subprocess.CompletedProcess[str]]:
+        chosen = [
+            s for s in steps if s.get("if", event) in (event, f"github.event_name == '{event}'")
+        ]
+        done = []
+        for step in chosen:
+            runner.work = checkout
+            done.append(runner.run(step, {}, env))
+            assert done[-1].returncode == 0, done[-1].stderr
+        return done
+
+    planned = run_for("pull_request")
+    assert [s.get("name") for s in steps if s.get("if") != "github.event_name == 'push'"] == [
+        "Install the MAGI client",
+        "Plan",
+    ]
+    assert "+ create panel ci/deploy gate" in planned[-1].stdout
+    assert "+ create panel ci/deploy gate" in runner.summary.read_text()
+    applied = run_for("push")
+    assert applied[-1].stdout.endswith("Applied.\n")
+    again = run_for("pull_request")
+    assert "No changes: the server matches the directory." in again[-1].stdout
