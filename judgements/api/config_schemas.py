@@ -195,3 +195,49 @@ class TokenIssued(Answer):
     user: str
     team: str | None
     key: str = Field(description="The token itself: shown this once, never stored.")
+
+
+# --- a batch -----------------------------------------------------------------------------
+
+
+class BatchOperation(schemas.Strict):
+    method: Literal["POST", "PUT", "DELETE"]
+    path: Annotated[StrictStr, Field(min_length=1, max_length=2000)] = Field(
+        description='As the request alone would be sent: "/api/panels/12/", '
+        '"/api/suites/?name=Smoke&team=Payments".'
+    )
+    if_match: Annotated[StrictStr, Field(min_length=1)] | None = Field(
+        default=None, description="PUT and DELETE: the ETag the change was made against."
+    )
+    body: Any = Field(
+        default=None,
+        description="The request's body: a JSON object, or a suite's JSONL as a string.",
+    )
+
+
+class BatchRequest(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"operations": [...]}.')
+
+    operations: Annotated[list[BatchOperation], Field(min_length=1, max_length=500)]
+
+
+class BatchItem(Answer):
+    status: Annotated[int, Field(ge=200, le=299)]
+    body: dict[str, Any] | None = Field(description="What the request alone is answered.")
+    etag: str | None
+
+
+class BatchResult(Answer):
+    results: list[BatchItem]
+
+
+class BatchFailure(Answer):
+    """The first refusal, as the request alone would get it, and which it was; nothing
+    of the batch was changed."""
+
+    error: str
+    operation: Annotated[int, Field(ge=0)] = Field(description="Its index in operations.")
+    errors: dict[str, list[str]] | None = Field(
+        default=None, json_schema_extra=schemas.not_documented_default
+    )
+    etag: str | None = Field(default=None, json_schema_extra=schemas.not_documented_default)

@@ -64,7 +64,9 @@ def suite_listing(user: User) -> list[run_answers.Suite]:
     return [run_answers.Suite.from_record(suite) for suite in found]
 
 
-def upload_of(request: HttpRequest, name: str, description: str, team: str | None):
+def upload_of(
+    request: HttpRequest, name: str, description: str, team: str | None
+) -> suite_config.Upload:
     """The suite as sent, or InvalidInput for the query and an empty body."""
     errors = query_errors(request)
     if errors:

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonR
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from judgements.api import (
+    batch_endpoints,
     budget_endpoints,
     evaluation_endpoints,
     judgement_endpoints,
@@ -26,6 +27,7 @@ api.add_router("/", evaluation_endpoints.router)
 api.add_router("/", panel_endpoints.router)
 api.add_router("/", budget_endpoints.router)
 api.add_router("/", team_endpoints.router)
+api.add_router("/", batch_endpoints.router)
 
 AsyncView = Callable[..., Awaitable[HttpResponse]]
 

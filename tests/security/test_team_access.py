@@ -75,6 +75,8 @@ RULES: dict[str, Rule] = {
     # Staff only: everyone else is refused, members too.
     "api-users": Rule(api=True, lists=True, member=(403,)),
     "api-tokens": NOT_TEAM_DATA,
+    # Its operations are the ones above, each with its own rule.
+    "api-batch": NOT_TEAM_DATA,
     "list_suites": Rule(api=True, lists=True),
     "import_suite": NOT_TEAM_DATA,
     "api-suite-jsonl": Rule(api=True, shows="suite"),

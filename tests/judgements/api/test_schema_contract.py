@@ -25,9 +25,10 @@ from tests.support.services import REPO
 CASE = case_for(MODELS[:3])
 
 # A schema-valid request may be refused only for what the schema cannot say: a rule
-# (422), a name or id that does not exist (404), a state that forbids it (409). Never
-# 400, never 5xx. The caller is staff, so the review operations answer for real.
-ACCEPTED = ["2xx", "404", "409", "422"]
+# (422), a name or id that does not exist (404), a state that forbids it (409), an
+# If-Match that is not the object's ETag (412). Never 400, never 5xx. The caller is
+# staff, so the review and configuration operations answer for real.
+ACCEPTED = ["2xx", "404", "409", "412", "422"]
 # A request that breaks the schema: 400 for its body or a parameter; a path that does
 # not match (404), a method (405), a body too large (413) or of another type (415) as
 # HTTP says.
@@ -57,6 +58,12 @@ include-operation-id = "import_suite"
 
 [operations.checks.negative_data_rejection]
 expected-statuses = {[*REFUSED, "422"]!r}
+
+[[operations]]
+include-operation-id = "replace_suite"
+
+[operations.checks.negative_data_rejection]
+expected-statuses = {[*REFUSED, "412", "422"]!r}
 """
 # Examples per operation: at 25 the fuzzer missed a refusal of POST /api/evaluations/
 # it finds at 100.

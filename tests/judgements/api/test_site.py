@@ -28,6 +28,7 @@ def test_each_body_model_is_read_from_its_views_signature():
         ("api-team", "PUT"): config_schemas.TeamWrite,
         ("api-users", "POST"): config_schemas.UserCreate,
         ("api-tokens", "POST"): config_schemas.TokenCreate,
+        ("api-batch", "POST"): config_schemas.BatchRequest,
     }
 
 

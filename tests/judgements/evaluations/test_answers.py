@@ -5,7 +5,8 @@ run page's JSON export are one shape."""
 import pytest
 from django.test import Client
 
-from judgements.api.evaluation_endpoints import suite_listing, visible_run_result
+from judgements.api.evaluation_endpoints import visible_run_result
+from judgements.api.suite_endpoints import suite_listing
 from judgements.evaluations import answers, runs, suites
 from judgements.models import EvaluationRun
 from tests.support.evaluations import SUITE, start

@@ -1,0 +1,212 @@
+"""Many configuration changes in one transaction: all or nothing.
+
+    POST /api/batch/[?dry_run=true]
+         {"operations": [{"method", "path", "if_match", "body"}, ...]}
+
+Each operation is one the configuration API takes on its own (a panel, a budget, a team
+or a suite created, replaced or deleted), made by the same function, in order. When one
+is refused, nothing of the batch stays: the answer is that refusal, its status and body,
+with `operation` (its index) and each field path under `operations[i].`. `magi apply`
+sends its whole plan this way, so a refusal in the middle changes nothing.
+"""
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from django.http import HttpRequest
+from ninja import Router, Status
+from pydantic import BaseModel
+
+from judgements.api import (
+    budget_endpoints,
+    config_schemas,
+    panel_endpoints,
+    schemas,
+    suite_endpoints,
+    team_endpoints,
+)
+from judgements.api.changes import DryRun, in_transaction
+from judgements.api.site import token_of
+from judgements.core import etags
+from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from judgements.infrastructure.database import db_call
+from judgements.intake.schemas import validated
+from judgements.models import ApiToken
+from judgements.panels import suite_config
+
+router = Router(tags=["configuration"])
+
+# A handler: (token, the path's id or None, the validated body, If-Match) -> (status, answer).
+Handler = Callable[[ApiToken, int | None, Any, str], tuple[int, BaseModel | None]]
+
+
+@dataclass(frozen=True)
+class Operation:
+    method: str
+    pattern: re.Pattern[str]
+    body: type[BaseModel] | None  # None: no body; str: a suite's JSONL
+    handle: Handler
+    jsonl: bool = False
+
+
+def create_panel(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
+    return 201, panel_endpoints.create(token, body.fields(), False)
+
+
+def replace_panel(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
+    return 200, panel_endpoints.replace(token, pk or 0, body.fields(), match, False)
+
+
+def delete_panel(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
+    return 204, panel_endpoints.delete(token, pk or 0, match, False)
+
+
+def create_budget(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
+    return 201, budget_endpoints.create(token.user, body.fields(), False)
+
+
+def replace_budget(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
+    return 200, budget_endpoints.replace(token.user, pk or 0, body.fields(), match, False)
+
+
+def delete_budget(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
+    return 204, budget_endpoints.delete(token.user, pk or 0, match, False)
+
+
+def create_team(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
+    return 201, team_endpoints.create(token.user, body.fields(), False)
+
+
+def replace_team(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
+    return 200, team_endpoints.replace(token.user, pk or 0, body.fields(), match, False)
+
+
+def delete_team(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
+    return 204, team_endpoints.delete(token.user, pk or 0, match, False)
+
+
+def create_suite(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
+    return 201, suite_endpoints.created(token, body, False)
+
+
+def replace_suite(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
+    return 200, suite_endpoints.replaced(token, pk or 0, body, match, False)
+
+
+def delete_suite(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
+    return 204, suite_endpoints.deleted(token, pk or 0, match, False)
+
+
+ONE = r"/(\d+)/"
+OPERATIONS = [
+    Operation("POST", re.compile(r"/api/panels/"), config_schemas.PanelWrite, create_panel),
+    Operation("PUT", re.compile(r"/api/panels" + ONE), config_schemas.PanelWrite, replace_panel),
+    Operation("DELETE", re.compile(r"/api/panels" + ONE), None, delete_panel),
+    Operation("POST", re.compile(r"/api/budgets/"), config_schemas.BudgetWrite, create_budget),
+    Operation("PUT", re.compile(r"/api/budgets" + ONE), config_schemas.BudgetWrite, replace_budget),
+    Operation("DELETE", re.compile(r"/api/budgets" + ONE), None, delete_budget),
+    Operation("POST", re.compile(r"/api/teams/"), config_schemas.TeamWrite, create_team),
+    Operation("PUT", re.compile(r"/api/teams" + ONE), config_schemas.TeamWrite, replace_team),
+    Operation("DELETE", re.compile(r"/api/teams" + ONE), None, delete_team),
+    Operation("POST", re.compile(r"/api/suites/"), None, create_suite, jsonl=True),
+    Operation("PUT", re.compile(r"/api/suites/(\d+)\.jsonl"), None, replace_suite, jsonl=True),
+    Operation("DELETE", re.compile(r"/api/suites" + ONE), None, delete_suite),
+]
+
+
+class Failed(Exception):
+    """Operation `index` was refused: its answer, as the request alone would get it."""
+
+    def __init__(self, index: int, status: int, answer: dict[str, Any]) -> None:
+        self.index, self.status = index, status
+        self.answer = {**answer, "operation": index}
+        super().__init__(answer.get("error"))
+
+
+def run(token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool) -> list[dict]:
+    """Every operation, in order, in one transaction (rolled back when `dry_run`)."""
+
+    def every() -> list[dict]:
+        return [result(token, index, op) for index, op in enumerate(batch.operations)]
+
+    return in_transaction(dry_run, every)
+
+
+def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> dict:
+    """One operation's answer, or Failed with what it alone would have been answered."""
+    prefix = f"operations[{index}]."
+    try:
+        if sent.method != "POST" and sent.if_match is None:
+            raise InvalidInput({prefix + "if_match": [etags.REQUIRED]}, breaks_schema=True)
+        operation, path_id, body = parsed(sent, prefix)
+        status, answer = operation.handle(token, path_id, body, sent.if_match or etags.ANY)
+    except InvalidInput as exc:
+        errors = {
+            key if key.startswith(prefix) else f"{prefix}body.{key}": messages
+            for key, messages in exc.errors.items()
+        }
+        raise Failed(
+            index, 400 if exc.breaks_schema else 422, {"error": "invalid input", "errors": errors}
+        ) from None
+    except (NotFound, Forbidden, Conflict) as exc:
+        code = {NotFound: 404, Forbidden: 403, Conflict: 409}[type(exc)]
+        raise Failed(index, code, {"error": exc.message}) from None
+    except etags.Stale as exc:
+        raise Failed(index, 412, {"error": exc.message, "etag": exc.current}) from None
+    dumped = None if answer is None else answer.model_dump(mode="json")
+    etag = None if dumped is None else dumped.get("etag")
+    return {"status": status, "body": dumped, "etag": etag}
+
+
+def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation, int | None, Any]:
+    """The operation a method and path name, the path's id, and the body validated as that
+    operation validates it (a suite's: its JSONL and the query's name and description)."""
+    split = urlsplit(sent.path)
+    for operation in OPERATIONS:
+        matched = operation.pattern.fullmatch(split.path)
+        if operation.method == sent.method and matched:
+            path_id = int(matched.group(1)) if matched.groups() else None
+            if operation.jsonl:
+                return operation, path_id, upload(sent, split.query, prefix)
+            if operation.body is None:
+                return operation, path_id, None
+            return operation, path_id, validated(operation.body, sent.body)
+    raise InvalidInput({prefix + "path": [f"No operation {sent.method} {sent.path} in a batch."]})
+
+
+def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suite_config.Upload:
+    given = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+    errors: dict[str, list[str]] = {}
+    if not isinstance(sent.body, str) or not sent.body:
+        errors[prefix + "body"] = ["Must be the suite's JSONL, as a string."]
+    if not given.get("name"):
+        errors[prefix + "path"] = ["Give the suite's name: ?name=..."]
+    if errors:
+        raise InvalidInput(errors, breaks_schema=True)
+    return suite_config.Upload(
+        given["name"], given.get("description", ""), given.get("team"), sent.body.encode()
+    )
+
+
+@router.post(
+    "/batch/",
+    url_name="api-batch",
+    response={
+        200: config_schemas.BatchResult,
+        (400, 403, 404, 409, 412, 422): config_schemas.BatchFailure,
+        (401, 413): schemas.Error,
+    },
+)
+async def apply_batch(
+    request: HttpRequest, body: config_schemas.BatchRequest, dry_run: DryRun = False
+) -> Status[Any]:
+    """Every operation in one transaction: 200 and each one's answer, or the first refusal
+    (with `operation`, its index) and nothing changed."""
+    try:
+        results = await db_call(run, for_request=True)(token_of(request), body, dry_run)
+    except Failed as failed:
+        return Status(failed.status, failed.answer)
+    return Status(200, {"results": results})
