@@ -157,3 +157,50 @@ def test_deletes_only_with_prune(magi, tmp_path):
     assert magi_run(magi, "plan", "--prune", str(root)).stdout == (
         "No changes: the server matches the directory.\n"
     )
+
+
+def test_a_members_token_sees_and_changes_only_its_teams(magi, tmp_path):
+    web = {
+        "teams/web/team.yaml": "members:\n- user03\nbudgets:\n- period: day\n  limit: 3.0\n"
+        "  unit: usd\n",
+        "teams/web/panels/web.yaml": PAYMENTS_PANEL.replace(
+            "name: deploy gate", "name: web"
+        ).replace("- user02", "- user03"),
+    }
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "staff", web))).returncode == 0
+    everything = magi_run(magi, "export", str(tmp_path / "all"))
+    assert everything.returncode == config.EXIT_OK, everything.stderr
+    theirs = {
+        folder.name
+        for folder in (tmp_path / "all" / "teams").iterdir()
+        if "- user03\n" in (folder / "team.yaml").read_text().split("budgets:")[0]
+    }
+    assert "web" in theirs and "elsewhere" not in theirs
+
+    member = {"MAGI_URL": magi.url, "MAGI_TOKEN": magi.manage("api_token", "user03").strip()}
+    root = tmp_path / "member"
+    exported = run_magi("export", str(root), env=member)
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    assert {folder.name for folder in (root / "teams").iterdir()} == theirs
+    assert teams_files(root) == {
+        name: text
+        for name, text in teams_files(tmp_path / "all").items()
+        if name.split("/")[1] in theirs
+    }
+    assert run_magi("plan", str(root), env=member).returncode == config.EXIT_OK
+
+    # Its team's panel: the member changes it.
+    panel = root / "teams/web/panels/web.yaml"
+    panel.write_text(panel.read_text().replace(OLD_CRITERIA, NEW_CRITERIA))
+    applied = run_magi("apply", str(root), env=member)
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    # Its budget: only staff change one; refused, named in its file, and nothing changes.
+    team = root / "teams/web/team.yaml"
+    team.write_text(team.read_text().replace("limit: 3.0", "limit: 30.0"))
+    before = snapshot(magi)
+    refused = run_magi("apply", str(root), env=member)
+    assert refused.returncode == config.EXIT_BAD_INPUT, refused.stdout
+    assert refused.stderr.startswith("magi apply: teams/web/team.yaml:4: budgets[0]: "), (
+        refused.stderr
+    )
+    assert snapshot(magi) == before

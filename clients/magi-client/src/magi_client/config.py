@@ -113,11 +113,16 @@ def refusal_lines(
         where = operation.field_address(api_field)
         lines.append(str(read.problem(where, " ".join(messages))))
     if not lines:
+        # A refusal of one operation as a whole (403, 404, 409, 412): told against the
+        # object it was about.
         index = refused.answer.get("operation")
-        what = ""
-        if isinstance(index, int) and 0 <= index < len(operations):
-            what = f" ({operations[index].method} {operations[index].path})"
-        lines.append(f"{refused}{what}")
+        message = refused.answer.get("error") or str(refused)
+        if isinstance(index, int) and 0 <= index < len(operations) and operations[index].address:
+            lines.append(
+                str(read.problem(operations[index].address, f"{message} ({refused.status})"))
+            )
+        else:
+            lines.append(str(refused))
     return lines
 
 

@@ -98,8 +98,8 @@ class Directory:
         """A refusal by the server at an API path, told against its file and line."""
         prefixes = sorted(self.sources, key=len, reverse=True)
         for prefix in prefixes:
-            if path == prefix or path.startswith(prefix + "."):
-                return self.sources[prefix].problem(path[len(prefix) + 1 :], message)
+            if path == prefix or path.startswith((prefix + ".", prefix + "[")):
+                return self.sources[prefix].problem(path[len(prefix) :].lstrip("."), message)
         return Problem("(directory)", 0, path, message)
 
 
@@ -152,8 +152,8 @@ class Reader:
         if path.exists():
             source = Source(self.name(path))
             data = self.load(path, source, schema.TEAM)
-            self.sources[f"{address}.members"] = source
-            self.sources[f"{address}.budgets"] = source
+            # The team itself and whatever of it no panel or suite file holds.
+            self.sources[address] = source
             if isinstance(data, dict):
                 spec.update(data)
         for extra in sorted(folder.iterdir()):
@@ -302,7 +302,7 @@ class Reader:
         return content
 
     def check_budgets(self, spec: dict[str, Any], address: str) -> None:
-        source = self.sources.get(f"{address}.budgets")
+        source = self.sources.get(address)
         if source is None or "budgets" not in spec:
             return
         panels = {comparable(panel["name"]) for panel in spec["panels"]}
