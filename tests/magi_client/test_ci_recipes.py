@@ -268,3 +268,25 @@ def test_the_configuration_workflow_plans_a_pull_request_and_applies_main(magi, 
     assert applied[-1].stdout.endswith("Applied.\n")
     again = run_for("pull_request")
     assert "No changes: the server matches the directory." in again[-1].stdout
+
+
+def test_the_gitlab_configuration_jobs_plan_then_apply(magi, tmp_path):
+    panel = PAYMENTS_PANEL.replace("name: deploy gate", "name: gitlab").replace("user02", "user01")
+    files = {"teams/gl/team.yaml": "members:\n- user01\n", "teams/gl/panels/gitlab.yaml": panel}
+    write_files(tmp_path / "config", files)
+    variables = {
+        "MAGI_URL": magi.url,
+        "MAGI_TOKEN": magi.token,
+        "MAGI_CLIENT": CLIENT,
+        "MAGI_CONFIG_DIR": "config",
+    }
+    planned = run_gitlab(".magi-plan", tmp_path, dict(variables))
+    assert planned.returncode == 0, planned.stderr  # exit 10 (changes) passes the job
+    assert "+ create panel gl/gitlab" in planned.stdout
+    applied = run_gitlab(".magi-apply", tmp_path, dict(variables))
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.endswith("Applied.\n")
+    (tmp_path / "config/teams/gl/panels/gitlab.yaml").write_text("name: [broken\n")
+    broken = run_gitlab(".magi-plan", tmp_path, dict(variables))
+    assert broken.returncode == 2, broken.stdout
+    assert "teams/gl/panels/gitlab.yaml:2: Not valid YAML" in broken.stderr

@@ -150,6 +150,11 @@ def test_deletes_only_with_prune(magi, tmp_path):
     planned = magi_run(magi, "plan", "--prune", str(root))
     assert planned.returncode == config.EXIT_CHANGES
     assert planned.stdout.splitlines()[0] == "- delete panel ops/gone"
+    as_json = json.loads(magi_run(magi, "plan", "--prune", "--json", str(root)).stdout)
+    assert as_json == {
+        "changes": [{"action": "delete", "what": "panel ops/gone", "fields": [], "voids": []}],
+        "left_alone": [],
+    }
 
     assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
     assert "left alone" in magi_run(magi, "plan", str(root)).stdout
