@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 from typing import Any, TextIO
 
-from magi_client import directory, server_state
+from magi_client import directory, server_state, writing
 from magi_client import plan as plan_module
 from magi_client.http import Refused, RequestFailed, Server, Unreachable
 
@@ -203,7 +203,10 @@ def plan_or_apply(args: argparse.Namespace, stdout: TextIO, *, apply: bool) -> i
 
 def export(args: argparse.Namespace, stdout: TextIO) -> int:
     state = server_state.as_directory(read_server(server_of(args)))
-    for path in directory.write(Path(args.directory), state):
+    refused = writing.unwritable(state)
+    if refused:
+        raise Failure(EXIT_BAD_INPUT, [f"bad input: {why}" for why in refused])
+    for path in writing.write(Path(args.directory), state):
         stdout.write(f"{path}\n")
     return EXIT_OK
 

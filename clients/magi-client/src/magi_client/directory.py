@@ -1,4 +1,4 @@
-"""A configuration directory, read into what the API takes and written from what it sends
+"""A configuration directory, read into what the API takes (writing.py writes one back)
 (docs/config-as-code.md):
 
     panels/<name>.yaml          shared panels with no team (MAGI's examples; staff only)
@@ -17,7 +17,6 @@ refusal by the server is told against the file and line it came from, too.
 
 import json
 import re
-import shutil
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +36,6 @@ PANEL_DEFAULTS: dict[str, Any] = {
     "notify_contested": False,
 }
 PANEL_FIELDS = ["name", "description", "agents", *list(PANEL_DEFAULTS)[1:]]
-MANAGED = ("panels", "suites", "teams")
 SUITE_LINE = re.compile(r"line (\d+)\.?(.*)")
 
 
@@ -328,58 +326,3 @@ class Reader:
                 message = "Another budget has the same panel or user, period and unit."
                 self.problems.append(source.problem(at, message))
             seen.add(key)
-
-
-# --- writing ----------------------------------------------------------------------------
-
-
-def write(root: Path, state: dict[str, Any]) -> list[Path]:
-    """Write `state` (as GET /api/config/ answers) as a directory, replacing its panels/,
-    suites/ and teams/ and leaving every other file; the files written."""
-    root.mkdir(parents=True, exist_ok=True)
-    for name in MANAGED:
-        if (root / name).is_dir():
-            shutil.rmtree(root / name)
-    written: list[Path] = []
-    if "examples" in state:
-        written += write_scope(root, state["examples"])
-    for team, spec in sorted(state.get("teams", {}).items()):
-        folder = root / "teams" / team
-        folder.mkdir(parents=True)
-        settings = {key: spec[key] for key in ("members", "budgets") if key in spec}
-        written.append(dump(folder / "team.yaml", settings))
-        written += write_scope(folder, spec)
-    return written
-
-
-def write_scope(folder: Path, spec: dict[str, Any]) -> list[Path]:
-    written = []
-    used: set[str] = set()
-    for panel in spec.get("panels", []):
-        stem = file_stem(panel["name"], used)
-        written.append(dump(folder / "panels" / f"{stem}.yaml", panel))
-    for suite in spec.get("suites", []):
-        path = folder / "suites" / f"{suite['name']}.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(suite["cases"], encoding="utf-8")
-        written.append(path)
-    return written
-
-
-def file_stem(name: str, used: set[str]) -> str:
-    """A file name for a panel: its name with anything but letters, digits, `.`, `_`, `-`
-    as `-`, numbered when two names come out alike."""
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "panel"
-    candidate, number = stem, 1
-    while candidate.casefold() in used:
-        number += 1
-        candidate = f"{stem}-{number}"
-    used.add(candidate.casefold())
-    return candidate
-
-
-def dump(path: Path, data: dict[str, Any]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
-    path.write_text(text, encoding="utf-8")
-    return path

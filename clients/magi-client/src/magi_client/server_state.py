@@ -149,7 +149,7 @@ def suite_cases(jsonl: str) -> list[dict[str, Any]]:
 
 
 def as_directory(state: ServerState) -> dict[str, Any]:
-    """What an export writes: the server's state in the shape directory.write takes."""
+    """What an export writes: the server's state in the shape writing.write takes."""
     written: dict[str, Any] = {"teams": {}}
     if None in state.scopes:
         written["examples"] = scope_files(state.scopes[None])
