@@ -5,8 +5,9 @@
 
 Each operation is one the configuration API takes on its own (a panel, a budget, a team
 or a suite created, replaced or deleted), made by the same function, in order. When one
-is refused, nothing of the batch stays: the answer is that refusal, its status and body,
-with `operation` (its index) and each field path under `operations[i].`. `magi apply`
+is refused, nothing of the batch stays: the answer is that refusal, its status and body
+(422 for any invalid input), with `operation` (its index) and each field path under
+`operations[i].`. `magi apply`
 sends its whole plan this way, so a refusal in the middle changes nothing.
 """
 
@@ -61,7 +62,8 @@ def replace_panel(token: ApiToken, pk: int | None, body: Any, match: str) -> tup
 
 
 def delete_panel(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, panel_endpoints.delete(token, pk or 0, match, False)
+    panel_endpoints.delete(token, pk or 0, match, False)
+    return 204, None
 
 
 def create_budget(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
@@ -73,7 +75,8 @@ def replace_budget(token: ApiToken, pk: int | None, body: Any, match: str) -> tu
 
 
 def delete_budget(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, budget_endpoints.delete(token.user, pk or 0, match, False)
+    budget_endpoints.delete(token.user, pk or 0, match, False)
+    return 204, None
 
 
 def create_team(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
@@ -85,7 +88,8 @@ def replace_team(token: ApiToken, pk: int | None, body: Any, match: str) -> tupl
 
 
 def delete_team(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, team_endpoints.delete(token.user, pk or 0, match, False)
+    team_endpoints.delete(token.user, pk or 0, match, False)
+    return 204, None
 
 
 def create_suite(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
@@ -97,7 +101,8 @@ def replace_suite(token: ApiToken, pk: int | None, body: Any, match: str) -> tup
 
 
 def delete_suite(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    return 204, suite_endpoints.deleted(token, pk or 0, match, False)
+    suite_endpoints.deleted(token, pk or 0, match, False)
+    return 204, None
 
 
 ONE = r"/(\d+)/"
@@ -148,9 +153,9 @@ def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> 
             key if key.startswith(prefix) else f"{prefix}body.{key}": messages
             for key, messages in exc.errors.items()
         }
-        raise Failed(
-            index, 400 if exc.breaks_schema else 422, {"error": "invalid input", "errors": errors}
-        ) from None
+        # 422 even for what breaks an operation's own schema: the batch's document cannot
+        # describe each operation's body, so a batch it allows is refused by a rule.
+        raise Failed(index, 422, {"error": "invalid input", "errors": errors}) from None
     except (NotFound, Forbidden, Conflict) as exc:
         code = {NotFound: 404, Forbidden: 403, Conflict: 409}[type(exc)]
         raise Failed(index, code, {"error": exc.message}) from None
@@ -187,8 +192,9 @@ def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suit
     if errors:
         raise InvalidInput(errors, breaks_schema=True)
     return suite_config.Upload(
-        given["name"], given.get("description", ""), given.get("team"), sent.body.encode()
-    )
+        given["name"], given.get("description", ""), given.get("team"), sent.body.encode(),
+        example=given.get("example", "").lower() in ("true", "1"),
+    )  # fmt: skip
 
 
 @router.post(

@@ -127,7 +127,12 @@ async def replace_budget(
 @router.delete(
     "/budgets/{int:budget_id}/",
     url_name="api-budget",
-    response={204: None, (401, 403, 404): schemas.Error, 412: config_schemas.Stale},
+    response={
+        204: None,
+        400: schemas.Invalid,
+        (401, 403, 404): schemas.Error,
+        412: config_schemas.Stale,
+    },
 )
 async def delete_budget(
     request: HttpRequest, budget_id: BudgetId, if_match: IfMatch, dry_run: DryRun = False

@@ -9,7 +9,7 @@ file never passes as a default.
 from typing import Annotated, Any, ClassVar, Literal
 
 from django.contrib.auth.models import User
-from pydantic import Field, StrictBool, StrictInt, StrictStr
+from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
 from judgements.intake import schemas
@@ -55,6 +55,11 @@ class PanelWrite(schemas.Strict):
     four_eyes: StrictBool = Field(
         default=False, description="Nobody reviews a judgement they started."
     )
+    example: StrictBool = Field(
+        default=False,
+        description="Staff: an example panel, with no owner and no team, everyone's to use. "
+        "An example stays one; every write of it says true.",
+    )
 
     def fields(self) -> dict[str, Any]:
         """What was sent, for panels/panel_config.py (which fills in the defaults)."""
@@ -95,9 +100,10 @@ class BudgetWrite(schemas.Strict):
     limit_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         default=None, description="At most this many USD (4 decimals, 12 digits)."
     )
-    limit_tokens: Annotated[StrictInt, Field(ge=0, le=2**63 - 1)] | None = Field(
-        default=None, description="At most this many tokens, prompt and completion."
-    )
+    limit_tokens: (
+        Annotated[StrictInt, Field(ge=0, le=2**63 - 1), BeforeValidator(schemas.whole_number)]
+        | None
+    ) = Field(default=None, description="At most this many tokens, prompt and completion.")
 
     def fields(self) -> dict[str, Any]:
         return self.model_dump()
@@ -236,7 +242,11 @@ class BatchFailure(Answer):
     of the batch was changed."""
 
     error: str
-    operation: Annotated[int, Field(ge=0)] = Field(description="Its index in operations.")
+    operation: Annotated[int, Field(ge=0)] | None = Field(
+        default=None,
+        description="Its index in operations (absent: the batch's body itself is refused).",
+        json_schema_extra=schemas.not_documented_default,
+    )
     errors: dict[str, list[str]] | None = Field(
         default=None, json_schema_extra=schemas.not_documented_default
     )

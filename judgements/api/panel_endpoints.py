@@ -126,7 +126,12 @@ async def replace_panel(
 @router.delete(
     "/panels/{int:panel_id}/",
     url_name="api-panel",
-    response={204: None, (401, 403, 404): schemas.Error, 412: config_schemas.Stale},
+    response={
+        204: None,
+        400: schemas.Invalid,
+        (401, 403, 404): schemas.Error,
+        412: config_schemas.Stale,
+    },
 )
 async def delete_panel(
     request: HttpRequest, panel_id: PanelId, if_match: IfMatch, dry_run: DryRun = False

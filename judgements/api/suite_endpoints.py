@@ -36,13 +36,16 @@ from judgements.panels import suite_config
 
 router = Router(tags=["evaluations"])
 
-SUITE_QUERY = ("name", "description", "team", "dry_run")
+SUITE_QUERY = ("name", "description", "team", "example", "dry_run")
 SuiteId = Annotated[int, Path(description="A suite's id.")]
 Name = Annotated[str, Query(min_length=1, description="The suite's name.")]
 Description = Annotated[str, Query(description="What the suite tests.")]
 TeamName = Annotated[
     str | None,
     Query(min_length=1, description="The team it belongs to (left out: the token's team)."),
+]
+Example = Annotated[
+    bool, Query(description="Staff: a suite shipped-like, with no owner and no team.")
 ]
 JSONL_BODY = {
     "required": True,
@@ -65,7 +68,7 @@ def suite_listing(user: User) -> list[run_answers.Suite]:
 
 
 def upload_of(
-    request: HttpRequest, name: str, description: str, team: str | None
+    request: HttpRequest, name: str, description: str, team: str | None, example: bool
 ) -> suite_config.Upload:
     """The suite as sent, or InvalidInput for the query and an empty body."""
     errors = query_errors(request)
@@ -73,7 +76,7 @@ def upload_of(
         raise InvalidInput(errors)
     if not request.body:  # the document asks for at least one character: a broken schema
         raise InvalidInput({"cases": [suites.NO_CASES]}, breaks_schema=True)
-    return suite_config.Upload(name, description, team, request.body)
+    return suite_config.Upload(name, description, team, request.body, example)
 
 
 def query_errors(request: HttpRequest) -> dict[str, list[str]]:
@@ -136,11 +139,12 @@ async def import_suite(
     name: Name,
     description: Description = "",
     team: TeamName = None,
+    example: Example = False,
     dry_run: DryRun = False,
 ) -> Status[run_answers.Suite]:
     """Import a suite: the body is JSONL, one case a line. 422 names the line and field
     at fault ("line 4.expected")."""
-    upload = upload_of(request, name, description, team)
+    upload = upload_of(request, name, description, team, example)
     made = await db_call(created, for_request=True)(token_of(request), upload, dry_run)
     response["Location"] = made.export
     with_etag(response, made.etag)
@@ -186,11 +190,12 @@ async def replace_suite(
     if_match: IfMatch,
     description: Description = "",
     team: TeamName = None,
+    example: Example = False,
     dry_run: DryRun = False,
 ) -> run_answers.Suite:
     """Make the suite exactly this JSONL, name, description and team. 409 when runs were
     made on it and the cases differ: their reports point at its cases."""
-    upload = upload_of(request, name, description, team)
+    upload = upload_of(request, name, description, team, example)
     changed = await db_call(replaced, for_request=True)(
         token_of(request), suite_id, upload, if_match, dry_run
     )
@@ -215,7 +220,12 @@ async def read_suite(
 @router.delete(
     "/suites/{int:suite_id}/",
     url_name="api-suite",
-    response={204: None, (401, 403, 404, 409): schemas.Error, 412: config_schemas.Stale},
+    response={
+        204: None,
+        400: schemas.Invalid,
+        (401, 403, 404, 409): schemas.Error,
+        412: config_schemas.Stale,
+    },
 )
 async def delete_suite(
     request: HttpRequest, suite_id: SuiteId, if_match: IfMatch, dry_run: DryRun = False

@@ -113,7 +113,12 @@ async def replace_team(
 @router.delete(
     "/teams/{int:team_id}/",
     url_name="api-team",
-    response={204: None, (401, 403, 404): schemas.Error, 412: config_schemas.Stale},
+    response={
+        204: None,
+        400: schemas.Invalid,
+        (401, 403, 404): schemas.Error,
+        412: config_schemas.Stale,
+    },
 )
 async def delete_team(
     request: HttpRequest, team_id: TeamId, if_match: IfMatch, dry_run: DryRun = False

@@ -5,6 +5,8 @@ formset) and as docs/teams.md rules reviewers, versioned for If-Match
 
 A write takes the whole panel: a setting left out takes its default, as when the panel
 is created. A team left out is the caller's token's team (none for a personal token).
+An example panel (no owner, no team, everyone's to use) is made and changed by staff
+only, and stays an example: `"example": true` says so in every write of it.
 """
 
 from dataclasses import dataclass
@@ -26,8 +28,11 @@ DEFAULTS: dict[str, Any] = {
     "reviewers": [],
     "team_reviews": False,
     "four_eyes": False,
+    "example": False,
 }
 SETTINGS = ("hold_contested", "run_checks", "notify_contested")
+STAYS_EXAMPLE = 'An example panel stays one: send "example": true.'
+STAYS_OWNED = "A panel of its owner's does not become an example: create one instead."
 
 
 @dataclass(frozen=True)
@@ -59,7 +64,10 @@ def editable_panel(panel_id: int, by: User) -> Panel:
 def create(change: Change, body: dict[str, Any]) -> saving.Written:
     """A new panel of the caller's, as `body` says; InvalidInput names each field at fault."""
     with transaction.atomic():
-        written = write(change, None, change.by, body)
+        example = bool(body.get("example"))
+        if example and not change.by.is_staff:
+            raise Forbidden("Only staff make example panels.")
+        written = write(change, None, None if example else change.by, body)
         teams.record(
             AuditSubject.PANEL,
             teams.panel_target(written.panel),
@@ -103,10 +111,15 @@ def delete(change: Change, panel_id: int) -> None:
 
 def write(change: Change, panel: Panel | None, owner: User | None, body: dict[str, Any]):
     """Validate everything `body` says (all its errors at once), then store it."""
-    fields = DEFAULTS | {"team": None if change.team is None else change.team.name} | body
+    default_team = None if change.team is None or body.get("example") else change.team.name
+    fields = DEFAULTS | {"team": default_team} | body
     errors: dict[str, list[str]] = {}
+    if panel is not None and fields["example"] != (panel.owner_id is None):
+        errors["example"] = [STAYS_EXAMPLE if panel.owner_id is None else STAYS_OWNED]
+    if fields["example"] and fields["team"] is not None:
+        errors["team"] = ["An example panel belongs to no team: it is everyone's."]
     team = None
-    if fields["team"] is not None:
+    if fields["team"] is not None and "team" not in errors:
         team = names.team_named(fields["team"], change.by)
         if team is None:
             errors["team"] = [names.no_team(fields["team"], change.by)]

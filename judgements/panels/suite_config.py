@@ -23,12 +23,14 @@ from judgements.panels.panel_config import Change
 
 @dataclass(frozen=True)
 class Upload:
-    """A suite as sent: its name, description, team (None: the token's) and JSONL."""
+    """A suite as sent: its name, description, team (None: the token's) and JSONL;
+    `example`: staff's, shipped-like, with no owner and no team."""
 
     name: str
     description: str
     team: str | None
     data: bytes
+    example: bool = False
 
 
 def target(suite: Suite) -> str:
@@ -50,12 +52,16 @@ def editable_suite(suite_id: int, by: User) -> Suite:
 
 
 def create(change: Change, upload: Upload) -> Suite:
-    """A new suite of the caller's, its team the one named or the token's."""
+    """A new suite of the caller's, its team the one named or the token's; an example
+    (staff only) has neither."""
+    if upload.example and not change.by.is_staff:
+        raise Forbidden("Only staff make example suites.")
     with transaction.atomic():
         team = team_of(change, upload)
         check_name_in_team(team, upload.name, None)
+        owner = None if upload.example else change.by
         suite = suites.import_suite(
-            name=upload.name, description=upload.description, owner=change.by, data=upload.data
+            name=upload.name, description=upload.description, owner=owner, data=upload.data
         )
         if team is not None:
             teams.assign(suite, team)
@@ -68,6 +74,13 @@ def replace(change: Change, suite_id: int, upload: Upload) -> Suite:
     with transaction.atomic():
         suite = editable_suite(suite_id, change.by)
         etags.check(change.if_match, "suite", suite.etag())
+        if upload.example != (suite.owner_id is None):
+            stays = (
+                "An example suite stays one: send example=true."
+                if suite.owner_id is None
+                else ("A suite of its owner's does not become an example: upload one instead.")
+            )
+            raise InvalidInput({"example": [stays]})
         team = team_of(change, upload)
         check_name_in_team(team, upload.name, suite)
         name, description, cases = suites.validated(
@@ -102,6 +115,10 @@ def delete(change: Change, suite_id: int) -> None:
 
 
 def team_of(change: Change, upload: Upload) -> Team | None:
+    if upload.example:
+        if upload.team is not None:
+            raise InvalidInput({"team": ["An example suite belongs to no team: it is everyone's."]})
+        return None
     if upload.team is None:
         return change.team
     team = names.team_named(upload.team, change.by)

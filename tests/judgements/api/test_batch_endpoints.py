@@ -79,8 +79,8 @@ async def test_a_stale_etag_in_a_batch_answers_412_and_changes_nothing(staff, do
 async def test_what_a_batch_does_not_take_is_refused_by_its_path(staff, document):
     for operation, status, field in (
         ({"method": "POST", "path": "/api/users/", "body": {}}, 422, "operations[0].path"),
-        ({"method": "PUT", "path": "/api/teams/1/", "body": {}}, 400, "operations[0].if_match"),
-        ({"method": "POST", "path": "/api/suites/?name=S", "body": {}}, 400, "operations[0].body"),
+        ({"method": "PUT", "path": "/api/teams/1/", "body": {}}, 422, "operations[0].if_match"),
+        ({"method": "POST", "path": "/api/suites/?name=S", "body": {}}, 422, "operations[0].body"),
     ):  # fmt: skip
         response = await staff.post(BATCH, {"operations": [operation]}, JSON)
         assert response.status_code == status, response.json()

@@ -124,7 +124,12 @@ async def test_a_bad_line_is_refused_naming_its_line_and_field(api, document):
             "?name=Trips&owner=bob",
             jsonl(*CASES),
             422,
-            {"owner": ["Unknown parameter; the parameters are name, description, team, dry_run."]},
+            {
+                "owner": [
+                    "Unknown parameter; the parameters are name, description, team, example, "
+                    "dry_run."
+                ]
+            },
         ),
         (
             "?name=Tr%FFips",

@@ -217,3 +217,20 @@ async def test_a_panel_is_deleted_with_its_etag(bot, document):
     entry = await AuditEntry.objects.filter(subject=AuditSubject.PANEL).afirst()
     assert entry is not None and entry.after is None and entry.before is not None
     assert entry.before["name"] == "Deploy gate"
+
+
+async def test_staff_make_an_example_panel_and_it_stays_one(bot, people, document):
+    await get_user_model().objects.filter(username="ana").aupdate(is_staff=True)
+    staff = await sync_to_async(client_of)(await get_user_model().objects.aget(username="ana"))
+    refused = await bot.post(LIST, body(example=True), JSON)
+    assert refused.status_code == 403
+    response = await staff.post(LIST, body("Shared gate", example=True), JSON)
+    made = check(document, LIST, "post", response)
+    assert (made["example"], made["owner"], made["team"]) == (True, None, None)
+    owned = await staff.put(url(made["id"]), body("Shared gate"), JSON, headers={"If-Match": "*"})
+    assert owned.status_code == 422 and set(owned.json()["errors"]) == {"example"}
+    kept = await staff.put(url(made["id"]), body("Shared gate", example=True, description="v2"),
+                           JSON, headers={"If-Match": made["etag"]})  # fmt: skip
+    assert kept.status_code == 200 and kept.json()["description"] == "v2"
+    in_a_team = await staff.post(LIST, body("Other", example=True, team="Payments"), JSON)
+    assert in_a_team.status_code == 422 and set(in_a_team.json()["errors"]) == {"team"}

@@ -105,14 +105,23 @@ def live(tmp_path_factory):
 
 
 def existing_ids(live) -> dict[str, int]:
-    """A finished judgement, a shipped suite and a run of it: what the second pass reads,
-    reviews and cancels instead of ids that do not exist."""
+    """A finished judgement, a suite and a run of it, a team, its panel and the panel's
+    budget: what the second pass reads, reviews, cancels, changes and deletes instead of
+    ids that do not exist."""
     judgement = call(live, "POST", "/api/judgements/?wait=60", json.dumps(CASE))
     line = {"id": "c1", "title": "Trip", "content": CASE["content"], "expected": "approve"}
     suite = call(live, "POST", "/api/suites/?name=Contract", json.dumps(line))
     run = {"agents": CASE["agents"], "suite": suite["id"]}
     started = call(live, "POST", "/api/evaluations/", json.dumps(run))
-    return {"judgement_id": judgement["id"], "suite_id": suite["id"], "run_id": started["id"]}
+    team = call(live, "POST", "/api/teams/", json.dumps({"name": "Contract"}))
+    panel = {"name": "Contract", "agents": CASE["agents"], "team": "Contract"}
+    made = call(live, "POST", "/api/panels/", json.dumps(panel))
+    limit = {"panel": made["id"], "period": "day", "limit_tokens": 1_000_000}
+    budget = call(live, "POST", "/api/budgets/", json.dumps(limit))
+    return {
+        "judgement_id": judgement["id"], "suite_id": suite["id"], "run_id": started["id"],
+        "team_id": team["id"], "panel_id": made["id"], "budget_id": budget["id"],
+    }  # fmt: skip
 
 
 def call(live, method: str, path: str, body: str | None = None) -> dict:
@@ -161,7 +170,7 @@ def test_schemathesis_finds_nothing_against_a_running_magi(live, tmp_path):
     assert "generated" in run.stdout and "passed" in run.stdout, run.stdout[-3000:]
 
 
-def test_schemathesis_finds_nothing_on_judgements_runs_and_suites_that_exist(live, tmp_path):
+def test_schemathesis_finds_nothing_on_what_exists(live, tmp_path):
     ids = existing_ids(live)
     config = tmp_path / "schemathesis.toml"
     config.write_text(CONFIG + "\n[parameters]\n" + "".join(f"{k} = {v}\n" for k, v in ids.items()))
@@ -171,7 +180,7 @@ def test_schemathesis_finds_nothing_on_judgements_runs_and_suites_that_exist(liv
         "--max-examples",
         MAX_EXAMPLES,
         "--include-path-regex",
-        r"\{(judgement|run|suite)_id\}",
+        r"\{(judgement|run|suite|team|panel|budget)_id\}",
     )
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-2000:]
     assert "generated" in run.stdout and "passed" in run.stdout, run.stdout[-3000:]

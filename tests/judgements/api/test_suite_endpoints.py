@@ -5,6 +5,7 @@ Every answer is checked against /api/schema.json."""
 import json
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
 from judgements.models import ApiToken, AuditEntry, AuditSubject, EvaluationRun, Suite, Team
@@ -126,3 +127,22 @@ async def test_a_team_s_suites_have_distinct_names(bot):
     again = await bot.post(LIST + "?name=SMOKE&team=Payments", lines("approve"), TYPE)
     assert again.status_code == 422 and set(again.json()["errors"]) == {"name"}
     assert await Suite.objects.acount() == 1
+
+
+async def test_staff_make_an_example_suite_and_it_stays_one(bot, people, document):
+    await get_user_model().objects.filter(username="ana").aupdate(is_staff=True)
+    ana = await get_user_model().objects.aget(username="ana")
+    staff = TokenClient(f"Bearer {(await sync_to_async(ApiToken.issue)(ana, 'x'))[1]}")
+    shared = LIST + "?name=Shared&example=true"
+    assert (await bot.post(shared, lines("approve"), TYPE)).status_code == 403
+    response = await staff.post(shared, lines("approve"), TYPE)
+    made = check(document, LIST, "post", response)
+    assert (made["example"], made["owner"], made["team"]) == (True, None, None)
+    anyone = {"If-Match": "*"}
+    owned = await staff.put(
+        at(JSONL, made["id"], "name=Shared"), lines("reject"), TYPE, headers=anyone
+    )
+    assert owned.status_code == 422 and set(owned.json()["errors"]) == {"example"}
+    query = "name=Shared&example=true"
+    kept = await staff.put(at(JSONL, made["id"], query), lines("reject"), TYPE, headers=anyone)
+    assert kept.status_code == 200 and kept.json()["example"] is True
