@@ -209,3 +209,24 @@ def test_a_members_token_sees_and_changes_only_its_teams(magi, tmp_path):
         refused.stderr
     )
     assert snapshot(magi) == before
+
+
+def test_an_export_applied_to_a_fresh_server_reproduces_the_configuration(
+    magi, llm_server, tmp_path
+):
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "given", TWO_TEAMS))).returncode == 0
+    assert magi_run(magi, "export", str(tmp_path / "first")).returncode == config.EXIT_OK
+    fresh = LiveMagi(tmp_path / "fresh", llm_server.base_url, users=5).start()
+    try:
+        fresh.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=fresh.usernames[0]))
+        fresh.token = fresh.manage("api_token", fresh.usernames[0]).strip()
+        applied = magi_run(fresh, "apply", str(tmp_path / "first"))
+        assert applied.returncode == config.EXIT_OK, applied.stderr
+        assert magi_run(fresh, "export", str(tmp_path / "second")).returncode == config.EXIT_OK
+    finally:
+        fresh.stop()
+    assert read_files(tmp_path / "second") == read_files(tmp_path / "first")
+    assert (
+        teams_files(tmp_path / "first")["teams/payments/team.yaml"]
+        == TWO_TEAMS["teams/payments/team.yaml"]
+    )
