@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from magi_client import config
+from magi_client import config, directory, plan, server_state
+from magi_client.http import Server
 from tests.support.live_site import LiveMagi
 from tests.support.magi_client import (
     MAKE_STAFF,
@@ -96,11 +97,11 @@ def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
     assert teams_files(tmp_path / "exported") == teams_files(root)
 
     # A second apply, of the directory or of its export, has nothing to do.
-    for directory in (root, tmp_path / "exported"):
-        again = magi_run(magi, "apply", str(directory))
+    for folder in (root, tmp_path / "exported"):
+        again = magi_run(magi, "apply", str(folder))
         assert again.returncode == config.EXIT_OK, again.stderr
         assert again.stdout == "No changes: the server matches the directory.\n"
-        planned = magi_run(magi, "plan", str(directory))
+        planned = magi_run(magi, "plan", str(folder))
         assert planned.returncode == config.EXIT_OK, planned.stdout
 
 
@@ -230,3 +231,24 @@ def test_an_export_applied_to_a_fresh_server_reproduces_the_configuration(
         teams_files(tmp_path / "first")["teams/payments/team.yaml"]
         == TWO_TEAMS["teams/payments/team.yaml"]
     )
+
+
+def test_a_plan_gone_stale_is_refused_with_412_and_changes_nothing(magi, tmp_path):
+    """Someone changes the panel between the read and the apply: the apply's If-Match no
+    longer holds, nothing is overwritten, and the command says to run it again."""
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "a", TWO_TEAMS))).returncode == 0
+    mine = dict(TWO_TEAMS)
+    mine[PANEL_FILE] = PAYMENTS_PANEL.replace(OLD_CRITERIA, NEW_CRITERIA)
+    read = directory.read(write_files(tmp_path / "mine", mine))
+    server = Server(magi.url, magi.token, timeout=60)
+    stale = plan.make(read.state, server_state.read(server), prune=False)
+    theirs = dict(TWO_TEAMS)
+    theirs[PANEL_FILE] = PAYMENTS_PANEL.replace(OLD_CRITERIA, "Approve only on Mondays.")
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "theirs", theirs))).returncode == 0
+    before = snapshot(magi)
+    with pytest.raises(config.Failure) as failed:
+        config.run_batch(server, stale, read, dry_run=False)
+    assert failed.value.status == config.EXIT_ERROR
+    (line,) = failed.value.lines
+    assert line.startswith(f"{PANEL_FILE}:1: ") and line.endswith("(412)"), line
+    assert snapshot(magi) == before
