@@ -8,6 +8,8 @@ Replacing it with the same cases (a new name or description, another team) is al
 other cases, or deleting it, answer 409.
 """
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 from django.contrib.auth.models import User
@@ -35,6 +37,14 @@ class Upload:
 
 def target(suite: Suite) -> str:
     return f"suite {suite.pk} ({suite.name})"
+
+
+def audit_state(suite: Suite) -> dict[str, object]:
+    """What the audit records: the suite's configuration, its cases' ids and a digest of
+    their content (the cases themselves are in its JSONL)."""
+    cases = suites.cases_of(suite)
+    digest = hashlib.sha256(json.dumps(cases, sort_keys=True).encode()).hexdigest()
+    return suite.config_state() | {"cases": [case["id"] for case in cases], "digest": digest}
 
 
 def visible_suite(suite_id: int, by: User) -> Suite:
@@ -65,7 +75,7 @@ def create(change: Change, upload: Upload) -> Suite:
         )
         if team is not None:
             teams.assign(suite, team)
-        teams.record(AuditSubject.SUITE, target(suite), change.by, None, suite.config_state())
+        teams.record(AuditSubject.SUITE, target(suite), change.by, None, audit_state(suite))
         return suite
 
 
@@ -86,7 +96,7 @@ def replace(change: Change, suite_id: int, upload: Upload) -> Suite:
         name, description, cases = suites.validated(
             upload.name, upload.description, suite.owner, upload.data, suite
         )
-        before = suite.config_state()
+        before = audit_state(suite)
         if cases != suites.cases_of(suite) and EvaluationRun.objects.filter(suite=suite).exists():
             raise Conflict(
                 "Evaluation runs were made on this suite: its cases stay as they are. Upload "
@@ -98,7 +108,7 @@ def replace(change: Change, suite_id: int, upload: Upload) -> Suite:
         )  # fmt: skip
         suite.refresh_from_db()
         suites.store_cases(suite, cases)
-        teams.record(AuditSubject.SUITE, target(suite), change.by, before, suite.config_state())
+        teams.record(AuditSubject.SUITE, target(suite), change.by, before, audit_state(suite))
         return suite
 
 
@@ -108,7 +118,7 @@ def delete(change: Change, suite_id: int) -> None:
         etags.check(change.if_match, "suite", suite.etag())
         if EvaluationRun.objects.filter(suite=suite).exists():
             raise Conflict("Evaluation runs were made on this suite: it stays for their reports.")
-        before, where = suite.config_state(), target(suite)
+        before, where = audit_state(suite), target(suite)
         if not Suite.objects.filter(pk=suite.pk, version=suite.version).delete()[0]:
             raise etags.Stale("suite", None)
         teams.record(AuditSubject.SUITE, where, change.by, before, None)
