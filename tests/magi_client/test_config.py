@@ -14,6 +14,7 @@ from tests.support.live_site import LiveMagi
 from tests.support.magi_client import (
     MAKE_STAFF,
     PAYMENTS_PANEL,
+    SMOKE_SUITE,
     SNAPSHOT,
     TWO_TEAMS,
     read_files,
@@ -252,3 +253,31 @@ def test_a_plan_gone_stale_is_refused_with_412_and_changes_nothing(magi, tmp_pat
     (line,) = failed.value.lines
     assert line.startswith(f"{PANEL_FILE}:1: ") and line.endswith("(412)"), line
     assert snapshot(magi) == before
+
+
+def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
+    """A directory's top-level panels/ and suites/ are MAGI's examples: no owner, no
+    team, seen by everyone (as judgements/examples/ is laid out)."""
+    shared = PAYMENTS_PANEL.replace("name: deploy gate", "name: shared gate").replace(
+        "reviewers:\n- user02\n", "reviewers: []\n"
+    )
+    files = {"panels/shared-gate.yaml": shared, "suites/shared-smoke.jsonl": SMOKE_SUITE}
+    root = write_files(tmp_path / "shared", files)
+    applied = magi_run(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    assert "+ create panel shared gate" in applied.stdout
+    owners = magi.manage(
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        "from judgements.models import Panel, Suite;"
+        "print(list(Panel.objects.filter(name='shared gate').values_list('owner', 'team')),"
+        "list(Suite.objects.filter(name='shared-smoke').values_list('owner', 'team')))",
+    )
+    assert owners.strip() == "[(None, None)] [(None, None)]"
+    assert magi_run(magi, "plan", str(root)).returncode == config.EXIT_OK
+    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    assert read_files(tmp_path / "exported")["panels/shared-gate.yaml"] == shared
+    assert read_files(tmp_path / "exported")["suites/shared-smoke.jsonl"] == SMOKE_SUITE

@@ -159,7 +159,8 @@ def plan_scope(
     wanted = {comparable(panel["name"]): panel for panel in spec.get("panels", [])}
     for key, panel in wanted.items():
         at = f"{address}.panels.{panel['name']}"
-        body = {**panel, "team": team}
+        # A shared panel (no team) is an example: staff make and change them as such.
+        body = {**panel, "team": team} if team else {**panel, "example": True}
         stored = scope.panels.get(key)
         if stored is None:
             plan.changes.append(Change("create", f"panel {where}{panel['name']}"))
@@ -194,7 +195,7 @@ def plan_suites(
     for key, suite in wanted.items():
         at = f"{address}.suites.{suite['name']}"
         stored = scope.suites.get(key)
-        query = {"name": suite["name"], **({"team": team} if team else {})}
+        query = {"name": suite["name"], **({"team": team} if team else {"example": "true"})}
         if stored is None:
             path = f"/api/suites/?{urllib.parse.urlencode(query | {'description': ''})}"
             plan.changes.append(Change("create", f"suite {where}{suite['name']}"))
