@@ -18,8 +18,19 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml scripts/install-local-model.sh
 	PYTHON=$(BIN)/python bash scripts/install-local-model.sh
 	touch $@
 
-$(VENV)/.installed-test: $(VENV)/.installed
+$(VENV)/.installed-test: $(VENV)/.installed $(VENV)/.installed-client
 	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+# The client on its own, as a CI job installs it (no Django, no editable link to this
+# checkout): its own virtualenv inside this one, for the tests that run the installed
+# `magi` (tests/support/magi_client.py). Again when any of its files changes.
+CLIENT_VENV := $(VENV)/magi-client
+CLIENT_FILES := $(shell find clients/magi-client -name build -prune -o -name '*.egg-info' -prune -o -type f \( -name '*.py' -o -name '*.json' -o -name '*.toml' \) -print)
+$(VENV)/.installed-client: $(BIN)/python $(CLIENT_FILES)
+	rm -rf $(CLIENT_VENV) clients/magi-client/build
+	$(PYTHON) -m venv $(CLIENT_VENV)
+	$(CLIENT_VENV)/bin/pip install --quiet ./clients/magi-client
 	touch $@
 
 setup: $(VENV)/.installed

@@ -9,7 +9,7 @@ import os
 from typing import TextIO
 
 from judgements.agent_tools.tools import ToolRefused, build
-from judgements.client.http import RequestFailed, Server
+from magi_client.http import RequestFailed, Server
 
 # A tool waits at most this long on top of the verdict it waits for.
 HTTP_TIMEOUT_SECONDS = 60

@@ -1,17 +1,15 @@
-"""The `magi` command installed with MAGI: tools that talk to a running MAGI over its
-HTTP API. No Django here: it needs only the server's URL and an API token."""
+"""The `magi` command installed with MAGI: the client's commands (gate, plan, apply,
+export: clients/magi-client, which installs on its own) and `magi mcp`, which serves
+MAGI's agent tools and needs the server's packages. No Django here either."""
 
-import argparse
 import sys
 
 from judgements.agent_tools import remote
-from judgements.cli import gate
+from magi_client.main import build_parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="magi", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    gate.add_parser(commands)
+    parser, commands = build_parser()
     remote.add_parser(commands)
     args = parser.parse_args(argv)
-    return args.run(args, sys.stdin, sys.stdout, sys.stderr)
+    return int(args.run(args, sys.stdin, sys.stdout, sys.stderr))

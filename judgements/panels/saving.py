@@ -5,12 +5,11 @@ A saved panel is three agents under a name, to start judgements from. Its agents
 validated exactly as a judgement's are (intake/cases.py's AgentFormSet) and stored as
 JSON. A judgement started from a panel copies them into its own Agent rows and records
 the panel (Judgement.panel), so editing the panel later changes no judgement. Example
-panels have no owner; they ship as JSON files in judgements/examples/panels/ and
+panels have no owner; they ship as YAML files in judgements/examples/panels/ and
 `manage.py load_examples` creates them (ensure_examples). Looking a panel up is
 intake/saved_panels.py's.
 """
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +29,11 @@ from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Certificate, Panel, agents_fingerprint
 from judgements.panels import versions
+from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
 NAME_MAX_CHARS = 100  # Panel.name's max_length
 DESCRIPTION_MAX_CHARS = 1_000
-EXAMPLE_FIELDS = ("name", "description", "agents")
 
 
 class PanelForm(django_forms.Form):
@@ -215,34 +214,34 @@ def bind_json(
 # The shipped examples.
 
 
-def ensure_examples(directory: Path = EXAMPLES_DIR) -> None:
-    """Create every example panel of judgements/examples/panels/ that does not exist yet
-    (by name). Existing ones are left as they are, edits by staff included. Their agents
-    run on the bundled model, so a new installation can judge with one click."""
-    for path in sorted(directory.glob("*.json")):
-        spec = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(spec, dict):
-            raise InvalidInput(
-                {path.name: ['Must be an object: {"name", "description", "agents"}.']}
-            )
-        unknown = sorted(set(spec) - set(EXAMPLE_FIELDS))
-        if unknown:
-            raise InvalidInput({f"{path.name}: {field}": ["Unknown field."] for field in unknown})
-        name = spec.get("name")
-        if isinstance(name, str) and name_taken(name, None):
+def ensure_examples(root: Path = EXAMPLES_DIR.parent) -> None:
+    """Create every example panel of judgements/examples/panels/ (`root`'s panels/) that
+    does not exist yet (by name). Existing ones are left as they are, edits by staff
+    included. Their agents run on the bundled model, so a new installation can judge with
+    one click. The files are a configuration directory's shared panels
+    (docs/config-as-code.md), read and checked as `magi apply` reads them."""
+    try:
+        shipped = config_directory.read(root)
+    except config_directory.BadDirectory as bad:
+        problems = {f"{p.file}:{p.line}: {p.field}": [p.message] for p in bad.problems}
+        raise InvalidInput(problems) from None
+    for spec in shipped.state.get("examples", {}).get("panels", []):
+        name = spec["name"]
+        if name_taken(name, None):
             continue
         try:
             save_panel(
                 owner=None,
                 name=name,
-                description=spec.get("description", ""),
-                agents=spec.get("agents"),
+                description=spec["description"],
+                agents=spec["agents"],
                 models=[BUNDLED_MODEL_NAME],
             )
         except InvalidInput as exc:
-            if isinstance(name, str) and name_taken(name, None):
+            if name_taken(name, None):
                 continue  # another process created it meanwhile
-            raise InvalidInput({f"{path.name}: {f}": m for f, m in exc.errors.items()}) from None
+            file = shipped.sources[f"examples.panels.{name}"].file
+            raise InvalidInput({f"{file}: {f}": m for f, m in exc.errors.items()}) from None
 
 
 # A choice of one of the panels a user may use, as the new-judgement page and a suite's

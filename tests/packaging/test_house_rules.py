@@ -12,12 +12,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 APP = REPO / "judgements"
 SITE = REPO / "magi_site"
+CLIENT = REPO / "clients" / "magi-client" / "src" / "magi_client"
 
 
 def sources() -> dict[str, ast.Module]:
     return {
         str(path.relative_to(REPO)): ast.parse(path.read_text())
-        for root in (APP, SITE)
+        for root in (APP, SITE, CLIENT)
         for path in sorted(root.rglob("*.py"))
         if "migrations" not in path.parts
     }
@@ -67,7 +68,8 @@ ENVIRONMENT_READERS = {
     "magi_site/asgi.py",
     # The `magi` command runs without Django (an import contract says so): MAGI_URL and
     # MAGI_TOKEN are its own options' defaults, not settings of a deployment.
-    "judgements/cli/gate.py",
+    "clients/magi-client/src/magi_client/gate.py",
+    "clients/magi-client/src/magi_client/config.py",
     "judgements/agent_tools/remote.py",
     # A llama.cpp server is started with this process's environment minus its secrets.
     "judgements/llm/local/servers.py",

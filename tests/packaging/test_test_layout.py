@@ -15,7 +15,7 @@ TESTS = ROOT / "tests" / "judgements"
 UNMIRRORED = {
     # Needs none: no logic of its own to test apart from the code it serves.
     "llm/local/process.py": "the server process itself, run by llm/local/test_servers.py",
-    "cli/main.py": "argument parsing only; cli/test_gate.py runs the installed command",
+    "cli/main.py": "argument parsing only; tests/magi_client/ run the installed command",
     "engine/worker.py": "starts the runner in the web process; magi_site/test_settings.py",
     # Gaps: tested through the pages, the API or the commands in another module today.
     "admin/base.py": "admin/test_admin.py (audit records cannot be changed)",

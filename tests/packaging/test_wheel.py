@@ -23,7 +23,16 @@ def run(command: list, **kwargs) -> subprocess.CompletedProcess:
 
 
 # What a build reads: the rest of the repo (tests, docs, var/) is not the app.
-SOURCES = ("pyproject.toml", "README.md", "magi_site", "judgements", "templates", "static")
+# clients/: the client package (magi_client), which the server packages from its one home.
+SOURCES = (
+    "pyproject.toml",
+    "README.md",
+    "magi_site",
+    "judgements",
+    "templates",
+    "static",
+    "clients",
+)
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +42,9 @@ def wheel(tmp_path_factory) -> Path:
     for name in SOURCES:
         if (REPO / name).is_dir():
             shutil.copytree(
-                REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__")
+                REPO / name,
+                source / name,
+                ignore=shutil.ignore_patterns("__pycache__", "build", "*.egg-info"),
             )
         else:
             shutil.copy(REPO / name, source / name)
@@ -81,9 +92,14 @@ def test_the_wheel_carries_every_module_and_data_file_of_the_app(wheel):
         for path in (REPO / package).rglob("*"):
             if path.is_file() and "__pycache__" not in path.parts:
                 assert str(path.relative_to(REPO)) in shipped, path
-    for directory, inside in (("templates", "magi_site/templates"), ("static", "magi_site/static")):
+    client = ("clients/magi-client/src/magi_client", "magi_client")
+    for directory, inside in (
+        ("templates", "magi_site/templates"),
+        ("static", "magi_site/static"),
+        client,
+    ):
         for path in (REPO / directory).rglob("*"):
-            if path.is_file():
+            if path.is_file() and "__pycache__" not in path.parts:
                 assert f"{inside}/{path.relative_to(REPO / directory)}" in shipped, path
 
 
@@ -119,5 +135,14 @@ def test_the_installed_app_migrates_and_serves_its_files(installed, tmp_path):
     # The console script for pipelines comes with it and starts without Django settings.
     gate_help = run([installed.with_name("magi"), "gate", "--help"], cwd=tmp_path)
     assert "exit status: 0 approved" in gate_help.stdout.replace("\n", " ")
+    # The client's commands and the server's own `magi mcp`, with the client's schemas.
+    commands = run([installed.with_name("magi"), "--help"], cwd=tmp_path).stdout
+    assert "{gate,plan,apply,export,mcp}" in commands
+    schemas = (
+        "from importlib.resources import files;"
+        "print(sorted(p.name for p in files('magi_client.schemas').iterdir()))"
+    )
+    listed = run([installed, "-c", schemas], env=env, cwd=tmp_path).stdout
+    assert "magi-panel.schema.json" in listed
     # The last line: Django's shell first says how many names it imported.
     assert shown.stdout.splitlines()[-1].split() == ["True", "4", "12"]

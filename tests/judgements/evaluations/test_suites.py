@@ -4,6 +4,7 @@ rules as a judgement's, import, export and the shipped examples."""
 import json
 
 import pytest
+import yaml
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import suites
@@ -252,7 +253,7 @@ def test_an_invalid_suite_stores_nothing(user):
 
 
 def test_every_example_panel_has_a_starter_a_red_team_and_a_held_out_suite():
-    panels = {p.stem for p in (suites.EXAMPLES_DIR.parent / "panels").glob("*.json")}
+    panels = {p.stem for p in (suites.EXAMPLES_DIR.parent / "panels").glob("*.yaml")}
     assert panels
     names = {path.stem for path in suites.example_files()}
     kinds = ("starter", "redteam", "holdout")
@@ -282,7 +283,7 @@ def test_each_shipped_case_is_a_valid_judgement_for_its_panel(settings):
     settings.MAGI_LOCAL_MODELS = {}
     panels_dir = suites.EXAMPLES_DIR.parent / "panels"
     for path in suites.example_files():
-        panel = json.loads((panels_dir / f"{path.stem.split('-', 1)[1]}.json").read_text())
+        panel = yaml.safe_load((panels_dir / f"{path.stem.split('-', 1)[1]}.yaml").read_text())
         for case in suites.parse_jsonl(path.read_bytes()):
             # The panel rule: approved exactly when at least two agents approve.
             approvals = case["expected_agents"].count("approve")

@@ -12,8 +12,6 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from judgements.cli import gate
-from judgements.client.http import OverBudget, refusal
 from judgements.intake import budgets
 from judgements.intake.start import Submission, submit
 from judgements.models import (
@@ -25,6 +23,8 @@ from judgements.models import (
     LLMAttempt,
     Status,
 )
+from magi_client import gate
+from magi_client.http import OverBudget, refusal
 from tests.support.cases import case_for
 from tests.support.evaluations import SUITE, start
 

@@ -6,6 +6,7 @@ import asyncio
 import json
 
 import pytest
+import yaml
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.test import AsyncClient
@@ -41,7 +42,7 @@ def test_the_examples_ship_with_the_bundled_model(example_panels):
         assert panel.owner is None and panel.description
         assert [a["model"] for a in panel.agents] == [local_files.BUNDLED_MODEL_NAME] * 3
         assert [a["name"] for a in panel.agents] == ["Melchior", "Balthasar", "Casper"]
-    travel = json.loads((saving.EXAMPLES_DIR / "travel-expense.json").read_text())
+    travel = yaml.safe_load((saving.EXAMPLES_DIR / "travel-expense.yaml").read_text())
     assert saved_panels.agents_of(example_panels["travel-expense"]) == travel["agents"]
 
 
@@ -63,14 +64,15 @@ def test_a_deleted_example_comes_back(example_panels):
 def test_an_invalid_example_file_is_refused_naming_file_and_field(fake_llm, tmp_path):
     fake_llm.script(local_files.BUNDLED_MODEL_NAME)
     spec = {"name": "broken", "description": "", "agents": agents("a", "b", "c")}
-    (tmp_path / "broken.json").write_text(json.dumps(spec))
+    (tmp_path / "panels").mkdir()
+    (tmp_path / "panels" / "broken.yaml").write_text(yaml.safe_dump(spec))
     with pytest.raises(InvalidInput) as refused:
         saving.ensure_examples(tmp_path)
     # model-a is served, but an example must run on the bundled model.
     assert list(refused.value.errors) == [
-        "broken.json: agents[0].model",
-        "broken.json: agents[1].model",
-        "broken.json: agents[2].model",
+        "panels/broken.yaml: agents[0].model",
+        "panels/broken.yaml: agents[1].model",
+        "panels/broken.yaml: agents[2].model",
     ]
     assert not Panel.objects.exists()
 

@@ -1,4 +1,4 @@
-"""A running MAGI's HTTP API from outside (judgements/client/http.py): what each answer
+"""A running MAGI's HTTP API from outside (magi_client/http.py): what each answer
 becomes, against a real HTTP server on loopback."""
 
 import http.server
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from judgements.client.http import Refused, RetryLater, Server, Unreachable
+from magi_client.http import Refused, RetryLater, Server, Unreachable
 
 
 class Answers(http.server.BaseHTTPRequestHandler):

@@ -1,13 +1,15 @@
 """A running MAGI's HTTP API, from outside: one request with an API token, its JSON
 answer, and why it failed in words (unreachable, refused, or worth another try). No
-Django: it runs in programs that talk to a MAGI elsewhere, `magi gate` (cli/gate.py) and
-`magi mcp` (agent_tools/remote.py), each of which says in its own terms what a failure
+Django: it runs in programs that talk to a MAGI elsewhere, `magi gate` (gate.py), `magi
+plan`, `apply` and `export` (config.py) and the server's `magi mcp`
+(judgements/agent_tools/remote.py), each of which says in its own terms what a failure
 means (an exit status, a tool's refusal)."""
 
 import json
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from typing import Any
 
 # Between tries after a refusal (429 without Retry-After), a 5xx or a dropped connection.
 RETRY_SECONDS = 2.0
@@ -18,7 +20,16 @@ class RequestFailed(Exception):
 
 
 class Refused(RequestFailed):
-    """The server refused the request (a 4xx other than 429): trying again will not help."""
+    """The server refused the request (a 4xx other than 429): trying again will not help.
+    `errors`: the answer's invalid fields by path, for a caller that tells them apart."""
+
+    def __init__(
+        self, message: str, status: int = 400, answer: dict[str, Any] | None = None
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.answer = answer or {}
+        self.errors: dict[str, list[str]] = self.answer.get("errors") or {}
 
 
 class RetryLater(RequestFailed):
@@ -52,6 +63,15 @@ class Server:
     ) -> dict:
         """One request; the JSON answer of a 2xx. Raises Refused, or RetryLater (Unreachable
         among them) for what a later try may get past."""
+        return json.loads(self.send(method, path, body, headers) or b"{}")
+
+    def text(self, method: str, path: str) -> str:
+        """One request whose answer is text (a suite's JSONL), as UTF-8."""
+        return self.send(method, path, None, {"Accept": "*/*"}).decode("utf-8")
+
+    def send(
+        self, method: str, path: str, body: dict | None, headers: dict[str, str] | None
+    ) -> bytes:
         request = urllib.request.Request(
             self.url.rstrip("/") + path,
             method=method,
@@ -65,7 +85,7 @@ class Server:
         )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                return json.loads(response.read() or b"{}")
+                return bytes(response.read())
         except urllib.error.HTTPError as refused:
             raise refusal(refused) from None
         except (urllib.error.URLError, ConnectionError, TimeoutError) as away:
@@ -81,6 +101,8 @@ def refusal(refused: urllib.error.HTTPError) -> RequestFailed:
         answer = json.loads(refused.read() or b"{}")
     except ValueError:
         answer = {}
+    if not isinstance(answer, dict):
+        answer = {}
     message = answer.get("error") or refused.reason
     fields = answer.get("errors") or {}
     if fields:
@@ -91,5 +113,5 @@ def refusal(refused: urllib.error.HTTPError) -> RequestFailed:
     if refused.code >= 500:
         return RetryLater(f"server error {refused.code}: {message}")
     if refused.code == 402:
-        return OverBudget(f"refused (402): {message}")
-    return Refused(f"refused ({refused.code}): {message}")
+        return OverBudget(f"refused (402): {message}", 402, answer)
+    return Refused(f"refused ({refused.code}): {message}", refused.code, answer)

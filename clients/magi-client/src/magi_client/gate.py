@@ -16,7 +16,7 @@ import os
 import time
 from typing import TextIO
 
-from judgements.client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
+from magi_client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
 
 EXIT_APPROVED = 0
 EXIT_ERROR = 1

@@ -1,38 +1,23 @@
-"""`magi gate` against a running MAGI over real HTTP: the console script installed with
-MAGI, a saved panel, the suite's scripted model server. Exit 0 only for an approval."""
+"""`magi gate` against a running MAGI over real HTTP: the console script of the client
+distribution, installed on its own (tests/support/magi_client.py), a saved panel, the suite's
+scripted model server. Exit 0 only for an approval."""
 
 import json
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from judgements.cli import gate
+from magi_client import gate
 from tests.support.live_site import LiveMagi
+from tests.support.magi_client import CREATE_GATE_PANELS, INSTALLED_MAGI, script_votes
 
-MAGI = Path(sys.executable).with_name("magi")
-
-CREATE_PANELS = """
-from django.contrib.auth import get_user_model
-from judgements.models import Panel
-from judgements.panels import saving
-owner = get_user_model().objects.get(username={username!r})
-names = (("Melchior", "model-a"), ("Balthasar", "model-b"), ("Casper", "model-c"))
-agents = [{{"name": name, "model": model, "criteria": name + " approves only safe deploys."}}
-          for name, model in names]
-saving.save_panel(owner=owner, name="deploy", agents=agents)
-held = saving.save_panel(owner=owner, name="deploy-held", agents=agents)
-Panel.objects.filter(pk=held.pk).update(hold_contested=True)
-broken = [dict(agent, model="model-d") for agent in agents]
-saving.save_panel(owner=owner, name="broken", agents=broken)
-"""
+MAGI = INSTALLED_MAGI
 
 
 @pytest.fixture(scope="module")
 def magi(llm_server, tmp_path_factory):
     site = LiveMagi(tmp_path_factory.mktemp("gate"), llm_server.base_url, users=1).start()
-    site.manage("shell", "-v", "0", "-c", CREATE_PANELS.format(username=site.usernames[0]))
+    site.manage("shell", "-v", "0", "-c", CREATE_GATE_PANELS.format(username=site.usernames[0]))
     site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
     yield site
     site.stop()
@@ -40,12 +25,7 @@ def magi(llm_server, tmp_path_factory):
 
 @pytest.fixture
 def votes(fake_llm):
-    """Approve content marked `ship-it`, reject `no-go`, split 2-1 on `maybe`."""
-    for model, on_maybe in (("model-a", "AAA"), ("model-b", "AAA"), ("model-c", "RRR")):
-        fake_llm.script(model, votes_when={"ship-it": "AAA", "no-go": "RRR", "maybe": on_maybe})
-    # A 400 is not retried: the first agent's call fails the judgement.
-    fake_llm.script("model-d", failures={1: ["400"] * 10})
-    return fake_llm
+    return script_votes(fake_llm)
 
 
 def run_gate(magi, *args, content="Deploy abc123: ship-it.", token=None, url=None):

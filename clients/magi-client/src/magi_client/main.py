@@ -1,0 +1,24 @@
+"""The `magi` command: tools that talk to a running MAGI over its HTTP API, installed
+on their own (`pip install ./clients/magi-client`) with no Django, database or model
+runtime. The server's own `magi` (judgements/cli/main.py) is this one plus `magi mcp`."""
+
+import argparse
+import sys
+
+from magi_client import config, gate
+
+Commands = argparse._SubParsersAction  # the subcommands' parsers, for the server's mcp
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, Commands]:
+    parser = argparse.ArgumentParser(prog="magi", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    gate.add_parser(commands)
+    config.add_parsers(commands)
+    return parser, commands
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, _ = build_parser()
+    args = parser.parse_args(argv)
+    return int(args.run(args, sys.stdin, sys.stdout, sys.stderr))

@@ -1,0 +1,316 @@
+"""A plan: what makes the server match a configuration directory, as the changes a person
+reads (create, change field by field with the certificates a change voids, delete) and
+the operations of one `POST /api/batch/` that carry them out in one transaction.
+
+Objects are matched by name as MAGI compares names (case and spacing aside): a team by
+its name, a panel or a suite by its team and name, a budget by whose it is (the team, one
+of its panels, one of its members), its period and its unit. A renamed panel is a
+deletion and a creation. Without --prune nothing is deleted: what the server holds and
+the directory does not is listed as left alone.
+"""
+
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any
+
+from magi_client.directory import comparable
+from magi_client.server_state import (
+    Scope,
+    ServerState,
+    Stored,
+    budget_key,
+    same_limit,
+    suite_cases,
+)
+
+
+@dataclass
+class Change:
+    action: str  # create, change, delete
+    what: str  # "panel payments/deploy gate"
+    fields: list[dict[str, Any]] = field(default_factory=list)
+    voids: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "action": self.action,
+            "what": self.what,
+            "fields": self.fields,
+            "voids": self.voids,
+        }
+
+
+@dataclass
+class Operation:
+    """One operation of the batch, and where in the directory its fields came from (an
+    address of Directory.sources, and how the API's field paths read there)."""
+
+    method: str
+    path: str
+    body: Any
+    if_match: str | None = None
+    address: str = ""
+    fields: dict[str, str] = field(default_factory=dict)
+
+    def as_json(self) -> dict[str, Any]:
+        sent = {"method": self.method, "path": self.path, "body": self.body}
+        return sent | ({"if_match": self.if_match} if self.if_match else {})
+
+    def field_address(self, api_field: str) -> str:
+        """The directory address of a field the server names in this operation's body."""
+        for prefix, local in self.fields.items():
+            if api_field == prefix or api_field.startswith(prefix + "."):
+                return self.address + local + api_field[len(prefix) :]
+        return f"{self.address}.{api_field}" if api_field else self.address
+
+
+@dataclass
+class Plan:
+    changes: list[Change] = field(default_factory=list)
+    operations: list[Operation] = field(default_factory=list)
+    deletions: list[Operation] = field(default_factory=list)
+    left_alone: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "changes": [change.as_json() for change in self.changes],
+            "left_alone": self.left_alone,
+        }
+
+    def batch(self) -> list[Operation]:
+        return self.operations + self.deletions
+
+
+def differences(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+    """Field by field: `agents[1].criteria` rather than the whole list of agents."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        found = []
+        for key in [*before, *[k for k in after if k not in before]]:
+            at = f"{path}.{key}" if path else key
+            found += differences(before.get(key), after.get(key), at)
+        return found
+    if (
+        isinstance(before, list)
+        and isinstance(after, list)
+        and len(before) == len(after)
+        and all(isinstance(item, dict) for item in before + after)
+    ):
+        found = []
+        for index, (one, other) in enumerate(zip(before, after, strict=True)):
+            found += differences(one, other, f"{path}[{index}]")
+        return found
+    return [] if before == after else [{"field": path, "before": before, "after": after}]
+
+
+Fields = list[dict[str, Any]]
+
+
+def fingerprint(agents: list[dict]) -> list[tuple[str, str]]:
+    """What a certificate measured: each agent's model and criteria, in order."""
+    return [(agent["model"], agent["criteria"]) for agent in agents]
+
+
+def make(desired: dict[str, Any], server: ServerState, prune: bool) -> Plan:
+    plan = Plan()
+    if "examples" in desired:
+        scope = server.scopes.get(None, Scope())
+        plan_scope(plan, desired["examples"], scope, None, "examples", prune)
+    for team, spec in sorted(desired["teams"].items()):
+        plan_team(plan, team, spec, server, prune)
+    return plan
+
+
+def plan_team(plan: Plan, team: str, spec: dict, server: ServerState, prune: bool) -> None:
+    address = f"teams.{team}"
+    stored = server.teams.get(team)
+    members = spec.get("members")
+    if stored is None:
+        body = {"name": team, "members": members or []}
+        plan.changes.append(
+            Change("create", f"team {team}", differences({}, {"members": body["members"]}))
+        )
+        plan.operations.append(
+            Operation("POST", "/api/teams/", body, None, address, {"members": ".members"})
+        )
+    elif members is not None and members != stored.spec["members"]:
+        change = Change("change", f"team {team}", differences(stored.spec, {"members": members}))
+        plan.changes.append(change)
+        body = {"name": team, "members": members}
+        plan.operations.append(
+            Operation(
+                "PUT",
+                f"/api/teams/{stored.id}/",
+                body,
+                stored.etag,
+                address,
+                {"members": ".members"},
+            )
+        )
+    plan_scope(plan, spec, server.scopes.get(team, Scope()), team, address, prune)
+    if "budgets" in spec:
+        known = members if members is not None else (stored.spec["members"] if stored else [])
+        plan_budgets(plan, team, spec["budgets"], server.team_budgets(team, known), server, prune)
+
+
+def plan_scope(
+    plan: Plan, spec: dict, scope: Scope, team: str | None, address: str, prune: bool
+) -> None:
+    where = f"{team}/" if team else ""
+    wanted = {comparable(panel["name"]): panel for panel in spec.get("panels", [])}
+    for key, panel in wanted.items():
+        at = f"{address}.panels.{panel['name']}"
+        # A shared panel (no team) is an example: staff make and change them as such.
+        body = {**panel, "team": team} if team else {**panel, "example": True}
+        stored = scope.panels.get(key)
+        if stored is None:
+            plan.changes.append(Change("create", f"panel {where}{panel['name']}"))
+            plan.operations.append(Operation("POST", "/api/panels/", body, None, at))
+            continue
+        changed = differences(stored.spec, panel)
+        if changed:
+            voids = []
+            if fingerprint(stored.spec["agents"]) != fingerprint(panel["agents"]):
+                voids = [f"certificate {c}" for c in stored.extra.get("certificates", [])]
+            plan.changes.append(Change("change", f"panel {where}{panel['name']}", changed, voids))
+            plan.operations.append(
+                Operation("PUT", f"/api/panels/{stored.id}/", body, stored.etag, at)
+            )
+    for key, stored in sorted(scope.panels.items()):
+        if key not in wanted:
+            delete(
+                plan,
+                f"panel {where}{stored.spec['name']}",
+                f"/api/panels/{stored.id}/",
+                stored,
+                prune,
+            )
+    plan_suites(plan, spec, scope, team, address, prune)
+
+
+def plan_suites(
+    plan: Plan, spec: dict, scope: Scope, team: str | None, address: str, prune: bool
+) -> None:
+    where = f"{team}/" if team else ""
+    wanted = {comparable(suite["name"]): suite for suite in spec.get("suites", [])}
+    for key, suite in wanted.items():
+        at = f"{address}.suites.{suite['name']}"
+        stored = scope.suites.get(key)
+        query = {"name": suite["name"], **({"team": team} if team else {"example": "true"})}
+        if stored is None:
+            path = f"/api/suites/?{urllib.parse.urlencode(query | {'description': ''})}"
+            plan.changes.append(Change("create", f"suite {where}{suite['name']}"))
+            plan.operations.append(Operation("POST", path, suite["cases"], None, at))
+            continue
+        before, after = suite_cases(stored.spec["cases"]), suite_cases(suite["cases"])
+        if before != after:
+            description = stored.extra.get("description", "")
+            described = urllib.parse.urlencode(query | {"description": description})
+            path = f"/api/suites/{stored.id}.jsonl?{described}"
+            plan.changes.append(
+                Change("change", f"suite {where}{suite['name']}", case_differences(before, after))
+            )
+            plan.operations.append(Operation("PUT", path, suite["cases"], stored.etag, at))
+    for key, stored in sorted(scope.suites.items()):
+        if key not in wanted:
+            delete(
+                plan,
+                f"suite {where}{stored.spec['name']}",
+                f"/api/suites/{stored.id}/",
+                stored,
+                prune,
+            )
+
+
+def case_differences(before: list[dict], after: list[dict]) -> list[dict[str, Any]]:
+    old = {case["id"]: case for case in before}
+    new = {case["id"]: case for case in after}
+    found: list[dict[str, Any]] = []
+    for case_id in [*old, *[i for i in new if i not in old]]:
+        if old.get(case_id) != new.get(case_id):
+            found.append(
+                {
+                    "field": f"cases[{case_id}]",
+                    "before": old.get(case_id),
+                    "after": new.get(case_id),
+                }
+            )
+    if not found:
+        found.append({"field": "cases (order)", "before": list(old), "after": list(new)})
+    return found
+
+
+def budget_words(team: str, spec: dict[str, Any]) -> str:
+    whose = (
+        f"panel {spec['panel']}"
+        if "panel" in spec
+        else f"user {spec['user']}"
+        if "user" in spec
+        else "the team"
+    )
+    return f"budget of {team}: {whose}, a {spec['period']}, in {spec['unit']}"
+
+
+def budget_body(team: str, spec: dict, server: ServerState) -> dict[str, Any]:
+    if "panel" in spec:
+        stored = server.scopes.get(team, Scope()).panels.get(comparable(spec["panel"]))
+        whose: dict[str, Any] = {"panel": stored.id if stored else spec["panel"]}
+    elif "user" in spec:
+        whose = {"user": spec["user"]}
+    else:
+        whose = {"team": team}
+    limit = "limit_usd" if spec["unit"] == "usd" else "limit_tokens"
+    return whose | {"period": spec["period"], limit: spec["limit"]}
+
+
+def plan_budgets(
+    plan: Plan,
+    team: str,
+    wanted: list[dict],
+    stored: list[Stored],
+    server: ServerState,
+    prune: bool,
+) -> None:
+    by_key = {budget_key(budget.spec): budget for budget in stored}
+    address = f"teams.{team}"
+    for index, spec in enumerate(wanted):
+        fields = {
+            "limit_usd": ".limit",
+            "limit_tokens": ".limit",
+            "panel": ".panel",
+            "user": ".user",
+            "team": "",
+            "scope": "",
+            "limit": ".limit",
+        }
+        at = f"{address}.budgets[{index}]"
+        body = budget_body(team, spec, server)
+        existing = by_key.pop(budget_key(spec), None)
+        if existing is None:
+            plan.changes.append(
+                Change(
+                    "create", budget_words(team, spec), differences({}, {"limit": spec["limit"]})
+                )
+            )
+            plan.operations.append(Operation("POST", "/api/budgets/", body, None, at, fields))
+        elif not same_limit(existing.spec["limit"], spec["limit"]):
+            change = differences({"limit": existing.spec["limit"]}, {"limit": spec["limit"]})
+            plan.changes.append(Change("change", budget_words(team, spec), change))
+            plan.operations.append(
+                Operation("PUT", f"/api/budgets/{existing.id}/", body, existing.etag, at, fields)
+            )
+    for existing in by_key.values():
+        delete(
+            plan, budget_words(team, existing.spec), f"/api/budgets/{existing.id}/", existing, prune
+        )
+
+
+def delete(plan: Plan, what: str, path: str, stored: Stored, prune: bool) -> None:
+    if not prune:
+        plan.left_alone.append(what)
+        return
+    plan.changes.append(Change("delete", what))
+    # Deletions last, budgets before the panels they limit (the list is built in order).
+    plan.deletions.insert(
+        0 if what.startswith("budget") else len(plan.deletions),
+        Operation("DELETE", path, None, stored.etag),
+    )

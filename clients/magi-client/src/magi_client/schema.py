@@ -1,0 +1,247 @@
+"""The JSON Schemas of a configuration directory's files, written once here: `magi plan`
+checks every file against them, and `python -m magi_client.schema DIR` writes them as the
+published .json files (the package's schemas/ and the repository's docs/schemas/), so an
+editor can check a file as it is typed.
+
+`problems` checks a value against a schema: only the keywords these schemas use (type,
+properties, required, additionalProperties, enum, items, min/maxItems, uniqueItems,
+min/maxLength, exclusiveMinimum), so the client needs no validation library; the test
+suite holds it to the reference implementation (jsonschema) on every file it checks.
+"""
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+Schema = dict[str, Any]
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+PANEL_SIZE = 3
+VERDICTS = ["approve", "reject"]
+NAME_MAX_CHARS = 100
+
+
+def text(description: str, max_chars: int, min_chars: int = 1) -> Schema:
+    return {
+        "type": "string",
+        "minLength": min_chars,
+        "maxLength": max_chars,
+        "description": description,
+    }
+
+
+def usernames(description: str) -> Schema:
+    return {
+        "type": "array",
+        "items": text("A user's username.", 150),
+        "uniqueItems": True,
+        "description": description,
+    }
+
+
+AGENT: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "model", "criteria"],
+    "properties": {
+        "name": text("The agent's name, unique in the panel.", 100),
+        "model": text("One of the deployment's models (GET /api/models/ lists them).", 200),
+        "criteria": text("What the agent approves and rejects.", 10_000),
+    },
+}
+
+PANEL: Schema = {
+    "$schema": DRAFT,
+    "$id": "magi-panel.schema.json",
+    "title": "A MAGI panel: panels/<name>.yaml",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "agents"],
+    "properties": {
+        "name": text("The panel's name, unique in its team (case and spacing aside).", 100),
+        "description": text("What the panel judges.", 1_000, min_chars=0),
+        "agents": {
+            "type": "array",
+            "minItems": PANEL_SIZE,
+            "maxItems": PANEL_SIZE,
+            "items": AGENT,
+            "description": "Exactly three agents, in vote order (weights 0.1, 0.4, 0.5).",
+        },
+        "hold_contested": {
+            "type": ["boolean", "null"],
+            "description": "Hold contested verdicts for a person; null: the deployment decides.",
+        },
+        "run_checks": {
+            "type": ["boolean", "null"],
+            "description": "Run the checks beside the vote; null: the deployment decides.",
+        },
+        "reviewers": usernames("Members of the team who review its contested verdicts."),
+        "team_reviews": {"type": "boolean", "description": "Every member of the team reviews."},
+        "four_eyes": {
+            "type": "boolean",
+            "description": "Nobody confirms or overrides a judgement they started.",
+        },
+        "notify_contested": {
+            "type": "boolean",
+            "description": "Email the reviewers about contested verdicts too.",
+        },
+    },
+}
+
+BUDGET: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["period", "limit", "unit"],
+    "properties": {
+        "period": {"enum": ["day", "month"], "description": "Per UTC day or month."},
+        "limit": {"type": "number", "exclusiveMinimum": 0, "description": "How much."},
+        "unit": {"enum": ["usd", "tokens"], "description": "US dollars or tokens."},
+        "panel": text("Only this panel of the team (its name); else the whole team.", 100),
+        "user": text("Only this member (a username); else the whole team.", 150),
+    },
+}
+
+TEAM: Schema = {
+    "$schema": DRAFT,
+    "$id": "magi-team.schema.json",
+    "title": "A MAGI team: teams/<team>/team.yaml",
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        "members": usernames("The team's members; absent: left as they are."),
+        "budgets": {
+            "type": "array",
+            "items": BUDGET,
+            "description": "Spending limits of the team, its panels or its members.",
+        },
+    },
+}
+
+SUITE_CASE: Schema = {
+    "$schema": DRAFT,
+    "$id": "magi-suite-case.schema.json",
+    "title": "One case of a MAGI suite: a line of suites/<name>.jsonl",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "content", "expected"],
+    "properties": {
+        "id": text("Unique in the suite, ignoring case.", 100),
+        "title": text("A short title.", 200, min_chars=0),
+        "content": text("What the panel judges.", 100_000),
+        "expected": {"enum": VERDICTS, "description": "The right verdict."},
+        "expected_agents": {
+            "type": "array",
+            "minItems": PANEL_SIZE,
+            "maxItems": PANEL_SIZE,
+            "items": {"enum": VERDICTS},
+            "description": "The right final decision of each agent, in panel order.",
+        },
+        "tags": {
+            "type": "array",
+            "maxItems": 20,
+            "items": text("A label to group cases by.", 40),
+        },
+    },
+}
+
+# The published file of each schema, by the files it describes.
+PUBLISHED = {
+    "magi-panel.schema.json": PANEL,
+    "magi-team.schema.json": TEAM,
+    "magi-suite-case.schema.json": SUITE_CASE,
+}
+
+JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "object": (dict,),
+    "array": (list,),
+    "string": (str,),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "integer": (int,),  # before number: 3 is said to be an integer
+    "number": (int, float),
+}
+
+
+def type_name(value: Any) -> str:
+    for name, kinds in JSON_TYPES.items():
+        if isinstance(value, kinds) and not (isinstance(value, bool) and name != "boolean"):
+            return name
+    return type(value).__name__
+
+
+def has_type(value: Any, name: str) -> bool:
+    if isinstance(value, bool):
+        return name == "boolean"
+    return isinstance(value, JSON_TYPES[name])
+
+
+def problems(value: Any, schema: Schema, path: str = "") -> list[tuple[str, str]]:
+    """(field path, message) for every way `value` breaks `schema`; paths as the API names
+    fields: `agents[0].model`, `budgets[1].unit`."""
+    types = schema.get("type")
+    if types is not None:
+        wanted = [types] if isinstance(types, str) else types
+        if not any(has_type(value, name) for name in wanted):
+            return [(path, f"Must be {' or '.join(wanted)}, not {type_name(value)}.")]
+    if "enum" in schema and value not in schema["enum"]:
+        choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
+        return [(path, f"Must be one of {choices}, not {json.dumps(value)}.")]
+    found: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        found += object_problems(value, schema, path)
+    elif isinstance(value, list):
+        found += array_problems(value, schema, path)
+    elif isinstance(value, str):
+        if len(value) < schema.get("minLength", 0):
+            found.append((path, "Must not be empty."))
+        if len(value) > schema.get("maxLength", len(value)):
+            found.append((path, f"Must be at most {schema['maxLength']} characters."))
+    elif isinstance(value, int | float) and not value > schema.get("exclusiveMinimum", value - 1):
+        found.append((path, f"Must be more than {schema['exclusiveMinimum']}."))
+    return found
+
+
+def object_problems(value: dict, schema: Schema, path: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    known = schema.get("properties", {})
+    prefix = f"{path}." if path else ""
+    for field in schema.get("required", []):
+        if field not in value:
+            found.append((f"{prefix}{field}", "Required."))
+    for field, item in value.items():
+        if field in known:
+            found += problems(item, known[field], f"{prefix}{field}")
+        elif schema.get("additionalProperties") is False:
+            found.append((f"{prefix}{field}", f"Unknown field; the fields are {', '.join(known)}."))
+    return found
+
+
+def array_problems(value: list, schema: Schema, path: str) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
+        low, high = schema.get("minItems", 0), schema.get("maxItems")
+        size = f"exactly {low}" if low == high else f"at most {high}" if high else f"{low}+"
+        found.append((path, f"Must hold {size} items, not {len(value)}."))
+    if schema.get("uniqueItems") and len({json.dumps(item) for item in value}) < len(value):
+        found.append((path, "Must not name one item twice."))
+    if "items" in schema:
+        for index, item in enumerate(value):
+            found += problems(item, schema["items"], f"{path}[{index}]")
+    return found
+
+
+def write(directory: Path) -> list[Path]:
+    """Write the published schemas into `directory`; the files written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name, schema in PUBLISHED.items():
+        path = directory / name
+        path.write_text(json.dumps(schema, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    for target in sys.argv[1:]:
+        for path in write(Path(target)):
+            print(path)

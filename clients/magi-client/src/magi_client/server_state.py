@@ -1,0 +1,173 @@
+"""What a running MAGI holds of what a configuration directory describes, read through the
+API's list endpoints (docs/api.md): teams, panels, suites with their cases, budgets, each
+with its id and ETag, in the directory's own shape, so that a plan compares like with
+like and an export writes it as files.
+
+Only what a directory can describe is read: a team's panels and suites, and the shared
+ones with neither owner nor team (MAGI's examples, read only with a staff token). A
+person's own panels, outside any team, are theirs, not configuration.
+"""
+
+import json
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from magi_client.directory import PANEL_FIELDS, comparable
+from magi_client.http import Refused, Server
+
+SUITE_OPTIONAL: dict[str, Any] = {"title": "", "expected_agents": None, "tags": []}
+
+
+@dataclass
+class Stored:
+    """An object on the server: its id, its ETag for If-Match, and its configuration in
+    the directory's shape."""
+
+    id: int
+    etag: str
+    spec: dict[str, Any]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Scope:
+    """The panels and suites of one team (or the shared ones), by comparable name."""
+
+    panels: dict[str, Stored] = field(default_factory=dict)
+    suites: dict[str, Stored] = field(default_factory=dict)
+
+
+@dataclass
+class ServerState:
+    staff: bool
+    teams: dict[str, Stored]
+    scopes: dict[str | None, Scope]  # by team name; None: shared (examples)
+    budgets: list[Stored]
+
+    def team_budgets(self, team: str, members: list[str]) -> list[Stored]:
+        """The budgets a team's team.yaml describes: the team's own, its panels', and
+        those of its members."""
+        panel_ids = {panel.id for panel in self.scopes.get(team, Scope()).panels.values()}
+        return [
+            budget
+            for budget in self.budgets
+            if budget.extra.get("team") == team
+            or budget.extra.get("panel") in panel_ids
+            or (budget.extra.get("user") in members)
+        ]
+
+
+def read(server: Server) -> ServerState:
+    staff = is_staff(server)
+    teams = {
+        team["name"]: Stored(team["id"], team["etag"], {"members": sorted(team["members"])})
+        for team in server.call("GET", "/api/teams/")["teams"]
+    }
+    scopes: dict[str | None, Scope] = {name: Scope() for name in teams}
+    if staff:
+        scopes[None] = Scope()
+    names: dict[int, str] = {}
+    for panel in server.call("GET", "/api/panels/")["panels"]:
+        scope = scope_of(panel, scopes)
+        if scope is not None:
+            spec = {name: panel[name] for name in PANEL_FIELDS}
+            spec["reviewers"] = sorted(spec["reviewers"])
+            extra = {"certificates": panel.get("certificates", []), "team": panel["team"]}
+            scope.panels[comparable(panel["name"])] = Stored(
+                panel["id"], panel["etag"], spec, extra
+            )
+            names[panel["id"]] = panel["name"]
+    for suite in server.call("GET", "/api/suites/")["suites"]:
+        scope = scope_of(suite, scopes)
+        if scope is not None:
+            cases = server.text("GET", f"/api/suites/{suite['id']}.jsonl")
+            spec = {"name": suite["name"], "cases": cases}
+            extra = {"description": suite.get("description", ""), "team": suite["team"]}
+            scope.suites[comparable(suite["name"])] = Stored(
+                suite["id"], suite["etag"], spec, extra
+            )
+    budgets = [
+        budget_of(budget, names) for budget in server.call("GET", "/api/budgets/")["budgets"]
+    ]
+    return ServerState(staff, teams, scopes, budgets)
+
+
+def is_staff(server: Server) -> bool:
+    """Staff may list the users; anyone else is refused (403)."""
+    try:
+        server.call("GET", "/api/users/")
+    except Refused as refused:
+        if refused.status in (403, 404):
+            return False
+        raise
+    return True
+
+
+def scope_of(thing: dict, scopes: dict[str | None, Scope]) -> Scope | None:
+    if thing.get("team") is not None:
+        return scopes.get(thing["team"])
+    if thing.get("owner") is None:
+        return scopes.get(None)
+    return None  # someone's own, outside any team
+
+
+def budget_of(budget: dict, panel_names: dict[int, str]) -> Stored:
+    spec: dict[str, Any] = {"period": budget["period"]}
+    if budget.get("limit_usd") is not None:
+        spec |= {"limit": budget["limit_usd"], "unit": "usd"}
+    else:
+        spec |= {"limit": budget["limit_tokens"], "unit": "tokens"}
+    if budget.get("panel") is not None:
+        spec["panel"] = budget.get("panel_name") or panel_names.get(budget["panel"], "")
+    elif budget.get("user") is not None:
+        spec["user"] = budget["user"]
+    extra = {key: budget.get(key) for key in ("team", "user", "panel")}
+    return Stored(budget["id"], budget["etag"], spec, extra)
+
+
+def budget_key(spec: dict[str, Any]) -> tuple:
+    """What tells a team's budgets apart: whose (the team, a panel, a user), the period and
+    the unit."""
+    panel = comparable(spec["panel"]) if "panel" in spec else None
+    return (panel, spec.get("user"), spec["period"], spec["unit"])
+
+
+def same_limit(one: Any, other: Any) -> bool:
+    return bool(Decimal(str(one)) == Decimal(str(other)))
+
+
+def suite_cases(jsonl: str) -> list[dict[str, Any]]:
+    """A suite's cases as compared: optional fields left out when empty, as the server
+    writes them."""
+    cases = []
+    for line in jsonl.split("\n"):
+        if line.strip():
+            case = json.loads(line)
+            cases.append({k: v for k, v in case.items() if SUITE_OPTIONAL.get(k, 0) != v})
+    return cases
+
+
+def as_directory(state: ServerState) -> dict[str, Any]:
+    """What an export writes: the server's state in the shape writing.write takes."""
+    written: dict[str, Any] = {"teams": {}}
+    if None in state.scopes:
+        written["examples"] = scope_files(state.scopes[None])
+    placed: set[int] = set()
+    for name in sorted(state.teams):
+        members = state.teams[name].spec["members"]
+        budgets = [b for b in state.team_budgets(name, members) if b.id not in placed]
+        placed |= {budget.id for budget in budgets}
+        written["teams"][name] = {
+            "members": members,
+            "budgets": [budget.spec for budget in sorted(budgets, key=lambda b: b.id)],
+            **scope_files(state.scopes[name]),
+        }
+    return written
+
+
+def scope_files(scope: Scope) -> dict[str, Any]:
+    return {
+        "panels": [panel.spec for _, panel in sorted(scope.panels.items())],
+        "suites": [suite.spec for _, suite in sorted(scope.suites.items())],
+    }

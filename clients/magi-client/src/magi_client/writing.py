@@ -1,0 +1,77 @@
+"""A configuration directory written from what the server holds (`magi export`): the
+layout directory.py reads, every panel field written, so that reading it back gives the
+same state and applying it changes nothing."""
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+MANAGED = ("panels", "suites", "teams")
+
+
+def unwritable(state: dict[str, Any]) -> list[str]:
+    """Team and suite names that cannot be a folder's or a file's name (they name them)."""
+    names = [("team", team) for team in state.get("teams", {})]
+    scopes = [state.get("examples", {}), *state.get("teams", {}).values()]
+    names += [("suite", suite["name"]) for scope in scopes for suite in scope.get("suites", [])]
+    return [
+        f"the {kind} {name!r} cannot be written as a file name (a '/', or a leading '.')"
+        for kind, name in names
+        if "/" in name or "\x00" in name or name.startswith(".") or not name
+    ]
+
+
+def write(root: Path, state: dict[str, Any]) -> list[Path]:
+    """Write `state` (the server's, server_state.as_directory) as a directory, replacing
+    its panels/, suites/ and teams/ and leaving every other file; the files written.
+    Check `unwritable` first."""
+    root.mkdir(parents=True, exist_ok=True)
+    for name in MANAGED:
+        if (root / name).is_dir():
+            shutil.rmtree(root / name)
+    written: list[Path] = []
+    if "examples" in state:
+        written += write_scope(root, state["examples"])
+    for team, spec in sorted(state.get("teams", {}).items()):
+        folder = root / "teams" / team
+        folder.mkdir(parents=True)
+        settings = {key: spec[key] for key in ("members", "budgets") if key in spec}
+        written.append(dump(folder / "team.yaml", settings))
+        written += write_scope(folder, spec)
+    return written
+
+
+def write_scope(folder: Path, spec: dict[str, Any]) -> list[Path]:
+    written = []
+    used: set[str] = set()
+    for panel in spec.get("panels", []):
+        stem = file_stem(panel["name"], used)
+        written.append(dump(folder / "panels" / f"{stem}.yaml", panel))
+    for suite in spec.get("suites", []):
+        path = folder / "suites" / f"{suite['name']}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(suite["cases"], encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def file_stem(name: str, used: set[str]) -> str:
+    """A file name for a panel: its name with anything but letters, digits, `.`, `_`, `-`
+    as `-`, numbered when two names come out alike."""
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "panel"
+    candidate, number = stem, 1
+    while candidate.casefold() in used:
+        number += 1
+        candidate = f"{stem}-{number}"
+    used.add(candidate.casefold())
+    return candidate
+
+
+def dump(path: Path, data: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    path.write_text(text, encoding="utf-8")
+    return path

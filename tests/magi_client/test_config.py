@@ -1,0 +1,283 @@
+"""`magi plan`, `magi apply` and `magi export` (magi_client/config.py), the client installed
+on its own, against a live MAGI: two teams' panels, suites, reviewers and budgets applied,
+a criterion changed and planned with the certificate it voids, exported back to the same
+files, applied again with nothing to do; a refusal in the middle of an apply changes
+nothing; deletions only with --prune."""
+
+import json
+
+import pytest
+
+from magi_client import config, directory, plan, server_state
+from magi_client.http import Server
+from tests.support.live_site import LiveMagi
+from tests.support.magi_client import (
+    MAKE_STAFF,
+    PAYMENTS_PANEL,
+    SMOKE_SUITE,
+    SNAPSHOT,
+    TWO_TEAMS,
+    read_files,
+    run_magi,
+    write_files,
+)
+
+PANEL_FILE = "teams/payments/panels/deploy-gate.yaml"
+OLD_CRITERIA = "Approve only deploys planned Monday to Thursday."
+NEW_CRITERIA = "Approve only deploys planned Monday to Wednesday."
+
+CERTIFY = """
+from judgements.models import Certificate, Panel, agents_fingerprint
+panel = Panel.objects.get(name="deploy gate")
+certificate = Certificate.objects.create(
+    panel=panel, agents=panel.agents, fingerprint=agents_fingerprint(panel.agents),
+    target=0.9, delta=0.1, samples=100, certified=True)
+print(certificate.pk)
+"""
+
+VOIDED = """
+from judgements.models import Certificate
+print(Certificate.objects.get(pk={pk}).voided_at is not None)
+"""
+
+
+@pytest.fixture(scope="module")
+def magi(llm_server, tmp_path_factory):
+    site = LiveMagi(tmp_path_factory.mktemp("config"), llm_server.base_url, users=5).start()
+    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
+    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
+    yield site
+    site.stop()
+
+
+def magi_run(magi: LiveMagi, *args: str):
+    return run_magi(*args, env={"MAGI_URL": magi.url, "MAGI_TOKEN": magi.token})
+
+
+def snapshot(magi: LiveMagi) -> dict:
+    return json.loads(magi.manage("shell", "-v", "0", "-c", SNAPSHOT).strip().splitlines()[-1])
+
+
+def teams_files(root) -> dict[str, str]:
+    return {name: text for name, text in read_files(root).items() if name.startswith("teams/")}
+
+
+def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
+    root = write_files(tmp_path / "config", TWO_TEAMS)
+
+    planned = magi_run(magi, "plan", str(root))
+    assert planned.returncode == config.EXIT_CHANGES, planned.stderr
+    assert "+ create team payments" in planned.stdout
+    assert "+ create panel support/reply check" in planned.stdout
+    assert "Plan: 9 to create, 0 to change, 0 to delete." in planned.stdout, planned.stdout
+
+    applied = magi_run(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    assert applied.stdout.endswith("Applied.\n")
+    certificate = int(magi.manage("shell", "-v", "0", "-c", CERTIFY).strip())
+
+    # One criterion changes: the plan names it, and the certificate the change voids.
+    changed = (root / PANEL_FILE).read_text().replace(OLD_CRITERIA, NEW_CRITERIA)
+    (root / PANEL_FILE).write_text(changed)
+    planned = magi_run(magi, "plan", str(root))
+    assert planned.returncode == config.EXIT_CHANGES, planned.stderr
+    assert planned.stdout.splitlines() == [
+        "~ change panel payments/deploy gate",
+        f'    agents[2].criteria: "{OLD_CRITERIA}" -> "{NEW_CRITERIA}"',
+        f"    voids certificate {certificate}",
+        "Plan: 0 to create, 1 to change, 0 to delete.",
+    ]
+    assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "False"
+    applied = magi_run(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "True"
+
+    # Exported, the files are the ones applied.
+    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    assert teams_files(tmp_path / "exported") == teams_files(root)
+
+    # A second apply, of the directory or of its export, has nothing to do.
+    for folder in (root, tmp_path / "exported"):
+        again = magi_run(magi, "apply", str(folder))
+        assert again.returncode == config.EXIT_OK, again.stderr
+        assert again.stdout == "No changes: the server matches the directory.\n"
+        planned = magi_run(magi, "plan", str(folder))
+        assert planned.returncode == config.EXIT_OK, planned.stdout
+
+
+def test_a_refusal_in_the_middle_of_an_apply_changes_nothing(magi, tmp_path):
+    """The first operations would create a team and its panel; a later one names a model
+    the deployment does not serve. The server refuses it, and nothing is kept."""
+    broken = PAYMENTS_PANEL.replace("name: deploy gate", "name: nightly").replace(
+        "model: model-c", "model: no-such-model"
+    )
+    files = {
+        "teams/audit/team.yaml": "members:\n- user02\n",
+        "teams/audit/panels/a-first.yaml": PAYMENTS_PANEL.replace("name: deploy gate", "name: a"),
+        "teams/audit/panels/nightly.yaml": broken,
+        "teams/audit/panels/z-last.yaml": PAYMENTS_PANEL.replace("name: deploy gate", "name: z"),
+    }
+    root = write_files(tmp_path, files)
+    before = snapshot(magi)
+    for command in ("plan", "apply"):
+        done = magi_run(magi, command, str(root))
+        assert done.returncode == config.EXIT_BAD_INPUT, (done.stdout, done.stderr)
+        assert done.stderr.startswith(
+            f"magi {command}: teams/audit/panels/nightly.yaml:11: agents[2].model: "
+        ), done.stderr
+    assert snapshot(magi) == before
+
+
+def test_deletes_only_with_prune(magi, tmp_path):
+    files = {
+        "teams/ops/team.yaml": "members:\n- user05\n",
+        "teams/ops/panels/keep.yaml": PAYMENTS_PANEL.replace(
+            "name: deploy gate", "name: keep"
+        ).replace("- user02", "- user05"),
+        "teams/ops/panels/gone.yaml": PAYMENTS_PANEL.replace(
+            "name: deploy gate", "name: gone"
+        ).replace("- user02", "- user05"),
+    }
+    root = write_files(tmp_path, files)
+    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    (root / "teams/ops/panels/gone.yaml").unlink()
+
+    planned = magi_run(magi, "plan", str(root))
+    assert planned.returncode == config.EXIT_OK, planned.stderr
+    assert planned.stdout.splitlines() == [
+        "  panel ops/gone: not in the directory, left alone (--prune deletes it)",
+        "No changes: the server matches the directory.",
+    ]
+    planned = magi_run(magi, "plan", "--prune", str(root))
+    assert planned.returncode == config.EXIT_CHANGES
+    assert planned.stdout.splitlines()[0] == "- delete panel ops/gone"
+    as_json = json.loads(magi_run(magi, "plan", "--prune", "--json", str(root)).stdout)
+    assert as_json == {
+        "changes": [{"action": "delete", "what": "panel ops/gone", "fields": [], "voids": []}],
+        "left_alone": [],
+    }
+
+    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    assert "left alone" in magi_run(magi, "plan", str(root)).stdout
+    assert magi_run(magi, "apply", "--prune", str(root)).returncode == config.EXIT_OK
+    assert magi_run(magi, "plan", "--prune", str(root)).stdout == (
+        "No changes: the server matches the directory.\n"
+    )
+
+
+def test_a_members_token_sees_and_changes_only_its_teams(magi, tmp_path):
+    web = {
+        "teams/web/team.yaml": "members:\n- user03\nbudgets:\n- period: day\n  limit: 3.0\n"
+        "  unit: usd\n",
+        "teams/web/panels/web.yaml": PAYMENTS_PANEL.replace(
+            "name: deploy gate", "name: web"
+        ).replace("- user02", "- user03"),
+    }
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "staff", web))).returncode == 0
+    everything = magi_run(magi, "export", str(tmp_path / "all"))
+    assert everything.returncode == config.EXIT_OK, everything.stderr
+    theirs = {
+        folder.name
+        for folder in (tmp_path / "all" / "teams").iterdir()
+        if "- user03\n" in (folder / "team.yaml").read_text().split("budgets:")[0]
+    }
+    assert "web" in theirs and "elsewhere" not in theirs
+
+    member = {"MAGI_URL": magi.url, "MAGI_TOKEN": magi.manage("api_token", "user03").strip()}
+    root = tmp_path / "member"
+    exported = run_magi("export", str(root), env=member)
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    assert {folder.name for folder in (root / "teams").iterdir()} == theirs
+    assert teams_files(root) == {
+        name: text
+        for name, text in teams_files(tmp_path / "all").items()
+        if name.split("/")[1] in theirs
+    }
+    assert run_magi("plan", str(root), env=member).returncode == config.EXIT_OK
+
+    # Its team's panel: the member changes it.
+    panel = root / "teams/web/panels/web.yaml"
+    panel.write_text(panel.read_text().replace(OLD_CRITERIA, NEW_CRITERIA))
+    applied = run_magi("apply", str(root), env=member)
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    # Its budget: only staff change one; refused, named in its file, and nothing changes.
+    team = root / "teams/web/team.yaml"
+    team.write_text(team.read_text().replace("limit: 3.0", "limit: 30.0"))
+    before = snapshot(magi)
+    refused = run_magi("apply", str(root), env=member)
+    assert refused.returncode == config.EXIT_BAD_INPUT, refused.stdout
+    assert refused.stderr.startswith("magi apply: teams/web/team.yaml:4: budgets[0]: "), (
+        refused.stderr
+    )
+    assert snapshot(magi) == before
+
+
+def test_an_export_applied_to_a_fresh_server_reproduces_the_configuration(
+    magi, llm_server, tmp_path
+):
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "given", TWO_TEAMS))).returncode == 0
+    assert magi_run(magi, "export", str(tmp_path / "first")).returncode == config.EXIT_OK
+    fresh = LiveMagi(tmp_path / "fresh", llm_server.base_url, users=5).start()
+    try:
+        fresh.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=fresh.usernames[0]))
+        fresh.token = fresh.manage("api_token", fresh.usernames[0]).strip()
+        applied = magi_run(fresh, "apply", str(tmp_path / "first"))
+        assert applied.returncode == config.EXIT_OK, applied.stderr
+        assert magi_run(fresh, "export", str(tmp_path / "second")).returncode == config.EXIT_OK
+    finally:
+        fresh.stop()
+    assert read_files(tmp_path / "second") == read_files(tmp_path / "first")
+    assert (
+        teams_files(tmp_path / "first")["teams/payments/team.yaml"]
+        == TWO_TEAMS["teams/payments/team.yaml"]
+    )
+
+
+def test_a_plan_gone_stale_is_refused_with_412_and_changes_nothing(magi, tmp_path):
+    """Someone changes the panel between the read and the apply: the apply's If-Match no
+    longer holds, nothing is overwritten, and the command says to run it again."""
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "a", TWO_TEAMS))).returncode == 0
+    mine = dict(TWO_TEAMS)
+    mine[PANEL_FILE] = PAYMENTS_PANEL.replace(OLD_CRITERIA, NEW_CRITERIA)
+    read = directory.read(write_files(tmp_path / "mine", mine))
+    server = Server(magi.url, magi.token, timeout=60)
+    stale = plan.make(read.state, server_state.read(server), prune=False)
+    theirs = dict(TWO_TEAMS)
+    theirs[PANEL_FILE] = PAYMENTS_PANEL.replace(OLD_CRITERIA, "Approve only on Mondays.")
+    assert magi_run(magi, "apply", str(write_files(tmp_path / "theirs", theirs))).returncode == 0
+    before = snapshot(magi)
+    with pytest.raises(config.Failure) as failed:
+        config.run_batch(server, stale, read, dry_run=False)
+    assert failed.value.status == config.EXIT_ERROR
+    (line,) = failed.value.lines
+    assert line.startswith(f"{PANEL_FILE}:1: ") and line.endswith("(412)"), line
+    assert snapshot(magi) == before
+
+
+def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
+    """A directory's top-level panels/ and suites/ are MAGI's examples: no owner, no
+    team, seen by everyone (as judgements/examples/ is laid out)."""
+    shared = PAYMENTS_PANEL.replace("name: deploy gate", "name: shared gate").replace(
+        "reviewers:\n- user02\n", "reviewers: []\n"
+    )
+    files = {"panels/shared-gate.yaml": shared, "suites/shared-smoke.jsonl": SMOKE_SUITE}
+    root = write_files(tmp_path / "shared", files)
+    applied = magi_run(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    assert "+ create panel shared gate" in applied.stdout
+    owners = magi.manage(
+        "shell",
+        "-v",
+        "0",
+        "-c",
+        "from judgements.models import Panel, Suite;"
+        "print(list(Panel.objects.filter(name='shared gate').values_list('owner', 'team')),"
+        "list(Suite.objects.filter(name='shared-smoke').values_list('owner', 'team')))",
+    )
+    assert owners.strip() == "[(None, None)] [(None, None)]"
+    assert magi_run(magi, "plan", str(root)).returncode == config.EXIT_OK
+    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    assert read_files(tmp_path / "exported")["panels/shared-gate.yaml"] == shared
+    assert read_files(tmp_path / "exported")["suites/shared-smoke.jsonl"] == SMOKE_SUITE
