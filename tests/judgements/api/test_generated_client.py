@@ -27,7 +27,7 @@ def live(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def magi_client(live, tmp_path_factory):
+def generated_magi(live, tmp_path_factory):
     """The generated package, imported from where the generator wrote it."""
     where = tmp_path_factory.mktemp("generated")
     generated = subprocess.run(
@@ -35,25 +35,27 @@ def magi_client(live, tmp_path_factory):
             sys.executable, "-m", "openapi_python_client", "generate",
             "--url", f"{live.url}/api/schema.json",
             "--meta", "none",
-            "--output-path", str(where / "magi_client"),
+            "--output-path", str(where / "generated_magi"),
         ],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert (where / "magi_client" / "client.py").exists(), generated.stdout + generated.stderr
+    assert (where / "generated_magi" / "client.py").exists(), generated.stdout + generated.stderr
     sys.path.insert(0, str(where))
     try:
-        yield importlib.import_module("magi_client")
+        yield importlib.import_module("generated_magi")
     finally:
         sys.path.remove(str(where))
-        for name in [m for m in sys.modules if m == "magi_client" or m.startswith("magi_client.")]:
+        for name in [
+            m for m in sys.modules if m == "generated_magi" or m.startswith("generated_magi.")
+        ]:
             del sys.modules[name]
 
 
-def test_a_generated_client_submits_waits_and_reads_the_verdict(live, magi_client):
-    submit = importlib.import_module("magi_client.api.judgements.submit_judgement")
-    read = importlib.import_module("magi_client.api.judgements.read_judgement")
-    models = importlib.import_module("magi_client.models")
-    client = magi_client.AuthenticatedClient(base_url=live.url, token=live.token, timeout=90)
+def test_a_generated_client_submits_waits_and_reads_the_verdict(live, generated_magi):
+    submit = importlib.import_module("generated_magi.api.judgements.submit_judgement")
+    read = importlib.import_module("generated_magi.api.judgements.read_judgement")
+    models = importlib.import_module("generated_magi.models")
+    client = generated_magi.AuthenticatedClient(base_url=live.url, token=live.token, timeout=90)
 
     # One agent approves, two reject: the weighted vote rejects.
     case = case_for(MODELS[:3], title="Deploy 42")
@@ -76,10 +78,10 @@ def test_a_generated_client_submits_waits_and_reads_the_verdict(live, magi_clien
     assert again.headers["Idempotency-Replayed"] == "true"
 
 
-def test_a_generated_client_reads_a_refusal_as_the_documented_error(live, magi_client):
-    submit = importlib.import_module("magi_client.api.judgements.submit_judgement")
-    models = importlib.import_module("magi_client.models")
-    client = magi_client.AuthenticatedClient(base_url=live.url, token=live.token, timeout=90)
+def test_a_generated_client_reads_a_refusal_as_the_documented_error(live, generated_magi):
+    submit = importlib.import_module("generated_magi.api.judgements.submit_judgement")
+    models = importlib.import_module("generated_magi.models")
+    client = generated_magi.AuthenticatedClient(base_url=live.url, token=live.token, timeout=90)
     case = case_for(MODELS[:3])
     case["agents"][2]["name"] = case["agents"][0]["name"].upper()
 
