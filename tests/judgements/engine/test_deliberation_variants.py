@@ -111,7 +111,9 @@ async def test_a_calibration_of_other_agents_changes_nothing(
     for model in ("model-a", "model-b", "model-c"):
         fake_llm.script(model, votes="RRR", confidence=0.9)
     panel = await sync_to_async(make_panel)()
-    panel.calibration = calibration.PanelCalibration("other agents", (3.0,) * 3, (24,) * 3).as_dict()
+    panel.calibration = calibration.PanelCalibration(
+        "other agents", (3.0,) * 3, (24,) * 3
+    ).as_dict()
     await sync_to_async(panel.save)()
     judgement = await made(make_judgement, ["calibrated"], agents=None, panel=panel.name)
     judgement = await run(runner, judgement)
