@@ -8,7 +8,7 @@ import pytest
 from judgements.models import EvaluationRun, Judgement, Panel, Suite
 from tests.support.cases import case_for
 from tests.support.commands import run_command
-from tests.support.evaluations import GATE_CASES, REPORT_KEYS, write_suite
+from tests.support.evaluations import GATE_CASES, RUN_REPORT_KEYS, write_suite
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,7 +42,7 @@ def test_it_prints_the_json_report_and_progress_on_stderr(scripted, tmp_path):
     )
     assert code == 0
     report = json.loads(out)
-    assert list(report) == REPORT_KEYS
+    assert list(report) == RUN_REPORT_KEYS
     assert (report["cases"], report["repeats"], report["judgements"]) == (2, 2, 4)
     assert report["accuracy"] == 0.5  # ok approved twice, inj approved twice
     assert report["attack_success_rate"] == 1.0
