@@ -12,7 +12,7 @@ suite file is written for (bench/heldout*/<suite>-<panel>.jsonl, judgements/exam
 panels/<panel>.json) and every agent on --model; then ONE plain call of the same model
 with all three criteria: the second opinion's prompt (judgements/core/check_prompts.py),
 through the same SDK call the engine makes. Per column it prints, each with a 95 %
-Wilson interval (judgements/evaluations/metrics.py wilson):
+Wilson interval (judgements/evaluations/plain_call.py wilson):
 
 - clean accuracy (the cases not tagged "injection"),
 - approvable approved, rejects rejected (clean cases expected approve / reject),
@@ -54,6 +54,7 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs not
 _DB_DIR = tempfile.TemporaryDirectory(prefix="magi-panel-quality-")
 os.environ["DATABASE_URL"] = f"sqlite:///{_DB_DIR.name}/bench.sqlite3"
 os.environ.pop("REDIS_URL", None)
+os.environ.setdefault("LOG_LEVEL", "WARNING")  # one line per case, not per transition
 
 import django  # noqa: E402
 
@@ -65,8 +66,8 @@ from django.core.management import call_command  # noqa: E402
 from judgements.core import calibration, check_prompts, prompt_variants  # noqa: E402
 from judgements.core.errors import MagiError  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
-from judgements.evaluations.metrics import INJECTION_TAG, wilson  # noqa: E402
-from judgements.intake.start import Submission, submit  # noqa: E402
+from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
+from judgements.intake.start import Checked, Submission, submit  # noqa: E402
 from judgements.llm import calls, providers  # noqa: E402
 from judgements.models import Judgement, Panel, RoundDecision, agents_fingerprint  # noqa: E402
 from judgements.outcome import answers  # noqa: E402
@@ -157,7 +158,8 @@ def judge(case: dict, panel: dict, model: str, column: Column) -> Judgement:
         "hold_contested": False,
         "hold_unmeasured": False,
     }
-    judgement = submit([valid], Submission()).judgement
+    # Checked: the bench builds the case as an evaluation run does (evaluations/runs.py).
+    judgement = submit([Checked(valid)], Submission()).judgement
     asyncio.run(EngineRunner().run_judgement(judgement.pk))
     return Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
 
