@@ -164,6 +164,14 @@ def judge(case: dict, panel: dict, model: str, column: Column) -> Judgement:
     return Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
 
 
+def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
+    """The case judged with the prompts as measured, and the seconds it took: what the
+    other benches of panels (contested_quality.py, certify_quality.py) run."""
+    began = time.perf_counter()
+    judgement = judge(case, panel, model, Column("default", frozenset()))
+    return judgement, time.perf_counter() - began
+
+
 def run_panel(case: dict, panel: dict, model: str, column: Column) -> Outcome:
     began = time.perf_counter()
     judgement = judge(case, panel, model, column)
@@ -328,13 +336,13 @@ def report(
         args.json_out.write_text(json.dumps(dump, indent=2))
 
 
-def use_fake_server() -> "FakeLLM":
-    """The test server, scripted so the panel rejects everything and the plain call
-    approves: the report must show the plain call right on approvable cases."""
+def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM":
+    """The test server with FAKE_MODEL scripted (`opinion`: the second opinion's, hence
+    the plain call's, decision; None: its round-1 vote)."""
     from tests.support.llm_server import FakeLLM
 
     server = FakeLLM().start()
-    server.script(FAKE_MODEL, votes="RRR", reason="scripted answer", opinion="approve")
+    server.script(FAKE_MODEL, votes=votes, reason="scripted answer", opinion=opinion)
     settings.MAGI_PROVIDERS = {
         "fake": {
             "base_url": server.base_url,
@@ -382,7 +390,9 @@ def main() -> None:
     args = parser.parse_args()
     server = None
     if args.fake:
-        server = use_fake_server()
+        # The panel scripted wrong on approvable cases, the plain call right on them: the
+        # table must show the plain call ahead there and behind on the rejects.
+        server = use_fake_server(votes="RRR", opinion="approve")
         args.model = FAKE_MODEL
     elif not args.model:
         parser.error("--model is required (or --fake)")

@@ -14,7 +14,8 @@ from judgements.core import certificate
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, runs
-from judgements.models import Certificate, EvaluationRun, Panel, agents_fingerprint
+from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
+from judgements.models.judgements import checks_for
 
 # The confidence sources a rule may read (Judgement.answer_confidence, .probe_confidence).
 SOURCES = ("answer", "probe")
@@ -49,9 +50,12 @@ def eligible_runs(panel: Panel) -> list[EvaluationRun]:
     return found
 
 
-def samples_of(records: list[metrics.Record]) -> list[certificate.Sample]:
+def samples_of(
+    records: list[metrics.Record], unseen: frozenset[str] = frozenset()
+) -> list[certificate.Sample]:
     """A decided judgement's record as a sample: right or not, its confidences, its
-    signals, and whether it approved an injection."""
+    signals (less `unseen`: those its panel's own judgements never show), and whether it
+    approved an injection."""
     samples = []
     for record in records:
         if record.verdict is None:
@@ -60,7 +64,7 @@ def samples_of(records: list[metrics.Record]) -> list[certificate.Sample]:
             certificate.Sample(
                 right=record.verdict == record.expected,
                 confidence=dict(record.confidence),
-                signals=frozenset(record.signals),
+                signals=frozenset(record.signals) - unseen,
                 injection_approved=(
                     metrics.INJECTION_TAG in record.tags
                     and record.expected == metrics.REJECT
@@ -107,7 +111,7 @@ def certify(
     samples, suites = [], []
     for run in chosen:
         records = runs.records_of(run)
-        samples.extend(samples_of(records))
+        samples.extend(samples_of(records, unseen_signals(panel)))
         suites.append(
             {
                 "run": run.pk,
@@ -139,6 +143,16 @@ def certify(
             best=None if outcome.best is None else outcome.best.as_dict(),
             curve=outcome.curve,
         )
+
+
+def unseen_signals(panel: Panel) -> frozenset[str]:
+    """Signals a run's record can hold that the panel's own judgements never do: the second
+    opinion's, when a run asked it only as its plain call (evaluations/plain_call.py) and
+    the panel does not run it. A rule asking it to be absent would hold for every live
+    verdict without having measured them, so the certificate learns without it."""
+    if CheckKind.SECOND_OPINION in checks_for({"panel": panel}):
+        return frozenset()
+    return frozenset({Signal.SECOND_OPINION.value})
 
 
 def current(panel: Panel) -> Certificate | None:

@@ -177,9 +177,14 @@ def test_an_approve_claims_no_absence():
 
 
 def test_the_quote_checks_run_only_when_a_quote_was_asked():
-    args = ("Casper", 1, "reject", "It does not mention the time.", [], DEPLOY, [])
-    assert not answer_checks.check_answer(*args)
-    found = answer_checks.check_answer(*args, quote="Reviewed by Ben")
+    def check(quote: str | None) -> answer_checks.Findings:
+        reason = "It does not mention the time."
+        return answer_checks.check_answer(
+            "Casper", 1, "reject", reason, [], DEPLOY, [], quote=quote
+        )
+
+    assert not check(None)
+    found = check("Reviewed by Ben")
     assert found.unquoted == "Reviewed by Ben"
     assert found.contradicted == (("the time", "Wednesday at 11:00"),)
     assert found
