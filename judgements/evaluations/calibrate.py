@@ -53,7 +53,7 @@ def learn(
     ).values_list("agent__position", "p_approve", "agent__judgement__suite_case__expected_agents")
     for position, p_approve, expected in firsts:
         # Only cases that say what each agent should decide teach its lean.
-        if expected and 0 < position <= len(expected):
+        if p_approve is not None and expected and 0 < position <= len(expected):
             per_agent[position - 1].append((p_approve, expected[position - 1]))
     learned = calibration.learn(
         agents_fingerprint(panel.agents), per_agent, [run.pk for run in chosen]
