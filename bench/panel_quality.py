@@ -309,8 +309,13 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
 
 
 def report(
-    args, columns: list[Column], plain: dict[str, Outcome], cases: list[dict], final: bool
+    args: argparse.Namespace,
+    columns: list[Column],
+    plain: dict[str, Outcome],
+    cases: list[dict],
+    final: bool,
 ) -> None:
+    """The table (once `final`) and the JSON file (after every case, when asked)."""
     table = {column.name: summarise(column.outcomes, cases) for column in columns}
     if plain:
         table[PLAIN] = summarise(plain, cases)
