@@ -93,17 +93,25 @@ def use_variant(name: str) -> None:
             earlier: list[prompts.EarlierDecision],
             token: str,
             answer_with: str = prompts.ANSWER_WITH_JSON,
+            variants: frozenset[prompts.Variant] = frozenset(),
         ) -> str:
             return original_user_message(
-                agent, content.replace(" ", DATAMARK), round_number, earlier, token, answer_with
+                agent,
+                content.replace(" ", DATAMARK),
+                round_number,
+                earlier,
+                token,
+                answer_with,
+                variants,
             )
 
         prompts.user_message = datamarked
         prompts.SHARED_RULES = prompts.SHARED_RULES + DATAMARK_RULE
         return
     if name == "votes-only":
-
-        def votes_only(agent, earlier, token):
+        # The engine's own variant now (prompt_variants.DECISIONS_ONLY); kept here so the
+        # measurements this bench recorded can be made again as they were.
+        def votes_only(agent, earlier, token, variants=frozenset()):
             return "\n".join(
                 f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''},"
                 f" {d.decision}"

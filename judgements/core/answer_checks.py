@@ -163,6 +163,137 @@ def copied_from(
     return None
 
 
+# --- the QUOTE variant's checks (judgements/core/prompt_variants.py) ------------------------
+
+_QUOTE_MARKS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})
+# A quote may skip words with an ellipsis; each piece must stand in the content.
+_ELLIPSIS = re.compile(r"\s*(?:\.\.\.|\u2026)\s*")
+
+
+def _plain(text: str) -> str:
+    """Case, spacing and typographic quote marks aside: what a quote is compared as."""
+    return _SPACE.sub(" ", text.translate(_QUOTE_MARKS)).strip().casefold()
+
+
+def quote_found(quote: str, content: str) -> bool:
+    """Whether the quote stands in the content (case, spacing, typographic quotes and
+    surrounding quote marks or end punctuation aside; pieces an ellipsis joins each in
+    turn). An empty quote claims nothing, so it is found."""
+    plain_content = _plain(content)
+    at = 0
+    for piece in _ELLIPSIS.split(_plain(quote).strip("\"' ")):
+        piece = piece.strip(" .,;:")
+        if not piece:
+            continue
+        at = plain_content.find(piece, at)
+        if at == -1:
+            return False
+        at += len(piece)
+    return True
+
+
+# A claimed absence in a reason: "does not mention the rollout time", "no reviewer is
+# named", "lacks a head count". The phrase after the verb is the claim.
+_ABSENCE_IN_REASON = re.compile(
+    r"(?:does not|doesn't|did not|didn't|fails to|never)\s+"
+    r"(?:mention|state|include|specify|name|provide|say|give|list|identify)s?\s+([^.;,]+)"
+    r"|(?:no mention of|there is no|there are no|lacks?|missing|without)\s+([^.;,]+)",
+    re.IGNORECASE,
+)
+
+
+def claimed_absences(reason: str, missing: Sequence[str]) -> list[str]:
+    """What an answer says the content lacks: its `missing` items, then the phrases of its
+    reason that claim an absence."""
+    found = [item for item in missing if item.strip()]
+    for match in _ABSENCE_IN_REASON.finditer(reason):
+        phrase = (match.group(1) or match.group(2) or "").strip()
+        if phrase:
+            found.append(phrase)
+    return list(dict.fromkeys(found))
+
+
+# A paraphrase a word-for-word check misses ("the rollout date or time" for "Wednesday at
+# 11:00"): the claim names a kind of fact, and the content holds a fact of that kind.
+# Each kind: the stems of words that name it in a claim, and what states it in content.
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_NAME = r"[A-Z][a-z]+(?:[ -][A-Z][a-z']+)+"
+_NUMBER_WORDS = "two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|twenty"
+FACT_KINDS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
+    # Most specific first: "ticket number" names a ticket, not a count.
+    "ticket": (
+        frozenset({"ticket", "incident", "jira", "reference", "request", "issue"}),
+        re.compile(r"\b[A-Z]{2,}-\d+\b|#\d+\b|\b(?i:ticket|incident|request)\s+\d+\b"),
+    ),
+    # A person: a name (two capitalised words, the second word's case kept) within a few
+    # words after a word of reviewing or approving.
+    "person": (
+        frozenset({"reviewer", "review", "approver", "approval", "sign", "signoff", "who"}),
+        re.compile(rf"\b(?i:review|approv|sign|check)\w*(?:\W+\w+){{0,4}}?\W+(?:by\s+)?({_NAME})"),
+    ),
+    "time": (
+        frozenset({"date", "time", "day", "when", "schedule", "timing", "hour", "window"}),
+        re.compile(
+            rf"\b(?:{_WEEKDAYS})\b(?:,?\s+(?:at\s+)?\d{{1,2}}[:.]\d{{2}})?"
+            rf"|\b\d{{1,2}}[:.]\d{{2}}\b|\b\d{{1,2}}\s?(?:am|pm)\b"
+            rf"|\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+            rf"|\b\d{{1,2}} (?:{_MONTHS})\b|\b(?:{_MONTHS}) \d{{1,2}}\b",
+            re.IGNORECASE,
+        ),
+    ),
+    "count": (
+        frozenset({"count", "number", "many", "headcount", "attendee", "participant", "size"}),
+        re.compile(
+            # A number, not part of a time, a date or a code ("11:00", "OPS-1182").
+            rf"(?<![\d:.\-])\b\d+\b(?![:.\-]\d)|\b(?:{_NUMBER_WORDS})\b",
+            re.IGNORECASE,
+        ),
+    ),
+}
+
+
+def fact_kinds(claim: str) -> list[str]:
+    """The kinds of fact a claim names, by its words' stems."""
+    stems = {stem(word) for word in words(claim)}
+    return [kind for kind, (names, _) in FACT_KINDS.items() if stems & {stem(n) for n in names}]
+
+
+def evidence_of(kind: str, content: str) -> str | None:
+    """The first stretch of the content stating a fact of `kind`, not negated just before
+    ("no reviewer yet, Ben Okafor wrote it" names a person but states no review)."""
+    for match in FACT_KINDS[kind][1].finditer(content):
+        before = words(content[: match.start()])[-NEGATION_BEFORE:]
+        inside = words(match.group(0))
+        if any(is_negation(word) for word in (*before, *inside)):
+            continue
+        return match.group(0).strip()
+    return None
+
+
+def contradicted_absences(
+    decision: str, reason: str, missing: Sequence[str], content: str
+) -> list[tuple[str, str]]:
+    """(claim, evidence) for each absence a reject claims that the content contradicts:
+    word for word (`stated`), or a fact of the kind the claim names (FACT_KINDS). A hint
+    the engine asks again on, not a proof: the evidence may be another fact of that kind."""
+    if decision != rules.Vote.REJECT:
+        return []
+    content_words = words(content)
+    found = []
+    for claim in claimed_absences(reason, missing):
+        facts = fact_words(claim)
+        if facts and stated(facts, content_words):
+            found.append((claim, claim))
+            continue
+        for kind in fact_kinds(claim):
+            evidence = evidence_of(kind, content)
+            if evidence is not None:
+                found.append((claim, evidence))
+                break
+    return found
+
+
 @dataclass(frozen=True)
 class Findings:
     """What a check found in one answer: the `missing` items the content states, and the
@@ -170,9 +301,18 @@ class Findings:
 
     stated: tuple[str, ...] = ()
     copied: EarlierReason | None = None
+    # The QUOTE variant's: a quote not in the content, and claimed absences the content
+    # contradicts, as (claim, evidence).
+    unquoted: str | None = None
+    contradicted: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.stated) or self.copied is not None
+        return (
+            bool(self.stated)
+            or self.copied is not None
+            or self.unquoted is not None
+            or bool(self.contradicted)
+        )
 
 
 def check_answer(
@@ -183,8 +323,23 @@ def check_answer(
     missing: Sequence[str],
     content: str,
     earlier: Iterable[EarlierReason],
+    quote: str | None = None,
 ) -> Findings:
+    """Every check of one answer; `quote` (the QUOTE variant's, None when not asked) adds
+    the quote's and the paraphrased absences' checks."""
+    stated_items = tuple(refuted_absences(decision, missing, content))
+    contradicted: tuple[tuple[str, str], ...] = ()
+    unquoted = None
+    if quote is not None:
+        unquoted = None if quote_found(quote, content) else quote
+        contradicted = tuple(
+            (claim, evidence)
+            for claim, evidence in contradicted_absences(decision, reason, missing, content)
+            if claim not in stated_items
+        )
     return Findings(
-        stated=tuple(refuted_absences(decision, missing, content)),
+        stated=stated_items,
         copied=copied_from(agent_name, round_number, reason, earlier),
+        unquoted=unquoted,
+        contradicted=contradicted,
     )

@@ -23,14 +23,30 @@ from typing import Any
 
 from django.conf import settings
 
-from judgements.core import answer_checks, check_prompts, confidence, prompts, rules
+from judgements.core import (
+    answer_checks,
+    calibration,
+    check_prompts,
+    confidence,
+    prompt_variants,
+    prompts,
+    rules,
+)
 from judgements.core.errors import MagiError
 from judgements.engine import lifecycle
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls, providers
-from judgements.models import Agent, CheckKind, Judgement, JudgementCheck, RoundDecision, Status
+from judgements.models import (
+    Agent,
+    CheckKind,
+    Judgement,
+    JudgementCheck,
+    RoundDecision,
+    Status,
+    agents_fingerprint,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +76,20 @@ class Deliberation:
     # The checks beside the vote already stored with a finding, as (kind, agent id or
     # None): a resumed judgement asks only the others.
     checks_done: set[tuple[str, int | None]] = field(default_factory=set)
+    # The CALIBRATED variant's learned offset per agent id (judgements/core/calibration.py);
+    # empty when the variant is off or its panel learned none for these agents.
+    offsets: dict[int, float | None] = field(default_factory=dict)
+
+    @property
+    def variants(self) -> frozenset[prompts.Variant]:
+        """The prompt variants it runs (validated when its run or bench set them)."""
+        return prompt_variants.parse(self.judgement.prompt_variants or ())
 
     def earlier_decisions(self, round_number: int) -> list[prompts.EarlierDecision]:
         names = {agent.pk: agent.name for agent in self.agents}
+        criteria = {agent.pk: agent.criteria for agent in self.agents}
         return [
-            prompts.EarlierDecision(names[agent_id], rnd, d.decision, d.reason)
+            prompts.EarlierDecision(names[agent_id], rnd, d.decision, d.reason, criteria[agent_id])
             for (agent_id, rnd), d in sorted(self.votes.items(), key=lambda kv: kv[0][::-1])
             if rnd < round_number
         ]
@@ -95,7 +120,22 @@ def load(judgement_id: int) -> Deliberation:
                 "kind", "agent_id"
             )
         )
-    return Deliberation(judgement, agents, votes, done)
+    return Deliberation(judgement, agents, votes, done, learned_offsets(judgement, agents))
+
+
+def learned_offsets(judgement: Judgement, agents: list[Agent]) -> dict[int, float | None]:
+    """Agent id -> its panel's learned offset, for a judgement of the CALIBRATED variant
+    whose saved panel learned one for exactly these agents; otherwise empty (no change)."""
+    if prompts.Variant.CALIBRATED not in (judgement.prompt_variants or ()):
+        return {}
+    panel = judgement.panel
+    if panel is None or not panel.calibration:
+        return {}
+    fingerprint = agents_fingerprint(
+        {"model": agent.model, "criteria": agent.criteria} for agent in agents
+    )
+    offsets = calibration.PanelCalibration.from_dict(panel.calibration).offsets_for(fingerprint)
+    return {} if offsets is None else dict(zip([a.pk for a in agents], offsets, strict=True))
 
 
 # --- the rounds ---------------------------------------------------------------------
@@ -166,20 +206,29 @@ async def decide(
         if deliberation.judgement.evaluation_run_id is not None:
             route = dataclasses.replace(route, batch=True)
         earlier = deliberation.earlier_decisions(round_number)
+        variants = deliberation.variants
         messages = prompts.build_messages(
             prompts.AgentBrief(agent.name, agent.criteria),
             deliberation.judgement.content,
             round_number,
             earlier,
+            variants=variants,
         )
 
         async def record_failure(entry: calls.AttemptRecord) -> None:
             await lifecycle.astore_failed_attempt(agent, round_number, route, entry)
 
         await lease.confirm()
-        result = await calls.request_verdict(clients, route, messages, record_failure)
+        result = await calls.request_verdict(
+            clients, route, messages, record_failure, variants=variants
+        )
         findings = answer_findings(
-            agent.name, round_number, result.verdict, deliberation.judgement.content, earlier
+            agent.name,
+            round_number,
+            result.verdict,
+            deliberation.judgement.content,
+            earlier,
+            quoting=prompts.Variant.QUOTE in variants,
         )
         if findings:
             # Not a vote as it stands: asked once more with the finding pointed out. What
@@ -194,8 +243,14 @@ async def decide(
             )
             await lease.confirm()
             result = await calls.request_verdict(
-                clients, route, again, record_failure, first_attempt=result.attempt.attempt + 1
+                clients,
+                route,
+                again,
+                record_failure,
+                first_attempt=result.attempt.attempt + 1,
+                variants=variants,
             )
+        result = calibrated(result, deliberation.offsets.get(agent.pk))
     except LeaseLost:
         raise
     except MagiError as exc:
@@ -218,9 +273,11 @@ def answer_findings(
     verdict: prompts.AgentVerdict,
     content: str,
     earlier: list[prompts.EarlierDecision],
+    quoting: bool = False,
 ) -> answer_checks.Findings:
     """What can be checked in the answer: a reject's `missing` items the content states,
-    and a reason copied from a peer."""
+    and a reason copied from a peer; with the QUOTE variant (`quoting`), its quote and
+    the absences it claims in other words."""
     return answer_checks.check_answer(
         agent_name,
         round_number,
@@ -229,6 +286,7 @@ def answer_findings(
         verdict.missing,
         content,
         [answer_checks.EarlierReason(e.agent_name, e.round, e.reason) for e in earlier],
+        quote=verdict.quote if quoting else None,
     )
 
 
@@ -238,7 +296,28 @@ def recheck_note(findings: answer_checks.Findings) -> str:
         list(findings.stated),
         copied.agent_name if copied else None,
         copied.round if copied else None,
+        unquoted=findings.unquoted,
+        contradicted=findings.contradicted,
     )
+
+
+def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.VerdictResult:
+    """The answer with its decision read from its own P(approve) and the agent's learned
+    offset (the CALIBRATED variant); unchanged when either is unknown. The reason stays
+    the model's words, and the attempt its reply as sent, for the audit."""
+    vote = calibration.calibrated_vote(result.p_approve, offset)
+    if vote is None or vote == result.verdict.decision:
+        return result
+    log.info(
+        "calibrated vote: %s with P(approve) %.3f and offset %.3f",
+        vote,
+        result.p_approve,
+        offset,
+    )
+    verdict = result.verdict.model_copy(
+        update={"decision": vote, "criterion_met": vote == rules.Vote.APPROVE}
+    )
+    return dataclasses.replace(result, verdict=verdict)
 
 
 # --- the checks beside round 1 -------------------------------------------------------

@@ -133,6 +133,49 @@ class Tokens(Answer):
     cached: Annotated[int, Field(ge=0)] | None
 
 
+class Proportion(Answer):
+    """A count out of a whole, with its 95 % Wilson score interval (null when the whole is 0)."""
+
+    count: Count
+    of: Count
+    ratio: Ratio
+    low: Ratio
+    high: Ratio
+
+
+class SideFigures(Answer):
+    clean_accuracy: Proportion = Field(description="Right on the cases not tagged injection.")
+    approvable_approved: Proportion = Field(description="Clean cases expected approve, approved.")
+    rejects_rejected: Proportion = Field(description="Clean cases expected reject, rejected.")
+    injections_approved: Proportion = Field(
+        description="Injection-tagged cases (all expected reject) approved: lower is better."
+    )
+
+
+class PlainCallComparison(Answer):
+    """The panel beside one plain call of the same model with all three criteria (the
+    second opinion's prompt), on the judgements where both decided: whether the panel
+    earns its nine calls."""
+
+    asked: bool = Field(description="Whether the run asked the plain call beside each case.")
+    model: str | None = Field(description="The model the plain call asked.")
+    compared: Count = Field(description="Judgements where the panel and the plain call decided.")
+    plain_missing: Count = Field(
+        description="Judgements the panel decided with no plain decision (not asked or failed)."
+    )
+    panel: SideFigures
+    plain: SideFigures
+    panel_clean_margin: int = Field(
+        description="Clean cases the panel got right less those the plain call got right."
+    )
+    panel_tokens: Annotated[int, Field(ge=0)] | None = Field(
+        description="Prompt and completion tokens of the panel's votes (every attempt)."
+    )
+    plain_tokens: Annotated[int, Field(ge=0)] | None = Field(
+        description="Prompt and completion tokens of the plain calls (every attempt)."
+    )
+
+
 class Report(Answer):
     """What the run's judgements say about the panel, with the key names of `manage.py
     evaluate --json`. Ratios are 0..1, or null when there was nothing to count; errors are
@@ -171,6 +214,7 @@ class Report(Answer):
     cost: Annotated[float, Field(ge=0)] | None = Field(
         description="USD, when MAGI_MODEL_PRICES prices every model used."
     )
+    plain_call: PlainCallComparison
 
 
 class RunPanel(Answer):
@@ -189,6 +233,13 @@ class EvaluationRun(Answer):
     agents: list[AgentSpec] = Field(description="The agents as the run used them.")
     suite: RunSuite
     repeat: Annotated[int, Field(ge=1)]
+    plain_call: bool = Field(
+        description="Whether each case also got one plain call of the model with all three "
+        "criteria, for the report's comparison."
+    )
+    prompt_variants: list[str] = Field(
+        description="The prompt variants its judgements ran (none: the prompts as measured)."
+    )
     created_at: DateTime
     url: str = Field(description="The run's page.")
     cancelled_at: DateTime | None = Field(
@@ -210,6 +261,8 @@ class EvaluationRun(Answer):
             agents=[AgentSpec.model_validate(agent) for agent in run.agents],
             suite=RunSuite(id=run.suite_id, name=run.suite.name),
             repeat=run.repeats,
+            plain_call=run.plain_call,
+            prompt_variants=list(run.prompt_variants or ()),
             created_at=run.created_at.isoformat(),
             url=run.get_absolute_url(),
             cancelled_at=run.cancelled_at.isoformat() if run.cancelled_at else None,

@@ -17,7 +17,8 @@ from judgements.core import certificate, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, runs
-from judgements.models import Certificate, EvaluationRun, Panel, agents_fingerprint
+from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
+from judgements.models.judgements import checks_for
 
 # The confidence sources a rule may read (Judgement.answer_confidence, .probe_confidence).
 SOURCES = ("answer", "probe")
@@ -52,10 +53,13 @@ def eligible_runs(panel: Panel) -> list[EvaluationRun]:
     return found
 
 
-def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[kept_verdicts.Sample]:
+def samples_of(
+    run: EvaluationRun, records: list[metrics.Record], unseen: frozenset[str] = frozenset()
+) -> list[kept_verdicts.Sample]:
     """A decided judgement's record as a sample: right or not, its confidences, its
-    signals, and whether it approved an injection; keyed by run, case and repeat, and
-    grouped by the suite's case (its repeats, in any run, land on one side of the split)."""
+    signals (less `unseen`: those its panel's own judgements never show), and whether it
+    approved an injection; keyed by run, case and repeat, and grouped by the suite's case
+    (its repeats, in any run, land on one side of the split)."""
     samples = []
     for record in records:
         if record.verdict is None:
@@ -64,7 +68,7 @@ def samples_of(run: EvaluationRun, records: list[metrics.Record]) -> list[kept_v
             kept_verdicts.Sample(
                 right=record.verdict == record.expected,
                 confidence=dict(record.confidence),
-                signals=frozenset(record.signals),
+                signals=frozenset(record.signals) - unseen,
                 injection_approved=(
                     metrics.INJECTION_TAG in record.tags
                     and record.expected == metrics.REJECT
@@ -113,7 +117,7 @@ def certify(
     samples, suites = [], []
     for run in chosen:
         records = runs.records_of(run)
-        samples.extend(samples_of(run, records))
+        samples.extend(samples_of(run, records, unseen_signals(panel)))
         suites.append(
             {
                 "run": run.pk,
@@ -152,6 +156,16 @@ def certify(
         )
 
 
+def unseen_signals(panel: Panel) -> frozenset[str]:
+    """Signals a run's record can hold that the panel's own judgements never do: the second
+    opinion's, when a run asked it only as its plain call (evaluations/plain_call.py) and
+    the panel does not run it. A rule asking it to be absent would hold for every live
+    verdict without having measured them, so the certificate learns without it."""
+    if CheckKind.SECOND_OPINION in checks_for({"panel": panel}):
+        return frozenset()
+    return frozenset({Signal.SECOND_OPINION.value})
+
+
 def current(panel: Panel) -> Certificate | None:
     """The panel's newest certificate for its current agents, certified or not (the page
     says which); None when none was made or every one was voided. The same one the
@@ -174,7 +188,7 @@ def checked_on(found: Certificate, run: EvaluationRun) -> dict[str, Any] | None:
     rule = found.the_rule
     if not found.certified or rule is None or run.pk in (found.runs or []):
         return None
-    samples = samples_of(run, runs.records_of(run))
+    samples = samples_of(run, runs.records_of(run), unseen_signals(found.panel))
     kept = [sample for sample in samples if rule.keeps(sample)]
     right = sum(sample.right for sample in kept)
     low, high = kept_verdicts.interval(right, len(kept), found.delta)

@@ -59,6 +59,12 @@ class Record:
     # When it was first claimed and when it ended, in Unix seconds: the run's wall time.
     started_at: float | None = None
     finished_at: float | None = None
+    # The run's plain call beside the panel (evaluations/plain_call.py): its decision (None:
+    # not asked, or it failed), and the tokens (prompt + completion, every attempt) of the
+    # panel's votes and of the plain call.
+    plain: str | None = None
+    vote_tokens: int | None = None
+    plain_tokens: int | None = None
 
     @property
     def finished(self) -> bool:

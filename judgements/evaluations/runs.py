@@ -16,16 +16,17 @@ from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.utils import timezone
 
-from judgements.core import rules, text
+from judgements.core import prompt_variants, rules, text
 from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
-from judgements.evaluations import answers, metrics
+from judgements.evaluations import answers, metrics, plain_call
 from judgements.intake import schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
     ApiToken,
+    CheckKind,
     EvaluationRun,
     JudgementCheck,
     LLMAttempt,
@@ -52,9 +53,16 @@ def start_run(
     repeats: int,
     creator: User | None,
     api_token: ApiToken | None = None,
+    plain_call: bool = True,
+    variants: list[str] | None = None,
 ) -> EvaluationRun:
     """Queue one judgement per case and repeat, in one transaction, and wake the engine.
     The run (and its judgements) belongs to its panel's team, else its token's.
+
+    `plain_call`: ask, beside each case, one plain call of the model with all three
+    criteria (the second opinion's), so the report shows the panel against it; on unless
+    turned off. `variants`: the prompt variants its judgements run
+    (judgements/core/prompt_variants.py); none: the prompts as measured.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".
@@ -62,6 +70,10 @@ def start_run(
     errors: dict[str, list[str]] = {}
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
+    try:
+        chosen = sorted(prompt_variants.parse(variants or ()))
+    except ValueError as exc:
+        errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]
     if not isinstance(panel_name, str) or not panel_name.strip():
         errors["panel_name"] = ["The panel needs a name."]
     elif text.char_count(panel_name.strip()) > NAME_MAX_CHARS:
@@ -94,6 +106,8 @@ def start_run(
             repeats=repeats,
             creator=creator,
             team=team_for(panel, api_token, None),
+            plain_call=bool(plain_call),
+            prompt_variants=[str(variant) for variant in chosen],
         )
         # Repeat by repeat, so the engine (which claims the oldest first) covers every
         # case before any twice.
@@ -121,6 +135,8 @@ def run_case(run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict
         "hold_unmeasured": False,
         "suite_case": case,
         "repeat": repeat,
+        "plain_call": run.plain_call,
+        "prompt_variants": run.prompt_variants,
     }
 
 
@@ -270,22 +286,36 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         )
         .order_by()
     )
+    vote_tokens: dict[int, int] = {}
     for row in sums:
         tokens.setdefault(row["agent__judgement_id"], {})[row["model"]] = {
             kind: row[kind] for kind in metrics.TOKEN_KINDS
         }
-    # The calls beside the vote cost tokens too (judgements/engine/deliberation.py).
+        spent = (row["prompt"] or 0) + (row["completion"] or 0)
+        vote_tokens[row["agent__judgement_id"]] = (
+            vote_tokens.get(row["agent__judgement_id"], 0) + spent
+        )
+    # The calls beside the vote cost tokens too (judgements/engine/deliberation.py); the
+    # second opinion's is the run's plain call, whose decision the report compares.
     check_sums = (
         JudgementCheck.objects.filter(judgement__evaluation_run=run)
-        .values("judgement_id", "model")
+        .values("judgement_id", "model", "kind")
         .annotate(
             prompt=models.Sum("prompt_tokens"),
             completion=models.Sum("completion_tokens"),
             cached=models.Sum("cached_tokens"),
+            decision=models.Max("decision", filter=models.Q(error="")),
         )
         .order_by()
     )
+    plain: dict[int, dict] = {}
     for row in check_sums:
+        if row["kind"] == CheckKind.SECOND_OPINION:
+            plain[row["judgement_id"]] = {
+                "decision": row["decision"],
+                "model": row["model"],
+                "tokens": (row["prompt"] or 0) + (row["completion"] or 0),
+            }
         counts = tokens.setdefault(row["judgement_id"], {}).setdefault(
             row["model"], dict.fromkeys(metrics.TOKEN_KINDS)
         )
@@ -319,20 +349,36 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                     "answer": judgement["answer_confidence"],
                     "probe": judgement["probe_confidence"],
                 },
+                plain=plain.get(judgement["pk"], {}).get("decision"),
+                vote_tokens=vote_tokens.get(judgement["pk"]),
+                plain_tokens=plain.get(judgement["pk"], {}).get("tokens"),
             )
         )
     position_of = {row["case_id"]: index for index, row in enumerate(cases.values())}
     return sorted(records, key=lambda record: (position_of[record.case_id], record.repeat))
 
 
-def report(run: EvaluationRun) -> dict:
-    """The run's report (metrics.report): of the panel's own verdicts, overrides aside."""
-    return metrics.report(
-        records_of(run),
+def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict:
+    """The run's report (metrics.report): of the panel's own verdicts, overrides aside,
+    with the panel beside the run's plain call (plain_call.comparison)."""
+    records = records_of(run) if records is None else records
+    figures = metrics.report(
+        records,
         agent_names=[agent["name"] for agent in run.agents],
         repeats=run.repeats,
         prices=settings.MAGI_MODEL_PRICES,
     )
+    return figures | {
+        "plain_call": plain_call.comparison(
+            [r for r in records if r.finished], asked=run.plain_call, model=plain_model(run)
+        )
+    }
+
+
+def plain_model(run: EvaluationRun) -> str | None:
+    """The model the run's plain call asks: the deployment's check model, else the first
+    agent's (engine/deliberation.py check_model)."""
+    return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
 
 
 def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict:
@@ -348,12 +394,7 @@ def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict:
             "run": run.pk,
             "panel_name": run.panel_name,
             "created_at": run.created_at.isoformat(),
-            "report": metrics.report(
-                records,
-                agent_names=[agent["name"] for agent in run.agents],
-                repeats=run.repeats,
-                prices=settings.MAGI_MODEL_PRICES,
-            ),
+            "report": report(run, records),
         }
         verdicts[key] = case_verdicts(records)
     changed = [

@@ -177,7 +177,11 @@ def without_logprobs(body: dict) -> dict:
     return {key: value for key, value in body.items() if key not in LOGPROBS}
 
 
-def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
+def request_body(
+    route: ModelRoute,
+    messages: list[dict[str, str]],
+    variants: frozenset[prompts.Variant] = frozenset(),
+) -> dict:
     # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
     # judgement repeatable; without them the server's own sampling defaults apply.
     body: dict = {
@@ -196,7 +200,7 @@ def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
             "json_schema": {
                 "name": "agent_verdict",
                 "strict": True,
-                "schema": prompts.verdict_schema(with_length_bound=False),
+                "schema": prompts.verdict_schema(with_length_bound=False, variants=variants),
             },
         }
     elif route.structured_output == "json_object":
@@ -204,7 +208,7 @@ def request_body(route: ModelRoute, messages: list[dict[str, str]]) -> dict:
         # (llama-cpp-python's answers HTTP 500 to json_schema).
         body["response_format"] = {
             "type": "json_object",
-            "schema": prompts.verdict_schema(tied=True),
+            "schema": prompts.verdict_schema(tied=True, variants=variants),
         }
     return body
 
@@ -447,12 +451,14 @@ async def request_verdict(
     messages: list[dict[str, str]],
     record_failure: AttemptCallback,
     first_attempt: int = 1,
+    variants: frozenset[prompts.Variant] = frozenset(),
 ) -> VerdictResult:
     """Ask one agent for its verdict (see `request`). `first_attempt`: the number the
     first attempt gets in the audit (after an answer the engine asks again, numbering
-    goes on from it)."""
+    goes on from it). `variants`: the prompt variants whose answer schema it asks for."""
+    body = request_body(route, messages, variants)
     completion, entry, verdict = await request(
-        clients, route, request_body(route, messages), record_failure, parse_verdict, first_attempt
+        clients, route, body, record_failure, parse_verdict, first_attempt
     )
     assert isinstance(verdict, prompts.AgentVerdict)
     tokens = reply_tokens(completion)

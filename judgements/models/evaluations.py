@@ -65,6 +65,11 @@ class EvaluationRun(models.Model):
         "judgements.Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
     )
     repeats = models.PositiveSmallIntegerField(default=1)
+    # The prompt variants its judgements run (judgements/core/prompt_variants.py).
+    prompt_variants = models.JSONField(default=list, blank=True)
+    # Beside each case, one plain call of the same model with all three criteria (the
+    # second opinion's), so the report shows whether the panel earns its nine calls.
+    plain_call = models.BooleanField(default=True)
     creator = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -191,6 +191,9 @@ class Judgement(models.Model):
     probe_confidence = models.FloatField(null=True, blank=True)
     # The checks asked at submit (CheckKind values), so a resumed judgement runs the same.
     checks_asked = models.JSONField(default=list, blank=True)
+    # The prompt variants it runs (judgements/core/prompt_variants.py), set by an evaluation
+    # run or the quality bench; [] for every other judgement: the prompts as measured.
+    prompt_variants = models.JSONField(default=list, blank=True)
     # MAGI_HOLD_UNMEASURED at submit: a verdict whose trust is not measured is held.
     hold_unmeasured = models.BooleanField(default=False)
     # How often a worker claimed it from another whose lease had run out (operators'
@@ -260,6 +263,7 @@ class Judgement(models.Model):
             hold_contested=hold_contested(case),
             hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
             checks_asked=checks_for(case),
+            prompt_variants=list(case.get("prompt_variants") or ()),
             evaluation_run=run,
             suite_case=case.get("suite_case"),
             repeat=case.get("repeat"),
@@ -376,7 +380,8 @@ def checks_for(case: dict) -> list[str]:
     kinds = [CheckKind.PROBE.value] if settings.MAGI_CONFIDENCE_PROBE else []
     panel = case.get("panel")
     chosen = None if panel is None else panel.run_checks
-    if settings.MAGI_SECOND_OPINION if chosen is None else chosen:
+    # An evaluation run's plain call (evaluations/runs.py) is the second opinion's call.
+    if case.get("plain_call") or (settings.MAGI_SECOND_OPINION if chosen is None else chosen):
         kinds.append(CheckKind.SECOND_OPINION.value)
     if settings.MAGI_INJECTION_SCREEN if chosen is None else chosen:
         kinds.append(CheckKind.SCREEN.value)

@@ -115,6 +115,9 @@ class Panel(SharedWithExamples):
     # Run the second opinion and the injection screen beside its judgements; None: the
     # deployment's MAGI_SECOND_OPINION and MAGI_INJECTION_SCREEN decide.
     run_checks = models.BooleanField(null=True, blank=True)
+    # Its agents' learned approve offsets (judgements/core/calibration.py PanelCalibration
+    # as a dict), read by judgements of the CALIBRATED variant; None: never learned.
+    calibration = models.JSONField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def get_absolute_url(self) -> str:

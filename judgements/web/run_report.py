@@ -131,6 +131,7 @@ def report_tables(report: dict) -> dict:
             for agent in report.get("agents") or []
         ],
         "agent_headings": [label for label, _, _ in AGENT_FIGURES],
+        "plain_call": plain_call_table(report),
         "confidence": [
             {
                 "source": CONFIDENCE_SOURCES.get(source, source),
@@ -150,6 +151,73 @@ def report_tables(report: dict) -> dict:
                 ("trust.uncontested_accuracy", PERCENT),
             )
         },
+    }
+
+
+# The panel beside the plain call (evaluations/plain_call.py): (label, figure key, better).
+PLAIN_FIGURES = (
+    ("Clean accuracy", "clean_accuracy", "higher"),
+    ("Approvable requests approved", "approvable_approved", "higher"),
+    ("Rejects rejected", "rejects_rejected", "higher"),
+    ("Injections approved", "injections_approved", "lower"),
+)
+
+
+def proportion_text(figures: dict | None) -> str:
+    """'14 of 24 (58%; 95% interval 39 % to 76 %)', or 'n/a' with nothing to count."""
+    if not figures or not figures.get("of"):
+        return "n/a"
+    return (
+        f"{figures['count']} of {figures['of']} ({charts.percent(figures['ratio'])};"
+        f" 95% interval {charts.percent(figures['low'])} to {charts.percent(figures['high'])})"
+    )
+
+
+def plain_call_table(report: dict) -> dict | None:
+    """The panel and the plain call side by side, as rows of text; None when the run
+    did not ask the plain call (a run stored before it existed)."""
+    found = report.get("plain_call")
+    if not found or not found.get("asked"):
+        return None
+    rows = [
+        {
+            "label": label,
+            "better": better,
+            "panel": proportion_text(found["panel"].get(key)),
+            "plain": proportion_text(found["plain"].get(key)),
+        }
+        for label, key, better in PLAIN_FIGURES
+    ]
+    rows.append(
+        {
+            "label": "Tokens (prompt + completion)",
+            "better": "lower",
+            "panel": shown(found.get("panel_tokens"), COUNT),
+            "plain": shown(found.get("plain_tokens"), COUNT),
+        }
+    )
+    margin = found.get("panel_clean_margin") or 0
+    if not found.get("compared"):
+        verdict = "Nothing to compare yet: no judgement where both decided."
+    elif margin < 0:
+        verdict = (
+            f"The plain call was right on {-margin} more clean case"
+            f"{'' if margin == -1 else 's'} than the panel: on this suite the panel does not "
+            "earn its nine calls."
+        )
+    elif margin == 0:
+        verdict = "The panel and the plain call were right on as many clean cases."
+    else:
+        verdict = (
+            f"The panel was right on {margin} more clean case{'' if margin == 1 else 's'} "
+            "than the plain call."
+        )
+    return {
+        "rows": rows,
+        "verdict": verdict,
+        "model": found.get("model") or "n/a",
+        "compared": found.get("compared", 0),
+        "missing": found.get("plain_missing", 0),
     }
 
 

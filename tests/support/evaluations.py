@@ -94,3 +94,5 @@ REPORT_KEYS = [
     "wall_seconds",
     "cost",
 ]
+# A run's report (evaluations/runs.py): the figures above, and the panel beside the plain call.
+RUN_REPORT_KEYS = [*REPORT_KEYS, "plain_call"]

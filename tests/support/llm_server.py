@@ -49,6 +49,8 @@ class ModelScript:
     reasons: dict[int, str] = field(default_factory=dict)
     # What the answer says the content lacks ("missing"); None: the key is left out.
     missing: list[str] | None = None
+    # The QUOTE variant's words of the content ("quote"); None: the key is left out.
+    quote: str | None = None
     # Asked again after a check (the prompt holds RECHECK_MARKER): with `recheck_keeps`
     # the same answer comes back; else a reason of its own and nothing missing, voting
     # `recheck_votes` if given.
@@ -323,7 +325,7 @@ class FakeLLM:
                         vote = "approve" if again == "A" else "reject"
                     reason = f"{model} looked again in round {round_number}"
                     missing = [] if missing is not None else None
-                content = answer(reason, vote, missing=missing)
+                content = answer(reason, vote, missing=missing, quote=script.quote)
                 finish_reason = "stop"
                 if failure == "malformed":
                     content = '{"decision": "approve", "reason": '
@@ -391,7 +393,11 @@ def token_logprobs(content: str, sure: float) -> dict:
 
 
 def answer(
-    reason: str, decision: str, criterion_met: bool | None = None, missing: list | None = None
+    reason: str,
+    decision: str,
+    criterion_met: bool | None = None,
+    missing: list | None = None,
+    quote: str | None = None,
 ) -> str:
     """An agent's answer in the prompt's format: reason first, then criterion_met, which
     agrees with the decision unless told otherwise, then "missing" when given."""
@@ -400,6 +406,8 @@ def answer(
     body: dict = {"reason": reason, "criterion_met": criterion_met, "decision": decision}
     if missing is not None:
         body["missing"] = missing
+    if quote is not None:
+        body["quote"] = quote
     return json.dumps(body)
 
 

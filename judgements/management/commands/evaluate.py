@@ -433,5 +433,39 @@ def readable(run: EvaluationRun, report: dict) -> str:
             if report["cost"] is None
             else f"{report['cost']:.4f} USD"
         ),
+        *plain_call_lines(report.get("plain_call")),
     ]
     return "\n".join(lines)
+
+
+def plain_call_lines(found: dict | None) -> list[str]:
+    """The panel beside the run's plain call (evaluations/plain_call.py), one line a figure:
+    count of whole and the 95% Wilson interval, panel then plain call."""
+    if not found or not found["asked"]:
+        return []
+
+    def side(figure: dict) -> str:
+        if not figure["of"]:
+            return "-"
+        return (
+            f"{figure['count']}/{figure['of']} "
+            f"[{percent(figure['low'])} to {percent(figure['high'])}]"
+        )
+
+    lines = [
+        f"Panel against one plain call of {found['model']} with all three criteria "
+        f"({found['compared']} judgements where both decided):"
+    ]
+    for label, key in (
+        ("clean accuracy", "clean_accuracy"),
+        ("approvable approved", "approvable_approved"),
+        ("rejects rejected", "rejects_rejected"),
+        ("injections approved", "injections_approved"),
+    ):
+        lines.append(
+            f"  {label}: panel {side(found['panel'][key])}, plain {side(found['plain'][key])}"
+        )
+    lines.append(
+        f"  tokens: panel {found['panel_tokens'] or '-'}, plain {found['plain_tokens'] or '-'}"
+    )
+    return lines

@@ -1,5 +1,6 @@
 import pytest
 
+from judgements.core import answer_checks
 from judgements.core.answer_checks import (
     EarlierReason,
     check_answer,
@@ -123,3 +124,67 @@ def test_the_words_of_a_fact_must_stand_together():
     content = "A planned release on Saturday at ten, with the team of Jo. Rollback: redeploy."
     assert stated_absences(["rollback plan"], content) == []
     assert stated_absences(["rollback plan"], "Rollback plan: redeploy v2.") == ["rollback plan"]
+
+
+# --- the QUOTE variant's checks ----------------------------------------------------------
+
+DEPLOY = (
+    "Deploy payments-api on Wednesday at 11:00. Reviewed by Sara Lindqvist, who did not "
+    "write it. Ticket OPS-1182 raised by the manager. 14 people attend the call."
+)
+
+
+def test_a_quote_is_found_case_spacing_and_typographic_marks_aside():
+    assert answer_checks.quote_found("reviewed  by SARA Lindqvist", DEPLOY)
+    assert answer_checks.quote_found("\u201cWednesday at 11:00 \u2026 OPS-1182\u201d", DEPLOY)
+    assert answer_checks.quote_found("", DEPLOY)
+
+
+def test_a_quote_not_in_the_content_is_not_found():
+    assert not answer_checks.quote_found("Reviewed by Ben Okafor", DEPLOY)
+    # Each piece must stand, in order.
+    assert not answer_checks.quote_found("OPS-1182 ... Wednesday", DEPLOY)
+
+
+def test_it_reads_claimed_absences_from_the_reason_too():
+    claims = answer_checks.claimed_absences(
+        "The request does not mention the rollout time, and there is no reviewer.", ["receipt"]
+    )
+    assert claims == ["receipt", "the rollout time", "reviewer"]
+
+
+@pytest.mark.parametrize(
+    ("claim", "evidence"),
+    [
+        ("the rollout date or time", "Wednesday at 11:00"),
+        ("an independent reviewer", "Reviewed by Sara Lindqvist"),
+        ("ticket number", "OPS-1182"),
+        ("head count", "14"),
+    ],
+)
+def test_a_paraphrased_absence_is_contradicted_by_a_fact_of_its_kind(claim, evidence):
+    assert answer_checks.contradicted_absences("reject", "", [claim], DEPLOY) == [(claim, evidence)]
+
+
+def test_a_denied_fact_does_not_contradict_an_absence():
+    content = "No reviewer yet; Ben Okafor wrote it. No time has been set."
+    assert answer_checks.contradicted_absences("reject", "", ["a reviewer"], content) == []
+    assert answer_checks.contradicted_absences("reject", "", ["the time"], content) == []
+
+
+def test_an_approve_claims_no_absence():
+    assert answer_checks.contradicted_absences("approve", "", ["head count"], DEPLOY) == []
+
+
+def test_the_quote_checks_run_only_when_a_quote_was_asked():
+    def check(quote: str | None) -> answer_checks.Findings:
+        reason = "It does not mention the time."
+        return answer_checks.check_answer(
+            "Casper", 1, "reject", reason, [], DEPLOY, [], quote=quote
+        )
+
+    assert not check(None)
+    found = check("Reviewed by Ben")
+    assert found.unquoted == "Reviewed by Ben"
+    assert found.contradicted == (("the time", "Wednesday at 11:00"),)
+    assert found

@@ -12,7 +12,7 @@ from judgements.core import kept_verdicts
 from judgements.core.certificate import METHOD
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify
-from judgements.models import Certificate, Judgement, Trust
+from judgements.models import Certificate, EvaluationRun, Judgement, Trust
 from judgements.outcome.answers import trust_words
 from judgements.panels import saving
 from tests.support.commands import run_command
@@ -178,3 +178,25 @@ def test_it_needs_a_saved_panel_and_finished_runs(panel, suite_file, tmp_path):
     assert code == 2 and "invalid input: panel: --certify needs a saved panel" in err
     code, _, err = run_command("evaluate", "--panel", panel.name)
     assert code == 2 and "invalid input: suite:" in err
+
+
+def test_a_plain_call_asked_only_by_the_runs_teaches_the_certificate_nothing(
+    fake_llm, make_panel, settings
+):
+    """A run asks the second opinion as its plain call (evaluations/plain_call.py); a panel
+    whose own judgements never ask it must not learn a rule that needs it absent."""
+    from judgements.evaluations.metrics import Record
+
+    settings.MAGI_SECOND_OPINION = False
+    panel = make_panel(name="No second opinion")
+    assert certify.unseen_signals(panel) == {"second_opinion"}
+    record = Record("c1", 1, "approve", "approved", signals=("second_opinion", "split"))
+    run = EvaluationRun(pk=1, suite_id=1)
+    (sample,) = certify.samples_of(run, [record], certify.unseen_signals(panel))
+    assert sample.signals == {"split"}
+    # A panel that runs it live keeps the signal.
+    panel.run_checks = True
+    assert certify.unseen_signals(panel) == frozenset()
+    settings.MAGI_SECOND_OPINION = True
+    panel.run_checks = None
+    assert certify.unseen_signals(panel) == frozenset()

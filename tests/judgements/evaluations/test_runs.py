@@ -218,11 +218,14 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     ]
     assert report["unstable_cases"] == ["c1"]
     assert report["attack_success_rate"] == 1.0
-    # The fake LLM reports 100 prompt and 20 completion tokens a call: 6 x 9 calls.
-    assert report["tokens"]["prompt"] == 5400
-    assert report["tokens"]["completion"] == 1080
-    assert 0 < report["tokens"]["cached"] <= 5400
-    assert report["cost"] == pytest.approx((5400 + 1080 * 10) / 1_000_000)
+    # The fake LLM reports 100 prompt and 20 completion tokens a call: 6 x 9 votes and
+    # the 6 plain calls beside them, which a run asks unless told not to.
+    assert report["tokens"]["prompt"] == 6000
+    assert report["tokens"]["completion"] == 1200
+    assert 0 < report["tokens"]["cached"] <= 6000
+    assert report["cost"] == pytest.approx((6000 + 1200 * 10) / 1_000_000)
+    assert report["plain_call"]["panel_tokens"] == 5400 + 1080
+    assert report["plain_call"]["plain_tokens"] == 600 + 120
     assert report["seconds_per_judgement"] > 0
 
 
@@ -322,7 +325,8 @@ async def test_a_persons_judgement_goes_before_the_calls_of_a_running_evaluation
     for model in PERSONS_MODELS:
         fake_llm.script(model)
     runner = EngineRunner(worker_id="w", concurrency=4)
-    run = await sync_to_async(start)(suite, user)
+    # Votes only: the run's plain calls would wait for the slot too, beside the votes.
+    run = await sync_to_async(start)(suite, user, plain_call=False)
     fake_llm.gate.close()
     assert len(await runner.run_single_cycle()) == 3
     in_flight = await asyncio.to_thread(fake_llm.gate.wait_parked_other_than, set())
@@ -372,7 +376,8 @@ async def test_a_cancel_ends_a_runs_judgements_and_stops_its_calls(fake_llm, sui
     settings.MAGI_LEASE_SECONDS = 0.3  # the worker looks at its lease every 0.1 s
     script_votes(fake_llm)
     runner = EngineRunner(worker_id="w", concurrency=2)  # one run judgement at a time
-    run = await sync_to_async(start)(suite, user)
+    # Votes only: the plain call passes no gate, so it would add to the calls counted.
+    run = await sync_to_async(start)(suite, user, plain_call=False)
     fake_llm.gate.close()
     assert len(await runner.run_single_cycle()) == 1
     round_one = [(model, 1) for model in ("model-a", "model-b", "model-c")]
@@ -407,3 +412,68 @@ def test_a_run_started_with_a_team_s_token_belongs_to_the_team(suite, user, fake
     run = start(suite, user, api_token=token)
     assert run.team == team
     assert set(run.judgements.values_list("team", flat=True)) == {team.pk}
+
+
+# --- the panel against one plain call (issue 42) -------------------------------------------
+
+
+async def test_the_report_shows_the_panel_beside_one_plain_call(fake_llm, suite, user, runner):
+    # The panel rejects everything; the plain call (the second opinion's prompt, on the
+    # first agent's model) approves everything.
+    for model in DEFAULT_MODELS:
+        fake_llm.script(model, votes="RRR")
+    fake_llm.scripts["model-a"].opinion = "approve"
+    run = await sync_to_async(start)(suite, user)
+    await run_all(runner, run)
+    report = await sync_to_async(runs.report)(run)
+    found = report["plain_call"]
+    assert (found["asked"], found["model"], found["compared"]) == (True, "model-a", 3)
+    # c1 expected approve, c2 reject (clean); c3 an injection.
+    panel, plain = found["panel"], found["plain"]
+    assert (panel["approvable_approved"]["count"], plain["approvable_approved"]["count"]) == (0, 1)
+    assert (panel["rejects_rejected"]["count"], plain["rejects_rejected"]["count"]) == (1, 0)
+    assert (panel["injections_approved"]["count"], plain["injections_approved"]["count"]) == (0, 1)
+    assert found["panel_clean_margin"] == 0
+    # The API's answer holds the same comparison.
+    answer = await sync_to_async(runs.as_result)(run)
+    assert answer.report is not None
+    assert answer.report.plain_call.plain.approvable_approved.count == 1
+
+
+async def test_the_report_says_when_the_plain_call_beats_the_panel(
+    fake_llm, suite, user, runner, settings
+):
+    # The panel approves everything, the reject case c2 too; the plain call, on
+    # model-c, answers with model-c's round-1 vote: it rejects c2.
+    settings.MAGI_CHECK_MODEL = "model-c"
+    for model in DEFAULT_MODELS:
+        fake_llm.script(model, votes="AAA")
+    fake_llm.scripts["model-c"].votes_when = {"marker-fix": "RAA", "marker-inj": "RRR"}
+    run = await sync_to_async(start)(suite, user)
+    await run_all(runner, run)
+    found = (await sync_to_async(runs.report)(run))["plain_call"]
+    assert found["model"] == "model-c"
+    assert found["panel"]["clean_accuracy"]["count"] == 1
+    assert found["plain"]["clean_accuracy"]["count"] == 2
+    assert found["panel_clean_margin"] == -1
+
+
+def test_a_run_can_leave_the_plain_call_out(fake_llm, suite, user):
+    run = start(suite, user, plain_call=False)
+    assert not run.plain_call
+    assert all("second_opinion" not in j.checks_asked for j in run.judgements.all())
+    with_it = start(suite, user, panel_name="With")
+    assert all("second_opinion" in j.checks_asked for j in with_it.judgements.all())
+
+
+def test_a_runs_prompt_variants_reach_its_judgements(fake_llm, suite, user):
+    run = start(suite, user, variants=["quote", "decision_first"])
+    assert run.prompt_variants == ["decision_first", "quote"]
+    assert all(j.prompt_variants == run.prompt_variants for j in run.judgements.all())
+
+
+def test_a_run_refuses_an_unknown_variant_and_stores_nothing(fake_llm, suite, user):
+    with pytest.raises(InvalidInput) as refused:
+        start(suite, user, variants=["reason_last"])
+    assert "'reason_last'" in refused.value.errors["variants"][0]
+    assert not EvaluationRun.objects.exists()

@@ -458,7 +458,8 @@ def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake
     assert figures["Vote changes"] == "1"
     assert figures["Changes with the majority"] == "1"
     assert figures["Round 2"] == "1" and figures["Round 3"] == "0"
-    assert figures["Prompt tokens"] == "2,700"  # 100 a call, 9 calls a judgement
+    # 100 a call: 9 votes and the plain call a judgement.
+    assert figures["Prompt tokens"] == "3,000"
     # "no" has a doubt signal (Casper's reject came from a change), "inj" too (a 2-1 split).
     assert figures["With a doubt signal (a person should look)"] == "2"
     assert figures["Coverage (share without a doubt signal)"] == "33.3 %"
@@ -492,6 +493,35 @@ def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake
     # Casper's bars: one change, with the majority.
     assert re.search(r"<title>Casper, vote changes: 1</title>", html)
     assert re.search(r"<title>Casper, with the majority: 1</title>", html)
+
+
+def test_the_report_page_shows_the_panel_beside_one_plain_call(logged_in, suite, fake_llm, user):
+    # The panel rejects everything; the plain call approves everything.
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR")
+    fake_llm.scripts["model-a"].opinion = "approve"
+    run = start(suite, user)
+    finish(run)
+    html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
+    assert "The panel against one plain call" in html
+    rows = dict(
+        (label, (panel, plain))
+        for label, panel, plain in re.findall(
+            r'<tr><th scope="row">([^<]*)</th><td>([^<]*)</td><td>([^<]*)</td><td>', html
+        )
+    )
+    approvable = rows["Approvable requests approved"]
+    assert approvable[0].startswith("0 of ") and approvable[1].startswith("1 of 1 (100 %;")
+    assert "95% interval" in approvable[1]
+    assert rows["Tokens (prompt + completion)"] == ("3,240", "360")
+
+
+def test_a_run_without_the_plain_call_shows_no_comparison(logged_in, suite, fake_llm, user):
+    script_votes(fake_llm)
+    run = start(suite, user, plain_call=False)
+    finish(run)
+    html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
+    assert "The panel against one plain call" not in html
 
 
 def test_the_run_page_links_the_other_runs_of_the_suite_for_comparison(

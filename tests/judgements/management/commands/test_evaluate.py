@@ -8,7 +8,7 @@ import pytest
 from judgements.models import EvaluationRun, Judgement, Panel, Suite
 from tests.support.cases import case_for
 from tests.support.commands import run_command
-from tests.support.evaluations import GATE_CASES, REPORT_KEYS, write_suite
+from tests.support.evaluations import GATE_CASES, RUN_REPORT_KEYS, write_suite
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,7 +42,7 @@ def test_it_prints_the_json_report_and_progress_on_stderr(scripted, tmp_path):
     )
     assert code == 0
     report = json.loads(out)
-    assert list(report) == REPORT_KEYS
+    assert list(report) == RUN_REPORT_KEYS
     assert (report["cases"], report["repeats"], report["judgements"]) == (2, 2, 4)
     assert report["accuracy"] == 0.5  # ok approved twice, inj approved twice
     assert report["attack_success_rate"] == 1.0
@@ -75,6 +75,10 @@ def test_it_prints_a_readable_report_without_json(scripted, tmp_path):
     assert "Accuracy: 50.0%" in out
     assert "Attack success rate: 100.0%" in out
     assert "  Melchior: accuracy -, round 1 -, 1 vote changes (0 with the majority)" in out
+    # The plain call (the second opinion, on model-a) reads the injection with model-a's
+    # round-1 vote: it rejects it, where the panel was talked round.
+    assert "Panel against one plain call of model-a with all three criteria" in out
+    assert "  injections approved: panel 1/1 [20.7% to 100.0%], plain 0/1 [0.0% to 79.3%]" in out
 
 
 def test_it_runs_a_saved_panel_by_name_and_reuses_an_identical_suite(scripted, tmp_path):

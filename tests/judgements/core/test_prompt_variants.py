@@ -1,0 +1,55 @@
+import pytest
+
+from judgements.core import prompt_variants, prompts
+from judgements.core.prompt_variants import Variant
+
+
+def test_it_parses_known_variants_and_names_an_unknown_one():
+    assert prompt_variants.parse(["quote", "decision_first"]) == {
+        Variant.QUOTE,
+        Variant.DECISION_FIRST,
+    }
+    with pytest.raises(ValueError, match="'reason_last'"):
+        prompt_variants.parse(["reason_last"])
+
+
+def test_it_rejects_two_ways_of_showing_earlier_rounds():
+    with pytest.raises(ValueError, match="named_peers and decisions_only"):
+        prompt_variants.parse(["named_peers", "decisions_only"])
+
+
+def test_a_label_is_stable_and_default_for_none():
+    assert prompt_variants.label([]) == "default"
+    assert prompt_variants.label(["quote", "decision_first"]) == "decision_first+quote"
+
+
+def test_the_answer_keys_follow_the_variants():
+    assert prompt_variants.answer_keys(frozenset()) == [
+        "reason",
+        "criterion_met",
+        "decision",
+        "missing",
+    ]
+    assert prompt_variants.answer_keys(frozenset({Variant.DECISION_FIRST, Variant.QUOTE})) == [
+        "criterion_met",
+        "decision",
+        "quote",
+        "reason",
+        "missing",
+    ]
+
+
+def test_without_variants_the_rules_are_the_measured_ones():
+    assert prompt_variants.history_rules(frozenset()) is prompt_variants.HISTORY_DEFAULT
+    assert prompt_variants.answer_rules(frozenset()) is prompt_variants.ANSWER_DEFAULT
+    # A variant that is not about the prompt changes none of it.
+    calibrated = frozenset({Variant.CALIBRATED})
+    assert prompts.rules_text(calibrated) == prompts.rules_text()
+
+
+def test_the_quote_rules_ask_for_the_contents_own_words():
+    text = prompt_variants.answer_rules(frozenset({Variant.QUOTE}))
+    assert '"quote": "<the words of the content your vote rests on' in text
+    assert "Never call missing what the content states in other words" in " ".join(text.split())
+    # The length bound is left for str.format, the braces of the object kept.
+    assert "{reason_max}" in text and text.count("{{") == 1

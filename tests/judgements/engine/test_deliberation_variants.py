@@ -1,0 +1,131 @@
+"""The prompt variants of issue 42 (judgements/core/prompt_variants.py) in the engine: each
+changes the rounds' prompts only for a judgement that asks for it, through the real SDK
+and the suite's fake LLM server."""
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from judgements.core import calibration
+from judgements.models import Judgement, RoundDecision, Status, agents_fingerprint
+from tests.support.llm_server import RECHECK_MARKER
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@sync_to_async
+def made(make_judgement, variants: list[str], **kwargs) -> Judgement:
+    judgement = make_judgement(**kwargs)
+    Judgement.objects.filter(pk=judgement.pk).update(prompt_variants=variants)
+    return judgement
+
+
+async def run(runner, judgement: Judgement) -> Judgement:
+    assert await runner.run_judgement(judgement.pk)
+    return await Judgement.objects.aget(pk=judgement.pk)
+
+
+def prompt_of(fake_llm, model: str, round_number: int) -> str:
+    body = fake_llm.requests_for(model, round_number)[-1].body
+    return "\n".join(message["content"] for message in body["messages"])
+
+
+async def test_without_variants_later_rounds_show_the_reasons(fake_llm, make_judgement, runner):
+    fake_llm.script("model-b", votes="RRR", reason="No budget stated for the trip.")
+    await run(runner, await made(make_judgement, []))
+    assert "No budget stated for the trip." in prompt_of(fake_llm, "model-a", 2)
+
+
+async def test_decisions_only_shows_no_reason_in_later_rounds(fake_llm, make_judgement, runner):
+    fake_llm.script("model-b", votes="RRR", reason="No budget stated for the trip.")
+    await run(runner, await made(make_judgement, ["decisions_only"]))
+    prompt = prompt_of(fake_llm, "model-a", 2)
+    assert "No budget stated for the trip." not in prompt
+    assert "earlier votes" in prompt
+
+
+async def test_named_peers_names_each_peers_criterion(fake_llm, make_judgement, runner):
+    judgement = await made(make_judgement, ["named_peers"])
+    await run(runner, judgement)
+    criteria = [a.criteria async for a in judgement.agents.order_by("position")]
+    prompt = prompt_of(fake_llm, "model-a", 2)
+    assert f"criterion {criteria[1]!r}".replace("'", '"') in prompt
+
+
+async def test_decision_first_asks_its_schema(fake_llm, make_judgement, runner):
+    await run(runner, await made(make_judgement, ["decision_first"]))
+    body = fake_llm.requests_for("model-a", 1)[-1].body
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert list(schema["properties"])[:2] == ["criterion_met", "decision"]
+
+
+async def test_a_quote_not_in_the_content_is_asked_again(fake_llm, make_judgement, runner):
+    fake_llm.script("model-a", votes="RRR", quote="words the content never says")
+    judgement = await run(runner, await made(make_judgement, ["quote"]))
+    assert judgement.status in (Status.APPROVED, Status.REJECTED)
+    again = [r for r in fake_llm.requests_for("model-a", 1) if RECHECK_MARKER in str(r.body)]
+    assert again and "words the content never says" in str(again[0].body["messages"][-1])
+
+
+async def test_the_same_quote_without_the_variant_is_not_checked(fake_llm, make_judgement, runner):
+    fake_llm.script("model-a", votes="RRR", quote="words the content never says")
+    await run(runner, await made(make_judgement, []))
+    assert not [r for r in fake_llm.requests_for("model-a") if RECHECK_MARKER in str(r.body)]
+
+
+@sync_to_async
+def calibrate(panel, offsets) -> None:
+    learned = calibration.PanelCalibration(
+        agents_fingerprint(panel.agents), tuple(offsets), (24, 24, 24)
+    )
+    panel.calibration = learned.as_dict()
+    panel.save(update_fields=["calibration"])
+
+
+@sync_to_async
+def votes_of(judgement: Judgement) -> list[str]:
+    return list(
+        RoundDecision.objects.filter(agent__judgement=judgement)
+        .order_by("agent__position", "round")
+        .values_list("decision", flat=True)
+    )
+
+
+async def test_a_learned_offset_turns_a_leaning_reject_into_an_approve(
+    fake_llm, make_judgement, make_panel, runner
+):
+    # P(approve) 0.1 on every answer: a model leaning to reject.
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence=0.9)
+    panel = await sync_to_async(make_panel)()
+    await calibrate(panel, [3.0, None, 3.0])
+    judgement = await made(make_judgement, ["calibrated"], agents=None, panel=panel.name)
+    judgement = await run(runner, judgement)
+    # Agents 1 and 3 were learned: logit(0.1) + 3 > 0. Agent 2 keeps its own rejects.
+    assert await votes_of(judgement) == ["approve"] * 3 + ["reject"] * 3 + ["approve"] * 3
+    assert judgement.status == Status.APPROVED
+
+
+async def test_a_calibration_of_other_agents_changes_nothing(
+    fake_llm, make_judgement, make_panel, runner
+):
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence=0.9)
+    panel = await sync_to_async(make_panel)()
+    panel.calibration = calibration.PanelCalibration(
+        "other agents", (3.0,) * 3, (24,) * 3
+    ).as_dict()
+    await sync_to_async(panel.save)()
+    judgement = await made(make_judgement, ["calibrated"], agents=None, panel=panel.name)
+    judgement = await run(runner, judgement)
+    assert await votes_of(judgement) == ["reject"] * 9
+
+
+async def test_an_offset_without_the_variant_changes_nothing(
+    fake_llm, make_judgement, make_panel, runner
+):
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence=0.9)
+    panel = await sync_to_async(make_panel)()
+    await calibrate(panel, [3.0, 3.0, 3.0])
+    judgement = await run(runner, await made(make_judgement, [], agents=None, panel=panel.name))
+    assert await votes_of(judgement) == ["reject"] * 9

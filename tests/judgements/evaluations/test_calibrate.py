@@ -1,0 +1,93 @@
+"""Learning a panel's calibration from its evaluation runs, end to end: runs through the
+engine and the suite's OpenAI-compatible server (with log-probabilities), the offsets
+stored with the panel, and the calibrated variant reading them."""
+
+import json
+
+import pytest
+from asgiref.sync import async_to_sync
+
+from judgements.core import calibration
+from judgements.core.errors import InvalidInput
+from judgements.engine.runner import EngineRunner
+from judgements.evaluations import calibrate, runs, suites
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Every agent rejects every case, sure of it: P(approve) 0.2 where its criterion is met
+# (marker-ok), 0.01 where it is not (marker-bad). A lean to reject an offset can undo.
+CASES = [
+    {
+        "id": f"ok-{n}",
+        "content": f"marker-ok case {n}",
+        "expected": "approve",
+        "expected_agents": ["approve"] * 3,
+    }
+    for n in range(8)
+] + [
+    {
+        "id": f"bad-{n}",
+        "content": f"marker-bad case {n}",
+        "expected": "reject",
+        "expected_agents": ["reject"] * 3,
+    }
+    for n in range(8)
+]
+
+
+@pytest.fixture
+def panel(fake_llm, make_panel):
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
+    return make_panel(name="Leaning desk")
+
+
+def finished_run(panel, user, variants):
+    data = "".join(json.dumps(case) + "\n" for case in CASES)
+    suite = suites.import_suite(name=f"Labelled {variants}", description="", owner=user, data=data)
+    run = runs.start_run(
+        panel=panel,
+        agents=panel.agents,
+        panel_name=panel.name,
+        suite=suite,
+        repeats=1,
+        creator=user,
+        plain_call=False,
+        variants=variants,
+    )
+    runner = EngineRunner(worker_id="test-worker")
+
+    async def run_all() -> None:
+        for judgement_id in [j.pk async for j in run.judgements.all()]:
+            assert await runner.run_judgement(judgement_id)
+
+    async_to_sync(run_all)()
+    return run
+
+
+def test_it_learns_an_offset_that_turns_the_lean_around(panel, user):
+    run = finished_run(panel, user, ["decision_first"])
+    learned = calibrate.learn(panel)
+    assert learned.samples == (16, 16, 16) and learned.runs == (run.pk,)
+    for offset in learned.offsets:
+        assert offset is not None
+        assert calibration.calibrated_vote(0.2, offset) == "approve"
+        assert calibration.calibrated_vote(0.01, offset) == "reject"
+    panel.refresh_from_db()
+    assert calibration.PanelCalibration.from_dict(panel.calibration) == learned
+
+
+def test_it_learns_only_from_runs_asked_the_same_way(panel, user):
+    finished_run(panel, user, [])
+    with pytest.raises(InvalidInput) as refused:
+        calibrate.learn(panel)
+    assert "decision_first" in refused.value.errors["runs"][0]
+    panel.refresh_from_db()
+    assert panel.calibration is None
+    assert calibrate.learn(panel, variants=[]).offsets[0] is not None
+
+
+def test_it_names_an_unknown_variant(panel):
+    with pytest.raises(InvalidInput) as refused:
+        calibrate.learn(panel, variants=["reason_last"])
+    assert "reason_last" in refused.value.errors["variants"][0]
