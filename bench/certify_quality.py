@@ -126,10 +126,11 @@ def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     judgement.answer_confidence = confidences.get("answer")
     judgement.probe_confidence = confidences.get("probe")
     # The record signals need three rounds; the checks' two need only the verdict.
-    found = judgement.checks_found()
+    found = {checked.kind: checked.found for checked in judgement.checks_found()}
+    opinion, screen = found.get("second_opinion"), found.get("screen")
     judgement.contest_signals = [
-        *(["second_opinion"] if found.second_opinion not in (None, verdict) else []),
-        *(["injection"] if found.steered else []),
+        *(["second_opinion"] if opinion and opinion.decision not in (None, verdict) else []),
+        *(["injection"] if screen and screen.flagged else []),
     ]
     return row_of(case, judgement, time.perf_counter() - began, verdict) | {"round1_only": True}
 

@@ -159,7 +159,7 @@ def run_case(case: dict, panel: dict, model: str) -> dict:
         "reasons": [[d.reason for d in a.ordered_decisions()] for a in judgement.agents.all()],
         "missing": [[d.missing for d in a.ordered_decisions()] for a in judgement.agents.all()],
         "signals": contest.signals if contest else [],
-        "findings": [[f.signal.value, f.words] for f in contest.findings] if contest else [],
+        "findings": [[str(f.signal), f.words] for f in contest.findings] if contest else [],
         "contested": judgement.contested,
         "rechecks": rechecks_of(judgement),
         "error": judgement.error_message,
@@ -404,7 +404,7 @@ def analyse(args) -> None:
         if key.startswith("starter") and not rs[0].get("round1_only")
         for r in rs
     ]
-    product = frozenset(signal.value for signal in contested.COUNTED)
+    product = frozenset(str(signal) for signal in contested.COUNTED)
     chosen = choose(starter, args.target, args.min_coverage) if starter else product
     print(f"counted now (judgements/core/contested.py): {sorted(product)}")
     print(f"chosen on the starter suite (target {args.target:.0%}): {sorted(chosen)}")

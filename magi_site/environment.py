@@ -297,22 +297,33 @@ class MagiSettings(Env):
         "these agents, and nothing contests it) for a person, as contested ones are held "
         "([contested.md](contested.md))",
     )
-    magi_confidence_probe: bool = setting(
-        True,
+    # The checks beside the vote (judgements/core/checks.py): on, off, or unset, when each
+    # runs only where it can inform the verdict.
+    magi_confidence_probe: bool | None = setting(
+        None,
         "ask each agent, beside round 1, its decision in one word, for its confidence "
-        "from the token log-probabilities (three short calls a judgement)",
+        "from the token log-probabilities (three short calls a judgement). `true`: every "
+        "judgement; `false`: none; unset: only where it can inform the verdict (the "
+        "panel's certificate reads the probe confidence, or an evaluation run)",
+        shown="unset",
     )
-    magi_second_opinion: bool = setting(
-        True,
+    magi_second_opinion: bool | None = setting(
+        None,
         "one call a judgement, beside round 1, that reads the content against all three "
-        "criteria; its disagreement with the panel contests the verdict (a saved panel "
-        "may turn it off)",
+        "criteria; its disagreement with the panel contests the verdict. `true`: every "
+        "judgement; `false`: none; unset: only where it can inform the verdict (the "
+        "panel's certificate reads its signal, the saved panel asks for it, or an "
+        "evaluation run). A saved panel may turn it off or on",
+        shown="unset",
     )
-    magi_injection_screen: bool = setting(
-        True,
+    magi_injection_screen: bool | None = setting(
+        None,
         "one call a judgement, before the vote, that asks the model to repeat a random "
-        "word and ignore the content; a reply without it contests the verdict (a saved "
-        "panel may turn it off)",
+        "word and ignore the content; a reply without it contests the verdict. `true`: "
+        "every judgement; `false`: none; unset: only where it can inform the verdict (the "
+        "panel's certificate reads its signal, the saved panel asks for it, or an "
+        "evaluation run). A saved panel may turn it off or on",
+        shown="unset",
     )
     magi_check_model: str = setting(
         "",

@@ -1,17 +1,40 @@
-"""The calls beside the vote (judgements/core/check_prompts.py), each stored as the audited
-call it was and what it found: a confidence probe per agent, a second opinion, an injection
-screen. None of them is a vote."""
+"""The calls beside the vote (judgements/core/checks.py, one class a kind), each stored as
+the audited call it was and what it found: a confidence probe per agent, a second opinion,
+an injection screen, and any kind registered beside them. None of them is a vote.
 
+Which of them a judgement asks is decided once, at submit (`checks_for`), and kept with
+it (Judgement.checks_asked), so that a resumed judgement runs the same."""
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.core import checks
+from judgements.core import contested as marks
+from judgements.core.certificate import Rule
+from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.choices import Decision
+
+if TYPE_CHECKING:
+    from judgements.models.judgements import Judgement
 
 
 class CheckKind(models.TextChoices):
-    PROBE = "probe", "Confidence probe"
-    SECOND_OPINION = "second_opinion", "Second opinion"
-    SCREEN = "screen", "Injection screen"
+    """The kinds MAGI ships, by name for the code that reads one of them in particular
+    (the API's answer); JudgementCheck.kind takes every registered kind (`kind_choices`)."""
+
+    PROBE = checks.Probe.kind, checks.Probe.label
+    SECOND_OPINION = checks.SecondOpinion.kind, checks.SecondOpinion.label
+    SCREEN = checks.Screen.kind, checks.Screen.label
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """Every registered kind of check: a callable, so a kind registered later is a valid
+    choice with no migration."""
+    return checks.kinds()
 
 
 class JudgementCheck(models.Model):
@@ -21,7 +44,7 @@ class JudgementCheck(models.Model):
     judgement = models.ForeignKey(
         "judgements.Judgement", on_delete=models.CASCADE, related_name="checks"
     )
-    kind = models.CharField(max_length=16, choices=CheckKind.choices)
+    kind = models.CharField(max_length=16, choices=kind_choices)
     # The agent a probe asks; None for the judgement-wide checks.
     agent = models.ForeignKey(
         "judgements.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="probes"
@@ -38,9 +61,10 @@ class JudgementCheck(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
-    # What it found. A probe and a second opinion: P(approve) from the reply's
-    # log-probabilities (None: unknown). A second opinion: its decision. A screen: whether
-    # the content steered the model (None: the call failed, so nobody knows).
+    # What it found (checks.Found). A probe and a second opinion: P(approve) from the
+    # reply's log-probabilities (None: unknown). A second opinion: its decision. A screen:
+    # whether the content steered the model (None: the call failed, so nobody knows); a
+    # check's yes/no finding is kept in this column, whatever its kind.
     p_approve = models.FloatField(null=True, blank=True)
     decision = models.CharField(  # noqa: DJ001 - None: no decision (a probe, a screen, an error)
         max_length=8, choices=Decision.choices, null=True, blank=True
@@ -59,3 +83,79 @@ class JudgementCheck(models.Model):
     @property
     def ok(self) -> bool:
         return not self.error
+
+    @property
+    def kind_check(self) -> checks.Check | None:
+        """Its kind's class; None for a kind no longer registered."""
+        return checks.of_kind(self.kind)
+
+    @property
+    def found(self) -> checks.Found:
+        return checks.Found(p_approve=self.p_approve, decision=self.decision, flagged=self.steered)
+
+
+def finding_fields(found: checks.Found) -> dict[str, Any]:
+    """A finding as JudgementCheck's columns."""
+    return {"p_approve": found.p_approve, "decision": found.decision, "steered": found.flagged}
+
+
+def last_found(found: Sequence[JudgementCheck], kind: str) -> JudgementCheck | None:
+    """The last successful call of a kind among `found` (in their order), if any."""
+    of_kind = [check for check in found if check.kind == kind and not check.error]
+    return of_kind[-1] if of_kind else None
+
+
+def checks_found(judgement: "Judgement", found: Sequence[JudgementCheck]) -> list[marks.Checked]:
+    """What a judgement's checks found, as contested.assess reads it: its successful calls
+    in their order, each with its agent's name where the kind raises a signal per agent."""
+    named = any(
+        check.agent_id is not None and (kind := check.kind_check) is not None and kind.signal
+        for check in found
+    )
+    names = {agent.pk: agent.name for agent in judgement.agents.all()} if named else {}
+    return [
+        marks.Checked(check.kind, check.found, names.get(check.agent_id or 0))
+        for check in found
+        if not check.error
+    ]
+
+
+def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
+    """The kinds of check a new judgement asks (core/checks.py `Check.runs`): as the
+    deployment's setting or the saved panel says; else all in an evaluation run; else
+    those the panel's certificate in force for these agents reads; else none."""
+    panel = case.get("panel")
+    rule: Rule | None = None
+    if not evaluation and panel is not None and undecided(panel):
+        rule = certified_rule(panel.pk, case["agents"])
+    kinds = []
+    for check in checks.registered():
+        asked = checks.Asked(
+            setting=getattr(settings, check.setting),
+            panel=None if panel is None else panel.run_checks,
+            evaluation=evaluation,
+            rule=rule,
+        )
+        if check.runs(asked):
+            kinds.append(check.kind)
+    return kinds
+
+
+def undecided(panel: Any) -> list[str]:
+    """The kinds neither the deployment nor the panel turns on or off: the certificate
+    decides them."""
+    return [
+        check.kind
+        for check in checks.registered()
+        if getattr(settings, check.setting) is None
+        and (panel.run_checks is None or not check.panel_chooses)
+    ]
+
+
+def certified_rule(panel_id: int, agents: Sequence[Mapping[str, Any]]) -> Rule | None:
+    """The rule of the panel's certificate in force for these agents (as
+    Judgement.certificate_in_force finds it), if there is one."""
+    certificate = (
+        Certificate.objects.filter(panel_id=panel_id).in_force(agents_fingerprint(agents)).first()
+    )
+    return None if certificate is None else certificate.the_rule

@@ -14,7 +14,7 @@ from judgements.core import confidence, rules
 from judgements.core import contested as marks
 from judgements.models.agents import AttemptOutcome, LLMAttempt
 from judgements.models.certificates import Certificate, agents_fingerprint
-from judgements.models.checks import CheckKind, JudgementCheck
+from judgements.models.checks import CheckKind, JudgementCheck, checks_for, checks_found
 from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
@@ -270,7 +270,7 @@ class Judgement(models.Model):
             team=team_for(case.get("panel"), api_token, run),
             hold_contested=hold_contested(case),
             hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
-            checks_asked=checks_for(case),
+            checks_asked=checks_for(case, evaluation=run is not None),
             evaluation_run=run,
             suite_case=case.get("suite_case"),
             repeat=case.get("repeat"),
@@ -385,22 +385,10 @@ class Judgement(models.Model):
         # Only what the findings are read from: not each call's request and answer.
         return list(found.only("kind", "agent", "decision", "steered", "p_approve"))
 
-    def checks_found(self, found: "list[JudgementCheck] | None" = None) -> marks.Checks:
-        """What the second opinion and the injection screen found (their successful
-        calls; None where a check did not run or failed). `found`: successful_checks(),
-        when already read."""
-        if found is None:
-            found = list(
-                JudgementCheck.objects.filter(
-                    judgement=self, kind__in=[CheckKind.SECOND_OPINION, CheckKind.SCREEN], error=""
-                )
-            )
-        by_kind = {check.kind: check for check in found}
-        opinion, screen = by_kind.get(CheckKind.SECOND_OPINION), by_kind.get(CheckKind.SCREEN)
-        return marks.Checks(
-            second_opinion=opinion.decision if opinion else None,
-            steered=screen.steered if screen else None,
-        )
+    def checks_found(self, found: "list[JudgementCheck] | None" = None) -> list[marks.Checked]:
+        """What its checks found (their successful calls, in order; a check that did not
+        run or failed found nothing). `found`: successful_checks(), when already read."""
+        return checks_found(self, self.successful_checks() if found is None else found)
 
     def confidences(
         self, verdict: str, found: "list[JudgementCheck] | None" = None
@@ -516,20 +504,6 @@ def hold_contested(case: dict) -> bool:
     if panel is not None and panel.hold_contested is not None:
         return bool(panel.hold_contested)
     return bool(settings.MAGI_HOLD_CONTESTED)
-
-
-def checks_for(case: dict) -> list[str]:
-    """The checks beside the vote a case gets (engine/deliberation.py): the probe as the
-    deployment says; the second opinion and the screen as its saved panel says, else as
-    the deployment says."""
-    kinds = [CheckKind.PROBE.value] if settings.MAGI_CONFIDENCE_PROBE else []
-    panel = case.get("panel")
-    chosen = None if panel is None else panel.run_checks
-    if settings.MAGI_SECOND_OPINION if chosen is None else chosen:
-        kinds.append(CheckKind.SECOND_OPINION.value)
-    if settings.MAGI_INJECTION_SCREEN if chosen is None else chosen:
-        kinds.append(CheckKind.SCREEN.value)
-    return kinds
 
 
 def team_for(
