@@ -11,7 +11,8 @@ mark and how many calls beside the vote each judgement made.
 With `--before REF` it also times the code at git revision REF (exported with
 `git archive` to a temporary directory, run with this virtualenv's Python), alternating
 before and after run by run, so a machine that several people share slows both sides
-alike; the two medians come from the same stretch of time.
+alike; the two medians come from the same stretch of time. `--after REF` times a
+revision in place of the working tree.
 """
 
 import argparse
@@ -125,11 +126,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--before", help="a git revision to time alongside this tree")
+    parser.add_argument("--after", help="a git revision to time in place of this tree")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="magi-bench-"))
     try:
         case = case_file(work)
-        trees = {"after" if args.before else "this tree": ROOT}
+        after = export(args.after, Path(tempfile.mkdtemp(dir=work))) if args.after else ROOT
+        trees = {"after" if args.before else "this tree": after}
         if args.before:
             trees = {"before": export(args.before, Path(tempfile.mkdtemp(dir=work))), **trees}
         results: dict[str, list[Timed]] = {name: [] for name in trees}
