@@ -97,9 +97,10 @@ class Check:
     counted: ClassVar[bool] = True
     # The confidence source its probabilities make (Judgement.confidences), if any.
     source: ClassVar[str | None] = None
-    # The MAGI_* setting that turns it on or off (magi_site/environment.py), and whether a
-    # saved panel's "Checks beside the vote" (Panel.run_checks) does too.
-    setting: ClassVar[str]
+    # The MAGI_* setting that turns it on or off (magi_site/environment.py; None: no
+    # switch of its own), and whether a saved panel's "Checks beside the vote"
+    # (Panel.run_checks) does too.
+    setting: ClassVar[str | None] = None
     panel_chooses: ClassVar[bool] = True
 
     def question(self, subject: Subject) -> Question:

@@ -131,7 +131,7 @@ def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
     kinds = []
     for check in checks.registered():
         asked = checks.Asked(
-            setting=getattr(settings, check.setting),
+            setting=setting_of(check),
             panel=None if panel is None else panel.run_checks,
             evaluation=evaluation,
             rule=rule,
@@ -147,9 +147,14 @@ def undecided(panel: Any) -> list[str]:
     return [
         check.kind
         for check in checks.registered()
-        if getattr(settings, check.setting) is None
+        if setting_of(check) is None
         and (panel.run_checks is None or not check.panel_chooses)
     ]
+
+
+def setting_of(check: checks.Check) -> bool | None:
+    """The deployment's setting for the check: on, off, or None (not set, or no setting)."""
+    return None if check.setting is None else getattr(settings, check.setting)
 
 
 def certified_rule(panel_id: int, agents: Sequence[Mapping[str, Any]]) -> Rule | None:
