@@ -147,8 +147,7 @@ def undecided(panel: Any) -> list[str]:
     return [
         check.kind
         for check in checks.registered()
-        if setting_of(check) is None
-        and (panel.run_checks is None or not check.panel_chooses)
+        if setting_of(check) is None and (panel.run_checks is None or not check.panel_chooses)
     ]
 
 
