@@ -10,11 +10,13 @@ PostgreSQL and channels-redis for several processes or machines.
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonDict
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
@@ -28,17 +30,21 @@ PairMap = Annotated[dict[str, str], NoDecode]
 FloatMap = Annotated[dict[str, float], NoDecode]
 
 
-def split_list(value):
+def split_list(value: object) -> object:
     if isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
+        return items_of(value)
     return value
 
 
-def split_pairs(value):
+def items_of(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def split_pairs(value: object) -> object:
     if not isinstance(value, str):
         return value
     mapping = {}
-    for item in split_list(value):
+    for item in items_of(value):
         key, sep, rest = item.partition("=")
         if not sep or not key.strip() or not rest.strip():
             raise ValueError(f"entries look like name=value, not {item!r}")
@@ -46,14 +52,14 @@ def split_pairs(value):
     return mapping
 
 
-def parse_seed(value):
+def parse_seed(value: object) -> object:
     """A seed is a whole number; "none" (or "off") sends none, for providers that refuse it."""
     if isinstance(value, str) and value.strip().lower() in {"none", "off"}:
         return None
     return value
 
 
-def parse_json_object(value):
+def parse_json_object(value: object) -> object:
     """A JSON object in the environment; a ValueError (naming the variable) otherwise."""
     if not isinstance(value, str):
         return value
@@ -77,7 +83,7 @@ class ModelPrice(BaseModel):
     cached: float | None = Field(default=None, ge=0)
 
 
-def setting(default, doc: str, *, shown: str | None = None, **bounds):
+def setting(default: Any, doc: str, *, shown: str | None = None, **bounds: Any) -> Any:
     """A setting: its default, what it means (the documentation's words), and how the
     documentation shows a default computed at start-up (`shown`)."""
     extra: JsonDict | None = {"shown": shown} if shown is not None else None
@@ -452,7 +458,7 @@ class MagiSettings(Env):
             models = provider.models
             if name == "default" and not models:
                 models = self.magi_models if self.magi_models is not None else []
-                models = models or split_list(default_models)
+                models = models or items_of(default_models)
             providers[name] = {
                 # None lets the SDK read OPENAI_BASE_URL / OPENAI_API_KEY itself.
                 "base_url": provider.base_url,
@@ -513,7 +519,7 @@ def describe(exc: ValidationError, prefix: str = "") -> str:
 NOT_SETTINGS = {"MAGI_SCREENSHOTS"}
 
 
-def unknown_magi_variables(loaded: MagiSettings, environ) -> list[str]:
+def unknown_magi_variables(loaded: MagiSettings, environ: Mapping[str, str]) -> list[str]:
     """MAGI_* names that nothing reads: most likely typos, which must not pass unnoticed."""
     known = {name.upper() for name in MagiSettings.model_fields} | NOT_SETTINGS
     prefixes = ["MAGI_DEFAULT_"] + [f"MAGI_PROVIDER_{n.upper()}_" for n in loaded.magi_providers]
@@ -560,10 +566,10 @@ LLM settings above.
 """
 
 
-def shown_default(field) -> str:
-    extra = field.json_schema_extra or {}
-    if "shown" in extra:
-        return extra["shown"]
+def shown_default(field: FieldInfo) -> str:
+    extra = field.json_schema_extra
+    if isinstance(extra, dict) and "shown" in extra:
+        return str(extra["shown"])
     value = field.default
     if isinstance(value, bool):
         return "on" if value else "off"

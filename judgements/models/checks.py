@@ -20,6 +20,7 @@ from judgements.models.choices import Decision
 
 if TYPE_CHECKING:
     from judgements.models.judgements import Judgement
+    from judgements.models.panels import Panel
 
 
 class CheckKind(models.TextChoices):
@@ -141,7 +142,7 @@ def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
     return kinds
 
 
-def undecided(panel: Any) -> list[str]:
+def undecided(panel: "Panel") -> list[str]:
     """The kinds neither the deployment nor the panel turns on or off: the certificate
     decides them."""
     return [
