@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import shutil
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -95,21 +96,9 @@ def judge_once(tree: Path, case: Path) -> Timed:
         if done.returncode not in (0, 3, 4):
             raise SystemExit(f"judge failed ({done.returncode}) in {tree}:\n{done.stderr}")
         answer = json.loads(done.stdout)
-        checks = subprocess.run(
-            [
-                *manage,
-                "shell",
-                "-c",
-                "from judgements.models import JudgementCheck; "
-                "print(JudgementCheck.objects.count())",
-            ],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return Timed(seconds, answer["status"], answer.get("trust"), int(checks.stdout.split()[-1]))
+        with sqlite3.connect(Path(var) / "db.sqlite3") as db:
+            (checks,) = db.execute("SELECT count(*) FROM judgements_judgementcheck").fetchone()
+        return Timed(seconds, answer["status"], answer.get("trust"), checks)
 
 
 def summary(name: str, runs: list[Timed]) -> str:
@@ -142,7 +131,7 @@ def main() -> None:
             for name, tree in order:
                 timed = judge_once(tree, case)
                 results[name].append(timed)
-                print(f"  {name} run {repeat + 1}: {timed.seconds:.1f} s", file=sys.stderr)
+                print(f"  {name} run {repeat + 1}: {timed}", file=sys.stderr, flush=True)
         print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the end")
         for name, runs in results.items():
             print(summary(name, runs))
