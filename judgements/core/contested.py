@@ -97,13 +97,11 @@ class Trust(StrEnum):
 
 @dataclass(frozen=True)
 class Checked:
-    """What one check beside the vote found (judgements/core/checks.py): its kind, and
-    for a check asked of each agent, the agent's name. A check that did not run or failed
-    has none."""
+    """What one check beside the vote found (judgements/core/checks.py), by kind. A check
+    that did not run or failed has none."""
 
     kind: str
     found: checks.Found
-    agent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -354,7 +352,7 @@ def retried(agents: Sequence[AgentRecord]) -> list[Finding]:
 def doubts(agents: Sequence[AgentRecord], checked: Sequence[Checked]) -> list[Finding]:
     """The signals the checks raise against the panel's verdict, in the order the checks
     were registered. A check asked once a judgement counts its last finding; one asked of
-    each agent, each agent's."""
+    each agent, every agent's."""
     complete = bool(agents) and all(a.answers for a in agents)
     verdict = rules.panel_decision(finals(agents)).value if complete else None
     found = []
@@ -365,7 +363,7 @@ def doubts(agents: Sequence[AgentRecord], checked: Sequence[Checked]) -> list[Fi
         for item in mine if check.per_agent else mine[-1:]:
             words = check.doubt(item.found, verdict)
             if words is not None:
-                found.append(Finding(check.signal, words, agent=item.agent))
+                found.append(Finding(check.signal, words))
     return found
 
 

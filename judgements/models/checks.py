@@ -13,13 +13,11 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.core import checks
-from judgements.core import contested as marks
 from judgements.core.certificate import Rule
 from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.choices import Decision
 
 if TYPE_CHECKING:
-    from judgements.models.judgements import Judgement
     from judgements.models.panels import Panel
 
 
@@ -86,11 +84,6 @@ class JudgementCheck(models.Model):
         return not self.error
 
     @property
-    def kind_check(self) -> checks.Check | None:
-        """Its kind's class; None for a kind no longer registered."""
-        return checks.of_kind(self.kind)
-
-    @property
     def found(self) -> checks.Found:
         return checks.Found(p_approve=self.p_approve, decision=self.decision, flagged=self.steered)
 
@@ -104,21 +97,6 @@ def last_found(found: Sequence[JudgementCheck], kind: str) -> JudgementCheck | N
     """The last successful call of a kind among `found` (in their order), if any."""
     of_kind = [check for check in found if check.kind == kind and not check.error]
     return of_kind[-1] if of_kind else None
-
-
-def checks_found(judgement: "Judgement", found: Sequence[JudgementCheck]) -> list[marks.Checked]:
-    """What a judgement's checks found, as contested.assess reads it: its successful calls
-    in their order, each with its agent's name where the kind raises a signal per agent."""
-    named = any(
-        check.agent_id is not None and (kind := check.kind_check) is not None and kind.signal
-        for check in found
-    )
-    names = {agent.pk: agent.name for agent in judgement.agents.all()} if named else {}
-    return [
-        marks.Checked(check.kind, check.found, names.get(check.agent_id or 0))
-        for check in found
-        if not check.error
-    ]
 
 
 def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:

@@ -12,9 +12,10 @@ from django.utils import timezone
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 from judgements.core import confidence, rules
 from judgements.core import contested as marks
+from judgements.core.checks import Found
 from judgements.models.agents import AttemptOutcome, LLMAttempt
 from judgements.models.certificates import Certificate, agents_fingerprint
-from judgements.models.checks import CheckKind, JudgementCheck, checks_for, checks_found
+from judgements.models.checks import CheckKind, JudgementCheck, checks_for
 from judgements.models.choices import DECISION_OF_STATUS, FINISHED_STATUSES, Status, Trust
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
@@ -388,7 +389,13 @@ class Judgement(models.Model):
     def checks_found(self, found: "list[JudgementCheck] | None" = None) -> list[marks.Checked]:
         """What its checks found (their successful calls, in order; a check that did not
         run or failed found nothing). `found`: successful_checks(), when already read."""
-        return checks_found(self, self.successful_checks() if found is None else found)
+        if found is None:
+            found = self.successful_checks()
+        return [
+            marks.Checked(c.kind, Found(c.p_approve, c.decision, c.steered))
+            for c in found
+            if not c.error
+        ]
 
     def confidences(
         self, verdict: str, found: "list[JudgementCheck] | None" = None
