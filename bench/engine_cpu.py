@@ -16,8 +16,9 @@ alternating batches (ABBA order, so a drift of the machine falls on both sides a
 a ratio is the median over batch pairs.
 
 The checks beside round 1 (a probe per agent, a second opinion, a screen: five calls a
-judgement) are on by default for a judgement submitted through the page or the API, so
-the engine is measured with them ("engine default") and without ("engine no checks").
+judgement) run where they can inform the verdict (docs/contested.md, "When a check
+runs"): a certified panel's judgements and evaluation runs ask them, so the engine is
+measured with all five ("engine default") and without ("engine no checks").
 Ratios reported:
 - per vote decision, checks as by default: engine default CPU / 9 vote decisions,
   against the floor's 9 calls and rows per judgement;
