@@ -151,8 +151,9 @@ class CheckLine:
 
 
 def check_lines(judgement: Judgement) -> list[CheckLine]:
-    """The verdict's confidence from the agents' answers and from the probes, and what the
-    second opinion and the injection screen found (or that they were not asked, or failed)."""
+    """The verdict's confidence from the agents' answers and from the probes, and what each
+    other check found (judgements/core/checks.py: the second opinion, the injection screen
+    and any kind registered beside them), or that an asked one failed."""
     asked = set(judgement.checks_asked or ())
     lines = [
         CheckLine("Confidence from the answers", probability_words(judgement.answer_confidence))
