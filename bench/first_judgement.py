@@ -42,6 +42,7 @@ class Timed:
     status: str
     trust: str | None
     checks: int
+    reasons: tuple[str, ...] = ()  # why it is contested, if it is
 
 
 def case_file(directory: Path) -> Path:
@@ -98,7 +99,8 @@ def judge_once(tree: Path, case: Path) -> Timed:
         answer = json.loads(done.stdout)
         with sqlite3.connect(Path(var) / "db.sqlite3") as db:
             (checks,) = db.execute("SELECT count(*) FROM judgements_judgementcheck").fetchone()
-        return Timed(seconds, answer["status"], answer.get("trust"), checks)
+        reasons = tuple(answer.get("contest_reasons") or ())
+        return Timed(seconds, answer["status"], answer.get("trust"), checks, reasons)
 
 
 def summary(name: str, runs: list[Timed]) -> str:
