@@ -135,7 +135,7 @@ def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     return row_of(case, judgement, time.perf_counter() - began, verdict) | {"round1_only": True}
 
 
-def run(args) -> None:
+def run(args: argparse.Namespace) -> None:
     server = use_fake_server() if args.fake else None
     model = FAKE_MODEL if args.fake else args.model
     if not model:
@@ -279,7 +279,7 @@ def read_rows(paths: list[Path] | None) -> list[dict]:
     ]
 
 
-def analyse(args) -> None:
+def analyse(args: argparse.Namespace) -> None:
     calibration = decided(read_rows(args.calibrate))
     check = decided(read_rows(args.check))
     for name, rows in (("calibration", calibration), ("check", check)):

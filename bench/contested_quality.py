@@ -36,6 +36,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Sets Django up on a throwaway SQLite database, as every bench of panels does.
@@ -101,7 +102,7 @@ def use_variant(name: str) -> None:
         return
     if name == "votes-only":
 
-        def votes_only(agent, earlier, token):
+        def votes_only(agent: Any, earlier: Any, token: str) -> str:
             return "\n".join(
                 f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''},"
                 f" {d.decision}"
@@ -212,7 +213,7 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     }
 
 
-def run(args) -> None:
+def run(args: argparse.Namespace) -> None:
     server = use_fake_server() if args.fake else None
     model = FAKE_MODEL if args.fake else args.model
     if not model:
@@ -391,7 +392,7 @@ def round_one(rows: list[dict]) -> dict:
     }
 
 
-def analyse(args) -> None:
+def analyse(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for path in args.files for line in path.read_text().splitlines()]
     by_suite: dict[str, list[dict]] = {}
     for row in rows:

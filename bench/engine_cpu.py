@@ -140,7 +140,12 @@ def floor_bodies() -> dict:
             for i, m in enumerate(MODELS)
         ]
 
-    def check_body(model: str, messages, max_tokens: int | None, schema=None) -> dict:
+    def check_body(
+        model: str,
+        messages: list[dict[str, str]],
+        max_tokens: int | None,
+        schema: dict | None = None,
+    ) -> dict:
         route = providers.route_for(model)
         body = {
             "model": model,
@@ -180,7 +185,7 @@ def floor_agents(ids: list[int]) -> dict[int, list[tuple[int, str]]]:
     return agents
 
 
-async def floor_batch(client, bodies: dict, agents: dict, checks: bool) -> None:
+async def floor_batch(client: Any, bodies: dict, agents: dict, checks: bool) -> None:
     """Per judgement: the checks beside round 1 (if asked), three rounds of three calls
     at once, each answer parsed and stored as one row."""
     import openai
@@ -189,7 +194,7 @@ async def floor_batch(client, bodies: dict, agents: dict, checks: bool) -> None:
 
     lost: list[str] = []
 
-    async def create(body: dict):
+    async def create(body: dict) -> Any:
         # The suite's server now and then loses a call in a burst of hundreds (the engine
         # rides that out with its retries): asked again, and counted.
         for _ in range(3):
@@ -335,7 +340,7 @@ def count_queries(sides: Sides, n: int, checks: bool) -> tuple[int, dict[str, in
 
     seen: list[str] = []
 
-    def note(execute, sql, params, many, context):
+    def note(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         seen.append(sql)
         return execute(sql, params, many, context)
 
@@ -343,7 +348,7 @@ def count_queries(sides: Sides, n: int, checks: bool) -> tuple[int, dict[str, in
     # its own: wrap every connection a thread opens while the batch runs.
     from django.db.backends.signals import connection_created
 
-    def wrap(sender, connection, **kwargs):
+    def wrap(sender: Any, connection: Any, **kwargs: Any) -> None:
         connection.execute_wrappers.append(note)
 
     connection_created.connect(wrap)
