@@ -127,15 +127,16 @@ def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     judgement.answer_confidence = confidences.get("answer")
     judgement.probe_confidence = confidences.get("probe")
     # The record signals need three rounds; the checks' two need only the verdict.
-    found = marks.checks_found(judgement)
+    found = {checked.kind: checked.found for checked in marks.checks_found(judgement)}
+    opinion, screen = found.get("second_opinion"), found.get("screen")
     judgement.contest_signals = [
-        *(["second_opinion"] if found.second_opinion not in (None, verdict) else []),
-        *(["injection"] if found.steered else []),
+        *(["second_opinion"] if opinion and opinion.decision not in (None, verdict) else []),
+        *(["injection"] if screen and screen.flagged else []),
     ]
     return row_of(case, judgement, time.perf_counter() - began, verdict) | {"round1_only": True}
 
 
-def run(args) -> None:
+def run(args: argparse.Namespace) -> None:
     server = use_fake_server() if args.fake else None
     model = FAKE_MODEL if args.fake else args.model
     if not model:
@@ -282,7 +283,7 @@ def read_rows(paths: list[Path] | None) -> list[dict]:
     ]
 
 
-def analyse(args) -> None:
+def analyse(args: argparse.Namespace) -> None:
     calibration = decided(read_rows(args.calibrate))
     check = decided(read_rows(args.check))
     for name, rows in (("calibration", calibration), ("check", check)):

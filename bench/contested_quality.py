@@ -36,6 +36,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Sets Django up on a throwaway SQLite database, as every bench of panels does.
@@ -111,7 +112,9 @@ def use_variant(name: str) -> None:
     if name == "votes-only":
         # The engine's own variant now (prompt_variants.DECISIONS_ONLY); kept here so the
         # measurements this bench recorded can be made again as they were.
-        def votes_only(agent, earlier, token, variants=frozenset()):
+        def votes_only(
+            agent: Any, earlier: Any, token: str, variants: frozenset[str] = frozenset()
+        ) -> str:
             return "\n".join(
                 f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''},"
                 f" {d.decision}"
@@ -169,7 +172,7 @@ def run_case(case: dict, panel: dict, model: str) -> dict:
         "reasons": [[d.reason for d in a.ordered_decisions()] for a in judgement.agents.all()],
         "missing": [[d.missing for d in a.ordered_decisions()] for a in judgement.agents.all()],
         "signals": contest.signals if contest else [],
-        "findings": [[f.signal.value, f.words] for f in contest.findings] if contest else [],
+        "findings": [[str(f.signal), f.words] for f in contest.findings] if contest else [],
         "contested": judgement.contested,
         "rechecks": rechecks_of(judgement),
         "error": judgement.error_message,
@@ -222,7 +225,7 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     }
 
 
-def run(args) -> None:
+def run(args: argparse.Namespace) -> None:
     server = use_fake_server() if args.fake else None
     model = FAKE_MODEL if args.fake else args.model
     if not model:
@@ -401,7 +404,7 @@ def round_one(rows: list[dict]) -> dict:
     }
 
 
-def analyse(args) -> None:
+def analyse(args: argparse.Namespace) -> None:
     rows = [json.loads(line) for path in args.files for line in path.read_text().splitlines()]
     by_suite: dict[str, list[dict]] = {}
     for row in rows:
@@ -414,7 +417,7 @@ def analyse(args) -> None:
         if key.startswith("starter") and not rs[0].get("round1_only")
         for r in rs
     ]
-    product = frozenset(signal.value for signal in contested.COUNTED)
+    product = frozenset(str(signal) for signal in contested.COUNTED)
     chosen = choose(starter, args.target, args.min_coverage) if starter else product
     print(f"counted now (judgements/core/contested.py): {sorted(product)}")
     print(f"chosen on the starter suite (target {args.target:.0%}): {sorted(chosen)}")

@@ -16,8 +16,9 @@ alternating batches (ABBA order, so a drift of the machine falls on both sides a
 a ratio is the median over batch pairs.
 
 The checks beside round 1 (a probe per agent, a second opinion, a screen: five calls a
-judgement) are on by default for a judgement submitted through the page or the API, so
-the engine is measured with them ("engine default") and without ("engine no checks").
+judgement) run where they can inform the verdict (docs/contested.md, "When a check
+runs"): a certified panel's judgements and evaluation runs ask them, so the engine is
+measured with all five ("engine default") and without ("engine no checks").
 Ratios reported:
 - per vote decision, checks as by default: engine default CPU / 9 vote decisions,
   against the floor's 9 calls and rows per judgement;
@@ -139,7 +140,12 @@ def floor_bodies() -> dict:
             for i, m in enumerate(MODELS)
         ]
 
-    def check_body(model: str, messages, max_tokens: int | None, schema=None) -> dict:
+    def check_body(
+        model: str,
+        messages: list[dict[str, str]],
+        max_tokens: int | None,
+        schema: dict | None = None,
+    ) -> dict:
         route = providers.route_for(model)
         body = {
             "model": model,
@@ -179,7 +185,7 @@ def floor_agents(ids: list[int]) -> dict[int, list[tuple[int, str]]]:
     return agents
 
 
-async def floor_batch(client, bodies: dict, agents: dict, checks: bool) -> None:
+async def floor_batch(client: Any, bodies: dict, agents: dict, checks: bool) -> None:
     """Per judgement: the checks beside round 1 (if asked), three rounds of three calls
     at once, each answer parsed and stored as one row."""
     import openai
@@ -188,7 +194,7 @@ async def floor_batch(client, bodies: dict, agents: dict, checks: bool) -> None:
 
     lost: list[str] = []
 
-    async def create(body: dict):
+    async def create(body: dict) -> Any:
         # The suite's server now and then loses a call in a burst of hundreds (the engine
         # rides that out with its retries): asked again, and counted.
         for _ in range(3):
@@ -334,7 +340,7 @@ def count_queries(sides: Sides, n: int, checks: bool) -> tuple[int, dict[str, in
 
     seen: list[str] = []
 
-    def note(execute, sql, params, many, context):
+    def note(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
         seen.append(sql)
         return execute(sql, params, many, context)
 
@@ -342,7 +348,7 @@ def count_queries(sides: Sides, n: int, checks: bool) -> tuple[int, dict[str, in
     # its own: wrap every connection a thread opens while the batch runs.
     from django.db.backends.signals import connection_created
 
-    def wrap(sender, connection, **kwargs):
+    def wrap(sender: Any, connection: Any, **kwargs: Any) -> None:
         connection.execute_wrappers.append(note)
 
     connection_created.connect(wrap)

@@ -37,15 +37,19 @@ OIDC_ROLES = ("member", "reviewer", "staff")
 
 def split_list(value: Any) -> Any:
     if isinstance(value, str):
-        return [item.strip() for item in value.split(",") if item.strip()]
+        return items_of(value)
     return value
+
+
+def items_of(value: str) -> list[str]:
+    return [item.strip() for item in value.split(",") if item.strip()]
 
 
 def split_pairs(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     mapping = {}
-    for item in split_list(value):
+    for item in items_of(value):
         key, sep, rest = item.partition("=")
         if not sep or not key.strip() or not rest.strip():
             raise ValueError(f"entries look like name=value, not {item!r}")
@@ -339,22 +343,33 @@ class MagiSettings(Env):
         "these agents, and nothing contests it) for a person, as contested ones are held "
         "([contested.md](contested.md))",
     )
-    magi_confidence_probe: bool = setting(
-        True,
+    # The checks beside the vote (judgements/core/checks.py): on, off, or unset, when each
+    # runs only where it can inform the verdict.
+    magi_confidence_probe: bool | None = setting(
+        None,
         "ask each agent, beside round 1, its decision in one word, for its confidence "
-        "from the token log-probabilities (three short calls a judgement)",
+        "from the token log-probabilities (three short calls a judgement). `true`: every "
+        "judgement; `false`: none; unset: only where it can inform the verdict (the "
+        "panel's certificate reads the probe confidence, or an evaluation run)",
+        shown="unset",
     )
-    magi_second_opinion: bool = setting(
-        True,
+    magi_second_opinion: bool | None = setting(
+        None,
         "one call a judgement, beside round 1, that reads the content against all three "
-        "criteria; its disagreement with the panel contests the verdict (a saved panel "
-        "may turn it off)",
+        "criteria; its disagreement with the panel contests the verdict. `true`: every "
+        "judgement; `false`: none; unset: only where it can inform the verdict (the "
+        "panel's certificate reads its signal, the saved panel asks for it, or an "
+        "evaluation run). A saved panel may turn it off or on",
+        shown="unset",
     )
-    magi_injection_screen: bool = setting(
-        True,
+    magi_injection_screen: bool | None = setting(
+        None,
         "one call a judgement, before the vote, that asks the model to repeat a random "
-        "word and ignore the content; a reply without it contests the verdict (a saved "
-        "panel may turn it off)",
+        "word and ignore the content; a reply without it contests the verdict. `true`: "
+        "every judgement; `false`: none; unset: only where it can inform the verdict (the "
+        "panel's certificate reads its signal, the saved panel asks for it, or an "
+        "evaluation run). A saved panel may turn it off or on",
+        shown="unset",
     )
     magi_check_model: str = setting(
         "",
@@ -536,7 +551,7 @@ class MagiSettings(Env):
             models = provider.models
             if name == "default" and not models:
                 models = self.magi_models if self.magi_models is not None else []
-                models = models or split_list(default_models)
+                models = models or items_of(default_models)
             providers[name] = {
                 # None lets the SDK read OPENAI_BASE_URL / OPENAI_API_KEY itself.
                 "base_url": provider.base_url,

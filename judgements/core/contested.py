@@ -19,6 +19,10 @@ The signals, each read from the stored votes, reasons and attempts alone:
 - RECHECKED: an answer the engine had to ask again because of one of the two checks
   above, even though the second answer passed them.
 - RETRIED: an answer that needed more than one attempt (a failed or invalid reply).
+
+And the signals of the checks beside the vote, each raised by its check's class
+(judgements/core/checks.py, `Check.doubt`), in the order they were registered:
+
 - SECOND_OPINION: the second opinion, one call reading the content against all three
   criteria (judgements/core/check_prompts.py), decided against the panel's verdict.
 - INJECTION: the injection screen's model, asked to repeat a check word and ignore the
@@ -39,7 +43,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from judgements.core import answer_checks, rules
+from judgements.core import answer_checks, checks, rules
 from judgements.core.kept_verdicts import Rule, Sample
 
 
@@ -55,18 +59,34 @@ class Signal(StrEnum):
     INJECTION = "injection"
 
 
-# The signals that make a judgement contested when its panel holds no certificate. See
-# the module's docstring and docs/contested.md for why these and not the others.
-COUNTED = frozenset(
-    {
-        Signal.SPLIT,
-        Signal.LATE_CHANGE,
-        Signal.COPIED,
-        Signal.STATED_ABSENCE,
-        Signal.SECOND_OPINION,
-        Signal.INJECTION,
-    }
+# The signals of the panel's record that make a judgement contested when its panel holds
+# no certificate; a check's signal counts where its class says (Check.counted). See the
+# module's docstring and docs/contested.md for why these and not the others.
+COUNTED_IN_RECORD = frozenset(
+    {Signal.SPLIT, Signal.LATE_CHANGE, Signal.COPIED, Signal.STATED_ABSENCE}
 )
+
+
+def counted() -> frozenset[str]:
+    """Every signal that contests a verdict under no certificate, the registered
+    checks' included."""
+    found = {check.signal for check in checks.registered() if check.counted and check.signal}
+    return COUNTED_IN_RECORD | found
+
+
+# The counted signals of the checks MAGI ships, as a constant for the benches and tests.
+COUNTED = counted()
+
+
+def signal_order() -> list[str]:
+    """Every signal in the order a contest lists them: the record's, then the checks'
+    in the order they were registered."""
+    order = [signal.value for signal in Signal]
+    return order + [
+        check.signal
+        for check in checks.registered()
+        if check.signal is not None and check.signal not in order
+    ]
 
 
 class Trust(StrEnum):
@@ -76,12 +96,12 @@ class Trust(StrEnum):
 
 
 @dataclass(frozen=True)
-class Checks:
-    """What the calls beside the vote found: the second opinion's decision and whether
-    the injection screen's reply lost its check word (None: not run, or it failed)."""
+class Checked:
+    """What one check beside the vote found (judgements/core/checks.py), by kind. A check
+    that did not run or failed has none."""
 
-    second_opinion: str | None = None
-    steered: bool | None = None
+    kind: str
+    found: checks.Found
 
 
 @dataclass(frozen=True)
@@ -108,7 +128,7 @@ class AgentRecord:
 
 @dataclass(frozen=True)
 class Finding:
-    signal: Signal
+    signal: str  # a Signal, or a registered check's signal
     words: str
     agent: str | None = None
     round: int | None = None
@@ -120,18 +140,19 @@ class Contest:
 
     @property
     def contested(self) -> bool:
-        return any(finding.signal in COUNTED for finding in self.findings)
+        return bool(self.reasons)
 
     @property
     def reasons(self) -> list[str]:
         """Why it is contested, in words; empty when it is not."""
-        return [f.words for f in self.findings if f.signal in COUNTED]
+        counts = counted()
+        return [f.words for f in self.findings if f.signal in counts]
 
     @property
     def signals(self) -> list[str]:
-        """Every kind of signal that fired, counted or not, in Signal order."""
+        """Every kind of signal that fired, counted or not, in `signal_order`."""
         fired = {finding.signal for finding in self.findings}
-        return [signal.value for signal in Signal if signal in fired]
+        return [signal for signal in signal_order() if signal in fired]
 
     @property
     def level(self) -> int:
@@ -139,9 +160,9 @@ class Contest:
         return len(self.signals)
 
 
-def assess(content: str, agents: Sequence[AgentRecord], checks: Checks = Checks()) -> Contest:
+def assess(content: str, agents: Sequence[AgentRecord], checked: Sequence[Checked] = ()) -> Contest:
     """The signals in a finished panel's record (three agents, three answers each) and
-    in the checks beside it."""
+    in what the checks beside it found."""
     findings = [
         *split(agents),
         *late_changes(agents),
@@ -150,8 +171,7 @@ def assess(content: str, agents: Sequence[AgentRecord], checks: Checks = Checks(
         *stated_absences(content, agents),
         *rechecked(agents),
         *retried(agents),
-        *second_opinion(agents, checks),
-        *injection(checks),
+        *doubts(agents, checked),
     ]
     return Contest(tuple(findings))
 
@@ -329,31 +349,22 @@ def retried(agents: Sequence[AgentRecord]) -> list[Finding]:
     ]
 
 
-def second_opinion(agents: Sequence[AgentRecord], checks: Checks) -> list[Finding]:
-    if checks.second_opinion is None or not agents or not all(a.answers for a in agents):
-        return []
-    verdict = rules.panel_decision(finals(agents)).value
-    if checks.second_opinion == verdict:
-        return []
-    return [
-        Finding(
-            Signal.SECOND_OPINION,
-            f"A second opinion, reading the content against all three criteria at once, "
-            f"decided {verb(checks.second_opinion)} against the panel's {verb(verdict)}.",
-        )
-    ]
-
-
-def injection(checks: Checks) -> list[Finding]:
-    if not checks.steered:
-        return []
-    return [
-        Finding(
-            Signal.INJECTION,
-            "The injection screen: asked to repeat a check word and ignore the content, the "
-            "model did not. The content may carry instructions that steer a model.",
-        )
-    ]
+def doubts(agents: Sequence[AgentRecord], checked: Sequence[Checked]) -> list[Finding]:
+    """The signals the checks raise against the panel's verdict, in the order the checks
+    were registered. A check asked once a judgement counts its last finding; one asked of
+    each agent, every agent's."""
+    complete = bool(agents) and all(a.answers for a in agents)
+    verdict = rules.panel_decision(finals(agents)).value if complete else None
+    found = []
+    for check in checks.registered():
+        if check.signal is None:
+            continue
+        mine = [c for c in checked if c.kind == check.kind]
+        for item in mine if check.per_agent else mine[-1:]:
+            words = check.doubt(item.found, verdict)
+            if words is not None:
+                found.append(Finding(check.signal, words))
+    return found
 
 
 def verb(decision: str) -> str:

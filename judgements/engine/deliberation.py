@@ -1,7 +1,7 @@
 """The deliberation of one judgement: what the engine knows of it while it runs it, the
 three rounds (the three calls of a round at once, each decision stored and announced the
-moment it arrives) and the calls beside round 1 (a confidence probe per agent, a second
-opinion and an injection screen: judgements/core/check_prompts.py).
+moment it arrives) and the calls beside round 1 (the checks the judgement asked for, one
+class a kind: judgements/core/checks.py).
 
 One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
 the earlier rounds, ask its model through `llm`, check the answer (judgements/core/
@@ -17,7 +17,7 @@ its finding unknown, which no certificate keeps (judgements/core/contested.py).
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,8 +26,7 @@ from django.conf import settings
 from judgements.core import (
     answer_checks,
     calibration,
-    check_prompts,
-    confidence,
+    checks,
     prompt_variants,
     prompts,
     rules,
@@ -40,13 +39,13 @@ from judgements.infrastructure.events import Event, publish
 from judgements.llm import calls, providers
 from judgements.models import (
     Agent,
-    CheckKind,
     Judgement,
     JudgementCheck,
     RoundDecision,
     Status,
     agents_fingerprint,
 )
+from judgements.models.checks import finding_fields
 
 log = logging.getLogger(__name__)
 
@@ -321,6 +320,8 @@ def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.Verdi
 
 
 # --- the checks beside round 1 -------------------------------------------------------
+# Each kind is a class of judgements/core/checks.py; the engine asks whatever the
+# judgement asked for (Judgement.checks_asked), the same way for every kind.
 
 
 def route_of(deliberation: Deliberation, model: str) -> calls.ModelRoute:
@@ -337,149 +338,89 @@ def check_model(deliberation: Deliberation) -> str:
 
 
 async def run_checks(deliberation: Deliberation, lease: HeldLease, clients: calls.Clients) -> None:
-    """Every check the judgement asked for (Judgement.checks_asked) not yet stored, at once."""
-    asked = set(deliberation.judgement.checks_asked)
+    """Every check the judgement asked for (Judgement.checks_asked) not yet stored, at once:
+    a kind asked of each agent once per agent, any other once."""
     done = deliberation.checks_done
     jobs: list[Coroutine[Any, Any, None]] = []
-    if CheckKind.PROBE in asked:
+    for kind in deliberation.judgement.checks_asked:
+        check = checks.of_kind(kind)
+        if check is None:
+            # A kind no longer registered: nothing knows how to ask it.
+            log.warning("judgement %s: no check of kind %r", deliberation.judgement.pk, kind)
+            continue
+        targets: list[Agent | None] = list(deliberation.agents) if check.per_agent else [None]
         jobs.extend(
-            probe(deliberation, agent, lease, clients)
-            for agent in deliberation.agents
-            if (CheckKind.PROBE, agent.pk) not in done
+            run_check(deliberation, check, agent, lease, clients)
+            for agent in targets
+            if (kind, None if agent is None else agent.pk) not in done
         )
-    if CheckKind.SECOND_OPINION in asked and (CheckKind.SECOND_OPINION, None) not in done:
-        jobs.append(second_opinion(deliberation, lease, clients))
-    if CheckKind.SCREEN in asked and (CheckKind.SCREEN, None) not in done:
-        jobs.append(screen(deliberation, lease, clients))
     await asyncio.gather(*jobs)
 
 
-async def ask(
+def subject_of(deliberation: Deliberation, agent: Agent | None) -> checks.Subject:
+    briefs = tuple(prompts.AgentBrief(a.name, a.criteria) for a in deliberation.agents)
+    brief = None if agent is None else prompts.AgentBrief(agent.name, agent.criteria)
+    return checks.Subject(deliberation.judgement.content, briefs, brief)
+
+
+def validated(check: checks.Check, question: checks.Question) -> Callable[[str], object]:
+    """The reply read as the check reads it, an invalid one an InvalidOutputError: asked
+    again like an invalid vote."""
+
+    def read(text: str) -> object:
+        try:
+            return question.read(checks.Reply(text))
+        except ValueError as exc:
+            invalid = f"invalid {check.label.lower()}: {text[:200]!r}"
+            raise calls.InvalidOutputError(invalid) from exc
+
+    return read
+
+
+async def run_check(
     deliberation: Deliberation,
-    kind: str,
+    check: checks.Check,
     agent: Agent | None,
-    model: str,
-    messages: list[dict[str, str]],
     lease: HeldLease,
     clients: calls.Clients,
-    **options: Any,
-) -> tuple[calls.ModelRoute, calls.TextReply] | None:
-    """One check's call, its failed attempts stored as they happen; None when it failed
-    for good (the finding stays unknown)."""
+) -> None:
+    """One check's call, its failed attempts stored as they happen, and its finding
+    stored with the call that found it. A check that fails for good stores no finding
+    (it stays unknown)."""
     judgement_id = deliberation.judgement.pk
+    question = check.question(subject_of(deliberation, agent))
+    model = agent.model if agent is not None else check_model(deliberation)
     try:
         route = route_of(deliberation, model)
     except MagiError:
         # A check model the deployment does not know: nothing was sent, nothing to audit.
-        return None
+        return
 
     async def record_failure(entry: calls.AttemptRecord) -> None:
-        await lifecycle.astore_failed_check(judgement_id, kind, agent, route, entry)
+        await lifecycle.astore_failed_check(judgement_id, check.kind, agent, route, entry)
 
     await lease.confirm()
     try:
-        reply = await calls.request_text(clients, route, messages, record_failure, **options)
+        reply = await calls.request_text(
+            clients,
+            route,
+            question.messages,
+            record_failure,
+            max_tokens=question.max_tokens,
+            schema=question.schema,
+            read=validated(check, question),
+        )
     except LeaseLost:
         raise
     except MagiError:
-        return None
-    return route, reply
-
-
-async def probe(
-    deliberation: Deliberation, agent: Agent, lease: HeldLease, clients: calls.Clients
-) -> None:
-    messages = check_prompts.probe_messages(
-        prompts.AgentBrief(agent.name, agent.criteria), deliberation.judgement.content
-    )
-    asked = await ask(
-        deliberation,
-        CheckKind.PROBE,
-        agent,
-        agent.model,
-        messages,
-        lease,
-        clients,
-        max_tokens=check_prompts.PROBE_MAX_TOKENS,
-    )
-    if asked is None:
         return
-    route, reply = asked
-    p_approve = None if reply.tokens is None else confidence.probe_probability(reply.tokens)
+    found = question.read(checks.Reply(reply.text, reply.tokens))
     await lifecycle.astore_check(
-        deliberation.judgement.pk,
-        CheckKind.PROBE,
+        judgement_id,
+        check.kind,
         agent,
         route,
         reply.attempt,
         lease.worker_id,
-        p_approve=p_approve,
-    )
-
-
-def read_second_opinion(text: str) -> check_prompts.SecondOpinion:
-    try:
-        return check_prompts.parse_second_opinion(text)
-    except ValueError as exc:
-        raise calls.InvalidOutputError(f"invalid second opinion: {text[:200]!r}") from exc
-
-
-async def second_opinion(
-    deliberation: Deliberation, lease: HeldLease, clients: calls.Clients
-) -> None:
-    messages = check_prompts.second_opinion_messages(
-        [agent.criteria for agent in deliberation.agents], deliberation.judgement.content
-    )
-    asked = await ask(
-        deliberation,
-        CheckKind.SECOND_OPINION,
-        None,
-        check_model(deliberation),
-        messages,
-        lease,
-        clients,
-        schema=check_prompts.SECOND_OPINION_SCHEMA,
-        read=read_second_opinion,
-    )
-    if asked is None:
-        return
-    route, reply = asked
-    opinion = read_second_opinion(reply.text)
-    p_approve = None if reply.tokens is None else confidence.answer_probability(reply.tokens)
-    await lifecycle.astore_check(
-        deliberation.judgement.pk,
-        CheckKind.SECOND_OPINION,
-        None,
-        route,
-        reply.attempt,
-        lease.worker_id,
-        decision=opinion.decision,
-        p_approve=p_approve,
-    )
-
-
-async def screen(deliberation: Deliberation, lease: HeldLease, clients: calls.Clients) -> None:
-    canary = check_prompts.new_canary()
-    messages = check_prompts.screen_messages(deliberation.judgement.content, canary)
-    asked = await ask(
-        deliberation,
-        CheckKind.SCREEN,
-        None,
-        check_model(deliberation),
-        messages,
-        lease,
-        clients,
-        max_tokens=check_prompts.SCREEN_MAX_TOKENS,
-    )
-    if asked is None:
-        return
-    route, reply = asked
-    await lifecycle.astore_check(
-        deliberation.judgement.pk,
-        CheckKind.SCREEN,
-        None,
-        route,
-        reply.attempt,
-        lease.worker_id,
-        steered=check_prompts.screen_steered(reply.text, canary),
+        **finding_fields(found),
     )

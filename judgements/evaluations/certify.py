@@ -13,12 +13,12 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judgements.core import certificate, kept_verdicts
+from judgements.core import certificate, checks, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, runs
 from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
-from judgements.models.judgements import checks_for
+from judgements.models.checks import setting_of
 
 # The confidence sources a rule may read (Judgement.answer_confidence, .probe_confidence).
 SOURCES = ("answer", "probe")
@@ -157,11 +157,17 @@ def certify(
 
 
 def unseen_signals(panel: Panel) -> frozenset[str]:
-    """Signals a run's record can hold that the panel's own judgements never do: the second
-    opinion's, when a run asked it only as its plain call (evaluations/plain_call.py) and
-    the panel does not run it. A rule asking it to be absent would hold for every live
-    verdict without having measured them, so the certificate learns without it."""
-    if CheckKind.SECOND_OPINION in checks_for({"panel": panel}):
+    """Signals a run's record can hold that the panel's own judgements never will: the
+    second opinion's, when a run asked it only as its plain call (evaluations/plain_call.py)
+    and the deployment or the panel turns it off for live judgements. A rule asking it to
+    be absent would hold for every live verdict without having measured them, so the
+    certificate learns without it. (Not turned off, a live judgement asks it whenever
+    the certificate in force reads its signal: core/checks.py `Check.runs`.)"""
+    opinion = checks.of_kind(CheckKind.SECOND_OPINION.value)
+    reading = kept_verdicts.Rule(None, None, (Signal.SECOND_OPINION.value,))
+    if opinion is not None and opinion.runs(
+        checks.Asked(setting=setting_of(opinion), panel=panel.run_checks, rule=reading)
+    ):
         return frozenset()
     return frozenset({Signal.SECOND_OPINION.value})
 

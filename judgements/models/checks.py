@@ -1,17 +1,39 @@
-"""The calls beside the vote (judgements/core/check_prompts.py), each stored as the audited
-call it was and what it found: a confidence probe per agent, a second opinion, an injection
-screen. None of them is a vote."""
+"""The calls beside the vote (judgements/core/checks.py, one class a kind), each stored as
+the audited call it was and what it found: a confidence probe per agent, a second opinion,
+an injection screen, and any kind registered beside them. None of them is a vote.
 
+Which of them a judgement asks is decided once, at submit (`checks_for`), and kept with
+it (Judgement.checks_asked), so that a resumed judgement runs the same."""
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.core import checks
+from judgements.core.certificate import Rule
+from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.choices import Decision
+
+if TYPE_CHECKING:
+    from judgements.models.panels import Panel
 
 
 class CheckKind(models.TextChoices):
-    PROBE = "probe", "Confidence probe"
-    SECOND_OPINION = "second_opinion", "Second opinion"
-    SCREEN = "screen", "Injection screen"
+    """The kinds MAGI ships, by name for the code that reads one of them in particular
+    (the API's answer); JudgementCheck.kind takes every registered kind (`kind_choices`)."""
+
+    PROBE = checks.Probe.kind, checks.Probe.label
+    SECOND_OPINION = checks.SecondOpinion.kind, checks.SecondOpinion.label
+    SCREEN = checks.Screen.kind, checks.Screen.label
+
+
+def kind_choices() -> list[tuple[str, str]]:
+    """Every registered kind of check: a callable, so a kind registered later is a valid
+    choice with no migration."""
+    return checks.kinds()
 
 
 class JudgementCheck(models.Model):
@@ -21,7 +43,7 @@ class JudgementCheck(models.Model):
     judgement = models.ForeignKey(
         "judgements.Judgement", on_delete=models.CASCADE, related_name="checks"
     )
-    kind = models.CharField(max_length=16, choices=CheckKind.choices)
+    kind = models.CharField(max_length=16, choices=kind_choices)
     # The agent a probe asks; None for the judgement-wide checks.
     agent = models.ForeignKey(
         "judgements.Agent", null=True, blank=True, on_delete=models.CASCADE, related_name="probes"
@@ -38,9 +60,10 @@ class JudgementCheck(models.Model):
     completion_tokens = models.PositiveIntegerField(null=True, blank=True)
     cached_tokens = models.PositiveIntegerField(null=True, blank=True)
     started_at = models.DateTimeField(default=timezone.now)
-    # What it found. A probe and a second opinion: P(approve) from the reply's
-    # log-probabilities (None: unknown). A second opinion: its decision. A screen: whether
-    # the content steered the model (None: the call failed, so nobody knows).
+    # What it found (checks.Found). A probe and a second opinion: P(approve) from the
+    # reply's log-probabilities (None: unknown). A second opinion: its decision. A screen:
+    # whether the content steered the model (None: the call failed, so nobody knows); a
+    # check's yes/no finding is kept in this column, whatever its kind.
     p_approve = models.FloatField(null=True, blank=True)
     decision = models.CharField(  # noqa: DJ001 - None: no decision (a probe, a screen, an error)
         max_length=8, choices=Decision.choices, null=True, blank=True
@@ -59,3 +82,67 @@ class JudgementCheck(models.Model):
     @property
     def ok(self) -> bool:
         return not self.error
+
+    @property
+    def found(self) -> checks.Found:
+        return checks.Found(p_approve=self.p_approve, decision=self.decision, flagged=self.steered)
+
+
+def finding_fields(found: checks.Found) -> dict[str, Any]:
+    """A finding as JudgementCheck's columns."""
+    return {"p_approve": found.p_approve, "decision": found.decision, "steered": found.flagged}
+
+
+def last_found(found: Sequence[JudgementCheck], kind: str) -> JudgementCheck | None:
+    """The last successful call of a kind among `found` (in their order), if any."""
+    of_kind = [check for check in found if check.kind == kind and not check.error]
+    return of_kind[-1] if of_kind else None
+
+
+def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
+    """The kinds of check a new judgement asks (core/checks.py `Check.runs`): as the
+    deployment's setting or the saved panel says; else all in an evaluation run; else
+    those the panel's certificate in force for these agents reads; else none."""
+    panel = case.get("panel")
+    rule: Rule | None = None
+    if not evaluation and panel is not None and undecided(panel):
+        rule = certified_rule(panel.pk, case["agents"])
+    kinds = []
+    for check in checks.registered():
+        asked = checks.Asked(
+            setting=setting_of(check),
+            panel=None if panel is None else panel.run_checks,
+            evaluation=evaluation,
+            rule=rule,
+        )
+        if check.runs(asked):
+            kinds.append(check.kind)
+    # An evaluation run's plain call (evaluations/plain_call.py) is the second opinion's
+    # call: asked whatever the settings say, for the report's comparison.
+    if case.get("plain_call") and CheckKind.SECOND_OPINION.value not in kinds:
+        kinds.append(CheckKind.SECOND_OPINION.value)
+    return kinds
+
+
+def undecided(panel: "Panel") -> list[str]:
+    """The kinds neither the deployment nor the panel turns on or off: the certificate
+    decides them."""
+    return [
+        check.kind
+        for check in checks.registered()
+        if setting_of(check) is None and (panel.run_checks is None or not check.panel_chooses)
+    ]
+
+
+def setting_of(check: checks.Check) -> bool | None:
+    """The deployment's setting for the check: on, off, or None (not set, or no setting)."""
+    return None if check.setting is None else getattr(settings, check.setting)
+
+
+def certified_rule(panel_id: int, agents: Sequence[Mapping[str, Any]]) -> Rule | None:
+    """The rule of the panel's certificate in force for these agents (as
+    Judgement.certificate_in_force finds it), if there is one."""
+    certificate = (
+        Certificate.objects.filter(panel_id=panel_id).in_force(agents_fingerprint(agents)).first()
+    )
+    return None if certificate is None else certificate.the_rule

@@ -9,7 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.core import rules
-from judgements.models.checks import CheckKind
+from judgements.models.checks import checks_for
 from judgements.models.choices import (
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
@@ -262,7 +262,7 @@ class Judgement(models.Model):
             team=team_for(case.get("panel"), api_token, run),
             hold_contested=hold_contested(case),
             hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
-            checks_asked=checks_for(case),
+            checks_asked=checks_for(case, evaluation=run is not None),
             prompt_variants=list(case.get("prompt_variants") or ()),
             evaluation_run=run,
             suite_case=case.get("suite_case"),
@@ -371,21 +371,6 @@ def hold_contested(case: dict) -> bool:
     if panel is not None and panel.hold_contested is not None:
         return bool(panel.hold_contested)
     return bool(settings.MAGI_HOLD_CONTESTED)
-
-
-def checks_for(case: dict) -> list[str]:
-    """The checks beside the vote a case gets (engine/deliberation.py): the probe as the
-    deployment says; the second opinion and the screen as its saved panel says, else as
-    the deployment says."""
-    kinds = [CheckKind.PROBE.value] if settings.MAGI_CONFIDENCE_PROBE else []
-    panel = case.get("panel")
-    chosen = None if panel is None else panel.run_checks
-    # An evaluation run's plain call (evaluations/runs.py) is the second opinion's call.
-    if case.get("plain_call") or (settings.MAGI_SECOND_OPINION if chosen is None else chosen):
-        kinds.append(CheckKind.SECOND_OPINION.value)
-    if settings.MAGI_INJECTION_SCREEN if chosen is None else chosen:
-        kinds.append(CheckKind.SCREEN.value)
-    return kinds
 
 
 def team_for(

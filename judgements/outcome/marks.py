@@ -11,6 +11,7 @@ from typing import Any
 
 from judgements.core import confidence
 from judgements.core import contested as marks
+from judgements.core.checks import Found
 from judgements.models import (
     AttemptOutcome,
     Certificate,
@@ -63,22 +64,18 @@ def successful_checks(judgement: Judgement) -> list[JudgementCheck]:
     return list(found.only("kind", "agent", "decision", "steered", "p_approve"))
 
 
-def checks_found(judgement: Judgement, found: list[JudgementCheck] | None = None) -> marks.Checks:
-    """What the second opinion and the injection screen found (their successful calls;
-    None where a check did not run or failed). `found`: successful_checks(), when
-    already read."""
+def checks_found(
+    judgement: Judgement, found: list[JudgementCheck] | None = None
+) -> list[marks.Checked]:
+    """What its checks found (their successful calls, in order; a check that did not run
+    or failed found nothing). `found`: successful_checks(), when already read."""
     if found is None:
-        found = list(
-            JudgementCheck.objects.filter(
-                judgement=judgement, kind__in=[CheckKind.SECOND_OPINION, CheckKind.SCREEN], error=""
-            )
-        )
-    by_kind = {check.kind: check for check in found}
-    opinion, screen = by_kind.get(CheckKind.SECOND_OPINION), by_kind.get(CheckKind.SCREEN)
-    return marks.Checks(
-        second_opinion=opinion.decision if opinion else None,
-        steered=screen.steered if screen else None,
-    )
+        found = successful_checks(judgement)
+    return [
+        marks.Checked(c.kind, Found(c.p_approve, c.decision, c.steered))
+        for c in found
+        if not c.error
+    ]
 
 
 def confidences(

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from django.db.models import Q
 
-from judgements.core import confidence, rules
+from judgements.core import checks, confidence, rules
 from judgements.core.confidence import probability_words
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import (
@@ -18,6 +18,7 @@ from judgements.models import (
     RoundDecision,
     Status,
 )
+from judgements.models.checks import last_found
 from judgements.outcome import answers
 
 
@@ -176,10 +177,10 @@ class CheckLine:
 
 
 def check_lines(judgement: Judgement) -> list[CheckLine]:
-    """The verdict's confidence from the agents' answers and from the probes, and what the
-    second opinion and the injection screen found (or that they were not asked, or failed)."""
+    """The verdict's confidence from the agents' answers and from the probes, and what each
+    other check found (judgements/core/checks.py: the second opinion, the injection screen
+    and any kind registered beside them), or that an asked one failed."""
     asked = set(judgement.checks_asked or ())
-    found = answers.ChecksFound.from_record(judgement)
     lines = [
         CheckLine("Confidence from the answers", probability_words(judgement.answer_confidence))
     ]
@@ -187,26 +188,17 @@ def check_lines(judgement: Judgement) -> list[CheckLine]:
         lines.append(
             CheckLine("Confidence from the probes", probability_words(judgement.probe_confidence))
         )
-    opinion = found.second_opinion
-    if opinion is not None:
-        decision = opinion.decision or "no decision"
-        against = judgement.decision is not None and opinion.decision not in (
-            None,
-            judgement.decision,
-        )
-        words = f"{decision}" + (", against the panel" if against else ", as the panel")
-        if opinion.p_approve is not None:
-            words += f" (P(approve) {probability_words(opinion.p_approve)})"
-        lines.append(CheckLine("Second opinion", words, doubt=against))
-    elif CheckKind.SECOND_OPINION in asked:
-        lines.append(CheckLine("Second opinion", NOT_FOUND))
-    screen = found.injection_screen
-    if screen is not None and screen.steered is not None:
-        steered = bool(screen.steered)
-        words = "the content steered the model" if steered else "no sign the content steers"
-        lines.append(CheckLine("Injection screen", words, doubt=steered))
-    elif CheckKind.SCREEN in asked:
-        lines.append(CheckLine("Injection screen", NOT_FOUND))
+    # Every other check (judgements/core/checks.py), as its class words what it found.
+    done = sorted(judgement.checks.all(), key=lambda c: (c.kind, c.attempt, c.pk))
+    for check in checks.registered():
+        if check.source is not None:
+            continue  # a confidence source: its line is the confidence above
+        row = last_found(done, check.kind)
+        shown = None if row is None else check.shown(row.found, judgement.decision)
+        if shown is not None:
+            lines.append(CheckLine(check.label, shown[0], doubt=shown[1]))
+        elif check.kind in asked:
+            lines.append(CheckLine(check.label, NOT_FOUND))
     return lines
 
 

@@ -7,11 +7,12 @@ import itertools
 import pytest
 
 from judgements.core import rules
+from judgements.core.checks import Found
 from judgements.core.contested import (
     COUNTED,
     AgentRecord,
     Answer,
-    Checks,
+    Checked,
     Signal,
     Trust,
     assess,
@@ -143,31 +144,39 @@ def test_a_clean_unanimous_record_is_not_contested():
     assert contest.level == 0
 
 
+def checked(opinion: str | None = None, steered: bool | None = None) -> tuple[Checked, ...]:
+    """What the second opinion and the screen found, as the stored checks give it (a
+    check that did not run or failed gives nothing)."""
+    found = []
+    if opinion is not None:
+        found.append(Checked("second_opinion", Found(p_approve=0.7, decision=opinion)))
+    if steered is not None:
+        found.append(Checked("screen", Found(flagged=steered)))
+    return tuple(found)
+
+
 CHECKS = [
-    Checks(second_opinion=opinion, steered=steered)
-    for opinion in (None, "approve", "reject")
-    for steered in (None, False, True)
+    (opinion, steered) for opinion in (None, "approve", "reject") for steered in (None, False, True)
 ]
 
 
-@pytest.mark.parametrize("checks", CHECKS, ids=repr)
-def test_every_vote_pattern_with_every_finding_of_the_checks(checks):
+@pytest.mark.parametrize(("opinion", "steered"), CHECKS)
+def test_every_vote_pattern_with_every_finding_of_the_checks(opinion, steered):
     for pattern in PATTERNS:
-        contest = assess(CONTENT, record(pattern), checks)
+        contest = assess(CONTENT, record(pattern), checked(opinion, steered))
         expected = expected_vote_signals(pattern)
         verdict = "approve" if [final(s) for s in pattern].count("A") >= 2 else "reject"
-        if checks.second_opinion is not None and checks.second_opinion != verdict:
+        if opinion is not None and opinion != verdict:
             expected.add(Signal.SECOND_OPINION)
-        if checks.steered:
+        if steered:
             expected.add(Signal.INJECTION)
         assert set(contest.signals) == {s.value for s in expected}, pattern
         assert contest.contested == bool(expected & COUNTED), pattern
 
 
 def test_the_checks_findings_say_what_they_found_in_words():
-    contest = assess(
-        CONTENT, record(("AAA", "AAA", "AAA")), Checks(second_opinion="reject", steered=True)
-    )
+    found = checked(opinion="reject", steered=True)
+    contest = assess(CONTENT, record(("AAA", "AAA", "AAA")), found)
     assert contest.reasons == [
         "A second opinion, reading the content against all three criteria at once, decided "
         "reject against the panel's approve.",
@@ -194,7 +203,7 @@ def test_with_a_certificate_its_rule_alone_decides():
     assert unsure.reasons == ("The panel's answer confidence 0.50 is below the certified 0.90.",)
     unknown = mark(split, {"answer": None}, rule)
     assert unknown.reasons == ("The panel's answer confidence is unknown.",)
-    steered = assess(CONTENT, record(("AAA", "AAA", "AAA")), Checks(steered=True))
+    steered = assess(CONTENT, record(("AAA", "AAA", "AAA")), checked(steered=True))
     found = mark(steered, {"answer": 0.99}, rule)
     assert found.trust is Trust.CONTESTED
     assert found.reasons[0].startswith("The injection screen")

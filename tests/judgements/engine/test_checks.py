@@ -1,18 +1,23 @@
 """The calls beside the vote through the real SDK and the suite's OpenAI-compatible server:
 the confidence probe, the second opinion, the injection screen, the agents' own
-confidence from log-probabilities, and the mark they lead to."""
+confidence from log-probabilities, the mark they lead to, and which of them a judgement
+asks (models/checks.py checks_for)."""
 
 import pytest
 from asgiref.sync import sync_to_async
 
 from judgements.models import (
+    Certificate,
     CheckKind,
     Judgement,
     JudgementCheck,
     RoundDecision,
     Status,
     Trust,
+    agents_fingerprint,
 )
+from judgements.models.checks import checks_for
+from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -173,3 +178,95 @@ async def test_with_no_certificate_an_uncontested_verdict_is_unmeasured(
     assert judgement.trust == Trust.UNMEASURED
     assert judgement.contested is False
     assert judgement.certificate_id is None
+
+
+# --- which checks a judgement asks (models/checks.py checks_for) ------------------------
+
+
+@pytest.fixture
+def checks_unset(settings):
+    """The deployment's default: no MAGI_* check setting given."""
+    settings.MAGI_CONFIDENCE_PROBE = None
+    settings.MAGI_SECOND_OPINION = None
+    settings.MAGI_INJECTION_SCREEN = None
+
+
+@sync_to_async
+def certify(panel, absent: list[str], source: str | None = None) -> Certificate:
+    """A certificate in force for the panel's agents whose rule reads `absent` signals
+    (and `source`'s confidence)."""
+    rule = {"source": source, "threshold": 0.5 if source else None, "absent": absent}
+    return Certificate.objects.create(
+        panel=panel,
+        agents=panel.agents,
+        fingerprint=agents_fingerprint(panel.agents),
+        target=0.9,
+        delta=0.1,
+        samples=40,
+        certified=True,
+        rule=rule,
+        coverage=0.8,
+        accuracy=0.97,
+        bound=0.91,
+        kept=32,
+    )
+
+
+async def test_by_default_a_judgement_no_certificate_reads_asks_no_checks(
+    fake_llm, make_judgement, runner, checks_unset
+):
+    # The first judgement of a newcomer: no saved panel, no certificate. Nothing a check
+    # found could inform its verdict, so none costs a call or contests it.
+    fake_llm.script("model-a", steered_by=("Japan",), opinion="reject")
+    judgement = await judge(make_judgement, runner)
+    assert judgement.checks_asked == []
+    assert len(fake_llm.requests) == 9
+    assert await checks_of(judgement) == []
+    assert judgement.trust == Trust.UNMEASURED and judgement.contest_signals == []
+
+
+async def test_a_check_the_certificate_in_force_reads_runs_and_no_other(
+    fake_llm, make_judgement, make_panel, runner, checks_unset
+):
+    fake_llm.script("model-a", steered_by=("Japan",))
+    panel = await sync_to_async(make_panel)()
+    await certify(panel, absent=["injection"])
+    judgement = await judge(make_judgement, runner, panel=panel.name, agents=None)
+    assert judgement.checks_asked == ["screen"]
+    assert [c.kind for c in await checks_of(judgement)] == ["screen"]
+    assert "injection" in judgement.contest_signals
+    assert judgement.trust == Trust.CONTESTED
+
+
+async def test_a_certificate_reading_the_probe_confidence_asks_the_probes(
+    fake_llm, make_judgement, make_panel, runner, checks_unset
+):
+    panel = await sync_to_async(make_panel)()
+    await certify(panel, absent=[], source="probe")
+    judgement = await judge(make_judgement, runner, panel=panel.name, agents=None)
+    assert judgement.checks_asked == ["probe"]
+    assert judgement.probe_confidence is not None
+    assert judgement.trust == Trust.NOT_CONTESTED
+
+
+async def test_a_panel_or_the_deployment_may_ask_for_checks_or_turn_them_off(
+    fake_llm, make_judgement, make_panel, runner, checks_unset, settings
+):
+    panel = await sync_to_async(make_panel)()
+    panel.run_checks = True
+    await panel.asave()
+    asked = await judge(make_judgement, runner, panel=panel.name, agents=None)
+    assert asked.checks_asked == ["second_opinion", "screen"]
+    settings.MAGI_CONFIDENCE_PROBE = True
+    settings.MAGI_INJECTION_SCREEN = False
+    await certify(panel, absent=["injection"])
+    off = await judge(make_judgement, runner, panel=panel.name, agents=None)
+    assert off.checks_asked == ["probe", "second_opinion"]
+
+
+def test_an_evaluation_run_asks_every_check_not_turned_off(db, checks_unset, settings):
+    case = case_for()
+    assert checks_for(case, evaluation=True) == ["probe", "second_opinion", "screen"]
+    assert checks_for(case, evaluation=False) == []
+    settings.MAGI_SECOND_OPINION = False
+    assert checks_for(case, evaluation=True) == ["probe", "screen"]

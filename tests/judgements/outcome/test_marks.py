@@ -62,7 +62,8 @@ def test_the_checks_found_are_signals_and_the_probes_a_confidence(make_judgement
     check(judgement, CheckKind.SCREEN, steered=True)
     # A failed call found nothing.
     check(judgement, CheckKind.SCREEN, attempt=2, steered=False, error="timeout")
-    assert marks.checks_found(judgement).second_opinion == "reject"
+    found = {checked.kind: checked.found for checked in marks.checks_found(judgement)}
+    assert found[CheckKind.SECOND_OPINION].decision == "reject"
     fields = marks.outcome_fields(judgement, "approve")
     assert fields["contest_signals"] == ["second_opinion", "injection"]
     assert fields["contested"] is True and fields["trust"] == Trust.CONTESTED.value
