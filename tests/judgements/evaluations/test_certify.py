@@ -194,9 +194,13 @@ def test_a_plain_call_asked_only_by_the_runs_teaches_the_certificate_nothing(
     run = EvaluationRun(pk=1, suite_id=1)
     (sample,) = certify.samples_of(run, [record], certify.unseen_signals(panel))
     assert sample.signals == {"split"}
-    # A panel that runs it live keeps the signal.
-    panel.run_checks = True
+    # Turned off for the panel, the same.
+    settings.MAGI_SECOND_OPINION = None
+    panel.run_checks = False
+    assert certify.unseen_signals(panel) == {"second_opinion"}
+    # Not turned off, a live judgement asks it whenever the certificate reads its signal
+    # (core/checks.py Check.runs): the signal is seen, and kept.
+    panel.run_checks = None
     assert certify.unseen_signals(panel) == frozenset()
     settings.MAGI_SECOND_OPINION = True
-    panel.run_checks = None
     assert certify.unseen_signals(panel) == frozenset()
