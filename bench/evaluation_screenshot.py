@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
@@ -29,7 +31,7 @@ from tests.support.llm_server import FakeLLM  # noqa: E402
 
 EXAMPLES = REPO / "judgements" / "examples"
 SUITE_FILES = ("starter-travel-expense.jsonl", "redteam-travel-expense.jsonl")
-PANEL_FILE = EXAMPLES / "panels" / "travel-expense.json"
+PANEL_FILE = EXAMPLES / "panels" / "travel-expense.yaml"
 MODELS = ("model-a", "model-b", "model-c")
 PANEL_NAME = "Travel desk (scripted)"
 CREATE_USER_PANEL = """
@@ -82,7 +84,9 @@ def main() -> None:
     cases = [json.loads(line) for line in lines]
     agents = [
         {**agent, "model": model}
-        for agent, model in zip(json.loads(PANEL_FILE.read_text())["agents"], MODELS, strict=True)
+        for agent, model in zip(
+            yaml.safe_load(PANEL_FILE.read_text())["agents"], MODELS, strict=True
+        )
     ]
     llm = FakeLLM().start()
     script_votes(llm, cases)

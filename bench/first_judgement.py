@@ -28,8 +28,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
-PANEL = ROOT / "judgements" / "examples" / "panels" / "travel-expense.json"
+PANEL = ROOT / "judgements" / "examples" / "panels" / "travel-expense.yaml"
 CLAIM = (
     "Expense claim: train ticket Berlin to Hamburg, second class, 89 EUR, for the workshop "
     "with our client Nordhafen GmbH on 12 March. Itemised receipt attached."
@@ -48,7 +50,7 @@ class Timed:
 def case_file(directory: Path) -> Path:
     """The case: the travel-expense panel's three agents (all on the bundled model)
     inline, as a newcomer's case file names them, with no saved panel."""
-    agents = json.loads(PANEL.read_text())["agents"]
+    agents = yaml.safe_load(PANEL.read_text())["agents"]
     path = directory / "case.json"
     path.write_text(json.dumps({"title": "Train to a client", "content": CLAIM, "agents": agents}))
     return path

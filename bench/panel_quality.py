@@ -9,7 +9,7 @@ For every case of the suites, in turn (interleaved, so a slow hour or a warm cac
 no column): one judgement per variant column through MAGI's own engine (submit,
 EngineRunner().run_judgement) in a throwaway SQLite database, with the example panel the
 suite file is written for (bench/heldout*/<suite>-<panel>.jsonl, judgements/examples/
-panels/<panel>.json) and every agent on --model; then ONE plain call of the same model
+panels/<panel>.yaml) and every agent on --model; then ONE plain call of the same model
 with all three criteria: the second opinion's prompt (judgements/core/check_prompts.py),
 through the same SDK call the engine makes. Per column it prints, each with a 95 %
 Wilson interval (judgements/evaluations/plain_call.py wilson):
@@ -43,6 +43,8 @@ from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "judgements" / "examples"
@@ -122,8 +124,8 @@ def load_cases(suite: str) -> list[dict]:
 
 def load_panels() -> dict[str, dict]:
     panels = {}
-    for path in sorted((EXAMPLES / "panels").glob("*.json")):
-        panel = json.loads(path.read_text())
+    for path in sorted((EXAMPLES / "panels").glob("*.yaml")):
+        panel = yaml.safe_load(path.read_text())
         panels[panel["name"]] = panel
     return panels
 
