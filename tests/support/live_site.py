@@ -52,6 +52,7 @@ CREATE_USERS = f"""
 import json
 from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
 from django.contrib.auth.hashers import make_password
+from django.conf import settings
 from django.contrib.sessions.backends.db import SessionStore
 User = get_user_model()
 password = make_password({PASSWORD!r})
@@ -60,7 +61,8 @@ sessions = {{}}
 for user in User.objects.filter(username__in=[u.username for u in users]):
     session = SessionStore()
     session[SESSION_KEY] = str(user.pk)
-    session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+    # As django.contrib.auth.login records it: the backend that signed the user in.
+    session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
     session[HASH_SESSION_KEY] = user.get_session_auth_hash()
     session.create()
     sessions[user.username] = session.session_key
