@@ -8,6 +8,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
@@ -16,244 +17,128 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name="Agent",
+            name='Agent',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("position", models.PositiveSmallIntegerField()),
-                ("name", models.CharField(max_length=100)),
-                ("model", models.CharField(max_length=200)),
-                ("criteria", models.TextField()),
-                ("final_score_tenths", models.PositiveSmallIntegerField(blank=True, null=True)),
-                (
-                    "final_decision",
-                    models.CharField(
-                        blank=True,
-                        choices=[("approve", "Approve"), ("reject", "Reject")],
-                        max_length=8,
-                        null=True,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('position', models.PositiveSmallIntegerField()),
+                ('name', models.CharField(max_length=100)),
+                ('model', models.CharField(max_length=200)),
+                ('criteria', models.TextField()),
+                ('final_score_tenths', models.PositiveSmallIntegerField(blank=True, null=True)),
+                ('final_decision', models.CharField(blank=True, choices=[('approve', 'Approve'), ('reject', 'Reject')], max_length=8, null=True)),
             ],
             options={
-                "ordering": ["judgement", "position"],
+                'ordering': ['judgement', 'position'],
             },
         ),
         migrations.CreateModel(
-            name="Judgement",
+            name='Judgement',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("title", models.CharField(max_length=200)),
-                ("content", models.TextField()),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("idle", "Idle"),
-                            ("judging", "Judging"),
-                            ("approved", "Approved"),
-                            ("rejected", "Rejected"),
-                            ("error", "Error"),
-                        ],
-                        default="idle",
-                        max_length=16,
-                    ),
-                ),
-                ("error_message", models.TextField(blank=True)),
-                ("error_round", models.PositiveSmallIntegerField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("started_at", models.DateTimeField(blank=True, null=True)),
-                ("finished_at", models.DateTimeField(blank=True, null=True)),
-                ("lease_owner", models.CharField(blank=True, max_length=100)),
-                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "creator",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="judgements",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "error_agent",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to="judgements.agent",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('title', models.CharField(max_length=200)),
+                ('content', models.TextField()),
+                ('status', models.CharField(choices=[('idle', 'Idle'), ('judging', 'Judging'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('error', 'Error')], default='idle', max_length=16)),
+                ('error_message', models.TextField(blank=True)),
+                ('error_round', models.PositiveSmallIntegerField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('started_at', models.DateTimeField(blank=True, null=True)),
+                ('finished_at', models.DateTimeField(blank=True, null=True)),
+                ('lease_owner', models.CharField(blank=True, max_length=100)),
+                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
+                ('creator', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='judgements', to=settings.AUTH_USER_MODEL)),
+                ('error_agent', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='judgements.agent')),
             ],
             options={
-                "ordering": ["-created_at", "-id"],
+                'ordering': ['-created_at', '-id'],
             },
         ),
         migrations.AddField(
-            model_name="agent",
-            name="judgement",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="agents",
-                to="judgements.judgement",
-            ),
+            model_name='agent',
+            name='judgement',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agents', to='judgements.judgement'),
         ),
         migrations.CreateModel(
-            name="LLMAttempt",
+            name='LLMAttempt',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("round", models.PositiveSmallIntegerField()),
-                ("attempt", models.PositiveSmallIntegerField()),
-                ("model", models.CharField(max_length=200)),
-                ("provider", models.CharField(max_length=100)),
-                ("base_url", models.CharField(blank=True, max_length=500)),
-                (
-                    "request",
-                    models.JSONField(help_text="The request body: messages and parameters."),
-                ),
-                ("response_text", models.TextField(blank=True)),
-                ("error", models.TextField(blank=True)),
-                (
-                    "outcome",
-                    models.CharField(choices=[("ok", "OK"), ("failed", "Failed")], max_length=8),
-                ),
-                ("duration_ms", models.PositiveIntegerField(default=0)),
-                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
-                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
-                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "agent",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="attempts",
-                        to="judgements.agent",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('round', models.PositiveSmallIntegerField()),
+                ('attempt', models.PositiveSmallIntegerField()),
+                ('model', models.CharField(max_length=200)),
+                ('provider', models.CharField(max_length=100)),
+                ('base_url', models.CharField(blank=True, max_length=500)),
+                ('request', models.JSONField(help_text='The request body: messages and parameters.')),
+                ('response_text', models.TextField(blank=True)),
+                ('error', models.TextField(blank=True)),
+                ('outcome', models.CharField(choices=[('ok', 'OK'), ('failed', 'Failed')], max_length=8)),
+                ('duration_ms', models.PositiveIntegerField(default=0)),
+                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
+                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
+                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='judgements.agent')),
             ],
             options={
-                "ordering": ["agent__position", "round", "attempt", "id"],
+                'ordering': ['agent__position', 'round', 'attempt', 'id'],
             },
         ),
         migrations.CreateModel(
-            name="RoundDecision",
+            name='RoundDecision',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("round", models.PositiveSmallIntegerField()),
-                (
-                    "decision",
-                    models.CharField(
-                        choices=[("approve", "Approve"), ("reject", "Reject")], max_length=8
-                    ),
-                ),
-                ("reason", models.TextField()),
-                ("latency_ms", models.PositiveIntegerField(default=0)),
-                ("prompt_tokens", models.PositiveIntegerField(blank=True, null=True)),
-                ("completion_tokens", models.PositiveIntegerField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "agent",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="decisions",
-                        to="judgements.agent",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('round', models.PositiveSmallIntegerField()),
+                ('decision', models.CharField(choices=[('approve', 'Approve'), ('reject', 'Reject')], max_length=8)),
+                ('reason', models.TextField()),
+                ('latency_ms', models.PositiveIntegerField(default=0)),
+                ('prompt_tokens', models.PositiveIntegerField(blank=True, null=True)),
+                ('completion_tokens', models.PositiveIntegerField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='decisions', to='judgements.agent')),
             ],
             options={
-                "ordering": ["agent__position", "round"],
+                'ordering': ['agent__position', 'round'],
             },
         ),
         migrations.AddIndex(
-            model_name="judgement",
-            index=models.Index(
-                fields=["status", "created_at"], name="judgement_status_created_idx"
-            ),
+            model_name='judgement',
+            index=models.Index(fields=['status', 'created_at'], name='judgement_status_created_idx'),
         ),
         migrations.AddIndex(
-            model_name="judgement",
-            index=models.Index(
-                fields=["creator", "-created_at"], name="judgement_creator_created_idx"
-            ),
+            model_name='judgement',
+            index=models.Index(fields=['creator', '-created_at'], name='judgement_creator_created_idx'),
         ),
         migrations.AddIndex(
-            model_name="judgement",
-            index=models.Index(fields=["status", "lease_expires_at"], name="judgement_lease_idx"),
+            model_name='judgement',
+            index=models.Index(fields=['status', 'lease_expires_at'], name='judgement_lease_idx'),
         ),
         migrations.AddConstraint(
-            model_name="agent",
-            constraint=models.UniqueConstraint(
-                fields=("judgement", "position"), name="agent_unique_position"
-            ),
+            model_name='agent',
+            constraint=models.UniqueConstraint(fields=('judgement', 'position'), name='agent_unique_position'),
         ),
         migrations.AddConstraint(
-            model_name="agent",
-            constraint=models.UniqueConstraint(
-                django.db.models.functions.text.Lower("name"),
-                models.F("judgement"),
-                name="agent_unique_name_per_judgement",
-            ),
+            model_name='agent',
+            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('name'), models.F('judgement'), name='agent_unique_name_per_judgement'),
         ),
         migrations.AddConstraint(
-            model_name="agent",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("position__gte", 1), ("position__lte", 3)),
-                name="agent_position_in_range",
-            ),
+            model_name='agent',
+            constraint=models.CheckConstraint(condition=models.Q(('position__gte', 1), ('position__lte', 3)), name='agent_position_in_range'),
         ),
         migrations.AddConstraint(
-            model_name="agent",
-            constraint=models.CheckConstraint(
-                condition=models.Q(
-                    ("final_score_tenths__isnull", True),
-                    models.Q(("final_score_tenths__gte", 0), ("final_score_tenths__lte", 10)),
-                    _connector="OR",
-                ),
-                name="agent_final_score_in_range",
-            ),
+            model_name='agent',
+            constraint=models.CheckConstraint(condition=models.Q(('final_score_tenths__isnull', True), models.Q(('final_score_tenths__gte', 0), ('final_score_tenths__lte', 10)), _connector='OR'), name='agent_final_score_in_range'),
         ),
         migrations.AddIndex(
-            model_name="llmattempt",
-            index=models.Index(fields=["agent", "round"], name="attempt_agent_round_idx"),
+            model_name='llmattempt',
+            index=models.Index(fields=['agent', 'round'], name='attempt_agent_round_idx'),
         ),
         migrations.AddConstraint(
-            model_name="rounddecision",
-            constraint=models.UniqueConstraint(
-                fields=("agent", "round"), name="decision_unique_per_round"
-            ),
+            model_name='rounddecision',
+            constraint=models.UniqueConstraint(fields=('agent', 'round'), name='decision_unique_per_round'),
         ),
         migrations.AddConstraint(
-            model_name="rounddecision",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("round__gte", 1), ("round__lte", 3)),
-                name="decision_round_in_range",
-            ),
+            model_name='rounddecision',
+            constraint=models.CheckConstraint(condition=models.Q(('round__gte', 1), ('round__lte', 3)), name='decision_round_in_range'),
         ),
         migrations.AddConstraint(
-            model_name="rounddecision",
-            constraint=models.CheckConstraint(
-                condition=models.Q(("decision__in", ["approve", "reject"])),
-                name="decision_is_approve_or_reject",
-            ),
+            model_name='rounddecision',
+            constraint=models.CheckConstraint(condition=models.Q(('decision__in', ['approve', 'reject'])), name='decision_is_approve_or_reject'),
         ),
     ]

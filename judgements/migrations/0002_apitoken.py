@@ -7,45 +7,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0001_initial"),
+        ('judgements', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="ApiToken",
+            name='ApiToken',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=100)),
-                (
-                    "prefix",
-                    models.CharField(
-                        help_text="The first characters, to tell tokens apart.", max_length=8
-                    ),
-                ),
-                ("key_hash", models.CharField(max_length=64, unique=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("last_used_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "user",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="api_tokens",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=100)),
+                ('prefix', models.CharField(help_text='The first characters, to tell tokens apart.', max_length=8)),
+                ('key_hash', models.CharField(max_length=64, unique=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('last_used_at', models.DateTimeField(blank=True, null=True)),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='api_tokens', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["-created_at"],
-                "indexes": [
-                    models.Index(fields=["user", "-created_at"], name="apitoken_user_created_idx")
-                ],
+                'ordering': ['-created_at'],
+                'indexes': [models.Index(fields=['user', '-created_at'], name='apitoken_user_created_idx')],
             },
         ),
     ]

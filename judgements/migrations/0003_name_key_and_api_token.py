@@ -33,37 +33,30 @@ def fill_name_keys(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> 
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0002_apitoken"),
+        ('judgements', '0002_apitoken'),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name="agent",
-            name="agent_unique_name_per_judgement",
+            model_name='agent',
+            name='agent_unique_name_per_judgement',
         ),
         migrations.AddField(
-            model_name="agent",
-            name="name_key",
-            field=models.CharField(default="", editable=False, max_length=64),
+            model_name='agent',
+            name='name_key',
+            field=models.CharField(default='', editable=False, max_length=64),
             preserve_default=False,
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="api_token",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="judgements",
-                to="judgements.apitoken",
-            ),
+            model_name='judgement',
+            name='api_token',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='judgements', to='judgements.apitoken'),
         ),
         migrations.RunPython(fill_name_keys, migrations.RunPython.noop),
         migrations.AddConstraint(
-            model_name="agent",
-            constraint=models.UniqueConstraint(
-                fields=("judgement", "name_key"), name="agent_unique_name_key_per_judgement"
-            ),
+            model_name='agent',
+            constraint=models.UniqueConstraint(fields=('judgement', 'name_key'), name='agent_unique_name_key_per_judgement'),
         ),
     ]

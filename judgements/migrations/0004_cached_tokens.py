@@ -4,19 +4,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0003_name_key_and_api_token"),
+        ('judgements', '0003_name_key_and_api_token'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="llmattempt",
-            name="cached_tokens",
+            model_name='llmattempt',
+            name='cached_tokens',
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="rounddecision",
-            name="cached_tokens",
+            model_name='rounddecision',
+            name='cached_tokens',
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
     ]

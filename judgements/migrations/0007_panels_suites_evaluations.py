@@ -7,236 +7,128 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0006_webhooks"),
+        ('judgements', '0006_webhooks'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="judgement",
-            name="repeat",
+            model_name='judgement',
+            name='repeat',
             field=models.PositiveSmallIntegerField(blank=True, null=True),
         ),
         migrations.CreateModel(
-            name="EvaluationRun",
+            name='EvaluationRun',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("panel_name", models.CharField(max_length=100)),
-                ("agents", models.JSONField()),
-                ("repeats", models.PositiveSmallIntegerField(default=1)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "creator",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="evaluation_runs",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('panel_name', models.CharField(max_length=100)),
+                ('agents', models.JSONField()),
+                ('repeats', models.PositiveSmallIntegerField(default=1)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('creator', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='evaluation_runs', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["-created_at", "-id"],
+                'ordering': ['-created_at', '-id'],
             },
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="evaluation_run",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="judgements",
-                to="judgements.evaluationrun",
-            ),
+            model_name='judgement',
+            name='evaluation_run',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='judgements', to='judgements.evaluationrun'),
         ),
         migrations.CreateModel(
-            name="Panel",
+            name='Panel',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=100)),
-                ("description", models.TextField(blank=True)),
-                (
-                    "agents",
-                    models.JSONField(help_text='Three {"name", "model", "criteria"} objects.'),
-                ),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "owner",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="panels",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=100)),
+                ('description', models.TextField(blank=True)),
+                ('agents', models.JSONField(help_text='Three {"name", "model", "criteria"} objects.')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('owner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='panels', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["name", "id"],
+                'ordering': ['name', 'id'],
             },
         ),
         migrations.AddField(
-            model_name="evaluationrun",
-            name="panel",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="runs",
-                to="judgements.panel",
-            ),
+            model_name='evaluationrun',
+            name='panel',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to='judgements.panel'),
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="panel",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="judgements",
-                to="judgements.panel",
-            ),
+            model_name='judgement',
+            name='panel',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='judgements', to='judgements.panel'),
         ),
         migrations.CreateModel(
-            name="Suite",
+            name='Suite',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=100)),
-                ("description", models.TextField(blank=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "owner",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="suites",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=100)),
+                ('description', models.TextField(blank=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('owner', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='suites', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["name", "id"],
+                'ordering': ['name', 'id'],
             },
         ),
         migrations.AddField(
-            model_name="evaluationrun",
-            name="suite",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="runs",
-                to="judgements.suite",
-            ),
+            model_name='evaluationrun',
+            name='suite',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='runs', to='judgements.suite'),
         ),
         migrations.CreateModel(
-            name="SuiteCase",
+            name='SuiteCase',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("position", models.PositiveIntegerField()),
-                (
-                    "case_id",
-                    models.CharField(help_text='The case\'s "id" in the JSONL.', max_length=100),
-                ),
-                ("title", models.CharField(blank=True, max_length=200)),
-                ("content", models.TextField()),
-                (
-                    "expected",
-                    models.CharField(
-                        choices=[("approve", "Approve"), ("reject", "Reject")], max_length=8
-                    ),
-                ),
-                ("expected_agents", models.JSONField(blank=True, null=True)),
-                ("tags", models.JSONField(blank=True, default=list)),
-                (
-                    "suite",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="cases",
-                        to="judgements.suite",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('position', models.PositiveIntegerField()),
+                ('case_id', models.CharField(help_text='The case\'s "id" in the JSONL.', max_length=100)),
+                ('title', models.CharField(blank=True, max_length=200)),
+                ('content', models.TextField()),
+                ('expected', models.CharField(choices=[('approve', 'Approve'), ('reject', 'Reject')], max_length=8)),
+                ('expected_agents', models.JSONField(blank=True, null=True)),
+                ('tags', models.JSONField(blank=True, default=list)),
+                ('suite', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='cases', to='judgements.suite')),
             ],
             options={
-                "ordering": ["suite", "position"],
+                'ordering': ['suite', 'position'],
             },
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="suite_case",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="judgements",
-                to="judgements.suitecase",
-            ),
+            model_name='judgement',
+            name='suite_case',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='judgements', to='judgements.suitecase'),
         ),
         migrations.AddConstraint(
-            model_name="panel",
-            constraint=models.UniqueConstraint(
-                fields=("owner", "name"), name="panel_unique_name_per_owner"
-            ),
+            model_name='panel',
+            constraint=models.UniqueConstraint(fields=('owner', 'name'), name='panel_unique_name_per_owner'),
         ),
         migrations.AddConstraint(
-            model_name="panel",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("owner__isnull", True)),
-                fields=("name",),
-                name="panel_unique_example_name",
-            ),
+            model_name='panel',
+            constraint=models.UniqueConstraint(condition=models.Q(('owner__isnull', True)), fields=('name',), name='panel_unique_example_name'),
         ),
         migrations.AddConstraint(
-            model_name="suite",
-            constraint=models.UniqueConstraint(
-                fields=("owner", "name"), name="suite_unique_name_per_owner"
-            ),
+            model_name='suite',
+            constraint=models.UniqueConstraint(fields=('owner', 'name'), name='suite_unique_name_per_owner'),
         ),
         migrations.AddConstraint(
-            model_name="suite",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("owner__isnull", True)),
-                fields=("name",),
-                name="suite_unique_example_name",
-            ),
+            model_name='suite',
+            constraint=models.UniqueConstraint(condition=models.Q(('owner__isnull', True)), fields=('name',), name='suite_unique_example_name'),
         ),
         migrations.AddIndex(
-            model_name="evaluationrun",
-            index=models.Index(fields=["suite", "-created_at"], name="run_suite_created_idx"),
+            model_name='evaluationrun',
+            index=models.Index(fields=['suite', '-created_at'], name='run_suite_created_idx'),
         ),
         migrations.AddConstraint(
-            model_name="suitecase",
-            constraint=models.UniqueConstraint(
-                fields=("suite", "case_id"), name="suitecase_unique_id"
-            ),
+            model_name='suitecase',
+            constraint=models.UniqueConstraint(fields=('suite', 'case_id'), name='suitecase_unique_id'),
         ),
         migrations.AddConstraint(
-            model_name="suitecase",
-            constraint=models.UniqueConstraint(
-                fields=("suite", "position"), name="suitecase_unique_position"
-            ),
+            model_name='suitecase',
+            constraint=models.UniqueConstraint(fields=('suite', 'position'), name='suitecase_unique_position'),
         ),
     ]

@@ -7,135 +7,82 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0007_panels_suites_evaluations"),
+        ('judgements', '0007_panels_suites_evaluations'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="Confirmation",
+            name='Confirmation',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "panel_status",
-                    models.CharField(
-                        choices=[
-                            ("idle", "Idle"),
-                            ("judging", "Judging"),
-                            ("approved", "Approved"),
-                            ("rejected", "Rejected"),
-                            ("error", "Error"),
-                            ("held", "Held for review"),
-                        ],
-                        max_length=16,
-                    ),
-                ),
-                ("reason", models.TextField()),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('panel_status', models.CharField(choices=[('idle', 'Idle'), ('judging', 'Judging'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('error', 'Error'), ('held', 'Held for review')], max_length=16)),
+                ('reason', models.TextField()),
             ],
             options={
-                "ordering": ["-at"],
+                'ordering': ['-at'],
             },
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="contest_reasons",
+            model_name='judgement',
+            name='contest_reasons',
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="contest_signals",
+            model_name='judgement',
+            name='contest_signals',
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="contested",
+            model_name='judgement',
+            name='contested',
             field=models.BooleanField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="hold_contested",
+            model_name='judgement',
+            name='hold_contested',
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name="panel",
-            name="hold_contested",
+            model_name='panel',
+            name='hold_contested',
             field=models.BooleanField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="rounddecision",
-            name="missing",
+            model_name='rounddecision',
+            name='missing',
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AlterField(
-            model_name="judgement",
-            name="status",
-            field=models.CharField(
-                choices=[
-                    ("idle", "Idle"),
-                    ("judging", "Judging"),
-                    ("approved", "Approved"),
-                    ("rejected", "Rejected"),
-                    ("error", "Error"),
-                    ("held", "Held for review"),
-                ],
-                default="idle",
-                max_length=16,
-            ),
+            model_name='judgement',
+            name='status',
+            field=models.CharField(choices=[('idle', 'Idle'), ('judging', 'Judging'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('error', 'Error'), ('held', 'Held for review')], default='idle', max_length=16),
         ),
         migrations.AlterField(
-            model_name="llmattempt",
-            name="outcome",
-            field=models.CharField(
-                choices=[
-                    ("ok", "OK"),
-                    ("failed", "Failed"),
-                    ("rechecked", "Asked again after a check"),
-                ],
-                max_length=16,
-            ),
+            model_name='llmattempt',
+            name='outcome',
+            field=models.CharField(choices=[('ok', 'OK'), ('failed', 'Failed'), ('rechecked', 'Asked again after a check')], max_length=16),
         ),
         migrations.AlterField(
-            model_name="override",
-            name="panel_status",
-            field=models.CharField(
-                choices=[
-                    ("idle", "Idle"),
-                    ("judging", "Judging"),
-                    ("approved", "Approved"),
-                    ("rejected", "Rejected"),
-                    ("error", "Error"),
-                    ("held", "Held for review"),
-                ],
-                max_length=16,
-            ),
+            model_name='override',
+            name='panel_status',
+            field=models.CharField(choices=[('idle', 'Idle'), ('judging', 'Judging'), ('approved', 'Approved'), ('rejected', 'Rejected'), ('error', 'Error'), ('held', 'Held for review')], max_length=16),
         ),
         migrations.AddIndex(
-            model_name="judgement",
-            index=models.Index(fields=["contested", "-created_at"], name="judgement_contested_idx"),
+            model_name='judgement',
+            index=models.Index(fields=['contested', '-created_at'], name='judgement_contested_idx'),
         ),
         migrations.AddField(
-            model_name="confirmation",
-            name="by",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.PROTECT,
-                related_name="confirmations",
-                to=settings.AUTH_USER_MODEL,
-            ),
+            model_name='confirmation',
+            name='by',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='confirmations', to=settings.AUTH_USER_MODEL),
         ),
         migrations.AddField(
-            model_name="confirmation",
-            name="judgement",
-            field=models.OneToOneField(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="confirmation",
-                to="judgements.judgement",
-            ),
+            model_name='confirmation',
+            name='judgement',
+            field=models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='confirmation', to='judgements.judgement'),
         ),
     ]

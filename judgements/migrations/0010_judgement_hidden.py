@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0009_evaluation_run_cancel"),
+        ('judgements', '0009_evaluation_run_cancel'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="judgement",
-            name="hidden_at",
+            model_name='judgement',
+            name='hidden_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0010_judgement_hidden"),
+        ('judgements', '0010_judgement_hidden'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="apitoken",
-            name="revoked_at",
+            model_name='apitoken',
+            name='revoked_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

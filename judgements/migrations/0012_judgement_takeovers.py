@@ -4,14 +4,15 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0011_api_token_revoked"),
+        ('judgements', '0011_api_token_revoked'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="judgement",
-            name="takeovers",
+            model_name='judgement',
+            name='takeovers',
             field=models.PositiveIntegerField(default=0),
         ),
     ]

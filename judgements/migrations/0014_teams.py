@@ -7,195 +7,101 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0013_earned_trust"),
+        ('judgements', '0013_earned_trust'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="panel",
-            name="four_eyes",
-            field=models.BooleanField(
-                default=False, help_text="Nobody may confirm or override a judgement they started."
-            ),
+            model_name='panel',
+            name='four_eyes',
+            field=models.BooleanField(default=False, help_text='Nobody may confirm or override a judgement they started.'),
         ),
         migrations.AddField(
-            model_name="panel",
-            name="reviewers",
-            field=models.ManyToManyField(
-                blank=True, related_name="reviewed_panels", to=settings.AUTH_USER_MODEL
-            ),
+            model_name='panel',
+            name='reviewers',
+            field=models.ManyToManyField(blank=True, related_name='reviewed_panels', to=settings.AUTH_USER_MODEL),
         ),
         migrations.AddField(
-            model_name="panel",
-            name="team_reviews",
-            field=models.BooleanField(
-                default=False, help_text="Every member of its team reviews its judgements."
-            ),
+            model_name='panel',
+            name='team_reviews',
+            field=models.BooleanField(default=False, help_text='Every member of its team reviews its judgements.'),
         ),
         migrations.CreateModel(
-            name="Membership",
+            name='Membership',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("added_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "user",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="memberships",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('added_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
             ],
         ),
         migrations.CreateModel(
-            name="Team",
+            name='Team',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("name", models.CharField(max_length=100, unique=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "members",
-                    models.ManyToManyField(
-                        blank=True,
-                        related_name="teams",
-                        through="judgements.Membership",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(max_length=100, unique=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('members', models.ManyToManyField(blank=True, related_name='teams', through='judgements.Membership', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["name"],
+                'ordering': ['name'],
             },
         ),
         migrations.AddField(
-            model_name="membership",
-            name="team",
-            field=models.ForeignKey(
-                on_delete=django.db.models.deletion.CASCADE,
-                related_name="memberships",
-                to="judgements.team",
-            ),
+            model_name='membership',
+            name='team',
+            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='judgements.team'),
         ),
         migrations.AddField(
-            model_name="apitoken",
-            name="team",
-            field=models.ForeignKey(
-                blank=True,
-                help_text="The judgements it starts belong to this team.",
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="api_tokens",
-                to="judgements.team",
-            ),
+            model_name='apitoken',
+            name='team',
+            field=models.ForeignKey(blank=True, help_text='The judgements it starts belong to this team.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='api_tokens', to='judgements.team'),
         ),
         migrations.AddField(
-            model_name="evaluationrun",
-            name="team",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="runs",
-                to="judgements.team",
-            ),
+            model_name='evaluationrun',
+            name='team',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to='judgements.team'),
         ),
         migrations.AddField(
-            model_name="judgement",
-            name="team",
-            field=models.ForeignKey(
-                blank=True,
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="judgements",
-                to="judgements.team",
-            ),
+            model_name='judgement',
+            name='team',
+            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='judgements', to='judgements.team'),
         ),
         migrations.AddField(
-            model_name="panel",
-            name="team",
-            field=models.ForeignKey(
-                blank=True,
-                help_text="Its members see and use it, and the judgements started with it.",
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="panels",
-                to="judgements.team",
-            ),
+            model_name='panel',
+            name='team',
+            field=models.ForeignKey(blank=True, help_text='Its members see and use it, and the judgements started with it.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='panels', to='judgements.team'),
         ),
         migrations.AddField(
-            model_name="suite",
-            name="team",
-            field=models.ForeignKey(
-                blank=True,
-                help_text="Its members see it and run panels on it.",
-                null=True,
-                on_delete=django.db.models.deletion.SET_NULL,
-                related_name="suites",
-                to="judgements.team",
-            ),
+            model_name='suite',
+            name='team',
+            field=models.ForeignKey(blank=True, help_text='Its members see it and run panels on it.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='suites', to='judgements.team'),
         ),
         migrations.CreateModel(
-            name="AuditEntry",
+            name='AuditEntry',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "subject",
-                    models.CharField(
-                        choices=[
-                            ("membership", "Team membership"),
-                            ("reviewers", "Panel reviewers"),
-                            ("budget", "Budget"),
-                        ],
-                        max_length=16,
-                    ),
-                ),
-                ("target", models.CharField(max_length=100)),
-                ("at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("before", models.JSONField(blank=True, null=True)),
-                ("after", models.JSONField(blank=True, null=True)),
-                (
-                    "by",
-                    models.ForeignKey(
-                        blank=True,
-                        help_text="Empty: the operator's command line.",
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="audit_entries",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('subject', models.CharField(choices=[('membership', 'Team membership'), ('reviewers', 'Panel reviewers'), ('budget', 'Budget')], max_length=16)),
+                ('target', models.CharField(max_length=100)),
+                ('at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('before', models.JSONField(blank=True, null=True)),
+                ('after', models.JSONField(blank=True, null=True)),
+                ('by', models.ForeignKey(blank=True, help_text="Empty: the operator's command line.", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='audit_entries', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "verbose_name_plural": "audit entries",
-                "ordering": ["-at", "-pk"],
-                "indexes": [models.Index(fields=["subject", "-at"], name="audit_subject_at_idx")],
+                'verbose_name_plural': 'audit entries',
+                'ordering': ['-at', '-pk'],
+                'indexes': [models.Index(fields=['subject', '-at'], name='audit_subject_at_idx')],
             },
         ),
         migrations.AddIndex(
-            model_name="membership",
-            index=models.Index(fields=["user", "team"], name="membership_user_team_idx"),
+            model_name='membership',
+            index=models.Index(fields=['user', 'team'], name='membership_user_team_idx'),
         ),
         migrations.AddConstraint(
-            model_name="membership",
-            constraint=models.UniqueConstraint(
-                fields=("team", "user"), name="membership_unique_per_team"
-            ),
+            model_name='membership',
+            constraint=models.UniqueConstraint(fields=('team', 'user'), name='membership_unique_per_team'),
         ),
     ]

@@ -7,86 +7,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0014_teams"),
+        ('judgements', '0014_teams'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="judgement",
-            name="reviewers_told_at",
+            model_name='judgement',
+            name='reviewers_told_at',
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name="panel",
-            name="notify_contested",
-            field=models.BooleanField(
-                default=False, help_text="Email its reviewers about contested verdicts too."
-            ),
+            model_name='panel',
+            name='notify_contested',
+            field=models.BooleanField(default=False, help_text='Email its reviewers about contested verdicts too.'),
         ),
         migrations.CreateModel(
-            name="NotificationChoice",
+            name='NotificationChoice',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("enabled", models.BooleanField(default=True)),
-                ("digest_minutes", models.PositiveIntegerField(default=0)),
-                ("last_digest_at", models.DateTimeField(blank=True, null=True)),
-                (
-                    "user",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="notification_choice",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('enabled', models.BooleanField(default=True)),
+                ('digest_minutes', models.PositiveIntegerField(default=0)),
+                ('last_digest_at', models.DateTimeField(blank=True, null=True)),
+                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='notification_choice', to=settings.AUTH_USER_MODEL)),
             ],
         ),
         migrations.CreateModel(
-            name="Notification",
+            name='Notification',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                ("sent_at", models.DateTimeField(blank=True, null=True)),
-                ("claimed_until", models.DateTimeField(blank=True, null=True)),
-                ("attempts", models.PositiveSmallIntegerField(default=0)),
-                ("error", models.TextField(blank=True)),
-                (
-                    "judgement",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="notifications",
-                        to="judgements.judgement",
-                    ),
-                ),
-                (
-                    "user",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="notifications",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('sent_at', models.DateTimeField(blank=True, null=True)),
+                ('claimed_until', models.DateTimeField(blank=True, null=True)),
+                ('attempts', models.PositiveSmallIntegerField(default=0)),
+                ('error', models.TextField(blank=True)),
+                ('judgement', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to='judgements.judgement')),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notifications', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "indexes": [
-                    models.Index(fields=["user", "sent_at"], name="notification_user_sent_idx")
-                ],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("judgement", "user"), name="notification_once_each"
-                    )
-                ],
+                'indexes': [models.Index(fields=['user', 'sent_at'], name='notification_user_sent_idx')],
+                'constraints': [models.UniqueConstraint(fields=('judgement', 'user'), name='notification_once_each')],
             },
         ),
     ]

@@ -7,96 +7,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("judgements", "0015_notifications"),
+        ('judgements', '0015_notifications'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="Budget",
+            name='Budget',
             fields=[
-                (
-                    "id",
-                    models.BigAutoField(
-                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
-                    ),
-                ),
-                (
-                    "period",
-                    models.CharField(
-                        choices=[("day", "a day (UTC)"), ("month", "a month (UTC)")], max_length=8
-                    ),
-                ),
-                (
-                    "limit_usd",
-                    models.DecimalField(blank=True, decimal_places=4, max_digits=12, null=True),
-                ),
-                ("limit_tokens", models.PositiveBigIntegerField(blank=True, null=True)),
-                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
-                (
-                    "panel",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="budgets",
-                        to="judgements.panel",
-                    ),
-                ),
-                (
-                    "team",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="budgets",
-                        to="judgements.team",
-                    ),
-                ),
-                (
-                    "user",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="budgets",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('period', models.CharField(choices=[('day', 'a day (UTC)'), ('month', 'a month (UTC)')], max_length=8)),
+                ('limit_usd', models.DecimalField(blank=True, decimal_places=4, max_digits=12, null=True)),
+                ('limit_tokens', models.PositiveBigIntegerField(blank=True, null=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                ('panel', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='budgets', to='judgements.panel')),
+                ('team', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='budgets', to='judgements.team')),
+                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='budgets', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "constraints": [
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            models.Q(
-                                ("panel__isnull", True),
-                                ("team__isnull", False),
-                                ("user__isnull", True),
-                            ),
-                            models.Q(
-                                ("panel__isnull", True),
-                                ("team__isnull", True),
-                                ("user__isnull", False),
-                            ),
-                            models.Q(
-                                ("panel__isnull", False),
-                                ("team__isnull", True),
-                                ("user__isnull", True),
-                            ),
-                            _connector="OR",
-                        ),
-                        name="budget_one_scope",
-                    ),
-                    models.CheckConstraint(
-                        condition=models.Q(
-                            models.Q(("limit_tokens__isnull", True), ("limit_usd__isnull", False)),
-                            models.Q(("limit_tokens__isnull", False), ("limit_usd__isnull", True)),
-                            _connector="OR",
-                        ),
-                        name="budget_one_limit",
-                    ),
-                ],
+                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('panel__isnull', True), ('team__isnull', False), ('user__isnull', True)), models.Q(('panel__isnull', True), ('team__isnull', True), ('user__isnull', False)), models.Q(('panel__isnull', False), ('team__isnull', True), ('user__isnull', True)), _connector='OR'), name='budget_one_scope'), models.CheckConstraint(condition=models.Q(models.Q(('limit_tokens__isnull', True), ('limit_usd__isnull', False)), models.Q(('limit_tokens__isnull', False), ('limit_usd__isnull', True)), _connector='OR'), name='budget_one_limit')],
             },
         ),
     ]
