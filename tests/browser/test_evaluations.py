@@ -108,7 +108,7 @@ def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm
     expect(bar).to_have_attribute("value", "3")
     report = page.locator(".evaluation-report")
     expect(report.locator('[data-figure="accuracy"]')).to_have_text("100 %")
-    figures = report.locator("table.figures").first
+    figures = report.locator("table.figures:not(.plain-call-figures)").first
     expect(figures.get_by_role("row", name="Errors (counted apart)")).to_contain_text("1")
     heat_map = report.get_by_role("img", name="Confusion matrix")
     expect(heat_map).to_be_visible()

@@ -99,7 +99,7 @@ def test_a_panel_is_certified_from_its_page_and_its_curve_drawn_on_the_report(
         f"Measured the panel {PANEL_NAME}: No rule reaches 90% accuracy"
     )
     expect(certify.locator('[data-certificate="not_certified"]')).to_contain_text(
-        "No rule reaches 90 %: best bound"
+        "No rule reaches 90 %: the first rule tested reached a bound of"
     )
     found = violations(page)
     assert not found, describe(found)

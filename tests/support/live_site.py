@@ -111,6 +111,9 @@ class LiveMagi:
                 "MAGI_CONFIDENCE_PROBE": "false",
                 "MAGI_SECOND_OPINION": "false",
                 "MAGI_INJECTION_SCREEN": "false",
+                # An evaluation run's plain call (evaluations/plain_call.py) asks a model
+                # of its own, so a test that scripts an agent's calls scripts its votes.
+                "MAGI_CHECK_MODEL": "model-check",
                 "PYTHONUNBUFFERED": "1",
             }
         )
