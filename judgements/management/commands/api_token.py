@@ -9,13 +9,13 @@ invalid input, naming the field.
 """
 
 import json
-import sys
 from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
 from judgements.core.errors import InvalidInput
+from judgements.management import invalid_input
 from judgements.panels import people
 
 EXIT_INVALID = 2
@@ -34,9 +34,7 @@ class Command(BaseCommand):
         try:
             issued = people.issue_token(None, options["username"], options["name"], options["team"])
         except InvalidInput as exc:
-            for field, messages in exc.errors.items():
-                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-            sys.exit(EXIT_INVALID)
+            invalid_input.refuse(self.stderr, exc)
         token = issued.token
         team = f", team {options['team']}" if options["team"] else ""
         self.stderr.write(

@@ -44,6 +44,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, schemas
+from judgements.management import invalid_input
 from judgements.models import Certificate, EvaluationRun, Judgement, Panel, Suite
 from judgements.outcome import answers
 
@@ -161,9 +162,7 @@ class Command(BaseCommand):
         self.stdout.write(certificate_lines(certificate))
 
     def invalid(self, exc: InvalidInput) -> NoReturn:
-        for field, messages in exc.errors.items():
-            self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-        sys.exit(EXIT_INVALID)
+        invalid_input.refuse(self.stderr, exc)
 
     # --- input ------------------------------------------------------------------------
 

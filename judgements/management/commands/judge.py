@@ -27,6 +27,7 @@ from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, start
 from judgements.intake.cases import parse_case_json
+from judgements.management import invalid_input
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.outcome import answers
 
@@ -55,9 +56,7 @@ class Command(BaseCommand):
             # any saved panel.
             judgement = start.submit([read_case(options["case"])], start.Submission()).judgement
         except InvalidInput as exc:
-            for field, messages in exc.errors.items():
-                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-            sys.exit(EXIT_INVALID)
+            invalid_input.refuse(self.stderr, exc)
         except budgets.BudgetExceeded as exc:
             self.stderr.write(exc.message)
             sys.exit(EXIT_OVER_BUDGET)

@@ -20,6 +20,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import suites
+from judgements.management import invalid_input
 from judgements.models import Suite
 
 EXIT_OK, EXIT_INVALID = 0, 2
@@ -53,9 +54,7 @@ class Command(BaseCommand):
                     owner = suite.owner.get_username() if suite.owner else "-"
                     self.stdout.write(f"{suite.name}\t{owner}\t{suite.cases.count()} cases")
         except InvalidInput as exc:
-            for field, messages in exc.errors.items():
-                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-            sys.exit(EXIT_INVALID)
+            invalid_input.refuse(self.stderr, exc)
         sys.exit(EXIT_OK)
 
 

@@ -21,6 +21,7 @@ from django.core.management.base import BaseCommand
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
+from judgements.management import invalid_input
 from judgements.models import ApiToken, Panel, Suite, Team
 from judgements.panels import teams
 
@@ -58,9 +59,7 @@ class Command(BaseCommand):
         try:
             self.act(options)
         except InvalidInput as exc:
-            for field, messages in exc.errors.items():
-                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-            sys.exit(EXIT_INVALID)
+            invalid_input.refuse(self.stderr, exc)
         sys.exit(EXIT_OK)
 
     def act(self, options: dict[str, Any]) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from judgements.core.errors import InvalidInput
+from judgements.management import invalid_input
 from judgements.panels import people
 
 EXIT_OK, EXIT_INVALID = 0, 2
@@ -41,9 +42,7 @@ class Command(BaseCommand):
         try:
             self.act(options)
         except InvalidInput as exc:
-            for field, messages in exc.errors.items():
-                self.stderr.write(f"invalid input: {field}: {' '.join(messages)}")
-            sys.exit(EXIT_INVALID)
+            invalid_input.refuse(self.stderr, exc)
         sys.exit(EXIT_OK)
 
     def act(self, options: dict[str, Any]) -> None:
