@@ -6,7 +6,6 @@ import json
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.support.live_site import REPO, free_port
+from tests.support.live_site import REPO, free_port, wait_until_serving
 
 PROVIDER_PASSWORD = "provider password"
 
@@ -66,20 +65,10 @@ class IdentityProvider:
                 stderr=subprocess.STDOUT,
             )
         discovery = f"{self.issuer}/.well-known/openid-configuration"
-        deadline = time.monotonic() + ready_within
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the provider exited:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(discovery, timeout=2) as response:
-                    if response.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the provider was not ready in {ready_within} s:\n{self.log()}")
-            time.sleep(0.05)  # polling interval of a bounded readiness check
+        wait_until_serving(
+            self.process, discovery, ready_within, "the provider", self.stop, self.log
+        )
+        return self
 
     def stop(self) -> None:
         if self.process is None or self.process.poll() is not None:

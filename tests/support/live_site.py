@@ -18,7 +18,9 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import expect, sync_playwright
 
@@ -183,20 +185,10 @@ class LiveMagi:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        deadline = time.monotonic() + ready_within
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"daphne exited with {self.process.returncode}:\n{self.log()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        return self
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"daphne not ready within {ready_within} s:\n{self.log()}")
-            time.sleep(0.05)  # polling interval of a bounded readiness check
+        wait_until_serving(
+            self.process, f"{self.url}/healthz", ready_within, "daphne", self.stop, self.log
+        )
+        return self
 
     def log(self) -> str:
         try:
@@ -343,3 +335,29 @@ def lowest_contrast(locator, timeout: float = 5.0) -> dict:
         if worst is not None:
             return worst
     raise AssertionError("the box kept being replaced while its contrast was measured")
+
+
+def wait_until_serving(
+    process: "subprocess.Popen[Any]",
+    url: str,
+    ready_within: float,
+    what: str,
+    stop: Callable[[], None],
+    log: Callable[[], str],
+) -> None:
+    """Poll `url` until it answers 200. Fail with `what` and its log when its process exits,
+    or, after `stop()`, when it is not ready within `ready_within` seconds."""
+    deadline = time.monotonic() + ready_within
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{what} exited with {process.returncode}:\n{log()}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as response:
+                if response.status == 200:
+                    return
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            pass
+        if time.monotonic() > deadline:
+            stop()
+            raise RuntimeError(f"{what} not ready within {ready_within} s:\n{log()}")
+        time.sleep(0.05)  # polling interval of a bounded readiness check
