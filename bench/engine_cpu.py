@@ -125,7 +125,7 @@ def floor_bodies() -> dict:
     """The request bodies the engine sends, built once (outside the measurement): a
     vote per model and round, and the five checks."""
     from judgements.core import check_prompts, prompts
-    from judgements.llm import calls, providers
+    from judgements.llm import completions, providers
 
     bodies: dict = {}
     earlier: list[prompts.EarlierDecision] = []
@@ -134,7 +134,7 @@ def floor_bodies() -> dict:
             route = providers.route_for(model)
             brief = prompts.AgentBrief(f"agent-{i}", "Approve safe plans.")
             messages = prompts.build_messages(brief, CONTENT, round_number, earlier)
-            bodies[(model, round_number)] = calls.request_body(route, messages)
+            bodies[(model, round_number)] = completions.request_body(route, messages)
         earlier = earlier + [
             prompts.EarlierDecision(f"agent-{i}", round_number, "approve", f"{m} says approve")
             for i, m in enumerate(MODELS)
@@ -152,7 +152,7 @@ def floor_bodies() -> dict:
             "messages": messages,
             "max_tokens": max_tokens or route.max_tokens,
             "temperature": route.temperature,
-            **calls.LOGPROBS,
+            **completions.LOGPROBS,
         }
         if route.seed is not None:
             body["seed"] = route.seed

@@ -29,7 +29,7 @@ from openai import AsyncOpenAI  # noqa: E402
 
 from judgements.core import prompts  # noqa: E402
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
-from judgements.llm import calls, providers  # noqa: E402
+from judgements.llm import calls, completions, providers  # noqa: E402
 from judgements.llm.local import files as local_files  # noqa: E402
 from judgements.llm.local import servers  # noqa: E402
 
@@ -104,7 +104,7 @@ async def main() -> None:
         holder = queue if slot else contextlib.nullcontext()
         # The engine's own request (temperature, seed, schema, max_tokens): without them
         # the server samples with its defaults, which changes the answers and their length.
-        body = calls.request_body(providers.route_for(args.model), messages)
+        body = completions.request_body(providers.route_for(args.model), messages)
         async with holder:
             completion = await client.chat.completions.create(**body)
         verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)

@@ -36,7 +36,7 @@ from judgements.engine import lifecycle
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
-from judgements.llm import calls, providers
+from judgements.llm import calls, completions, providers
 from judgements.models import (
     Agent,
     Judgement,
@@ -372,7 +372,7 @@ def validated(check: checks.Check, question: checks.Question) -> Callable[[str],
             return question.read(checks.Reply(text))
         except ValueError as exc:
             invalid = f"invalid {check.label.lower()}: {text[:200]!r}"
-            raise calls.InvalidOutputError(invalid) from exc
+            raise completions.InvalidOutputError(invalid) from exc
 
     return read
 

@@ -1,8 +1,9 @@
 """The one place that calls the openai SDK.
 
 Each model maps to a provider: an OpenAI-compatible endpoint with its own key, timeout
-and structured-output mode. Retries are ours (tenacity), not the SDK's, so the attempt
-count in the audit log is the real one.
+and structured-output mode (a `ModelRoute`). Retries are ours (tenacity), not the SDK's,
+so the attempt count in the audit log is the real one. What is sent and how a reply is
+read is plain JSON, in completions.py.
 """
 
 import contextlib
@@ -13,12 +14,10 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import openai
 from django.conf import settings
 from django.utils import timezone
-from pydantic import ValidationError
 from tenacity import (
     AsyncRetrying,
     retry_if_exception,
@@ -29,6 +28,19 @@ from tenacity import (
 from judgements.core import confidence, prompts
 from judgements.core.errors import MagiError
 from judgements.llm.call_slots import PrioritySlots
+from judgements.llm.completions import (
+    InvalidOutputError,
+    ModelRoute,
+    cached_tokens,
+    first_choice,
+    message_text,
+    parse_verdict,
+    reply_tokens,
+    request_body,
+    resampled,
+    text_body,
+    without_logprobs,
+)
 
 
 class LLMCallError(MagiError):
@@ -39,33 +51,6 @@ class LLMCallError(MagiError):
         self.attempts = attempts
         plural = "attempt" if attempts == 1 else "attempts"
         super().__init__(f"{cause} (after {attempts} {plural})")
-
-
-class InvalidOutputError(Exception):
-    """The reply arrived but is not a valid verdict; worth another attempt."""
-
-
-@dataclass(frozen=True)
-class ModelRoute:
-    model: str
-    provider: str
-    base_url: str | None
-    api_key: str | None
-    structured_output: str
-    timeout: float
-    temperature: float
-    seed: int | None
-    max_tokens: int
-    # Calls in flight at once to this provider (to each model, for a server MAGI starts);
-    # None: no limit of ours.
-    concurrency: int | None = None
-    # For a provider MAGI runs itself: model -> its base URL, starting the server first.
-    server: Callable[[str], Awaitable[str]] | None = None
-    # An evaluation run's call: it yields its provider's slots to people's calls
-    # (judgements/llm/call_slots.py).
-    batch: bool = False
-    # Ask for token log-probabilities, the agent's own confidence (core/confidence.py).
-    logprobs: bool = True
 
 
 @dataclass
@@ -165,81 +150,6 @@ class Clients:
         key = (route.provider, route.model if route.server else None)
         slots = self.call_slots.setdefault(key, PrioritySlots(route.concurrency))
         return slots.hold(batch=route.batch)
-
-
-# The alternatives at each token: enough that both sides of a decision show (OpenAI allows
-# up to 20; llama.cpp's server any number).
-TOP_LOGPROBS = 5
-LOGPROBS = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
-
-
-def without_logprobs(body: dict) -> dict:
-    return {key: value for key, value in body.items() if key not in LOGPROBS}
-
-
-def request_body(
-    route: ModelRoute,
-    messages: list[dict[str, str]],
-    variants: frozenset[prompts.Variant] = frozenset(),
-) -> dict:
-    # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
-    # judgement repeatable; without them the server's own sampling defaults apply.
-    body: dict = {
-        "model": route.model,
-        "messages": messages,
-        "max_tokens": route.max_tokens,
-        "temperature": route.temperature,
-    }
-    if route.seed is not None:
-        body["seed"] = route.seed
-    if route.logprobs:
-        body |= LOGPROBS
-    if route.structured_output == "json_schema":
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": "agent_verdict",
-                "strict": True,
-                "schema": prompts.verdict_schema(with_length_bound=False, variants=variants),
-            },
-        }
-    elif route.structured_output == "json_object":
-        # llama.cpp's servers take any JSON schema inside json_object as a decoding grammar
-        # (llama-cpp-python's answers HTTP 500 to json_schema).
-        body["response_format"] = {
-            "type": "json_object",
-            "schema": prompts.verdict_schema(tied=True, variants=variants),
-        }
-    return body
-
-
-def parse_verdict(text: str | None) -> prompts.AgentVerdict:
-    if not text or not text.strip():
-        raise InvalidOutputError("empty reply")
-    candidate = text.strip()
-    # Servers without structured output may wrap the object in prose or a code fence.
-    start, end = candidate.find("{"), candidate.rfind("}")
-    if start != -1 and end > start:
-        candidate = candidate[start : end + 1]
-    try:
-        return prompts.AgentVerdict.model_validate_json(candidate)
-    except ValidationError as exc:
-        if contradiction := contradiction_in(exc):
-            raise InvalidOutputError(f"{contradiction}: {text[:200]!r}") from exc
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'reply'}: {err['msg']}"
-            for err in exc.errors()
-        )
-        raise InvalidOutputError(f"invalid structured output ({problems}): {text[:200]!r}") from exc
-
-
-def contradiction_in(exc: ValidationError) -> str | None:
-    """The message of a well-formed answer whose criterion_met disagrees with its
-    decision (an approve argued as a reject, or the reverse), or None."""
-    for error in exc.errors():
-        if error["type"] == prompts.CONTRADICTION:
-            return f"contradictory answer ({error['msg']})"
-    return None
 
 
 def describe_failure(exc: BaseException, timeout: float) -> str:
@@ -348,43 +258,6 @@ async def _attempt_in_slot(
     return completion, entry
 
 
-def first_choice(completion: dict) -> dict | None:
-    """The reply's first choice, as the chat completion's JSON has it."""
-    choices = completion.get("choices")
-    if not choices or not isinstance(choices[0], dict):
-        return None
-    return choices[0]
-
-
-def message_text(choice: dict | None) -> str:
-    message = (choice or {}).get("message")
-    return (message.get("content") or "") if isinstance(message, dict) else ""
-
-
-def as_float(value: Any) -> float:
-    # What the SDK's models did to a whole number given for a float field (an exact int,
-    # not a bool: this runs for every alternative of every token).
-    return float(value) if type(value) is int else value
-
-
-def reply_tokens(completion: dict) -> tuple[confidence.Token, ...] | None:
-    """The reply's tokens with their listed alternatives, or None when the provider sent
-    no log-probabilities (it does not support them, or was not asked)."""
-    logprobs = (first_choice(completion) or {}).get("logprobs")
-    if not isinstance(logprobs, dict) or not logprobs.get("content"):
-        return None
-    return tuple(
-        confidence.Token(
-            text=item["token"],
-            logprob=as_float(item["logprob"]),
-            alternatives=tuple(
-                (alt["token"], as_float(alt["logprob"])) for alt in item.get("top_logprobs") or ()
-            ),
-        )
-        for item in logprobs["content"]
-    )
-
-
 async def request(
     clients: Clients,
     route: ModelRoute,
@@ -485,50 +358,11 @@ async def request_text(
     """A check's call (judgements/core/check_prompts.py): plain text, or JSON to `schema` in
     the route's structured-output mode; a reply cut at `max_tokens` is what was asked for
     (a probe wants one word)."""
-    body: dict = {
-        "model": route.model,
-        "messages": messages,
-        "max_tokens": max_tokens or route.max_tokens,
-        "temperature": route.temperature,
-    }
-    if route.seed is not None:
-        body["seed"] = route.seed
-    if route.logprobs:
-        body |= LOGPROBS
-    if schema is not None:
-        if route.structured_output == "json_schema":
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "check", "strict": True, "schema": schema},
-            }
-        elif route.structured_output == "json_object":
-            body["response_format"] = {"type": "json_object", "schema": schema}
+    body = text_body(route, messages, max_tokens, schema)
     completion, entry, _ = await request(
         clients, route, body, record_failure, read, allow_cut=schema is None
     )
     return TextReply(text=entry.response_text, tokens=reply_tokens(completion), attempt=entry)
-
-
-# Greedy decoding repeats an invalid answer word for word, so the attempt after one samples
-# instead: still seeded, so the same judgement stays repeatable.
-RESAMPLE_TEMPERATURE = 0.7
-
-
-def resampled(body: dict, attempt: int) -> dict:
-    """The request again, sampled rather than greedy, with a seed of its own."""
-    again = body | {"temperature": max(body.get("temperature", 0.0), RESAMPLE_TEMPERATURE)}
-    if "seed" in body:
-        again["seed"] = body["seed"] + attempt - 1
-    return again
-
-
-def cached_tokens(usage: dict) -> int | None:
-    """Prompt tokens served from the provider's prompt cache, where the provider reports
-    them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
-    details = usage.get("prompt_tokens_details")
-    if isinstance(details, dict):
-        return details.get("cached_tokens")
-    return None
 
 
 def list_models(base_url: str | None, api_key: str | None, timeout: float) -> list[str]:
