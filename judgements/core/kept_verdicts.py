@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, SupportsIndex
 
-from scipy import stats
-
 
 def check_delta(delta: float) -> None:
     if not (isinstance(delta, int | float) and 0.0 < delta < 1.0):
@@ -55,6 +53,10 @@ def _lower(successes: int, trials: int, delta: float) -> float:
     if successes == trials:
         # P(X >= n) = p ** n: closed-form and exact, where the quantile is within an ulp.
         return float(delta ** (1.0 / trials))
+    # Imported here: scipy.stats takes half a second to import, every process loads this
+    # module through the models, and only certifying and reports compute a bound.
+    from scipy import stats
+
     # P(X >= k | n, p) is the regularized incomplete beta I_p(k, n - k + 1).
     return float(stats.beta.ppf(delta, successes, trials - successes + 1))
 

@@ -59,7 +59,8 @@ LOCAL_MAX_TOKENS = 256
 LOCAL_API_KEY = "local"
 
 _STOP_GRACE_SECONDS = 5.0
-_HEALTH_POLL_INTERVAL = 0.2
+# A loopback GET is cheap, and every poll interval waited past readiness delays the first call.
+_HEALTH_POLL_INTERVAL = 0.05
 _OUTPUT_TAIL_LINES = 200
 _ERROR_TAIL_LINES = 15
 

@@ -3,6 +3,10 @@ binomial test, the rules' semantics, and a rule's counts on samples."""
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy
 import pytest
@@ -264,3 +268,29 @@ def test_its_interval_matches_scipys_exact_two_sided_one(successes, trials, delt
     low, high = interval(successes, trials, delta)
     assert low == pytest.approx(reference.low, abs=1e-9)
     assert high == pytest.approx(reference.high, abs=1e-9)
+
+
+# --- what the module costs a process that computes no bound -------------------------
+
+
+def test_a_process_that_judges_does_not_import_scipy(tmp_path):
+    """scipy.stats takes half a second to import; every process loads this module through
+    the models, and only certifying and reports compute a bound (the first judgement's
+    time, docs/benchmarks.md)."""
+    root = Path(__file__).resolve().parents[3]
+    program = (
+        "import sys, django; django.setup()\n"
+        "import judgements.management.commands.judge, judgements.engine.deliberation\n"
+        "print(sorted(name for name in sys.modules if name.split('.')[0] == 'scipy'))\n"
+    )
+    env = {name: value for name, value in os.environ.items() if not name.startswith("MAGI_")}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "magi_site.settings",
+        "MAGI_VAR_DIR": str(tmp_path),
+        "SECRET_KEY": "no-scipy",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", program], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -313,6 +313,44 @@ def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
     assert (last.started_at - first.started_at).total_seconds() * 1000 < first.duration_ms
 
 
+def processes_with(variable: str) -> list[int]:
+    """Process ids whose environment holds `variable` (NAME=value) exactly."""
+    wanted = variable.encode()
+    pids = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        with contextlib.suppress(OSError):
+            if wanted in environ.read_bytes().split(b"\0"):
+                pids.append(int(environ.parent.name))
+    return pids
+
+
+def test_manage_py_judge_stops_its_server_as_it_exits(tmp_path, bundled_path):
+    """`manage.py judge` as a newcomer runs it, in a process of its own on a database of
+    its own: the verdict, and no llama.cpp server left behind once it has exited (the
+    process skips the collector's last passes, not its exit handlers: manage.py)."""
+    import json
+    import os
+    import subprocess
+
+    from tests.support.cases import case_for
+
+    root = Path(__file__).resolve().parents[4]
+    var_dir = str(tmp_path / "var")
+    env = {name: value for name, value in os.environ.items() if not name.startswith("MAGI_")}
+    env |= {"MAGI_VAR_DIR": var_dir, "SECRET_KEY": "a-process-of-its-own"}
+    env.pop("DJANGO_SETTINGS_MODULE", None)
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps(case_for(models=(BUNDLED_MODEL_NAME,) * 3)))
+    manage = [sys.executable, str(root / "manage.py")]
+    subprocess.run([*manage, "migrate", "-v0"], cwd=root, env=env, check=True)
+    done = subprocess.run(
+        [*manage, "judge", str(case), "--json"], cwd=root, env=env, capture_output=True, text=True
+    )
+    assert done.returncode in (0, 3), done.stderr
+    assert json.loads(done.stdout)["status"] in {"approved", "rejected"}
+    assert processes_with(f"MAGI_VAR_DIR={var_dir}") == []
+
+
 async def test_the_same_call_twice_gives_the_same_answer_on_the_bundled_model(bundled_path):
     """Temperature 0 and a fixed seed (the defaults) make a local answer repeatable.
 

@@ -1,8 +1,10 @@
+import contextlib
 import io
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core import checks
+from django.core.management import call_command, execute_from_command_line
 
 from judgements.models import Judgement, RoundDecision, Status
 from tests.support.cases import case_for
@@ -131,3 +133,27 @@ def test_it_stores_the_judgement_it_ran(fake_llm, tmp_path):
     run_judge(tmp_path, case_for())
     assert Judgement.objects.get().status == Status.APPROVED
     assert RoundDecision.objects.count() == 9
+
+
+def test_it_judges_without_the_system_checks_of_pages_it_never_serves(fake_llm, tmp_path):
+    """Django's system checks read the URLs, the admin and the templates: a third of a
+    second of every gate's verdict (docs/benchmarks.md), and nothing a judgement uses."""
+
+    def a_failing_check(**kwargs):
+        return [checks.Error("a page is misconfigured", id="tests.E001")]
+
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case_for()))
+    checks.register(a_failing_check)
+    try:
+        # As `manage.py` runs a command: with the system checks its class asks for.
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            with pytest.raises(SystemExit) as judged:
+                execute_from_command_line(["manage.py", "judge", str(path)])
+            # The same checks still stop `manage.py check`.
+            with pytest.raises(SystemExit) as checked:
+                execute_from_command_line(["manage.py", "check"])
+    finally:
+        checks.registry.registry.registered_checks.discard(a_failing_check)
+    assert judged.value.code == 0
+    assert checked.value.code == 1
