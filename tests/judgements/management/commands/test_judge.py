@@ -150,10 +150,13 @@ def test_it_judges_without_the_system_checks_of_pages_it_never_serves(fake_llm, 
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             with pytest.raises(SystemExit) as judged:
                 execute_from_command_line(["manage.py", "judge", str(path)])
+            # As it was written when judge ran them.
+            with pytest.raises(SystemExit) as skipped:
+                execute_from_command_line(["manage.py", "judge", str(path), "--skip-checks"])
             # The same checks still stop `manage.py check`.
             with pytest.raises(SystemExit) as checked:
                 execute_from_command_line(["manage.py", "check"])
     finally:
         checks.registry.registry.registered_checks.discard(a_failing_check)
-    assert judged.value.code == 0
+    assert judged.value.code == skipped.value.code == 0
     assert checked.value.code == 1
