@@ -57,6 +57,11 @@ def split_pairs(value: Any) -> Any:
     return mapping
 
 
+class SettingRefused(ImproperlyConfigured):
+    """A setting in the environment that MAGI refuses; the message names it. manage.py says
+    it in one line (exit 2) instead of a traceback."""
+
+
 def parse_seed(value: Any) -> Any:
     """A seed is a whole number; "none" (or "off") sends none, for providers that refuse it."""
     if isinstance(value, str) and value.strip().lower() in {"none", "off"}:
@@ -597,7 +602,7 @@ def read_provider(prefix: str) -> ProviderSettings:
     try:
         return ProviderSettings(_env_prefix=prefix)
     except ValidationError as exc:
-        raise ImproperlyConfigured(f"Invalid environment: {describe(exc, prefix)}") from None
+        raise SettingRefused(f"Invalid environment: {describe(exc, prefix)}") from None
 
 
 def describe(exc: ValidationError, prefix: str = "") -> str:
@@ -659,11 +664,11 @@ def load_settings() -> MagiSettings:
         loaded = MagiSettings()
         loaded.providers()  # parse every provider block now, not on the first call
     except ValidationError as exc:
-        raise ImproperlyConfigured(f"Invalid environment: {describe(exc)}") from None
+        raise SettingRefused(f"Invalid environment: {describe(exc)}") from None
     if problem := sign_in_problem(loaded):
-        raise ImproperlyConfigured(f"Invalid environment: {problem}")
+        raise SettingRefused(f"Invalid environment: {problem}")
     if unknown := unknown_magi_variables(loaded, os.environ):
-        raise ImproperlyConfigured(
+        raise SettingRefused(
             f"Unknown MAGI setting(s): {', '.join(unknown)}. See docs/settings.md."
         )
     return loaded
@@ -681,7 +686,8 @@ Every variable is read once at start-up into one typed object (`MagiSettings` in
 out of date). A value that does not parse (`DEBUG=maybe`, `MAGI_LLM_TIMEOUT=soon`) or a
 `MAGI_*` name MAGI does not know (a typo such as `MAGI_LLM_TIMOUT`, or
 `MAGI_PROVIDER_X_*` for a provider not named in `MAGI_PROVIDERS`) stops start-up with a
-message naming the variable. An empty variable means its default.
+message naming the variable; every `manage.py` command then prints that one line and exits
+2. An empty variable means its default.
 """
 
 PROVIDERS_INTRO = """## One provider: `MAGI_DEFAULT_*` and `MAGI_PROVIDER_<NAME>_*`

@@ -6,9 +6,8 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
-from django.core.exceptions import ImproperlyConfigured
 
-from magi_site.environment import BASE_DIR, load_settings
+from magi_site.environment import BASE_DIR, SettingRefused, load_settings
 
 # A checkout keeps templates/ and static/ beside magi_site/; an installed wheel keeps them
 # inside it (pyproject.toml).
@@ -31,7 +30,7 @@ if not SECRET_KEY and KEPT_SECRET_KEY.is_file():
     SECRET_KEY = KEPT_SECRET_KEY.read_text().strip()
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured(
+        raise SettingRefused(
             "SECRET_KEY is not set. Run `make run` once (it keeps a key in var/secret-key), "
             "set SECRET_KEY in the environment, or DEBUG=1 for a throwaway development key."
         )

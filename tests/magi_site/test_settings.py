@@ -154,3 +154,19 @@ def test_manage_py_finds_the_key_make_run_kept(tmp_path):
     assert refused.returncode != 0 and "SECRET_KEY is not set" in refused.stderr
     (tmp_path / "secret-key").write_text("kept-by-make-run-" + "x" * 40 + "\n")
     assert run_manage_check(tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("variables", "message"),
+    [
+        ({"MAGI_LOG_LEVEL": "DEBUG"}, "Unknown MAGI setting(s): MAGI_LOG_LEVEL."),
+        ({"MAGI_LOCAL_PARALLEL": "zero"}, "Invalid environment: MAGI_LOCAL_PARALLEL: "),
+        ({}, "SECRET_KEY is not set."),
+    ],
+)
+def test_manage_py_names_a_refused_setting_in_one_line(tmp_path, variables, message):
+    key = {} if not variables else {"SECRET_KEY": "a-key-" + "x" * 40}
+    refused = run_manage_check(tmp_path, **key, **variables)
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(message)
+    assert len(refused.stderr.strip().splitlines()) == 1  # no traceback
