@@ -50,23 +50,30 @@ def without_logprobs(body: dict) -> dict:
     return {key: value for key, value in body.items() if key not in LOGPROBS}
 
 
-def request_body(
-    route: ModelRoute,
-    messages: list[dict[str, str]],
-    variants: frozenset[prompts.Variant] = frozenset(),
-) -> dict:
+def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: int) -> dict:
+    """What a verdict's and a check's requests share."""
     # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
     # judgement repeatable; without them the server's own sampling defaults apply.
     body: dict = {
         "model": route.model,
         "messages": messages,
-        "max_tokens": route.max_tokens,
+        "max_tokens": max_tokens,
         "temperature": route.temperature,
     }
     if route.seed is not None:
         body["seed"] = route.seed
     if route.logprobs:
         body |= LOGPROBS
+    return body
+
+
+def request_body(
+    route: ModelRoute,
+    messages: list[dict[str, str]],
+    variants: frozenset[prompts.Variant] = frozenset(),
+) -> dict:
+    """A verdict's request, its answer schema in the route's structured-output mode."""
+    body = common_body(route, messages, route.max_tokens)
     if route.structured_output == "json_schema":
         body["response_format"] = {
             "type": "json_schema",
@@ -94,16 +101,7 @@ def text_body(
 ) -> dict:
     """A check's request (judgements/core/check_prompts.py): plain text, or JSON to `schema`
     in the route's structured-output mode."""
-    body: dict = {
-        "model": route.model,
-        "messages": messages,
-        "max_tokens": max_tokens or route.max_tokens,
-        "temperature": route.temperature,
-    }
-    if route.seed is not None:
-        body["seed"] = route.seed
-    if route.logprobs:
-        body |= LOGPROBS
+    body = common_body(route, messages, max_tokens or route.max_tokens)
     if schema is not None:
         if route.structured_output == "json_schema":
             body["response_format"] = {
