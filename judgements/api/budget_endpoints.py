@@ -10,14 +10,21 @@ Every change takes ?dry_run=true; validation (the admin's form), the audit and t
 version are panels/budget_config.py's.
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router, Status
 
 from judgements.api import config_schemas, schemas
-from judgements.api.changes import DryRun, IfMatch, in_transaction, with_etag
+from judgements.api.changes import (
+    DryRun,
+    IfMatch,
+    delete_answers,
+    in_transaction,
+    with_etag,
+    write_refusals,
+)
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets
@@ -27,11 +34,6 @@ from judgements.panels import budget_config
 router = Router(tags=["configuration"])
 
 BudgetId = Annotated[int, Path(description="A budget's id.")]
-WRITE_ERRORS: dict[Any, Any] = {
-    (400, 422): schemas.Invalid,
-    (401, 403, 404, 413): schemas.Error,
-    412: config_schemas.Stale,
-}
 
 
 def answer(budget: Budget) -> schemas.Budget:
@@ -73,7 +75,9 @@ async def list_budgets(request: HttpRequest) -> dict:
     return {"budgets": await db_call(listing, for_request=True)(user)}
 
 
-@router.post("/budgets/", url_name="api-budgets", response={201: schemas.Budget, **WRITE_ERRORS})
+@router.post(
+    "/budgets/", url_name="api-budgets", response={201: schemas.Budget, **write_refusals()}
+)
 async def create_budget(
     request: HttpRequest,
     body: config_schemas.BudgetWrite,
@@ -105,7 +109,7 @@ async def read_budget(
 @router.put(
     "/budgets/{int:budget_id}/",
     url_name="api-budget",
-    response={200: schemas.Budget, **WRITE_ERRORS},
+    response={200: schemas.Budget, **write_refusals()},
 )
 async def replace_budget(
     request: HttpRequest,
@@ -127,12 +131,7 @@ async def replace_budget(
 @router.delete(
     "/budgets/{int:budget_id}/",
     url_name="api-budget",
-    response={
-        204: None,
-        400: schemas.Invalid,
-        (401, 403, 404): schemas.Error,
-        412: config_schemas.Stale,
-    },
+    response=delete_answers(),
 )
 async def delete_budget(
     request: HttpRequest, budget_id: BudgetId, if_match: IfMatch, dry_run: DryRun = False

@@ -1,5 +1,6 @@
 """What every change of the configuration API shares: the If-Match header it must send,
-the dry run, and the transaction a change (and its answer) is made in.
+the dry run, the refusals it answers with, and the transaction a change (and its
+answer) is made in.
 
 A change and the answer describing it are made in one transaction, so a dry run can
 answer exactly what the change would and then roll everything back: nothing stored,
@@ -7,12 +8,13 @@ nothing audited.
 """
 
 from collections.abc import Callable
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 from django.db import transaction
 from django.http import HttpResponse
 from ninja import Header, Query
 
+from judgements.api import config_schemas, schemas
 from judgements.core import etags
 from judgements.models import ApiToken
 from judgements.panels.panel_config import Change
@@ -32,6 +34,27 @@ DryRun = Annotated[
     bool,
     Query(description="Validate and answer as the change would, then store nothing (nor audit)."),
 ]
+
+
+def write_refusals(*own: int) -> dict[Any, Any]:
+    """The refusals of a create or a replace: an invalid body, no token, no right, no such
+    object, a body too large, a stale If-Match. `own`: an area's statuses of its own (a
+    suite in use answers 409)."""
+    return {
+        (400, 422): schemas.Invalid,
+        (401, 403, 404, *own, 413): schemas.Error,
+        412: config_schemas.Stale,
+    }
+
+
+def delete_answers(*own: int) -> dict[Any, Any]:
+    """What a delete answers: 204 with no body, or its refusals (as `write_refusals`)."""
+    return {
+        204: None,
+        400: schemas.Invalid,
+        (401, 403, 404, *own): schemas.Error,
+        412: config_schemas.Stale,
+    }
 
 
 def change_by(token: ApiToken, if_match: str = etags.ANY) -> Change:

@@ -10,13 +10,21 @@ Every change takes ?dry_run=true. The validation, the team rules and the audit a
 panels/panel_config.py's; a stale If-Match answers 412 (api/site.py).
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router, Status
 
 from judgements.api import config_schemas, schemas
-from judgements.api.changes import DryRun, IfMatch, change_by, in_transaction, with_etag
+from judgements.api.changes import (
+    DryRun,
+    IfMatch,
+    change_by,
+    delete_answers,
+    in_transaction,
+    with_etag,
+    write_refusals,
+)
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 from judgements.intake import saved_panels
@@ -27,11 +35,6 @@ from judgements.panels import panel_config, saving
 router = Router(tags=["configuration"])
 
 PanelId = Annotated[int, Path(description="A panel's id.")]
-WRITE_ERRORS: dict[Any, Any] = {
-    (400, 422): schemas.Invalid,
-    (401, 403, 404, 413): schemas.Error,
-    412: config_schemas.Stale,
-}
 
 
 def changed(written: saving.Written) -> config_schemas.PanelChange:
@@ -71,7 +74,7 @@ async def list_panels(request: HttpRequest) -> dict:
 @router.post(
     "/panels/",
     url_name="api-panels",
-    response={201: config_schemas.PanelChange, **WRITE_ERRORS},
+    response={201: config_schemas.PanelChange, **write_refusals()},
 )
 async def create_panel(
     request: HttpRequest,
@@ -103,7 +106,7 @@ async def read_panel(request: HttpRequest, panel_id: PanelId, response: HttpResp
 @router.put(
     "/panels/{int:panel_id}/",
     url_name="api-panel",
-    response={200: config_schemas.PanelChange, **WRITE_ERRORS},
+    response={200: config_schemas.PanelChange, **write_refusals()},
 )
 async def replace_panel(
     request: HttpRequest,
@@ -126,12 +129,7 @@ async def replace_panel(
 @router.delete(
     "/panels/{int:panel_id}/",
     url_name="api-panel",
-    response={
-        204: None,
-        400: schemas.Invalid,
-        (401, 403, 404): schemas.Error,
-        412: config_schemas.Stale,
-    },
+    response=delete_answers(),
 )
 async def delete_panel(
     request: HttpRequest, panel_id: PanelId, if_match: IfMatch, dry_run: DryRun = False

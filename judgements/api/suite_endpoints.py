@@ -16,14 +16,22 @@ and field ("line 4.expected"). A team left out is the token's team. Changes take
 ?dry_run=true; the rules and the audit are panels/suite_config.py's.
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Query, Router, Status
 
-from judgements.api import config_schemas, evaluation_schemas, schemas
-from judgements.api.changes import DryRun, IfMatch, change_by, in_transaction, with_etag
+from judgements.api import evaluation_schemas, schemas
+from judgements.api.changes import (
+    DryRun,
+    IfMatch,
+    change_by,
+    delete_answers,
+    in_transaction,
+    with_etag,
+    write_refusals,
+)
 from judgements.api.site import token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
@@ -54,11 +62,6 @@ JSONL_BODY = {
     'and optional "title", "expected_agents", "tags"), as GET /api/suites/{id}.jsonl sends '
     "it back. A line that breaks it answers 422 naming the line and field.",
     "content": {"application/jsonl": {"schema": {"type": "string", "minLength": 1}}},
-}
-WRITE_ERRORS: dict[Any, Any] = {
-    (400, 422): schemas.Invalid,
-    (401, 403, 404, 409, 413): schemas.Error,
-    412: config_schemas.Stale,
 }
 
 
@@ -130,7 +133,7 @@ async def list_suites(request: HttpRequest) -> dict:
 
 @router.post(
     "/suites/",
-    response={201: run_answers.Suite, **WRITE_ERRORS},
+    response={201: run_answers.Suite, **write_refusals(409)},
     openapi_extra={"requestBody": JSONL_BODY},
 )
 async def import_suite(
@@ -179,7 +182,7 @@ async def export_suite(request: HttpRequest, suite_id: SuiteId) -> HttpResponse 
 @router.put(
     "/suites/{int:suite_id}.jsonl",
     url_name="api-suite-jsonl",
-    response={200: run_answers.Suite, **WRITE_ERRORS},
+    response={200: run_answers.Suite, **write_refusals(409)},
     openapi_extra={"requestBody": JSONL_BODY},
 )
 async def replace_suite(
@@ -220,12 +223,7 @@ async def read_suite(
 @router.delete(
     "/suites/{int:suite_id}/",
     url_name="api-suite",
-    response={
-        204: None,
-        400: schemas.Invalid,
-        (401, 403, 404, 409): schemas.Error,
-        412: config_schemas.Stale,
-    },
+    response=delete_answers(409),
 )
 async def delete_suite(
     request: HttpRequest, suite_id: SuiteId, if_match: IfMatch, dry_run: DryRun = False

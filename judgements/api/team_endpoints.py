@@ -20,7 +20,14 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router, Status
 
 from judgements.api import config_schemas, schemas
-from judgements.api.changes import DryRun, IfMatch, in_transaction, with_etag
+from judgements.api.changes import (
+    DryRun,
+    IfMatch,
+    delete_answers,
+    in_transaction,
+    with_etag,
+    write_refusals,
+)
 from judgements.api.config_schemas import Team, TokenIssued, UserAnswer
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
@@ -29,11 +36,6 @@ from judgements.panels import people, team_config
 router = Router(tags=["configuration"])
 
 TeamId = Annotated[int, Path(description="A team's id.")]
-WRITE_ERRORS: dict[Any, Any] = {
-    (400, 422): schemas.Invalid,
-    (401, 403, 404, 413): schemas.Error,
-    412: config_schemas.Stale,
-}
 STAFF_ERRORS: dict[Any, Any] = {(400, 422): schemas.Invalid, (401, 403, 413): schemas.Error}
 
 
@@ -68,7 +70,7 @@ async def list_teams(request: HttpRequest) -> dict:
     return {"teams": await db_call(listing, for_request=True)(token_of(request).user)}
 
 
-@router.post("/teams/", url_name="api-teams", response={201: Team, **WRITE_ERRORS})
+@router.post("/teams/", url_name="api-teams", response={201: Team, **write_refusals()})
 async def create_team(
     request: HttpRequest,
     body: config_schemas.TeamWrite,
@@ -92,7 +94,7 @@ async def read_team(request: HttpRequest, team_id: TeamId, response: HttpRespons
     return found
 
 
-@router.put("/teams/{int:team_id}/", url_name="api-team", response={200: Team, **WRITE_ERRORS})
+@router.put("/teams/{int:team_id}/", url_name="api-team", response={200: Team, **write_refusals()})
 async def replace_team(
     request: HttpRequest,
     team_id: TeamId,
@@ -113,12 +115,7 @@ async def replace_team(
 @router.delete(
     "/teams/{int:team_id}/",
     url_name="api-team",
-    response={
-        204: None,
-        400: schemas.Invalid,
-        (401, 403, 404): schemas.Error,
-        412: config_schemas.Stale,
-    },
+    response=delete_answers(),
 )
 async def delete_team(
     request: HttpRequest, team_id: TeamId, if_match: IfMatch, dry_run: DryRun = False
