@@ -10,6 +10,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from magi_site import environment
 from magi_site.environment import load_settings
+from tests.support.commands import deployment_environment
 
 # A complete OpenID Connect configuration, which each case below breaks one way.
 SIGN_IN = {
@@ -133,12 +134,7 @@ def test_every_setting_is_documented_and_reaches_django(environ):
 
 
 def run_manage_check(tmp_path, **variables) -> subprocess.CompletedProcess:
-    env = {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("MAGI_") and name not in {"SECRET_KEY", "DEBUG"}
-    }
-    env.update(MAGI_VAR_DIR=str(tmp_path), **variables)
+    env = deployment_environment(tmp_path, **variables)
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
         cwd=environment.BASE_DIR,

@@ -2,9 +2,24 @@
 
 import io
 import json
+import os
+from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+
+
+def deployment_environment(var_dir: Path, **variables: str) -> dict[str, str]:
+    """This process's environment as a deployment on MAGI's defaults has it, for a process
+    of its own: no MAGI_* setting, key, DEBUG or settings module of the suite's; `var_dir`
+    its var directory, then `variables`."""
+    suite_only = {"SECRET_KEY", "DEBUG", "DJANGO_SETTINGS_MODULE"}
+    env = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith("MAGI_") and name not in suite_only
+    }
+    return env | {"MAGI_VAR_DIR": str(var_dir), **variables}
 
 
 def run_command(*args) -> tuple[int, str, str]:

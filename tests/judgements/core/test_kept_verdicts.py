@@ -3,7 +3,6 @@ binomial test, the rules' semantics, and a rule's counts on samples."""
 
 import json
 import math
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +18,7 @@ from judgements.core.kept_verdicts import (
     evaluate,
     interval,
 )
+from tests.support.commands import deployment_environment
 
 DELTAS = (0.01, 0.05, 0.1, 0.25, 0.5, 0.9)
 
@@ -283,12 +283,9 @@ def test_a_process_that_judges_does_not_import_scipy(tmp_path):
         "import judgements.management.commands.judge, judgements.engine.deliberation\n"
         "print(sorted(name for name in sys.modules if name.split('.')[0] == 'scipy'))\n"
     )
-    env = {name: value for name, value in os.environ.items() if not name.startswith("MAGI_")}
-    env |= {
-        "DJANGO_SETTINGS_MODULE": "magi_site.settings",
-        "MAGI_VAR_DIR": str(tmp_path),
-        "SECRET_KEY": "no-scipy",
-    }
+    env = deployment_environment(
+        tmp_path, DJANGO_SETTINGS_MODULE="magi_site.settings", SECRET_KEY="no-scipy"
+    )
     done = subprocess.run(
         [sys.executable, "-c", program], cwd=root, env=env, capture_output=True, text=True
     )

@@ -329,16 +329,14 @@ def test_manage_py_judge_stops_its_server_as_it_exits(tmp_path, bundled_path):
     its own: the verdict, and no llama.cpp server left behind once it has exited (the
     process skips the collector's last passes, not its exit handlers: manage.py)."""
     import json
-    import os
     import subprocess
 
     from tests.support.cases import case_for
+    from tests.support.commands import deployment_environment
 
     root = Path(__file__).resolve().parents[4]
-    var_dir = str(tmp_path / "var")
-    env = {name: value for name, value in os.environ.items() if not name.startswith("MAGI_")}
-    env |= {"MAGI_VAR_DIR": var_dir, "SECRET_KEY": "a-process-of-its-own"}
-    env.pop("DJANGO_SETTINGS_MODULE", None)
+    var_dir = tmp_path / "var"
+    env = deployment_environment(var_dir, SECRET_KEY="a-process-of-its-own")
     case = tmp_path / "case.json"
     case.write_text(json.dumps(case_for(models=(BUNDLED_MODEL_NAME,) * 3)))
     manage = [sys.executable, str(root / "manage.py")]
