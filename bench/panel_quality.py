@@ -20,8 +20,10 @@ Wilson interval (judgements/evaluations/plain_call.py wilson):
 - errors, copied later-round reasons, seconds per case, and the tokens spent.
 
 A column is a set of variants (judgements/core/prompt_variants.py) joined with "+":
-"default" (the prompts as measured), "decision_first", "named_peers", "decisions_only",
-"quote", "calibrated", or combinations ("decision_first+quote"). A "calibrated" column
+"default" (what every judgement runs unless it asks for others: prompt_variants.DEFAULT),
+"original" (the prompts as measured before issue 48, no variant), "decision_first",
+"named_peers", "decisions_only", "quote", "plain_rules", "calibrated", or combinations
+("decision_first+quote"). A "calibrated" column
 first learns its panels' offsets (judgements/core/calibration.py) from round-1 answers on
 --calibrate-on suites (the example starter suite: never the held-out cases it reports),
 run with the column's other variants.
@@ -92,6 +94,12 @@ class Outcome:
     later_reasons: int = 0
     seconds: float = 0.0
     tokens: int = 0  # prompt + completion, every attempt and check
+    contested: bool | None = None  # the verdict's contested mark (None: the plain call's)
+    contest_reasons: list[str] = field(default_factory=list)
+    # What a certificate reads (bench/certify_quality.py's rows): the record's signals and
+    # the verdict's two confidences, so these runs can feed a certificate's simulation.
+    signals: list[str] = field(default_factory=list)
+    confidence: dict[str, float | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -168,10 +176,10 @@ def judge(case: dict, panel: dict, model: str, column: Column) -> Judgement:
 
 
 def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
-    """The case judged with the prompts as measured, and the seconds it took: what the
-    other benches of panels (contested_quality.py, certify_quality.py) run."""
+    """The case judged with the default prompts, and the seconds it took: what the other
+    benches of panels (contested_quality.py, certify_quality.py) run."""
     began = time.perf_counter()
-    judgement = judge(case, panel, model, Column("default", frozenset()))
+    judgement = judge(case, panel, model, Column("default", prompt_variants.DEFAULT))
     return judgement, time.perf_counter() - began
 
 
@@ -186,7 +194,18 @@ def run_panel(case: dict, panel: dict, model: str, column: Column) -> Outcome:
     used = token_totals(judgement)
     tokens = (used["prompt"] or 0) + (used["completion"] or 0)
     return Outcome(
-        case["id"], verdict, votes, result["error"] or "", copied, later, seconds, tokens
+        case["id"],
+        verdict,
+        votes,
+        result["error"] or "",
+        copied,
+        later,
+        seconds,
+        tokens,
+        judgement.contested,
+        list(judgement.contest_reasons or []),
+        list(judgement.contest_signals or []),
+        {"answer": judgement.answer_confidence, "probe": judgement.probe_confidence},
     )
 
 
@@ -295,6 +314,7 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
     got = {c["id"]: outcomes[c["id"]].verdict for c in seen}
     later = sum(o.later_reasons for o in outcomes.values())
     seconds = [o.seconds for o in outcomes.values() if o.seconds]
+    marked = [o for o in outcomes.values() if o.contested is not None]
     return {
         "clean accuracy": share(sum(got[c["id"]] == c["expected"] for c in clean), len(clean)),
         "approvable approved": share(
@@ -305,6 +325,9 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
         "errors": str(sum(o.verdict == "error" for o in outcomes.values())),
         "copied later reasons": share(sum(o.copied for o in outcomes.values()), later)
         if later
+        else "-",
+        "marked contested": share(sum(bool(o.contested) for o in marked), len(marked))
+        if marked
         else "-",
         "seconds per case": f"{sum(seconds) / len(seconds):.1f}" if seconds else "-",
         "tokens per case": f"{sum(o.tokens for o in outcomes.values()) / (len(outcomes) or 1):.0f}",
@@ -344,6 +367,21 @@ def report(
         args.json_out.write_text(json.dumps(dump, indent=2))
 
 
+def resume(path: Path, columns: list[Column], model: str) -> dict[str, Outcome]:
+    """The outcomes a stopped run wrote to `path`, put back into `columns`; the plain
+    calls' outcomes are returned. A run of another model cannot be continued: its
+    figures would mix two models."""
+    dump = json.loads(path.read_text())
+    if dump.get("model") != model:
+        raise SystemExit(f"{path} holds a run of {dump.get('model')!r}, not {model!r}")
+    kept = dump.get("outcomes", {})
+    for column in columns:
+        column.outcomes = {k: Outcome(**v) for k, v in kept.get(column.name, {}).items()}
+    done = {name: len(column.outcomes) for name, column in ((c.name, c) for c in columns)}
+    print(f"resuming {path}: cases already judged per column {done}", flush=True)
+    return {k: Outcome(**v) for k, v in kept.get(PLAIN, {}).items()}
+
+
 def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM":
     """The test server with FAKE_MODEL scripted (`opinion`: the second opinion's, hence
     the plain call's, decision; None: its round-1 vote)."""
@@ -369,9 +407,10 @@ def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM"
 def parse_columns(text: str) -> list[Column]:
     columns = []
     for name in text.split(","):
-        names = [] if name.strip() == "default" else name.strip().split("+")
+        # "default": whatever prompt_variants.DEFAULT is now; "original": no variant.
+        names = None if name.strip() == "default" else name.strip().split("+")
         try:
-            columns.append(Column(name.strip(), prompt_variants.parse(names)))
+            columns.append(Column(name.strip(), prompt_variants.resolve(names)))
         except ValueError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
     return columns
@@ -395,6 +434,11 @@ def main() -> None:
     parser.add_argument("--calibrate-limit", type=int, help="cases to learn on (default: all)")
     parser.add_argument("--no-plain", action="store_true", help="skip the plain calls")
     parser.add_argument("--json-out", type=Path, help="write every outcome here")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the outcomes already in --json-out and run only the cases missing there",
+    )
     args = parser.parse_args()
     server = None
     if args.fake:
@@ -412,14 +456,26 @@ def main() -> None:
             learn_on = [c for s in args.calibrate_on.split(",") for c in load_cases(s)]
             learn_offsets(column, panels, args.model, spread(learn_on, args.calibrate_limit))
     plain: dict[str, Outcome] = {}
+    if args.resume:
+        if not args.json_out:
+            parser.error("--resume needs --json-out, the file a stopped run wrote")
+        if args.json_out.exists():
+            plain = resume(args.json_out, args.variants, args.model)
     for index, case in enumerate(cases, 1):
         panel = panels[case["panel"]]
         line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
         for column in args.variants:
-            outcome = column.outcomes[case["id"]] = run_panel(case, panel, args.model, column)
-            line.append(f"{column.name} {outcome.verdict} {outcome.votes} {outcome.seconds:.1f}s")
+            outcome = column.outcomes.get(case["id"])
+            if outcome is None:
+                outcome = run_panel(case, panel, args.model, column)
+                column.outcomes[case["id"]] = outcome
+            line.append(
+                f"{column.name} {outcome.verdict} {outcome.votes}"
+                f"{' contested' if outcome.contested else ''} {outcome.seconds:.1f}s"
+            )
         if not args.no_plain:
-            plain[case["id"]] = asyncio.run(ask_plain(case, panel, args.model))
+            if case["id"] not in plain:
+                plain[case["id"]] = asyncio.run(ask_plain(case, panel, args.model))
             line.append(f"{PLAIN} {plain[case['id']].verdict}")
         print(" | ".join(line), flush=True)
         # Written after every case, so a run stopped early still leaves its figures.

@@ -28,9 +28,17 @@ PROBE_ANSWER = 'Answer with one word: "approve" or "reject".'
 PROBE_MAX_TOKENS = 2
 
 
-def probe_messages(agent: prompts.AgentBrief, content: str) -> list[dict[str, str]]:
-    """The agent's round-1 prompt with a one-word answer asked for instead of the JSON."""
-    return prompts.build_messages(agent, content, 1, [], answer_with=PROBE_ANSWER)
+def probe_messages(
+    agent: prompts.AgentBrief,
+    content: str,
+    variants: frozenset[prompts.Variant] = frozenset(),
+) -> list[dict[str, str]]:
+    """The agent's round-1 prompt, under the variants its judgement runs, with a one-word
+    answer asked for instead of the JSON: the confidence of the question the agent was
+    asked, not of another wording."""
+    return prompts.build_messages(
+        agent, content, 1, [], answer_with=PROBE_ANSWER, variants=variants
+    )
 
 
 class SecondOpinion(BaseModel):

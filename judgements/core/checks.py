@@ -37,6 +37,8 @@ class Subject:
     content: str
     agents: tuple[prompts.AgentBrief, ...]
     agent: prompts.AgentBrief | None = None
+    # The prompt variants the judgement runs: the probe asks the agent's own question.
+    variants: frozenset[prompts.Variant] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -184,7 +186,7 @@ class Probe(Check):
     def question(self, subject: Subject) -> Question:
         if subject.agent is None:
             raise ValueError("the probe asks one agent")
-        messages = check_prompts.probe_messages(subject.agent, subject.content)
+        messages = check_prompts.probe_messages(subject.agent, subject.content, subject.variants)
         return Question(messages, read_probe, max_tokens=check_prompts.PROBE_MAX_TOKENS)
 
 

@@ -360,7 +360,7 @@ async def run_checks(deliberation: Deliberation, lease: HeldLease, clients: call
 def subject_of(deliberation: Deliberation, agent: Agent | None) -> checks.Subject:
     briefs = tuple(prompts.AgentBrief(a.name, a.criteria) for a in deliberation.agents)
     brief = None if agent is None else prompts.AgentBrief(agent.name, agent.criteria)
-    return checks.Subject(deliberation.judgement.content, briefs, brief)
+    return checks.Subject(deliberation.judgement.content, briefs, brief, deliberation.variants)
 
 
 def validated(check: checks.Check, question: checks.Question) -> Callable[[str], object]:

@@ -62,7 +62,7 @@ def start_run(
     `plain_call`: ask, beside each case, one plain call of the model with all three
     criteria (the second opinion's), so the report shows the panel against it; on unless
     turned off. `variants`: the prompt variants its judgements run
-    (judgements/core/prompt_variants.py); none: the prompts as measured.
+    (judgements/core/prompt_variants.py); None: the default ones.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".
@@ -71,7 +71,7 @@ def start_run(
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
     try:
-        chosen = sorted(prompt_variants.parse(variants or ()))
+        chosen = sorted(prompt_variants.resolve(variants))
     except ValueError as exc:
         errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]
     if not isinstance(panel_name, str) or not panel_name.strip():

@@ -8,7 +8,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements.core import rules
+from judgements.core import prompt_variants, rules
 from judgements.models.checks import checks_for
 from judgements.models.choices import (
     DECISION_OF_STATUS,
@@ -263,7 +263,8 @@ class Judgement(models.Model):
             hold_contested=hold_contested(case),
             hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
             checks_asked=checks_for(case, evaluation=run is not None),
-            prompt_variants=list(case.get("prompt_variants") or ()),
+            # Resolved here, so the row says what ran whatever the default becomes.
+            prompt_variants=sorted(map(str, prompt_variants.resolve(case.get("prompt_variants")))),
             evaluation_run=run,
             suite_case=case.get("suite_case"),
             repeat=case.get("repeat"),

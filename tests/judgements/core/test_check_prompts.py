@@ -17,6 +17,15 @@ def test_the_probe_is_the_round_one_prompt_with_a_one_word_answer():
     assert probe[1]["content"] == shared + check_prompts.PROBE_ANSWER
 
 
+def test_the_probe_asks_the_question_of_the_variants_the_judgement_runs():
+    variants = frozenset({prompts.Variant.PLAIN_RULES, prompts.Variant.DECISION_FIRST})
+    probe = check_prompts.probe_messages(AGENT, CONTENT, variants)
+    vote = prompts.build_messages(AGENT, CONTENT, 1, [], variants=variants)
+    assert probe[0] == vote[0] != prompts.build_messages(AGENT, CONTENT, 1, [])[0]
+    shared = vote[1]["content"].removesuffix(prompts.ANSWER_WITH_JSON)
+    assert probe[1]["content"] == shared + check_prompts.PROBE_ANSWER
+
+
 def test_the_second_opinion_fences_the_content_and_lists_every_criterion():
     messages = check_prompts.second_opinion_messages(["One.", "Two.", "Three."], CONTENT)
     token = prompts.fence_token(CONTENT)

@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from judgements.core import prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs, suites
@@ -470,6 +471,16 @@ def test_a_runs_prompt_variants_reach_its_judgements(fake_llm, suite, user):
     run = start(suite, user, variants=["quote", "decision_first"])
     assert run.prompt_variants == ["decision_first", "quote"]
     assert all(j.prompt_variants == run.prompt_variants for j in run.judgements.all())
+
+
+def test_a_run_naming_no_variants_stores_the_default_and_original_names_none(
+    fake_llm, suite, user, monkeypatch
+):
+    monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({prompt_variants.Variant.QUOTE}))
+    assert start(suite, user).prompt_variants == ["quote"]
+    original = start(suite, user, panel_name="Original", variants=["original"])
+    assert original.prompt_variants == []
+    assert all(j.prompt_variants == [] for j in original.judgements.all())
 
 
 def test_a_run_refuses_an_unknown_variant_and_stores_nothing(fake_llm, suite, user):

@@ -5,6 +5,7 @@ tests/packaging/test_one_way_in.py's."""
 
 import pytest
 
+from judgements.core import prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.intake import idempotency, limits
 from judgements.intake.start import Checked, Submission, submit
@@ -76,3 +77,18 @@ def test_a_checked_case_is_stored_as_its_entry_point_checked_it(fake_llm, user):
     started = submit([Checked(case)], Submission(creator=user))
     assert started.status_code == 201 and not started.replayed
     assert [a.name for a in started.judgement.agents.all()] == [a["name"] for a in case["agents"]]
+
+
+def test_a_case_that_names_no_variants_stores_the_default_it_ran(fake_llm, user, monkeypatch):
+    # The default is one constant; set to a non-empty one here so the test tells "the
+    # default" from "none" (with the original prompts as default both are empty).
+    monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({prompt_variants.Variant.QUOTE}))
+    unnamed = submit([Checked({**case_for(), "panel": None})], Submission(creator=user))
+    assert unnamed.judgement.prompt_variants == ["quote"]
+    named = {**case_for(), "panel": None, "prompt_variants": ["decision_first"]}
+    assert submit([Checked(named)], Submission(creator=user)).judgement.prompt_variants == [
+        "decision_first"
+    ]
+    # An empty list (what "original" resolves to) runs none, whatever the default.
+    original = {**case_for(), "panel": None, "prompt_variants": []}
+    assert submit([Checked(original)], Submission(creator=user)).judgement.prompt_variants == []
