@@ -474,8 +474,8 @@ class MagiSettings(Env):
     )
     magi_oidc_session_seconds: int = setting(
         28_800,
-        "how long a provider sign-in lasts before the provider is asked again: the longest "
-        "a person removed there keeps MAGI's pages",
+        "how long a provider sign-in lasts before the provider is asked again, counted from "
+        "the last completed sign-in: the longest a person removed there keeps MAGI's pages",
         ge=60,
     )
     magi_oidc_timeout: float = setting(
