@@ -38,7 +38,7 @@ class ProviderRedirectsOnly(urllib.request.HTTPRedirectHandler):
     def __init__(self, origin: str) -> None:
         self.origin = origin
 
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
         if not newurl.startswith(self.origin + "/"):
             raise SentBack(newurl)
         return super().redirect_request(req, fp, code, msg, headers, newurl)

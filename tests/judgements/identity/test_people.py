@@ -153,4 +153,5 @@ def test_a_member_the_groups_do_not_make_a_reviewer_reviews_nothing(db):
     sign_in(person("fraud"))
     assert list(panel.reviewers.all()) == []
     entry = AuditEntry.objects.filter(subject="reviewers", target__startswith="panel").get()
+    assert entry.before is not None and entry.after is not None
     assert (entry.before["reviewers"], entry.after["reviewers"]) == (["ann@example.com"], [])

@@ -2,7 +2,7 @@
 identity_provider.py) with Django's test client: how long the session lasts, and the
 reviewer role on panels the team gets after the sign-in."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.sessions.models import Session
@@ -35,7 +35,7 @@ def configured(settings, idp):
     return settings
 
 
-def session_ends(client) -> object:
+def session_ends(client) -> datetime:
     return Session.objects.get(session_key=client.session.session_key).expire_date
 
 
