@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-fast setup setup-test lint format typecheck check wheel-check
+.PHONY: run test test-fast setup setup-test lint format typecheck check wheel-check model-qwen1.5b
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ $(VENV)/.installed-client: $(BIN)/python $(CLIENT_FILES)
 setup: $(VENV)/.installed
 
 setup-test: $(VENV)/.installed-test
+
+# Qwen2.5-Coder-1.5B-Instruct (1.1 GB) beside the bundled model: a local model that can
+# judge, offered as `qwen1.5b` (docs/local-model.md).
+model-qwen1.5b: setup
+	PYTHON=$(BIN)/python bash scripts/install-local-model.sh qwen1.5b
 
 run: setup
 	@bash scripts/run.sh $(BIN) $(HOST) $(PORT)

@@ -287,6 +287,11 @@ class MagiSettings(Env):
         "your own GGUF files as models: `name=/path/a.gguf,other=/path/b.gguf`, served like "
         "the bundled model",
     )
+    magi_installed_models_dir: str = setting(
+        "",
+        "where `scripts/install-local-model.sh NAME` puts a model and MAGI finds it by its "
+        "name (empty: the virtualenv's `share/magi/`, beside the bundled model)",
+    )
     magi_local_server_start_timeout: float = setting(
         120.0, "seconds to wait for a local server to come up", gt=0
     )
@@ -474,8 +479,8 @@ class MagiSettings(Env):
     )
     magi_oidc_session_seconds: int = setting(
         28_800,
-        "how long a provider sign-in lasts before the provider is asked again: the longest "
-        "a person removed there keeps MAGI's pages",
+        "how long a provider sign-in lasts before the provider is asked again, counted from "
+        "the last completed sign-in: the longest a person removed there keeps MAGI's pages",
         ge=60,
     )
     magi_oidc_timeout: float = setting(

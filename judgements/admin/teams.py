@@ -42,7 +42,7 @@ class TeamForm(forms.ModelForm):
 @admin.register(Team)
 class TeamAdmin(admin.ModelAdmin):
     form = TeamForm
-    list_display = ["name", "member_list", "created_at"]
+    list_display = ["name", "member_list", "all_panel_reviewer_list", "created_at"]
     search_fields = ["name", "members__username"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Team]:
@@ -55,6 +55,11 @@ class TeamAdmin(admin.ModelAdmin):
     @admin.display(description="members")
     def member_list(self, obj: Team) -> str:
         return ", ".join(teams.member_names(obj)) or "-"
+
+    @admin.display(description="reviews every panel")
+    def all_panel_reviewer_list(self, obj: Team) -> str:
+        """The identity provider's reviewers of the team (Membership.reviews_all)."""
+        return ", ".join(teams.all_panel_reviewers(obj)) or "-"
 
     def save_related(
         self, request: HttpRequest, form: TeamForm, formsets: Any, change: bool

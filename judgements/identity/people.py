@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from judgements.identity.provider import SignInRefused
 from judgements.models import AuditSubject, Identity, Membership, Panel, Team
-from judgements.panels.teams import record, set_members, set_reviewing
+from judgements.panels.teams import record, set_members, set_reviewing, set_reviews_all
 
 
 @dataclass(frozen=True)
@@ -191,10 +191,15 @@ def follow_membership(team: Team, user: User, member: bool, actor: str) -> None:
 
 
 def follow_reviewing(team: Team, user: User, reviewer: bool, actor: str) -> None:
-    """Named among the reviewers of every panel of the team, or of none."""
-    for panel in Panel.objects.filter(team=team):
-        named = list(panel.reviewers.all())
-        if any(other.pk == user.pk for other in named) == reviewer:
-            continue
-        others = [other for other in named if other.pk != user.pk]
-        set_reviewing(panel, None, reviewers=[*others, user] if reviewer else others, actor=actor)
+    """A reviewer of every panel of the team, those given to it later included, or of
+    none. The role lives on the membership (Membership.reviews_all) and is asked whenever
+    reviewers are wanted, never copied onto panels: a copy would miss every panel made or
+    moved into the team until the next sign-in. The reviewer role in a team the mapping
+    names is the provider's, so someone it does not make a reviewer is also taken off the
+    panels' named reviewers (which also clears the copies earlier versions made)."""
+    set_reviews_all(team, user, reviewer, None, actor)
+    if reviewer:
+        return
+    for panel in Panel.objects.filter(team=team, reviewers=user):
+        others = [other for other in panel.reviewers.all() if other.pk != user.pk]
+        set_reviewing(panel, None, reviewers=others, actor=actor)

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.core import etags
-from judgements.models.teams import in_team, made_or_shared, may_use, team_ids_of
+from judgements.models.teams import Membership, in_team, made_or_shared, may_use, team_ids_of
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -149,7 +149,24 @@ class Panel(SharedWithExamples):
         """The row-level twin of reviewed_panels."""
         if not in_team(user, self.team_id):
             return False
-        return self.team_reviews or self.reviewers.filter(pk=user.pk).exists()
+        return self.reviewing_users().filter(pk=user.pk).exists()
+
+    def reviewing_users(self) -> "models.QuerySet[User]":
+        """Who reviews its judgements besides staff, as reviewed_panels rules: the members
+        of its team named as its reviewers, every member where the whole team reviews, and
+        the team's reviewers of every panel (Membership.reviews_all: asked here, never
+        copied onto the panel, so a panel given to the team later has them too)."""
+        users = self.reviewers.model.objects  # the user model, as the many-to-many names it
+        if self.team_id is None:
+            return users.none()
+        memberships = Membership.objects.filter(team_id=self.team_id)
+        members = users.filter(pk__in=memberships.values("user_id"))
+        if self.team_reviews:
+            return members
+        return members.filter(
+            models.Q(pk__in=self.reviewers.values("pk"))
+            | models.Q(pk__in=memberships.filter(reviews_all=True).values("user_id"))
+        )
 
     def editable_by(self, user: "User") -> bool:
         """Staff, its owner and the members of its team; an example only staff."""
@@ -199,9 +216,11 @@ class Suite(SharedWithExamples):
 
 def reviewed_panels(user: "User") -> models.QuerySet[Panel]:
     """The panels whose judgements `user` reviews: a member of the panel's team who is
-    named as its reviewer, or any member where the whole team reviews. (A reviewer who
-    leaves the team stops reviewing with it.)"""
+    named as its reviewer, any member where the whole team reviews, and every panel of a
+    team `user` reviews all of (Membership.reviews_all), whenever the panel joined it. (A
+    reviewer who leaves the team stops reviewing with it.)"""
     named = Panel.reviewers.through.objects.filter(user=user).values("panel_id")
+    all_of = Membership.objects.filter(user=user, reviews_all=True).values("team_id")
     return Panel.objects.filter(team__in=team_ids_of(user)).filter(
-        models.Q(pk__in=named) | models.Q(team_reviews=True)
+        models.Q(pk__in=named) | models.Q(team_reviews=True) | models.Q(team__in=all_of)
     )

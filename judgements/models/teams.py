@@ -48,6 +48,14 @@ class Membership(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
     )
     added_at = models.DateTimeField(default=timezone.now)
+    # A reviewer of every panel of the team, those given to it later included: the
+    # identity provider's reviewer role (judgements/identity/people.py). Asked whenever
+    # reviewers are wanted (models/panels.Panel.reviewing_users, reviewed_panels), never
+    # copied onto panels, so a panel made or moved into the team has them at once.
+    reviews_all = models.BooleanField(
+        default=False,
+        help_text="Reviews every panel of the team (the identity provider's reviewer role).",
+    )
 
     class Meta:
         constraints = [

@@ -1,14 +1,15 @@
 """Telling reviewers that a verdict waits for them, by email.
 
 A held verdict, or a contested one on a panel that asks for it (Panel.notify_contested),
-is told to the panel's reviewers (models/panels.reviewed_panels: named members, or the
-whole team; never the author on a four-eyes panel). Nothing on a judgement's path calls
-this: every worker runs `deliver` on its sweep (engine/runner.py), which first queues a
-Notification row per reviewer for each judgement not looked at yet, then sends what is
-due: a message per judgement, or one digest every N minutes for whoever asked for that.
-Rows are claimed for a while in a short transaction that skips rows another worker
-locked, and the emails go out after it with no lock held, so two workers never send the
-same one; a failed send stays unsent, with its error, and is tried again next sweep.
+is told to the panel's reviewers (models/panels.Panel.reviewing_users: named members, the
+whole team, or the team's reviewers of every panel; never the author on a four-eyes
+panel). Nothing on a judgement's path calls this: every worker runs `deliver` on its
+sweep (engine/runner.py), which first queues a Notification row per reviewer for each
+judgement not looked at yet, then sends what is due: a message per judgement, or one
+digest every N minutes for whoever asked for that. Rows are claimed for a while in a
+short transaction that skips rows another worker locked, and the emails go out after it
+with no lock held, so two workers never send the same one; a failed send stays unsent,
+with its error, and is tried again next sweep.
 """
 
 import logging
@@ -46,14 +47,13 @@ def worth_telling() -> Q:
 
 
 def reviewers_of(judgement: Judgement) -> list[User]:
-    """Who reviews it: the members of its panel's team named as reviewers, or every
-    member where the whole team reviews; never its author on a four-eyes panel."""
+    """Who reviews it (Panel.reviewing_users: the members of its panel's team named as
+    reviewers, every member where the whole team reviews, and the team's reviewers of
+    every panel); never its author on a four-eyes panel."""
     panel = judgement.panel
-    if panel is None or panel.team is None:
+    if panel is None:
         return []
-    members = User.objects.filter(pk__in=panel.team.memberships.values("user_id"))
-    if not panel.team_reviews:
-        members = members.filter(pk__in=panel.reviewers.values("pk"))
+    members = panel.reviewing_users()
     if panel.four_eyes and judgement.creator_id is not None:
         members = members.exclude(pk=judgement.creator_id)
     return list(members.filter(is_active=True))

@@ -62,6 +62,24 @@ def set_members(team: Team, users: list[User], by: User | None, actor: str = "")
         record(AuditSubject.MEMBERSHIP, team_target(team), by, before, after, actor)
 
 
+def all_panel_reviewers(team: Team) -> list[str]:
+    """Who reviews every panel of the team (Membership.reviews_all), by username."""
+    found = team.memberships.filter(reviews_all=True).values_list("user__username", flat=True)
+    return sorted(found)
+
+
+def set_reviews_all(
+    team: Team, user: User, reviews: bool, by: User | None, actor: str = ""
+) -> None:
+    """Make a member a reviewer of every panel of the team, those given to it later
+    included, or not; recorded. Nothing for someone who is not a member."""
+    with transaction.atomic():
+        before = {"reviews_every_panel": all_panel_reviewers(team)}
+        Membership.objects.filter(team=team, user=user).update(reviews_all=reviews)
+        after = {"reviews_every_panel": all_panel_reviewers(team)}
+        record(AuditSubject.REVIEWERS, team_target(team), by, before, after, actor)
+
+
 def add_members(team: Team, users: list[User], by: User | None) -> None:
     set_members(team, [*team.members.all(), *users], by)
 

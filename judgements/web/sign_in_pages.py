@@ -3,6 +3,7 @@
 provider's way back. A refused sign-in gets a page that says why and stores nothing."""
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.contrib.auth import login
@@ -11,6 +12,7 @@ from django.contrib.auth.views import LoginView
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render, resolve_url
+from django.utils import timezone
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
@@ -78,7 +80,8 @@ def oidc_start(request: HttpRequest) -> HttpResponse:
 @require_GET
 def oidc_callback(request: HttpRequest) -> HttpResponse:
     """The provider's way back: the ID token checked, the person signed in as their MAGI
-    user with their teams following their groups, for MAGI_OIDC_SESSION_SECONDS."""
+    user with their teams following their groups, for MAGI_OIDC_SESSION_SECONDS from now
+    whatever the session does after."""
     if not provider.enabled():
         return redirect("login")
     try:
@@ -93,7 +96,12 @@ def oidc_callback(request: HttpRequest) -> HttpResponse:
     # Kept for the provider's logout (id_token_hint); login() may have started a fresh
     # session, so it goes in after.
     request.session[provider.ID_TOKEN_KEY] = id_token
-    request.session.set_expiry(settings.MAGI_OIDC_SESSION_SECONDS)
+    # An instant, not a number of seconds: Django counts seconds from the session's last
+    # save, and a sign-in started but never finished (oidc_start writes its state into
+    # the session) would push the end back each time. The bound is absolute: this
+    # completed sign-in plus MAGI_OIDC_SESSION_SECONDS.
+    ends = timezone.now() + timedelta(seconds=settings.MAGI_OIDC_SESSION_SECONDS)
+    request.session.set_expiry(ends)
     log.info("signed in through OpenID Connect: user %s", user.pk)
     return redirect(wanted or resolve_url(settings.LOGIN_REDIRECT_URL))
 

@@ -60,7 +60,6 @@ UNMIRRORED = {
     "models/outcome.py": "outcome/test_overrides.py, outcome/test_webhooks.py",
     "models/panels.py": "panels/test_saving.py, intake/test_saved_panels.py",
     "web/navigation.py": "browser/test_teams.py: the reviewer has the link, an outsider not",
-    "web/sign_in_pages.py": "browser/test_sign_in.py, identity/test_passwords.py",
     "models/identity.py": "identity/test_people.py",
     "models/notifications.py": "outcome/test_notifications.py, web/test_notification_pages.py",
     "models/budgets.py": "intake/test_budgets.py",

@@ -2,7 +2,10 @@
 on a fresh SQLite file with a fresh RS256 key and served by daphne on 127.0.0.1 in a
 process of its own; `control` drives its /control/ endpoints."""
 
+import html
+import http.cookiejar
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -10,6 +13,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
@@ -17,6 +21,27 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from tests.support.live_site import REPO, free_port, wait_until_serving
 
 PROVIDER_PASSWORD = "provider password"
+
+
+class SentBack(Exception):
+    """The provider redirected away from itself: to `url`, the client's callback."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.url = url
+
+
+class ProviderRedirectsOnly(urllib.request.HTTPRedirectHandler):
+    """Follows the provider's redirects within the provider; stops at the first one
+    elsewhere (the client's callback), which SentBack carries."""
+
+    def __init__(self, origin: str) -> None:
+        self.origin = origin
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        if not newurl.startswith(self.origin + "/"):
+            raise SentBack(newurl)
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 class IdentityProvider:
@@ -123,3 +148,37 @@ class IdentityProvider:
     def misbehave(self, kind: str) -> None:
         """The next ID token is wrong this way: tampered, audience, expired, nonce, issuer."""
         self.control("mischief", kind=kind)
+
+    def authorize(self, authorize_url: str, username: str) -> str:
+        """What a browser does at the provider, without one: from the authorization URL a
+        client sent it to, through the provider's login form as `username`. Returns the
+        URL the provider sends it back to (the client's callback with the code and
+        state), not followed."""
+        opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()),
+            ProviderRedirectsOnly(self.url),
+        )
+        try:
+            with opener.open(authorize_url, timeout=10) as page:
+                login_url, form = page.url, page.read().decode()
+            fields = dict(re.findall(r'name="(csrfmiddlewaretoken|next)" value="([^"]*)"', form))
+            answer = urlencode(
+                {
+                    "csrfmiddlewaretoken": fields["csrfmiddlewaretoken"],
+                    "next": html.unescape(fields["next"]),
+                    "username": username,
+                    "password": PROVIDER_PASSWORD,
+                }
+            )
+            opener.open(login_url, data=answer.encode(), timeout=10)
+        except SentBack as back:
+            return back.url
+        raise AssertionError(f"the provider did not send {username} back: {self.log()}")
+
+
+def sign_in_with_client(client: Any, provider: IdentityProvider, username: str) -> Any:
+    """A whole sign-in through `provider` with Django's test client (MAGI's side) and
+    IdentityProvider.authorize (the provider's): MAGI's answer to the callback."""
+    started = client.post("/accounts/oidc/start/")
+    back = urlsplit(provider.authorize(started["Location"], username))
+    return client.get(f"{back.path}?{back.query}")

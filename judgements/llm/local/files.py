@@ -1,6 +1,7 @@
 """The local models' files and runtime: which GGUF files are configured (the bundled one
-first), whether the llama.cpp runtime is installed, and checking a file before a server
-loads it (its GGUF magic, and the bundled file's pinned SHA-256)."""
+first, then those `scripts/install-local-model.sh NAME` installed, then
+MAGI_LOCAL_MODELS), whether the llama.cpp runtime is installed, and checking a file before
+a server loads it (its GGUF magic, and the bundled and installed files' pinned SHA-256)."""
 
 import importlib.util
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 from django.conf import settings
 
 from judgements.core.errors import MagiError
-from judgements.llm.local import bundled_file
+from judgements.llm.local import bundled_file, installable
 
 BUNDLED_MODEL_NAME = "smollm2-135m"
 
@@ -55,12 +56,19 @@ def bundled_model_path() -> Path | None:
     return bundled_file.converted_path()
 
 
+def installed_models_dir() -> Path:
+    return installable.models_dir(settings.MAGI_INSTALLED_MODELS_DIR)
+
+
 def local_model_files() -> dict[str, Path]:
-    """Model name -> GGUF path for every configured local model, bundled one first."""
+    """Model name -> GGUF path for every configured local model: the bundled one first,
+    then the installed ones (found by their file, so installing is all it takes), then
+    MAGI_LOCAL_MODELS, whose name wins over an installed model's."""
     files: dict[str, Path] = {}
     bundled = bundled_model_path()
     if bundled is not None:
         files[BUNDLED_MODEL_NAME] = bundled
+    files.update(installable.installed_files(installed_models_dir()))
     for name, path in settings.MAGI_LOCAL_MODELS.items():
         files[name] = Path(path).expanduser()
     return files
@@ -80,11 +88,12 @@ def runtime_missing() -> str | None:
 
 
 def pinned_sha256(path: Path) -> str | None:
-    """The SHA-256 a model file must have: pinned for the bundled file, None for your own."""
+    """The SHA-256 a model file must have: pinned for the bundled file and the installed
+    ones, None for your own."""
     bundled = bundled_model_path()
     if bundled is not None and path.resolve() == bundled.resolve():
         return bundled_file.SHA256
-    return None
+    return installable.pinned_sha256(path, installed_models_dir())
 
 
 def check_model_file(name: str, path: Path, sha256: str | None = None) -> None:
@@ -113,6 +122,14 @@ def check_model_file(name: str, path: Path, sha256: str | None = None) -> None:
         raise LocalModelError(
             f"Local model {name!r}: checksum mismatch for {path}: expected SHA-256 "
             f"{sha256}, got {actual}. The file is damaged or not the pinned release. "
-            f"{bundled_file.INSTALL_HINT}"
+            f"{reinstall_hint(sha256)}"
         )
     _verified[path] = stamp
+
+
+def reinstall_hint(sha256: str) -> str:
+    """How to put a pinned file back: the bundled one's install, or an installed model's."""
+    for model in installable.INSTALLABLE.values():
+        if model.sha256 == sha256:
+            return f"Run scripts/install-local-model.sh {model.name} to install it again."
+    return bundled_file.INSTALL_HINT

@@ -91,6 +91,9 @@ class Command(BaseCommand):
 
     def show(self, team: Team) -> None:
         self.stdout.write(f"members: {', '.join(teams.member_names(team)) or '-'}")
+        # The identity provider's reviewers (docs/sign-in.md): on top of each panel's own.
+        if all_of := teams.all_panel_reviewers(team):
+            self.stdout.write(f"reviewers of every panel (sign-in groups): {', '.join(all_of)}")
         for panel in team.panels.all():
             named = sorted(panel.reviewers.values_list("username", flat=True))
             who = "the whole team" if panel.team_reviews else ", ".join(named) or "-"

@@ -8,7 +8,10 @@ from django.contrib.auth.models import User
 
 from judgements.identity.people import Person, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
-from judgements.models import AuditEntry, Identity, Membership, Panel, Team
+from judgements.models import AuditEntry, Identity, Judgement, Membership, Panel, Status, Team
+from judgements.models.panels import reviewed_panels
+from judgements.outcome import notifications, reviews
+from judgements.panels.teams import assign
 
 ISSUER = "https://idp.example.com/realms/acme"
 MAPPING: dict[str, dict[str, Any]] = {
@@ -55,11 +58,11 @@ def test_groups_are_followed_at_every_sign_in_and_each_change_audited(db):
     team = Team.objects.create(name="Fraud")
     panel = Panel.objects.create(name="p", team=team, agents=[])
     user = sign_in(person("fraud-reviewers"))
-    assert list(panel.reviewers.all()) == [user]
+    assert panel.reviewed_by(user)
     sign_in(person("admins"))
     user.refresh_from_db()
     assert teams(user) == [] and user.is_staff
-    assert list(panel.reviewers.all()) == []
+    assert not panel.reviewed_by(user)
     assert {entry.actor for entry in AuditEntry.objects.all()} == {ISSUER}
     assert AuditEntry.objects.filter(subject="staff", after=True).exists()
 
@@ -105,3 +108,50 @@ def test_a_superuser_keeps_staff_whatever_the_groups_say(db):
     assert sign_in(person("fraud")) == root
     root.refresh_from_db()
     assert root.is_staff and teams(root) == ["Fraud"]
+
+
+def held_verdict(panel: Panel) -> Judgement:
+    """A decided, contested and held judgement of the panel's, as the engine leaves it."""
+    return Judgement.objects.create(
+        title="Refund 4711",
+        content="x",
+        panel=panel,
+        team=panel.team,
+        status=Status.APPROVED,
+        contested=True,
+        hold_contested=True,
+    )
+
+
+def test_a_reviewer_reviews_panels_given_to_the_team_after_they_signed_in(db):
+    team = Team.objects.create(name="Fraud")
+    user = sign_in(person("fraud-reviewers"))
+    made_later = Panel.objects.create(name="made later", team=team, agents=[])
+    moved_later = Panel.objects.create(name="moved later", agents=[])
+    assign(moved_later, team)
+    for panel in (made_later, moved_later):
+        judgement = held_verdict(panel)
+        assert panel.reviewed_by(user)
+        assert judgement in reviews.queue(user)
+        assert notifications.reviewers_of(judgement) == [user]
+    assert set(reviewed_panels(user)) == {made_later, moved_later}
+    # The role ends with the group, on every panel, at the next sign-in.
+    sign_in(person("fraud"))
+    assert not reviewed_panels(user).exists() and not reviews.queue(user).exists()
+    assert notifications.reviewers_of(held_verdict(made_later)) == []
+
+
+def test_a_member_the_groups_do_not_make_a_reviewer_reviews_nothing(db):
+    team = Team.objects.create(name="Fraud")
+    user = sign_in(person("fraud"))
+    panel = Panel.objects.create(name="p", team=team, agents=[])
+    assert not panel.reviewed_by(user)
+    assert notifications.reviewers_of(held_verdict(panel)) == []
+    # A copy onto the panel (as sign-in made before the role lived on the membership)
+    # goes at the next sign-in that does not give the role.
+    panel.reviewers.add(user)
+    sign_in(person("fraud"))
+    assert list(panel.reviewers.all()) == []
+    entry = AuditEntry.objects.filter(subject="reviewers", target__startswith="panel").get()
+    assert entry.before is not None and entry.after is not None
+    assert (entry.before["reviewers"], entry.after["reviewers"]) == (["ann@example.com"], [])

@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from judgements.models import AuditEntry, AuditSubject, Panel, Team
+from judgements.panels import teams
 from tests.support.cases import case_for
 from tests.support.commands import run_command
 
@@ -56,6 +57,11 @@ def test_it_gives_a_panel_to_a_team_and_says_who_reviews_it(users):
     )  # fmt: skip
     shown = run_command("team", "show", "Payments")[1]
     assert f"panel {panel.pk} 'Refunds': reviewers bob, four eyes" in shown
+    assert "every panel" not in shown
+    # A reviewer of every panel, as a sign-in's groups make one (docs/sign-in.md).
+    teams.set_reviews_all(panel.team, users[0], True, None, "https://idp.example.com")
+    shown = run_command("team", "show", "Payments")[1]
+    assert "reviewers of every panel (sign-in groups): ana" in shown
 
 
 def test_a_reviewer_from_outside_the_team_is_refused(users):
