@@ -200,7 +200,10 @@ class TokenIssued(Answer):
     prefix: str
     user: str
     team: str | None
-    key: str = Field(description="The token itself: shown this once, never stored.")
+    key: str = Field(
+        description="The token itself: shown this once, never stored. Empty in a dry run, "
+        "which issues nothing."
+    )
 
 
 # --- a batch -----------------------------------------------------------------------------

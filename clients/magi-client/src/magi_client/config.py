@@ -70,6 +70,9 @@ def read_server(server: Server) -> server_state.ServerState:
         return server_state.read(server)
     except Unreachable as away:
         raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
+    except Refused as refused:
+        # A refused token (401) or a right it lacks: bad input, as the docs' table says.
+        raise Failure(EXIT_BAD_INPUT, [f"cannot read the configuration: {refused}"]) from None
     except RequestFailed as failed:
         raise Failure(EXIT_ERROR, [f"cannot read the configuration: {failed}"]) from None
 
