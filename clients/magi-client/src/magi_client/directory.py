@@ -17,14 +17,13 @@ refusal by the server is told against the file and line it came from, too.
 
 import json
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from magi_client import schema
+from magi_client import names, schema
 
 PANEL_DEFAULTS: dict[str, Any] = {
     "description": "",
@@ -101,11 +100,24 @@ class Directory:
         return Problem("(directory)", 0, path, message)
 
 
-def comparable(name: str) -> str:
-    """Names compare as the server compares them: case, compatibility forms and runs of
-    spacing aside."""
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    return " ".join(folded.split())
+# Names compare as the server compares them: the one rule both import (names.py).
+comparable = names.comparable_name
+
+
+def settled_panel(panel: dict[str, Any]) -> dict[str, Any]:
+    """A panel's typed texts as the server keeps them (names.settled): a criterion written
+    as a YAML block scalar ends in a line break the server drops, and a plan comparing the
+    two would never settle."""
+    agents = [
+        {
+            **agent,
+            "name": names.settled(agent["name"]),
+            "criteria": names.settled(agent["criteria"]),
+        }
+        for agent in panel["agents"]
+    ]
+    texts = {key: names.settled(panel[key]) for key in ("name", "description")}
+    return {**panel, **texts, "agents": agents}
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -254,7 +266,7 @@ class Reader:
                 self.map_lines(item, f"{path}[{index}]", source)
 
     def panel(self, panel: dict, source: Source, team: dict | None) -> dict[str, Any]:
-        whole = {**PANEL_DEFAULTS, **panel}
+        whole = settled_panel({**PANEL_DEFAULTS, **panel})
         whole["reviewers"] = sorted(whole["reviewers"])
         if team is None and (whole["reviewers"] or whole["team_reviews"]):
             self.problems.append(

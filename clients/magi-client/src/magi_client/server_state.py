@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from magi_client import names
 from magi_client.directory import PANEL_FIELDS, comparable
 from magi_client.http import Refused, Server
 
@@ -138,14 +139,24 @@ def same_limit(one: Any, other: Any) -> bool:
 
 
 def suite_cases(jsonl: str) -> list[dict[str, Any]]:
-    """A suite's cases as compared: optional fields left out when empty, as the server
-    writes them."""
+    """A suite's cases as compared: their texts as the server keeps them (names.settled:
+    content that ends in a line break is stored without it), optional fields left out
+    when empty, as the server writes them."""
     cases = []
     for line in jsonl.split("\n"):
         if line.strip():
-            case = json.loads(line)
+            case = {key: settled(value) for key, value in json.loads(line).items()}
             cases.append({k: v for k, v in case.items() if SUITE_OPTIONAL.get(k, 0) != v})
     return cases
+
+
+def settled(value: Any) -> Any:
+    """A case's text (or list of texts: its tags) as the server stores it."""
+    if isinstance(value, str):
+        return names.settled(value)
+    if isinstance(value, list):
+        return [settled(item) for item in value]
+    return value
 
 
 def as_directory(state: ServerState) -> dict[str, Any]:
