@@ -96,6 +96,11 @@ class BudgetWrite(schemas.Strict):
     panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None = (
         Field(default=None, description="A saved panel's id or name.")
     )
+    panel_team: TeamName | None = Field(
+        default=None,
+        description="With `panel` given by name: the team whose panel it is (two teams may "
+        "each have a panel of that name). Not kept: the budget is the panel's.",
+    )
     period: Literal["day", "month"] = Field(description="A UTC day or month.")
     limit_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         default=None, description="At most this many USD (4 decimals, 12 digits)."

@@ -253,7 +253,11 @@ def budget_words(team: str, spec: dict[str, Any]) -> str:
 def budget_body(team: str, spec: dict, server: ServerState) -> dict[str, Any]:
     if "panel" in spec:
         stored = server.scopes.get(team, Scope()).panels.get(comparable(spec["panel"]))
-        whose: dict[str, Any] = {"panel": stored.id if stored else spec["panel"]}
+        # A panel made by this very batch has no id yet: its name, found in its team
+        # (another team may have a panel of that name).
+        whose: dict[str, Any] = (
+            {"panel": stored.id} if stored else {"panel": spec["panel"], "panel_team": team}
+        )
     elif "user" in spec:
         whose = {"user": spec["user"]}
     else:
@@ -277,6 +281,7 @@ def plan_budgets(
             "limit_usd": ".limit",
             "limit_tokens": ".limit",
             "panel": ".panel",
+            "panel_team": ".panel",
             "user": ".user",
             "team": "",
             "scope": "",
