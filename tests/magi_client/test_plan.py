@@ -72,3 +72,79 @@ def test_block_scalars_and_trailing_line_breaks_settle(magi, tmp_path):
     criteria = "Approve only deploys planned Monday to Thursday.\nNever on a Friday."
     assert yaml.safe_load(panel)["agents"][2]["criteria"] == criteria
     assert "  criteria: |-\n" in panel, panel  # written as a person writes it
+
+
+def gate_of(team: str) -> str:
+    return PAYMENTS_PANEL.replace("name: deploy gate", "name: Deploy gate").replace(
+        "- user02", "- user03"
+    )
+
+
+def team_file(members: list[str], budgets: str) -> str:
+    return "members:\n" + "".join(f"- {m}\n" for m in members) + "budgets:\n" + budgets
+
+
+ALPHA_BUDGETS = (
+    "- period: month\n  limit: 200000\n  unit: tokens\n  panel: Deploy gate\n"
+    "- period: day\n  limit: 1000\n  unit: tokens\n  user: user03\n"
+)
+BETA_BUDGETS = "- period: day\n  limit: 7.5\n  unit: usd\n  panel: Deploy gate\n"
+
+BUDGET_PANELS = """
+from judgements.models import Budget
+print(sorted((str(b.limit_usd or b.limit_tokens), b.panel.team.name)
+             for b in Budget.objects.filter(panel__name="Deploy gate")))
+"""
+
+
+def test_two_teams_share_a_panel_name_and_a_member_with_a_budget(magi, tmp_path):
+    """Issue 49: one staff apply gives two teams each a "Deploy gate" (each budget on its
+    own team's), and a member of both teams' budget is exported once and never pruned."""
+    files = {
+        "teams/alpha/team.yaml": team_file(["user03", "user04"], ALPHA_BUDGETS),
+        "teams/alpha/panels/deploy-gate.yaml": gate_of("alpha"),
+        "teams/beta/team.yaml": team_file(["user03", "user05"], BETA_BUDGETS),
+        "teams/beta/panels/deploy-gate.yaml": gate_of("beta"),
+    }
+    root = write_files(tmp_path / "given", files)
+    applied = magi_run(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    budgets = magi.manage("shell", "-v", "0", "-c", BUDGET_PANELS).strip()
+    assert budgets == "[('200000', 'alpha'), ('7.5000', 'beta')]"
+    for args in (("plan",), ("plan", "--prune")):
+        planned = magi_run(magi, *args, str(root))
+        assert planned.returncode == config.EXIT_OK, planned.stdout
+        assert "left alone" not in planned.stdout
+    exported = magi_run(magi, "export", str(tmp_path / "out"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    out = tmp_path / "out/teams"
+    assert (out / "alpha/team.yaml").read_text() == files["teams/alpha/team.yaml"]
+    assert (out / "beta/team.yaml").read_text() == files["teams/beta/team.yaml"]
+    before = versions(magi)
+    pruned = magi_run(magi, "apply", "--prune", str(tmp_path / "out"))
+    assert pruned.stdout == "No changes: the server matches the directory.\n", pruned.stdout
+    assert versions(magi) == before
+
+
+def test_a_members_budget_is_written_in_one_team_file(magi, tmp_path):
+    """The member's budget is kept where the directory lists it, even in a later team;
+    listed in two team files it is refused, both files named."""
+    moved = {
+        "teams/gamma/team.yaml": "members:\n- user04\nbudgets: []\n",
+        "teams/delta/team.yaml": team_file(
+            ["user04"], "- period: month\n  limit: 50\n  unit: usd\n  user: user04\n"
+        ),
+    }
+    root = write_files(tmp_path / "moved", moved)
+    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    for args in (("plan",), ("plan", "--prune")):
+        planned = magi_run(magi, *args, str(root))
+        assert planned.returncode == config.EXIT_OK, planned.stdout
+    twice = dict(moved)
+    twice["teams/gamma/team.yaml"] = moved["teams/delta/team.yaml"]
+    refused = magi_run(magi, "plan", str(write_files(tmp_path / "twice", twice)))
+    assert refused.returncode == config.EXIT_BAD_INPUT
+    assert refused.stderr == (
+        "magi plan: teams/gamma/team.yaml:4: budgets[0]: teams/delta/team.yaml already has "
+        "this budget of 'user04''s: a member's budget is theirs in every team, written once.\n"
+    )

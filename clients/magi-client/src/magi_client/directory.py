@@ -138,6 +138,7 @@ def read(root: Path) -> Directory:
                 state["teams"][folder.name] = reader.team(folder)
             else:
                 reader.problems.append(Problem(reader.name(folder), 0, "", "Not a team folder."))
+    reader.check_member_budgets(state["teams"])
     if reader.problems:
         raise BadDirectory(reader.problems)
     return Directory(state, reader.sources)
@@ -310,6 +311,23 @@ class Reader:
         if not ids and not any(p.file == source.file for p in self.problems):
             self.problems.append(Problem(source.file, 1, "", "Holds no cases."))
         return content
+
+    def check_member_budgets(self, teams: dict[str, dict[str, Any]]) -> None:
+        """A member's budget is the member's, whatever the team: one file describes it."""
+        first: dict[tuple, str] = {}
+        for team, spec in sorted(teams.items()):
+            source = self.sources.get(f"teams.{team}")
+            for index, budget in enumerate(spec.get("budgets", [])):
+                if source is None or not isinstance(budget.get("user"), str):
+                    continue
+                key = (budget["user"], budget["period"], budget["unit"])
+                if key in first:
+                    message = (
+                        f"{first[key]} already has this budget of {budget['user']!r}'s: a "
+                        "member's budget is theirs in every team, written once."
+                    )
+                    self.problems.append(source.problem(f"budgets[{index}]", message))
+                first.setdefault(key, source.file)
 
     def check_budgets(self, spec: dict[str, Any], address: str) -> None:
         source = self.sources.get(address)
