@@ -1,7 +1,14 @@
 """Many configuration changes in one transaction: all or nothing.
 
     POST /api/batch/[?dry_run=true]
-         {"operations": [{"method", "path", "if_match", "body"}, ...]}
+         {"operations": [{"method", "path", "if_match", "body"}, ...], "parts": [...]}
+    POST /api/batch/parts/   {"operations": [...]} -> 201 {"part"}: sent ahead
+    GET  /api/batch/         what one request may hold (MAGI_MAX_BODY_BYTES, operations)
+
+A batch larger than one request body is sent as parts, then the batch that names them:
+their operations come first, and all of them run in the one transaction, so the batch
+stays all or nothing whatever its size. The batch consumes its parts (applied, refused
+or a dry run alike); a part never named is dropped after BatchPart.PART_LIFETIME.
 
 Each operation is one the configuration API takes on its own (a panel, a budget, a team
 or a suite created, replaced or deleted), made by the same function, in order. When one
@@ -17,7 +24,9 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from django.conf import settings
 from django.http import HttpRequest
+from django.utils import timezone
 from ninja import Router, Status
 from pydantic import BaseModel
 
@@ -35,7 +44,7 @@ from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
 from judgements.intake.schemas import validated
-from judgements.models import ApiToken
+from judgements.models import ApiToken, BatchPart
 from judgements.panels import suite_config
 
 router = Router(tags=["configuration"])
@@ -132,12 +141,50 @@ class Failed(Exception):
 
 
 def run(token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool) -> list[dict]:
-    """Every operation, in order, in one transaction (rolled back when `dry_run`)."""
+    """Every operation, its parts' first, in order, in one transaction (rolled back when
+    `dry_run`); the parts consumed whatever the outcome."""
 
     def every() -> list[dict]:
-        return [result(token, index, op) for index, op in enumerate(batch.operations)]
+        operations = [*staged(token, batch.parts), *batch.operations]
+        return [result(token, index, op) for index, op in enumerate(operations)]
 
-    return in_transaction(dry_run, every)
+    try:
+        return in_transaction(dry_run, every)
+    finally:
+        BatchPart.objects.filter(user=token.user, key__in=batch.parts).delete()
+
+
+def staged(token: ApiToken, keys: list[str]) -> list[config_schemas.BatchOperation]:
+    """The operations of the parts `keys` names, in order: the caller's own, unexpired."""
+    fresh = BatchPart.objects.filter(
+        user=token.user, created_at__gte=timezone.now() - BatchPart.PART_LIFETIME
+    )
+    found = {part.key: part for part in fresh.filter(key__in=keys)}
+    missing = {
+        f"parts[{index}]": [
+            "Named twice."
+            if key in found
+            else "No such batch part of yours (sent more "
+            "than an hour ago, or used by a batch already)."
+        ]
+        for index, key in enumerate(keys)
+        if key not in found or keys.index(key) != index
+    }
+    if missing:
+        raise InvalidInput(missing)
+    return [
+        config_schemas.BatchOperation.model_validate(operation)
+        for key in keys
+        for operation in found[key].operations
+    ]
+
+
+def stage(token: ApiToken, part: config_schemas.BatchPartWrite) -> config_schemas.BatchPartMade:
+    """Keep a part for the batch that will name it; drop the expired ones."""
+    BatchPart.objects.filter(created_at__lt=timezone.now() - BatchPart.PART_LIFETIME).delete()
+    operations = [operation.model_dump(mode="json") for operation in part.operations]
+    made = BatchPart.objects.create(user=token.user, operations=operations)
+    return config_schemas.BatchPartMade(part=made.key, operations=len(operations))
 
 
 def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> dict:
@@ -195,6 +242,35 @@ def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suit
         given["name"], given.get("description", ""), given.get("team"), sent.body.encode(),
         example=given.get("example", "").lower() in ("true", "1"),
     )  # fmt: skip
+
+
+@router.get(
+    "/batch/", url_name="api-batch", response={200: config_schemas.BatchLimits, 401: schemas.Error}
+)
+async def batch_limits(request: HttpRequest) -> config_schemas.BatchLimits:
+    """What one request of a batch may hold; `magi apply` sends a larger one as parts."""
+    return config_schemas.BatchLimits(
+        max_body_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        max_operations=config_schemas.BATCH_MAX_OPERATIONS,
+    )
+
+
+@router.post(
+    "/batch/parts/",
+    url_name="api-batch-parts",
+    response={
+        201: config_schemas.BatchPartMade,
+        (400, 422): schemas.Invalid,
+        (401, 413): schemas.Error,
+    },
+)
+async def send_part(
+    request: HttpRequest, body: config_schemas.BatchPartWrite
+) -> Status[config_schemas.BatchPartMade]:
+    """Operations of a batch sent ahead of it, checked as a batch checks its own: each
+    one is made only when the batch naming this part runs."""
+    made = await db_call(stage, for_request=True)(token_of(request), body)
+    return Status(201, made)
 
 
 @router.post(

@@ -229,10 +229,46 @@ class BatchOperation(schemas.Strict):
     )
 
 
+BATCH_MAX_OPERATIONS = 500
+PartKey = Annotated[StrictStr, Field(min_length=1, max_length=43)]
+
+
 class BatchRequest(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"operations": [...], "parts": [...]}.')
+
+    operations: Annotated[
+        list[BatchOperation], Field(min_length=1, max_length=BATCH_MAX_OPERATIONS)
+    ]
+    parts: Annotated[list[PartKey], Field(max_length=1000)] = Field(
+        default=[],
+        description="Parts sent ahead (POST /api/batch/parts/), whose operations come first, "
+        "in this order: a batch larger than one request body, still one transaction. The "
+        "batch consumes them, whatever its outcome.",
+    )
+
+
+class BatchPartWrite(schemas.Strict):
     WHOLE: ClassVar = ("body", 'Must be a JSON object: {"operations": [...]}.')
 
-    operations: Annotated[list[BatchOperation], Field(min_length=1, max_length=500)]
+    operations: Annotated[
+        list[BatchOperation], Field(min_length=1, max_length=BATCH_MAX_OPERATIONS)
+    ]
+
+
+class BatchPartMade(Answer):
+    part: str = Field(description="What the batch names in `parts`.")
+    operations: Annotated[int, Field(ge=1)]
+
+
+class BatchLimits(Answer):
+    """What one request of a batch may hold: a larger batch is sent as parts."""
+
+    max_body_bytes: Annotated[int, Field(ge=1)] = Field(
+        description="The largest request body (MAGI_MAX_BODY_BYTES)."
+    )
+    max_operations: Annotated[int, Field(ge=1)] = Field(
+        description="The most operations one request (a batch or a part) holds."
+    )
 
 
 class BatchItem(Answer):

@@ -148,3 +148,56 @@ def test_a_members_budget_is_written_in_one_team_file(magi, tmp_path):
         "magi plan: teams/gamma/team.yaml:4: budgets[0]: teams/delta/team.yaml already has "
         "this budget of 'user04''s: a member's budget is theirs in every team, written once.\n"
     )
+
+
+def big_suite(name: str, cases: int = 10) -> str:
+    line = {"content": f"{name}: " + "a deploy of the payments service, tested. " * 16}
+    return "".join(
+        json.dumps({"id": f"{name}-{n}", **line, "expected": "approve"}) + "\n"
+        for n in range(cases)
+    )
+
+
+def test_a_directory_larger_than_one_request_body_applies_all_or_nothing(llm_server, tmp_path):
+    """Issue 49: suites each accepted alone, together over MAGI_MAX_BODY_BYTES, apply (as
+    parts of one transaction); one suite alone over it is named before anything is sent."""
+    small = LiveMagi(tmp_path / "small", llm_server.base_url, users=3, MAGI_MAX_BODY_BYTES="10000")
+    small.start()
+    try:
+        small.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=small.usernames[0]))
+        small.token = small.manage("api_token", small.usernames[0]).strip()
+        files = {"teams/big/team.yaml": "members:\n- user02\n"}
+        files |= {f"teams/big/suites/s{n}.jsonl": big_suite(f"s{n}") for n in range(5)}
+        root = write_files(tmp_path / "big", files)
+        assert sum(len(text) for text in files.values()) > 3 * 10_000
+        applied = magi_run(small, "apply", str(root))
+        assert applied.returncode == config.EXIT_OK, applied.stderr
+        assert applied.stdout.endswith("Plan: 6 to create, 0 to change, 0 to delete.\nApplied.\n")
+        exported = magi_run(small, "export", str(tmp_path / "out"))
+        assert exported.returncode == config.EXIT_OK, exported.stderr
+        again = magi_run(small, "apply", str(tmp_path / "out"))
+        assert again.stdout == "No changes: the server matches the directory.\n", again.stderr
+        before = versions(small)
+        # One more suite, too large for any request; and a bad one among parts: nothing stays.
+        (root / "teams/big/suites/huge.jsonl").write_text(big_suite("huge", 40))
+        refused = magi_run(small, "apply", str(root))
+        assert refused.returncode == config.EXIT_BAD_INPUT
+        assert refused.stderr.startswith(
+            "magi apply: teams/big/suites/huge.jsonl:1: Too large for one request"
+        ), refused.stderr
+        (root / "teams/big/suites/huge.jsonl").unlink()
+        for n in range(5):
+            (root / f"teams/big/suites/t{n}.jsonl").write_text(big_suite(f"t{n}"))
+        # The server refuses the last operation (a model it does not serve), after the
+        # parts holding the new suites were sent: none of them stays.
+        broken = gate_of("zz").replace("model: model-c", "model: no-such-model")
+        write_files(root, {"teams/zz/team.yaml": "members:\n- user03\n"})
+        write_files(root, {"teams/zz/panels/z.yaml": broken})
+        refused = magi_run(small, "apply", str(root))
+        assert refused.returncode == config.EXIT_BAD_INPUT, refused.stderr
+        assert refused.stderr.startswith(
+            "magi apply: teams/zz/panels/z.yaml:11: agents[2].model: "
+        ), refused.stderr
+        assert versions(small) == before
+    finally:
+        small.stop()

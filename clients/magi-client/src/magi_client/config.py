@@ -30,6 +30,10 @@ EXIT_BAD_INPUT = 2
 EXIT_UNREACHABLE = 5
 EXIT_CHANGES = 10
 HTTP_TIMEOUT_SECONDS = 300
+# A batch request's bytes besides its operations ({"operations": [], "parts": []}, with
+# room to spare), and each part's key in the last request's list.
+BATCH_ENVELOPE_BYTES = 256
+PART_KEY_BYTES = 64
 OPERATION_FIELD = re.compile(r"operations\[(\d+)\]\.?(.*)")
 SIGNS = {"create": "+", "change": "~", "delete": "-"}
 
@@ -81,19 +85,59 @@ def run_batch(
     server: Server, plan: plan_module.Plan, read: directory.Directory, dry_run: bool
 ) -> None:
     """The plan's operations in one transaction (dry run: checked, then rolled back); a
-    refusal told against the file, line and field it came from."""
+    refusal told against the file, line and field it came from. A batch larger than one
+    request body goes as parts sent ahead, then the batch naming them: still one
+    transaction on the server, all or nothing."""
     operations = plan.batch()
     if not operations:
         return
     path = "/api/batch/?dry_run=true" if dry_run else "/api/batch/"
     try:
-        server.call("POST", path, {"operations": [op.as_json() for op in operations]})
+        *ahead, last = requests_of(server, operations, read)
+        parts = [
+            server.call("POST", "/api/batch/parts/", {"operations": part})["part"] for part in ahead
+        ]
+        server.call("POST", path, {"operations": last} | ({"parts": parts} if parts else {}))
     except Unreachable as away:
         raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
     except Refused as refused:
         raise Failure(refusal_status(refused), refusal_lines(refused, operations, read)) from None
     except RequestFailed as failed:
         raise Failure(EXIT_ERROR, [str(failed)]) from None
+
+
+def requests_of(
+    server: Server, operations: list[plan_module.Operation], read: directory.Directory
+) -> list[list[dict[str, Any]]]:
+    """The operations as sent, in requests each within the server's limits (GET
+    /api/batch/); one request when they fit, or when the server does not say. An
+    operation too large for any request is named, with its file, before anything is sent."""
+    sent = [operation.as_json() for operation in operations]
+    try:
+        limits = server.call("GET", "/api/batch/")
+    except Refused:  # a server from before parts: one request, as it always was
+        return [sent]
+    max_bytes, max_count = int(limits["max_body_bytes"]), int(limits["max_operations"])
+    sizes = [len(json.dumps(operation)) + len(", ") for operation in sent]
+    if sum(sizes) + BATCH_ENVELOPE_BYTES <= max_bytes and len(sent) <= max_count:
+        return [sent]
+    # Room in every request for the last one's list of parts (a key and its quotes each).
+    room = max_bytes - BATCH_ENVELOPE_BYTES - PART_KEY_BYTES * (sum(sizes) // max_bytes + 2)
+    requests: list[list[dict[str, Any]]] = [[]]
+    used = 0
+    for operation, one, size in zip(operations, sent, sizes, strict=True):
+        if size > room:
+            message = (
+                f"Too large for one request to the server: {size:,} bytes as sent, over its "
+                f"limit of {max_bytes:,} (MAGI_MAX_BODY_BYTES); nothing was sent."
+            )
+            raise Failure(EXIT_BAD_INPUT, [str(read.problem(operation.address, message))])
+        if requests[-1] and (used + size > room or len(requests[-1]) >= max_count):
+            requests.append([])
+            used = 0
+        requests[-1].append(one)
+        used += size
+    return requests
 
 
 def refusal_status(refused: Refused) -> int:
