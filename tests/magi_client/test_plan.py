@@ -9,7 +9,13 @@ import yaml
 
 from magi_client import config
 from tests.support.live_site import LiveMagi
-from tests.support.magi_client import MAKE_STAFF, PAYMENTS_PANEL, run_magi, write_files
+from tests.support.magi_client import (
+    MAKE_STAFF,
+    PAYMENTS_PANEL,
+    read_files,
+    run_magi,
+    write_files,
+)
 
 # Criteria and a description as YAML block scalars: `|` keeps the final line break, `>`
 # folds the lines and keeps it too; the server keeps neither trailing line break.
@@ -201,3 +207,58 @@ def test_a_directory_larger_than_one_request_body_applies_all_or_nothing(llm_ser
         assert versions(small) == before
     finally:
         small.stop()
+
+
+def small_magi(llm_server, where) -> LiveMagi:
+    """A MAGI whose request bodies are small (10 kB): a directory of a few suites needs
+    several requests."""
+    site = LiveMagi(where, llm_server.base_url, users=5, MAGI_MAX_BODY_BYTES="10000").start()
+    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
+    site.token = site.manage("api_token", site.usernames[0]).strip()
+    return site
+
+
+def test_everything_of_issue_49_round_trips_to_a_fresh_server_byte_for_byte(llm_server, tmp_path):
+    """Teams sharing panel names, a member in two teams with a budget, block-scalar
+    criteria, content ending in line breaks, a name with a zero-width space and suites
+    larger than one request body: applied, exported, applied to a fresh server, exported
+    again byte for byte, and a second apply has nothing to do."""
+    zero_width = gate_of("beta").replace("name: Deploy gate", "name: Night\u200bly gate")
+    files = {
+        "teams/alpha/team.yaml": team_file(["user03", "user04"], ALPHA_BUDGETS),
+        "teams/alpha/panels/deploy-gate.yaml": BLOCK_PANEL.replace("user02", "user03"),
+        "teams/alpha/suites/smoke.jsonl": TRAILING_SUITE,
+        "teams/beta/team.yaml": team_file(["user03", "user05"], BETA_BUDGETS),
+        "teams/beta/panels/deploy-gate.yaml": gate_of("beta"),
+        "teams/beta/panels/nightly.yaml": zero_width,
+        **{f"teams/beta/suites/big-{n}.jsonl": big_suite(f"big-{n}") for n in range(4)},
+        "teams/beta/suites/smoke.jsonl": TRAILING_SUITE,
+    }
+    root = write_files(tmp_path / "given", files)
+    first, second = tmp_path / "first", tmp_path / "second"
+    source = small_magi(llm_server, tmp_path / "source")
+    try:
+        applied = magi_run(source, "apply", str(root))
+        assert applied.returncode == config.EXIT_OK, applied.stderr
+        assert magi_run(source, "plan", "--prune", str(root)).returncode == config.EXIT_OK
+        assert magi_run(source, "export", str(first)).returncode == config.EXIT_OK
+    finally:
+        source.stop()
+    fresh = small_magi(llm_server, tmp_path / "fresh")
+    try:
+        applied = magi_run(fresh, "apply", str(first))
+        assert applied.returncode == config.EXIT_OK, applied.stderr
+        assert magi_run(fresh, "export", str(second)).returncode == config.EXIT_OK
+        before = versions(fresh)
+        again = magi_run(fresh, "apply", "--prune", str(first))
+        assert again.stdout == "No changes: the server matches the directory.\n", again.stdout
+        assert versions(fresh) == before
+    finally:
+        fresh.stop()
+    assert read_files(second) == read_files(first)
+    exported = read_files(first)
+    assert len([name for name in exported if "/panels/" in name]) == 3
+    assert exported["teams/beta/team.yaml"] == files["teams/beta/team.yaml"]
+    assert yaml.safe_load(exported["teams/alpha/panels/deploy-gate.yaml"])["agents"][2][
+        "criteria"
+    ] == ("Approve only deploys planned Monday to Thursday.\nNever on a Friday.")
