@@ -19,7 +19,6 @@ sends its whole plan this way, so a refusal in the middle changes nothing.
 """
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -30,14 +29,7 @@ from django.utils import timezone
 from ninja import Router, Status
 from pydantic import BaseModel
 
-from judgements.api import (
-    budget_endpoints,
-    config_schemas,
-    panel_endpoints,
-    schemas,
-    suite_endpoints,
-    team_endpoints,
-)
+from judgements.api import config_schemas, resources, schemas
 from judgements.api.changes import DryRun, in_transaction
 from judgements.api.site import token_of
 from judgements.core import etags
@@ -49,86 +41,35 @@ from judgements.panels import suite_config
 
 router = Router(tags=["configuration"])
 
-# A handler: (token, the path's id or None, the validated body, If-Match) -> (status, answer).
-Handler = Callable[[ApiToken, int | None, Any, str], tuple[int, BaseModel | None]]
-
 
 @dataclass(frozen=True)
 class Operation:
+    """One method of a registered kind (api/resources.py), matched by its path."""
+
     method: str
     pattern: re.Pattern[str]
-    body: type[BaseModel] | None  # None: no body; str: a suite's JSONL
-    handle: Handler
-    jsonl: bool = False
+    resource: resources.Resource
+
+    def handle(
+        self, token: ApiToken, pk: int | None, body: Any, if_match: str
+    ) -> tuple[int, BaseModel | None]:
+        """(status, answer) as the request alone would get them; never a dry run: the
+        batch's transaction is the one rolled back."""
+        if self.method == "POST":
+            return 201, self.resource.create(token, body, False)
+        if self.method == "PUT":
+            return 200, self.resource.replace(token, pk or 0, body, if_match, False)
+        self.resource.delete(token, pk or 0, if_match, False)
+        return 204, None
 
 
-def create_panel(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, panel_endpoints.create(token, body.fields(), False)
-
-
-def replace_panel(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, panel_endpoints.replace(token, pk or 0, body.fields(), match, False)
-
-
-def delete_panel(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    panel_endpoints.delete(token, pk or 0, match, False)
-    return 204, None
-
-
-def create_budget(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, budget_endpoints.create(token.user, body.fields(), False)
-
-
-def replace_budget(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, budget_endpoints.replace(token.user, pk or 0, body.fields(), match, False)
-
-
-def delete_budget(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    budget_endpoints.delete(token.user, pk or 0, match, False)
-    return 204, None
-
-
-def create_team(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, team_endpoints.create(token.user, body.fields(), False)
-
-
-def replace_team(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, team_endpoints.replace(token.user, pk or 0, body.fields(), match, False)
-
-
-def delete_team(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    team_endpoints.delete(token.user, pk or 0, match, False)
-    return 204, None
-
-
-def create_suite(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, suite_endpoints.created(token, body, False)
-
-
-def replace_suite(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, suite_endpoints.replaced(token, pk or 0, body, match, False)
-
-
-def delete_suite(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    suite_endpoints.deleted(token, pk or 0, match, False)
-    return 204, None
-
-
-ONE = r"/(\d+)/"
-OPERATIONS = [
-    Operation("POST", re.compile(r"/api/panels/"), config_schemas.PanelWrite, create_panel),
-    Operation("PUT", re.compile(r"/api/panels" + ONE), config_schemas.PanelWrite, replace_panel),
-    Operation("DELETE", re.compile(r"/api/panels" + ONE), None, delete_panel),
-    Operation("POST", re.compile(r"/api/budgets/"), config_schemas.BudgetWrite, create_budget),
-    Operation("PUT", re.compile(r"/api/budgets" + ONE), config_schemas.BudgetWrite, replace_budget),
-    Operation("DELETE", re.compile(r"/api/budgets" + ONE), None, delete_budget),
-    Operation("POST", re.compile(r"/api/teams/"), config_schemas.TeamWrite, create_team),
-    Operation("PUT", re.compile(r"/api/teams" + ONE), config_schemas.TeamWrite, replace_team),
-    Operation("DELETE", re.compile(r"/api/teams" + ONE), None, delete_team),
-    Operation("POST", re.compile(r"/api/suites/"), None, create_suite, jsonl=True),
-    Operation("PUT", re.compile(r"/api/suites/(\d+)\.jsonl"), None, replace_suite, jsonl=True),
-    Operation("DELETE", re.compile(r"/api/suites" + ONE), None, delete_suite),
-]
+def operations() -> list[Operation]:
+    """The batch's table: every method of every registered kind."""
+    return [
+        Operation(method, pattern, resource)
+        for resource in resources.REGISTRY.values()
+        for method, pattern in resource.paths().items()
+    ]
 
 
 class Failed(Exception):
@@ -217,15 +158,16 @@ def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation,
     """The operation a method and path name, the path's id, and the body validated as that
     operation validates it (a suite's: its JSONL and the query's name and description)."""
     split = urlsplit(sent.path)
-    for operation in OPERATIONS:
+    for operation in operations():
         matched = operation.pattern.fullmatch(split.path)
         if operation.method == sent.method and matched:
             path_id = int(matched.group(1)) if matched.groups() else None
-            if operation.jsonl:
-                return operation, path_id, upload(sent, split.query, prefix)
-            if operation.body is None:
+            if operation.method == "DELETE":
                 return operation, path_id, None
-            return operation, path_id, validated(operation.body, sent.body)
+            write = operation.resource.write
+            if write is None:  # a suite: its JSONL, its name and more in the query
+                return operation, path_id, upload(sent, split.query, prefix)
+            return operation, path_id, validated(write, sent.body)
     raise InvalidInput({prefix + "path": [f"No operation {sent.method} {sent.path} in a batch."]})
 
 
