@@ -67,7 +67,7 @@ def operations() -> list[Operation]:
     """The batch's table: every method of every registered kind."""
     return [
         Operation(method, pattern, resource)
-        for resource in resources.REGISTRY.values()
+        for resource in resources.registered()
         for method, pattern in resource.paths().items()
     ]
 

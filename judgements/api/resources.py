@@ -4,11 +4,13 @@ create, replace and delete, each through the one change function of its area
 (panels/panel_config.py, budget_config.py, team_config.py, suite_config.py, made in a
 transaction rolled back by a dry run, audited, versioned for If-Match).
 
-The batch's table of operations (api/batch_endpoints.py) is generated from REGISTRY:
-adding a kind of configuration to the batch is one class here and its test.
+The batch's table of operations (api/batch_endpoints.py) is generated from what is
+registered: adding a kind of configuration to the batch is one class here and its test,
+as a check is one class (core/checks.py).
 """
 
 import re
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from pydantic import BaseModel
@@ -54,15 +56,25 @@ class Resource:
         }
 
 
-REGISTRY: dict[str, Resource] = {}
+_REGISTRY: dict[str, Resource] = {}
 
 
 def register(kind: type[Resource]) -> type[Resource]:
     """Register a kind once: the batch takes its operations from then on."""
-    if kind.kind in REGISTRY:
+    if kind.kind in _REGISTRY:
         raise ValueError(f"The kind {kind.kind!r} is registered already.")
-    REGISTRY[kind.kind] = kind()
+    _REGISTRY[kind.kind] = kind()
     return kind
+
+
+def unregister(kind: str) -> None:
+    """Forget a kind (for a test that registered one of its own)."""
+    del _REGISTRY[kind]
+
+
+def registered() -> Iterator[Resource]:
+    """Every kind, in the order they were registered."""
+    return iter(list(_REGISTRY.values()))
 
 
 @register

@@ -110,34 +110,39 @@ def requests_of(
     server: Server, operations: list[plan_module.Operation], read: directory.Directory
 ) -> list[list[dict[str, Any]]]:
     """The operations as sent, in requests each within the server's limits (GET
-    /api/batch/); one request when they fit, or when the server does not say. An
-    operation too large for any request is named, with its file, before anything is sent."""
+    /api/batch/): one request when they fit, or when the server does not say; else parts
+    packed as full as they go, and the batch itself holding the last operation and the
+    parts' keys. An operation too large for any request is named, with its file, before
+    anything is sent."""
     sent = [operation.as_json() for operation in operations]
     try:
         limits = server.call("GET", "/api/batch/")
     except Refused:  # a server from before parts: one request, as it always was
         return [sent]
     max_bytes, max_count = int(limits["max_body_bytes"]), int(limits["max_operations"])
+    room = max_bytes - BATCH_ENVELOPE_BYTES
     sizes = [len(json.dumps(operation)) + len(", ") for operation in sent]
-    if sum(sizes) + BATCH_ENVELOPE_BYTES <= max_bytes and len(sent) <= max_count:
+    if sum(sizes) <= room and len(sent) <= max_count:
         return [sent]
-    # Room in every request for the last one's list of parts (a key and its quotes each).
-    room = max_bytes - BATCH_ENVELOPE_BYTES - PART_KEY_BYTES * (sum(sizes) // max_bytes + 2)
-    requests: list[list[dict[str, Any]]] = [[]]
-    used = 0
-    for operation, one, size in zip(operations, sent, sizes, strict=True):
+    for operation, size in zip(operations, sizes, strict=True):
         if size > room:
             message = (
                 f"Too large for one request to the server: {size:,} bytes as sent, over its "
                 f"limit of {max_bytes:,} (MAGI_MAX_BODY_BYTES); nothing was sent."
             )
             raise Failure(EXIT_BAD_INPUT, [str(read.problem(operation.address, message))])
-        if requests[-1] and (used + size > room or len(requests[-1]) >= max_count):
-            requests.append([])
+    parts: list[list[dict[str, Any]]] = [[]]
+    used = 0
+    for one, size in zip(sent[:-1], sizes[:-1], strict=True):
+        if parts[-1] and (used + size > room or len(parts[-1]) >= max_count):
+            parts.append([])
             used = 0
-        requests[-1].append(one)
+        parts[-1].append(one)
         used += size
-    return requests
+    if sizes[-1] + PART_KEY_BYTES * len(parts) > room:
+        why = f"{len(parts)} parts are too many for one batch of {max_bytes:,} bytes"
+        raise Failure(EXIT_BAD_INPUT, [f"bad input: {why}: raise MAGI_MAX_BODY_BYTES."])
+    return [*parts, sent[-1:]]
 
 
 def refusal_status(refused: Refused) -> int:
