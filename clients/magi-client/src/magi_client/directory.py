@@ -201,7 +201,7 @@ class Reader:
                 )
                 continue
             first[key] = source.problem("name", "")
-            self.sources[f"{address}.panels.{panel['name']}"] = source
+            self.sources[f"{address}.panels.{names.settled(panel['name'])}"] = source
             panels.append(self.panel(panel, source, team))
         suites = []
         for path in self.files(folder / "suites", ".jsonl"):
