@@ -1,7 +1,14 @@
 """Many configuration changes in one transaction: all or nothing.
 
     POST /api/batch/[?dry_run=true]
-         {"operations": [{"method", "path", "if_match", "body"}, ...]}
+         {"operations": [{"method", "path", "if_match", "body"}, ...], "parts": [...]}
+    POST /api/batch/parts/   {"operations": [...]} -> 201 {"part"}: sent ahead
+    GET  /api/batch/         what one request may hold (MAGI_MAX_BODY_BYTES, operations)
+
+A batch larger than one request body is sent as parts, then the batch that names them:
+their operations come first, and all of them run in the one transaction, so the batch
+stays all or nothing whatever its size. The batch consumes its parts (applied, refused
+or a dry run alike); a part never named is dropped after BatchPart.PART_LIFETIME.
 
 Each operation is one the configuration API takes on its own (a panel, a budget, a team
 or a suite created, replaced or deleted), made by the same function, in order. When one
@@ -12,114 +19,57 @@ sends its whole plan this way, so a refusal in the middle changes nothing.
 """
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from django.conf import settings
 from django.http import HttpRequest
+from django.utils import timezone
 from ninja import Router, Status
 from pydantic import BaseModel
 
-from judgements.api import (
-    budget_endpoints,
-    config_schemas,
-    panel_endpoints,
-    schemas,
-    suite_endpoints,
-    team_endpoints,
-)
+from judgements.api import config_schemas, resources, schemas
 from judgements.api.changes import DryRun, in_transaction
 from judgements.api.site import token_of
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
 from judgements.intake.schemas import validated
-from judgements.models import ApiToken
+from judgements.models import ApiToken, BatchPart
 from judgements.panels import suite_config
 
 router = Router(tags=["configuration"])
 
-# A handler: (token, the path's id or None, the validated body, If-Match) -> (status, answer).
-Handler = Callable[[ApiToken, int | None, Any, str], tuple[int, BaseModel | None]]
-
 
 @dataclass(frozen=True)
 class Operation:
+    """One method of a registered kind (api/resources.py), matched by its path."""
+
     method: str
     pattern: re.Pattern[str]
-    body: type[BaseModel] | None  # None: no body; str: a suite's JSONL
-    handle: Handler
-    jsonl: bool = False
+    resource: resources.Resource
+
+    def handle(
+        self, token: ApiToken, pk: int | None, body: Any, if_match: str
+    ) -> tuple[int, BaseModel | None]:
+        """(status, answer) as the request alone would get them; never a dry run: the
+        batch's transaction is the one rolled back."""
+        if self.method == "POST":
+            return 201, self.resource.create(token, body, False)
+        if self.method == "PUT":
+            return 200, self.resource.replace(token, pk or 0, body, if_match, False)
+        self.resource.delete(token, pk or 0, if_match, False)
+        return 204, None
 
 
-def create_panel(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, panel_endpoints.create(token, body.fields(), False)
-
-
-def replace_panel(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, panel_endpoints.replace(token, pk or 0, body.fields(), match, False)
-
-
-def delete_panel(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    panel_endpoints.delete(token, pk or 0, match, False)
-    return 204, None
-
-
-def create_budget(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, budget_endpoints.create(token.user, body.fields(), False)
-
-
-def replace_budget(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, budget_endpoints.replace(token.user, pk or 0, body.fields(), match, False)
-
-
-def delete_budget(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    budget_endpoints.delete(token.user, pk or 0, match, False)
-    return 204, None
-
-
-def create_team(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, team_endpoints.create(token.user, body.fields(), False)
-
-
-def replace_team(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, team_endpoints.replace(token.user, pk or 0, body.fields(), match, False)
-
-
-def delete_team(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    team_endpoints.delete(token.user, pk or 0, match, False)
-    return 204, None
-
-
-def create_suite(token: ApiToken, _: int | None, body: Any, __: str) -> tuple[int, BaseModel]:
-    return 201, suite_endpoints.created(token, body, False)
-
-
-def replace_suite(token: ApiToken, pk: int | None, body: Any, match: str) -> tuple[int, BaseModel]:
-    return 200, suite_endpoints.replaced(token, pk or 0, body, match, False)
-
-
-def delete_suite(token: ApiToken, pk: int | None, _: Any, match: str) -> tuple[int, None]:
-    suite_endpoints.deleted(token, pk or 0, match, False)
-    return 204, None
-
-
-ONE = r"/(\d+)/"
-OPERATIONS = [
-    Operation("POST", re.compile(r"/api/panels/"), config_schemas.PanelWrite, create_panel),
-    Operation("PUT", re.compile(r"/api/panels" + ONE), config_schemas.PanelWrite, replace_panel),
-    Operation("DELETE", re.compile(r"/api/panels" + ONE), None, delete_panel),
-    Operation("POST", re.compile(r"/api/budgets/"), config_schemas.BudgetWrite, create_budget),
-    Operation("PUT", re.compile(r"/api/budgets" + ONE), config_schemas.BudgetWrite, replace_budget),
-    Operation("DELETE", re.compile(r"/api/budgets" + ONE), None, delete_budget),
-    Operation("POST", re.compile(r"/api/teams/"), config_schemas.TeamWrite, create_team),
-    Operation("PUT", re.compile(r"/api/teams" + ONE), config_schemas.TeamWrite, replace_team),
-    Operation("DELETE", re.compile(r"/api/teams" + ONE), None, delete_team),
-    Operation("POST", re.compile(r"/api/suites/"), None, create_suite, jsonl=True),
-    Operation("PUT", re.compile(r"/api/suites/(\d+)\.jsonl"), None, replace_suite, jsonl=True),
-    Operation("DELETE", re.compile(r"/api/suites" + ONE), None, delete_suite),
-]
+def operations() -> list[Operation]:
+    """The batch's table: every method of every registered kind."""
+    return [
+        Operation(method, pattern, resource)
+        for resource in resources.registered()
+        for method, pattern in resource.paths().items()
+    ]
 
 
 class Failed(Exception):
@@ -132,12 +82,50 @@ class Failed(Exception):
 
 
 def run(token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool) -> list[dict]:
-    """Every operation, in order, in one transaction (rolled back when `dry_run`)."""
+    """Every operation, its parts' first, in order, in one transaction (rolled back when
+    `dry_run`); the parts consumed whatever the outcome."""
 
     def every() -> list[dict]:
-        return [result(token, index, op) for index, op in enumerate(batch.operations)]
+        operations = [*staged(token, batch.parts), *batch.operations]
+        return [result(token, index, op) for index, op in enumerate(operations)]
 
-    return in_transaction(dry_run, every)
+    try:
+        return in_transaction(dry_run, every)
+    finally:
+        BatchPart.objects.filter(user=token.user, key__in=batch.parts).delete()
+
+
+def staged(token: ApiToken, keys: list[str]) -> list[config_schemas.BatchOperation]:
+    """The operations of the parts `keys` names, in order: the caller's own, unexpired."""
+    fresh = BatchPart.objects.filter(
+        user=token.user, created_at__gte=timezone.now() - BatchPart.PART_LIFETIME
+    )
+    found = {part.key: part for part in fresh.filter(key__in=keys)}
+    missing = {
+        f"parts[{index}]": [
+            "Named twice."
+            if key in found
+            else "No such batch part of yours (sent more "
+            "than an hour ago, or used by a batch already)."
+        ]
+        for index, key in enumerate(keys)
+        if key not in found or keys.index(key) != index
+    }
+    if missing:
+        raise InvalidInput(missing)
+    return [
+        config_schemas.BatchOperation.model_validate(operation)
+        for key in keys
+        for operation in found[key].operations
+    ]
+
+
+def stage(token: ApiToken, part: config_schemas.BatchPartWrite) -> config_schemas.BatchPartMade:
+    """Keep a part for the batch that will name it; drop the expired ones."""
+    BatchPart.objects.filter(created_at__lt=timezone.now() - BatchPart.PART_LIFETIME).delete()
+    operations = [operation.model_dump(mode="json") for operation in part.operations]
+    made = BatchPart.objects.create(user=token.user, operations=operations)
+    return config_schemas.BatchPartMade(part=made.key, operations=len(operations))
 
 
 def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> dict:
@@ -170,15 +158,16 @@ def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation,
     """The operation a method and path name, the path's id, and the body validated as that
     operation validates it (a suite's: its JSONL and the query's name and description)."""
     split = urlsplit(sent.path)
-    for operation in OPERATIONS:
+    for operation in operations():
         matched = operation.pattern.fullmatch(split.path)
         if operation.method == sent.method and matched:
             path_id = int(matched.group(1)) if matched.groups() else None
-            if operation.jsonl:
-                return operation, path_id, upload(sent, split.query, prefix)
-            if operation.body is None:
+            if operation.method == "DELETE":
                 return operation, path_id, None
-            return operation, path_id, validated(operation.body, sent.body)
+            write = operation.resource.write
+            if write is None:  # a suite: its JSONL, its name and more in the query
+                return operation, path_id, upload(sent, split.query, prefix)
+            return operation, path_id, validated(write, sent.body)
     raise InvalidInput({prefix + "path": [f"No operation {sent.method} {sent.path} in a batch."]})
 
 
@@ -195,6 +184,35 @@ def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suit
         given["name"], given.get("description", ""), given.get("team"), sent.body.encode(),
         example=given.get("example", "").lower() in ("true", "1"),
     )  # fmt: skip
+
+
+@router.get(
+    "/batch/", url_name="api-batch", response={200: config_schemas.BatchLimits, 401: schemas.Error}
+)
+async def batch_limits(request: HttpRequest) -> config_schemas.BatchLimits:
+    """What one request of a batch may hold; `magi apply` sends a larger one as parts."""
+    return config_schemas.BatchLimits(
+        max_body_bytes=settings.DATA_UPLOAD_MAX_MEMORY_SIZE,
+        max_operations=config_schemas.BATCH_MAX_OPERATIONS,
+    )
+
+
+@router.post(
+    "/batch/parts/",
+    url_name="api-batch-parts",
+    response={
+        201: config_schemas.BatchPartMade,
+        (400, 422): schemas.Invalid,
+        (401, 413): schemas.Error,
+    },
+)
+async def send_part(
+    request: HttpRequest, body: config_schemas.BatchPartWrite
+) -> Status[config_schemas.BatchPartMade]:
+    """Operations of a batch sent ahead of it, checked as a batch checks its own: each
+    one is made only when the batch naming this part runs."""
+    made = await db_call(stage, for_request=True)(token_of(request), body)
+    return Status(201, made)
 
 
 @router.post(

@@ -96,6 +96,11 @@ class BudgetWrite(schemas.Strict):
     panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None = (
         Field(default=None, description="A saved panel's id or name.")
     )
+    panel_team: TeamName | None = Field(
+        default=None,
+        description="With `panel` given by name: the team whose panel it is (two teams may "
+        "each have a panel of that name). Not kept: the budget is the panel's.",
+    )
     period: Literal["day", "month"] = Field(description="A UTC day or month.")
     limit_usd: Annotated[float, Field(ge=0, allow_inf_nan=False)] | None = Field(
         default=None, description="At most this many USD (4 decimals, 12 digits)."
@@ -200,7 +205,10 @@ class TokenIssued(Answer):
     prefix: str
     user: str
     team: str | None
-    key: str = Field(description="The token itself: shown this once, never stored.")
+    key: str = Field(
+        description="The token itself: shown this once, never stored. Empty in a dry run, "
+        "which issues nothing."
+    )
 
 
 # --- a batch -----------------------------------------------------------------------------
@@ -221,10 +229,46 @@ class BatchOperation(schemas.Strict):
     )
 
 
+BATCH_MAX_OPERATIONS = 500
+PartKey = Annotated[StrictStr, Field(min_length=1, max_length=43)]
+
+
 class BatchRequest(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"operations": [...], "parts": [...]}.')
+
+    operations: Annotated[
+        list[BatchOperation], Field(min_length=1, max_length=BATCH_MAX_OPERATIONS)
+    ]
+    parts: Annotated[list[PartKey], Field(max_length=1000)] = Field(
+        default=[],
+        description="Parts sent ahead (POST /api/batch/parts/), whose operations come first, "
+        "in this order: a batch larger than one request body, still one transaction. The "
+        "batch consumes them, whatever its outcome.",
+    )
+
+
+class BatchPartWrite(schemas.Strict):
     WHOLE: ClassVar = ("body", 'Must be a JSON object: {"operations": [...]}.')
 
-    operations: Annotated[list[BatchOperation], Field(min_length=1, max_length=500)]
+    operations: Annotated[
+        list[BatchOperation], Field(min_length=1, max_length=BATCH_MAX_OPERATIONS)
+    ]
+
+
+class BatchPartMade(Answer):
+    part: str = Field(description="What the batch names in `parts`.")
+    operations: Annotated[int, Field(ge=1)]
+
+
+class BatchLimits(Answer):
+    """What one request of a batch may hold: a larger batch is sent as parts."""
+
+    max_body_bytes: Annotated[int, Field(ge=1)] = Field(
+        description="The largest request body (MAGI_MAX_BODY_BYTES)."
+    )
+    max_operations: Annotated[int, Field(ge=1)] = Field(
+        description="The most operations one request (a batch or a part) holds."
+    )
 
 
 class BatchItem(Answer):

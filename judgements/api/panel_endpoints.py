@@ -5,6 +5,7 @@
     GET    /api/panels/<id>/   one panel, ETag header
     PUT    /api/panels/<id>/   If-Match; the whole panel -> 200, and the certificates voided
     DELETE /api/panels/<id>/   If-Match -> 204
+    GET    /api/models/        the models an agent may name
 
 Every change takes ?dry_run=true. The validation, the team rules and the audit are
 panels/panel_config.py's; a stale If-Match answers 412 (api/site.py).
@@ -28,6 +29,7 @@ from judgements.api.changes import (
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 from judgements.intake import saved_panels
+from judgements.llm import providers
 from judgements.models import ApiToken
 from judgements.outcome.answers import Panel
 from judgements.panels import panel_config, saving
@@ -69,6 +71,20 @@ async def list_panels(request: HttpRequest) -> dict:
     """The saved panels a case may name, each whole with its ETag: the caller's own, their
     teams' and the examples (staff: every panel), the caller's first."""
     return {"panels": await db_call(saved_panels.listing, for_request=True)(token_of(request).user)}
+
+
+def model_listing() -> list[str]:
+    return providers.available_models()
+
+
+@router.get(
+    "/models/", url_name="api-models", response={200: schemas.ModelList, 401: schemas.Error}
+)
+async def list_models(request: HttpRequest) -> dict:
+    """The models this deployment can reach: what a panel's agents may name."""
+    # In a thread: the first look at a discovering provider asks it (bounded by
+    # MAGI_DISCOVERY_TIMEOUT), as the panel form's does.
+    return {"models": await db_call(model_listing, for_request=True)()}
 
 
 @router.post(

@@ -80,6 +80,15 @@ class PanelList(Answer):
     panels: list[Panel]
 
 
+class ModelList(Answer):
+    """What an agent's `model` may name: every model this deployment can reach."""
+
+    models: list[str] = Field(
+        description="The models of every configured provider (a discovering one's as it last "
+        "listed them) and the local ones, in the order a panel's form offers them."
+    )
+
+
 class Budget(Answer):
     """A spending limit and what it has left this period (docs/teams.md)."""
 

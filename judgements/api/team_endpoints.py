@@ -9,7 +9,7 @@
     POST   /api/users/        staff: {"username", "email", "is_staff"} -> 201
     POST   /api/tokens/       staff: {"user", "name", "team"} -> 201, the key shown once
 
-Team changes take ?dry_run=true; the rules, the audit and the versions are
+Every change takes ?dry_run=true; the rules, the audit and the versions are
 panels/team_config.py's and panels/people.py's.
 """
 
@@ -132,18 +132,25 @@ def user_listing(user: User) -> list[UserAnswer]:
     return [UserAnswer.from_record(found) for found in people.listing(user)]
 
 
-def user_made(by: User, body: config_schemas.UserCreate) -> UserAnswer:
-    made = people.create_user(by, body.username, body.email, body.is_staff)
-    return UserAnswer.from_record(made)
+def user_made(by: User, body: config_schemas.UserCreate, dry_run: bool) -> UserAnswer:
+    def make() -> UserAnswer:
+        made = people.create_user(by, body.username, body.email, body.is_staff)
+        return UserAnswer.from_record(made)
+
+    return in_transaction(dry_run, make)
 
 
-def token_issued(by: User, body: config_schemas.TokenCreate) -> TokenIssued:
-    issued = people.issue_token(by, body.user, body.name, body.team)
-    token = issued.token
-    return TokenIssued(
-        id=token.pk, name=token.name, prefix=token.prefix, user=body.user, team=body.team,
-        key=issued.key,
-    )  # fmt: skip
+def token_issued(by: User, body: config_schemas.TokenCreate, dry_run: bool) -> TokenIssued:
+    def issue() -> TokenIssued:
+        issued = people.issue_token(by, body.user, body.name, body.team)
+        token = issued.token
+        # A dry run issues nothing: no key to show, not even one that would not work.
+        return TokenIssued(
+            id=token.pk, name=token.name, prefix=token.prefix, user=body.user, team=body.team,
+            key="" if dry_run else issued.key,
+        )  # fmt: skip
+
+    return in_transaction(dry_run, issue)
 
 
 @router.get(
@@ -158,19 +165,23 @@ async def list_users(request: HttpRequest) -> dict:
 
 @router.post("/users/", url_name="api-users", response={201: UserAnswer, **STAFF_ERRORS})
 async def create_user(
-    request: HttpRequest, body: config_schemas.UserCreate, response: HttpResponse
+    request: HttpRequest,
+    body: config_schemas.UserCreate,
+    response: HttpResponse,
+    dry_run: DryRun = False,
 ) -> Status[UserAnswer]:
     """Staff: a user with an email address and no password (a person sets one with
     `manage.py changepassword`; a bot uses a token)."""
-    made = await db_call(user_made, for_request=True)(token_of(request).user, body)
+    made = await db_call(user_made, for_request=True)(token_of(request).user, body, dry_run)
     response["Location"] = "/api/users/"
     return Status(201, made)
 
 
 @router.post("/tokens/", url_name="api-tokens", response={201: TokenIssued, **STAFF_ERRORS})
 async def create_token(
-    request: HttpRequest, body: config_schemas.TokenCreate
+    request: HttpRequest, body: config_schemas.TokenCreate, dry_run: DryRun = False
 ) -> Status[TokenIssued]:
     """Staff: an API token of a user's, a team's when `team` is given (what it starts is
-    the team's). The key is in this answer only."""
-    return Status(201, await db_call(token_issued, for_request=True)(token_of(request).user, body))
+    the team's). The key is in this answer only (a dry run's is empty: nothing issued)."""
+    issued = await db_call(token_issued, for_request=True)(token_of(request).user, body, dry_run)
+    return Status(201, issued)

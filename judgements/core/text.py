@@ -7,36 +7,14 @@ import hashlib
 import re
 import unicodedata
 
-# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): characters a
-# renderer shows as nothing, such as zero-width spaces, joiners, bidi controls, soft
-# hyphens, variation selectors and the Hangul fillers; plus the blank Braille pattern,
-# which renders as an empty cell.
-_INVISIBLE_RANGES = (
-    (0x00AD, 0x00AD),
-    (0x034F, 0x034F),
-    (0x061C, 0x061C),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x200B, 0x200F),
-    (0x202A, 0x202E),
-    (0x2060, 0x206F),
-    (0x2800, 0x2800),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFEFF, 0xFEFF),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFF8),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
-_INVISIBLE = re.compile(
-    "[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in _INVISIBLE_RANGES) + "]"
-)
+from magi_client import names
+from magi_client.names import comparable_name as comparable_name  # re-exported
+
+# The invisible characters and the name rule are the client's too (`magi plan` compares
+# names as the server does): one module, magi_client/names.py, pure, imported by both.
+_INVISIBLE = names.INVISIBLE
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _LINE_BREAK = re.compile("\r\n")
-_WHITESPACE = re.compile(r"\s+")
 
 
 def is_invisible(char: str) -> bool:
@@ -80,15 +58,6 @@ def text_problem(value: str, max_chars: int) -> tuple[str, str] | None:
             "break counts as one character."
         )
     return None
-
-
-def comparable_name(name: str) -> str:
-    """A name as compared for uniqueness: invisible characters removed, compatibility
-    forms folded (NFKC), case folded, runs of white space as one space."""
-    without_invisible = _INVISIBLE.sub("", name)
-    folded = unicodedata.normalize("NFKC", without_invisible).casefold()
-    folded = unicodedata.normalize("NFKC", folded)  # casefold can leave unnormalised text
-    return _WHITESPACE.sub(" ", folded).strip()
 
 
 def name_key(name: str) -> str:

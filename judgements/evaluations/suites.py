@@ -21,7 +21,7 @@ from judgements.evaluations import suite_schema
 from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
 from judgements.intake.schemas import NAME_MAX_CHARS
-from judgements.models import Suite, SuiteCase
+from judgements.models import Suite, SuiteCase, Team
 
 CASE_FIELDS = suite_schema.FIELDS
 DESCRIPTION_MAX_CHARS = 2_000
@@ -137,17 +137,20 @@ def clean_case(line: str) -> dict:
 # --- storing --------------------------------------------------------------------------
 
 
-def import_suite(*, name: str, description: str, owner: User | None, data: bytes | str) -> Suite:
+def import_suite(
+    *, name: str, description: str, owner: User | None, data: bytes | str, team: Team | None = None
+) -> Suite:
     """Store a suite from JSONL, or raise InvalidInput with every problem at once.
 
     The name is validated like a panel's and must differ from the owner's other suites
-    (as names are compared: case and invisible characters aside).
+    outside a team, or from its team's suites when `team` is given (as names are
+    compared: case and invisible characters aside).
     """
-    clean_name, clean_description, cases = validated(name, description, owner, data)
+    clean_name, clean_description, cases = validated(name, description, owner, data, team=team)
     try:
         with transaction.atomic():
             suite = Suite.objects.create(
-                name=clean_name, description=clean_description, owner=owner
+                name=clean_name, description=clean_description, owner=owner, team=team
             )
             store_cases(suite, cases)
     except IntegrityError:  # another request stored the same name a moment ago
@@ -156,16 +159,22 @@ def import_suite(*, name: str, description: str, owner: User | None, data: bytes
 
 
 def validated(
-    name: str, description: str, owner: User | None, data: bytes | str, suite: Suite | None = None
+    name: str,
+    description: str,
+    owner: User | None,
+    data: bytes | str,
+    suite: Suite | None = None,
+    team: Team | None = None,
 ) -> tuple[str, str, list[dict]]:
     """A suite's name, description and cases as stored, or InvalidInput with every
-    problem at once. `suite`: the one being replaced, whose own name is no clash."""
+    problem at once. `suite`: the one being replaced, whose own name is no clash; `team`:
+    the team it is (or goes) in, whose suites its name must differ from instead."""
     errors: dict[str, list[str]] = {}
     clean_name = clean_text_field("name", name, NAME_MAX_CHARS, True, errors)
     clean_description = clean_text_field(
         "description", description, DESCRIPTION_MAX_CHARS, False, errors
     )
-    if clean_name and name_taken(clean_name, owner, suite):
+    if clean_name and name_taken(clean_name, owner, suite, team):
         errors["name"] = [f"There is already a suite called {clean_name!r}."]
     cases: list[dict] = []
     try:
@@ -208,9 +217,17 @@ def clean_text_field(
         return ""
 
 
-def name_taken(name: str, owner: User | None, suite: Suite | None = None) -> bool:
+def name_taken(
+    name: str, owner: User | None, suite: Suite | None = None, team: Team | None = None
+) -> bool:
+    """A team's suite's name is unique in its team; any other's among its owner's suites
+    outside a team (as a panel's, panels/saving.py's name_taken)."""
     key = text.comparable_name(name)
-    others = Suite.objects.filter(owner=owner)
+    others = (
+        Suite.objects.filter(team=team)
+        if team is not None
+        else Suite.objects.filter(owner=owner, team=None)
+    )
     if suite is not None:
         others = others.exclude(pk=suite.pk)
     names = others.values_list("name", flat=True)

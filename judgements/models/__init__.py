@@ -3,6 +3,7 @@
 from judgements.models.access import (  # noqa: F401 - re-exported: the one import path
     LAST_USED_RESOLUTION,
     ApiToken,
+    BatchPart,
     IdempotencyKey,
 )
 from judgements.models.agents import (  # noqa: F401 - re-exported: the one import path

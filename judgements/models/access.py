@@ -103,3 +103,26 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key!r} of {self.user_id} -> judgement {self.judgement_id}"
+
+
+class BatchPart(models.Model):
+    """Operations of a configuration batch sent ahead of it (POST /api/batch/parts/): a
+    batch larger than one request body (MAGI_MAX_BODY_BYTES) arrives as parts, then the
+    batch that names them runs them all in one transaction, so it stays all or nothing.
+    The batch that names a part consumes it, whatever its outcome; a part never named is
+    dropped after PART_LIFETIME."""
+
+    PART_LIFETIME = timedelta(hours=1)
+
+    key = models.CharField(max_length=43, unique=True, default=secrets.token_urlsafe)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="batch_parts"
+    )
+    operations = models.JSONField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["created_at"], name="batchpart_created_idx")]
+
+    def __str__(self) -> str:
+        return f"batch part {self.key[:8]} ({len(self.operations)} operations)"

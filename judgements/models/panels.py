@@ -28,8 +28,9 @@ class SharedQuerySet(models.QuerySet):
 
 
 class SharedWithExamples(models.Model):
-    """What panels and suites share: a name unique per owner, and an owner that is a user
-    or none (an example shipped with MAGI, unique by name among the examples)."""
+    """What panels and suites share: a name unique per owner (per team for a team's), and
+    an owner that is a user or none (an example shipped with MAGI, unique by name among
+    the examples)."""
 
     name = models.CharField(max_length=100)
     description = models.TextField(blank=True)
@@ -48,8 +49,13 @@ class SharedWithExamples(models.Model):
         abstract = True
         ordering = ["name", "id"]
         constraints = [
+            # Outside a team, per owner; a team's are unique in the team instead (checked
+            # as names compare, text.comparable_name: panels/saving.py, suites.py), so
+            # that two teams may each have their "Deploy gate", even made by one person.
             models.UniqueConstraint(
-                fields=["owner", "name"], name="%(class)s_unique_name_per_owner"
+                fields=["owner", "name"],
+                condition=models.Q(team__isnull=True),
+                name="%(class)s_unique_name_per_owner",
             ),
             models.UniqueConstraint(
                 fields=["name"],

@@ -13,10 +13,10 @@ from django.contrib.auth.models import User
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.db import transaction
 
-from judgements.core import etags
+from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.intake import budgets, saved_panels
-from judgements.models import Budget, Team, is_id
+from judgements.models import Budget, Panel, Team, is_id
 from judgements.panels import names, versions
 
 SCOPES = ("team", "user", "panel")
@@ -135,7 +135,29 @@ def scope_data(by: User, body: dict[str, Any], errors: dict[str, list[str]]) -> 
         data["user"] = users[0].pk if users else ""
     if body.get("panel") is not None:
         try:
-            data["panel"] = saved_panels.resolve(body["panel"], by).pk
+            data["panel"] = panel_of(by, body["panel"], body.get("panel_team")).pk
         except InvalidInput as exc:
             errors |= exc.errors
+    elif body.get("panel_team") is not None:
+        errors["panel_team"] = ["Only with a panel: the team whose panel it is."]
     return data
+
+
+def panel_of(by: User, reference: str | int, team_name: str | None) -> Panel:
+    """The panel a budget names: by id or name among those `by` may use, or, with
+    `team_name`, by name among that team's panels (two teams may share a name)."""
+    if team_name is None:
+        return saved_panels.resolve(reference, by)
+    team = names.team_named(team_name, by)
+    if team is None:
+        raise InvalidInput({"panel_team": [names.no_team(team_name, by)]})
+    in_team = Panel.objects.filter(team=team).only("id", "name")
+    if isinstance(reference, int):
+        found = in_team.filter(pk=reference).first()
+    else:
+        key = text.comparable_name(reference)
+        found = next((p for p in in_team if text.comparable_name(p.name) == key), None)
+    if found is None:
+        shown = reference if isinstance(reference, int) else repr(text.escaped(reference))
+        raise InvalidInput({"panel": [f"The team {team.name} has no panel {shown}."]})
+    return found

@@ -130,7 +130,7 @@ def write(
         errors["reviewers"] = [names.no_users(unknown)]
     try:
         panel_form, formset = saving.bind_json(
-            owner, panel, fields["name"], fields["description"], fields["agents"], None
+            owner, panel, fields["name"], fields["description"], fields["agents"], None, team
         )
     except InvalidInput as exc:
         errors = exc.errors | errors

@@ -27,7 +27,7 @@ from judgements.infrastructure.forms import TextField, field_of, is_valid
 from judgements.intake import cases
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.models import Certificate, Panel, agents_fingerprint
+from judgements.models import Certificate, Panel, Team, agents_fingerprint
 from judgements.panels import versions
 from magi_client import directory as config_directory
 
@@ -66,29 +66,51 @@ class PanelForm(django_forms.Form):
     )
 
     def __init__(
-        self, *args: Any, owner: User | None = None, panel: Panel | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        owner: User | None = None,
+        panel: Panel | None = None,
+        team: Team | None = None,
+        **kwargs: Any,
     ) -> None:
         """owner: whose panels the name must differ from (None: the examples); panel:
-        the one being edited, whose own name is no clash."""
+        the one being edited, whose own name is no clash; team: the team the panel is
+        (or goes) in, whose panels its name must differ from instead."""
         super().__init__(*args, **kwargs)
         self.owner = owner
         self.panel = panel
+        self.team = team
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
-        if name_taken(name, self.owner, self.panel):
-            whose = "An example panel" if self.owner is None else "A panel of the same owner"
+        if name_taken(name, self.owner, self.panel, self.team):
+            whose = (
+                f"The team {self.team.name} already has a panel"
+                if self.team is not None
+                else "An example panel"
+                if self.owner is None
+                else "A panel of the same owner"
+            )
             raise ValidationError(f"{whose} is already called {name!r}.", code="unique")
         return name
 
 
-def name_taken(name: str, owner: User | None, panel: Panel | None = None) -> bool:
-    """Names clash as agent names do: "Deploy gate" and "deploy  GATE" are one name."""
+def name_taken(
+    name: str, owner: User | None, panel: Panel | None = None, team: Team | None = None
+) -> bool:
+    """Names clash as agent names do: "Deploy gate" and "deploy  GATE" are one name. A
+    team's panel's name is unique in its team (the configuration files key on it: two
+    teams may each have their "Deploy gate", even made by one person); any other panel's
+    among its owner's panels outside a team (owner None: the examples)."""
     key = text.comparable_name(name)
-    same_owner = Panel.objects.filter(owner=owner)  # owner None: the examples
+    same = (
+        Panel.objects.filter(team=team)
+        if team is not None
+        else Panel.objects.filter(owner=owner, team=None)
+    )
     if panel is not None:
-        same_owner = same_owner.exclude(pk=panel.pk)
-    names = same_owner.values_list("name", flat=True)
+        same = same.exclude(pk=panel.pk)
+    names = same.values_list("name", flat=True)
     return any(text.comparable_name(other) == key for other in names)
 
 
@@ -189,6 +211,7 @@ def bind_json(
     description: object,
     agents: object,
     models: list[str] | None,
+    team: Team | None = None,
 ) -> tuple[PanelForm, cases.BaseAgentFormSet]:
     errors: dict[str, list[str]] = {}
     for field, value in (("name", name), ("description", description)):
@@ -201,7 +224,9 @@ def bind_json(
         data = {}
     if errors:
         raise InvalidInput(errors)
-    panel_form = PanelForm({"name": name, "description": description}, owner=owner, panel=panel)
+    panel_form = PanelForm(
+        {"name": name, "description": description}, owner=owner, panel=panel, team=team
+    )
     formset = agents_formset(data)
     if models is not None:
         for agent_form in formset.forms:

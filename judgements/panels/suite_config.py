@@ -71,7 +71,11 @@ def create(change: Change, upload: Upload) -> Suite:
         check_name_in_team(team, upload.name, None)
         owner = None if upload.example else change.by
         suite = suites.import_suite(
-            name=upload.name, description=upload.description, owner=owner, data=upload.data
+            name=upload.name,
+            description=upload.description,
+            owner=owner,
+            data=upload.data,
+            team=team,
         )
         if team is not None:
             teams.assign(suite, team)
@@ -94,7 +98,7 @@ def replace(change: Change, suite_id: int, upload: Upload) -> Suite:
         team = team_of(change, upload)
         check_name_in_team(team, upload.name, suite)
         name, description, cases = suites.validated(
-            upload.name, upload.description, suite.owner, upload.data, suite
+            upload.name, upload.description, suite.owner, upload.data, suite, team
         )
         before = audit_state(suite)
         if cases != suites.cases_of(suite) and EvaluationRun.objects.filter(suite=suite).exists():

@@ -40,9 +40,10 @@ def state(team: Team) -> dict[str, object]:
     return {"name": team.name, "members": teams.member_names(team)}
 
 
-def create(by: User, body: dict[str, Any]) -> Team:
-    """Staff: a new team with these members; InvalidInput names `name` or `members`."""
-    if not by.is_staff:
+def create(by: User | None, body: dict[str, Any]) -> Team:
+    """Staff, or the operator's command line (`by` None, `manage.py team create`): a new
+    team with these members, audited; InvalidInput names `name` or `members`."""
+    if by is not None and not by.is_staff:
         raise Forbidden(STAFF_ONLY)
     members = members_of(body.get("members", []))
     if Team.objects.filter(name=body["name"]).exists():
@@ -54,7 +55,7 @@ def create(by: User, body: dict[str, Any]) -> Team:
             teams.record(AuditSubject.TEAM, teams.team_target(team), by, None, state(team))
     except IntegrityError:  # another request took the name a moment ago
         raise InvalidInput({"name": [NAME_TAKEN.format(name=body["name"])]}) from None
-    return visible_team(team.pk, by)
+    return team if by is None else visible_team(team.pk, by)
 
 
 def replace(by: User, team_id: int, body: dict[str, Any], if_match: str) -> Team:

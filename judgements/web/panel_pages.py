@@ -55,7 +55,7 @@ def editable_panel(request: HttpRequest, panel_id: int) -> Panel:
 def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
     panel = editable_panel(request, panel_id)
     if request.method == "POST":
-        panel_form = saving.PanelForm(request.POST, owner=panel.owner, panel=panel)
+        panel_form = saving.PanelForm(request.POST, owner=panel.owner, panel=panel, team=panel.team)
         formset = saving.agents_formset(request.POST)
         not_utf8 = (
             invalid_utf8_fields(request.body)
@@ -102,7 +102,7 @@ def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSe
         "hold_contested": cases.hold_choice(panel.hold_contested),
         "run_checks": cases.hold_choice(panel.run_checks),
     }
-    panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel)
+    panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel, team=panel.team)
     formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
     return panel_form, formset
 

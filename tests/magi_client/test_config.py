@@ -106,6 +106,18 @@ def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
         assert planned.returncode == config.EXIT_OK, planned.stdout
 
 
+def test_a_refused_token_exits_2_as_the_docs_table_says(magi, tmp_path):
+    """docs/config-as-code.md: a refused token is bad input, 2, for export as for plan
+    (issue 49: export exited 1)."""
+    root = write_files(tmp_path / "config", TWO_TEAMS)
+    env = {"MAGI_URL": magi.url, "MAGI_TOKEN": "magi_not-a-token"}
+    for args in (("export", str(tmp_path / "out")), ("plan", str(root))):
+        refused = run_magi(*args, env=env)
+        assert refused.returncode == config.EXIT_BAD_INPUT, (args, refused.stderr)
+        assert "401" in refused.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_refusal_in_the_middle_of_an_apply_changes_nothing(magi, tmp_path):
     """The first operations would create a team and its panel; a later one names a model
     the deployment does not serve. The server refuses it, and nothing is kept."""

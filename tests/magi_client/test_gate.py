@@ -3,7 +3,9 @@ distribution, installed on its own (tests/support/magi_client.py), a saved panel
 scripted model server. Exit 0 only for an approval."""
 
 import json
+import re
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -104,3 +106,17 @@ def test_running_the_job_again_replays_the_judgement_it_started(magi, votes):
     assert json.loads(first.stdout)["url"] == json.loads(again.stdout)["url"]
     asked = [r for r in votes.requests if "Again: ship-it." in json.dumps(r.body)]
     assert len(asked) == 9  # one judgement's calls: the second run started nothing
+
+
+def test_the_help_lists_every_exit_status_the_docs_table_has():
+    """docs/gate.md's table and `magi gate --help` name the same statuses (issue 49: 7,
+    over budget, was missing from the help)."""
+    table = Path(__file__).parents[2] / "docs" / "gate.md"
+    documented = re.findall(r"^\| (\d+) \|", table.read_text(), flags=re.MULTILINE)
+    shown = subprocess.run(
+        [str(MAGI), "gate", "--help"], capture_output=True, text=True, env={"PATH": ""}
+    )
+    assert shown.returncode == 0
+    epilog = " ".join(shown.stdout.split()).split("exit status:")[1].strip()
+    listed = re.findall(r"(?:^|, )(\d+) ", epilog)
+    assert listed == documented and "7" in listed

@@ -23,7 +23,7 @@ from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
 from judgements.models import ApiToken, Panel, Suite, Team
-from judgements.panels import teams
+from judgements.panels import team_config, teams
 
 EXIT_OK, EXIT_INVALID = 0, 2
 SWITCH = {"on": True, "off": False}
@@ -69,7 +69,9 @@ class Command(BaseCommand):
             if not name or Team.objects.filter(name=name).exists():
                 why = "Must not be empty." if not name else "A team has this name already."
                 raise InvalidInput({"name": [why]})
-            self.stdout.write(f"team {Team.objects.create(name=name).name!r} created")
+            # The API's own path: audited, as every other way a team is made.
+            made = team_config.create(None, {"name": name, "members": []})
+            self.stdout.write(f"team {made.name!r} created")
         elif action == "list":
             for team in Team.objects.prefetch_related("members"):
                 self.stdout.write(f"{team.name}\t{', '.join(teams.member_names(team)) or '-'}")

@@ -5,6 +5,7 @@ Every answer is checked against /api/schema.json."""
 import json
 
 import pytest
+from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
 from judgements.models import ApiToken, AuditEntry, Budget, Panel, Suite, Team
@@ -91,3 +92,45 @@ async def test_a_dry_run_answers_and_stores_nothing(staff):
     response = await staff.post(BATCH + "?dry_run=true", {"operations": team_setup(["ana"])}, JSON)
     assert response.status_code == 200 and len(response.json()["results"]) == 4
     assert not await Team.objects.aexists() and not await Panel.objects.aexists()
+
+
+PARTS = "/api/batch/parts/"
+
+
+async def test_a_batch_sent_as_parts_is_still_one_transaction(staff, document, settings):
+    """Issue 49: a batch larger than one body is sent as parts; the batch naming them runs
+    every operation in one transaction, all or nothing, and consumes the parts."""
+    limits = check(document, BATCH, "get", await staff.get(BATCH))
+    assert limits == {"max_body_bytes": settings.DATA_UPLOAD_MAX_MEMORY_SIZE, "max_operations": 500}
+    first, second, last = team_setup(["eve"])[:1], team_setup(["eve"])[1:3], team_setup([])[3:]
+    keys = []
+    for part in (first, second):
+        made = await staff.post(PARTS, {"operations": part}, JSON)
+        keys.append(check(document, PARTS, "post", made)["part"])
+    # The panel (reviewer eve, not a member) is refused: nothing of any part stays.
+    response = await staff.post(BATCH, {"operations": last, "parts": keys}, JSON)
+    refused = check(document, BATCH, "post", response)
+    assert response.status_code == 422 and refused["operation"] == 1
+    for model in (Team, Panel, Suite, Budget, AuditEntry):
+        assert not await model.objects.aexists(), model
+    # Consumed: naming them again is refused.
+    again = await staff.post(BATCH, {"operations": last, "parts": keys}, JSON)
+    assert again.status_code == 422
+    assert set(check(document, BATCH, "post", again)["errors"]) == {"parts[0]", "parts[1]"}
+
+    keys = []
+    for part in (team_setup(["ana"])[:1], team_setup(["ana"])[1:3]):
+        keys.append((await staff.post(PARTS, {"operations": part}, JSON)).json()["part"])
+    done = await staff.post(BATCH, {"operations": last, "parts": keys}, JSON)
+    results = check(document, BATCH, "post", done)["results"]
+    assert [r["status"] for r in results] == [201, 201, 201, 201]
+    assert await Budget.objects.filter(panel__name="Deploy gate").aexists()
+
+
+async def test_a_part_is_its_senders_alone(staff, document):
+    key = (await staff.post(PARTS, {"operations": team_setup([])[:1]}, JSON)).json()["part"]
+    eve = await get_user_model().objects.aget(username="eve")
+    _, eves_key = await sync_to_async(ApiToken.issue)(eve, "config")
+    other = TokenClient(f"Bearer {eves_key}")
+    response = await other.post(BATCH, {"operations": team_setup([])[1:2], "parts": [key]}, JSON)
+    assert response.status_code == 422 and list(response.json()["errors"]) == ["parts[0]"]

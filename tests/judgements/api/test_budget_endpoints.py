@@ -148,3 +148,30 @@ async def test_each_refusal_names_its_field_and_stores_nothing(staff, team, docu
         assert response.status_code == status, (case, response.json())
         assert set(check(document, LIST, "post", response)["errors"]) == fields, case
     assert not await Budget.objects.aexists()
+
+
+async def test_two_teams_each_have_a_deploy_gate_and_a_budget_finds_its_own(staff, team, document):
+    """Issue 49: one staff apply gives two teams each a panel "Deploy gate"; a budget
+    naming the panel by name, with its team, lands on that team's panel, not the other's."""
+    await Team.objects.acreate(name="Search")
+    made = {}
+    for name in ("Payments", "Search"):
+        sent = {"name": "Deploy gate", "agents": case_for()["agents"], "team": name}
+        response = await staff.post("/api/panels/", sent, JSON)
+        assert response.status_code == 201, response.json()
+        made[name] = response.json()["id"]
+    for name in ("Payments", "Search"):
+        sent = day(panel="deploy  GATE", panel_team=name, limit_tokens=1000)
+        response = await staff.post(LIST, sent, JSON)
+        answer = check(document, LIST, "post", response)
+        assert response.status_code == 201 and answer["panel"] == made[name]
+    # A third in one of the teams is refused, as names compare.
+    sent = {"name": "DEPLOY gate", "agents": case_for()["agents"], "team": "Search"}
+    refused = await staff.post("/api/panels/", sent, JSON)
+    assert refused.status_code == 422 and list(refused.json()["errors"]) == ["name"]
+    # A team without that panel says so, naming the field.
+    await Team.objects.acreate(name="Empty")
+    missing = await staff.post(
+        LIST, day(panel="Deploy gate", panel_team="Empty", limit_tokens=1), JSON
+    )
+    assert missing.status_code == 422 and list(missing.json()["errors"]) == ["panel"]

@@ -10,6 +10,7 @@ from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
 from judgements.core import etags
+from judgements.llm import providers
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Certificate, Panel, Team
 from judgements.panels import teams
 from tests.support.api_client import TokenClient
@@ -234,3 +235,13 @@ async def test_staff_make_an_example_panel_and_it_stays_one(bot, people, documen
     assert kept.status_code == 200 and kept.json()["description"] == "v2"
     in_a_team = await staff.post(LIST, body("Other", example=True, team="Payments"), JSON)
     assert in_a_team.status_code == 422 and set(in_a_team.json()["errors"]) == {"team"}
+
+
+async def test_the_models_an_agent_may_name_are_listed(bot, document, settings):
+    """The published panel schema points at GET /api/models/ (issue 49): it lists what
+    the deployment can reach, the names a panel's agents are checked against."""
+    answer = check(document, "/api/models/", "get", await bot.get("/api/models/"))
+    assert answer["models"] == await sync_to_async(providers.available_models)()
+    assert {"model-a", "model-b", "model-c"} <= set(answer["models"])
+    refused = await TokenClient("Bearer nope").get("/api/models/")
+    assert refused.status_code == 401

@@ -29,6 +29,7 @@ def test_each_body_model_is_read_from_its_views_signature():
         ("api-users", "POST"): config_schemas.UserCreate,
         ("api-tokens", "POST"): config_schemas.TokenCreate,
         ("api-batch", "POST"): config_schemas.BatchRequest,
+        ("api-batch-parts", "POST"): config_schemas.BatchPartWrite,
     }
 
 

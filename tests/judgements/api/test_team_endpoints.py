@@ -198,3 +198,26 @@ async def test_only_staff_make_users_and_tokens_and_refusals_name_the_field(staf
         assert response.status_code == 422, case
         assert set(check(document, path, "post", response)["errors"]) == fields, case
     assert not await get_user_model().objects.filter(username="zed").aexists()
+
+
+async def test_a_dry_run_makes_no_user_and_issues_no_token(staff, people, document):
+    """docs/api.md: a dry run answers as the change would and keeps nothing (issue 49)."""
+    made = await staff.post(
+        USERS + "?dry_run=true", {"username": "ghost", "email": "g@example.com"}, JSON
+    )
+    assert made.status_code == 201
+    assert check(document, USERS, "post", made)["username"] == "ghost"
+    assert not await get_user_model().objects.filter(username="ghost").aexists()
+    tokens_before = await ApiToken.objects.acount()
+    audited_before = await AuditEntry.objects.acount()
+    issued = await staff.post(TOKENS + "?dry_run=true", {"user": "ana", "name": "dry"}, JSON)
+    assert issued.status_code == 201
+    answer = check(document, TOKENS, "post", issued)
+    assert answer["user"] == "ana" and answer["key"] == ""
+    assert await ApiToken.objects.acount() == tokens_before
+    assert await AuditEntry.objects.acount() == audited_before
+    # What a dry run refuses, it refuses as the change would.
+    refused = await staff.post(
+        USERS + "?dry_run=true", {"username": "ana", "email": "a@x.io"}, JSON
+    )
+    assert refused.status_code == 422

@@ -30,6 +30,10 @@ EXIT_BAD_INPUT = 2
 EXIT_UNREACHABLE = 5
 EXIT_CHANGES = 10
 HTTP_TIMEOUT_SECONDS = 300
+# A batch request's bytes besides its operations ({"operations": [], "parts": []}, with
+# room to spare), and each part's key in the last request's list.
+BATCH_ENVELOPE_BYTES = 256
+PART_KEY_BYTES = 64
 OPERATION_FIELD = re.compile(r"operations\[(\d+)\]\.?(.*)")
 SIGNS = {"create": "+", "change": "~", "delete": "-"}
 
@@ -70,6 +74,9 @@ def read_server(server: Server) -> server_state.ServerState:
         return server_state.read(server)
     except Unreachable as away:
         raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
+    except Refused as refused:
+        # A refused token (401) or a right it lacks: bad input, as the docs' table says.
+        raise Failure(EXIT_BAD_INPUT, [f"cannot read the configuration: {refused}"]) from None
     except RequestFailed as failed:
         raise Failure(EXIT_ERROR, [f"cannot read the configuration: {failed}"]) from None
 
@@ -78,19 +85,64 @@ def run_batch(
     server: Server, plan: plan_module.Plan, read: directory.Directory, dry_run: bool
 ) -> None:
     """The plan's operations in one transaction (dry run: checked, then rolled back); a
-    refusal told against the file, line and field it came from."""
+    refusal told against the file, line and field it came from. A batch larger than one
+    request body goes as parts sent ahead, then the batch naming them: still one
+    transaction on the server, all or nothing."""
     operations = plan.batch()
     if not operations:
         return
     path = "/api/batch/?dry_run=true" if dry_run else "/api/batch/"
     try:
-        server.call("POST", path, {"operations": [op.as_json() for op in operations]})
+        *ahead, last = requests_of(server, operations, read)
+        parts = [
+            server.call("POST", "/api/batch/parts/", {"operations": part})["part"] for part in ahead
+        ]
+        server.call("POST", path, {"operations": last} | ({"parts": parts} if parts else {}))
     except Unreachable as away:
         raise Failure(EXIT_UNREACHABLE, [str(away)]) from None
     except Refused as refused:
         raise Failure(refusal_status(refused), refusal_lines(refused, operations, read)) from None
     except RequestFailed as failed:
         raise Failure(EXIT_ERROR, [str(failed)]) from None
+
+
+def requests_of(
+    server: Server, operations: list[plan_module.Operation], read: directory.Directory
+) -> list[list[dict[str, Any]]]:
+    """The operations as sent, in requests each within the server's limits (GET
+    /api/batch/): one request when they fit, or when the server does not say; else parts
+    packed as full as they go, and the batch itself holding the last operation and the
+    parts' keys. An operation too large for any request is named, with its file, before
+    anything is sent."""
+    sent = [operation.as_json() for operation in operations]
+    try:
+        limits = server.call("GET", "/api/batch/")
+    except Refused:  # a server from before parts: one request, as it always was
+        return [sent]
+    max_bytes, max_count = int(limits["max_body_bytes"]), int(limits["max_operations"])
+    room = max_bytes - BATCH_ENVELOPE_BYTES
+    sizes = [len(json.dumps(operation)) + len(", ") for operation in sent]
+    if sum(sizes) <= room and len(sent) <= max_count:
+        return [sent]
+    for operation, size in zip(operations, sizes, strict=True):
+        if size > room:
+            message = (
+                f"Too large for one request to the server: {size:,} bytes as sent, over its "
+                f"limit of {max_bytes:,} (MAGI_MAX_BODY_BYTES); nothing was sent."
+            )
+            raise Failure(EXIT_BAD_INPUT, [str(read.problem(operation.address, message))])
+    parts: list[list[dict[str, Any]]] = [[]]
+    used = 0
+    for one, size in zip(sent[:-1], sizes[:-1], strict=True):
+        if parts[-1] and (used + size > room or len(parts[-1]) >= max_count):
+            parts.append([])
+            used = 0
+        parts[-1].append(one)
+        used += size
+    if sizes[-1] + PART_KEY_BYTES * len(parts) > room:
+        why = f"{len(parts)} parts are too many for one batch of {max_bytes:,} bytes"
+        raise Failure(EXIT_BAD_INPUT, [f"bad input: {why}: raise MAGI_MAX_BODY_BYTES."])
+    return [*parts, sent[-1:]]
 
 
 def refusal_status(refused: Refused) -> int:

@@ -17,14 +17,13 @@ refusal by the server is told against the file and line it came from, too.
 
 import json
 import re
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from magi_client import schema
+from magi_client import names, schema
 
 PANEL_DEFAULTS: dict[str, Any] = {
     "description": "",
@@ -101,11 +100,24 @@ class Directory:
         return Problem("(directory)", 0, path, message)
 
 
-def comparable(name: str) -> str:
-    """Names compare as the server compares them: case, compatibility forms and runs of
-    spacing aside."""
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    return " ".join(folded.split())
+# Names compare as the server compares them: the one rule both import (names.py).
+comparable = names.comparable_name
+
+
+def settled_panel(panel: dict[str, Any]) -> dict[str, Any]:
+    """A panel's typed texts as the server keeps them (names.settled): a criterion written
+    as a YAML block scalar ends in a line break the server drops, and a plan comparing the
+    two would never settle."""
+    agents = [
+        {
+            **agent,
+            "name": names.settled(agent["name"]),
+            "criteria": names.settled(agent["criteria"]),
+        }
+        for agent in panel["agents"]
+    ]
+    texts = {key: names.settled(panel[key]) for key in ("name", "description")}
+    return {**panel, **texts, "agents": agents}
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -126,6 +138,7 @@ def read(root: Path) -> Directory:
                 state["teams"][folder.name] = reader.team(folder)
             else:
                 reader.problems.append(Problem(reader.name(folder), 0, "", "Not a team folder."))
+    reader.check_member_budgets(state["teams"])
     if reader.problems:
         raise BadDirectory(reader.problems)
     return Directory(state, reader.sources)
@@ -188,7 +201,7 @@ class Reader:
                 )
                 continue
             first[key] = source.problem("name", "")
-            self.sources[f"{address}.panels.{panel['name']}"] = source
+            self.sources[f"{address}.panels.{names.settled(panel['name'])}"] = source
             panels.append(self.panel(panel, source, team))
         suites = []
         for path in self.files(folder / "suites", ".jsonl"):
@@ -254,7 +267,7 @@ class Reader:
                 self.map_lines(item, f"{path}[{index}]", source)
 
     def panel(self, panel: dict, source: Source, team: dict | None) -> dict[str, Any]:
-        whole = {**PANEL_DEFAULTS, **panel}
+        whole = settled_panel({**PANEL_DEFAULTS, **panel})
         whole["reviewers"] = sorted(whole["reviewers"])
         if team is None and (whole["reviewers"] or whole["team_reviews"]):
             self.problems.append(
@@ -298,6 +311,23 @@ class Reader:
         if not ids and not any(p.file == source.file for p in self.problems):
             self.problems.append(Problem(source.file, 1, "", "Holds no cases."))
         return content
+
+    def check_member_budgets(self, teams: dict[str, dict[str, Any]]) -> None:
+        """A member's budget is the member's, whatever the team: one file describes it."""
+        first: dict[tuple, str] = {}
+        for team, spec in sorted(teams.items()):
+            source = self.sources.get(f"teams.{team}")
+            for index, budget in enumerate(spec.get("budgets", [])):
+                if source is None or not isinstance(budget.get("user"), str):
+                    continue
+                key = (budget["user"], budget["period"], budget["unit"])
+                if key in first:
+                    message = (
+                        f"{first[key]} already has this budget of {budget['user']!r}'s: a "
+                        "member's budget is theirs in every team, written once."
+                    )
+                    self.problems.append(source.problem(f"budgets[{index}]", message))
+                first.setdefault(key, source.file)
 
     def check_budgets(self, spec: dict[str, Any], address: str) -> None:
         source = self.sources.get(address)

@@ -27,6 +27,18 @@ EXIT_UNREACHABLE = 5
 EXIT_TIMEOUT = 6
 EXIT_OVER_BUDGET = 7
 EXIT_OF_STATUS = {"approved": EXIT_APPROVED, "rejected": EXIT_REJECTED, "held": EXIT_HELD}
+# Every exit status and its words: the help's epilog is written from it, so a status
+# added above without its words fails tests/magi_client/test_gate.py.
+EXIT_WORDS = {
+    EXIT_APPROVED: "approved",
+    EXIT_ERROR: "error",
+    EXIT_BAD_INPUT: "bad input",
+    EXIT_REJECTED: "rejected",
+    EXIT_HELD: "held for a person",
+    EXIT_UNREACHABLE: "server unreachable",
+    EXIT_TIMEOUT: "no verdict in time",
+    EXIT_OVER_BUDGET: "over a spending limit (402)",
+}
 UNFINISHED = {"idle", "judging"}
 # The API's longest ?wait; a longer gate waits in several requests.
 API_WAIT_MAX = 300
@@ -156,10 +168,7 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
         help="judge content with a saved panel on a running MAGI; exit 0 only if approved",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=(
-            "exit status: 0 approved, 1 error, 2 bad input, 3 rejected, 4 held for a "
-            "person, 5 server unreachable, 6 no verdict in time"
-        ),
+        epilog="exit status: " + ", ".join(f"{code} {words}" for code, words in EXIT_WORDS.items()),
     )
     parser.add_argument("--url", help="MAGI's address (or MAGI_URL), e.g. https://magi.example.com")
     parser.add_argument("--token", help="an API token (or MAGI_TOKEN; prefer the variable)")

@@ -21,6 +21,7 @@ from magi_client.server_state import (
     budget_key,
     same_limit,
     suite_cases,
+    user_budget_key,
 )
 
 
@@ -115,12 +116,29 @@ def make(desired: dict[str, Any], server: ServerState, prune: bool) -> Plan:
     if "examples" in desired:
         scope = server.scopes.get(None, Scope())
         plan_scope(plan, desired["examples"], scope, None, "examples", prune)
+    homes = budget_homes(desired, server)
     for team, spec in sorted(desired["teams"].items()):
-        plan_team(plan, team, spec, server, prune)
+        plan_team(plan, team, spec, server, prune, homes)
     return plan
 
 
-def plan_team(plan: Plan, team: str, spec: dict, server: ServerState, prune: bool) -> None:
+def budget_homes(desired: dict[str, Any], server: ServerState) -> dict[int, str]:
+    """Which of the directory's teams describes each member's budget on the server: the
+    one whose team.yaml lists it, or else the one an export writes it in."""
+    members: dict[str, list[str]] = {}
+    listed: dict[tuple, str] = {}
+    for team, spec in sorted(desired["teams"].items()):
+        stored = server.teams.get(team)
+        members[team] = spec.get("members", stored.spec["members"] if stored else [])
+        for budget in spec.get("budgets", []):
+            if "user" in budget:
+                listed.setdefault(user_budget_key(budget), team)
+    return server.user_budget_homes(members, listed)
+
+
+def plan_team(
+    plan: Plan, team: str, spec: dict, server: ServerState, prune: bool, homes: dict[int, str]
+) -> None:
     address = f"teams.{team}"
     stored = server.teams.get(team)
     members = spec.get("members")
@@ -148,8 +166,7 @@ def plan_team(plan: Plan, team: str, spec: dict, server: ServerState, prune: boo
         )
     plan_scope(plan, spec, server.scopes.get(team, Scope()), team, address, prune)
     if "budgets" in spec:
-        known = members if members is not None else (stored.spec["members"] if stored else [])
-        plan_budgets(plan, team, spec["budgets"], server.team_budgets(team, known), server, prune)
+        plan_budgets(plan, team, spec["budgets"], server.team_budgets(team, homes), server, prune)
 
 
 def plan_scope(
@@ -253,7 +270,11 @@ def budget_words(team: str, spec: dict[str, Any]) -> str:
 def budget_body(team: str, spec: dict, server: ServerState) -> dict[str, Any]:
     if "panel" in spec:
         stored = server.scopes.get(team, Scope()).panels.get(comparable(spec["panel"]))
-        whose: dict[str, Any] = {"panel": stored.id if stored else spec["panel"]}
+        # A panel made by this very batch has no id yet: its name, found in its team
+        # (another team may have a panel of that name).
+        whose: dict[str, Any] = (
+            {"panel": stored.id} if stored else {"panel": spec["panel"], "panel_team": team}
+        )
     elif "user" in spec:
         whose = {"user": spec["user"]}
     else:
@@ -277,6 +298,7 @@ def plan_budgets(
             "limit_usd": ".limit",
             "limit_tokens": ".limit",
             "panel": ".panel",
+            "panel_team": ".panel",
             "user": ".user",
             "team": "",
             "scope": "",

@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from magi_client import limits
+
 Schema = dict[str, Any]
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PANEL_SIZE = 3
 VERDICTS = ["approve", "reject"]
-NAME_MAX_CHARS = 100
+NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
 
 
 def text(description: str, max_chars: int, min_chars: int = 1) -> Schema:
@@ -30,10 +32,11 @@ def text(description: str, max_chars: int, min_chars: int = 1) -> Schema:
     }
 
 
-def usernames(description: str) -> Schema:
+def usernames(description: str, max_items: int) -> Schema:
     return {
         "type": "array",
-        "items": text("A user's username.", 150),
+        "maxItems": max_items,
+        "items": text("A user's username.", limits.USERNAME_MAX_CHARS),
         "uniqueItems": True,
         "description": description,
     }
@@ -44,9 +47,12 @@ AGENT: Schema = {
     "additionalProperties": False,
     "required": ["name", "model", "criteria"],
     "properties": {
-        "name": text("The agent's name, unique in the panel.", 100),
-        "model": text("One of the deployment's models (GET /api/models/ lists them).", 200),
-        "criteria": text("What the agent approves and rejects.", 10_000),
+        "name": text("The agent's name, unique in the panel.", limits.AGENT_NAME_MAX_CHARS),
+        "model": text(
+            "One of the deployment's models (GET /api/models/ lists them).",
+            limits.AGENT_MODEL_MAX_CHARS,
+        ),
+        "criteria": text("What the agent approves and rejects.", limits.CRITERIA_MAX_CHARS),
     },
 }
 
@@ -58,8 +64,12 @@ PANEL: Schema = {
     "additionalProperties": False,
     "required": ["name", "agents"],
     "properties": {
-        "name": text("The panel's name, unique in its team (case and spacing aside).", 100),
-        "description": text("What the panel judges.", 1_000, min_chars=0),
+        "name": text(
+            "The panel's name, unique in its team (case and spacing aside).", NAME_MAX_CHARS
+        ),
+        "description": text(
+            "What the panel judges.", limits.PANEL_DESCRIPTION_MAX_CHARS, min_chars=0
+        ),
         "agents": {
             "type": "array",
             "minItems": PANEL_SIZE,
@@ -75,7 +85,9 @@ PANEL: Schema = {
             "type": ["boolean", "null"],
             "description": "Run the checks beside the vote; null: the deployment decides.",
         },
-        "reviewers": usernames("Members of the team who review its contested verdicts."),
+        "reviewers": usernames(
+            "Members of the team who review its contested verdicts.", limits.REVIEWERS_MAX_ITEMS
+        ),
         "team_reviews": {"type": "boolean", "description": "Every member of the team reviews."},
         "four_eyes": {
             "type": "boolean",
@@ -96,8 +108,12 @@ BUDGET: Schema = {
         "period": {"enum": ["day", "month"], "description": "Per UTC day or month."},
         "limit": {"type": "number", "exclusiveMinimum": 0, "description": "How much."},
         "unit": {"enum": ["usd", "tokens"], "description": "US dollars or tokens."},
-        "panel": text("Only this panel of the team (its name); else the whole team.", 100),
-        "user": text("Only this member (a username); else the whole team.", 150),
+        "panel": text(
+            "Only this panel of the team (its name); else the whole team.", NAME_MAX_CHARS
+        ),
+        "user": text(
+            "Only this member (a username); else the whole team.", limits.USERNAME_MAX_CHARS
+        ),
     },
 }
 
@@ -108,7 +124,9 @@ TEAM: Schema = {
     "type": "object",
     "additionalProperties": False,
     "properties": {
-        "members": usernames("The team's members; absent: left as they are."),
+        "members": usernames(
+            "The team's members; absent: left as they are.", limits.MEMBERS_MAX_ITEMS
+        ),
         "budgets": {
             "type": "array",
             "items": BUDGET,
@@ -125,9 +143,12 @@ SUITE_CASE: Schema = {
     "additionalProperties": False,
     "required": ["id", "content", "expected"],
     "properties": {
-        "id": text("Unique in the suite, ignoring case.", 100),
-        "title": text("A short title.", 200, min_chars=0),
-        "content": text("What the panel judges.", 100_000),
+        "id": text("Unique in the suite, ignoring case.", limits.CASE_ID_MAX_CHARS),
+        "title": text("A short title.", limits.CASE_TITLE_MAX_CHARS, min_chars=0),
+        "content": text(
+            "What the panel judges (at most MAGI_CONTENT_MAX_CHARS, by default as here).",
+            limits.CONTENT_MAX_CHARS,
+        ),
         "expected": {"enum": VERDICTS, "description": "The right verdict."},
         "expected_agents": {
             "type": "array",
@@ -138,8 +159,8 @@ SUITE_CASE: Schema = {
         },
         "tags": {
             "type": "array",
-            "maxItems": 20,
-            "items": text("A label to group cases by.", 40),
+            "maxItems": limits.TAGS_MAX_ITEMS,
+            "items": text("A label to group cases by.", limits.TAG_MAX_CHARS),
         },
     },
 }

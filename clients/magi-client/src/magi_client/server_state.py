@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from magi_client import names
 from magi_client.directory import PANEL_FIELDS, comparable
 from magi_client.http import Refused, Server
 
@@ -45,17 +46,37 @@ class ServerState:
     scopes: dict[str | None, Scope]  # by team name; None: shared (examples)
     budgets: list[Stored]
 
-    def team_budgets(self, team: str, members: list[str]) -> list[Stored]:
+    def team_budgets(self, team: str, homes: dict[int, str]) -> list[Stored]:
         """The budgets a team's team.yaml describes: the team's own, its panels', and
-        those of its members."""
+        those of its members whose home it is (`homes`, user_budget_homes)."""
         panel_ids = {panel.id for panel in self.scopes.get(team, Scope()).panels.values()}
         return [
             budget
             for budget in self.budgets
             if budget.extra.get("team") == team
             or budget.extra.get("panel") in panel_ids
-            or (budget.extra.get("user") in members)
+            or homes.get(budget.id) == team
         ]
+
+    def user_budget_homes(
+        self, members: dict[str, list[str]], listed: dict[tuple, str] | None = None
+    ) -> dict[int, str]:
+        """Which team's team.yaml describes each member's budget (by its id): a member's
+        budget is the member's, whatever team, so exactly one file holds it. The team
+        whose file lists it (`listed`, by user_budget_key), or else the first team by
+        name, of `members` (team -> its members), that has the member: where `magi
+        export` writes it, so `--prune` never deletes what an export writes."""
+        homes: dict[int, str] = {}
+        for budget in self.budgets:
+            user = budget.spec.get("user")
+            if user is None:
+                continue
+            home = (listed or {}).get(user_budget_key(budget.spec))
+            if home is None:
+                home = next((team for team in sorted(members) if user in members[team]), None)
+            if home is not None:
+                homes[budget.id] = home
+        return homes
 
 
 def read(server: Server) -> ServerState:
@@ -126,6 +147,11 @@ def budget_of(budget: dict, panel_names: dict[int, str]) -> Stored:
     return Stored(budget["id"], budget["etag"], spec, extra)
 
 
+def user_budget_key(spec: dict[str, Any]) -> tuple:
+    """What tells a member's budgets apart, across teams: the member, period and unit."""
+    return (spec.get("user"), spec["period"], spec["unit"])
+
+
 def budget_key(spec: dict[str, Any]) -> tuple:
     """What tells a team's budgets apart: whose (the team, a panel, a user), the period and
     the unit."""
@@ -138,14 +164,24 @@ def same_limit(one: Any, other: Any) -> bool:
 
 
 def suite_cases(jsonl: str) -> list[dict[str, Any]]:
-    """A suite's cases as compared: optional fields left out when empty, as the server
-    writes them."""
+    """A suite's cases as compared: their texts as the server keeps them (names.settled:
+    content that ends in a line break is stored without it), optional fields left out
+    when empty, as the server writes them."""
     cases = []
     for line in jsonl.split("\n"):
         if line.strip():
-            case = json.loads(line)
+            case = {key: settled(value) for key, value in json.loads(line).items()}
             cases.append({k: v for k, v in case.items() if SUITE_OPTIONAL.get(k, 0) != v})
     return cases
+
+
+def settled(value: Any) -> Any:
+    """A case's text (or list of texts: its tags) as the server stores it."""
+    if isinstance(value, str):
+        return names.settled(value)
+    if isinstance(value, list):
+        return [settled(item) for item in value]
+    return value
 
 
 def as_directory(state: ServerState) -> dict[str, Any]:
@@ -153,13 +189,12 @@ def as_directory(state: ServerState) -> dict[str, Any]:
     written: dict[str, Any] = {"teams": {}}
     if None in state.scopes:
         written["examples"] = scope_files(state.scopes[None])
-    placed: set[int] = set()
+    members = {name: team.spec["members"] for name, team in state.teams.items()}
+    homes = state.user_budget_homes(members)
     for name in sorted(state.teams):
-        members = state.teams[name].spec["members"]
-        budgets = [b for b in state.team_budgets(name, members) if b.id not in placed]
-        placed |= {budget.id for budget in budgets}
+        budgets = state.team_budgets(name, homes)
         written["teams"][name] = {
-            "members": members,
+            "members": members[name],
             "budgets": [budget.spec for budget in sorted(budgets, key=lambda b: b.id)],
             **scope_files(state.scopes[name]),
         }

@@ -70,8 +70,22 @@ def file_stem(name: str, used: set[str]) -> str:
     return candidate
 
 
+class Dumper(yaml.SafeDumper):
+    """YAML as a person writes it: a text of several lines as a block scalar (`|-`)."""
+
+
+def text_of(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    # A block scalar cannot hold every text (trailing spaces on a line, some controls):
+    # PyYAML falls back to quotes for those by itself.
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+Dumper.add_representer(str, text_of)
+
+
 def dump(path: Path, data: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
+    text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
     path.write_text(text, encoding="utf-8")
     return path

@@ -29,6 +29,17 @@ def test_it_creates_a_team_and_changes_its_members(users):
     assert run_command("team", "list")[1].strip() == "Payments\tana"
 
 
+def test_a_team_created_here_is_audited_as_through_the_api(users):
+    """Issue 49: `team create` skipped the audit every other way of making a team keeps."""
+    assert run_command("team", "create", "Payments")[0] == 0
+    entry = AuditEntry.objects.get(subject=AuditSubject.TEAM)
+    assert (entry.by, entry.before, entry.after) == (
+        None,
+        None,
+        {"name": "Payments", "members": []},
+    )
+
+
 def test_it_names_the_field_of_bad_input(users):
     run_command("team", "create", "Payments")
     assert run_command("team", "create", "Payments") == (

@@ -1,0 +1,64 @@
+"""The configuration files' limits, declared once: read from the server's own schemas
+(the API's write schemas, a suite line's, the agent table's) and written into the client
+package as magi_client/limits.py, which the client's JSON Schemas (magi_client/schema.py)
+are built from. The client cannot import Django; it carries this file instead, and
+tests/judgements/api/test_config_format.py fails when the two differ. After changing a
+limit on the server:
+
+    DEBUG=1 .venv/bin/python manage.py shell -c \\
+        "from judgements.api import config_format; config_format.write()"
+
+and then the published schemas (docs/config-as-code.md, "JSON Schemas").
+"""
+
+from pathlib import Path
+from typing import Any
+
+from judgements import models
+from judgements.api import config_schemas
+from judgements.evaluations.suite_schema import SuiteCaseLine
+
+CLIENT_LIMITS = (
+    Path(__file__).resolve().parents[2] / "clients/magi-client/src/magi_client/limits.py"
+)
+HEADER = '''"""The configuration format's limits, as the server's own schemas declare them: written
+by judgements/api/config_format.py from them, never by hand (the client cannot import the
+server); tests/judgements/api/test_config_format.py fails when this file differs.
+MAGI_CONTENT_MAX_CHARS is a deployment's setting: its default is here, and a deployment's
+lower one shows at plan time, in the server's dry run of the batch."""
+
+'''
+
+
+def limits() -> dict[str, int]:
+    """Every limit a configuration file's field has, by the client's name for it."""
+    panel = config_schemas.PanelWrite.model_json_schema()
+    agent = panel["$defs"]["Agent"]["properties"]
+    team = config_schemas.TeamWrite.model_json_schema()["properties"]
+    case = SuiteCaseLine.model_json_schema()["properties"]
+    panel_fields: dict[str, Any] = panel["properties"]
+    return {
+        "PANEL_NAME_MAX_CHARS": panel_fields["name"]["maxLength"],
+        "PANEL_DESCRIPTION_MAX_CHARS": panel_fields["description"]["maxLength"],
+        "REVIEWERS_MAX_ITEMS": panel_fields["reviewers"]["maxItems"],
+        "AGENT_NAME_MAX_CHARS": agent["name"]["maxLength"],
+        "AGENT_MODEL_MAX_CHARS": models.Agent._meta.get_field("model").max_length,
+        "CRITERIA_MAX_CHARS": agent["criteria"]["maxLength"],
+        "USERNAME_MAX_CHARS": team["members"]["items"]["maxLength"],
+        "MEMBERS_MAX_ITEMS": team["members"]["maxItems"],
+        "CASE_ID_MAX_CHARS": case["id"]["maxLength"],
+        "CASE_TITLE_MAX_CHARS": case["title"]["maxLength"],
+        "CONTENT_MAX_CHARS": case["content"]["maxLength"],
+        "TAG_MAX_CHARS": case["tags"]["items"]["maxLength"],
+        "TAGS_MAX_ITEMS": case["tags"]["maxItems"],
+    }
+
+
+def client_module() -> str:
+    """magi_client/limits.py as it must read."""
+    return HEADER + "".join(f"{name} = {value:_}\n" for name, value in limits().items())
+
+
+def write(path: Path = CLIENT_LIMITS) -> Path:
+    path.write_text(client_module(), encoding="utf-8")
+    return path
