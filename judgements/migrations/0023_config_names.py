@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('judgements', '0020_check_kinds'),
+        ('judgements', '0022_membership_reviews_all'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
