@@ -21,6 +21,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from judgements.audit import record as chain_record
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
@@ -160,6 +161,7 @@ def write(
             )
             # A certificate holds for the agents it measured and no others.
             voided = Certificate.objects.filter(panel=panel).void_unless(agents_fingerprint(agents))
+            chain_record.certificates_voided(voided)
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None
