@@ -60,24 +60,25 @@ def next_entry(
     """The entry after `head`, unsaved; `head` moves to it in memory (save_head stores
     that)."""
     at = timezone.now()
+    seq, prev = head.seq + 1, head.sha256 or GENESIS_PREV
     body = {
-        "seq": head.seq + 1,
+        "seq": seq,
         "kind": str(kind),
         "subject": subject,
         "at": timestamp(at),
         "payload": payload,
-        "prev_sha256": head.sha256 or GENESIS_PREV,
+        "prev_sha256": prev,
     }
     digest = entry_sha256(body)
-    head.seq, head.sha256 = body["seq"], digest
+    head.seq, head.sha256 = seq, digest
     return ChainEntry(
-        seq=body["seq"],
+        seq=seq,
         kind=kind,
         subject=subject,
         judgement_id=judgement_id,
         at=at,
         payload=canonical(payload).decode("utf-8"),
-        prev_sha256=body["prev_sha256"],
+        prev_sha256=prev,
         sha256=digest,
     )
 

@@ -76,7 +76,8 @@ def ids(items: Iterable[Item], key: str) -> list[Any]:
     return [payload.get(key) for _, payload in items]
 
 
-def judgements_of(items: list[Item]) -> dict[int, Judgement]:
+def judgements_of(items: list[Item]) -> dict[Any, Judgement]:
+    """The judgements the entries name, by id (keyed by Any: the entries' ids are JSON)."""
     found = Judgement.objects.filter(pk__in=ids(items, "judgement")).prefetch_related("agents")
     return {row.pk: row for row in found}
 
@@ -93,7 +94,7 @@ def check_submitted(items: list[Item], known: Known) -> list[Problem]:
 
 
 def check_decision(items: list[Item], known: Known) -> list[Problem]:
-    rows = {
+    rows: dict[Any, RoundDecision] = {
         (row.agent.judgement_id, row.agent.position, row.round): row
         for row in RoundDecision.objects.filter(
             agent__judgement_id__in=ids(items, "judgement")
@@ -119,13 +120,11 @@ def check_verdict(items: list[Item], known: Known) -> list[Problem]:
             problems += gone(item, "the judgement")
             continue
         said = item[1].get("certificate")
-        problems += differences(
-            item,
-            facts.verdict(row),
-            lambda key, now, said=said: (
-                key == "certificate" and now is None and known.certificate_gone_with_panel(said)
-            ),
-        )
+
+        def deleted_with_its_panel(key: str, now: Any, said: Any = said) -> bool:
+            return key == "certificate" and now is None and known.certificate_gone_with_panel(said)
+
+        problems += differences(item, facts.verdict(row), deleted_with_its_panel)
     return problems
 
 
@@ -133,7 +132,7 @@ def check_review(
     items: list[Item], known: Known, model: type[Override] | type[Confirmation]
 ) -> list[Problem]:
     judgements = judgements_of(items)
-    rows = {
+    rows: dict[Any, Override | Confirmation] = {
         row.judgement_id: row
         for row in model.objects.filter(judgement_id__in=ids(items, "judgement"))
     }
@@ -149,7 +148,9 @@ def check_review(
 
 
 def check_certificate(items: list[Item], known: Known) -> list[Problem]:
-    rows = {row.pk: row for row in Certificate.objects.filter(pk__in=ids(items, "certificate"))}
+    rows: dict[Any, Certificate] = {
+        row.pk: row for row in Certificate.objects.filter(pk__in=ids(items, "certificate"))
+    }
     problems = []
     for item in items:
         entry, payload = item
@@ -165,7 +166,9 @@ def check_certificate(items: list[Item], known: Known) -> list[Problem]:
 
 
 def check_configuration(items: list[Item], known: Known) -> list[Problem]:
-    rows = {row.pk: row for row in AuditEntry.objects.filter(pk__in=ids(items, "audit_entry"))}
+    rows: dict[Any, AuditEntry] = {
+        row.pk: row for row in AuditEntry.objects.filter(pk__in=ids(items, "audit_entry"))
+    }
     problems = []
     for item in items:
         row = rows.get(item[1].get("audit_entry"))

@@ -107,6 +107,7 @@ def test_an_override_gives_a_receipt_of_the_verdict_in_force(decided, staff):
 def test_the_webhook_carries_the_receipt(decided, user, receiver):
     Judgement.objects.filter(pk=decided).update(callback_url=receiver.url)
     delivery = webhooks.enqueue(decided, webhooks.FINISHED)
+    assert delivery is not None
     check_receipt(delivery.payload["receipt"], published_keys())
 
 

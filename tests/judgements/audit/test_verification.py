@@ -30,7 +30,7 @@ def sql(statement: str, *params) -> None:
         cursor.execute(statement, params)
 
 
-def verify_command() -> tuple[int, str, str]:
+def verify_command() -> tuple[object, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(SystemExit) as exited:
         call_command("audit", "verify", stdout=out, stderr=err)
@@ -47,7 +47,7 @@ def seq_of(kind: str, judgement_id: int | None = None) -> int:
     entries = ChainEntry.objects.filter(kind=kind)
     if judgement_id is not None:
         entries = entries.filter(judgement_id=judgement_id)
-    return entries.values_list("seq", flat=True).first()
+    return entries.values_list("seq", flat=True)[0]
 
 
 def test_an_untouched_history_checks_clean(history):
@@ -133,7 +133,7 @@ def test_two_swapped_entries_are_named(history):
 
 
 def test_a_signature_made_with_another_key_is_named(history, settings):
-    signature = ChainSignature.objects.order_by("seq").last()
+    signature = ChainSignature.objects.order_by("seq").reverse()[0]
     # The same kid, another key: what a forger who knows the format but not the key signs.
     settings.MAGI_AUDIT_SIGNING_KEY = b64url(b"another key, not MAGI's, 32 byte")
     forged = keys.sign(chain.head_body(signature.seq, signature.sha256))["value"]
@@ -183,7 +183,7 @@ def test_a_judgement_added_behind_magis_back_is_named(history):
         "prompt_variants, hold_unmeasured, takeovers) VALUES ('x', 'y', 'approved', '', "
         "CURRENT_TIMESTAMP, '', '[]', '[]', 0, '[]', '[]', 0, 0)"
     )
-    added = Judgement.objects.order_by("pk").last().pk
+    added = Judgement.objects.order_by("-pk")[0].pk
     problems = [str(p) for p in verification.verify().problems]
     assert (
         f"no submitted entry for judgement {added}: its row was added, or its entry "

@@ -144,6 +144,6 @@ def chain_problems(entries: Iterable[Mapping[str, Any]]) -> list[str]:
         before = None if previous is None else previous.get("seq")
         follows = isinstance(seq, int) and isinstance(before, int) and seq == before + 1
         if follows and previous is not None and entry.get("prev_sha256") != previous.get("sha256"):
-            problems.append(f"entry {seq}: prev_sha256 does not name entry {seq - 1}")
+            problems.append(f"entry {seq}: prev_sha256 does not name entry {before}")
         previous = entry
     return problems

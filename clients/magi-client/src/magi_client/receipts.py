@@ -82,7 +82,7 @@ def check_signature(document: Mapping[str, Any], name: str, keys: Mapping[str, A
         raise NotValid(f"the {name} carries no signature")
     if signature.get("alg") != "EdDSA":
         raise NotValid(f"the {name}'s signature is not EdDSA")
-    kid = signature.get("kid")
+    kid = str(signature.get("kid"))
     if kid not in keys:
         raise NotValid(f"the {name} was signed by key {kid!r}, which is not among the keys given")
     try:
