@@ -5,8 +5,9 @@
         signing its head (11 entries and one signature per judgement: submitted, nine
         decisions, the verdict), through MAGI's own functions (tests/support/audit_history.py).
     python bench/audit_chain.py workers [--workers 4] [--appends 250]
-        appends per second with WORKERS processes appending at once to one chain on a
-        throwaway PostgreSQL (Debian's postgresql package), and the chain checked after.
+        appends per second with WORKERS processes at once on a throwaway PostgreSQL
+        (Debian's postgresql package), each making APPENDS audited configuration changes
+        (an audit row and its entry, one transaction each), and the chain checked after.
     python bench/audit_chain.py verify  [--entries 100000]
         `audit verify` over ENTRIES entries on SQLite: audited configuration changes made
         in bulk (an audit row and its entry each), each checked against its row.
@@ -76,21 +77,27 @@ def bench_append(judgements: int) -> None:
 
 
 def append_worker(appends: int, name: str) -> None:
-    """One process appending `appends` entries, each in a transaction of its own."""
+    """One process making `appends` audited changes (an audit row and its chain entry,
+    as panels/teams.py's record writes every configuration change), each in a transaction
+    of its own, once the parent says go (start-up is not measured)."""
     import django
 
     django.setup()
-    from django.db import transaction
+    from django.db import connection
 
-    from judgements.audit import chain
-    from judgements.models import EntryKind
+    from judgements.models import AuditSubject
+    from judgements.panels import teams
 
+    connection.ensure_connection()
+    print("ready", flush=True)
+    sys.stdin.readline()
     for number in range(appends):
-        with transaction.atomic():
-            chain.append(EntryKind.CONFIGURATION, name, {"worker": name, "n": number})
+        teams.record(AuditSubject.TEAM, f"team {name}", None, [number], [number + 1])
 
 
 def bench_workers(workers: int, appends: int) -> None:
+    # tests/support/services.py reads Django's settings: a throwaway SQLite site for that.
+    setup_django("http://127.0.0.1:9/v1", tempfile.mkdtemp(), MODELS)
     from tests.support.services import Postgres
 
     server = Postgres().init()
@@ -105,10 +112,24 @@ def bench_workers(workers: int, appends: int) -> None:
         run = [sys.executable, "manage.py", "migrate", "-v", "0"]
         subprocess.run(run, cwd=ROOT, env=env, check=True)
         me = [sys.executable, __file__, "append-worker", "--appends", str(appends)]
-        started = time.perf_counter()
         procs = [
-            subprocess.Popen([*me, "--name", f"w{n}"], cwd=ROOT, env=env) for n in range(workers)
+            subprocess.Popen(
+                [*me, "--name", f"w{n}"],
+                cwd=ROOT,
+                env=env,
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
+            for n in range(workers)
         ]
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+        started = time.perf_counter()
+        for proc in procs:
+            assert proc.stdin is not None
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
         codes = [proc.wait() for proc in procs]
         elapsed = time.perf_counter() - started
         assert codes == [0] * workers, codes
@@ -118,8 +139,8 @@ def bench_workers(workers: int, appends: int) -> None:
         )  # fmt: skip
         total = workers * appends
         print(
-            f"workers: {workers} processes x {appends} appends on PostgreSQL: {total} in "
-            f"{elapsed:.1f} s wall (process start-up included), {total / elapsed:.0f} appends/s; "
+            f"workers: {workers} processes x {appends} audited changes on PostgreSQL: {total} "
+            f"appends in {elapsed:.2f} s wall, {total / elapsed:.0f} appends/s; "
             f"chain: {(check.stdout or check.stderr).strip().splitlines()[0]}"
         )
     finally:

@@ -30,11 +30,12 @@ def submitted(judgement_ids: list[int]) -> None:
 
 
 def decision(row: RoundDecision, agent: Agent) -> None:
-    stored = RoundDecision.objects.get(pk=row.pk)
+    """Described from the row as created: its fields are plain text and a list of texts,
+    which the database gives back as they went in (not read again: nine a judgement)."""
     chain.append(
         EntryKind.DECISION,
         f"{facts.subject_of(agent.judgement_id)}, agent {agent.position}, round {row.round}",
-        facts.decision(stored, agent),
+        facts.decision(row, agent),
         agent.judgement_id,
     )
 
