@@ -134,3 +134,23 @@ def test_a_kid_that_is_not_its_keys_thumbprint_is_refused(approval, tmp_path):
     done = magi_command("verify", str(approval["gate"]), "--keys", str(lying))
     assert done.returncode == verify.EXIT_NOT_VALID
     assert "its kid is not its thumbprint" in done.stderr
+
+
+def test_an_evidence_pack_checks_offline_and_fails_once_changed(approval, magi, tmp_path):
+    judgement = json.loads(approval["gate"].read_text())["judgement"]["id"]
+    request = urllib.request.Request(
+        f"{magi.url}/api/judgements/{judgement}/evidence",
+        headers={"Authorization": f"Bearer {magi.token}"},
+    )
+    with urllib.request.urlopen(request) as response:
+        pack = json.loads(response.read())
+    good = tmp_path / "pack.json"
+    good.write_text(json.dumps(pack))
+    done = magi_command("verify", str(good), "--keys", str(approval["keys"]))
+    assert done.returncode == verify.EXIT_VALID, done.stderr
+    pack["agents"][0]["decisions"][0]["reason"] += " (edited)"
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(pack))
+    done = magi_command("verify", str(edited), "--keys", str(approval["keys"]))
+    assert done.returncode == verify.EXIT_NOT_VALID
+    assert "agent 1's round 1 in the pack is not what its chain entry hashed" in done.stderr
