@@ -118,3 +118,21 @@ def test_an_undecided_judgement_has_no_receipt(make_judgement, user):
         status=Status.ERROR, finished_at=timezone.now()
     )
     assert receipts.signed(Judgement.objects.with_results().get(pk=judgement.pk)) is None
+
+
+def test_the_api_schema_and_the_webhook_describe_the_receipt():
+    document = Client().get("/api/schema.json").json()
+    schemas = document["components"]["schemas"]
+    judgement = schemas["Judgement"]
+    assert "receipt" in judgement["required"]
+    body = schemas["ReceiptBody"]
+    assert set(body["required"]) >= {
+        "judgement", "content_sha256", "agents", "rounds", "scores", "verdict", "mark",
+        "certificate", "at", "chain",
+    }  # fmt: skip
+    assert schemas["ReceiptSignature"]["properties"]["alg"]["const"] == "EdDSA"
+    webhook = document["webhooks"]["judgementEvent"]["post"]["requestBody"]["content"]
+    assert webhook["application/json"]["schema"]["$ref"] == "#/components/schemas/WebhookEvent"
+    event = schemas["WebhookEvent"]
+    assert "receipt" in event["required"]
+    assert "SignedReceipt" in json.dumps(event["properties"]["receipt"])
