@@ -412,6 +412,22 @@ class MagiSettings(Env):
         3600.0, "the longest wait between a webhook's attempts", ge=0
     )
 
+    # --- Audit chain and receipts ([evidence.md](evidence.md))
+    magi_audit_signing_key: str = setting(
+        "",
+        "the Ed25519 key that signs receipts and the chain's head: its 32-byte private seed "
+        "in base64url (`manage.py audit new-key` prints one); unset, MAGI makes and keeps "
+        "one in `var/audit-signing-key`",
+        shown="—",
+    )
+    magi_audit_retired_keys: CommaList = setting(
+        [],
+        "public keys of earlier signing keys, kept for checking old receipts: base64url "
+        "Ed25519 public keys, comma-separated (`manage.py audit rotate-key` keeps the "
+        "embedded default's in `var/audit-retired-keys`)",
+        shown="— (none)",
+    )
+
     # --- Notifications
     email_host: str = setting(
         "",
@@ -531,6 +547,7 @@ class MagiSettings(Env):
         "magi_providers",
         "magi_webhook_hosts",
         "magi_oidc_scopes",
+        "magi_audit_retired_keys",
         mode="before",
     )(split_list)
     _parse_groups = field_validator("magi_oidc_groups", mode="before")(parse_group_map)

@@ -1,5 +1,5 @@
-"""The audit's other records: every LLM attempt as sent, reviews, API tokens and webhook
-deliveries."""
+"""The audit's other records: every LLM attempt as sent, reviews, API tokens, webhook
+deliveries and the audit chain."""
 
 from django.contrib import admin
 from django.db.models import Model
@@ -10,6 +10,7 @@ from django.urls import reverse
 from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
 from judgements.models import (
     ApiToken,
+    ChainEntry,
     Confirmation,
     LLMAttempt,
     Override,
@@ -151,3 +152,21 @@ class WebhookDeliveryAdmin(TeamScoped, AuditAdmin):
         "payload",
     ]
     inlines = [WebhookAttemptInline]
+
+
+@admin.register(ChainEntry)
+class ChainEntryAdmin(AuditAdmin):
+    """The audit chain (docs/evidence.md), read-only; for superusers alone, as it names
+    every team's judgements. `manage.py audit verify` checks it."""
+
+    list_display = ["seq", "kind", "subject", "at"]
+    list_filter = ["kind"]
+    search_fields = ["subject"]
+    fields = ("seq", "kind", "subject", "at", "payload", "prev_sha256", "sha256")
+    readonly_fields = fields
+
+    def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return self.has_view_permission(request)

@@ -5,6 +5,7 @@
                                      webhook when it ends, judgements/outcome/webhooks.py)
     GET  /api/judgements/<id>/?wait=30
     GET  /api/judgements/            the caller's 50 most recent
+    GET  /api/judgements/<id>/evidence   its evidence pack (docs/evidence.md)
     POST /api/judgements/<id>/override   {"decision", "reason"} -> 201 (a human's verdict)
     POST /api/judgements/<id>/confirm    {"reason"} -> 201 (a human keeps the panel's)
     GET  /api/reviews/               contested judgements nobody has reviewed yet
@@ -123,6 +124,24 @@ async def read_judgement(
     if result is None:
         return Status(404, {"error": f"No judgement {judgement_id}."})
     return result
+
+
+@router.get(
+    "/judgements/{int:judgement_id}/evidence",
+    url_name="api-evidence",
+    response={200: schemas.EvidencePack, 400: schemas.Invalid, **ERRORS},
+)
+async def judgement_evidence(
+    request: HttpRequest, judgement_id: JudgementId
+) -> dict | Status[dict]:
+    """One judgement's evidence pack: its content, every prompt and reply, the checks,
+    the review, the signed receipt and its audit chain entries (docs/evidence.md).
+    `magi verify PACK --keys KEYS` checks it offline."""
+    user = token_of(request).user
+    pack = await db_call(results.visible_pack, for_request=True)(judgement_id, user)
+    if pack is None:
+        return Status(404, {"error": f"No judgement {judgement_id}."})
+    return pack
 
 
 REVIEW_ANSWERS = {

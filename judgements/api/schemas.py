@@ -8,7 +8,7 @@ Answers forbid unknown fields: a key a view sends that is not described here fai
 suite instead of reaching clients undocumented.
 """
 
-from typing import Annotated, ClassVar
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, StrictStr
 
@@ -16,6 +16,7 @@ from judgements.intake import budgets, schemas
 from judgements.models import Decision
 from judgements.outcome import webhooks
 from judgements.outcome.answers import Answer, ETag, Judgement, Panel
+from judgements.outcome.receipt_answers import SignedReceipt
 
 # --- errors ------------------------------------------------------------------------------
 
@@ -137,3 +138,32 @@ class Budget(Answer):
 
 class BudgetList(Answer):
     budgets: list[Budget]
+
+
+# --- evidence ----------------------------------------------------------------------------
+
+
+class EvidencePack(Answer):
+    """One judgement's evidence pack (docs/evidence.md describes every field): check it
+    offline with `magi verify PACK --keys KEYS`."""
+
+    format: Literal["magi-evidence/1"]
+    judgement: int
+    title: str
+    content: str
+    created_at: str = Field(json_schema_extra={"format": "date-time"})
+    status: str = Field(description="What the panel decided.")
+    verdict: str = Field(description="The verdict in force.")
+    agents: list[dict[str, Any]] = Field(
+        description="Each agent: its criteria, decisions, and every attempt (prompt and reply)."
+    )
+    checks: list[dict[str, Any]] = Field(description="The calls beside the vote, each whole.")
+    review: dict[str, Any] | None
+    receipt: SignedReceipt | None
+    entries: list[dict[str, Any]] = Field(description="The judgement's audit chain entries.")
+    head_signatures: list[dict[str, Any]] = Field(
+        description="The chain's signed heads at its verdict and review entries."
+    )
+    keys: dict[str, Any] = Field(
+        description="MAGI's public keys, for convenience: check with the published ones."
+    )

@@ -31,6 +31,7 @@ from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from judgements.audit import record as chain_record
 from judgements.core import rules
 from judgements.engine import lease
 from judgements.engine.lease import LeaseLost
@@ -163,6 +164,9 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         )
         if not updated:
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
+        # The verdict into the audit chain, its head signed, before the webhook that
+        # carries the receipt naming that entry.
+        chain_record.verdict(judgement_id)
         publish_on_commit(judgement_id, Event.FINISHED, status=status.value)
         webhooks.enqueue(judgement_id, webhooks.FINISHED)
     log_transition(judgement_id, Status.JUDGING, status, worker_id, record.started_at, rules.ROUNDS)
@@ -334,7 +338,7 @@ def store_decision(
         attempt_row(agent, round_number, route, result.attempt).save()
         try:
             with transaction.atomic():
-                return RoundDecision.objects.create(
+                stored = RoundDecision.objects.create(
                     agent=agent,
                     round=round_number,
                     decision=result.verdict.decision,
@@ -346,6 +350,8 @@ def store_decision(
                     cached_tokens=result.attempt.cached_tokens,
                     p_approve=result.p_approve,
                 )
+                chain_record.decision(stored, agent)
+                return stored
         except IntegrityError:
             # Already decided by an earlier holder of the lease: the stored one stands.
             return RoundDecision.objects.get(agent=agent, round=round_number)

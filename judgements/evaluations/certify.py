@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from judgements.audit import record as chain_record
 from judgements.core import certificate, checks, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
@@ -130,7 +131,7 @@ def certify(
     )
     chosen_rule = outcome.certified
     with transaction.atomic():
-        return Certificate.objects.create(
+        made = Certificate.objects.create(
             panel=panel,
             created_by=user,
             agents=panel.agents,
@@ -154,6 +155,8 @@ def certify(
             best=None if outcome.best is None else outcome.best.as_dict(),
             curve=outcome.curve,
         )
+        chain_record.certificate(made)
+        return made
 
 
 def unseen_signals(panel: Panel) -> frozenset[str]:

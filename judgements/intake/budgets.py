@@ -14,9 +14,11 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
+from judgements.audit import record as chain_record
 from judgements.core import pricing, rules
 from judgements.intake.limits import Refused
 from judgements.models import (
@@ -217,9 +219,11 @@ def record_change(budget: Budget | None, before: dict | None, by: User | None) -
     after = None if budget is None else audit_state(budget)
     target = f"budget {budget.pk}" if budget is not None else f"budget {before and before['id']}"
     if before != after:
-        AuditEntry.objects.create(
-            subject=AuditSubject.BUDGET, target=target, by=by, before=before, after=after
-        )
+        with transaction.atomic():
+            entry = AuditEntry.objects.create(
+                subject=AuditSubject.BUDGET, target=target, by=by, before=before, after=after
+            )
+            chain_record.configuration(entry)
 
 
 def audit_state(budget: Budget) -> dict:

@@ -37,6 +37,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
+from judgements.audit import chain
+from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, idempotency, json_cases, limits, schemas
@@ -170,7 +172,9 @@ def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:
 
 def store(cases: Sequence[dict], by: Submission) -> list[Judgement]:
     """The judgements and their agents, in two bulk inserts: a 500-case evaluation run
-    must not cost thousands of round trips."""
+    must not cost thousands of round trips. Each is appended to the audit chain."""
+    # Before the rows: a chain started now counts only the judgements made before it.
+    chain.start()
     created = Judgement.objects.bulk_create(
         Judgement.from_case(case, by.creator, api_token=by.api_token, run=by.run) for case in cases
     )
@@ -179,6 +183,7 @@ def store(cases: Sequence[dict], by: Submission) -> list[Judgement]:
         for judgement, case in zip(created, cases, strict=True)
         for row in Agent.rows_for(judgement.pk, case["agents"])
     )
+    chain_record.submitted([judgement.pk for judgement in created])
     return created
 
 

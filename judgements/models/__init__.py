@@ -20,6 +20,12 @@ from judgements.models.certificates import (  # noqa: F401 - re-exported: the on
     Certificate,
     agents_fingerprint,
 )
+from judgements.models.chain import (  # noqa: F401 - re-exported: the one import path
+    ChainEntry,
+    ChainHead,
+    ChainSignature,
+    EntryKind,
+)
 from judgements.models.checks import (  # noqa: F401 - re-exported: the one import path
     CheckKind,
     JudgementCheck,

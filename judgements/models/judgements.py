@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.core import prompt_variants, rules
+from judgements.models.chain import IN_FORCE_KINDS, ChainEntry
 from judgements.models.checks import checks_for
 from judgements.models.choices import (
     DECISION_OF_STATUS,
@@ -40,9 +41,16 @@ class JudgementQuerySet(models.QuerySet):
 
     def with_results(self) -> "JudgementQuerySet":
         """What a judgement's answer reads (outcome/answers.py), in a fixed number of queries."""
+        # Its chain entries that put a verdict in force, newest first: its receipt's
+        # (judgements/audit/receipts.py).
+        in_force = models.Prefetch(
+            "chain_entries",
+            queryset=ChainEntry.objects.filter(kind__in=IN_FORCE_KINDS).order_by("-seq"),
+            to_attr="entries_in_force",
+        )
         return self.select_related(
             "override__by", "confirmation__by", "panel", "certificate"
-        ).prefetch_related("agents__decisions", "checks")
+        ).prefetch_related("agents__decisions", "checks", in_force)
 
     def claimable(self, now: datetime) -> "JudgementQuerySet":
         """Queued judgements, and started ones nobody holds whose time is not up (those

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from judgements import models
 from judgements.core import rules
 from judgements.models import Confirmation, Decision, Override, Status, Trust
+from judgements.outcome.receipt_answers import SignedReceipt, receipt_of
 
 # What an agent is given, in the order a case lists it.
 AGENT_FIELDS = ("name", "model", "criteria")
@@ -323,6 +324,11 @@ class Judgement(Answer):
         "agents below are the ones that ran, whatever the panel holds now."
     )
     agents: list[AgentResult]
+    receipt: SignedReceipt | None = Field(
+        description="The verdict's signed receipt (docs/evidence.md), which `magi verify` "
+        "checks offline: null while undecided, after an error, and for a verdict from "
+        "before the audit chain started."
+    )
 
     @classmethod
     def from_record(cls, judgement: models.Judgement) -> "Judgement":
@@ -357,6 +363,7 @@ class Judgement(Answer):
             if judgement.panel is None
             else PanelLink(id=judgement.panel.pk, name=judgement.panel.name),
             agents=[AgentResult.from_record(agent, changes) for agent in judgement.agents.all()],
+            receipt=receipt_of(judgement),
         )
 
     def as_json(self) -> dict[str, Any]:

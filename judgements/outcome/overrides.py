@@ -13,6 +13,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from judgements.audit import record as chain_record
 from judgements.core.errors import InvalidInput, MagiError
 from judgements.infrastructure import events
 from judgements.infrastructure.forms import TextField, field_of, validate_text
@@ -158,6 +159,7 @@ def override(judgement_id: int, user: User, decision: str, reason: str) -> Overr
                 decision=decision,
                 reason=reason,
             )
+            chain_record.override(stored)
             webhooks.enqueue(judgement_id, webhooks.OVERRIDDEN)
             events.announce_review(judgement_id)
             return stored

@@ -1,8 +1,11 @@
 """Judgements as the API and the MCP tools report them (outcome/answers.py), read in a
 fixed number of queries, and only those the reader may see."""
 
+from typing import Any
+
 from django.contrib.auth.models import User
 
+from judgements.audit import evidence
 from judgements.models import Judgement, is_id
 from judgements.outcome import answers, reviews
 
@@ -23,6 +26,14 @@ def find_visible(judgement_id: int, user: User) -> Judgement | None:
 def visible_result(judgement_id: int, user: User) -> answers.Judgement | None:
     """The judgement's result, or None when the user may not see it (or it does not exist)."""
     return result_of(judgement_id) if find_visible(judgement_id, user) is not None else None
+
+
+def visible_pack(judgement_id: int, user: User) -> dict[str, Any] | None:
+    """The judgement's evidence pack (audit/evidence.py), or None when the user may not
+    see it (or it does not exist)."""
+    if find_visible(judgement_id, user) is None:
+        return None
+    return evidence.pack(Judgement.objects.with_results().get(pk=judgement_id))
 
 
 def recent_results(user: User, limit: int = 50) -> list[answers.Judgement]:

@@ -13,6 +13,7 @@ from django import forms as django_forms
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
+from judgements.audit import record as chain_record
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure import events
 from judgements.infrastructure.forms import TextField
@@ -82,6 +83,7 @@ def confirm(judgement_id: int, user: User, reason: str) -> Confirmation:
             stored = Confirmation.objects.create(
                 judgement=judgement, by=user, panel_status=judgement.status, reason=reason
             )
+            chain_record.confirmation(stored)
             webhooks.enqueue(judgement_id, webhooks.CONFIRMED)
             events.announce_review(judgement_id)
             return stored

@@ -21,14 +21,15 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from judgements.audit import record as chain_record
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
 from judgements.intake import cases
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.models import Certificate, Panel, Team, agents_fingerprint
-from judgements.panels import versions
+from judgements.models import AuditSubject, Certificate, Panel, Team, agents_fingerprint
+from judgements.panels import teams, versions
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -139,10 +140,21 @@ def errors_of(panel_form: PanelForm, formset: cases.BaseAgentFormSet) -> dict[st
 
 
 def store(
-    panel_form: PanelForm, formset: cases.BaseAgentFormSet, panel: Panel | None = None
+    panel_form: PanelForm,
+    formset: cases.BaseAgentFormSet,
+    panel: Panel | None = None,
+    by: User | None = None,
 ) -> Panel:
-    """Save validated forms as a new panel of panel_form.owner, or over `panel`."""
-    return write(panel_form, formset, panel).panel
+    """Save validated forms as a new panel of panel_form.owner, or over `panel`, audited
+    as made by `by` (None: the operator, the shipped examples) like the API's changes
+    (panels/panel_config.py), so the audit chain holds the pages' panel changes too."""
+    with transaction.atomic():
+        before = None if panel is None else panel.config_state()
+        saved = write(panel_form, formset, panel).panel
+        teams.record(
+            AuditSubject.PANEL, teams.panel_target(saved), by, before, saved.config_state()
+        )
+        return saved
 
 
 @dataclass(frozen=True)
@@ -182,6 +194,7 @@ def write(
             )
             # A certificate holds for the agents it measured and no others.
             voided = Certificate.objects.filter(panel=panel).void_unless(agents_fingerprint(agents))
+            chain_record.certificates_voided(voided)
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None

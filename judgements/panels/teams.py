@@ -5,6 +5,7 @@ through these functions, so nothing changes unrecorded."""
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from judgements.audit import record as chain_record
 from judgements.core.errors import InvalidInput
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Membership, Panel, Suite, Team
 
@@ -35,9 +36,12 @@ def record(
     when no user did (the identity provider whose groups a sign-in followed)."""
     if before == after:
         return None
-    return AuditEntry.objects.create(
-        subject=subject, target=target, by=by, before=before, after=after, actor=actor
-    )
+    with transaction.atomic():
+        entry = AuditEntry.objects.create(
+            subject=subject, target=target, by=by, before=before, after=after, actor=actor
+        )
+        chain_record.configuration(entry)
+    return entry
 
 
 def team_target(team: Team) -> str:

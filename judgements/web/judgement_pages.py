@@ -1,5 +1,5 @@
-"""A judgement's own pages: the live page, its exports as JSON and Markdown, and hiding it
-from the history list."""
+"""A judgement's own pages: the live page, its exports as JSON, Markdown and its evidence
+pack, and hiding it from the history list."""
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -9,6 +9,7 @@ from django.template.loader import render_to_string
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from judgements.audit import evidence
 from judgements.models import Judgement
 from judgements.models.choices import ReviewRefusal
 from judgements.outcome import answers, overrides, reviews
@@ -83,10 +84,15 @@ def judgement_hide(request: HttpRequest, judgement_id: int) -> HttpResponse:
 @login_required
 @require_GET
 def judgement_export(request: HttpRequest, judgement_id: int, kind: str) -> HttpResponse:
-    """One judgement as JSON (the API's answer) or Markdown (to paste into a ticket)."""
+    """One judgement as JSON (the API's answer), Markdown (to paste into a ticket) or its
+    evidence pack."""
     judgement = visible_judgement(request, judgement_id)
     response: HttpResponse
-    if kind == "json":
+    if kind == "evidence.json":
+        # The evidence pack (docs/evidence.md): `magi verify` checks it offline.
+        pack = evidence.pack(Judgement.objects.with_results().get(pk=judgement.pk))
+        response = JsonResponse(pack, json_dumps_params={"indent": 2})
+    elif kind == "json":
         answer = answers.Judgement.from_record(judgement).as_json()
         response = JsonResponse(answer, json_dumps_params={"indent": 2})
     else:

@@ -126,7 +126,7 @@ def save_panel(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     not_utf8 = invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
     if is_valid(page.panel_form, page.formset, not_utf8):
         try:
-            page.saved = saving.store(page.panel_form, page.formset)
+            page.saved = saving.store(page.panel_form, page.formset, by=signed_in_user(request))
         except InvalidInput as exc:
             page.panel_form.add_error("name", exc.errors["name"])
     if page.saved is None:

@@ -64,7 +64,7 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
         )
         if is_valid(panel_form, formset, not_utf8):
             try:
-                saving.store(panel_form, formset, panel)
+                saving.store(panel_form, formset, panel, signed_in_user(request))
             except InvalidInput as exc:
                 panel_form.add_error("name", exc.errors["name"])
             else:

@@ -1,4 +1,4 @@
-"""The site's own pages: the health probe, and logging out."""
+"""The site's own pages: the health probe, the audit chain's public keys, logging out."""
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, resolve_url
 from django.views.decorators.http import require_GET, require_POST
 
+from judgements.audit import keys
 from judgements.identity import provider
 from judgements.web import consumers
 
@@ -15,6 +16,16 @@ from judgements.web import consumers
 async def healthz(request: HttpRequest) -> JsonResponse:
     # Async, so a load balancer's probe never waits behind the process's sync views.
     return JsonResponse({"status": "ok"})
+
+
+@require_GET
+def public_keys(request: HttpRequest) -> JsonResponse:
+    """The keys that check receipts and the chain's signed heads, the retired ones
+    included, as a JWK set; no sign-in: anyone may check (docs/evidence.md)."""
+    response = JsonResponse(keys.jwks())
+    response["Cache-Control"] = "public, max-age=300"
+    response["Access-Control-Allow-Origin"] = "*"
+    return response
 
 
 @require_POST

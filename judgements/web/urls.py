@@ -29,6 +29,12 @@ urlpatterns = [
         name="judgement-export-json",
     ),
     path(
+        "judgements/<int:judgement_id>.evidence.json",
+        judgement_pages.judgement_export,
+        {"kind": "evidence.json"},
+        name="judgement-evidence",
+    ),
+    path(
         "judgements/<int:judgement_id>.md",
         judgement_pages.judgement_export,
         {"kind": "md"},
@@ -88,4 +94,8 @@ urlpatterns = [
         name="evaluation-progress",
     ),
     path("healthz", site_pages.healthz, name="healthz"),
+    # The audit chain's public keys as a JWK set, for anyone checking a receipt
+    # (docs/evidence.md); jwks.json is the name many tools look for.
+    path(".well-known/magi-keys.json", site_pages.public_keys, name="public-keys"),
+    path(".well-known/jwks.json", site_pages.public_keys),
 ]

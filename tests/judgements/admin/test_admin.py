@@ -132,3 +132,22 @@ def test_it_lists_panels_suites_and_runs_escaped(admin_client, fake_llm, user):
     assert "Typed" in page.content.decode()
     change_url = reverse("admin:judgements_evaluationrun_change", args=[run.pk])
     assert admin_client.post(change_url, {"repeats": 5}).status_code == 403
+
+
+def test_the_audit_chain_is_shown_to_superusers_only_and_never_changed(
+    admin_client, judged, client, django_user_model
+):
+    from judgements.models import ChainEntry
+
+    listed = admin_client.get(reverse("admin:judgements_chainentry_changelist"))
+    assert listed.status_code == 200
+    assert f"judgement {judged.pk}" in listed.content.decode()
+    verdict = ChainEntry.objects.get(judgement_id=judged.pk, kind="verdict")
+    change = reverse("admin:judgements_chainentry_change", args=[verdict.pk])
+    assert admin_client.post(change, {"payload": "{}"}).status_code == 403
+    delete = reverse("admin:judgements_chainentry_delete", args=[verdict.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    assert ChainEntry.objects.get(pk=verdict.pk).payload == verdict.payload
+    staff = django_user_model.objects.create_user("ops", password="pw", is_staff=True)
+    client.force_login(staff)
+    assert client.get(reverse("admin:judgements_chainentry_changelist")).status_code == 403

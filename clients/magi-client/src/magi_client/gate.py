@@ -17,6 +17,7 @@ import time
 from typing import TextIO
 
 from magi_client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
+from magi_client.receipts import NotValid, check_receipt, keys_of
 
 EXIT_APPROVED = 0
 EXIT_ERROR = 1
@@ -136,6 +137,9 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
         stderr.write(f"magi gate: {failure}\n")
         return failure.status
     page = f"{url.rstrip('/')}/judgements/{judgement.get('id')}/"
+    refused = None
+    if args.require_receipt and judgement.get("status") == "approved":
+        refused = receipt_refusal(server, args.keys, judgement, content)
     if args.json:
         stdout.write(
             json.dumps(
@@ -144,15 +148,36 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
                     "panel": args.panel,
                     "url": page,
                     "judgement": judgement,
+                    "receipt": judgement.get("receipt"),
                 }
             )
             + "\n"
         )
     else:
         stdout.write(verdict_line(judgement, args.panel, page) + "\n")
+    if refused is not None:
+        stderr.write(f"magi gate: the approval's receipt does not check: {refused}\n")
+        return EXIT_ERROR
     # Fail-closed: only an approval in force is a go; an error or a status this command
     # does not know is not.
     return EXIT_OF_STATUS.get(judgement.get("status", ""), EXIT_ERROR)
+
+
+def receipt_refusal(server: Server, keys: str | None, judgement: dict, content: str) -> str | None:
+    """Why the approval's signed receipt does not check (with the keys file given, else
+    the server's published keys), or None when it does: --require-receipt."""
+    try:
+        if keys:
+            with open(keys, "rb") as handle:
+                jwks = json.loads(handle.read())
+        else:
+            jwks = server.call("GET", "/.well-known/magi-keys.json")
+        receipt = check_receipt(judgement.get("receipt"), keys_of(jwks), content.encode("utf-8"))
+    except (OSError, ValueError, RequestFailed, NotValid) as exc:
+        return str(exc) or type(exc).__name__
+    if receipt.get("judgement") != judgement.get("id") or receipt.get("verdict") != "approved":
+        return "the receipt is not this judgement's approval"
+    return None
 
 
 def read_content(path: str | None, stdin: TextIO) -> str:
@@ -183,5 +208,15 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     )
     parser.add_argument(
         "--json", action="store_true", help="print the verdict and the judgement as JSON"
+    )
+    parser.add_argument(
+        "--require-receipt",
+        action="store_true",
+        help="exit 0 only if the approval's signed receipt checks (docs/evidence.md)",
+    )
+    parser.add_argument(
+        "--keys",
+        help="with --require-receipt: MAGI's JWK set as a file (default: the server's "
+        "/.well-known/magi-keys.json)",
     )
     parser.set_defaults(run=run)

@@ -5,7 +5,7 @@ runtime. The server's own `magi` (judgements/cli/main.py) is this one plus `magi
 import argparse
 import sys
 
-from magi_client import config, gate
+from magi_client import config, gate, verify
 
 Commands = argparse._SubParsersAction  # the subcommands' parsers, for the server's mcp
 
@@ -15,6 +15,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Commands]:
     commands = parser.add_subparsers(dest="command", required=True)
     gate.add_parser(commands)
     config.add_parsers(commands)
+    verify.add_parser(commands)
     return parser, commands
 
 

@@ -1,0 +1,124 @@
+"""The Ed25519 key that signs receipts and the chain's head, with its key id, and the
+public keys anyone checks them with (published as a JWK set at
+/.well-known/magi-keys.json). Kept like the secret key: `MAGI_AUDIT_SIGNING_KEY` for a
+deployment, else `var/audit-signing-key`, made on first use. Rotation keeps the public
+halves of earlier keys (`MAGI_AUDIT_RETIRED_KEYS`, `var/audit-retired-keys`) so old
+receipts still check."""
+
+import functools
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+from django.conf import settings
+
+from judgements.core.errors import MagiError
+from magi_client.canonical import canonical
+from magi_client.receipts import NotValid, b64url, jwk_of, unb64url
+
+KEY_FILE = "audit-signing-key"
+RETIRED_FILE = "audit-retired-keys"
+
+
+class KeyRefused(MagiError):
+    """A signing or retired key that is not an Ed25519 key in base64url."""
+
+
+def new_seed() -> str:
+    """A fresh private seed in base64url, as MAGI_AUDIT_SIGNING_KEY takes it."""
+    return b64url(secrets.token_bytes(32))
+
+
+def key_file() -> Path:
+    return Path(settings.VAR_DIR) / KEY_FILE
+
+
+def retired_file() -> Path:
+    return Path(settings.VAR_DIR) / RETIRED_FILE
+
+
+def kept_seed() -> str:
+    """var/audit-signing-key, made (readable by its owner only) if it is not there; two
+    processes starting at once keep the first one written."""
+    path = key_file()
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(descriptor, "w") as handle:
+                handle.write(new_seed() + "\n")
+    return path.read_text().strip()
+
+
+@functools.lru_cache(maxsize=8)
+def private_key(seed: str) -> Ed25519PrivateKey:
+    try:
+        raw = unb64url(seed)
+    except NotValid as exc:
+        raise KeyRefused(f"MAGI_AUDIT_SIGNING_KEY: {exc}") from None
+    if len(raw) != 32:
+        raise KeyRefused("MAGI_AUDIT_SIGNING_KEY: an Ed25519 seed is 32 bytes in base64url")
+    return Ed25519PrivateKey.from_private_bytes(raw)
+
+
+def signing_key() -> Ed25519PrivateKey:
+    return private_key(settings.MAGI_AUDIT_SIGNING_KEY or kept_seed())
+
+
+def public_bytes(key: Ed25519PrivateKey) -> bytes:
+    return key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)
+
+
+def current_kid() -> str:
+    return jwk_of(public_bytes(signing_key()))["kid"]
+
+
+def retired_public_keys() -> list[str]:
+    """The retired keys' public halves: the setting's, then var/'s."""
+    kept = retired_file().read_text().split() if retired_file().is_file() else []
+    return [*settings.MAGI_AUDIT_RETIRED_KEYS, *kept]
+
+
+def jwks() -> dict[str, Any]:
+    """The current key and every retired one, as a JWK set (RFC 7517, RFC 8037)."""
+    found = [jwk_of(public_bytes(signing_key()))]
+    for public in retired_public_keys():
+        raw = unb64url(public)
+        if len(raw) != 32:
+            raise KeyRefused(f"MAGI_AUDIT_RETIRED_KEYS: {public!r} is not an Ed25519 public key")
+        jwk = jwk_of(raw)
+        if jwk["kid"] not in {key["kid"] for key in found}:
+            found.append(jwk)
+    return {"keys": found}
+
+
+def sign(body: Any) -> dict[str, str]:
+    """A detached Ed25519 signature over canonical(body), with the key's id."""
+    key = signing_key()
+    return {
+        "alg": "EdDSA",
+        "kid": jwk_of(public_bytes(key))["kid"],
+        "value": b64url(key.sign(canonical(body))),
+    }
+
+
+def rotate() -> tuple[str, str]:
+    """A new embedded key in var/, the old one's public half kept in var/'s retired keys.
+    Returns (old kid, new kid). Only for the embedded default: a deployment sets
+    MAGI_AUDIT_SIGNING_KEY and MAGI_AUDIT_RETIRED_KEYS itself (docs/evidence.md)."""
+    if settings.MAGI_AUDIT_SIGNING_KEY:
+        raise KeyRefused(
+            "MAGI_AUDIT_SIGNING_KEY is set: rotate it there, and add the old key's public "
+            "half (manage.py audit keys) to MAGI_AUDIT_RETIRED_KEYS"
+        )
+    old = signing_key()
+    with retired_file().open("a") as handle:
+        handle.write(b64url(public_bytes(old)) + "\n")
+    key_file().write_text(new_seed() + "\n")
+    return jwk_of(public_bytes(old))["kid"], current_kid()

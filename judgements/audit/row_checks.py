@@ -1,0 +1,209 @@
+"""Each chain entry against the rows it describes, a batch at a time: the rows are read
+again and described by the same functions that wrote the entries (audit/facts.py), and
+every field that differs is named. Used by audit/verification.py."""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgements.audit import facts
+from judgements.models import (
+    AuditEntry,
+    Certificate,
+    ChainEntry,
+    Confirmation,
+    EntryKind,
+    Judgement,
+    Override,
+    RoundDecision,
+)
+
+Item = tuple[ChainEntry, dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What differs, at which entry (None: a row with no entry at all)."""
+
+    seq: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return self.message if self.seq is None else f"entry {self.seq}: {self.message}"
+
+
+@dataclass
+class Known:
+    """What the chain itself says that explains a missing row: certificates whose panel a
+    later entry deleted (a deleted panel takes its certificates with it)."""
+
+    certificate_panels: dict[int, int] = field(default_factory=dict)
+    deleted_panels: set[int] = field(default_factory=set)
+
+    def certificate_gone_with_panel(self, certificate_id: object) -> bool:
+        panel = (
+            self.certificate_panels.get(certificate_id) if isinstance(certificate_id, int) else None
+        )
+        return panel is not None and panel in self.deleted_panels
+
+
+def differences(
+    item: Item, found: dict[str, Any], tolerate: Callable[[str, Any], bool] = lambda k, v: False
+) -> list[Problem]:
+    """Every field where the entry and the row's description differ, by name."""
+    entry, payload = item
+    problems = []
+    for key in sorted(set(payload) | set(found)):
+        said, now = payload.get(key), found.get(key)
+        if said == now or tolerate(key, now):
+            continue
+        if key.endswith("_sha256"):
+            what = f"the {key.removesuffix('_sha256')} text was edited (its SHA-256 differs)"
+        else:
+            what = f"{key} is {now!r} in the database, {said!r} in the chain"
+        problems.append(Problem(entry.seq, f"{entry.kind} of {entry.subject}: {what}"))
+    return problems[:1]
+
+
+def gone(item: Item, what: str) -> list[Problem]:
+    entry, _ = item
+    return [
+        Problem(entry.seq, f"{entry.kind} of {entry.subject}: {what} is gone from the database")
+    ]
+
+
+def ids(items: Iterable[Item], key: str) -> list[Any]:
+    return [payload.get(key) for _, payload in items]
+
+
+def judgements_of(items: list[Item]) -> dict[Any, Judgement]:
+    """The judgements the entries name, by id (keyed by Any: the entries' ids are JSON)."""
+    found = Judgement.objects.filter(pk__in=ids(items, "judgement")).prefetch_related("agents")
+    return {row.pk: row for row in found}
+
+
+def check_submitted(items: list[Item], known: Known) -> list[Problem]:
+    rows = judgements_of(items)
+    problems = []
+    for item in items:
+        row = rows.get(item[1].get("judgement"))
+        problems += (
+            gone(item, "the judgement") if row is None else differences(item, facts.submitted(row))
+        )
+    return problems
+
+
+def check_decision(items: list[Item], known: Known) -> list[Problem]:
+    rows: dict[Any, RoundDecision] = {
+        (row.agent.judgement_id, row.agent.position, row.round): row
+        for row in RoundDecision.objects.filter(
+            agent__judgement_id__in=ids(items, "judgement")
+        ).select_related("agent")
+    }
+    problems = []
+    for item in items:
+        payload = item[1]
+        row = rows.get((payload.get("judgement"), payload.get("agent"), payload.get("round")))
+        if row is None:
+            problems += gone(item, "the decision")
+        else:
+            problems += differences(item, facts.decision(row, row.agent))
+    return problems
+
+
+def check_verdict(items: list[Item], known: Known) -> list[Problem]:
+    rows = judgements_of(items)
+    problems = []
+    for item in items:
+        row = rows.get(item[1].get("judgement"))
+        if row is None:
+            problems += gone(item, "the judgement")
+            continue
+        said = item[1].get("certificate")
+
+        def deleted_with_its_panel(key: str, now: Any, said: Any = said) -> bool:
+            return key == "certificate" and now is None and known.certificate_gone_with_panel(said)
+
+        problems += differences(item, facts.verdict(row), deleted_with_its_panel)
+    return problems
+
+
+def check_review(
+    items: list[Item], known: Known, model: type[Override] | type[Confirmation]
+) -> list[Problem]:
+    judgements = judgements_of(items)
+    rows: dict[Any, Override | Confirmation] = {
+        row.judgement_id: row
+        for row in model.objects.filter(judgement_id__in=ids(items, "judgement"))
+    }
+    describe = facts.override if model is Override else facts.confirmation
+    problems = []
+    for item in items:
+        row = rows.get(item[1].get("judgement"))
+        if row is None or row.judgement_id not in judgements:
+            problems += gone(item, f"the {item[0].kind}")
+        else:
+            problems += differences(item, describe(row, judgements[row.judgement_id]))  # type: ignore[arg-type]  # the model's own row
+    return problems
+
+
+def check_certificate(items: list[Item], known: Known) -> list[Problem]:
+    rows: dict[Any, Certificate] = {
+        row.pk: row for row in Certificate.objects.filter(pk__in=ids(items, "certificate"))
+    }
+    problems = []
+    for item in items:
+        entry, payload = item
+        row = rows.get(payload.get("certificate"))
+        if row is None:
+            if not known.certificate_gone_with_panel(payload.get("certificate")):
+                problems += gone(item, "the certificate")
+        elif entry.kind == EntryKind.CERTIFICATE:
+            problems += differences(item, facts.certificate(row))
+        else:
+            problems += differences(item, facts.certificate_voided(row))
+    return problems
+
+
+def check_configuration(items: list[Item], known: Known) -> list[Problem]:
+    rows: dict[Any, AuditEntry] = {
+        row.pk: row for row in AuditEntry.objects.filter(pk__in=ids(items, "audit_entry"))
+    }
+    problems = []
+    for item in items:
+        row = rows.get(item[1].get("audit_entry"))
+        if row is None:
+            problems += gone(item, "the audit row")
+        else:
+            # A user deleted since: the row's "by" reads empty, which is not an edit.
+            problems += differences(
+                item, facts.configuration(row), lambda key, now: key == "by" and now is None
+            )
+    return problems
+
+
+CHECKS: dict[str, Callable[[list[Item], Known], list[Problem]]] = {
+    EntryKind.SUBMITTED: check_submitted,
+    EntryKind.DECISION: check_decision,
+    EntryKind.VERDICT: check_verdict,
+    EntryKind.OVERRIDE: lambda items, known: check_review(items, known, Override),
+    EntryKind.CONFIRMATION: lambda items, known: check_review(items, known, Confirmation),
+    EntryKind.CERTIFICATE: check_certificate,
+    EntryKind.CERTIFICATE_VOIDED: check_certificate,
+    EntryKind.CONFIGURATION: check_configuration,
+}
+
+
+def check_rows(items: list[Item], known: Known) -> list[Problem]:
+    """A batch of entries (with their parsed payloads) against their rows."""
+    by_kind: dict[str, list[Item]] = {}
+    for item in items:
+        by_kind.setdefault(item[0].kind, []).append(item)
+    problems = []
+    for kind, group in by_kind.items():
+        check = CHECKS.get(kind)
+        if check is not None:
+            problems += check(group, known)
+        elif kind != EntryKind.GENESIS:
+            problems += [Problem(entry.seq, f"unknown kind {kind!r}") for entry, _ in group]
+    return problems

@@ -1,0 +1,89 @@
+"""The signing key kept like the secret key, its kid, rotation keeping old keys for
+checking, and `manage.py audit keys | new-key | rotate-key` (judgements/audit/keys.py)."""
+
+import io
+import json
+import stat
+
+import pytest
+from django.core.management import call_command
+
+from judgements.audit import keys
+from magi_client.receipts import NotValid, check_signature, keys_of
+
+
+@pytest.fixture
+def embedded(settings, tmp_path):
+    """No key in the environment: the one kept in var/ (a fresh var/ here)."""
+    settings.MAGI_AUDIT_SIGNING_KEY = ""
+    settings.MAGI_AUDIT_RETIRED_KEYS = []
+    settings.VAR_DIR = tmp_path
+    return tmp_path
+
+
+def signed(body: dict) -> dict:
+    return {"head": body, "signature": keys.sign(body)}
+
+
+def test_the_embedded_key_is_made_once_in_var_readable_by_its_owner_only(embedded):
+    kid = keys.current_kid()
+    path = embedded / keys.KEY_FILE
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert keys.current_kid() == kid
+    assert [key["kid"] for key in keys.jwks()["keys"]] == [kid]
+
+
+def test_rotation_keeps_the_old_key_for_checking(embedded):
+    before = signed({"seq": 1})
+    old, new = keys.rotate()
+    assert old != new and keys.current_kid() == new
+    published = keys_of(keys.jwks())
+    assert set(published) == {old, new}
+    check_signature(before, "head", published)
+    check_signature(signed({"seq": 2}), "head", published)
+
+
+def test_a_deployments_key_comes_from_the_environment(settings):
+    settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
+    document = signed({"seq": 3})
+    check_signature(document, "head", keys_of(keys.jwks()))
+    settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
+    with pytest.raises(NotValid, match="not among the keys given"):
+        check_signature(document, "head", keys_of(keys.jwks()))
+
+
+def test_a_retired_key_in_the_environment_still_checks(settings):
+    old_seed = keys.new_seed()
+    settings.MAGI_AUDIT_SIGNING_KEY = old_seed
+    document = signed({"seq": 4})
+    retired = keys.b64url(keys.public_bytes(keys.signing_key()))
+    settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
+    settings.MAGI_AUDIT_RETIRED_KEYS = [retired]
+    check_signature(document, "head", keys_of(keys.jwks()))
+
+
+def test_a_bad_key_is_refused_naming_the_setting(settings):
+    settings.MAGI_AUDIT_SIGNING_KEY = "not-a-key"
+    with pytest.raises(keys.KeyRefused, match="MAGI_AUDIT_SIGNING_KEY"):
+        keys.current_kid()
+
+
+def test_the_commands_print_and_rotate_the_keys(embedded):
+    out = io.StringIO()
+    call_command("audit", "keys", stdout=out)
+    (key,) = json.loads(out.getvalue())["keys"]
+    out = io.StringIO()
+    call_command("audit", "rotate-key", stdout=out)
+    assert out.getvalue().strip().endswith(f"{key['kid']} kept for checking")
+    out = io.StringIO()
+    call_command("audit", "new-key", stdout=out)
+    assert len(keys.unb64url(out.getvalue().strip())) == 32
+
+
+def test_rotate_key_refuses_a_deployments_key(settings):
+    settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("audit", "rotate-key", stderr=err)
+    assert exited.value.code == 2
+    assert "invalid input: MAGI_AUDIT_SIGNING_KEY is set" in err.getvalue()

@@ -1,0 +1,95 @@
+"""A history for the audit chain's tests and bench/audit_chain.py, made through MAGI's own
+change functions without a model: judgements submitted the one way in, claimed, each
+agent's three decisions stored, the verdict finished, some overridden or confirmed, a
+team's members changed. Run on its own against any database:
+
+    DATABASE_URL=... python -m tests.support.audit_history JUDGEMENTS WORKER
+"""
+
+import sys
+from datetime import UTC, datetime
+
+from judgements.core.prompts import AgentVerdict
+
+REVIEW_REASON = "Checked by hand against the itinerary."
+# Each agent's votes over the three rounds: approved 2-1.
+VOTES = (("approve",) * 3, ("approve", "approve", "reject"), ("reject",) * 3)
+
+
+def route():
+    from judgements.llm.completions import ModelRoute
+
+    return ModelRoute(
+        model="model-a", provider="default", base_url=None, api_key=None,
+        structured_output="json_schema", timeout=5.0, temperature=0.0, seed=0, max_tokens=400,
+    )  # fmt: skip
+
+
+def result(decision: str, round_number: int):
+    from judgements.llm.calls import AttemptRecord, VerdictResult
+
+    reason = f"Round {round_number}: the plan {'is' if decision == 'approve' else 'is not'} safe."
+    verdict = AgentVerdict(reason=reason, criterion_met=decision == "approve", decision=decision)
+    attempt = AttemptRecord(
+        attempt=1, request={"model": "model-a"}, started_at=datetime.now(UTC), duration_ms=5,
+        base_url="http://127.0.0.1:9/v1", response_text=verdict.model_dump_json(),
+    )  # fmt: skip
+    return VerdictResult(
+        verdict=verdict, latency_ms=5, prompt_tokens=10, completion_tokens=5, attempt=attempt
+    )
+
+
+def judge_one(worker: str, creator, content: str) -> int:
+    """One judgement from submission to its verdict, as the engine stores it."""
+    from judgements.engine import lifecycle
+    from judgements.intake.json_cases import validate_case
+    from judgements.intake.start import Checked, Submission, submit
+    from judgements.models import Judgement
+    from tests.support.cases import case_for
+
+    case = case_for(content=content)
+    judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
+    assert lifecycle.claim(worker, Judgement.objects.filter(pk=judgement.pk), 1)
+    agents = list(judgement.agents.all())
+    for round_number in (1, 2, 3):
+        for agent, votes in zip(agents, VOTES, strict=True):
+            decision = votes[round_number - 1]
+            lifecycle.store_decision(
+                agent, round_number, route(), result(decision, round_number), worker
+            )
+    lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, VOTES, strict=True)})
+    return judgement.pk
+
+
+def make_history(judgements: int, worker: str) -> list[int]:
+    """`judgements` judged; every fifth overridden, every seventh confirmed; a team's
+    members changed every tenth. The ids made."""
+    from django.contrib.auth import get_user_model
+
+    from judgements.models import Team
+    from judgements.outcome import overrides, reviews
+    from judgements.panels import teams
+
+    users = get_user_model().objects
+    creator, _ = users.get_or_create(username=f"maker-{worker}")
+    staff, _ = users.get_or_create(username=f"ops-{worker}", defaults={"is_staff": True})
+    team, _ = Team.objects.get_or_create(name=f"team-{worker}")
+    made = []
+    for number in range(judgements):
+        pk = judge_one(worker, creator, f"Trip {number} of {worker}: Japan next week.")
+        made.append(pk)
+        if number % 5 == 0:
+            overrides.override(pk, staff, "reject", REVIEW_REASON)
+        elif number % 7 == 0:
+            reviews.confirm(pk, staff, REVIEW_REASON)
+        if number % 10 == 0:
+            teams.set_members(team, [creator] if number % 20 else [creator, staff], staff)
+    return made
+
+
+if __name__ == "__main__":
+    import django
+
+    django.setup()
+    ids = make_history(int(sys.argv[1]), sys.argv[2])
+    print(f"{len(ids)} judgements by {sys.argv[2]}")
