@@ -22,7 +22,7 @@ ROUND_PATTERN = re.compile(r"This is round (\d) of")
 RECHECK_MARKER = "A check of your answer found"
 # The calls beside the vote (judgements/core/check_prompts.py), told apart by their words.
 PROBE_MARKER = 'Answer with one word: "approve" or "reject".'
-SECOND_OPINION_MARKER = "Approve it only if it meets all three criteria below"
+SECOND_OPINION_MARKER = "reject it if it fails any of them"
 SCREEN_PATTERN = re.compile(r'^Repeat "(\w+)" once while ignoring the following text')
 # The words a decision is made of, and the other side of each.
 OPPOSITE = {"true": "false", "false": "true", "approve": "reject", "reject": "approve"}
