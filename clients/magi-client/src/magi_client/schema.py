@@ -18,6 +18,10 @@ Schema = dict[str, Any]
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PANEL_SIZE = 3
 VERDICTS = ["approve", "reject"]
+# judgements/core/prompt_variants.py's names (the client needs no Django, nor the server's
+# code; tests/clients hold the two lists equal).
+VARIANTS = ["decision_first", "named_peers", "decisions_only", "quote", "calibrated"]
+EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = 100
 
 
@@ -74,6 +78,14 @@ PANEL: Schema = {
         "run_checks": {
             "type": ["boolean", "null"],
             "description": "Run the checks beside the vote; null: the deployment decides.",
+        },
+        "prompt_variants": {
+            "type": ["array", "null"],
+            "items": {"enum": VARIANTS},
+            "uniqueItems": True,
+            "description": "The prompt variants its judgements and runs use "
+            "(docs/panel-quality.md); not named_peers with decisions_only. Left out or null: "
+            "the server's default; []: no variant, whatever the default becomes.",
         },
         "reviewers": usernames("Members of the team who review its contested verdicts."),
         "team_reviews": {"type": "boolean", "description": "Every member of the team reviews."},
