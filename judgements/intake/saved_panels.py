@@ -153,7 +153,9 @@ def checked_variants(value: object) -> list[str] | None:
         prompt_variants.parse(value)
     except ValueError as exc:
         message = str(exc)
-        raise ValueError(message[0].upper() + message[1:] + ".") from None
+        if message.startswith("unknown"):
+            raise ValueError("U" + message[1:] + ".") from None
+        raise ValueError(f"{message}: choose one.") from None
     return list(value)
 
 

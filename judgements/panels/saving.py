@@ -24,8 +24,7 @@ from django.utils import timezone
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
-from judgements.intake import cases
-from judgements.intake import saved_panels
+from judgements.intake import cases, saved_panels
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Certificate, Panel

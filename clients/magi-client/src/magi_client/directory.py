@@ -277,9 +277,11 @@ class Reader:
                 source.problem("reviewers", "A panel with no team has no reviewers.")
             )
         variants = whole.get("prompt_variants")
-        named = set(variants) if isinstance(variants, list) and all(
-            isinstance(name, str) for name in variants
-        ) else set()
+        named = (
+            set(variants)
+            if isinstance(variants, list) and all(isinstance(name, str) for name in variants)
+            else set()
+        )
         if named >= set(schema.EXCLUSIVE_VARIANTS):
             self.problems.append(
                 source.problem(
