@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgements.core import calibration, prompt_variants
+from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate, certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
@@ -127,7 +127,7 @@ def render_edit(
         "error_summary": error_summary(panel_form, formset=formset) if panel_form.is_bound else [],
         "certificate": certificates.view_of(shown),
         "eligible_runs": certify.eligible_runs(panel),
-        "variants_in_use": prompt_variants.label(saved_panels.variants_for(panel)),
+        "variants_in_use": "+".join(sorted(saved_panels.variants_for(panel))) or "no variant",
         "calibration": calibration_view(panel),
         "certify_form": certify_form,
         "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],
