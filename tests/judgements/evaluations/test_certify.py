@@ -57,8 +57,10 @@ def suite_file(tmp_path):
     return path
 
 
-def judge_with(make_judgement, panel, content: str) -> Judgement:
+def judge_with(make_judgement, panel, content: str, variants: list[str] | None = None) -> Judgement:
     judgement = make_judgement(panel=panel.name, agents=None, content=content)
+    if variants is not None:  # as a caller naming its own (an evaluation run) stores them
+        Judgement.objects.filter(pk=judgement.pk).update(prompt_variants=variants)
     # A runner per event loop: its HTTP clients belong to the loop they were made in.
     runner = EngineRunner(worker_id="test-worker")
     assert async_to_sync(runner.run_judgement)(judgement.pk)
@@ -114,6 +116,16 @@ def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
     assert unsure.contest_reasons == [
         f"The panel's answer confidence {UNSURE:.2f} is below the certified {SURE:.2f}."
     ]
+
+
+def test_a_verdict_asked_with_other_variants_is_not_marked_by_the_certificate(
+    panel, suite_file, make_judgement
+):
+    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    same = judge_with(make_judgement, panel, "marker-ok: a desk.")
+    assert same.trust == Trust.NOT_CONTESTED and same.certificate is not None
+    other = judge_with(make_judgement, panel, "marker-ok: a chair.", variants=["quote"])
+    assert other.trust == Trust.UNMEASURED and other.certificate is None
 
 
 def test_changing_an_agents_model_or_criteria_voids_the_certificate(
