@@ -43,7 +43,7 @@ from judgements.models import (
     JudgementCheck,
     RoundDecision,
     Status,
-    calibration_fingerprint,
+    agents_fingerprint,
 )
 from judgements.models.checks import finding_fields
 
@@ -125,17 +125,17 @@ def load(judgement_id: int) -> Deliberation:
 def learned_offsets(judgement: Judgement, agents: list[Agent]) -> dict[int, float | None]:
     """Agent id -> its panel's learned offset, for a judgement of the CALIBRATED variant
     whose saved panel learned one for exactly these agents asked with these variants
-    (models/certificates.py calibration_fingerprint); otherwise empty (no change)."""
+    (core/calibration.py offsets_for); otherwise empty (no change)."""
     if prompts.Variant.CALIBRATED not in (judgement.prompt_variants or ()):
         return {}
     panel = judgement.panel
     if panel is None or not panel.calibration:
         return {}
-    fingerprint = calibration_fingerprint(
-        ({"model": agent.model, "criteria": agent.criteria} for agent in agents),
-        judgement.prompt_variants or (),
+    fingerprint = agents_fingerprint(
+        {"model": agent.model, "criteria": agent.criteria} for agent in agents
     )
-    offsets = calibration.PanelCalibration.from_dict(panel.calibration).offsets_for(fingerprint)
+    stored = calibration.PanelCalibration.from_dict(panel.calibration)
+    offsets = stored.offsets_for(fingerprint, judgement.prompt_variants or ())
     return {} if offsets is None else dict(zip([a.pk for a in agents], offsets, strict=True))
 
 

@@ -1,8 +1,8 @@
 """Learning a saved panel's calibration (judgements/core/calibration.py) from its finished
 evaluation runs on labelled suites, the way a certificate is learned
 (judgements/evaluations/certify.py): the runs of exactly its current agents, stored with
-the panel, void for other agents or other prompt variants (models/certificates.py
-calibration_fingerprint). `manage.py calibrate PANEL` calls it.
+the panel with the variants it was learned under, void for other agents or other prompt
+variants (core/calibration.py offsets_for). `manage.py calibrate PANEL` calls it.
 
 Each agent's offset is fitted to its round-1 P(approve) against the cases'
 `expected_agents`, over the runs whose judgements ran `variants` (the CALIBRATED variant
@@ -18,7 +18,9 @@ from judgements.core import calibration, prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
 from judgements.intake import saved_panels
-from judgements.models import EvaluationRun, Panel, RoundDecision, calibration_fingerprint
+from judgements.models import EvaluationRun, Panel, RoundDecision, agents_fingerprint
+
+CALIBRATED = prompt_variants.Variant.CALIBRATED
 
 
 def learn(
@@ -32,11 +34,11 @@ def learn(
     `variants`."""
     try:
         named = saved_panels.variants_for(panel) if variants is None else variants
-        wanted = prompt_variants.parse(named) - {prompt_variants.Variant.CALIBRATED}
+        wanted = prompt_variants.parse(named) - {CALIBRATED}
     except ValueError as exc:
         raise InvalidInput({"variants": [str(exc)]}) from None
-    fingerprint = calibration_fingerprint(panel.agents, wanted)
-    chosen = learned_from(panel, fingerprint, run_ids)
+    fingerprint = agents_fingerprint(panel.agents)
+    chosen = learned_from(panel, wanted, run_ids)
     if not chosen:
         raise InvalidInput(
             {
@@ -54,19 +56,23 @@ def learn(
         # Only cases that say what each agent should decide teach its lean.
         if p_approve is not None and expected and 0 < position <= len(expected):
             per_agent[position - 1].append((p_approve, expected[position - 1]))
-    learned = calibration.learn(fingerprint, per_agent, [run.pk for run in chosen])
+    learned = calibration.learn(fingerprint, per_agent, [run.pk for run in chosen], wanted)
     if any(offset is not None for offset in learned.offsets):
         panel.calibration = learned.as_dict()
         panel.save(update_fields=["calibration"])
     return learned
 
 
-def learned_from(panel: Panel, fingerprint: str, run_ids: list[int] | None) -> list[EvaluationRun]:
-    """The panel's finished runs of its agents asked the way `fingerprint` says (among
-    `run_ids`, when given)."""
+def learned_from(
+    panel: Panel, wanted: frozenset[prompt_variants.Variant], run_ids: list[int] | None
+) -> list[EvaluationRun]:
+    """The panel's finished runs of its current agents asked with `wanted` (`calibrated`
+    aside), among `run_ids` when given."""
+    fingerprint = agents_fingerprint(panel.agents)
 
     def measured(run: EvaluationRun) -> bool:
-        same = calibration_fingerprint(run.agents, run.prompt_variants or ()) == fingerprint
+        variants = prompt_variants.parse(run.prompt_variants or ()) - {CALIBRATED}
+        same = agents_fingerprint(run.agents) == fingerprint and variants == wanted
         return same and (run_ids is None or run.pk in run_ids)
 
     return certify.finished_runs(panel, measured)
@@ -78,4 +84,5 @@ def holds(panel: Panel) -> bool:
     if not panel.calibration:
         return False
     stored = calibration.PanelCalibration.from_dict(panel.calibration)
-    return stored.offsets_for(saved_panels.calibration_fingerprint_of(panel)) is not None
+    fingerprint = agents_fingerprint(panel.agents)
+    return stored.offsets_for(fingerprint, saved_panels.variants_for(panel)) is not None

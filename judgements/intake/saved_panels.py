@@ -16,7 +16,7 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schemas
-from judgements.models import ID_MAX, Panel, agents_fingerprint, calibration_fingerprint
+from judgements.models import ID_MAX, Panel, agents_fingerprint
 from judgements.outcome import answers
 
 if TYPE_CHECKING:  # django-stubs-ext is a test (type-check) dependency only
@@ -134,11 +134,6 @@ def fingerprint_of(panel: Panel) -> str:
     return agents_fingerprint(panel.agents, variants_for(panel))
 
 
-def calibration_fingerprint_of(panel: Panel) -> str:
-    """What a calibration of the panel holds for (models/certificates.py)."""
-    return calibration_fingerprint(panel.agents, variants_for(panel))
-
-
 def checked_variants(value: object) -> list[str] | None:
     """A panel's setting as given (a list of variant names, or None: not set), unchanged
     when valid; ValueError saying what is wrong (an unknown name, a name twice, or
@@ -168,6 +163,15 @@ def variants_from_text(typed: str) -> list[str] | None:
     if typed.lower() == NO_VARIANTS:
         return []
     return checked_variants([name.strip() for name in typed.split(SEPARATOR)])
+
+
+def named_variants(typed: str) -> list[str]:
+    """A command line's --variants: as variants_from_text, but blank is no answer (leave
+    the option out for the panel's own)."""
+    named = variants_from_text(typed)
+    if named is None:
+        raise ValueError(f"Name the variants, joined with {SEPARATOR}, or {NO_VARIANTS}.")
+    return named
 
 
 def variants_text(setting: list[str] | None) -> str:

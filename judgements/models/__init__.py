@@ -18,7 +18,6 @@ from judgements.models.budgets import (  # noqa: F401 - re-exported: the one imp
 from judgements.models.certificates import (  # noqa: F401 - re-exported: the one import path
     Certificate,
     agents_fingerprint,
-    calibration_fingerprint,
 )
 from judgements.models.checks import (  # noqa: F401 - re-exported: the one import path
     CheckKind,

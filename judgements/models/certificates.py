@@ -12,15 +12,12 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.core import kept_verdicts
-from judgements.core.prompt_variants import Variant
-
-CALIBRATED = Variant.CALIBRATED.value
 
 
 def agents_fingerprint(agents: Iterable[Mapping], variants: Iterable[str] = ()) -> str:
     """The agents' models and criteria, in panel order, and the prompt variants they are
-    asked with (judgements/core/prompt_variants.py), as one hash: a certificate or a
-    calibration holds for these and no others (names are labels, not part of what was
+    asked with (judgements/core/prompt_variants.py), as one hash: a certificate holds
+    for these and no others (names are labels, not part of what was
     measured). Without variants it is the hash of the agents alone, as it was before
     variants existed, so what was measured then stays valid for the prompts it measured."""
     key: list = [[agent["model"], agent["criteria"]] for agent in agents]
@@ -28,13 +25,6 @@ def agents_fingerprint(agents: Iterable[Mapping], variants: Iterable[str] = ()) 
     if chosen:
         key = [key, {"prompt_variants": chosen}]
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode()).hexdigest()
-
-
-def calibration_fingerprint(agents: Iterable[Mapping], variants: Iterable[str] = ()) -> str:
-    """What a calibration holds for (judgements/core/calibration.py): the agents and the
-    variants that shape their answers. `calibrated` itself is left out: it only reads the
-    offsets, which are learned from answers asked without it."""
-    return agents_fingerprint(agents, set(map(str, variants)) - {CALIBRATED})
 
 
 VOID_REASON = (

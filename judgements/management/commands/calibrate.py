@@ -47,7 +47,10 @@ class Command(BaseCommand):
             panel = saved_panels.resolve(options["panel"], None)
             variants = None
             if options["variants"] is not None:
-                variants = variants_option(options["variants"])
+                try:
+                    variants = saved_panels.named_variants(options["variants"])
+                except ValueError as exc:
+                    raise InvalidInput({"--variants": [str(exc)]}) from None
             learned = calibrate.learn(panel, variants=variants)
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)
@@ -56,19 +59,6 @@ class Command(BaseCommand):
         if all(offset is None for offset in learned.offsets):
             sys.exit(EXIT_TOO_FEW)
         sys.exit(EXIT_LEARNED)
-
-
-def variants_option(value: str) -> list[str]:
-    """--variants as calibrate.learn takes them; InvalidInput naming --variants."""
-    try:
-        named = saved_panels.variants_from_text(value)
-    except ValueError as exc:
-        raise InvalidInput({"--variants": [str(exc)]}) from None
-    if named is None:
-        raise InvalidInput(
-            {"--variants": [f"Name the variants, joined with +, or {saved_panels.NO_VARIANTS}."]}
-        )
-    return named
 
 
 def summary(panel_name: str, names: list[str], learned: calibration.PanelCalibration) -> str:

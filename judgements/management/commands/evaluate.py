@@ -292,13 +292,10 @@ def parse_variants(value: str | None, errors: dict[str, list[str]]) -> list[str]
     if value is None:
         return None
     try:
-        named = saved_panels.variants_from_text(value)
+        return saved_panels.named_variants(value)
     except ValueError as exc:
         errors["--variants"] = [str(exc)]
         return None
-    if named is None:
-        errors["--variants"] = [f"Name the variants, joined with +, or {saved_panels.NO_VARIANTS}."]
-    return named
 
 
 def same_variants(panel: Panel, variants: list[str], errors: dict[str, list[str]]) -> None:

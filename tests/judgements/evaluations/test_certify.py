@@ -17,7 +17,7 @@ from judgements.models import (
     EvaluationRun,
     Judgement,
     Trust,
-    calibration_fingerprint,
+    agents_fingerprint,
 )
 from judgements.outcome.answers import trust_words
 from judgements.panels import saving
@@ -152,7 +152,7 @@ def test_changing_only_the_prompt_variants_voids_the_certificate_and_the_calibra
     panel, suite_file, make_judgement
 ):
     assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
-    learned = calibration.learn(calibration_fingerprint(panel.agents), [[(0.2, "approve")]] * 3)
+    learned = calibration.learn(agents_fingerprint(panel.agents), [[(0.2, "approve")]] * 3, (), [])
     panel.calibration = learned.as_dict()
     panel.save(update_fields=["calibration"])
     assert calibrate.holds(panel)

@@ -327,13 +327,13 @@ def test_bad_prompt_variants_are_said_next_to_the_field_and_kept(logged_in, make
 
 def test_the_page_says_whether_the_calibration_holds(logged_in, make_panel, user):
     from judgements.core import calibration
-    from judgements.models import calibration_fingerprint
+    from judgements.models import agents_fingerprint
 
     panel = make_panel("Desk", owner=user)
     html = logged_in.get(panel.get_absolute_url()).content.decode()
     assert f"<code>manage.py calibrate {panel.pk}</code>" in html
     learned = calibration.PanelCalibration(
-        calibration_fingerprint(panel.agents), (1.5, None, -0.25), (20, 3, 20), (7,)
+        agents_fingerprint(panel.agents), (1.5, None, -0.25), (20, 3, 20), (7,), ()
     )
     panel.calibration = learned.as_dict()
     panel.save(update_fields=["calibration"])
