@@ -45,6 +45,12 @@ class PanelWrite(schemas.Strict):
         default=None,
         description="Run the second opinion and injection screen; null: the deployment decides.",
     )
+    prompt_variants: Annotated[list[StrictStr], Field(max_length=10)] | None = Field(
+        default=None,
+        description="The prompt variants its judgements and runs use (docs/panel-quality.md): "
+        "decision_first, named_peers, decisions_only, quote, calibrated; not named_peers with "
+        "decisions_only. null: the site's default; []: no variant, whatever the default becomes.",
+    )
     notify_contested: StrictBool = Field(
         default=False, description="Email its reviewers about contested verdicts too."
     )
@@ -70,8 +76,9 @@ class PanelChange(Panel):
     """The panel as it now stands, and what the change voided."""
 
     voided_certificates: list[Id] = Field(
-        description="The certificates this change voided: an agent's model or criteria "
-        "changed since they were measured. Empty when nothing was voided."
+        description="The certificates this change voided: an agent's model or criteria, or "
+        "the panel's prompt variants, changed since they were measured. Empty when nothing "
+        "was voided."
     )
 
 

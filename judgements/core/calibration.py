@@ -22,8 +22,10 @@ turns votes into a verdict is unchanged.
 """
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+
+from judgements.core.prompt_variants import Variant
 
 APPROVE, REJECT = "approve", "reject"
 # Labels an offset needs, in all and of each side: fewer say nothing about a lean.
@@ -84,42 +86,62 @@ def calibrated_vote(p_approve: float | None, offset: float | None) -> str | None
 class PanelCalibration:
     """A panel's learned offsets, one per agent in panel order (None: not learned), for
     the agents of `fingerprint` only (models/certificates.py agents_fingerprint): a panel
-    whose models or criteria changed has none."""
+    whose models or criteria changed has none. `variants`: the prompt variants the
+    answers were asked with (`calibrated` aside), when recorded (a saved panel's,
+    judgements/evaluations/calibrate.py): it then holds for those only; None (not
+    recorded, as the quality bench stores it) holds for any."""
 
     fingerprint: str
     offsets: tuple[float | None, ...]
     samples: tuple[int, ...]
     runs: tuple[int, ...] = ()
+    variants: tuple[str, ...] | None = None
 
     def as_dict(self) -> dict:
-        return {
+        stored = {
             "fingerprint": self.fingerprint,
             "offsets": list(self.offsets),
             "samples": list(self.samples),
             "runs": list(self.runs),
         }
+        return stored if self.variants is None else stored | {"variants": list(self.variants)}
 
     @classmethod
     def from_dict(cls, stored: Mapping) -> "PanelCalibration":
+        variants = stored.get("variants")
         return cls(
             fingerprint=str(stored["fingerprint"]),
             offsets=tuple(stored["offsets"]),
             samples=tuple(stored["samples"]),
             runs=tuple(stored.get("runs", ())),
+            variants=None if variants is None else tuple(variants),
         )
 
-    def offsets_for(self, fingerprint: str) -> tuple[float | None, ...] | None:
-        """The offsets when they were learned for these agents, else None."""
-        return self.offsets if fingerprint == self.fingerprint else None
+    def offsets_for(
+        self, fingerprint: str, variants: Iterable[str] | None = None
+    ) -> tuple[float | None, ...] | None:
+        """The offsets when they were learned for these agents and, if the variants they
+        were learned under are recorded, under `variants` (`calibrated` aside); else None."""
+        if fingerprint != self.fingerprint:
+            return None
+        if self.variants is None or variants is None:
+            return self.offsets
+        asked = {str(variant) for variant in variants} - {Variant.CALIBRATED.value}
+        return self.offsets if set(self.variants) == asked else None
 
 
 def learn(
-    fingerprint: str, per_agent: Sequence[Sequence[tuple[float, str]]], runs: Sequence[int] = ()
+    fingerprint: str,
+    per_agent: Sequence[Sequence[tuple[float, str]]],
+    runs: Sequence[int] = (),
+    variants: Iterable[str] | None = None,
 ) -> PanelCalibration:
-    """Each agent's offset from its own (P(approve), expected vote) pairs."""
+    """Each agent's offset from its own (P(approve), expected vote) pairs; `variants`, the
+    prompt variants they were asked with, recorded when given."""
     return PanelCalibration(
         fingerprint=fingerprint,
         offsets=tuple(learn_offset(samples) for samples in per_agent),
         samples=tuple(len(samples) for samples in per_agent),
         runs=tuple(runs),
+        variants=None if variants is None else tuple(sorted(str(v) for v in variants)),
     )

@@ -124,7 +124,8 @@ def load(judgement_id: int) -> Deliberation:
 
 def learned_offsets(judgement: Judgement, agents: list[Agent]) -> dict[int, float | None]:
     """Agent id -> its panel's learned offset, for a judgement of the CALIBRATED variant
-    whose saved panel learned one for exactly these agents; otherwise empty (no change)."""
+    whose saved panel learned one for exactly these agents asked with these variants
+    (core/calibration.py offsets_for); otherwise empty (no change)."""
     if prompts.Variant.CALIBRATED not in (judgement.prompt_variants or ()):
         return {}
     panel = judgement.panel
@@ -133,7 +134,8 @@ def learned_offsets(judgement: Judgement, agents: list[Agent]) -> dict[int, floa
     fingerprint = agents_fingerprint(
         {"model": agent.model, "criteria": agent.criteria} for agent in agents
     )
-    offsets = calibration.PanelCalibration.from_dict(panel.calibration).offsets_for(fingerprint)
+    stored = calibration.PanelCalibration.from_dict(panel.calibration)
+    offsets = stored.offsets_for(fingerprint, judgement.prompt_variants or ())
     return {} if offsets is None else dict(zip([a.pk for a in agents], offsets, strict=True))
 
 

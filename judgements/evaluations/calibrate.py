@@ -1,13 +1,15 @@
 """Learning a saved panel's calibration (judgements/core/calibration.py) from its finished
 evaluation runs on labelled suites, the way a certificate is learned
-(judgements/evaluations/certify.py): the same runs of exactly its current agents, stored
-with the panel, void for other agents.
+(judgements/evaluations/certify.py): the runs of exactly its current agents, stored with
+the panel with the variants it was learned under, void for other agents or other prompt
+variants (core/calibration.py offsets_for). `manage.py calibrate PANEL` calls it.
 
 Each agent's offset is fitted to its round-1 P(approve) against the cases'
 `expected_agents`, over the runs whose judgements ran `variants` (the CALIBRATED variant
-aside): an answer's P(approve) depends on how it was asked (with `decision_first` it is
-read before any reason), so the offset is learned under the prompts it will correct.
-Held-out suites must not be among the runs (docs/panel-quality.md).
+aside; by default the panel's own, intake/saved_panels.py variants_for): an answer's
+P(approve) depends on how it was asked (with `decision_first` it is read before any
+reason), so the offset is learned under the prompts it will correct. Held-out suites
+must not be among the runs (docs/panel-quality.md).
 """
 
 from collections.abc import Iterable
@@ -15,29 +17,28 @@ from collections.abc import Iterable
 from judgements.core import calibration, prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
-from judgements.models import Panel, RoundDecision, agents_fingerprint
+from judgements.intake import saved_panels
+from judgements.models import EvaluationRun, Panel, RoundDecision, agents_fingerprint
 
-DEFAULT_VARIANTS = (prompt_variants.Variant.DECISION_FIRST.value,)
+CALIBRATED = prompt_variants.Variant.CALIBRATED
 
 
 def learn(
     panel: Panel,
     *,
-    variants: Iterable[str] = DEFAULT_VARIANTS,
+    variants: Iterable[str] | None = None,
     run_ids: list[int] | None = None,
 ) -> calibration.PanelCalibration:
-    """Fit and store the panel's offsets; InvalidInput naming `runs` or `variants`."""
+    """Fit the panel's offsets and store them, unless no agent learned one (too few
+    labels: a calibration learned before is then kept); InvalidInput naming `runs` or
+    `variants`."""
     try:
-        wanted = prompt_variants.parse(variants) - {prompt_variants.Variant.CALIBRATED}
+        named = saved_panels.variants_for(panel) if variants is None else variants
+        wanted = prompt_variants.parse(named) - {CALIBRATED}
     except ValueError as exc:
         raise InvalidInput({"variants": [str(exc)]}) from None
-    chosen = [
-        run
-        for run in certify.eligible_runs(panel)
-        if prompt_variants.parse(run.prompt_variants or ()) - {prompt_variants.Variant.CALIBRATED}
-        == wanted
-        and (run_ids is None or run.pk in run_ids)
-    ]
+    fingerprint = agents_fingerprint(panel.agents)
+    chosen = learned_from(panel, wanted, run_ids)
     if not chosen:
         raise InvalidInput(
             {
@@ -55,9 +56,33 @@ def learn(
         # Only cases that say what each agent should decide teach its lean.
         if p_approve is not None and expected and 0 < position <= len(expected):
             per_agent[position - 1].append((p_approve, expected[position - 1]))
-    learned = calibration.learn(
-        agents_fingerprint(panel.agents), per_agent, [run.pk for run in chosen]
-    )
-    panel.calibration = learned.as_dict()
-    panel.save(update_fields=["calibration"])
+    learned = calibration.learn(fingerprint, per_agent, [run.pk for run in chosen], wanted)
+    if any(offset is not None for offset in learned.offsets):
+        panel.calibration = learned.as_dict()
+        panel.save(update_fields=["calibration"])
     return learned
+
+
+def learned_from(
+    panel: Panel, wanted: frozenset[prompt_variants.Variant], run_ids: list[int] | None
+) -> list[EvaluationRun]:
+    """The panel's finished runs of its current agents asked with `wanted` (`calibrated`
+    aside), among `run_ids` when given."""
+    fingerprint = agents_fingerprint(panel.agents)
+
+    def measured(run: EvaluationRun) -> bool:
+        variants = prompt_variants.parse(run.prompt_variants or ()) - {CALIBRATED}
+        same = agents_fingerprint(run.agents) == fingerprint and variants == wanted
+        return same and (run_ids is None or run.pk in run_ids)
+
+    return certify.finished_runs(panel, measured)
+
+
+def holds(panel: Panel) -> bool:
+    """Whether the panel's stored calibration is for its agents and variants now (a
+    change of either voids it, as it voids a certificate)."""
+    if not panel.calibration:
+        return False
+    stored = calibration.PanelCalibration.from_dict(panel.calibration)
+    fingerprint = agents_fingerprint(panel.agents)
+    return stored.offsets_for(fingerprint, saved_panels.variants_for(panel)) is not None

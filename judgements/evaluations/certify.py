@@ -2,12 +2,14 @@
 under which its verdicts may say "Not contested", with a stated bound on their accuracy
 (judgements/core/certificate.py), stored with the panel (models/certificates.py).
 
-Only runs of the panel's current agents count (the same models and criteria, in order):
-a certificate is about what was measured. Only decided judgements are samples; an error
+Only runs of the panel's current agents asked with its current prompt variants count (the
+same models and criteria, in order, and intake/saved_panels.py variants_for): a
+certificate is about what was measured. Only decided judgements are samples; an error
 is no verdict. A panel whose runs reach no rule gets a certificate that says so, with the
 best bound reached: for a weak model that is the right answer, not a failure.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -18,6 +20,7 @@ from judgements.core import certificate, checks, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, runs
+from judgements.intake import saved_panels
 from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
 from judgements.models.checks import setting_of
 
@@ -43,13 +46,19 @@ DEFAULT_DELTA = 0.1
 
 
 def eligible_runs(panel: Panel) -> list[EvaluationRun]:
-    """The panel's finished, uncancelled runs of exactly its current agents."""
-    fingerprint = agents_fingerprint(panel.agents)
+    """The panel's finished, uncancelled runs of exactly its current agents and prompt
+    variants."""
+    fingerprint = saved_panels.fingerprint_of(panel)
+    return finished_runs(
+        panel, lambda run: agents_fingerprint(run.agents, run.prompt_variants or ()) == fingerprint
+    )
+
+
+def finished_runs(panel: Panel, measured: Callable[[EvaluationRun], bool]) -> list[EvaluationRun]:
+    """The panel's finished, uncancelled runs that `measured` says are of what it is now."""
     found = []
     for run in panel.runs.filter(cancelled_at__isnull=True).select_related("suite"):
-        if agents_fingerprint(run.agents) != fingerprint:
-            continue
-        if runs.progress(run)["done"]:
+        if measured(run) and runs.progress(run)["done"]:
             found.append(run)
     return found
 
@@ -135,7 +144,7 @@ def certify(
             panel=panel,
             created_by=user,
             agents=panel.agents,
-            fingerprint=agents_fingerprint(panel.agents),
+            fingerprint=saved_panels.fingerprint_of(panel),
             runs=[run.pk for run in chosen],
             suites=suites,
             target=target,
@@ -176,13 +185,13 @@ def unseen_signals(panel: Panel) -> frozenset[str]:
 
 
 def current(panel: Panel) -> Certificate | None:
-    """The panel's newest certificate for its current agents, certified or not (the page
-    says which); None when none was made or every one was voided. The same one the
-    verdicts are marked by (CertificateQuerySet.in_force): when it certified nothing,
-    they are unmeasured."""
+    """The panel's newest certificate for its current agents and variants, certified or
+    not (the page says which); None when none was made or every one was voided. The same
+    one the verdicts are marked by (CertificateQuerySet.in_force): when it certified
+    nothing, they are unmeasured."""
     return (
         panel.certificates.filter(
-            voided_at__isnull=True, fingerprint=agents_fingerprint(panel.agents)
+            voided_at__isnull=True, fingerprint=saved_panels.fingerprint_of(panel)
         )
         .order_by("-created_at", "-id")
         .first()

@@ -21,7 +21,7 @@ from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, metrics, plain_call
-from judgements.intake import schemas, start
+from judgements.intake import saved_panels, schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
@@ -62,7 +62,8 @@ def start_run(
     `plain_call`: ask, beside each case, one plain call of the model with all three
     criteria (the second opinion's), so the report shows the panel against it; on unless
     turned off. `variants`: the prompt variants its judgements run
-    (judgements/core/prompt_variants.py); None: the default ones.
+    (judgements/core/prompt_variants.py); None: the saved panel's, or the site's default
+    (intake/saved_panels.py variants_for); []: none.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".
@@ -71,9 +72,12 @@ def start_run(
     if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
         errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
     try:
-        chosen = sorted(prompt_variants.resolve(variants))
+        named = saved_panels.variants_for(panel) if variants is None else variants
+        chosen = sorted(prompt_variants.parse(named))
     except ValueError as exc:
         errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]
+    except InvalidInput as exc:
+        errors.update(exc.errors)
     if not isinstance(panel_name, str) or not panel_name.strip():
         errors["panel_name"] = ["The panel needs a name."]
     elif text.char_count(panel_name.strip()) > NAME_MAX_CHARS:

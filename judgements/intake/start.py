@@ -17,7 +17,9 @@ checks in the same order for every one of them:
    the body with it); the page's and a run's come `Checked` by their forms.
 4. panel resolution: a saved panel the case names, by id or name, looked up for the
    creator and its agents checked again, and the callback URL checked
-   (intake/json_cases.py).
+   (intake/json_cases.py). The prompt variants the judgement runs are the caller's own
+   when it names them (an evaluation run's), else the saved panel's setting, else the
+   site's default (intake/saved_panels.py variants_for).
 5. budgets: the spending limits of the user, the team and the panel must cover the
    estimate of every judgement started (intake/budgets.py: budgets.BudgetExceeded, a
    limits.Refused the API answers 402).
@@ -41,7 +43,7 @@ from judgements.audit import chain
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, idempotency, json_cases, limits, schemas
+from judgements.intake import budgets, idempotency, json_cases, limits, saved_panels, schemas
 from judgements.intake.creation_gate import creation_slot
 from judgements.models import Agent, ApiToken, EvaluationRun, IdempotencyKey, Judgement
 from judgements.models.judgements import team_for
@@ -107,7 +109,7 @@ def submit(
         if stored is not None:
             return replayed(stored, digest, by.key)
     # 3 and 4.
-    ready = [resolved(case, by.creator, model) for case in cases]
+    ready = [with_variants(resolved(case, by.creator, model)) for case in cases]
     # 5.
     team = team_for(ready[0].get("panel") if ready else None, by.api_token, by.run)
     budgets.check(ready, by.creator, None if team is None else team.pk)
@@ -130,6 +132,16 @@ def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict:
     if not isinstance(case, schemas.Case):
         case = schemas.validated(model, case)
     return json_cases.resolve_case(case, user)
+
+
+def with_variants(case: dict) -> dict:
+    """The case with the prompt variants its judgement runs: those its caller named (an
+    evaluation run's, [] included), else its saved panel's (the site's default when the
+    panel sets none or there is no panel)."""
+    if case.get("prompt_variants") is not None:
+        return case
+    chosen = saved_panels.variants_for(case.get("panel"))
+    return case | {"prompt_variants": sorted(str(variant) for variant in chosen)}
 
 
 def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:

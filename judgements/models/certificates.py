@@ -1,7 +1,7 @@
 """A panel's certificate: the rule under which its verdicts say "Not contested", chosen on
 labelled evaluation runs with a stated bound on the accuracy of what it keeps
 (judgements/core/certificate.py computes it, judgements/evaluations/certify.py stores it).
-Valid only for exactly the agents it was measured on."""
+Valid only for exactly the agents it was measured on, asked with the same prompt variants."""
 
 import hashlib
 import json
@@ -14,11 +14,22 @@ from django.utils import timezone
 from judgements.core import kept_verdicts
 
 
-def agents_fingerprint(agents: Iterable[Mapping]) -> str:
-    """The agents' models and criteria, in panel order, as one hash: a certificate holds
-    for these and no others (names are labels, not part of what was measured)."""
-    key = [[agent["model"], agent["criteria"]] for agent in agents]
+def agents_fingerprint(agents: Iterable[Mapping], variants: Iterable[str] = ()) -> str:
+    """The agents' models and criteria, in panel order, and the prompt variants they are
+    asked with (judgements/core/prompt_variants.py), as one hash: a certificate holds
+    for these and no others (names are labels, not part of what was
+    measured). Without variants it is the hash of the agents alone, as it was before
+    variants existed, so what was measured then stays valid for the prompts it measured."""
+    key: list = [[agent["model"], agent["criteria"]] for agent in agents]
+    chosen = sorted({str(variant) for variant in variants})
+    if chosen:
+        key = [key, {"prompt_variants": chosen}]
     return hashlib.sha256(json.dumps(key, ensure_ascii=False).encode()).hexdigest()
+
+
+VOID_REASON = (
+    "An agent's model or criteria, or the panel's prompt variants, changed after it was measured."
+)
 
 
 class CertificateQuerySet(models.QuerySet):
@@ -35,14 +46,15 @@ class CertificateQuerySet(models.QuerySet):
         return self.filter(pk__in=models.Subquery(newest), certified=True)
 
     def void_unless(self, fingerprint: str) -> list[int]:
-        """Void the certificates measured on other agents than these (a panel's agents
-        changed model or criteria): kept for the audit, never in force again. Returns the
-        ids of those it voided, for the answer that says so."""
+        """Void the certificates measured on other agents or prompt variants than these (a
+        panel's agents changed model or criteria, or its variants changed): kept for the
+        audit, never in force again. Returns the ids of those it voided, for the answer
+        that says so."""
         voiding = self.filter(voided_at__isnull=True).exclude(fingerprint=fingerprint)
         ids = sorted(voiding.values_list("pk", flat=True))
         self.filter(pk__in=ids).update(
             voided_at=timezone.now(),
-            void_reason="An agent's model or criteria changed after it was measured.",
+            void_reason=VOID_REASON,
         )
         return ids
 
@@ -55,7 +67,8 @@ class Certificate(models.Model):
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    # The agents as measured, and their fingerprint (agents_fingerprint).
+    # The agents as measured, and their fingerprint with the variants they were asked with
+    # (agents_fingerprint; the variants are the measured runs' prompt_variants).
     agents = models.JSONField()
     fingerprint = models.CharField(max_length=64)
     # What it was measured on: the runs, and each suite with the case ids it held.
@@ -81,7 +94,8 @@ class Certificate(models.Model):
     kept = models.PositiveIntegerField(default=0)
     best = models.JSONField(null=True, blank=True)
     curve = models.JSONField(default=list, blank=True)
-    # Set when an agent's model or criteria changed after it was measured.
+    # Set when an agent's model or criteria, or the panel's variants, changed after it was
+    # measured.
     voided_at = models.DateTimeField(null=True, blank=True)
     void_reason = models.TextField(blank=True)
 

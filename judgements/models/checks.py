@@ -106,7 +106,7 @@ def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
     panel = case.get("panel")
     rule: Rule | None = None
     if not evaluation and panel is not None and undecided(panel):
-        rule = certified_rule(panel.pk, case["agents"])
+        rule = certified_rule(panel.pk, case["agents"], case.get("prompt_variants") or ())
     kinds = []
     for check in checks.registered():
         asked = checks.Asked(
@@ -139,10 +139,14 @@ def setting_of(check: checks.Check) -> bool | None:
     return None if check.setting is None else getattr(settings, check.setting)
 
 
-def certified_rule(panel_id: int, agents: Sequence[Mapping[str, Any]]) -> Rule | None:
-    """The rule of the panel's certificate in force for these agents (as
-    Judgement.certificate_in_force finds it), if there is one."""
+def certified_rule(
+    panel_id: int, agents: Sequence[Mapping[str, Any]], variants: Sequence[str] = ()
+) -> Rule | None:
+    """The rule of the panel's certificate in force for these agents asked with these
+    prompt variants (as outcome/marks.py certificate_in_force finds it), if there is one."""
     certificate = (
-        Certificate.objects.filter(panel_id=panel_id).in_force(agents_fingerprint(agents)).first()
+        Certificate.objects.filter(panel_id=panel_id)
+        .in_force(agents_fingerprint(agents, variants))
+        .first()
     )
     return None if certificate is None else certificate.the_rule

@@ -124,6 +124,11 @@ class Panel(SharedWithExamples):
     # Its agents' learned approve offsets (judgements/core/calibration.py PanelCalibration
     # as a dict), read by judgements of the CALIBRATED variant; None: never learned.
     calibration = models.JSONField(null=True, blank=True)
+    # The prompt variants its judgements and runs use (judgements/core/prompt_variants.py
+    # names, validated by panels/saving.py, kept in the order given); None: not set, the
+    # site's default (intake/saved_panels.py variants_for), [] the prompts as first
+    # measured whatever the default becomes.
+    prompt_variants = models.JSONField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)
 
     def get_absolute_url(self) -> str:
@@ -142,6 +147,7 @@ class Panel(SharedWithExamples):
             "agents": self.agents,
             "hold_contested": self.hold_contested,
             "run_checks": self.run_checks,
+            "prompt_variants": self.prompt_variants,
             "notify_contested": self.notify_contested,
             "reviewers": sorted(user.get_username() for user in self.reviewers.all()),
             "team_reviews": self.team_reviews,

@@ -415,13 +415,18 @@ class Panel(Answer):
         description="Run the second opinion and the injection screen beside the vote; "
         "null: the deployment's MAGI_SECOND_OPINION and MAGI_INJECTION_SCREEN."
     )
+    prompt_variants: list[str] | None = Field(
+        description="The prompt variants its judgements and runs use, as set; null: not set "
+        "(the site's default)."
+    )
     notify_contested: bool = Field(description="Email its reviewers about contested verdicts.")
     reviewers: list[str] = Field(description="Usernames of the team's members who review it.")
     team_reviews: bool = Field(description="Every member of its team reviews it.")
     four_eyes: bool = Field(description="Nobody reviews a judgement they started.")
     agents: Annotated[list[AgentSpec], Field(min_length=3, max_length=3)]
     certificates: list[Id] = Field(
-        description="Its certificates not voided: changing an agent's model or criteria voids them."
+        description="Its certificates not voided: changing an agent's model or criteria, or "
+        "the prompt variants, voids them."
     )
     version: Id
     etag: ETag

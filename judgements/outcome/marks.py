@@ -104,13 +104,14 @@ def confidences(
 
 
 def certificate_in_force(judgement: Judgement) -> Certificate | None:
-    """Its panel's newest certificate for exactly its agents, if the panel holds one."""
+    """Its panel's newest certificate for exactly its agents asked with exactly its prompt
+    variants, if the panel holds one."""
     if judgement.panel_id is None:
         return None
     agents = [{"model": a.model, "criteria": a.criteria} for a in judgement.agents.all()]
     return (
         Certificate.objects.filter(panel_id=judgement.panel_id)
-        .in_force(agents_fingerprint(agents))
+        .in_force(agents_fingerprint(agents, judgement.prompt_variants or ()))
         .first()
     )
 

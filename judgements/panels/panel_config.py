@@ -17,6 +17,7 @@ from django.db import transaction
 
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
+from judgements.intake import saved_panels
 from judgements.models import AuditSubject, Panel, Team, is_id
 from judgements.panels import names, saving, teams
 
@@ -24,13 +25,15 @@ DEFAULTS: dict[str, Any] = {
     "description": "",
     "hold_contested": None,
     "run_checks": None,
+    # Not set: the site's default (intake/saved_panels.py variants_for).
+    "prompt_variants": None,
     "notify_contested": False,
     "reviewers": [],
     "team_reviews": False,
     "four_eyes": False,
     "example": False,
 }
-SETTINGS = ("hold_contested", "run_checks", "notify_contested")
+SETTINGS = ("hold_contested", "run_checks", "notify_contested", "prompt_variants")
 STAYS_EXAMPLE = 'An example panel stays one: send "example": true.'
 STAYS_OWNED = "A panel of its owner's does not become an example: create one instead."
 
@@ -80,7 +83,8 @@ def create(change: Change, body: dict[str, Any]) -> saving.Written:
 
 def replace(change: Change, panel_id: int, body: dict[str, Any]) -> saving.Written:
     """The panel made exactly as `body` says, provided it is still as the caller read it
-    (change.if_match); voids its certificates when an agent's model or criteria changed."""
+    (change.if_match); voids its certificates when an agent's model or criteria, or its
+    prompt variants, changed."""
     with transaction.atomic():
         panel = editable_panel(panel_id, change.by)
         etags.check(change.if_match, "panel", panel.etag())
@@ -125,6 +129,10 @@ def write(
         team = names.team_named(fields["team"], change.by)
         if team is None:
             errors["team"] = [names.no_team(fields["team"], change.by)]
+    try:
+        fields["prompt_variants"] = saved_panels.checked_variants(fields["prompt_variants"])
+    except ValueError as exc:
+        errors["prompt_variants"] = [str(exc)]
     reviewers, unknown = names.users_named(fields["reviewers"])
     if unknown:
         errors["reviewers"] = [names.no_users(unknown)]

@@ -22,19 +22,26 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judgements.audit import record as chain_record
-from judgements.core import text
+from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
-from judgements.intake import cases
+from judgements.intake import cases, saved_panels
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.models import AuditSubject, Certificate, Panel, Team, agents_fingerprint
+from judgements.models import AuditSubject, Certificate, Panel, Team
 from judgements.panels import teams, versions
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
 NAME_MAX_CHARS = 100  # Panel.name's max_length
 DESCRIPTION_MAX_CHARS = 1_000
+VARIANTS_MAX_CHARS = 200
+VARIANTS_HELP = (
+    "Names joined with +: "
+    + ", ".join(variant.value for variant in prompt_variants.Variant)
+    + f" (docs/panel-quality.md). Blank: the site's default; {saved_panels.NO_VARIANTS}: no "
+    "variant, the prompts as first measured, whatever the default becomes."
+)
 
 
 class PanelForm(django_forms.Form):
@@ -65,6 +72,12 @@ class PanelForm(django_forms.Form):
         required=False,
         label="Checks beside the vote",
     )
+    prompt_variants = TextField(
+        max_chars=VARIANTS_MAX_CHARS,
+        required=False,
+        label="Prompt variants",
+        help_text=VARIANTS_HELP,
+    )
 
     def __init__(
         self,
@@ -81,6 +94,13 @@ class PanelForm(django_forms.Form):
         self.owner = owner
         self.panel = panel
         self.team = team
+
+    def clean_prompt_variants(self) -> list[str] | None:
+        """The setting as typed (saved_panels.variants_from_text): None when blank."""
+        try:
+            return saved_panels.variants_from_text(self.cleaned_data.get("prompt_variants") or "")
+        except ValueError as exc:
+            raise ValidationError(str(exc), code="invalid") from None
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
@@ -160,7 +180,8 @@ def store(
 @dataclass(frozen=True)
 class Written:
     panel: Panel
-    # The certificates the change voided: an agent's model or criteria changed.
+    # The certificates the change voided: an agent's model or criteria, or the panel's
+    # prompt variants, changed.
     voided: list[int]
 
 
@@ -175,14 +196,15 @@ def write(
     """Save validated forms as a new panel of panel_form.owner, or over `panel`, with
     `settings` (the API's team, checks and notification choices) over the form's. Over
     `panel`: one more version, refused (etags.Stale) when it is no longer at `version`
-    (None: whatever it is, as the page saves), and its certificates for other agents
-    voided."""
+    (None: whatever it is, as the page saves), and its certificates for other agents or
+    other prompt variants voided (its calibration is void by its own fingerprint)."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
     fields = {
         "name": panel_form.cleaned_data["name"],
         "description": panel_form.cleaned_data["description"],
         "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
         "run_checks": cases.HOLD_VALUES[panel_form.cleaned_data.get("run_checks") or ""],
+        "prompt_variants": panel_form.cleaned_data.get("prompt_variants"),
         "agents": agents,
     } | (settings or {})
     try:
@@ -192,8 +214,11 @@ def write(
             versions.bump(
                 Panel.objects, panel.pk, version, "panel", **fields, updated_at=timezone.now()
             )
-            # A certificate holds for the agents it measured and no others.
-            voided = Certificate.objects.filter(panel=panel).void_unless(agents_fingerprint(agents))
+            # A certificate holds for the agents and variants it measured and no others.
+            panel.refresh_from_db()
+            voided = Certificate.objects.filter(panel=panel).void_unless(
+                saved_panels.fingerprint_of(panel)
+            )
             chain_record.certificates_voided(voided)
     except IntegrityError:
         # Another request took the name between the check and the write.

@@ -14,8 +14,9 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from judgements.core import calibration
 from judgements.core.errors import InvalidInput
-from judgements.evaluations import certify
+from judgements.evaluations import calibrate, certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import budgets, cases, saved_panels
 from judgements.models import Panel
@@ -101,6 +102,7 @@ def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSe
         "description": panel.description,
         "hold_contested": cases.hold_choice(panel.hold_contested),
         "run_checks": cases.hold_choice(panel.run_checks),
+        "prompt_variants": saved_panels.variants_text(panel.prompt_variants),
     }
     panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel, team=panel.team)
     formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
@@ -125,8 +127,28 @@ def render_edit(
         "error_summary": error_summary(panel_form, formset=formset) if panel_form.is_bound else [],
         "certificate": certificates.view_of(shown),
         "eligible_runs": certify.eligible_runs(panel),
+        "variants_in_use": "+".join(sorted(saved_panels.variants_for(panel))) or "no variant",
+        "calibration": calibration_view(panel),
         "certify_form": certify_form,
         "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],
         "budgets": [budgets.state_of(b) for b in budgets.budgets_for(None, panel.team_id, panel)],
     }
     return render(request, "judgements/panel_edit.html", context, status=status)
+
+
+def calibration_view(panel: Panel) -> dict | None:
+    """The panel's stored calibration as the edit page shows it: each agent's offset (None:
+    too few labels to learn one), the runs it was learned from, and whether it still holds
+    for the panel's agents and variants. None: never learned."""
+    if not panel.calibration:
+        return None
+    stored = calibration.PanelCalibration.from_dict(panel.calibration)
+    names = [agent["name"] for agent in panel.agents]
+    return {
+        "holds": calibrate.holds(panel),
+        "runs": list(stored.runs),
+        "agents": [
+            {"name": name, "offset": offset, "samples": samples}
+            for name, offset, samples in zip(names, stored.offsets, stored.samples, strict=False)
+        ],
+    }

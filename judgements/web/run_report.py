@@ -232,14 +232,14 @@ def run_certificate(run: EvaluationRun) -> dict | None:
     """The certificate of the run's saved panel for its current agents (certified or
     not), its figures and the chart of its curve; None when the run has no saved panel or
     the panel no certificate. `from_this_run`: whether this run was one it measured;
-    `same_agents`: whether the run's agents are the ones it holds for (the panel may have
-    been edited since the run)."""
+    `same_agents`: whether the run's agents and prompt variants are the ones it holds for
+    (the panel may have been edited since the run)."""
     if run.panel_id is None or run.panel is None:
         return None
     found = certify.current(run.panel)
     if found is None:
         return None
-    same_agents = agents_fingerprint(run.agents) == found.fingerprint
+    same_agents = agents_fingerprint(run.agents, run.prompt_variants or ()) == found.fingerprint
     return {
         "panel": run.panel,
         "view": certificates.CertificateView(found),

@@ -293,3 +293,79 @@ def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
     assert exported.returncode == config.EXIT_OK, exported.stderr
     assert read_files(tmp_path / "exported")["panels/shared-gate.yaml"] == shared
     assert read_files(tmp_path / "exported")["suites/shared-smoke.jsonl"] == SMOKE_SUITE
+
+
+VARIANTS_CERTIFY = """
+from judgements.intake import saved_panels
+from judgements.models import Certificate, Panel
+panel = Panel.objects.get(name="lab a")
+certificate = Certificate.objects.create(
+    panel=panel, agents=panel.agents, fingerprint=saved_panels.fingerprint_of(panel),
+    target=0.9, delta=0.1, samples=100, certified=True)
+print(certificate.pk)
+"""
+
+
+def lab_panel(name: str, variants: str) -> str:
+    """PAYMENTS_PANEL as the lab team's `name`, with `variants` (YAML lines) after
+    run_checks."""
+    text = PAYMENTS_PANEL.replace("name: deploy gate", f"name: {name}")
+    return text.replace("run_checks: null\n", "run_checks: null\n" + variants)
+
+
+def test_a_panels_prompt_variants_round_trip_byte_for_byte(magi, tmp_path):
+    two = "prompt_variants:\n- quote\n- decision_first\n"
+    files = {
+        "teams/lab/team.yaml": "members:\n- user02\nbudgets: []\n",
+        "teams/lab/panels/lab-a.yaml": lab_panel("lab a", two),
+        "teams/lab/panels/lab-b.yaml": lab_panel("lab b", "prompt_variants: []\n"),
+        "teams/lab/panels/lab-c.yaml": lab_panel("lab c", ""),
+    }  # fmt: skip
+    root = write_files(tmp_path / "config", files)
+    applied = magi_run(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    written = {k: v for k, v in teams_files(tmp_path / "exported").items() if "/lab/" in k}
+    assert written == files
+    planned = magi_run(magi, "plan", str(root))
+    assert planned.returncode == config.EXIT_OK, planned.stdout
+
+    # Only the variants change: the plan says so, with the certificate it voids.
+    certificate = int(magi.manage("shell", "-v", "0", "-c", VARIANTS_CERTIFY).strip())
+    (root / "teams/lab/panels/lab-a.yaml").write_text(
+        lab_panel("lab a", "prompt_variants:\n- quote\n")
+    )
+    planned = magi_run(magi, "plan", str(root))
+    assert planned.returncode == config.EXIT_CHANGES, planned.stderr
+    lines = planned.stdout.splitlines()
+    assert lines[0] == "~ change panel lab/lab a" and lines[1].startswith("    prompt_variants: ")
+    assert f"    voids certificate {certificate}" in lines
+    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "True"
+
+
+@pytest.mark.parametrize(
+    ("variants", "expected"),
+    [
+        (
+            "prompt_variants:\n- named_peers\n- decisions_only\n",
+            "teams/lab2/panels/bad.yaml:15: prompt_variants: named_peers and decisions_only",
+        ),
+        (
+            "prompt_variants:\n- quote\n- reason_last\n",
+            "teams/lab2/panels/bad.yaml:17: prompt_variants[1]: Must be one of ",
+        ),
+    ],
+)
+def test_bad_prompt_variants_are_refused_with_file_and_line(magi, tmp_path, variants, expected):
+    files = {
+        "teams/lab2/team.yaml": "members:\n- user02\n",
+        "teams/lab2/panels/bad.yaml": lab_panel("bad", variants),
+    }
+    root = write_files(tmp_path, files)
+    before = snapshot(magi)
+    planned = magi_run(magi, "plan", str(root))
+    assert planned.returncode == config.EXIT_BAD_INPUT, (planned.stdout, planned.stderr)
+    assert planned.stderr.startswith(f"magi plan: {expected}"), planned.stderr
+    assert snapshot(magi) == before

@@ -79,3 +79,10 @@ def test_a_problem_names_the_field_path():
         ("agents[0].model", "Must be string, not integer."),
         ("colour", "Unknown field; the fields are " + ", ".join(schema.PANEL["properties"]) + "."),
     ]
+
+
+def test_the_prompt_variants_are_the_servers():
+    from judgements.core import prompt_variants
+
+    assert [variant.value for variant in prompt_variants.Variant] == schema.VARIANTS
+    assert set(schema.EXCLUSIVE_VARIANTS) == {str(v) for v in prompt_variants.EXCLUSIVE}

@@ -1,6 +1,7 @@
 """Run a panel over a suite of labelled cases and report how good its verdicts are.
 
-    manage.py evaluate SUITE.jsonl --panel PANEL [--repeat N] [--json] [--certify]
+    manage.py evaluate SUITE.jsonl --panel PANEL [--repeat N] [--variants A+B] [--json]
+        [--certify]
     manage.py evaluate --certify --panel PANEL [--target 0.9] [--delta 0.1] [--json]
 
 With --certify, PANEL must be a saved panel: after the run (or, without a suite, at once)
@@ -9,6 +10,10 @@ the panel is certified from every finished run of its current agents
 its verdicts say "Not contested" and the bound on their accuracy, or the best bound
 reached when no rule reaches the target. With --json the output is then
 {"report": ..., "certificate": ...} (report null without a suite).
+
+--variants names the prompt variants the run's judgements use (docs/panel-quality.md),
+joined with "+", or `none` for none; without it, the saved panel's setting (for a panel
+file, or a panel that sets none, the site's default).
 
 PANEL is a path to a panel file ({"name", "agents"}, optionally "description") when such
 a file exists, else a saved panel's name or id (the command line acts as the operator,
@@ -37,13 +42,13 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from judgements.core import text
+from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, runs, suites
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, schemas
+from judgements.intake import budgets, saved_panels, schemas
 from judgements.management import invalid_input
 from judgements.models import Certificate, EvaluationRun, Judgement, Panel, Suite
 from judgements.outcome import answers
@@ -68,6 +73,12 @@ class Command(BaseCommand):
             "--repeat",
             default="1",
             help=f"run every case this many times, 1 to {runs.MAX_REPEATS} (default 1)",
+        )
+        parser.add_argument(
+            "--variants",
+            default=None,
+            help="the prompt variants to run, joined with + (none: no variant); default: "
+            "the saved panel's, else the site's default",
         )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument(
@@ -133,8 +144,6 @@ class Command(BaseCommand):
 
     def certify_only(self, options: dict[str, Any], target: float, delta: float) -> None:
         """--certify without a suite: certify the saved panel from the runs it has."""
-        from judgements.intake import saved_panels
-
         try:
             panel = saved_panels.resolve(options["panel"], None)
         except InvalidInput as exc:
@@ -171,9 +180,12 @@ class Command(BaseCommand):
         one transaction: invalid input stores nothing."""
         errors: dict[str, list[str]] = {}
         repeats = parse_repeat(options["repeat"], errors)
+        variants = parse_variants(options["variants"], errors)
         panel, agents, panel_name = read_panel(options["panel"], errors)
         if options["certify"] and panel is None and "panel" not in errors:
             errors["panel"] = ["--certify needs a saved panel's name or id, not a panel file."]
+        if options["certify"] and panel is not None and variants is not None:
+            same_variants(panel, variants, errors)
         path = Path(options["suite"])
         try:
             data = path.read_bytes()
@@ -199,6 +211,7 @@ class Command(BaseCommand):
                     suite=suite,
                     repeats=repeats,
                     creator=None,
+                    variants=variants,
                 )
         except InvalidInput as exc:
             raise InvalidInput(
@@ -263,8 +276,8 @@ def certificate_lines(certificate: Certificate) -> str:
     if certificate.certified and certificate.the_rule is not None:
         lines.append(f"  Rule: keep a verdict when {certificate.the_rule.describe()}.")
         lines.append(
-            f"  Kept {certificate.kept} of {certificate.samples}; right "
-            f"{percent(certificate.accuracy)} of those kept."
+            f"  Kept {certificate.kept} of the {certificate.test_size} held-out verdicts it "
+            f"was tested on; right {percent(certificate.accuracy)} of those kept."
         )
     runs_used = ", ".join(
         f"run {suite['run']} ({suite['suite']['name']}, {len(suite['cases'])} cases)"
@@ -272,6 +285,32 @@ def certificate_lines(certificate: Certificate) -> str:
     )
     lines.append(f"  Measured on {runs_used}.")
     return "\n".join(lines)
+
+
+def parse_variants(value: str | None, errors: dict[str, list[str]]) -> list[str] | None:
+    """--variants as start_run takes them: None when not given (the panel's setting)."""
+    if value is None:
+        return None
+    try:
+        return saved_panels.named_variants(value)
+    except ValueError as exc:
+        errors["--variants"] = [str(exc)]
+        return None
+
+
+def same_variants(panel: Panel, variants: list[str], errors: dict[str, list[str]]) -> None:
+    """A certificate measures the panel as it runs: a run with other variants than the
+    panel's would not count, so --certify with them is refused before the run."""
+    try:
+        own = saved_panels.variants_for(panel)
+    except InvalidInput as exc:
+        errors.update(exc.errors)
+        return
+    if prompt_variants.parse(variants) != own:
+        errors["--variants"] = [
+            f"--certify measures the panel with its own prompt variants "
+            f"({prompt_variants.label(own)}): leave --variants out, or change the panel's."
+        ]
 
 
 def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
@@ -284,8 +323,6 @@ def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
 def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | None, Any, str]:
     """(Panel or None, agents, name) from a panel file or a saved panel. A file's agents
     are its JSON as read: start_run validates them."""
-    from judgements.intake import saved_panels
-
     path = Path(reference)
     if not path.is_file():
         try:

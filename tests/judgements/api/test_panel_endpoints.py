@@ -176,6 +176,57 @@ async def test_each_refusal_names_its_field_and_stores_nothing(bot, document):
     assert await Panel.objects.acount() == 0
 
 
+async def test_the_prompt_variants_are_a_setting_kept_as_sent(bot, document):
+    made = check(document, LIST, "post", await bot.post(LIST, body(), JSON))
+    assert made["prompt_variants"] is None  # not set: the site's default
+    sent = body(prompt_variants=["quote", "decision_first"])
+    changed = await bot.put(url(made["id"]), sent, JSON, headers={"If-Match": made["etag"]})
+    now = check(document, ONE, "put", changed)
+    assert now["prompt_variants"] == ["quote", "decision_first"]
+    stored = await Panel.objects.aget(pk=made["id"])
+    assert stored.prompt_variants == ["quote", "decision_first"]
+    # Left out, it takes its default, as every setting of a PUT does.
+    again = await bot.put(url(made["id"]), body(), JSON, headers={"If-Match": now["etag"]})
+    assert check(document, ONE, "put", again)["prompt_variants"] is None
+    empty = await bot.put(
+        url(made["id"]), body(prompt_variants=[]), JSON, headers={"If-Match": again["ETag"]}
+    )
+    assert check(document, ONE, "put", empty)["prompt_variants"] == []
+
+
+async def test_bad_prompt_variants_are_refused_naming_the_field(bot, document):
+    cases = {
+        "unknown": (["reason_last"], 422, "Unknown prompt variant 'reason_last' (known: "),
+        "clash": (["named_peers", "decisions_only"], 422, "both say how to show earlier"),
+        "twice": (["quote", "quote"], 422, "named twice"),
+        "not a list": ("quote", 400, ""),
+    }
+    for case, (variants, status, words) in cases.items():
+        response = await bot.post(LIST, body(prompt_variants=variants), JSON)
+        assert response.status_code == status, (case, response.json())
+        errors = check(document, LIST, "post", response)["errors"]
+        assert set(errors) == {"prompt_variants"}, case
+        assert words in " ".join(errors["prompt_variants"]), case
+    assert await Panel.objects.acount() == 0
+
+
+async def test_changing_the_prompt_variants_voids_the_certificate(bot, document):
+    made = (await bot.post(LIST, body(), JSON)).json()
+    measured = await sync_to_async(fingerprint)(made)
+    certificate = await Certificate.objects.acreate(
+        panel_id=made["id"], agents=made["agents"], fingerprint=measured,
+        target=0.9, delta=0.1, samples=10, certified=True,
+    )  # fmt: skip
+    read = (await bot.get(url(made["id"]))).json()
+    changed = await bot.put(
+        url(made["id"]),
+        body(prompt_variants=["decisions_only"]),
+        JSON,
+        headers={"If-Match": read["etag"]},
+    )
+    assert check(document, ONE, "put", changed)["voided_certificates"] == [certificate.pk]
+
+
 async def test_a_team_s_panels_have_distinct_names(bot, people, team):
     await bot.post(LIST, body(), JSON)
     # Another member owns a panel of the same name, given to the same team.

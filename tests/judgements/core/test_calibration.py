@@ -65,3 +65,18 @@ def test_a_panels_offsets_hold_for_its_agents_only():
     assert again == learned
     assert again.offsets_for("abc") == learned.offsets
     assert again.offsets_for("other agents") is None
+
+
+def test_offsets_learned_under_recorded_variants_hold_under_those_only():
+    learned = calibration.learn("abc", [LEANING] * 3, runs=[7], variants=["decision_first"])
+    again = calibration.PanelCalibration.from_dict(learned.as_dict())
+    assert again == learned and again.variants == ("decision_first",)
+    # `calibrated` only reads the offsets: learned without it, they hold with it.
+    assert again.offsets_for("abc", ["calibrated", "decision_first"]) == learned.offsets
+    assert again.offsets_for("abc", ["decision_first"]) == learned.offsets
+    assert again.offsets_for("abc", ["calibrated"]) is None
+    assert again.offsets_for("abc", ["decision_first", "quote", "calibrated"]) is None
+    # Not recorded (as the quality bench stores them): for any variants, as before.
+    unrecorded = calibration.learn("abc", [LEANING] * 3)
+    assert "variants" not in unrecorded.as_dict()
+    assert unrecorded.offsets_for("abc", ["quote", "calibrated"]) == unrecorded.offsets

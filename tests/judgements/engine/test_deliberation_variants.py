@@ -129,3 +129,21 @@ async def test_an_offset_without_the_variant_changes_nothing(
     await calibrate(panel, [3.0, 3.0, 3.0])
     judgement = await run(runner, await made(make_judgement, [], agents=None, panel=panel.name))
     assert await votes_of(judgement) == ["reject"] * 9
+
+
+async def test_offsets_learned_under_other_variants_change_nothing(
+    fake_llm, make_judgement, make_panel, runner
+):
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence=0.9)
+    panel = await sync_to_async(make_panel)()
+    panel.calibration = calibration.PanelCalibration(
+        agents_fingerprint(panel.agents), (3.0,) * 3, (24,) * 3, (), ("decision_first",)
+    ).as_dict()
+    await sync_to_async(panel.save)()
+    other = await made(make_judgement, ["quote", "calibrated"], agents=None, panel=panel.name)
+    assert await votes_of(await run(runner, other)) == ["reject"] * 9
+    same = await made(
+        make_judgement, ["decision_first", "calibrated"], agents=None, panel=panel.name
+    )
+    assert await votes_of(await run(runner, same)) == ["approve"] * 9

@@ -39,7 +39,10 @@ CASES = [
 def panel(fake_llm, make_panel):
     for model in ("model-a", "model-b", "model-c"):
         fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
-    return make_panel(name="Leaning desk")
+    panel = make_panel(name="Leaning desk")
+    panel.prompt_variants = ["decision_first", "calibrated"]
+    panel.save(update_fields=["prompt_variants"])
+    return panel
 
 
 def finished_run(panel, user, variants):
@@ -85,6 +88,50 @@ def test_it_learns_only_from_runs_asked_the_same_way(panel, user):
     panel.refresh_from_db()
     assert panel.calibration is None
     assert calibrate.learn(panel, variants=[]).offsets[0] is not None
+
+
+def test_it_learns_under_the_panels_own_variants_by_default(panel, user):
+    panel.prompt_variants = []
+    panel.save(update_fields=["prompt_variants"])
+    run = finished_run(panel, user, [])
+    finished_run(panel, user, ["decision_first"])
+    assert calibrate.learn(panel).runs == (run.pk,)
+
+
+def test_it_holds_only_while_the_agents_and_variants_stay(panel, user):
+    finished_run(panel, user, ["decision_first"])
+    calibrate.learn(panel)
+    panel.refresh_from_db()
+    assert calibrate.holds(panel)
+    # Turning `calibrated` off keeps the prompts it was learned under: it still holds.
+    panel.prompt_variants = ["decision_first"]
+    assert calibrate.holds(panel)
+    panel.prompt_variants = ["decision_first", "quote", "calibrated"]
+    assert not calibrate.holds(panel)
+
+
+def test_too_few_labels_store_nothing_and_keep_what_was_learned(panel, user, fake_llm):
+    finished_run(panel, user, ["decision_first"])
+    before = calibrate.learn(panel)
+    panel.refresh_from_db()
+    short = suites.import_suite(
+        name="Two cases", description="", owner=user, data=json.dumps(CASES[0]) + "\n"
+    )
+    run = runs.start_run(
+        panel=panel,
+        agents=panel.agents,
+        panel_name=panel.name,
+        suite=short,
+        repeats=1,
+        creator=user,
+        plain_call=False,
+        variants=["decision_first"],
+    )
+    async_to_sync(EngineRunner(worker_id="test-worker").run_judgement)(run.judgements.get().pk)
+    learned = calibrate.learn(panel, run_ids=[run.pk])
+    assert learned.offsets == (None, None, None) and learned.samples == (1, 1, 1)
+    panel.refresh_from_db()
+    assert calibration.PanelCalibration.from_dict(panel.calibration) == before
 
 
 def test_it_names_an_unknown_variant(panel):

@@ -1,18 +1,24 @@
 """Certifying a saved panel end to end: runs through the engine and the suite's
 OpenAI-compatible server (with log-probabilities), `manage.py evaluate --certify`, the
 certificate stored with the panel, the mark it gives later verdicts, and its voiding when
-an agent changes."""
+an agent or the panel's prompt variants change."""
 
 import json
 
 import pytest
 from asgiref.sync import async_to_sync
 
-from judgements.core import kept_verdicts
+from judgements.core import calibration, kept_verdicts
 from judgements.core.certificate import METHOD
 from judgements.engine.runner import EngineRunner
-from judgements.evaluations import certify
-from judgements.models import Certificate, EvaluationRun, Judgement, Trust
+from judgements.evaluations import calibrate, certify
+from judgements.models import (
+    Certificate,
+    EvaluationRun,
+    Judgement,
+    Trust,
+    agents_fingerprint,
+)
 from judgements.outcome.answers import trust_words
 from judgements.panels import saving
 from tests.support.commands import run_command
@@ -51,8 +57,10 @@ def suite_file(tmp_path):
     return path
 
 
-def judge_with(make_judgement, panel, content: str) -> Judgement:
+def judge_with(make_judgement, panel, content: str, variants: list[str] | None = None) -> Judgement:
     judgement = make_judgement(panel=panel.name, agents=None, content=content)
+    if variants is not None:  # as a caller naming its own (an evaluation run) stores them
+        Judgement.objects.filter(pk=judgement.pk).update(prompt_variants=variants)
     # A runner per event loop: its HTTP clients belong to the loop they were made in.
     runner = EngineRunner(worker_id="test-worker")
     assert async_to_sync(runner.run_judgement)(judgement.pk)
@@ -110,6 +118,16 @@ def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
     ]
 
 
+def test_a_verdict_asked_with_other_variants_is_not_marked_by_the_certificate(
+    panel, suite_file, make_judgement
+):
+    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    same = judge_with(make_judgement, panel, "marker-ok: a desk.")
+    assert same.trust == Trust.NOT_CONTESTED and same.certificate is not None
+    other = judge_with(make_judgement, panel, "marker-ok: a chair.", variants=["quote"])
+    assert other.trust == Trust.UNMEASURED and other.certificate is None
+
+
 def test_changing_an_agents_model_or_criteria_voids_the_certificate(
     panel, suite_file, make_judgement
 ):
@@ -128,6 +146,43 @@ def test_changing_an_agents_model_or_criteria_voids_the_certificate(
     assert certify.current(panel) is None
     later = judge_with(make_judgement, panel, "marker-ok: a train ticket.")
     assert later.trust == Trust.UNMEASURED and later.certificate is None
+
+
+def test_changing_only_the_prompt_variants_voids_the_certificate_and_the_calibration(
+    panel, suite_file, make_judgement
+):
+    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    learned = calibration.learn(agents_fingerprint(panel.agents), [[(0.2, "approve")]] * 3, (), [])
+    panel.calibration = learned.as_dict()
+    panel.save(update_fields=["calibration"])
+    assert calibrate.holds(panel)
+    agents = [dict(agent) for agent in panel.agents]
+    form, formset = saving.bind_json(panel.owner, panel, panel.name, "", agents, None)
+    assert formset.is_valid() and form.is_valid()
+    # [] is the site's default today: the prompts measured are the same, nothing voided.
+    saving.write(form, formset, panel, settings={"prompt_variants": []})
+    assert Certificate.objects.get(panel=panel).voided_at is None
+    written = saving.write(form, formset, panel, settings={"prompt_variants": ["quote"]})
+    voided = Certificate.objects.get(panel=panel)
+    assert written.voided == [voided.pk]
+    assert voided.voided_at is not None and "prompt variants" in voided.void_reason
+    assert certify.current(panel) is None and certify.eligible_runs(panel) == []
+    panel.refresh_from_db()
+    assert not calibrate.holds(panel)
+    later = judge_with(make_judgement, panel, "marker-ok: a train ticket.")
+    assert later.prompt_variants == ["quote"]
+    assert later.trust == Trust.UNMEASURED and later.certificate is None
+
+
+def test_the_printed_certificate_counts_what_it_kept_among_its_test_verdicts(panel, suite_file):
+    code, out, _ = run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")
+    assert code == 0
+    found = Certificate.objects.get(panel=panel)
+    assert found.test_size == 44 and found.samples == 66
+    assert (
+        f"  Kept {found.kept} of the 44 held-out verdicts it was tested on; right 100.0% of "
+        "those kept." in out.splitlines()
+    )
 
 
 def test_when_no_rule_reaches_the_target_it_says_so_with_the_first_rule_tested(panel, suite_file):

@@ -488,3 +488,17 @@ def test_a_run_refuses_an_unknown_variant_and_stores_nothing(fake_llm, suite, us
         start(suite, user, variants=["reason_last"])
     assert "'reason_last'" in refused.value.errors["variants"][0]
     assert not EvaluationRun.objects.exists()
+
+
+def test_a_run_of_a_saved_panel_uses_its_variants_unless_it_names_its_own(fake_llm, suite, user):
+    from judgements.models import Panel
+
+    panel = Panel.objects.create(
+        name="Saved", owner=user, agents=AGENTS, prompt_variants=["quote", "decisions_only"]
+    )
+    run = start(suite, user, panel=panel, panel_name=panel.name)
+    assert run.prompt_variants == ["decisions_only", "quote"]
+    assert all(j.prompt_variants == run.prompt_variants for j in run.judgements.all())
+    own = start(suite, user, panel=panel, panel_name=panel.name, variants=[])
+    assert own.prompt_variants == []
+    assert all(j.prompt_variants == [] for j in own.judgements.all())

@@ -7,6 +7,7 @@ import pytest
 
 from judgements.core import prompt_variants
 from judgements.core.errors import InvalidInput
+from judgements.core.prompt_variants import Variant
 from judgements.intake import idempotency, limits
 from judgements.intake.start import Checked, Submission, submit
 from judgements.models import IdempotencyKey, Judgement
@@ -92,3 +93,31 @@ def test_a_case_that_names_no_variants_stores_the_default_it_ran(fake_llm, user,
     # An empty list (what "original" resolves to) runs none, whatever the default.
     original = {**case_for(), "panel": None, "prompt_variants": []}
     assert submit([Checked(original)], Submission(creator=user)).judgement.prompt_variants == []
+
+
+def test_a_judgement_runs_its_saved_panels_prompt_variants(fake_llm, make_panel, user):
+    panel = make_panel("Desk", owner=user)
+    panel.prompt_variants = ["quote", "decision_first"]
+    panel.save(update_fields=["prompt_variants"])
+    case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
+    # As the API, the MCP tools and the gate send it, and as the page checks it.
+    from_json = submit([case], Submission(creator=user)).judgement
+    from_page = submit([Checked({**case_for(), "panel": panel})], Submission(creator=user))
+    for judgement in (from_json, from_page.judgement):
+        assert judgement.prompt_variants == ["decision_first", "quote"]
+    # A caller naming its own (an evaluation run) keeps them, [] included.
+    own = submit([Checked({**case_for(), "panel": panel, "prompt_variants": []})], Submission())
+    assert own.judgement.prompt_variants == []
+
+
+def test_without_a_panel_or_its_setting_a_judgement_runs_the_site_default(
+    fake_llm, make_panel, user, monkeypatch
+):
+    make_panel("Desk", owner=user)  # prompt_variants None: not set
+    case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
+    assert submit([case], Submission(creator=user)).judgement.prompt_variants == []
+    assert submit([case_for()], Submission(creator=user)).judgement.prompt_variants == []
+    # The default, named in one place (prompt_variants.DEFAULT), whatever it is.
+    monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({Variant.QUOTE}))
+    assert submit([case], Submission(creator=user)).judgement.prompt_variants == ["quote"]
+    assert submit([case_for()], Submission(creator=user)).judgement.prompt_variants == ["quote"]

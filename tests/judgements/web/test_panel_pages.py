@@ -288,3 +288,59 @@ def test_editing_a_panel_changes_no_judgement_started_from_it(logged_in, make_pa
     judgement.refresh_from_db()
     assert judgement.panel == panel
     assert [(a.name, a.model, a.criteria) for a in judgement.agents.all()] == before
+
+
+def test_the_prompt_variants_are_set_and_shown_on_the_panels_page(logged_in, make_panel, user):
+    panel = make_panel("Desk", owner=user)
+    html = logged_in.get(panel.get_absolute_url()).content.decode()
+    assert '<label for="id_prompt_variants">Prompt variants</label>' in html
+    assert "now use: no variant (not set: the site's default)." in html
+    data = edit_data(panel, prompt_variants="quote+decision_first")
+    assert logged_in.post(panel.get_absolute_url(), data).status_code == 302
+    panel.refresh_from_db()
+    assert panel.prompt_variants == ["quote", "decision_first"]
+    html = logged_in.get(panel.get_absolute_url()).content.decode()
+    assert 'value="quote+decision_first"' in html
+    assert "now use: decision_first+quote." in html
+    assert logged_in.post(panel.get_absolute_url(), edit_data(panel, prompt_variants="none"))
+    panel.refresh_from_db()
+    assert panel.prompt_variants == []
+    assert 'value="none"' in logged_in.get(panel.get_absolute_url()).content.decode()
+    assert logged_in.post(panel.get_absolute_url(), edit_data(panel, prompt_variants=""))
+    panel.refresh_from_db()
+    assert panel.prompt_variants is None
+
+
+def test_bad_prompt_variants_are_said_next_to_the_field_and_kept(logged_in, make_panel, user):
+    panel = make_panel("Desk", owner=user)
+    typed_in = "named_peers+decisions_only"
+    data = edit_data(panel, description="Typed too", prompt_variants=typed_in)
+    response = logged_in.post(panel.get_absolute_url(), data)
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert 'id="id_prompt_variants_error"' in html and 'href="#id_prompt_variants"' in html
+    assert "named_peers and decisions_only both say how to show earlier rounds" in html
+    assert f'value="{typed_in}"' in html and "Typed too" in html
+    panel.refresh_from_db()
+    assert panel.prompt_variants is None and panel.description == ""
+
+
+def test_the_page_says_whether_the_calibration_holds(logged_in, make_panel, user):
+    from judgements.core import calibration
+    from judgements.models import agents_fingerprint
+
+    panel = make_panel("Desk", owner=user)
+    html = logged_in.get(panel.get_absolute_url()).content.decode()
+    assert f"<code>manage.py calibrate {panel.pk}</code>" in html
+    learned = calibration.PanelCalibration(
+        agents_fingerprint(panel.agents), (1.5, None, -0.25), (20, 3, 20), (7,), ()
+    )
+    panel.calibration = learned.as_dict()
+    panel.save(update_fields=["calibration"])
+    html = logged_in.get(panel.get_absolute_url()).content.decode()
+    assert "Learned for these agents and prompt variants, from run 7." in html
+    assert "Melchior: offset 1.50 from 20 labelled answers" in html
+    assert "Balthasar: nothing learned (3 labelled answers)" in html
+    logged_in.post(panel.get_absolute_url(), edit_data(panel, prompt_variants="quote"))
+    html = logged_in.get(panel.get_absolute_url()).content.decode()
+    assert "Void: learned for other agents or prompt variants" in html

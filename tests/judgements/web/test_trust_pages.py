@@ -534,7 +534,7 @@ def test_the_report_draws_the_certificate_curve_and_the_confidence_table(
         ("0.95", "Threshold 0.95: bound 94.4 %, coverage 90.9 %, accuracy 100 %."),
     ]
     assert "Which verdicts say \"Not contested\" is the panel's certificate's to decide" in html
-    assert "Measured on other runs" not in html and "differ from the agents" not in html
+    assert "Measured on other runs" not in html and "differ from this run" not in html
     as_md = logged_in.get(reverse("evaluation-export-md", args=[run.pk])).content.decode()
     assert "## Certificate of the panel Travel desk\n\nAccuracy at least 90.0%" in as_md
     assert "| The confidence probes | 0 | n/a |" in as_md
@@ -543,4 +543,8 @@ def test_the_report_draws_the_certificate_curve_and_the_confidence_table(
     agents[0]["criteria"] += " Receipts above 50 EUR."
     EvaluationRun.objects.filter(pk=run.pk).update(agents=agents)
     html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
-    assert "which differ from the agents of this run" in html
+    assert "which differ from this run's." in html
+    # So is a run asked with other prompt variants than the panel's.
+    EvaluationRun.objects.filter(pk=run.pk).update(agents=run.agents, prompt_variants=["quote"])
+    html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
+    assert "which differ from this run's." in html

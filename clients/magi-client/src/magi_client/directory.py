@@ -35,6 +35,10 @@ PANEL_DEFAULTS: dict[str, Any] = {
     "notify_contested": False,
 }
 PANEL_FIELDS = ["name", "description", "agents", *list(PANEL_DEFAULTS)[1:]]
+# Written only when set, after this field: a panel without the setting reads and exports
+# as it did before the setting existed. prompt_variants: null (or left out) is "not set",
+# the server's default; [] is "no variant".
+PANEL_OPTIONAL = {"prompt_variants": "run_checks"}
 SUITE_LINE = re.compile(r"line (\d+)\.?(.*)")
 
 
@@ -52,6 +56,18 @@ class Problem:
         return (
             f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
         )
+
+
+def panel_spec(whole: dict[str, Any]) -> dict[str, Any]:
+    """A panel in the directory's shape and field order (a file's, an export's): every
+    field of PANEL_FIELDS, and each of PANEL_OPTIONAL only when it is set."""
+    spec: dict[str, Any] = {}
+    for name in PANEL_FIELDS:
+        spec[name] = whole[name]
+        for optional, after in PANEL_OPTIONAL.items():
+            if after == name and whole.get(optional) is not None:
+                spec[optional] = whole[optional]
+    return spec
 
 
 class BadDirectory(Exception):
@@ -273,6 +289,20 @@ class Reader:
             self.problems.append(
                 source.problem("reviewers", "A panel with no team has no reviewers.")
             )
+        variants = whole.get("prompt_variants")
+        named = (
+            set(variants)
+            if isinstance(variants, list) and all(isinstance(name, str) for name in variants)
+            else set()
+        )
+        if named >= set(schema.EXCLUSIVE_VARIANTS):
+            self.problems.append(
+                source.problem(
+                    "prompt_variants",
+                    "named_peers and decisions_only both say how to show earlier rounds: "
+                    "choose one.",
+                )
+            )
         members = (team or {}).get("members")
         if members is not None:
             for index, reviewer in enumerate(panel.get("reviewers", [])):
@@ -283,7 +313,7 @@ class Reader:
                             f"{reviewer!r} is not a member of the team (team.yaml's members).",
                         )
                     )
-        return {name: whole[name] for name in PANEL_FIELDS}
+        return panel_spec(whole)
 
     def suite(self, path: Path, source: Source) -> str:
         try:

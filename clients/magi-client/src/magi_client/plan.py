@@ -106,9 +106,12 @@ def differences(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]
 Fields = list[dict[str, Any]]
 
 
-def fingerprint(agents: list[dict]) -> list[tuple[str, str]]:
-    """What a certificate measured: each agent's model and criteria, in order."""
-    return [(agent["model"], agent["criteria"]) for agent in agents]
+def fingerprint(panel: dict) -> tuple[list[tuple[str, str]], list[str]]:
+    """What a certificate measured: each agent's model and criteria, in order, and the
+    prompt variants (a setting left out counted as none: the server's answer says what
+    it voided)."""
+    agents = [(agent["model"], agent["criteria"]) for agent in panel["agents"]]
+    return agents, sorted(panel.get("prompt_variants") or [])
 
 
 def make(desired: dict[str, Any], server: ServerState, prune: bool) -> Plan:
@@ -186,7 +189,7 @@ def plan_scope(
         changed = differences(stored.spec, panel)
         if changed:
             voids = []
-            if fingerprint(stored.spec["agents"]) != fingerprint(panel["agents"]):
+            if fingerprint(stored.spec) != fingerprint(panel):
                 voids = [f"certificate {c}" for c in stored.extra.get("certificates", [])]
             plan.changes.append(Change("change", f"panel {where}{panel['name']}", changed, voids))
             plan.operations.append(

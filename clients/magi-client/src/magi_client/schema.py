@@ -20,6 +20,10 @@ Schema = dict[str, Any]
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PANEL_SIZE = 3
 VERDICTS = ["approve", "reject"]
+# judgements/core/prompt_variants.py's names (the client needs no Django, nor the server's
+# code; tests/clients hold the two lists equal).
+VARIANTS = ["decision_first", "named_peers", "decisions_only", "quote", "plain_rules", "calibrated"]
+EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
 
 
@@ -84,6 +88,14 @@ PANEL: Schema = {
         "run_checks": {
             "type": ["boolean", "null"],
             "description": "Run the checks beside the vote; null: the deployment decides.",
+        },
+        "prompt_variants": {
+            "type": ["array", "null"],
+            "items": {"enum": VARIANTS},
+            "uniqueItems": True,
+            "description": "The prompt variants its judgements and runs use "
+            "(docs/panel-quality.md); not named_peers with decisions_only. Left out or null: "
+            "the server's default; []: no variant, whatever the default becomes.",
         },
         "reviewers": usernames(
             "Members of the team who review its contested verdicts.", limits.REVIEWERS_MAX_ITEMS

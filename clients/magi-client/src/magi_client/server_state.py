@@ -14,7 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from magi_client import names
-from magi_client.directory import PANEL_FIELDS, comparable
+from magi_client.directory import comparable, panel_spec
 from magi_client.http import Refused, Server
 
 SUITE_OPTIONAL: dict[str, Any] = {"title": "", "expected_agents": None, "tags": []}
@@ -92,7 +92,7 @@ def read(server: Server) -> ServerState:
     for panel in server.call("GET", "/api/panels/")["panels"]:
         scope = scope_of(panel, scopes)
         if scope is not None:
-            spec = {name: panel[name] for name in PANEL_FIELDS}
+            spec = panel_spec(panel)
             spec["reviewers"] = sorted(spec["reviewers"])
             extra = {"certificates": panel.get("certificates", []), "team": panel["team"]}
             scope.panels[comparable(panel["name"])] = Stored(

@@ -162,3 +162,55 @@ def test_an_unknown_panel_and_a_missing_suite_exit_2(scripted, tmp_path):
 
 
 # --- manage.py suite -------------------------------------------------------------------
+
+
+def test_variants_name_the_runs_prompt_variants_else_the_panels(scripted, tmp_path):
+    Panel.objects.create(name="Saved gate", owner=None, agents=AGENTS, prompt_variants=["quote"])
+    suite = str(write_suite(tmp_path))
+    assert run_command("evaluate", suite, "--panel", "Saved gate", "--json")[0] == 0
+    assert (
+        run_command(
+            "evaluate",
+            suite,
+            "--panel",
+            "Saved gate",
+            "--variants",
+            "decision_first+quote",
+            "--json",
+        )[0]
+        == 0
+    )
+    assert run_command("evaluate", suite, "--panel", "Saved gate", "--variants", "none")[0] == 0
+    made = [run.prompt_variants for run in EvaluationRun.objects.order_by("pk")]
+    assert made == [["quote"], ["decision_first", "quote"], []]
+    run = EvaluationRun.objects.order_by("pk")[1]
+    assert all(j.prompt_variants == ["decision_first", "quote"] for j in run.judgements.all())
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("decision_first+reason_last", "Unknown prompt variant 'reason_last'"),
+        ("named_peers+decisions_only", "named_peers and decisions_only both say"),
+        ("", "Name the variants, joined with +, or none."),
+    ],
+)
+def test_bad_variants_exit_2_naming_the_option(scripted, tmp_path, value, words):
+    suite = str(write_suite(tmp_path))
+    code, out, err = run_command(
+        "evaluate", suite, "--panel", str(write_panel(tmp_path)), "--variants", value
+    )
+    assert (code, out) == (2, "")
+    assert err.startswith(f"invalid input: --variants: {words}")
+    assert not Suite.objects.exists() and not EvaluationRun.objects.exists()
+
+
+def test_certify_refuses_variants_other_than_the_panels(scripted, tmp_path):
+    Panel.objects.create(name="Saved gate", owner=None, agents=AGENTS, prompt_variants=["quote"])
+    suite = str(write_suite(tmp_path))
+    code, _, err = run_command(
+        "evaluate", suite, "--panel", "Saved gate", "--variants", "none", "--certify"
+    )
+    assert code == 2
+    assert "invalid input: --variants: --certify measures the panel with its own" in err
+    assert not EvaluationRun.objects.exists()

@@ -1,0 +1,80 @@
+"""`manage.py calibrate PANEL`: learns the panel's offsets from its finished runs (run here
+by `manage.py evaluate` on the suite's OpenAI-compatible server, with log-probabilities),
+says how many runs and answers it used, and exits 2 naming the field at fault, 3 when
+there is too little to learn."""
+
+import json
+
+import pytest
+
+from judgements.core import calibration
+from judgements.models import Panel
+from tests.support.commands import run_command
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+# Every agent rejects, P(approve) 0.2 where its criterion is met, 0.01 where it is not.
+CASES = [
+    {"id": f"ok-{n}", "content": f"marker-ok {n}", "expected": "approve",
+     "expected_agents": ["approve"] * 3}
+    for n in range(8)
+] + [
+    {"id": f"bad-{n}", "content": f"marker-bad {n}", "expected": "reject",
+     "expected_agents": ["reject"] * 3}
+    for n in range(8)
+]  # fmt: skip
+
+
+@pytest.fixture
+def panel(fake_llm, make_panel):
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
+    panel = make_panel(name="Leaning desk")
+    panel.prompt_variants = ["decision_first", "calibrated"]
+    panel.save(update_fields=["prompt_variants"])
+    return panel
+
+
+def evaluate(panel: Panel, tmp_path, cases: list[dict], name: str) -> None:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(case) + "\n" for case in cases))
+    assert run_command("evaluate", str(path), "--panel", panel.name, "--json")[0] == 0
+
+
+def test_it_learns_from_the_panels_runs_and_says_how_much_it_used(panel, tmp_path):
+    evaluate(panel, tmp_path, CASES, "labelled")
+    code, out, _ = run_command("calibrate", panel.name)
+    assert code == 0
+    panel.refresh_from_db()
+    stored = calibration.PanelCalibration.from_dict(panel.calibration)
+    (run,) = panel.runs.all()
+    assert stored.runs == (run.pk,) and stored.samples == (16, 16, 16)
+    lines = out.splitlines()
+    assert lines[0] == f"Panel Leaning desk: 1 run ({run.pk}), 48 labelled round-1 answers."
+    assert lines[1] == f"  Melchior: offset {stored.offsets[0]:+.2f} from 16 answers."
+    assert lines[-1] == "Stored with the panel; judgements of the calibrated variant read it."
+
+
+def test_too_few_labels_exit_3_and_store_nothing(panel, tmp_path):
+    evaluate(panel, tmp_path, CASES[:2] + CASES[-2:], "short")
+    code, out, _ = run_command("calibrate", str(panel.pk))
+    assert code == 3
+    assert "  Melchior: nothing learned from 4 answers (needs 12, at least 4 of each side)." in out
+    assert out.splitlines()[-1] == "Too few labelled answers to learn anything: nothing stored."
+    panel.refresh_from_db()
+    assert panel.calibration is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["Nobody's"], 'invalid input: panel: No panel "Nobody\'s" that you may use.'),
+        (["Leaning desk"], "invalid input: runs: No finished evaluation run of this panel's"),
+        (["Leaning desk", "--variants", "quote+reason_last"], "invalid input: --variants: Unknown"),
+        (["Leaning desk", "--variants", ""], "invalid input: --variants: Name the variants"),
+    ],
+)
+def test_bad_input_exits_2_naming_it(panel, arguments, expected):
+    code, out, err = run_command("calibrate", *arguments)
+    assert (code, out) == (2, "")
+    assert err.startswith(expected)
