@@ -141,7 +141,7 @@ def setting_of(check: checks.Check) -> bool | None:
 
 def certified_rule(panel_id: int, agents: Sequence[Mapping[str, Any]]) -> Rule | None:
     """The rule of the panel's certificate in force for these agents (as
-    Judgement.certificate_in_force finds it), if there is one."""
+    marks.certificate_in_force finds it), if there is one."""
     certificate = (
         Certificate.objects.filter(panel_id=panel_id).in_force(agents_fingerprint(agents)).first()
     )
