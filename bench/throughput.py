@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import functools
 import json
 import os
 import signal
@@ -48,6 +49,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -538,9 +540,11 @@ def main() -> None:
 def run(bench: Bench, args: argparse.Namespace) -> None:
     print(f"load average at start: {os.getloadavg()}", flush=True)
     bench.floor_batch(rows=True)  # warm-up: this process's imports and connections
-    sides = {f"{w} workers": (lambda w=w: bench.engine_batch(w)) for w in args.workers}
-    sides["floor"] = lambda: bench.floor_batch(rows=False)
-    sides["floor + rows"] = lambda: bench.floor_batch(rows=True)
+    sides: dict[str, Callable[[], dict[str, Any]]] = {
+        f"{w} workers": functools.partial(bench.engine_batch, w) for w in args.workers
+    }
+    sides["floor"] = functools.partial(bench.floor_batch, rows=False)
+    sides["floor + rows"] = functools.partial(bench.floor_batch, rows=True)
     batches: dict[str, list[dict[str, Any]]] = {side: [] for side in sides}
     order = list(sides)
     for repeat in range(args.repeats):

@@ -24,6 +24,7 @@ turns votes into a verdict is unchanged.
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 APPROVE, REJECT = "approve", "reject"
 # Labels an offset needs, in all and of each side: fewer say nothing about a lean.
@@ -91,7 +92,7 @@ class PanelCalibration:
     samples: tuple[int, ...]
     runs: tuple[int, ...] = ()
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "fingerprint": self.fingerprint,
             "offsets": list(self.offsets),
@@ -100,7 +101,7 @@ class PanelCalibration:
         }
 
     @classmethod
-    def from_dict(cls, stored: Mapping) -> "PanelCalibration":
+    def from_dict(cls, stored: Mapping[str, Any]) -> "PanelCalibration":
         return cls(
             fingerprint=str(stored["fingerprint"]),
             offsets=tuple(stored["offsets"]),

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from judgements.core import check_prompts, confidence, prompts, rules
-from judgements.core.certificate import Rule
+from judgements.core.kept_verdicts import Rule
 
 
 @dataclass(frozen=True)
