@@ -41,8 +41,10 @@ from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, idempotency, json_cases, limits, schemas
 from judgements.intake.creation_gate import creation_slot
-from judgements.models import Agent, ApiToken, EvaluationRun, IdempotencyKey, Judgement
-from judgements.models.judgements import team_for
+from judgements.models.access import ApiToken, IdempotencyKey
+from judgements.models.agents import Agent
+from judgements.models.evaluations import EvaluationRun
+from judgements.models.judgements import Judgement, team_for
 
 
 @dataclass(frozen=True)
@@ -72,7 +74,7 @@ class Checked:
     panel is the one the agents were filled from) and an evaluation run's (its agents
     checked once for the run). Validation and panel resolution pass it as it is."""
 
-    case: dict
+    case: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -121,7 +123,7 @@ async def submit_from_loop(
         return await db_call(submit, for_request=True)(cases, by, model)
 
 
-def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict:
+def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict[str, Any]:
     """Steps 3 and 4 for one case: the case as a judgement is stored from."""
     if isinstance(case, Checked):
         return case.case
@@ -130,7 +132,7 @@ def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict:
     return json_cases.resolve_case(case, user)
 
 
-def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:
+def store_and_wake(cases: list[dict[str, Any]], by: Submission, digest: str) -> Started:
     """The judgements stored under the user's lock, the key and the limits checked again
     there, and the engine woken once they are committed."""
     try:
@@ -168,7 +170,7 @@ def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:
         return replayed(stored, digest, by.key)
 
 
-def store(cases: Sequence[dict], by: Submission) -> list[Judgement]:
+def store(cases: Sequence[dict[str, Any]], by: Submission) -> list[Judgement]:
     """The judgements and their agents, in two bulk inserts: a 500-case evaluation run
     must not cost thousands of round trips."""
     created = Judgement.objects.bulk_create(
