@@ -3,6 +3,10 @@ its default and meaning (`MagiSettings`). A value that does not parse, or a `MAG
 MAGI does not know, stops start-up with a message naming the variable. Django's settings
 (magi_site/settings.py) are read from it, and so is docs/settings.md.
 
+Its fields live in one class per area, each under its `# --- Title` heading, which heads
+its table on the generated page: site_settings.py, model_settings.py and
+judging_settings.py. A new setting goes under the heading of its area there.
+
 The defaults run on one machine with no services: SQLite, the in-memory channel
 layer and the engine inside the web process. DATABASE_URL and REDIS_URL switch to
 PostgreSQL and channels-redis for several processes or machines.
