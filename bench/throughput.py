@@ -43,6 +43,7 @@ import contextlib
 import functools
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -117,6 +118,7 @@ class Bench:
     def close(self) -> None:
         self.stop_llm()
         self.redis.stop()
+        shutil.rmtree(self.redis.dir, ignore_errors=True)  # stop() leaves its log behind
         self.postgres.destroy()
 
     # --- the pieces of a batch -------------------------------------------------------
