@@ -24,6 +24,7 @@ turns votes into a verdict is unchanged.
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from judgements.core.prompt_variants import Variant
 
@@ -97,7 +98,7 @@ class PanelCalibration:
     runs: tuple[int, ...] = ()
     variants: tuple[str, ...] | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         stored = {
             "fingerprint": self.fingerprint,
             "offsets": list(self.offsets),
@@ -107,7 +108,7 @@ class PanelCalibration:
         return stored if self.variants is None else stored | {"variants": list(self.variants)}
 
     @classmethod
-    def from_dict(cls, stored: Mapping) -> "PanelCalibration":
+    def from_dict(cls, stored: Mapping[str, Any]) -> "PanelCalibration":
         variants = stored.get("variants")
         return cls(
             fingerprint=str(stored["fingerprint"]),

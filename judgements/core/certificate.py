@@ -58,12 +58,15 @@ from typing import Any
 
 from judgements.core.kept_verdicts import (
     Evaluated,
-    Rule,
     Sample,
     check_delta,
     clopper_pearson_lower,
     evaluate,
 )
+
+# Re-exported (the `as`, core/ being checked with no implicit re-export): a certificate's
+# rule is named certificate.Rule where it is stored and shown.
+from judgements.core.kept_verdicts import Rule as Rule
 
 METHOD = "split-fixed-sequence"
 # A third of the cases choose the rule, two thirds test it: on synthetic suites

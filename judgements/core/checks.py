@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 from judgements.core import check_prompts, confidence, prompts, rules
-from judgements.core.certificate import Rule
+from judgements.core.kept_verdicts import Rule
 
 
 @dataclass(frozen=True)
@@ -97,7 +97,7 @@ class Check:
     # contests a verdict under no certificate (contested.COUNTED).
     signal: ClassVar[str | None] = None
     counted: ClassVar[bool] = True
-    # The confidence source its probabilities make (Judgement.confidences), if any.
+    # The confidence source its probabilities make (marks.confidences), if any.
     source: ClassVar[str | None] = None
     # The MAGI_* setting that turns it on or off (magi_site/environment.py; None: no
     # switch of its own), and whether a saved panel's "Checks beside the vote"

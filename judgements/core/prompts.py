@@ -17,13 +17,16 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from judgements.core import prompt_variants, rules
-from judgements.core.prompt_variants import Variant
+
+# Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
+# prompt's variants prompts.Variant.
+from judgements.core.prompt_variants import Variant as Variant
 
 REASON_MAX_CHARS = 200
 MISSING_MAX_ITEMS = 3
@@ -70,7 +73,7 @@ def verdict_schema(
     with_length_bound: bool = True,
     tied: bool = False,
     variants: frozenset[Variant] = frozenset(),
-) -> dict:
+) -> dict[str, Any]:
     """The JSON schema of AgentVerdict, properties in answer order (reason first).
 
     OpenAI's strict json_schema mode rejects schemas with keywords it does not support
@@ -85,10 +88,10 @@ def verdict_schema(
     `variants` (judgements/core/prompt_variants.py): the keys in the order they ask for
     (DECISION_FIRST), and a required "quote" (QUOTE); none: the schema as measured.
     """
-    reason: dict = {"type": "string"}
-    item: dict = {"type": "string"}
-    missing: dict = {"type": "array", "items": item}
-    quote: dict = {"type": "string"}
+    reason: dict[str, Any] = {"type": "string"}
+    item: dict[str, Any] = {"type": "string"}
+    missing: dict[str, Any] = {"type": "array", "items": item}
+    quote: dict[str, Any] = {"type": "string"}
     if with_length_bound:
         reason |= {"minLength": 1, "maxLength": REASON_MAX_CHARS}
         item |= {"maxLength": MISSING_ITEM_MAX_CHARS}

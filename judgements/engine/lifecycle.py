@@ -245,7 +245,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
 def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
     """An evaluation run's unfinished judgements (idle, or judging on any worker) ->
     error, naming who cancelled; the run records it. Returns the ids ended. A worker
-    running one stops its calls at its next lease renewal (runner.keep_lease), and what
+    running one stops its calls at its next lease renewal (HeldLease.keep), and what
     was decided stays in the record. A run already cancelled or done changes nothing."""
     now = timezone.now()
     message = f"Cancelled: evaluation run {run.pk} was cancelled by {user.get_username()}"

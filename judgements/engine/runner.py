@@ -50,6 +50,10 @@ class EngineRunner:
         self.capacity_freed = asyncio.Event()
         # Set when a judgement ends here: its webhook (if any) is due now.
         self.webhooks_due = asyncio.Event()
+        # Judgements a sweep claimed while a wake-up's task here was still claiming them:
+        # that task's own claim then fails, and it runs them on the sweep's claim instead
+        # of leaving them held by nobody until the lease runs out (start, run_judgement).
+        self.swept_meanwhile: set[int] = set()
 
     def __str__(self) -> str:
         return f"engine worker {self.worker_id}"
@@ -63,8 +67,10 @@ class EngineRunner:
         """
         if not claimed:
             candidates = Judgement.objects.filter(pk=judgement_id)
-            if not await lifecycle.aclaim(self.worker_id, candidates, 1):
+            claimed = bool(await lifecycle.aclaim(self.worker_id, candidates, 1))
+            if not claimed and judgement_id not in self.swept_meanwhile:
                 return False
+        self.swept_meanwhile.discard(judgement_id)
         deliberation = await load(judgement_id)
         # The deadline counts from the first claim, across resumes.
         started = deliberation.judgement.started_at or timezone.now()
@@ -144,6 +150,8 @@ class EngineRunner:
         runs here or there is no room (it waits in the database for the sweeper)."""
         task = self.running.get(judgement_id)
         if task is not None and not task.done():
+            if claimed:
+                self.swept_meanwhile.add(judgement_id)
             return None
         if not claimed and not self.free_capacity():
             return None
@@ -160,6 +168,7 @@ class EngineRunner:
         if self.running.get(judgement_id) is task:
             del self.running[judgement_id]
             self.batch.discard(judgement_id)
+            self.swept_meanwhile.discard(judgement_id)
         if not task.cancelled() and task.exception() is not None:
             log.error(
                 "judgement %s stopped: %r; a worker resumes it once its lease expires",

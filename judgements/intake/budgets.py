@@ -11,6 +11,7 @@ made before anything is stored, so a judgement already running is never cut off.
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -21,17 +22,12 @@ from django.utils import timezone
 from judgements.audit import record as chain_record
 from judgements.core import pricing, rules
 from judgements.intake.limits import Refused
-from judgements.models import (
-    AuditEntry,
-    AuditSubject,
-    Budget,
-    BudgetPeriod,
-    Judgement,
-    JudgementCheck,
-    LLMAttempt,
-    Panel,
-    team_ids_of,
-)
+from judgements.models.agents import LLMAttempt
+from judgements.models.budgets import Budget, BudgetPeriod
+from judgements.models.checks import JudgementCheck
+from judgements.models.judgements import Judgement
+from judgements.models.panels import Panel
+from judgements.models.teams import AuditEntry, AuditSubject, team_ids_of
 
 RECENT = 20
 CALLS = rules.PANEL_SIZE * rules.ROUNDS
@@ -85,10 +81,10 @@ def judgements_of(budget: Budget) -> QuerySet[Judgement]:
     return Judgement.objects.filter(panel=budget.panel)
 
 
-def tokens_by_model(judgements: QuerySet[Judgement], since: datetime) -> dict[str, dict]:
+def tokens_by_model(judgements: QuerySet[Judgement], since: datetime) -> dict[str, dict[str, int]]:
     """Prompt, completion and cached tokens per model over the judgements' attempts and
     checks started since `since`."""
-    totals: dict[str, dict] = {}
+    totals: dict[str, dict[str, int]] = {}
     sums = {"prompt": Sum("prompt_tokens"), "completion": Sum("completion_tokens"),
             "cached": Sum("cached_tokens")}  # fmt: skip
     for rows in (
@@ -148,7 +144,7 @@ def budgets_for(user: User | None, team_id: int | None, panel: Panel | None) -> 
     return Budget.objects.filter(scope).select_related("team", "user", "panel")
 
 
-def check(cases: list[dict], user: User | None, team_id: int | None) -> None:
+def check(cases: list[dict[str, Any]], user: User | None, team_id: int | None) -> None:
     """BudgetExceeded when a budget that applies cannot cover the cases' estimate."""
     if not cases:
         return
@@ -214,7 +210,7 @@ def visible_to(user: User) -> QuerySet[Budget]:
     )
 
 
-def record_change(budget: Budget | None, before: dict | None, by: User | None) -> None:
+def record_change(budget: Budget | None, before: dict[str, Any] | None, by: User | None) -> None:
     """An audit entry for a budget made, changed or removed (models/teams.AuditEntry)."""
     after = None if budget is None else audit_state(budget)
     target = f"budget {budget.pk}" if budget is not None else f"budget {before and before['id']}"
@@ -226,7 +222,7 @@ def record_change(budget: Budget | None, before: dict | None, by: User | None) -
             chain_record.configuration(entry)
 
 
-def audit_state(budget: Budget) -> dict:
+def audit_state(budget: Budget) -> dict[str, Any]:
     return {
         "id": budget.pk,
         "for": budget.scope_words(),

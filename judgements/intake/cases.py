@@ -79,7 +79,8 @@ class AgentForm(forms.Form):
         )
 
 
-class BaseAgentFormSet(forms.BaseFormSet):
+# Unparameterised: Django's classes take no type arguments at run time (no django-stubs-ext).
+class BaseAgentFormSet(forms.BaseFormSet):  # type: ignore[type-arg]  # see the line above
     def clean(self) -> None:
         # Checked even when another field is invalid, so every error shows at once. Names
         # compare as the database's constraint does (Agent.name_key): "Cas\u200bper" and
@@ -108,7 +109,7 @@ AgentFormSet = forms.formset_factory(
 
 
 def bind(
-    data: Mapping[str, Any] | None = None, initial: dict | None = None
+    data: Mapping[str, Any] | None = None, initial: dict[str, Any] | None = None
 ) -> tuple[JudgementForm, BaseAgentFormSet]:
     """The page's forms, bound to POST data or filled with initial values."""
     initial = initial or {}
@@ -118,7 +119,7 @@ def bind(
     return form, cast(BaseAgentFormSet, formset)
 
 
-def typed_case(data: Mapping[str, Any]) -> dict:
+def typed_case(data: Mapping[str, Any]) -> dict[str, Any]:
     """What the page's form holds, as it was typed, without validating it: to show the
     form again unchanged (after refreshing the model lists)."""
     return {
@@ -177,7 +178,7 @@ def case_to_form_data(case: object, also_known: tuple[str, ...] = ()) -> dict[st
     return data
 
 
-def unknown_fields(obj: dict, known: tuple[str, ...], path: str) -> dict[str, list[str]]:
+def unknown_fields(obj: dict[str, Any], known: tuple[str, ...], path: str) -> dict[str, list[str]]:
     message = f"Unknown field; the fields here are {', '.join(known)}."
     return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
 
@@ -225,7 +226,7 @@ def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
     return errors
 
 
-def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict:
+def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, Any]:
     return {
         "title": form.cleaned_data["title"],
         "content": form.cleaned_data["content"],

@@ -27,6 +27,6 @@ def creation_slot() -> asyncio.Semaphore:
     return slots
 
 
-def creation_gate(request: HttpRequest) -> contextlib.AbstractAsyncContextManager:
+def creation_gate(request: HttpRequest) -> contextlib.AbstractAsyncContextManager[None]:
     """A POST that creates waits for a creation slot before its token is looked up."""
     return creation_slot() if request.method == "POST" else contextlib.nullcontext()

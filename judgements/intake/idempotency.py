@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from judgements.core.errors import InvalidInput, MagiError
-from judgements.models import IdempotencyKey
+from judgements.models.access import IdempotencyKey
 
 HEADER = "Idempotency-Key"
 MAX_LENGTH = 255

@@ -13,11 +13,13 @@ from judgements.intake import saved_panels, schemas
 from judgements.outcome import webhooks
 
 
-def validate_case(case: Any, user: User | None, model: type[schemas.Case] = schemas.Case) -> dict:
+def validate_case(
+    case: Any, user: User | None, model: type[schemas.Case] = schemas.Case
+) -> dict[str, Any]:
     return resolve_case(schemas.validated(model, case), user)
 
 
-def resolve_case(case: schemas.Case, user: User | None) -> dict:
+def resolve_case(case: schemas.Case, user: User | None) -> dict[str, Any]:
     """The validated case with its agents (a saved panel's, checked again: a model the
     deployment no longer serves shows as `panel.agents[0].model`) and its Panel or None."""
     errors: dict[str, list[str]] = {}

@@ -14,7 +14,9 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from judgements.core.errors import MagiError
-from judgements.models import FINISHED_STATUSES, ApiToken, Judgement
+from judgements.models.access import ApiToken
+from judgements.models.choices import FINISHED_STATUSES
+from judgements.models.judgements import Judgement
 
 # No judgement of the user's will finish at a known time: ask the client to come back in
 # about the time a judgement takes.

@@ -8,7 +8,7 @@ line's operator (user None), every panel. A panel is named by its id or its name
 user's own panels before the examples.
 """
 
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from django.contrib.auth.models import User
 from django.db.models import Case, IntegerField, QuerySet, Value, When
@@ -16,7 +16,9 @@ from django.db.models import Case, IntegerField, QuerySet, Value, When
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schemas
-from judgements.models import ID_MAX, Panel, agents_fingerprint
+from judgements.models.certificates import agents_fingerprint
+from judgements.models.choices import ID_MAX
+from judgements.models.panels import Panel
 from judgements.outcome import answers
 
 if TYPE_CHECKING:  # django-stubs-ext is a test (type-check) dependency only
@@ -38,7 +40,8 @@ def visible(user: User | None) -> "QuerySet[WithAnnotations[Panel, Grouped]]":
     if user is not None:
         groups.insert(0, When(owner=user, then=Value(0)))
     group = Case(*groups, default=Value(OTHERS), output_field=IntegerField())
-    return panels.annotate(group=group).order_by("group", "name", "id")
+    grouped: QuerySet[WithAnnotations[Panel, Grouped]] = panels.annotate(group=group)
+    return grouped.order_by("group", "name", "id")
 
 
 def resolve(reference: str | int, user: User | None) -> Panel:
@@ -88,7 +91,7 @@ def by_name(panels: "QuerySet[WithAnnotations[Panel, Grouped]]", name: str) -> P
     return first
 
 
-def agents_of(panel: Panel) -> list[dict]:
+def agents_of(panel: Panel) -> list[dict[str, Any]]:
     """The panel's agents, in the shape a case's "agents" takes."""
     return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
 

@@ -39,7 +39,7 @@ def invalid_input(
 
 
 def described(
-    error: Any, loc: tuple, model: type[BaseModel] | None, agent_fields: tuple[str, ...]
+    error: Any, loc: tuple[Any, ...], model: type[BaseModel] | None, agent_fields: tuple[str, ...]
 ) -> list[tuple[str, str]]:
     kind, ctx, message = error["type"], error.get("ctx") or {}, str(error["msg"])
     path = path_of(loc)
@@ -97,7 +97,7 @@ def joined(path: str, sub: str) -> str:
     return f"{path}.{sub}"
 
 
-def path_of(loc: tuple, last: str | None = None) -> str:
+def path_of(loc: tuple[Any, ...], last: str | None = None) -> str:
     """("agents", 1, "model") -> "agents[1].model"."""
     path = ""
     for part in loc:

@@ -45,8 +45,10 @@ from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, idempotency, json_cases, limits, saved_panels, schemas
 from judgements.intake.creation_gate import creation_slot
-from judgements.models import Agent, ApiToken, EvaluationRun, IdempotencyKey, Judgement
-from judgements.models.judgements import team_for
+from judgements.models.access import ApiToken, IdempotencyKey
+from judgements.models.agents import Agent
+from judgements.models.evaluations import EvaluationRun
+from judgements.models.judgements import Judgement, team_for
 
 
 @dataclass(frozen=True)
@@ -76,7 +78,7 @@ class Checked:
     panel is the one the agents were filled from) and an evaluation run's (its agents
     checked once for the run). Validation and panel resolution pass it as it is."""
 
-    case: dict
+    case: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -125,7 +127,7 @@ async def submit_from_loop(
         return await db_call(submit, for_request=True)(cases, by, model)
 
 
-def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict:
+def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict[str, Any]:
     """Steps 3 and 4 for one case: the case as a judgement is stored from."""
     if isinstance(case, Checked):
         return case.case
@@ -134,7 +136,7 @@ def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict:
     return json_cases.resolve_case(case, user)
 
 
-def with_variants(case: dict) -> dict:
+def with_variants(case: dict[str, Any]) -> dict[str, Any]:
     """The case with the prompt variants its judgement runs: those its caller named (an
     evaluation run's, [] included), else its saved panel's (the site's default when the
     panel sets none or there is no panel)."""
@@ -144,7 +146,7 @@ def with_variants(case: dict) -> dict:
     return case | {"prompt_variants": sorted(str(variant) for variant in chosen)}
 
 
-def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:
+def store_and_wake(cases: list[dict[str, Any]], by: Submission, digest: str) -> Started:
     """The judgements stored under the user's lock, the key and the limits checked again
     there, and the engine woken once they are committed."""
     try:
@@ -182,7 +184,7 @@ def store_and_wake(cases: list[dict], by: Submission, digest: str) -> Started:
         return replayed(stored, digest, by.key)
 
 
-def store(cases: Sequence[dict], by: Submission) -> list[Judgement]:
+def store(cases: Sequence[dict[str, Any]], by: Submission) -> list[Judgement]:
     """The judgements and their agents, in two bulk inserts: a 500-case evaluation run
     must not cost thousands of round trips. Each is appended to the audit chain."""
     # Before the rows: a chain started now counts only the judgements made before it.

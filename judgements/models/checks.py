@@ -143,7 +143,7 @@ def certified_rule(
     panel_id: int, agents: Sequence[Mapping[str, Any]], variants: Sequence[str] = ()
 ) -> Rule | None:
     """The rule of the panel's certificate in force for these agents asked with these
-    prompt variants (as outcome/marks.py certificate_in_force finds it), if there is one."""
+    prompt variants (as marks.certificate_in_force finds it), if there is one."""
     certificate = (
         Certificate.objects.filter(panel_id=panel_id)
         .in_force(agents_fingerprint(agents, variants))

@@ -3,7 +3,7 @@
     callback_url checked at submit  ->  allow-listed host (MAGI_WEBHOOK_HOSTS), https
     status change (transitions, overrides)  ->  enqueue: a WebhookDelivery row, in the
                                                same transaction as the change
-    every worker (runner.deliver_webhooks_forever)  ->  deliver_due: claim one due
+    every worker (EngineRunner.deliver_webhooks_forever)  ->  deliver_due: claim one due
         delivery with a lease, POST it signed, record the attempt; 2xx delivered, else
         retried with exponential backoff up to MAGI_WEBHOOK_MAX_ATTEMPTS, then failed
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 
-from magi_site import environment
+from magi_site import environment, settings_docs
 from magi_site.environment import load_settings
 from tests.support.commands import deployment_environment
 
@@ -120,12 +120,12 @@ def test_an_empty_variable_means_the_default(environ):
 def test_the_settings_documentation_is_generated_from_the_settings():
     """docs/settings.md is written by `python -m magi_site.environment`: regenerate it
     when a setting changes."""
-    assert environment.DOCS_PATH.read_text() == environment.markdown()
+    assert settings_docs.DOCS_PATH.read_text() == settings_docs.markdown()
 
 
 def test_every_setting_is_documented_and_reaches_django(environ):
     loaded = load_settings()
-    documented = environment.markdown()
+    documented = settings_docs.markdown()
     for name, field in environment.MagiSettings.model_fields.items():
         assert field.description, name
         assert f"`{name.upper()}`" in documented

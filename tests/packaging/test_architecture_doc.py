@@ -6,8 +6,11 @@ the endpoints their routers register. (test_architecture.py holds the module tab
 the layers; test_judgement_path.py the path's figure.)"""
 
 import ast
+import importlib
 import inspect
+import io
 import re
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -136,3 +139,141 @@ def test_the_api_modules_list_the_endpoints_they_register(module):
         (method, path.split("?", 1)[0]) for method, path in ENDPOINT.findall(module.__doc__ or "")
     }
     assert sorted(listed) == sorted(routes(module.router))
+
+
+# --- every name the page gives, and every `module.name` the code's own words give -------
+
+# Names the page gives that are not MAGI's own: where each comes from.
+OUTSIDE_NAMES = {
+    "Any": "typing",
+    "ParamSpec": "typing",
+    "login_required": "django.contrib.auth.decorators",
+}
+# `module.name` or `Class.name` in a comment or a docstring (not a file name such as
+# `calls.py`, nor a longer dotted path's middle).
+CODE_REFERENCE = re.compile(r"(?<![\w./-])([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?![\w/-]|\.\w)")
+FILE_SUFFIXES = {"py", "md", "toml", "json", "jsonl", "yaml", "html", "txt", "sh", "cfg"}
+
+
+def app_modules() -> dict[str, Path]:
+    """judgements/'s modules and packages by dotted name (migrations left out)."""
+    found = {}
+    for path in APP.rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        parts = path.relative_to(REPO).with_suffix("").parts
+        found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+def defined_names() -> set[str]:
+    """Every class, function, method and assigned name of judgements/, magi_site/ and the
+    client package."""
+    names = set()
+    roots = (APP, REPO / "magi_site", REPO / "clients" / "magi-client" / "magi_client")
+    for path in (path for root in roots for path in root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names.add(node.name)
+            elif isinstance(node, ast.Name | ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.id if isinstance(node, ast.Name) else node.attr)
+    return names
+
+
+def test_every_area_the_page_names_is_there():
+    text = page()
+    tree = text.split("```\n", 2)[1]
+    areas = set(re.findall(r"^  (\w+)/ ", tree, re.M))
+    areas |= {
+        area
+        for layer in re.findall(r"^\d+\. `([a-z_ :|]+)`", section("Layers"), re.M)
+        for area in re.split(r"[ :|]+", layer)
+    }
+    assert len(areas) > 15, areas
+    assert sorted(area for area in areas if not (APP / area).is_dir()) == []
+    folders = set(re.findall(r"`([\w./-]+/)`", text)) | set(re.findall(r"^([\w.-]+/) ", tree, re.M))
+    missing = [f for f in folders if not any((base / f).is_dir() for base in (APP, REPO))]
+    assert sorted(missing) == []
+
+
+def test_every_name_the_page_gives_is_defined():
+    text = page()
+    named = set(re.findall(r"`([A-Za-z_]\w*)`", text))
+    # and the settings the page quotes from pyproject.toml (mypy's, say)
+    config = set(re.findall(r"^(\w+) *=", (REPO / "pyproject.toml").read_text(), re.M))
+    defined = defined_names() | set(OUTSIDE_NAMES) | config
+    packages = {path.parent.name for path in REPO.rglob("__init__.py") if ".venv" not in path.parts}
+    commands = {"magi", "figure"}  # the console script; a line the bench prints
+    missing = named - defined - packages - commands
+    assert sorted(missing) == []
+    # `python -m X` runs a module that is there.
+    for module in re.findall(r"`python -m ([\w.]+)`", text):
+        assert module in app_modules(), module
+
+
+def comments_and_docstrings(path: Path) -> list[tuple[int, str]]:
+    source = path.read_text(encoding="utf-8")
+    found = [
+        (token.start[0], token.string)
+        for token in tokenize.generate_tokens(io.StringIO(source).readline)
+        if token.type == tokenize.COMMENT
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            docstring = ast.get_docstring(node, clean=False)
+            if docstring:
+                found.append((getattr(node, "lineno", 1), docstring))
+    return found
+
+
+def class_has(module: str, node: ast.ClassDef, name: str) -> bool:
+    """The class defines or inherits `name`: an attribute, a field (Django's, pydantic's,
+    a dataclass's annotation) or an attribute its methods set on self."""
+    cls = getattr(importlib.import_module(module), node.name, None)
+    if cls is not None and (
+        hasattr(cls, name)
+        or any(name in getattr(k, "__annotations__", {}) for k in getattr(cls, "__mro__", ()))
+        or name in getattr(cls, "model_fields", {})
+    ):
+        return True
+    return any(
+        isinstance(sub, ast.Attribute)
+        and isinstance(sub.ctx, ast.Store)
+        and isinstance(sub.value, ast.Name)
+        and sub.value.id == "self"
+        and sub.attr == name
+        for sub in ast.walk(node)
+    )
+
+
+def module_has(module: str, name: str) -> bool:
+    if hasattr(importlib.import_module(module), name):
+        return True
+    return f"{module}.{name}" in app_modules()
+
+
+def test_every_module_dot_name_the_code_names_is_there():
+    """`lifecycle.claim`, `HeldLease.keep`, `judgements.cli`: where a comment or a
+    docstring under judgements/ names a module's or a class's member, it exists."""
+    modules = app_modules()
+    by_name: dict[str, list[str]] = {}
+    for dotted in modules:
+        by_name.setdefault(dotted.rsplit(".", 1)[-1], []).append(dotted)
+    classes: dict[str, list[tuple[str, ast.ClassDef]]] = {}
+    for dotted, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                classes.setdefault(node.name, []).append((dotted, node))
+    checked, stale = 0, []
+    for path in modules.values():
+        for line, text in comments_and_docstrings(path):
+            for owner, name in CODE_REFERENCE.findall(text):
+                if name in FILE_SUFFIXES or (owner not in by_name and owner not in classes):
+                    continue
+                checked += 1
+                if not any(module_has(m, name) for m in by_name.get(owner, [])) and not any(
+                    class_has(m, node, name) for m, node in classes.get(owner, [])
+                ):
+                    stale.append(f"{path.relative_to(REPO)}:{line}: {owner}.{name}")
+    assert checked > 50, checked
+    assert stale == []

@@ -73,6 +73,9 @@ ENVIRONMENT_READERS = {
     "judgements/agent_tools/remote.py",
     # A llama.cpp server is started with this process's environment minus its secrets.
     "judgements/llm/local/servers.py",
+    # scripts/install-local-model.sh runs it before any settings exist (make setup): the
+    # install's own variables (where to put the model, a local wheel folder, the cache).
+    "judgements/llm/local/installable.py",
 }
 
 

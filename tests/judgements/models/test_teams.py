@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from judgements.evaluations import suites
 from judgements.models import EvaluationRun, Judgement, Membership, Panel, Team
 from judgements.models.teams import in_team, may_use
-from tests.judgements.web.test_trust_pages import marked
+from tests.support.certificates import marked
 from tests.support.evaluations import SUITE, start
 
 pytestmark = pytest.mark.django_db

@@ -15,7 +15,7 @@ from judgements.models import (
     Trust,
 )
 from judgements.outcome import marks
-from tests.judgements.web.test_trust_pages import certificate_for
+from tests.support.certificates import certificate_for
 
 pytestmark = pytest.mark.django_db
 

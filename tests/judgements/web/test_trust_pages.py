@@ -8,14 +8,12 @@ import csv
 import io
 import json
 import re
-from datetime import UTC, datetime
 
 import pytest
 from asgiref.sync import async_to_sync
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 
-from judgements.core import certificate, kept_verdicts
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs
 from judgements.models import (
@@ -24,69 +22,18 @@ from judgements.models import (
     EvaluationRun,
     Judgement,
     JudgementCheck,
-    Status,
     Trust,
-    agents_fingerprint,
 )
 from judgements.web import consumers, run_report
+from tests.support.certificates import CERTIFIED_AT, certificate_for, marked
 from tests.support.evaluations import SUITE, start
 from tests.support.matching import found
-
-CERTIFIED_AT = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
 
 def judge(make_judgement, **kwargs) -> Judgement:
     """A judgement run to its end on an engine, as a worker runs it."""
     judgement = make_judgement(**kwargs)
     assert async_to_sync(EngineRunner(worker_id="test-worker").run_judgement)(judgement.pk)
-    return Judgement.objects.get(pk=judgement.pk)
-
-
-def certificate_for(panel, *, certified=True, **fields) -> Certificate:
-    """A certificate stored as certify() stores one: the rule chosen on 22 of 66 verdicts
-    and tested on the other 44, of which answer confidence 0.95 keeps 40, all right
-    (their own bound 0.1 ** (1 / 40)); the promise is the target, 90 %."""
-    observed = kept_verdicts.clopper_pearson_lower(40, 40, 0.1)
-    values = {
-        "panel": panel,
-        "agents": panel.agents,
-        "fingerprint": agents_fingerprint(panel.agents),
-        "runs": [],
-        "suites": [],
-        "target": 0.9,
-        "delta": 0.1,
-        "samples": 66,
-        "method": certificate.METHOD,
-        "split": {
-            "seed": 0,
-            "selection_share": 1 / 3,
-            "selection": [f"s{n}" for n in range(22)],
-            "test": [f"t{n}" for n in range(44)],
-        },
-        "certified": certified,
-        "rule": {"source": "answer", "threshold": 0.95, "absent": []} if certified else None,
-        "coverage": 40 / 44 if certified else None,
-        "accuracy": 1.0 if certified else None,
-        "bound": 0.9 if certified else None,
-        "kept": 40 if certified else 0,
-        "best": {
-            "rule": {"source": "answer", "threshold": 0.6, "absent": []},
-            "description": "answer confidence at least 0.6",
-            "coverage": 1.0,
-            "bound": 0.8123,
-        },
-        "curve": [
-            {"threshold": 0.95, "coverage": 40 / 44, "accuracy": 1.0, "bound": observed},
-            {"threshold": 0.6, "coverage": 1.0, "accuracy": 40 / 44, "bound": 0.8123},
-        ],
-        "created_at": CERTIFIED_AT,
-    }
-    return Certificate.objects.create(**(values | fields))
-
-
-def marked(judgement: Judgement, **fields) -> Judgement:
-    """The judgement decided (approved) with the mark given, as the engine stores it."""
-    Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED, **fields)
     return Judgement.objects.get(pk=judgement.pk)
 
 
