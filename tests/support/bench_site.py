@@ -26,7 +26,7 @@ def start_llm_server(models: Sequence[str], latency: float = 0.0) -> subprocess.
 
 
 def setup_django(
-    base_url: str, var_dir: str, models: Sequence[str], migrate: bool = True, **settings: str
+    base_url: str, var_dir: str, models: Sequence[str], *, migrate: bool = True, **settings: str
 ) -> None:
     """Django configured from the environment as a deployment is, on SQLite in `var_dir`
     with the in-memory channel layer, migrated (unless the bench keeps its rows elsewhere);
