@@ -82,6 +82,10 @@ RULES: dict[str, Rule] = {
     "api-tokens": NOT_TEAM_DATA,
     # Its operations are the ones above, each with its own rule.
     "api-batch": NOT_TEAM_DATA,
+    # A batch's parts are the sender's own, used up by the batch that names them.
+    "api-batch-parts": NOT_TEAM_DATA,
+    # The models the deployment reaches: the same for everyone.
+    "api-models": NOT_TEAM_DATA,
     "list_suites": Rule(api=True, lists=True),
     "import_suite": NOT_TEAM_DATA,
     "api-suite-jsonl": Rule(api=True, shows="suite"),
