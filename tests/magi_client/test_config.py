@@ -17,7 +17,9 @@ from tests.support.magi_client import (
     SMOKE_SUITE,
     SNAPSHOT,
     TWO_TEAMS,
+    client_site,
     read_files,
+    run_as,
     run_magi,
     write_files,
 )
@@ -43,15 +45,8 @@ print(Certificate.objects.get(pk={pk}).voided_at is not None)
 
 @pytest.fixture(scope="module")
 def magi(llm_server, tmp_path_factory):
-    site = LiveMagi(tmp_path_factory.mktemp("config"), llm_server.base_url, users=5).start()
-    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
-    yield site
-    site.stop()
-
-
-def magi_run(magi: LiveMagi, *args: str):
-    return run_magi(*args, env={"MAGI_URL": magi.url, "MAGI_TOKEN": magi.token})
+    folder = tmp_path_factory.mktemp("config")
+    yield from client_site(folder, llm_server.base_url, 5, MAKE_STAFF)
 
 
 def snapshot(magi: LiveMagi) -> dict:
@@ -65,13 +60,13 @@ def teams_files(root) -> dict[str, str]:
 def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
     root = write_files(tmp_path / "config", TWO_TEAMS)
 
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_CHANGES, planned.stderr
     assert "+ create team payments" in planned.stdout
     assert "+ create panel support/reply check" in planned.stdout
     assert "Plan: 9 to create, 0 to change, 0 to delete." in planned.stdout, planned.stdout
 
-    applied = magi_run(magi, "apply", str(root))
+    applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
     assert applied.stdout.endswith("Applied.\n")
     certificate = int(magi.manage("shell", "-v", "0", "-c", CERTIFY).strip())
@@ -79,7 +74,7 @@ def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
     # One criterion changes: the plan names it, and the certificate the change voids.
     changed = (root / PANEL_FILE).read_text().replace(OLD_CRITERIA, NEW_CRITERIA)
     (root / PANEL_FILE).write_text(changed)
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_CHANGES, planned.stderr
     assert planned.stdout.splitlines() == [
         "~ change panel payments/deploy gate",
@@ -88,21 +83,21 @@ def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
         "Plan: 0 to create, 1 to change, 0 to delete.",
     ]
     assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "False"
-    applied = magi_run(magi, "apply", str(root))
+    applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
     assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "True"
 
     # Exported, the files are the ones applied.
-    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    exported = run_as(magi, "export", str(tmp_path / "exported"))
     assert exported.returncode == config.EXIT_OK, exported.stderr
     assert teams_files(tmp_path / "exported") == teams_files(root)
 
     # A second apply, of the directory or of its export, has nothing to do.
     for folder in (root, tmp_path / "exported"):
-        again = magi_run(magi, "apply", str(folder))
+        again = run_as(magi, "apply", str(folder))
         assert again.returncode == config.EXIT_OK, again.stderr
         assert again.stdout == "No changes: the server matches the directory.\n"
-        planned = magi_run(magi, "plan", str(folder))
+        planned = run_as(magi, "plan", str(folder))
         assert planned.returncode == config.EXIT_OK, planned.stdout
 
 
@@ -133,7 +128,7 @@ def test_a_refusal_in_the_middle_of_an_apply_changes_nothing(magi, tmp_path):
     root = write_files(tmp_path, files)
     before = snapshot(magi)
     for command in ("plan", "apply"):
-        done = magi_run(magi, command, str(root))
+        done = run_as(magi, command, str(root))
         assert done.returncode == config.EXIT_BAD_INPUT, (done.stdout, done.stderr)
         assert done.stderr.startswith(
             f"magi {command}: teams/audit/panels/nightly.yaml:11: agents[2].model: "
@@ -152,28 +147,28 @@ def test_deletes_only_with_prune(magi, tmp_path):
         ).replace("- user02", "- user05"),
     }
     root = write_files(tmp_path, files)
-    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    assert run_as(magi, "apply", str(root)).returncode == config.EXIT_OK
     (root / "teams/ops/panels/gone.yaml").unlink()
 
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_OK, planned.stderr
     assert planned.stdout.splitlines() == [
         "  panel ops/gone: not in the directory, left alone (--prune deletes it)",
         "No changes: the server matches the directory.",
     ]
-    planned = magi_run(magi, "plan", "--prune", str(root))
+    planned = run_as(magi, "plan", "--prune", str(root))
     assert planned.returncode == config.EXIT_CHANGES
     assert planned.stdout.splitlines()[0] == "- delete panel ops/gone"
-    as_json = json.loads(magi_run(magi, "plan", "--prune", "--json", str(root)).stdout)
+    as_json = json.loads(run_as(magi, "plan", "--prune", "--json", str(root)).stdout)
     assert as_json == {
         "changes": [{"action": "delete", "what": "panel ops/gone", "fields": [], "voids": []}],
         "left_alone": [],
     }
 
-    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
-    assert "left alone" in magi_run(magi, "plan", str(root)).stdout
-    assert magi_run(magi, "apply", "--prune", str(root)).returncode == config.EXIT_OK
-    assert magi_run(magi, "plan", "--prune", str(root)).stdout == (
+    assert run_as(magi, "apply", str(root)).returncode == config.EXIT_OK
+    assert "left alone" in run_as(magi, "plan", str(root)).stdout
+    assert run_as(magi, "apply", "--prune", str(root)).returncode == config.EXIT_OK
+    assert run_as(magi, "plan", "--prune", str(root)).stdout == (
         "No changes: the server matches the directory.\n"
     )
 
@@ -186,8 +181,8 @@ def test_a_members_token_sees_and_changes_only_its_teams(magi, tmp_path):
             "name: deploy gate", "name: web"
         ).replace("- user02", "- user03"),
     }
-    assert magi_run(magi, "apply", str(write_files(tmp_path / "staff", web))).returncode == 0
-    everything = magi_run(magi, "export", str(tmp_path / "all"))
+    assert run_as(magi, "apply", str(write_files(tmp_path / "staff", web))).returncode == 0
+    everything = run_as(magi, "export", str(tmp_path / "all"))
     assert everything.returncode == config.EXIT_OK, everything.stderr
     theirs = {
         folder.name
@@ -228,15 +223,15 @@ def test_a_members_token_sees_and_changes_only_its_teams(magi, tmp_path):
 def test_an_export_applied_to_a_fresh_server_reproduces_the_configuration(
     magi, llm_server, tmp_path
 ):
-    assert magi_run(magi, "apply", str(write_files(tmp_path / "given", TWO_TEAMS))).returncode == 0
-    assert magi_run(magi, "export", str(tmp_path / "first")).returncode == config.EXIT_OK
+    assert run_as(magi, "apply", str(write_files(tmp_path / "given", TWO_TEAMS))).returncode == 0
+    assert run_as(magi, "export", str(tmp_path / "first")).returncode == config.EXIT_OK
     fresh = LiveMagi(tmp_path / "fresh", llm_server.base_url, users=5).start()
     try:
         fresh.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=fresh.usernames[0]))
         fresh.token = fresh.manage("api_token", fresh.usernames[0]).strip()
-        applied = magi_run(fresh, "apply", str(tmp_path / "first"))
+        applied = run_as(fresh, "apply", str(tmp_path / "first"))
         assert applied.returncode == config.EXIT_OK, applied.stderr
-        assert magi_run(fresh, "export", str(tmp_path / "second")).returncode == config.EXIT_OK
+        assert run_as(fresh, "export", str(tmp_path / "second")).returncode == config.EXIT_OK
     finally:
         fresh.stop()
     assert read_files(tmp_path / "second") == read_files(tmp_path / "first")
@@ -249,7 +244,7 @@ def test_an_export_applied_to_a_fresh_server_reproduces_the_configuration(
 def test_a_plan_gone_stale_is_refused_with_412_and_changes_nothing(magi, tmp_path):
     """Someone changes the panel between the read and the apply: the apply's If-Match no
     longer holds, nothing is overwritten, and the command says to run it again."""
-    assert magi_run(magi, "apply", str(write_files(tmp_path / "a", TWO_TEAMS))).returncode == 0
+    assert run_as(magi, "apply", str(write_files(tmp_path / "a", TWO_TEAMS))).returncode == 0
     mine = dict(TWO_TEAMS)
     mine[PANEL_FILE] = PAYMENTS_PANEL.replace(OLD_CRITERIA, NEW_CRITERIA)
     read = directory.read(write_files(tmp_path / "mine", mine))
@@ -257,7 +252,7 @@ def test_a_plan_gone_stale_is_refused_with_412_and_changes_nothing(magi, tmp_pat
     stale = plan.make(read.state, server_state.read(server), prune=False)
     theirs = dict(TWO_TEAMS)
     theirs[PANEL_FILE] = PAYMENTS_PANEL.replace(OLD_CRITERIA, "Approve only on Mondays.")
-    assert magi_run(magi, "apply", str(write_files(tmp_path / "theirs", theirs))).returncode == 0
+    assert run_as(magi, "apply", str(write_files(tmp_path / "theirs", theirs))).returncode == 0
     before = snapshot(magi)
     with pytest.raises(config.Failure) as failed:
         config.run_batch(server, stale, read, dry_run=False)
@@ -275,7 +270,7 @@ def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
     )
     files = {"panels/shared-gate.yaml": shared, "suites/shared-smoke.jsonl": SMOKE_SUITE}
     root = write_files(tmp_path / "shared", files)
-    applied = magi_run(magi, "apply", str(root))
+    applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
     assert "+ create panel shared gate" in applied.stdout
     owners = magi.manage(
@@ -288,8 +283,8 @@ def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
         "list(Suite.objects.filter(name='shared-smoke').values_list('owner', 'team')))",
     )
     assert owners.strip() == "[(None, None)] [(None, None)]"
-    assert magi_run(magi, "plan", str(root)).returncode == config.EXIT_OK
-    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    assert run_as(magi, "plan", str(root)).returncode == config.EXIT_OK
+    exported = run_as(magi, "export", str(tmp_path / "exported"))
     assert exported.returncode == config.EXIT_OK, exported.stderr
     assert read_files(tmp_path / "exported")["panels/shared-gate.yaml"] == shared
     assert read_files(tmp_path / "exported")["suites/shared-smoke.jsonl"] == SMOKE_SUITE
@@ -322,13 +317,13 @@ def test_a_panels_prompt_variants_round_trip_byte_for_byte(magi, tmp_path):
         "teams/lab/panels/lab-c.yaml": lab_panel("lab c", ""),
     }  # fmt: skip
     root = write_files(tmp_path / "config", files)
-    applied = magi_run(magi, "apply", str(root))
+    applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
-    exported = magi_run(magi, "export", str(tmp_path / "exported"))
+    exported = run_as(magi, "export", str(tmp_path / "exported"))
     assert exported.returncode == config.EXIT_OK, exported.stderr
     written = {k: v for k, v in teams_files(tmp_path / "exported").items() if "/lab/" in k}
     assert written == files
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_OK, planned.stdout
 
     # Only the variants change: the plan says so, with the certificate it voids.
@@ -336,12 +331,12 @@ def test_a_panels_prompt_variants_round_trip_byte_for_byte(magi, tmp_path):
     (root / "teams/lab/panels/lab-a.yaml").write_text(
         lab_panel("lab a", "prompt_variants:\n- quote\n")
     )
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_CHANGES, planned.stderr
     lines = planned.stdout.splitlines()
     assert lines[0] == "~ change panel lab/lab a" and lines[1].startswith("    prompt_variants: ")
     assert f"    voids certificate {certificate}" in lines
-    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    assert run_as(magi, "apply", str(root)).returncode == config.EXIT_OK
     assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "True"
 
 
@@ -365,7 +360,7 @@ def test_bad_prompt_variants_are_refused_with_file_and_line(magi, tmp_path, vari
     }
     root = write_files(tmp_path, files)
     before = snapshot(magi)
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_BAD_INPUT, (planned.stdout, planned.stderr)
     assert planned.stderr.startswith(f"magi plan: {expected}"), planned.stderr
     assert snapshot(magi) == before

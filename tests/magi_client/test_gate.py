@@ -10,19 +10,20 @@ from pathlib import Path
 import pytest
 
 from magi_client import gate
-from tests.support.live_site import LiveMagi
-from tests.support.magi_client import CREATE_GATE_PANELS, INSTALLED_MAGI, script_votes
+from tests.support.magi_client import (
+    CREATE_GATE_PANELS,
+    INSTALLED_MAGI,
+    client_site,
+    script_votes,
+)
 
 MAGI = INSTALLED_MAGI
 
 
 @pytest.fixture(scope="module")
 def magi(llm_server, tmp_path_factory):
-    site = LiveMagi(tmp_path_factory.mktemp("gate"), llm_server.base_url, users=1).start()
-    site.manage("shell", "-v", "0", "-c", CREATE_GATE_PANELS.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
-    yield site
-    site.stop()
+    folder = tmp_path_factory.mktemp("gate")
+    yield from client_site(folder, llm_server.base_url, 1, CREATE_GATE_PANELS)
 
 
 @pytest.fixture

@@ -12,8 +12,9 @@ from tests.support.live_site import LiveMagi
 from tests.support.magi_client import (
     MAKE_STAFF,
     PAYMENTS_PANEL,
+    client_site,
     read_files,
-    run_magi,
+    run_as,
     write_files,
 )
 
@@ -41,15 +42,8 @@ print(json.dumps({m.__name__: sorted(m.objects.values_list("pk", "version"))
 
 @pytest.fixture(scope="module")
 def magi(llm_server, tmp_path_factory):
-    site = LiveMagi(tmp_path_factory.mktemp("plan"), llm_server.base_url, users=5).start()
-    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
-    yield site
-    site.stop()
-
-
-def magi_run(magi: LiveMagi, *args: str):
-    return run_magi(*args, env={"MAGI_URL": magi.url, "MAGI_TOKEN": magi.token})
+    folder = tmp_path_factory.mktemp("plan")
+    yield from client_site(folder, llm_server.base_url, 5, MAKE_STAFF)
 
 
 def versions(magi: LiveMagi) -> dict:
@@ -63,16 +57,16 @@ def test_block_scalars_and_trailing_line_breaks_settle(magi, tmp_path):
         "teams/blocks/suites/smoke.jsonl": TRAILING_SUITE,
     }
     root = write_files(tmp_path / "blocks", files)
-    applied = magi_run(magi, "apply", str(root))
+    applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
-    planned = magi_run(magi, "plan", str(root))
+    planned = run_as(magi, "plan", str(root))
     assert planned.returncode == config.EXIT_OK, planned.stdout
     before = versions(magi)
-    again = magi_run(magi, "apply", str(root))
+    again = run_as(magi, "apply", str(root))
     assert again.stdout == "No changes: the server matches the directory.\n", again.stdout
     assert versions(magi) == before
     # What is inside the text is kept as typed: the line break between the two lines.
-    exported = magi_run(magi, "export", str(tmp_path / "out"))
+    exported = run_as(magi, "export", str(tmp_path / "out"))
     assert exported.returncode == config.EXIT_OK, exported.stderr
     panel = (tmp_path / "out/teams/blocks/panels/deploy-gate.yaml").read_text()
     criteria = "Approve only deploys planned Monday to Thursday.\nNever on a Friday."
@@ -113,21 +107,21 @@ def test_two_teams_share_a_panel_name_and_a_member_with_a_budget(magi, tmp_path)
         "teams/beta/panels/deploy-gate.yaml": gate_of("beta"),
     }
     root = write_files(tmp_path / "given", files)
-    applied = magi_run(magi, "apply", str(root))
+    applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
     budgets = magi.manage("shell", "-v", "0", "-c", BUDGET_PANELS).strip()
     assert budgets == "[('200000', 'alpha'), ('7.5000', 'beta')]"
     for args in (("plan",), ("plan", "--prune")):
-        planned = magi_run(magi, *args, str(root))
+        planned = run_as(magi, *args, str(root))
         assert planned.returncode == config.EXIT_OK, planned.stdout
         assert "left alone" not in planned.stdout
-    exported = magi_run(magi, "export", str(tmp_path / "out"))
+    exported = run_as(magi, "export", str(tmp_path / "out"))
     assert exported.returncode == config.EXIT_OK, exported.stderr
     out = tmp_path / "out/teams"
     assert (out / "alpha/team.yaml").read_text() == files["teams/alpha/team.yaml"]
     assert (out / "beta/team.yaml").read_text() == files["teams/beta/team.yaml"]
     before = versions(magi)
-    pruned = magi_run(magi, "apply", "--prune", str(tmp_path / "out"))
+    pruned = run_as(magi, "apply", "--prune", str(tmp_path / "out"))
     assert pruned.stdout == "No changes: the server matches the directory.\n", pruned.stdout
     assert versions(magi) == before
 
@@ -142,13 +136,13 @@ def test_a_members_budget_is_written_in_one_team_file(magi, tmp_path):
         ),
     }
     root = write_files(tmp_path / "moved", moved)
-    assert magi_run(magi, "apply", str(root)).returncode == config.EXIT_OK
+    assert run_as(magi, "apply", str(root)).returncode == config.EXIT_OK
     for args in (("plan",), ("plan", "--prune")):
-        planned = magi_run(magi, *args, str(root))
+        planned = run_as(magi, *args, str(root))
         assert planned.returncode == config.EXIT_OK, planned.stdout
     twice = dict(moved)
     twice["teams/gamma/team.yaml"] = moved["teams/delta/team.yaml"]
-    refused = magi_run(magi, "plan", str(write_files(tmp_path / "twice", twice)))
+    refused = run_as(magi, "plan", str(write_files(tmp_path / "twice", twice)))
     assert refused.returncode == config.EXIT_BAD_INPUT
     assert refused.stderr == (
         "magi plan: teams/gamma/team.yaml:4: budgets[0]: teams/delta/team.yaml already has "
@@ -176,17 +170,17 @@ def test_a_directory_larger_than_one_request_body_applies_all_or_nothing(llm_ser
         files |= {f"teams/big/suites/s{n}.jsonl": big_suite(f"s{n}") for n in range(5)}
         root = write_files(tmp_path / "big", files)
         assert sum(len(text) for text in files.values()) > 3 * 10_000
-        applied = magi_run(small, "apply", str(root))
+        applied = run_as(small, "apply", str(root))
         assert applied.returncode == config.EXIT_OK, applied.stderr
         assert applied.stdout.endswith("Plan: 6 to create, 0 to change, 0 to delete.\nApplied.\n")
-        exported = magi_run(small, "export", str(tmp_path / "out"))
+        exported = run_as(small, "export", str(tmp_path / "out"))
         assert exported.returncode == config.EXIT_OK, exported.stderr
-        again = magi_run(small, "apply", str(tmp_path / "out"))
+        again = run_as(small, "apply", str(tmp_path / "out"))
         assert again.stdout == "No changes: the server matches the directory.\n", again.stderr
         before = versions(small)
         # One more suite, too large for any request; and a bad one among parts: nothing stays.
         (root / "teams/big/suites/huge.jsonl").write_text(big_suite("huge", 40))
-        refused = magi_run(small, "apply", str(root))
+        refused = run_as(small, "apply", str(root))
         assert refused.returncode == config.EXIT_BAD_INPUT
         assert refused.stderr.startswith(
             "magi apply: teams/big/suites/huge.jsonl:1: Too large for one request"
@@ -199,7 +193,7 @@ def test_a_directory_larger_than_one_request_body_applies_all_or_nothing(llm_ser
         broken = gate_of("zz").replace("model: model-c", "model: no-such-model")
         write_files(root, {"teams/zz/team.yaml": "members:\n- user03\n"})
         write_files(root, {"teams/zz/panels/z.yaml": broken})
-        refused = magi_run(small, "apply", str(root))
+        refused = run_as(small, "apply", str(root))
         assert refused.returncode == config.EXIT_BAD_INPUT, refused.stderr
         assert refused.stderr.startswith(
             "magi apply: teams/zz/panels/z.yaml:11: agents[2].model: "
@@ -238,19 +232,19 @@ def test_everything_of_issue_49_round_trips_to_a_fresh_server_byte_for_byte(llm_
     first, second = tmp_path / "first", tmp_path / "second"
     source = small_magi(llm_server, tmp_path / "source")
     try:
-        applied = magi_run(source, "apply", str(root))
+        applied = run_as(source, "apply", str(root))
         assert applied.returncode == config.EXIT_OK, applied.stderr
-        assert magi_run(source, "plan", "--prune", str(root)).returncode == config.EXIT_OK
-        assert magi_run(source, "export", str(first)).returncode == config.EXIT_OK
+        assert run_as(source, "plan", "--prune", str(root)).returncode == config.EXIT_OK
+        assert run_as(source, "export", str(first)).returncode == config.EXIT_OK
     finally:
         source.stop()
     fresh = small_magi(llm_server, tmp_path / "fresh")
     try:
-        applied = magi_run(fresh, "apply", str(first))
+        applied = run_as(fresh, "apply", str(first))
         assert applied.returncode == config.EXIT_OK, applied.stderr
-        assert magi_run(fresh, "export", str(second)).returncode == config.EXIT_OK
+        assert run_as(fresh, "export", str(second)).returncode == config.EXIT_OK
         before = versions(fresh)
-        again = magi_run(fresh, "apply", "--prune", str(first))
+        again = run_as(fresh, "apply", "--prune", str(first))
         assert again.stdout == "No changes: the server matches the directory.\n", again.stdout
         assert versions(fresh) == before
     finally:

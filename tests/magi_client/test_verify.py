@@ -10,19 +10,20 @@ import pytest
 
 from magi_client import gate, verify
 from magi_client.receipts import b64url, jwk_of
-from tests.support.live_site import LiveMagi
-from tests.support.magi_client import CREATE_GATE_PANELS, INSTALLED_MAGI, script_votes
+from tests.support.magi_client import (
+    CREATE_GATE_PANELS,
+    INSTALLED_MAGI,
+    client_site,
+    script_votes,
+)
 
 CONTENT = "Deploy abc123: ship-it."
 
 
 @pytest.fixture(scope="module")
 def magi(llm_server, tmp_path_factory):
-    site = LiveMagi(tmp_path_factory.mktemp("verify"), llm_server.base_url, users=1).start()
-    site.manage("shell", "-v", "0", "-c", CREATE_GATE_PANELS.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
-    yield site
-    site.stop()
+    folder = tmp_path_factory.mktemp("verify")
+    yield from client_site(folder, llm_server.base_url, 1, CREATE_GATE_PANELS)
 
 
 @pytest.fixture

@@ -4,7 +4,10 @@ own in a virtualenv beside the test one (`make setup-test`, the Makefile's
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+
+from tests.support.live_site import LiveMagi
 
 # The test virtualenv's own directory holds the client's (Makefile: CLIENT_VENV).
 CLIENT_VENV = Path(sys.executable).parent.parent / "magi-client"
@@ -176,3 +179,19 @@ from judgements.models import AuditEntry, Budget, Membership, Panel, Suite, Suit
 tables = (get_user_model(), Team, Membership, Panel, Suite, SuiteCase, Budget, AuditEntry)
 print(json.dumps({m.__name__: sorted(map(str, m.objects.values_list())) for m in tables}))
 """
+
+
+def client_site(folder: Path, base_url: str, users: int, setup: str) -> Iterator[LiveMagi]:
+    """A live MAGI for the client's tests: `setup` (Python run by `manage.py shell`, with
+    `{username}` the first user's name) run once, and a token of that user in
+    `site.token`; stopped when the module's tests are done."""
+    site = LiveMagi(folder, base_url, users=users).start()
+    site.manage("shell", "-v", "0", "-c", setup.format(username=site.usernames[0]))
+    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
+    yield site
+    site.stop()
+
+
+def run_as(site: LiveMagi, *args: str) -> subprocess.CompletedProcess[str]:
+    """The installed `magi ARGS` against `site` with its token."""
+    return run_magi(*args, env={"MAGI_URL": site.url, "MAGI_TOKEN": site.token})
