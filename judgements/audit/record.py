@@ -6,6 +6,8 @@ lists them): a judgement submitted (intake/start.py), each decision and the verd
 (panels/saving.py), a panel, team, reviewer, budget, suite, user or token change
 (panels/teams.py's and intake/budgets.py's audit rows). Each only reads its rows."""
 
+from typing import Any
+
 from judgements.audit import chain, facts
 from judgements.models import (
     Agent,
@@ -43,33 +45,25 @@ def decision(row: RoundDecision, agent: Agent) -> None:
 def verdict(judgement_id: int) -> None:
     """The panel's verdict, then the chain's head signed."""
     judgement = Judgement.objects.prefetch_related("agents").get(pk=judgement_id)
-    entry = chain.append(
-        EntryKind.VERDICT, facts.subject_of(judgement_id), facts.verdict(judgement), judgement_id
-    )
-    chain.sign_head(entry)
+    signed(EntryKind.VERDICT, judgement_id, facts.verdict(judgement))
 
 
 def override(row: Override) -> None:
     judgement = Judgement.objects.get(pk=row.judgement_id)
     stored = Override.objects.get(pk=row.pk)
-    entry = chain.append(
-        EntryKind.OVERRIDE,
-        facts.subject_of(row.judgement_id),
-        facts.override(stored, judgement),
-        row.judgement_id,
-    )
-    chain.sign_head(entry)
+    signed(EntryKind.OVERRIDE, row.judgement_id, facts.override(stored, judgement))
 
 
 def confirmation(row: Confirmation) -> None:
     judgement = Judgement.objects.get(pk=row.judgement_id)
     stored = Confirmation.objects.get(pk=row.pk)
-    entry = chain.append(
-        EntryKind.CONFIRMATION,
-        facts.subject_of(row.judgement_id),
-        facts.confirmation(stored, judgement),
-        row.judgement_id,
-    )
+    signed(EntryKind.CONFIRMATION, row.judgement_id, facts.confirmation(stored, judgement))
+
+
+def signed(kind: EntryKind, judgement_id: int, payload: dict[str, Any]) -> None:
+    """An entry that puts a verdict in force, about the judgement, then the chain's head
+    signed: what a receipt is read from."""
+    entry = chain.append(kind, facts.subject_of(judgement_id), payload, judgement_id)
     chain.sign_head(entry)
 
 
