@@ -11,38 +11,16 @@ from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import calibrate, runs, suites
+from tests.support.calibration import LEANING_CASES, leaning_panel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# Every agent rejects every case, sure of it: P(approve) 0.2 where its criterion is met
-# (marker-ok), 0.01 where it is not (marker-bad). A lean to reject an offset can undo.
-CASES = [
-    {
-        "id": f"ok-{n}",
-        "content": f"marker-ok case {n}",
-        "expected": "approve",
-        "expected_agents": ["approve"] * 3,
-    }
-    for n in range(8)
-] + [
-    {
-        "id": f"bad-{n}",
-        "content": f"marker-bad case {n}",
-        "expected": "reject",
-        "expected_agents": ["reject"] * 3,
-    }
-    for n in range(8)
-]
+CASES = LEANING_CASES
 
 
 @pytest.fixture
 def panel(fake_llm, make_panel):
-    for model in ("model-a", "model-b", "model-c"):
-        fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
-    panel = make_panel(name="Leaning desk")
-    panel.prompt_variants = ["decision_first", "calibrated"]
-    panel.save(update_fields=["prompt_variants"])
-    return panel
+    return leaning_panel(fake_llm, make_panel)
 
 
 def finished_run(panel, user, variants):

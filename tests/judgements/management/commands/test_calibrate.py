@@ -9,30 +9,17 @@ import pytest
 
 from judgements.core import calibration
 from judgements.models import Panel
+from tests.support.calibration import LEANING_CASES, leaning_panel
 from tests.support.commands import run_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# Every agent rejects, P(approve) 0.2 where its criterion is met, 0.01 where it is not.
-CASES = [
-    {"id": f"ok-{n}", "content": f"marker-ok {n}", "expected": "approve",
-     "expected_agents": ["approve"] * 3}
-    for n in range(8)
-] + [
-    {"id": f"bad-{n}", "content": f"marker-bad {n}", "expected": "reject",
-     "expected_agents": ["reject"] * 3}
-    for n in range(8)
-]  # fmt: skip
+CASES = LEANING_CASES
 
 
 @pytest.fixture
 def panel(fake_llm, make_panel):
-    for model in ("model-a", "model-b", "model-c"):
-        fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
-    panel = make_panel(name="Leaning desk")
-    panel.prompt_variants = ["decision_first", "calibrated"]
-    panel.save(update_fields=["prompt_variants"])
-    return panel
+    return leaning_panel(fake_llm, make_panel)
 
 
 def evaluate(panel: Panel, tmp_path, cases: list[dict], name: str) -> None:
