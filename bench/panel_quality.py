@@ -68,7 +68,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from judgements.admin.judgements import token_totals  # noqa: E402 - after Django is set up
-from judgements.core import calibration, check_prompts, prompt_variants  # noqa: E402
+from judgements.core import calibration, check_prompts, prompt_variants, rules  # noqa: E402
 from judgements.core.errors import MagiError  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
@@ -82,6 +82,10 @@ if TYPE_CHECKING:  # imported when --fake asks for it
 
 FAKE_MODEL = "fake-model"
 PLAIN = "plain call"
+# Not a run: what a panel whose every agent decided exactly as the case's expected_agents
+# say would get under the exact rule (2 of 3). The ceiling of any prompt for the figures
+# read against `expected`, where a case fails one criterion and is labelled reject.
+PERFECT = "perfect agents"
 
 
 @dataclass
@@ -305,6 +309,35 @@ def share(part: int, whole: int) -> str:
     return f"{part}/{whole} [{100 * low:.0f}-{100 * high:.0f}%]"
 
 
+def agent_finals(outcome: Outcome) -> list[str]:
+    """Each agent's final decision under the exact rule, from the stored votes
+    (agent-major, 3 agents x 3 rounds); [] for the plain call and errors."""
+    if len(outcome.votes) != rules.PANEL_SIZE * rules.ROUNDS:
+        return []
+    votes = ["approve" if v == "A" else "reject" for v in outcome.votes]
+    per_agent = [votes[i : i + rules.ROUNDS] for i in range(0, len(votes), rules.ROUNDS)]
+    return [str(rules.final_vote(agent)) for agent in per_agent]
+
+
+def by_the_rule(case: dict) -> str | None:
+    """The verdict the exact rule gives when every agent decides as expected_agents say."""
+    expected = case.get("expected_agents") or []
+    if len(expected) != rules.PANEL_SIZE:
+        return None
+    return str(rules.panel_decision(expected))
+
+
+def perfect_agents(cases: list[dict]) -> dict[str, Outcome]:
+    """The PERFECT column: every agent votes its expected decision in all three rounds."""
+    perfect = {}
+    for case in cases:
+        expected = case.get("expected_agents") or []
+        if len(expected) == rules.PANEL_SIZE:
+            votes = "".join(a[0].upper() * rules.ROUNDS for a in expected)
+            perfect[case["id"]] = Outcome(case["id"], str(by_the_rule(case)), votes)
+    return perfect
+
+
 def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
     seen = [c for c in cases if c["id"] in outcomes]
     clean = [c for c in seen if not is_injection(c)]
@@ -315,6 +348,14 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
     later = sum(o.later_reasons for o in outcomes.values())
     seconds = [o.seconds for o in outcomes.values() if o.seconds]
     marked = [o for o in outcomes.values() if o.contested is not None]
+    ruled = [c for c in seen if by_the_rule(c) is not None]
+    agents = [
+        (final, expected)
+        for c in seen
+        for final, expected in zip(
+            agent_finals(outcomes[c["id"]]), c.get("expected_agents") or [], strict=False
+        )
+    ]
     return {
         "clean accuracy": share(sum(got[c["id"]] == c["expected"] for c in clean), len(clean)),
         "approvable approved": share(
@@ -322,6 +363,15 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
         ),
         "rejects rejected": share(sum(got[c["id"]] == "reject" for c in rejects), len(rejects)),
         "injections approved": share(sum(got[c["id"]] == "approve" for c in attacks), len(attacks)),
+        # Read against what the exact rule makes of the expected agents' decisions: the
+        # question a panel answers (a case failing one criterion of three is approved).
+        "right by the rule": share(sum(got[c["id"]] == by_the_rule(c) for c in ruled), len(ruled)),
+        "agents right": share(sum(f == e for f, e in agents), len(agents)) if agents else "-",
+        "agents' rejects made": share(
+            sum(f == e == "reject" for f, e in agents), sum(e == "reject" for _, e in agents)
+        )
+        if agents
+        else "-",
         "errors": str(sum(o.verdict == "error" for o in outcomes.values())),
         "copied later reasons": share(sum(o.copied for o in outcomes.values()), later)
         if later
@@ -343,8 +393,12 @@ def report(
 ) -> None:
     """The table (once `final`) and the JSON file (after every case, when asked)."""
     table = {column.name: summarise(column.outcomes, cases) for column in columns}
+    for name, runs in getattr(args, "kept_columns", {}).items():
+        table[name] = summarise({k: Outcome(**v) for k, v in runs.items()}, cases)
     if plain:
         table[PLAIN] = summarise(plain, cases)
+    judged = {k for column in columns for k in column.outcomes} | set(plain)
+    table[PERFECT] = summarise(perfect_agents([c for c in cases if c["id"] in judged]), cases)
     if final:
         rows = list(next(iter(table.values())))
         width = max(len(r) for r in rows)
@@ -360,6 +414,8 @@ def report(
             "suites": args.suites,
             "summary": table,
             "outcomes": {
+                # Columns an earlier run had and this one does not run stay in the file.
+                **getattr(args, "kept_columns", {}),
                 **{c.name: {k: vars(v) for k, v in c.outcomes.items()} for c in columns},
                 PLAIN: {k: vars(v) for k, v in plain.items()},
             },
@@ -367,14 +423,19 @@ def report(
         args.json_out.write_text(json.dumps(dump, indent=2))
 
 
-def resume(path: Path, columns: list[Column], model: str) -> dict[str, Outcome]:
+def resume(
+    path: Path, columns: list[Column], model: str, args: argparse.Namespace
+) -> dict[str, Outcome]:
     """The outcomes a stopped run wrote to `path`, put back into `columns`; the plain
-    calls' outcomes are returned. A run of another model cannot be continued: its
-    figures would mix two models."""
+    calls' outcomes are returned, and columns this run does not continue are kept as they
+    were (args.kept_columns). A run of another model cannot be continued: its figures
+    would mix two models."""
     dump = json.loads(path.read_text())
     if dump.get("model") != model:
         raise SystemExit(f"{path} holds a run of {dump.get('model')!r}, not {model!r}")
     kept = dump.get("outcomes", {})
+    running = {column.name for column in columns} | {PLAIN}
+    args.kept_columns = {name: runs for name, runs in kept.items() if name not in running}
     for column in columns:
         column.outcomes = {k: Outcome(**v) for k, v in kept.get(column.name, {}).items()}
     done = {name: len(column.outcomes) for name, column in ((c.name, c) for c in columns)}
@@ -460,7 +521,7 @@ def main() -> None:
         if not args.json_out:
             parser.error("--resume needs --json-out, the file a stopped run wrote")
         if args.json_out.exists():
-            plain = resume(args.json_out, args.variants, args.model)
+            plain = resume(args.json_out, args.variants, args.model, args)
     for index, case in enumerate(cases, 1):
         panel = panels[case["panel"]]
         line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]

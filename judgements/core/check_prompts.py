@@ -51,11 +51,14 @@ class SecondOpinion(BaseModel):
     reason: str = Field(min_length=1, max_length=prompts.REASON_MAX_CHARS)
 
 
+# The reason's bound is in the schema, so a server that decodes to the schema (llama.cpp's
+# grammar) cannot write a reason SecondOpinion refuses; strict json_schema mode gets the
+# schema without length keywords (judgements/llm/completions.py text_body).
 SECOND_OPINION_SCHEMA = {
     "type": "object",
     "properties": {
         "decision": {"type": "string", "enum": ["approve", "reject"]},
-        "reason": {"type": "string"},
+        "reason": {"type": "string", "minLength": 1, "maxLength": prompts.REASON_MAX_CHARS},
     },
     "required": ["decision", "reason"],
     "additionalProperties": False,

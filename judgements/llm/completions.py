@@ -104,13 +104,28 @@ def text_body(
     body = common_body(route, messages, max_tokens or route.max_tokens)
     if schema is not None:
         if route.structured_output == "json_schema":
+            strict = without_length_bounds(schema)
             body["response_format"] = {
                 "type": "json_schema",
-                "json_schema": {"name": "check", "strict": True, "schema": schema},
+                "json_schema": {"name": "check", "strict": True, "schema": strict},
             }
         elif route.structured_output == "json_object":
             body["response_format"] = {"type": "json_object", "schema": schema}
     return body
+
+
+# Keywords OpenAI's strict json_schema mode refuses on some models (as verdict_schema's
+# with_length_bound=False leaves out): the bound stays in our own validation.
+LENGTH_KEYWORDS = frozenset({"minLength", "maxLength", "maxItems"})
+
+
+def without_length_bounds(schema: Any) -> Any:
+    """The schema with every length keyword removed, at any depth."""
+    if isinstance(schema, dict):
+        return {k: without_length_bounds(v) for k, v in schema.items() if k not in LENGTH_KEYWORDS}
+    if isinstance(schema, list):
+        return [without_length_bounds(item) for item in schema]
+    return schema
 
 
 # Greedy decoding repeats an invalid answer word for word, so the attempt after one samples

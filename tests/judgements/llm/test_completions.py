@@ -1,5 +1,6 @@
 import pytest
 
+from judgements.core import check_prompts, prompts
 from judgements.llm import completions
 
 
@@ -33,3 +34,36 @@ def test_it_refuses_answers_that_contradict_themselves_or_do_not_validate(text, 
     with pytest.raises(completions.InvalidOutputError) as caught:
         completions.parse_verdict(text)
     assert str(caught.value).startswith(cause)
+
+
+def route_with(structured_output: str) -> completions.ModelRoute:
+    return completions.ModelRoute(
+        model="m",
+        provider="p",
+        base_url=None,
+        api_key=None,
+        structured_output=structured_output,
+        timeout=1.0,
+        temperature=0.0,
+        seed=0,
+        max_tokens=64,
+    )
+
+
+def test_it_sends_the_second_opinion_s_reason_bound_to_a_decoding_grammar():
+    """A grammar built from the schema cannot write a reason the reader refuses (a plain
+    call on Qwen2.5-Coder-1.5B wrote reasons over 200 characters)."""
+    body = completions.text_body(
+        route_with("json_object"), [], schema=check_prompts.SECOND_OPINION_SCHEMA
+    )
+    reason = body["response_format"]["schema"]["properties"]["reason"]
+    assert reason["maxLength"] == prompts.REASON_MAX_CHARS
+
+
+def test_it_leaves_length_keywords_out_of_strict_json_schema_mode():
+    body = completions.text_body(
+        route_with("json_schema"), [], schema=check_prompts.SECOND_OPINION_SCHEMA
+    )
+    schema = body["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["reason"] == {"type": "string"}
+    assert schema["required"] == ["decision", "reason"]
