@@ -13,14 +13,27 @@ must not be among the runs (docs/panel-quality.md).
 """
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from django.db import transaction
+
+from judgements.audit import record as chain_record
 from judgements.core import calibration, prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
 from judgements.intake import saved_panels
-from judgements.models import EvaluationRun, Panel, RoundDecision, agents_fingerprint
+from judgements.models import Certificate, EvaluationRun, Panel, RoundDecision, agents_fingerprint
+from judgements.models.certificates import RECALIBRATED_REASON
 
 CALIBRATED = prompt_variants.Variant.CALIBRATED
+
+
+@dataclass(frozen=True)
+class Learned:
+    calibration: calibration.PanelCalibration
+    # The panel's certificates this calibration voided: measured on decisions the old
+    # offsets made, which the new ones would make otherwise.
+    voided: list[int] = field(default_factory=list)
 
 
 def learn(
@@ -28,10 +41,11 @@ def learn(
     *,
     variants: Iterable[str] | None = None,
     run_ids: list[int] | None = None,
-) -> calibration.PanelCalibration:
+) -> Learned:
     """Fit the panel's offsets and store them, unless no agent learned one (too few
     labels: a calibration learned before is then kept); InvalidInput naming `runs` or
-    `variants`."""
+    `variants`. A changed calibration of a panel whose judgements read it (the calibrated
+    variant) voids its certificates, as a change of its agents or variants does."""
     try:
         named = saved_panels.variants_for(panel) if variants is None else variants
         wanted = prompt_variants.parse(named) - {CALIBRATED}
@@ -57,10 +71,23 @@ def learn(
         if p_approve is not None and expected and 0 < position <= len(expected):
             per_agent[position - 1].append((p_approve, expected[position - 1]))
     learned = calibration.learn(fingerprint, per_agent, [run.pk for run in chosen], wanted)
-    if any(offset is not None for offset in learned.offsets):
+    if all(offset is None for offset in learned.offsets):
+        return Learned(learned)
+    return Learned(learned, store(panel, learned))
+
+
+def store(panel: Panel, learned: calibration.PanelCalibration) -> list[int]:
+    """Keep the calibration with the panel; the ids of the certificates it voided."""
+    changed = panel.calibration != learned.as_dict()
+    read = CALIBRATED in saved_panels.variants_for(panel)
+    with transaction.atomic():
         panel.calibration = learned.as_dict()
         panel.save(update_fields=["calibration"])
-    return learned
+        if not (changed and read):
+            return []
+        voided = Certificate.objects.filter(panel=panel).void(RECALIBRATED_REASON)
+        chain_record.certificates_voided(voided)
+    return voided
 
 
 def learned_from(

@@ -30,6 +30,10 @@ def agents_fingerprint(agents: Iterable[Mapping], variants: Iterable[str] = ()) 
 VOID_REASON = (
     "An agent's model or criteria, or the panel's prompt variants, changed after it was measured."
 )
+RECALIBRATED_REASON = (
+    "The panel's calibration, which its calibrated decisions read, was learned again after "
+    "it was measured."
+)
 
 
 class CertificateQuerySet(models.QuerySet):
@@ -50,12 +54,13 @@ class CertificateQuerySet(models.QuerySet):
         panel's agents changed model or criteria, or its variants changed): kept for the
         audit, never in force again. Returns the ids of those it voided, for the answer
         that says so."""
-        voiding = self.filter(voided_at__isnull=True).exclude(fingerprint=fingerprint)
+        return self.exclude(fingerprint=fingerprint).void(VOID_REASON)
+
+    def void(self, reason: str) -> list[int]:
+        """Void these certificates, those not void already, for `reason`; their ids."""
+        voiding = self.filter(voided_at__isnull=True)
         ids = sorted(voiding.values_list("pk", flat=True))
-        self.filter(pk__in=ids).update(
-            voided_at=timezone.now(),
-            void_reason=VOID_REASON,
-        )
+        self.filter(pk__in=ids).update(voided_at=timezone.now(), void_reason=reason)
         return ids
 
 

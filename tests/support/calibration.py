@@ -2,7 +2,8 @@
 the calibration tests learn from (tests/judgements/evaluations/test_calibrate.py, and
 `manage.py calibrate` in tests/judgements/management/commands/test_calibrate.py)."""
 
-from judgements.models import Panel
+from judgements.intake import saved_panels
+from judgements.models import Certificate, Panel
 
 # Every agent rejects every case, sure of it: P(approve) 0.2 where its criterion is met
 # (marker-ok), 0.01 where it is not (marker-bad). A lean to reject an offset can undo.
@@ -34,3 +35,16 @@ def leaning_panel(fake_llm, make_panel) -> Panel:
     panel.prompt_variants = ["decision_first", "calibrated"]
     panel.save(update_fields=["prompt_variants"])
     return panel
+
+
+def certificate_of(panel: Panel) -> Certificate:
+    """A certificate in force for the panel as it is now (what a recalibration voids)."""
+    return Certificate.objects.create(
+        panel=panel,
+        agents=panel.agents,
+        fingerprint=saved_panels.fingerprint_of(panel),
+        target=0.9,
+        delta=0.1,
+        samples=16,
+        certified=True,
+    )

@@ -55,8 +55,14 @@ class Command(BaseCommand):
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)
         names = [agent["name"] for agent in panel.agents]
-        self.stdout.write(summary(panel.name, names, learned))
-        if all(offset is None for offset in learned.offsets):
+        self.stdout.write(summary(panel.name, names, learned.calibration))
+        if learned.voided:
+            listed = ", ".join(str(pk) for pk in learned.voided)
+            self.stdout.write(
+                f"Voided certificate{'' if len(learned.voided) == 1 else 's'} {listed}: "
+                "measured on the decisions the calibration before made."
+            )
+        if all(offset is None for offset in learned.calibration.offsets):
             sys.exit(EXIT_TOO_FEW)
         sys.exit(EXIT_LEARNED)
 

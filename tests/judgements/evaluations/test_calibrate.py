@@ -11,7 +11,8 @@ from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import calibrate, runs, suites
-from tests.support.calibration import LEANING_CASES, leaning_panel
+from judgements.models import ChainEntry, EntryKind
+from tests.support.calibration import LEANING_CASES, certificate_of, leaning_panel
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -48,7 +49,7 @@ def finished_run(panel, user, variants):
 
 def test_it_learns_an_offset_that_turns_the_lean_around(panel, user):
     run = finished_run(panel, user, ["decision_first"])
-    learned = calibrate.learn(panel)
+    learned = calibrate.learn(panel).calibration
     assert learned.samples == (16, 16, 16) and learned.runs == (run.pk,)
     for offset in learned.offsets:
         assert offset is not None
@@ -65,7 +66,7 @@ def test_it_learns_only_from_runs_asked_the_same_way(panel, user):
     assert "decision_first" in refused.value.errors["runs"][0]
     panel.refresh_from_db()
     assert panel.calibration is None
-    assert calibrate.learn(panel, variants=[]).offsets[0] is not None
+    assert calibrate.learn(panel, variants=[]).calibration.offsets[0] is not None
 
 
 def test_it_learns_under_the_panels_own_variants_by_default(panel, user):
@@ -73,7 +74,7 @@ def test_it_learns_under_the_panels_own_variants_by_default(panel, user):
     panel.save(update_fields=["prompt_variants"])
     run = finished_run(panel, user, [])
     finished_run(panel, user, ["decision_first"])
-    assert calibrate.learn(panel).runs == (run.pk,)
+    assert calibrate.learn(panel).calibration.runs == (run.pk,)
 
 
 def test_it_holds_only_while_the_agents_and_variants_stay(panel, user):
@@ -90,7 +91,7 @@ def test_it_holds_only_while_the_agents_and_variants_stay(panel, user):
 
 def test_too_few_labels_store_nothing_and_keep_what_was_learned(panel, user, fake_llm):
     finished_run(panel, user, ["decision_first"])
-    before = calibrate.learn(panel)
+    before = calibrate.learn(panel).calibration
     panel.refresh_from_db()
     short = suites.import_suite(
         name="Two cases", description="", owner=user, data=json.dumps(CASES[0]) + "\n"
@@ -106,7 +107,7 @@ def test_too_few_labels_store_nothing_and_keep_what_was_learned(panel, user, fak
         variants=["decision_first"],
     )
     async_to_sync(EngineRunner(worker_id="test-worker").run_judgement)(run.judgements.get().pk)
-    learned = calibrate.learn(panel, run_ids=[run.pk])
+    learned = calibrate.learn(panel, run_ids=[run.pk]).calibration
     assert learned.offsets == (None, None, None) and learned.samples == (1, 1, 1)
     panel.refresh_from_db()
     assert calibration.PanelCalibration.from_dict(panel.calibration) == before
@@ -116,3 +117,30 @@ def test_it_names_an_unknown_variant(panel):
     with pytest.raises(InvalidInput) as refused:
         calibrate.learn(panel, variants=["reason_last"])
     assert "reason_last" in refused.value.errors["variants"][0]
+
+
+def test_a_new_calibration_voids_the_certificates_measured_under_the_old(panel, user):
+    """The calibrated variant's decisions read the offsets: a certificate measured on the
+    decisions the old offsets made no longer describes the panel."""
+    finished_run(panel, user, ["decision_first"])
+    made = certificate_of(panel)
+    learned = calibrate.learn(panel)
+    made.refresh_from_db()
+    assert learned.voided == [made.pk]
+    assert made.voided_at is not None and "calibration" in made.void_reason
+    assert ChainEntry.objects.filter(kind=EntryKind.CERTIFICATE_VOIDED).count() == 1
+    # The same offsets again change no decision: a certificate made since holds.
+    again = certificate_of(panel)
+    assert calibrate.learn(panel).voided == []
+    again.refresh_from_db()
+    assert again.voided_at is None
+
+
+def test_a_calibration_the_panel_does_not_read_voids_nothing(panel, user):
+    panel.prompt_variants = ["decision_first"]
+    panel.save(update_fields=["prompt_variants"])
+    finished_run(panel, user, ["decision_first"])
+    made = certificate_of(panel)
+    assert calibrate.learn(panel).voided == []
+    made.refresh_from_db()
+    assert made.voided_at is None

@@ -9,7 +9,7 @@ import pytest
 
 from judgements.core import calibration
 from judgements.models import Panel
-from tests.support.calibration import LEANING_CASES, leaning_panel
+from tests.support.calibration import LEANING_CASES, certificate_of, leaning_panel
 from tests.support.commands import run_command
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -40,6 +40,16 @@ def test_it_learns_from_the_panels_runs_and_says_how_much_it_used(panel, tmp_pat
     assert lines[0] == f"Panel Leaning desk: 1 run ({run.pk}), 48 labelled round-1 answers."
     assert lines[1] == f"  Melchior: offset {stored.offsets[0]:+.2f} from 16 answers."
     assert lines[-1] == "Stored with the panel; judgements of the calibrated variant read it."
+
+
+def test_it_says_which_certificates_the_new_calibration_voided(panel, tmp_path):
+    evaluate(panel, tmp_path, CASES, "labelled")
+    made = certificate_of(panel)
+    code, out, _ = run_command("calibrate", panel.name)
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        f"Voided certificate {made.pk}: measured on the decisions the calibration before made."
+    )
 
 
 def test_too_few_labels_exit_3_and_store_nothing(panel, tmp_path):
