@@ -185,6 +185,12 @@ class Report(Answer):
     repeats: Annotated[int, Field(ge=1)]
     judgements: Count
     accuracy: Ratio
+    perfect_agents_accuracy: Ratio = Field(
+        default=None,
+        description="The accuracy of a panel whose agents all decided as each case's "
+        "expected_agents say, under the exact rule (two of three): the most the labels allow. "
+        "Null without expected_agents.",
+    )
     confusion: Confusion
     kappa: Annotated[float, Field(ge=-1, le=1)] | None
     errors: Count

@@ -115,6 +115,7 @@ def report(
         "repeats": repeats,
         "judgements": len(records),
         "accuracy": ratio(sum(r.verdict == r.expected for r in decided), len(decided)),
+        "perfect_agents_accuracy": perfect_agents_accuracy(decided),
         "confusion": confusion(decided),
         "kappa": kappa(decided),
         "errors": sum(r.status == ERROR for r in finished),
@@ -143,6 +144,18 @@ def report(
 
 
 # --- verdicts against expected ----------------------------------------------------------
+
+
+def perfect_agents_accuracy(decided: Sequence[Record]) -> float | None:
+    """The accuracy a panel would have whose every agent decided as the case's
+    expected_agents say, under the exact rule (two of three): the most any prompt or
+    model can reach against these labels. Below 1 when a case expects a verdict the rule
+    cannot give from its agents' decisions (labelled reject where one criterion of three
+    fails: two approving agents approve it). Over the decided judgements whose case gives
+    expected_agents; None without any."""
+    labelled = [r for r in decided if r.expected_agents is not None]
+    reachable = sum(rules.panel_decision(r.expected_agents) == r.expected for r in labelled)
+    return ratio(reachable, len(labelled))
 
 
 def confusion(decided: Iterable[Record]) -> dict[str, dict[str, int]]:

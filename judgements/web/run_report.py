@@ -45,6 +45,7 @@ FIGURES = (
     ("Judgements", "judgements", COUNT),
     ("Errors (counted apart)", "errors", COUNT),
     ("Accuracy", "accuracy", PERCENT),
+    ("Accuracy of perfect agents (the labels' ceiling)", "perfect_agents_accuracy", PERCENT),
     ("Cohen's kappa", "kappa", DECIMAL),
     ("Round-1 majority accuracy", "round1_majority_accuracy", PERCENT),
     ("Cases deliberation fixed", "deliberation.fixed", COUNT),

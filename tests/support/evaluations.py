@@ -73,6 +73,7 @@ REPORT_KEYS = [
     "repeats",
     "judgements",
     "accuracy",
+    "perfect_agents_accuracy",
     "confusion",
     "kappa",
     "errors",

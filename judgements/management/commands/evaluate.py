@@ -433,6 +433,7 @@ def readable(run: EvaluationRun, report: dict) -> str:
         f"Panel {run.panel_name} on suite {run.suite.name}: {report['cases']} cases x "
         f"{report['repeats']} repeat(s), {report['judgements']} judgements",
         f"Accuracy: {percent(report['accuracy'])}  (kappa {kappa}; errors {report['errors']})",
+        f"  perfect agents under the rule: {percent(report.get('perfect_agents_accuracy'))}",
         "Confusion (expected -> got):",
         f"  approve -> approve {confusion['approve']['approve']}, "
         f"reject {confusion['approve']['reject']}",

@@ -337,3 +337,22 @@ def test_confidence_separation_is_the_area_under_the_roc_curve():
         "probe": {"known": 2, "auroc": 0.0},
     }
     assert metrics.auroc([0.5], []) is None
+
+
+def test_perfect_agents_accuracy_is_the_ceiling_the_labels_allow():
+    """A case labelled reject where only one agent of three is expected to reject: the
+    exact rule approves it even when every agent is right, so no panel can be right on it."""
+    decided = [
+        record("one-fails", "reject", "approved", "AAA AAA RRR", agents="AAR"),
+        record("two-fail", "reject", "rejected", "RRR RRR AAA", agents="RRA"),
+        record("all-pass", "approve", "approved", "AAA AAA AAA", agents="AAA"),
+        record("unlabelled", "reject", "rejected", "RRR RRR RRR"),
+    ]
+    report = metrics.report(decided, agent_names=AGENTS, repeats=1)
+    assert report["perfect_agents_accuracy"] == 2 / 3
+    assert report["accuracy"] == 3 / 4
+
+
+def test_perfect_agents_accuracy_is_none_without_expected_agents():
+    decided = [record("x", "reject", "rejected", "RRR RRR RRR")]
+    assert metrics.report(decided, agent_names=AGENTS, repeats=1)["perfect_agents_accuracy"] is None

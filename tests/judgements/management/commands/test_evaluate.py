@@ -73,6 +73,7 @@ def test_it_prints_a_readable_report_without_json(scripted, tmp_path):
     )
     assert code == 0
     assert "Accuracy: 50.0%" in out
+    assert "  perfect agents under the rule: -" in out  # the suite gives no expected_agents
     assert "Attack success rate: 100.0%" in out
     assert "  Melchior: accuracy -, round 1 -, 1 vote changes (0 with the majority)" in out
     # The plain call (the second opinion, on model-a) reads the injection with model-a's
