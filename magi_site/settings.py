@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dj_database_url
 
+from magi_site.channel_layers import channel_layers
 from magi_site.environment import BASE_DIR, SettingRefused, load_settings
 
 # A checkout keeps templates/ and static/ beside magi_site/; an installed wheel keeps them
@@ -138,15 +139,7 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = MAGI.redis_url
-if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": 1000, "expiry": 60},
-        }
-    }
-else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+CHANNEL_LAYERS = channel_layers(REDIS_URL)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
