@@ -299,7 +299,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         vote_tokens[row["agent__judgement_id"]] = (
             vote_tokens.get(row["agent__judgement_id"], 0) + spent
         )
-    # The calls beside the vote cost tokens too (judgements/engine/deliberation.py); the
+    # The calls beside the vote cost tokens too (judgements/engine/checks.py); the
     # second opinion's is the run's plain call, whose decision the report compares.
     check_sums = (
         JudgementCheck.objects.filter(judgement__evaluation_run=run)
@@ -381,7 +381,7 @@ def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> d
 
 def plain_model(run: EvaluationRun) -> str | None:
     """The model the run's plain call asks: the deployment's check model, else the first
-    agent's (engine/deliberation.py check_model)."""
+    agent's (engine/checks.py check_model)."""
     return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
 
 
