@@ -45,7 +45,8 @@ from panel_quality import EXAMPLES, FAKE_MODEL, load_panels, use_fake_server
 
 from judgements.core import certificate, kept_verdicts, rules
 from judgements.engine import lifecycle
-from judgements.engine.deliberation import load, run_checks, run_round
+from judgements.engine.checks import run_checks
+from judgements.engine.deliberation import load, run_round
 from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics

@@ -13,7 +13,8 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
 from judgements.intake import schemas
-from judgements.outcome.answers import Answer, ETag, Id, Panel
+from judgements.outcome.answers import Answer, ETag, Id
+from judgements.outcome.panel_answers import Panel
 from judgements.panels.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 
 Username = Annotated[StrictStr, Field(min_length=1, max_length=150)]

@@ -31,7 +31,7 @@ from judgements.infrastructure.database import db_call
 from judgements.intake import saved_panels
 from judgements.llm import providers
 from judgements.models import ApiToken
-from judgements.outcome.answers import Panel
+from judgements.outcome.panel_answers import Panel
 from judgements.panels import panel_config, saving
 
 router = Router(tags=["configuration"])

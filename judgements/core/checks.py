@@ -1,7 +1,7 @@
 """A check beside the vote is one class: what it asks (its prompt, judgements/core/
 check_prompts.py), how its reply reads, what it found, the signal it raises and the
 confidence it gives (judgements/core/contested.py), and when it runs. Registered once
-(`register`), it is asked by the engine (engine/deliberation.py), stored
+(`register`), it is asked by the engine (engine/checks.py), stored
 (models/checks.py: its kind is a choice of JudgementCheck.kind), counted in the contested
 mark and listed on the judgement's page, with nothing else to change. The way
 healthchecks makes an integration one Transport subclass.

@@ -88,6 +88,30 @@ def verdict_schema(
     `variants` (judgements/core/prompt_variants.py): the keys in the order they ask for
     (DECISION_FIRST), and a required "quote" (QUOTE); none: the schema as measured.
     """
+    fields = answer_fields(with_length_bound)
+    keys = prompt_variants.answer_keys(variants)
+    if not tied:
+        decision = {"type": "string", "enum": ["approve", "reject"]}
+        return object_schema(
+            fields | {"criterion_met": {"type": "boolean"}, "decision": decision}, keys
+        )
+    # An approve finds nothing missing.
+    none_missing = {"type": "array", "maxItems": 0}
+    return {
+        "anyOf": [
+            object_schema(
+                fields
+                | {"criterion_met": {"const": met}, "decision": {"const": decision}}
+                | ({"missing": none_missing} if met else {}),
+                keys,
+            )
+            for met, decision in ((True, "approve"), (False, "reject"))
+        ]
+    }
+
+
+def answer_fields(with_length_bound: bool) -> dict[str, dict[str, Any]]:
+    """The schemas of an answer's free fields, with their length bounds or without."""
     reason: dict[str, Any] = {"type": "string"}
     item: dict[str, Any] = {"type": "string"}
     missing: dict[str, Any] = {"type": "array", "items": item}
@@ -97,36 +121,11 @@ def verdict_schema(
         item |= {"maxLength": MISSING_ITEM_MAX_CHARS}
         missing |= {"maxItems": MISSING_MAX_ITEMS}
         quote |= {"maxLength": prompt_variants.QUOTE_MAX_CHARS}
-    keys = prompt_variants.answer_keys(variants)
-    if tied:
-        return {
-            "anyOf": [
-                {
-                    "type": "object",
-                    "properties": {
-                        key: {
-                            "reason": reason,
-                            "quote": quote,
-                            "criterion_met": {"const": met},
-                            "decision": {"const": decision},
-                            # An approve finds nothing missing.
-                            "missing": missing if not met else {"type": "array", "maxItems": 0},
-                        }[key]
-                        for key in keys
-                    },
-                    "required": keys,
-                    "additionalProperties": False,
-                }
-                for met, decision in ((True, "approve"), (False, "reject"))
-            ]
-        }
-    properties = {
-        "reason": reason,
-        "quote": quote,
-        "criterion_met": {"type": "boolean"},
-        "decision": {"type": "string", "enum": ["approve", "reject"]},
-        "missing": missing,
-    }
+    return {"reason": reason, "quote": quote, "missing": missing}
+
+
+def object_schema(properties: dict[str, dict[str, Any]], keys: list[str]) -> dict[str, Any]:
+    """An object of exactly `keys`, in their order."""
     return {
         "type": "object",
         "properties": {key: properties[key] for key in keys},

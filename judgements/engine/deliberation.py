@@ -1,51 +1,35 @@
-"""The deliberation of one judgement: what the engine knows of it while it runs it, the
-three rounds (the three calls of a round at once, each decision stored and announced the
-moment it arrives) and the calls beside round 1 (the checks the judgement asked for, one
-class a kind: judgements/core/checks.py).
+"""The deliberation of one judgement, read top to bottom: what the engine knows of it while
+it runs it, and the three rounds (the three calls of a round at once, each decision
+stored and announced the moment it arrives), begun beside the calls round 1 asks for
+(the checks the judgement asked for: engine/checks.py).
 
 One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
 the earlier rounds, ask its model through `llm`, check the answer (judgements/core/
 answer_checks.py) and ask once more if the check finds it calling missing what the
 content states or copying a peer's reason, store the answer with the attempt that
-produced it (only while this worker holds the lease: engine/lifecycle.py), publish the
+produced it (only while this worker holds the lease: engine/writes.py), publish the
 change. No round starts and no call goes out on a lease not made sure of within half a
-lease (`HeldLease`). The checks are stored as the audited calls they were, with their
-findings; none is a vote, and none can end a judgement: a check that fails for good leaves
-its finding unknown, which no certificate keeps (judgements/core/contested.py).
+lease (`HeldLease`).
 """
 
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any
 
-from django.conf import settings
-
-from judgements.core import (
-    answer_checks,
-    calibration,
-    checks,
-    prompt_variants,
-    prompts,
-    rules,
-)
+from judgements.core import answer_checks, calibration, prompt_variants, prompts, rules
 from judgements.core.errors import MagiError
-from judgements.engine import lifecycle
+from judgements.engine import lifecycle, writes
+from judgements.engine.checks import run_checks
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
-from judgements.llm import calls, completions, providers
-from judgements.models import (
-    Agent,
-    Judgement,
-    JudgementCheck,
-    RoundDecision,
-    Status,
-    agents_fingerprint,
-)
-from judgements.models.checks import finding_fields
+from judgements.llm import calls, providers
+from judgements.models.agents import Agent, RoundDecision
+from judgements.models.certificates import agents_fingerprint
+from judgements.models.checks import JudgementCheck
+from judgements.models.choices import Status
+from judgements.models.judgements import Judgement
 
 log = logging.getLogger(__name__)
 
@@ -208,16 +192,10 @@ async def decide(
             route = dataclasses.replace(route, batch=True)
         earlier = deliberation.earlier_decisions(round_number)
         variants = deliberation.variants
-        messages = prompts.build_messages(
-            prompts.AgentBrief(agent.name, agent.criteria),
-            deliberation.judgement.content,
-            round_number,
-            earlier,
-            variants=variants,
-        )
+        messages = first_messages(deliberation, agent, round_number, earlier)
 
         async def record_failure(entry: calls.AttemptRecord) -> None:
-            await lifecycle.astore_failed_attempt(agent, round_number, route, entry)
+            await writes.astore_failed_attempt(agent, round_number, route, entry)
 
         await lease.confirm()
         result = await calls.request_verdict(
@@ -235,13 +213,8 @@ async def decide(
             # Not a vote as it stands: asked once more with the finding pointed out. What
             # the second answer says is stored, whatever it says; if the finding persists
             # the contested mark reports it (judgements/core/contested.py).
-            await lifecycle.astore_rechecked_attempt(agent, round_number, route, result.attempt)
-            again = prompts.recheck_messages(
-                messages,
-                result.attempt.response_text,
-                recheck_note(findings),
-                prompts.fence_token(deliberation.judgement.content),
-            )
+            await writes.astore_rechecked_attempt(agent, round_number, route, result.attempt)
+            again = recheck_messages(messages, result, findings, deliberation.judgement.content)
             await lease.confirm()
             result = await calls.request_verdict(
                 clients,
@@ -256,7 +229,7 @@ async def decide(
         raise
     except MagiError as exc:
         raise AgentFailure(agent, round_number, str(exc)) from exc
-    decision = await lifecycle.astore_decision(agent, round_number, route, result, lease.worker_id)
+    decision = await writes.astore_decision(agent, round_number, route, result, lease.worker_id)
     deliberation.votes[(agent.pk, round_number)] = decision
     await publish(
         deliberation.judgement.pk,
@@ -266,6 +239,22 @@ async def decide(
         decision=decision.decision,
     )
     return decision
+
+
+def first_messages(
+    deliberation: Deliberation,
+    agent: Agent,
+    round_number: int,
+    earlier: list[prompts.EarlierDecision],
+) -> list[dict[str, str]]:
+    """The agent's prompt for this round: the judgement's content and the earlier rounds."""
+    return prompts.build_messages(
+        prompts.AgentBrief(agent.name, agent.criteria),
+        deliberation.judgement.content,
+        round_number,
+        earlier,
+        variants=deliberation.variants,
+    )
 
 
 def answer_findings(
@@ -288,6 +277,18 @@ def answer_findings(
         content,
         [answer_checks.EarlierReason(e.agent_name, e.round, e.reason) for e in earlier],
         quote=verdict.quote if quoting else None,
+    )
+
+
+def recheck_messages(
+    messages: list[dict[str, str]],
+    result: calls.VerdictResult,
+    findings: answer_checks.Findings,
+    content: str,
+) -> list[dict[str, str]]:
+    """The conversation asked once more: the answer as it came, and what the checks found."""
+    return prompts.recheck_messages(
+        messages, result.attempt.response_text, recheck_note(findings), prompts.fence_token(content)
     )
 
 
@@ -319,110 +320,3 @@ def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.Verdi
         update={"decision": vote, "criterion_met": vote == rules.Vote.APPROVE}
     )
     return dataclasses.replace(result, verdict=verdict)
-
-
-# --- the checks beside round 1 -------------------------------------------------------
-# Each kind is a class of judgements/core/checks.py; the engine asks whatever the
-# judgement asked for (Judgement.checks_asked), the same way for every kind.
-
-
-def route_of(deliberation: Deliberation, model: str) -> calls.ModelRoute:
-    route = providers.route_for(model)
-    if deliberation.judgement.evaluation_run_id is not None:
-        route = dataclasses.replace(route, batch=True)
-    return route
-
-
-def check_model(deliberation: Deliberation) -> str:
-    """The model of the judgement-wide checks: the deployment's choice, else the first
-    agent's."""
-    return settings.MAGI_CHECK_MODEL or deliberation.agents[0].model
-
-
-async def run_checks(deliberation: Deliberation, lease: HeldLease, clients: calls.Clients) -> None:
-    """Every check the judgement asked for (Judgement.checks_asked) not yet stored, at once:
-    a kind asked of each agent once per agent, any other once."""
-    done = deliberation.checks_done
-    jobs: list[Coroutine[Any, Any, None]] = []
-    for kind in deliberation.judgement.checks_asked:
-        check = checks.of_kind(kind)
-        if check is None:
-            # A kind no longer registered: nothing knows how to ask it.
-            log.warning("judgement %s: no check of kind %r", deliberation.judgement.pk, kind)
-            continue
-        targets: list[Agent | None] = list(deliberation.agents) if check.per_agent else [None]
-        jobs.extend(
-            run_check(deliberation, check, agent, lease, clients)
-            for agent in targets
-            if (kind, None if agent is None else agent.pk) not in done
-        )
-    await asyncio.gather(*jobs)
-
-
-def subject_of(deliberation: Deliberation, agent: Agent | None) -> checks.Subject:
-    briefs = tuple(prompts.AgentBrief(a.name, a.criteria) for a in deliberation.agents)
-    brief = None if agent is None else prompts.AgentBrief(agent.name, agent.criteria)
-    return checks.Subject(deliberation.judgement.content, briefs, brief, deliberation.variants)
-
-
-def validated(check: checks.Check, question: checks.Question) -> Callable[[str], object]:
-    """The reply read as the check reads it, an invalid one an InvalidOutputError: asked
-    again like an invalid vote."""
-
-    def read(text: str) -> object:
-        try:
-            return question.read(checks.Reply(text))
-        except ValueError as exc:
-            invalid = f"invalid {check.label.lower()}: {text[:200]!r}"
-            raise completions.InvalidOutputError(invalid) from exc
-
-    return read
-
-
-async def run_check(
-    deliberation: Deliberation,
-    check: checks.Check,
-    agent: Agent | None,
-    lease: HeldLease,
-    clients: calls.Clients,
-) -> None:
-    """One check's call, its failed attempts stored as they happen, and its finding
-    stored with the call that found it. A check that fails for good stores no finding
-    (it stays unknown)."""
-    judgement_id = deliberation.judgement.pk
-    question = check.question(subject_of(deliberation, agent))
-    model = agent.model if agent is not None else check_model(deliberation)
-    try:
-        route = route_of(deliberation, model)
-    except MagiError:
-        # A check model the deployment does not know: nothing was sent, nothing to audit.
-        return
-
-    async def record_failure(entry: calls.AttemptRecord) -> None:
-        await lifecycle.astore_failed_check(judgement_id, check.kind, agent, route, entry)
-
-    await lease.confirm()
-    try:
-        reply = await calls.request_text(
-            clients,
-            route,
-            question.messages,
-            record_failure,
-            max_tokens=question.max_tokens,
-            schema=question.schema,
-            read=validated(check, question),
-        )
-    except LeaseLost:
-        raise
-    except MagiError:
-        return
-    found = question.read(checks.Reply(reply.text, reply.tokens))
-    await lifecycle.astore_check(
-        judgement_id,
-        check.kind,
-        agent,
-        route,
-        reply.attempt,
-        lease.worker_id,
-        **finding_fields(found),
-    )

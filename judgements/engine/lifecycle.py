@@ -1,6 +1,6 @@
-"""A judgement's life: its states, the one function per change of state, and every row
-the engine writes while it runs one. Synchronous ORM code; the engine awaits it through
-`db_call` (judgements/infrastructure/database.py).
+"""A judgement's life: its states and the one function per change of state (the rows the
+engine writes while it runs one are engine/writes.py's). Synchronous ORM code; the
+engine awaits it through `db_call` (judgements/infrastructure/database.py).
 
     idle ──claim──▶ judging ──finish──▶ approved | rejected
                      │ ▲ │
@@ -22,11 +22,10 @@ judging checks, under a row lock, that the writer still holds it.
 
 import logging
 from datetime import datetime
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -37,18 +36,10 @@ from judgements.engine import lease
 from judgements.engine.lease import LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish_on_commit
-from judgements.llm import calls
-from judgements.models import (
-    Agent,
-    AttemptOutcome,
-    EvaluationRun,
-    Judgement,
-    JudgementCheck,
-    JudgementQuerySet,
-    LLMAttempt,
-    RoundDecision,
-    Status,
-)
+from judgements.models.agents import Agent, RoundDecision
+from judgements.models.choices import Status
+from judgements.models.evaluations import EvaluationRun
+from judgements.models.judgements import Judgement, JudgementQuerySet
 from judgements.outcome import marks, webhooks
 
 log = logging.getLogger(__name__)
@@ -274,139 +265,8 @@ def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
     return [pk for pk, _, _ in rows]
 
 
-# --- what judging writes, as it happens -------------------------------------------
-
-
-def audit_fields(route: calls.ModelRoute, entry: calls.AttemptRecord) -> dict[str, Any]:
-    """What every audited call stores, a vote's attempt or a check: where it went, what
-    was sent and answered, how long it took and what it cost."""
-    return {
-        "attempt": entry.attempt,
-        "model": route.model,
-        "provider": route.provider,
-        "base_url": entry.base_url,
-        "request": entry.request,
-        "response_text": entry.response_text,
-        "error": entry.error,
-        "duration_ms": entry.duration_ms,
-        "prompt_tokens": entry.prompt_tokens,
-        "completion_tokens": entry.completion_tokens,
-        "cached_tokens": entry.cached_tokens,
-        "started_at": entry.started_at,
-    }
-
-
-def attempt_row(
-    agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
-) -> LLMAttempt:
-    outcome = AttemptOutcome.OK if entry.ok else AttemptOutcome.FAILED
-    return LLMAttempt(
-        agent=agent, round=round_number, outcome=outcome, **audit_fields(route, entry)
-    )
-
-
-def store_failed_attempt(
-    agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
-) -> None:
-    attempt_row(agent, round_number, route, entry).save()
-
-
-def store_rechecked_attempt(
-    agent: Agent, round_number: int, route: calls.ModelRoute, entry: calls.AttemptRecord
-) -> None:
-    """A valid answer a check found wanting: kept for the audit, never a vote."""
-    row = attempt_row(agent, round_number, route, entry)
-    row.outcome = AttemptOutcome.RECHECKED
-    row.save()
-
-
-def store_decision(
-    agent: Agent,
-    round_number: int,
-    route: calls.ModelRoute,
-    result: calls.VerdictResult,
-    worker_id: str,
-) -> RoundDecision:
-    """The decision and the attempt that produced it, in one transaction, by the lease
-    holder only."""
-    with transaction.atomic():
-        # A worker that lost its lease stops here. While the row is locked a concurrent
-        # claim skips it, so the check holds until we commit.
-        held = Judgement.objects.held_by(worker_id).filter(pk=agent.judgement_id)
-        if not held.select_for_update().exists():
-            raise LeaseLost(f"judgement {agent.judgement_id} is no longer held by {worker_id}")
-        attempt_row(agent, round_number, route, result.attempt).save()
-        try:
-            with transaction.atomic():
-                stored = RoundDecision.objects.create(
-                    agent=agent,
-                    round=round_number,
-                    decision=result.verdict.decision,
-                    reason=result.verdict.reason,
-                    missing=list(result.verdict.missing),
-                    latency_ms=result.latency_ms,
-                    prompt_tokens=result.prompt_tokens,
-                    completion_tokens=result.completion_tokens,
-                    cached_tokens=result.attempt.cached_tokens,
-                    p_approve=result.p_approve,
-                )
-                chain_record.decision(stored, agent)
-                return stored
-        except IntegrityError:
-            # Already decided by an earlier holder of the lease: the stored one stands.
-            return RoundDecision.objects.get(agent=agent, round=round_number)
-
-
-def check_row(
-    judgement_id: int,
-    kind: str,
-    agent: Agent | None,
-    route: calls.ModelRoute,
-    entry: calls.AttemptRecord,
-) -> JudgementCheck:
-    return JudgementCheck(
-        judgement_id=judgement_id, kind=kind, agent=agent, **audit_fields(route, entry)
-    )
-
-
-def store_failed_check(
-    judgement_id: int,
-    kind: str,
-    agent: Agent | None,
-    route: calls.ModelRoute,
-    entry: calls.AttemptRecord,
-) -> None:
-    check_row(judgement_id, kind, agent, route, entry).save()
-
-
-def store_check(
-    judgement_id: int,
-    kind: str,
-    agent: Agent | None,
-    route: calls.ModelRoute,
-    entry: calls.AttemptRecord,
-    worker_id: str,
-    **finding: object,
-) -> None:
-    """A check's successful call with what it found (p_approve, decision, steered), by
-    the lease holder only."""
-    with transaction.atomic():
-        held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
-        if not held.select_for_update().exists():
-            raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
-        row = check_row(judgement_id, kind, agent, route, entry)
-        for name, value in finding.items():
-            setattr(row, name, value)
-        row.save()
-
-
 # Awaitable forms for the engine's event loop, named as Django names its async ORM calls.
 aclaim = db_call(claim)
 afinish = db_call(finish)
 afail = db_call(fail)
 aexpire_overdue = db_call(expire_overdue)
-astore_failed_attempt = db_call(store_failed_attempt)
-astore_rechecked_attempt = db_call(store_rechecked_attempt)
-astore_decision = db_call(store_decision)
-astore_failed_check = db_call(store_failed_check)
-astore_check = db_call(store_check)

@@ -24,7 +24,7 @@ from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
-from judgements.models import Judgement
+from judgements.models.judgements import Judgement
 from judgements.outcome import notifications, webhooks
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class EngineRunner:
         self.concurrency = concurrency or settings.MAGI_WORKER_CONCURRENCY
         # HTTP pools and per-model call slots belong to one event loop: this runner's.
         self.clients = calls.Clients()
-        self.running: dict[int, asyncio.Task] = {}
+        self.running: dict[int, asyncio.Task[bool]] = {}
         # Of those, the evaluation runs' judgements: they fill at most
         # call_slots.batch_share(concurrency), so a person's judgement always finds room.
         self.batch: set[int] = set()
@@ -145,7 +145,7 @@ class EngineRunner:
 
     def start(
         self, judgement_id: int, *, claimed: bool = False, batch: bool = False
-    ) -> asyncio.Task | None:
+    ) -> asyncio.Task[bool] | None:
         """Run a judgement in the background, once, within capacity. None if it already
         runs here or there is no room (it waits in the database for the sweeper)."""
         task = self.running.get(judgement_id)
@@ -164,7 +164,7 @@ class EngineRunner:
         task.add_done_callback(lambda done: self._finished(judgement_id, done))
         return task
 
-    def _finished(self, judgement_id: int, task: asyncio.Task) -> None:
+    def _finished(self, judgement_id: int, task: asyncio.Task[bool]) -> None:
         if self.running.get(judgement_id) is task:
             del self.running[judgement_id]
             self.batch.discard(judgement_id)

@@ -15,7 +15,7 @@ class InProcessEngine:
 
     def __init__(self) -> None:
         self.runner: EngineRunner | None = None
-        self.task: asyncio.Task | None = None
+        self.task: asyncio.Task[None] | None = None
 
     def ensure_running(self) -> None:
         if self.task is not None and not self.task.done():

@@ -19,7 +19,7 @@ from judgements.audit import record as chain_record
 from judgements.core import certificate, checks, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
-from judgements.evaluations import metrics, runs
+from judgements.evaluations import metrics, run_reports, runs
 from judgements.intake import saved_panels
 from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
 from judgements.models.checks import setting_of
@@ -101,32 +101,11 @@ def certify(
 ) -> Certificate:
     """Measure the panel on its eligible runs (or those of `run_ids` among them) and store
     the certificate, certified or not. InvalidInput names `target`, `delta` or `runs`."""
-    errors: dict[str, list[str]] = {}
-    for name, value in (("target", target), ("delta", delta)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
-            errors[name] = ["Must be a number between 0 and 1, both excluded."]
-    if errors:
-        raise InvalidInput(errors)
-    chosen = eligible_runs(panel)
-    if run_ids is not None:
-        unknown = sorted(set(run_ids) - {run.pk for run in chosen})
-        if unknown:
-            raise InvalidInput(
-                {"runs": [f"Not a finished run of this panel's current agents: {unknown}."]}
-            )
-        chosen = [run for run in chosen if run.pk in set(run_ids)]
-    if not chosen:
-        raise InvalidInput(
-            {
-                "runs": [
-                    "No finished evaluation run of this panel with its current agents: run "
-                    "it over labelled suites first."
-                ]
-            }
-        )
+    check_bounds(target, delta)
+    chosen = chosen_runs(panel, run_ids)
     samples, suites = [], []
     for run in chosen:
-        records = runs.records_of(run)
+        records = run_reports.records_of(run)
         samples.extend(samples_of(run, records, unseen_signals(panel)))
         suites.append(
             {
@@ -168,6 +147,39 @@ def certify(
         return made
 
 
+def check_bounds(target: float, delta: float) -> None:
+    """InvalidInput naming `target` and `delta` unless each is a number in (0, 1)."""
+    errors: dict[str, list[str]] = {}
+    for name, value in (("target", target), ("delta", delta)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+            errors[name] = ["Must be a number between 0 and 1, both excluded."]
+    if errors:
+        raise InvalidInput(errors)
+
+
+def chosen_runs(panel: Panel, run_ids: list[int] | None) -> list[EvaluationRun]:
+    """The panel's eligible runs, or those of `run_ids` among them; InvalidInput naming
+    `runs` when one is not eligible or none is left."""
+    chosen = eligible_runs(panel)
+    if run_ids is not None:
+        unknown = sorted(set(run_ids) - {run.pk for run in chosen})
+        if unknown:
+            raise InvalidInput(
+                {"runs": [f"Not a finished run of this panel's current agents: {unknown}."]}
+            )
+        chosen = [run for run in chosen if run.pk in set(run_ids)]
+    if not chosen:
+        raise InvalidInput(
+            {
+                "runs": [
+                    "No finished evaluation run of this panel with its current agents: run "
+                    "it over labelled suites first."
+                ]
+            }
+        )
+    return chosen
+
+
 def unseen_signals(panel: Panel) -> frozenset[str]:
     """Signals a run's record can hold that the panel's own judgements never will: the
     second opinion's, when a run asked it only as its plain call (evaluations/plain_call.py)
@@ -206,7 +218,7 @@ def checked_on(found: Certificate, run: EvaluationRun) -> dict[str, Any] | None:
     rule = found.the_rule
     if not found.certified or rule is None or run.pk in (found.runs or []):
         return None
-    samples = samples_of(run, runs.records_of(run), unseen_signals(found.panel))
+    samples = samples_of(run, run_reports.records_of(run), unseen_signals(found.panel))
     kept = [sample for sample in samples if rule.keeps(sample)]
     right = sum(sample.right for sample in kept)
     low, high = kept_verdicts.interval(right, len(kept), found.delta)

@@ -1,17 +1,17 @@
 """Evaluation runs: a panel over a suite, each case `repeats` times, as ordinary queued
-judgements linked to the run; its progress and its report (judgements/evaluations/metrics.py).
+judgements linked to the run; starting one, following its progress, cancelling it.
 
 The run stores nothing of its own beyond what it was asked to do: its judgements run on
 the same engine as any other (and survive restarts the same way), and the report is
-computed from them whenever it is asked for.
+computed from them whenever it is asked for (judgements/evaluations/run_reports.py).
 """
 
 import csv
 import io
 import math
 from datetime import datetime
+from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.utils import timezone
@@ -20,16 +20,13 @@ from judgements.core import prompt_variants, rules, text
 from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
-from judgements.evaluations import answers, metrics, plain_call
+from judgements.evaluations import answers, run_reports
 from judgements.intake import saved_panels, schemas, start
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
     ApiToken,
-    CheckKind,
     EvaluationRun,
-    JudgementCheck,
-    LLMAttempt,
     Panel,
     RoundDecision,
     Status,
@@ -68,39 +65,8 @@ def start_run(
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".
     """
-    errors: dict[str, list[str]] = {}
-    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
-        errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
-    try:
-        named = saved_panels.variants_for(panel) if variants is None else variants
-        chosen = sorted(prompt_variants.parse(named))
-    except ValueError as exc:
-        errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]
-    except InvalidInput as exc:
-        errors.update(exc.errors)
-    if not isinstance(panel_name, str) or not panel_name.strip():
-        errors["panel_name"] = ["The panel needs a name."]
-    elif text.char_count(panel_name.strip()) > NAME_MAX_CHARS:
-        errors["panel_name"] = [f"Ensure the name has at most {NAME_MAX_CHARS} characters."]
     cases = list(suite.cases.order_by("position"))
-    if not cases:
-        raise InvalidInput({"suite": ["The suite holds no cases."]})
-    try:
-        # The agents are checked inside a real case, so "agents[1].model" reads as it
-        # does for a judgement; the content is the suite's first (it passed these rules
-        # when the suite was imported).
-        probe = {"title": "evaluation", "content": cases[0].content, "agents": agents}
-        checked = schemas.validated(schemas.Case, probe)
-        clean_agents = [agent.model_dump() for agent in checked.agents or ()]
-    except InvalidInput as exc:
-        agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}
-        errors.update(agent_errors)
-        if len(agent_errors) < len(exc.errors):
-            # The content no longer passes (MAGI_CONTENT_MAX_CHARS lowered since).
-            other = [" ".join(m) for f, m in exc.errors.items() if f not in agent_errors]
-            errors["suite"] = [f"Its first case is no longer valid: {' '.join(other)}"]
-    if errors:
-        raise InvalidInput(errors)
+    chosen, clean_agents = checked_run(panel, agents, panel_name, cases, repeats, variants)
     with transaction.atomic():
         run = EvaluationRun.objects.create(
             panel=panel,
@@ -125,6 +91,59 @@ def start_run(
             start.Submission(creator=creator, run=run),
         )
     return run
+
+
+def checked_run(
+    panel: Panel | None,
+    agents: list[dict[str, Any]],
+    panel_name: str,
+    cases: list[SuiteCase],
+    repeats: int,
+    variants: list[str] | None,
+) -> tuple[list[prompt_variants.Variant], list[dict[str, Any]]]:
+    """start_run's input checked, every error at once (but a suite with no cases): the
+    prompt variants chosen and the agents as they will run. InvalidInput otherwise."""
+    errors: dict[str, list[str]] = {}
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or not 1 <= repeats <= MAX_REPEATS:
+        errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
+    chosen: list[prompt_variants.Variant] = []
+    try:
+        named = saved_panels.variants_for(panel) if variants is None else variants
+        chosen = sorted(prompt_variants.parse(named))
+    except ValueError as exc:
+        errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]
+    except InvalidInput as exc:
+        errors.update(exc.errors)
+    if not isinstance(panel_name, str) or not panel_name.strip():
+        errors["panel_name"] = ["The panel needs a name."]
+    elif text.char_count(panel_name.strip()) > NAME_MAX_CHARS:
+        errors["panel_name"] = [f"Ensure the name has at most {NAME_MAX_CHARS} characters."]
+    if not cases:
+        raise InvalidInput({"suite": ["The suite holds no cases."]})
+    clean_agents = checked_agents(agents, cases[0], errors)
+    if errors:
+        raise InvalidInput(errors)
+    return chosen, clean_agents
+
+
+def checked_agents(
+    agents: list[dict[str, Any]], first: SuiteCase, errors: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """The agents checked inside a real case, so "agents[1].model" reads as it does for a
+    judgement; the content is the suite's first (it passed these rules when the suite was
+    imported). Their errors go into `errors`."""
+    try:
+        probe = {"title": "evaluation", "content": first.content, "agents": agents}
+        checked = schemas.validated(schemas.Case, probe)
+        return [agent.model_dump() for agent in checked.agents or ()]
+    except InvalidInput as exc:
+        agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}
+        errors.update(agent_errors)
+        if len(agent_errors) < len(exc.errors):
+            # The content no longer passes (MAGI_CONTENT_MAX_CHARS lowered since).
+            other = [" ".join(m) for f, m in exc.errors.items() if f not in agent_errors]
+            errors["suite"] = [f"Its first case is no longer valid: {' '.join(other)}"]
+        return []
 
 
 def run_case(run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict]) -> dict:
@@ -211,7 +230,9 @@ def as_result(run: EvaluationRun) -> answers.EvaluationRun:
     """A run as the API and the page's JSON export give it: what ran, its progress and,
     once done, its report."""
     state = progress(run)
-    return answers.EvaluationRun.from_record(run, state, report(run) if state["done"] else None)
+    return answers.EvaluationRun.from_record(
+        run, state, run_reports.report(run) if state["done"] else None
+    )
 
 
 CSV_COLUMNS = ("case", "repeat", "title", "expected", "verdict", "right", "contested", "url")
@@ -243,176 +264,3 @@ def as_csv(run: EvaluationRun) -> str:
             ]
         )
     return out.getvalue()
-
-
-# --- reporting --------------------------------------------------------------------------
-
-
-def records_of(run: EvaluationRun) -> list[metrics.Record]:
-    """The run's judgements as metrics records, in suite order then repeat, in four
-    queries (cases, judgements, votes, token sums) of plain values: a run of thousands
-    of judgements has tens of thousands of decisions, too many to build models of."""
-    cases = {
-        row["pk"]: row
-        for row in run.suite.cases.order_by("position").values(
-            "pk", "case_id", "expected", "expected_agents", "tags"
-        )
-    }
-    judgements = run.judgements.filter(suite_case__isnull=False).values(
-        "pk",
-        "suite_case_id",
-        "repeat",
-        "status",
-        "started_at",
-        "finished_at",
-        "contested",
-        "contest_signals",
-        "answer_confidence",
-        "probe_confidence",
-    )
-    votes: dict[int, list[list[str]]] = {}
-    decisions = (
-        RoundDecision.objects.filter(agent__judgement__evaluation_run=run)
-        .order_by("agent__judgement_id", "agent__position", "round")
-        .values_list("agent__judgement_id", "agent__position", "decision")
-    )
-    for judgement_id, position, decision in decisions:
-        per_agent = votes.setdefault(judgement_id, [[] for _ in range(rules.PANEL_SIZE)])
-        per_agent[position - 1].append(decision)
-    tokens: dict[int, dict[str, dict[str, int | None]]] = {}
-    sums = (
-        LLMAttempt.objects.filter(agent__judgement__evaluation_run=run)
-        .values("agent__judgement_id", "model")
-        .annotate(
-            prompt=models.Sum("prompt_tokens"),
-            completion=models.Sum("completion_tokens"),
-            cached=models.Sum("cached_tokens"),
-        )
-        .order_by()
-    )
-    vote_tokens: dict[int, int] = {}
-    for row in sums:
-        tokens.setdefault(row["agent__judgement_id"], {})[row["model"]] = {
-            kind: row[kind] for kind in metrics.TOKEN_KINDS
-        }
-        spent = (row["prompt"] or 0) + (row["completion"] or 0)
-        vote_tokens[row["agent__judgement_id"]] = (
-            vote_tokens.get(row["agent__judgement_id"], 0) + spent
-        )
-    # The calls beside the vote cost tokens too (judgements/engine/deliberation.py); the
-    # second opinion's is the run's plain call, whose decision the report compares.
-    check_sums = (
-        JudgementCheck.objects.filter(judgement__evaluation_run=run)
-        .values("judgement_id", "model", "kind")
-        .annotate(
-            prompt=models.Sum("prompt_tokens"),
-            completion=models.Sum("completion_tokens"),
-            cached=models.Sum("cached_tokens"),
-            decision=models.Max("decision", filter=models.Q(error="")),
-        )
-        .order_by()
-    )
-    plain: dict[int, dict] = {}
-    for row in check_sums:
-        if row["kind"] == CheckKind.SECOND_OPINION:
-            plain[row["judgement_id"]] = {
-                "decision": row["decision"],
-                "model": row["model"],
-                "tokens": (row["prompt"] or 0) + (row["completion"] or 0),
-            }
-        counts = tokens.setdefault(row["judgement_id"], {}).setdefault(
-            row["model"], dict.fromkeys(metrics.TOKEN_KINDS)
-        )
-        for kind in metrics.TOKEN_KINDS:
-            if row[kind] is not None:
-                counts[kind] = (counts[kind] or 0) + row[kind]
-    records = []
-    for judgement in judgements:
-        # A case deleted in the admin leaves its judgements (suite_case None) out:
-        # there is nothing to compare them with.
-        case = cases.get(judgement["suite_case_id"])
-        if case is None:
-            continue
-        started, finished = judgement["started_at"], judgement["finished_at"]
-        records.append(
-            metrics.Record(
-                case_id=case["case_id"],
-                repeat=judgement["repeat"] or 1,
-                expected=case["expected"],
-                status=judgement["status"],
-                expected_agents=tuple(case["expected_agents"]) if case["expected_agents"] else None,
-                tags=tuple(case["tags"]),
-                votes=tuple(map(tuple, votes.get(judgement["pk"], ()))),
-                tokens=tokens.get(judgement["pk"], {}),
-                seconds=(finished - started).total_seconds() if started and finished else None,
-                started_at=started.timestamp() if started else None,
-                finished_at=finished.timestamp() if finished else None,
-                contested=judgement["contested"],
-                signals=tuple(judgement["contest_signals"] or ()),
-                confidence={
-                    "answer": judgement["answer_confidence"],
-                    "probe": judgement["probe_confidence"],
-                },
-                plain=plain.get(judgement["pk"], {}).get("decision"),
-                vote_tokens=vote_tokens.get(judgement["pk"]),
-                plain_tokens=plain.get(judgement["pk"], {}).get("tokens"),
-            )
-        )
-    position_of = {row["case_id"]: index for index, row in enumerate(cases.values())}
-    return sorted(records, key=lambda record: (position_of[record.case_id], record.repeat))
-
-
-def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict:
-    """The run's report (metrics.report): of the panel's own verdicts, overrides aside,
-    with the panel beside the run's plain call (plain_call.comparison)."""
-    records = records_of(run) if records is None else records
-    figures = metrics.report(
-        records,
-        agent_names=[agent["name"] for agent in run.agents],
-        repeats=run.repeats,
-        prices=settings.MAGI_MODEL_PRICES,
-    )
-    return figures | {
-        "plain_call": plain_call.comparison(
-            [r for r in records if r.finished], asked=run.plain_call, model=plain_model(run)
-        )
-    }
-
-
-def plain_model(run: EvaluationRun) -> str | None:
-    """The model the run's plain call asks: the deployment's check model, else the first
-    agent's (engine/deliberation.py check_model)."""
-    return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
-
-
-def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict:
-    """Two runs of the same suite side by side, with the cases whose verdicts differ
-    between them (panel A against B, or before and after a change of criteria)."""
-    if run_a.suite_id != run_b.suite_id:
-        raise InvalidInput({"run": ["Only runs of the same suite can be compared."]})
-    sides = {}
-    verdicts = {}
-    for key, run in (("a", run_a), ("b", run_b)):
-        records = records_of(run)
-        sides[key] = {
-            "run": run.pk,
-            "panel_name": run.panel_name,
-            "created_at": run.created_at.isoformat(),
-            "report": report(run, records),
-        }
-        verdicts[key] = case_verdicts(records)
-    changed = [
-        case_id
-        for case_id in dict.fromkeys([*verdicts["a"], *verdicts["b"]])
-        if verdicts["a"].get(case_id) != verdicts["b"].get(case_id)
-    ]
-    return {"suite": run_a.suite.name, **sides, "changed_cases": changed}
-
-
-def case_verdicts(records: list[metrics.Record]) -> dict[str, list[str]]:
-    """Case id -> the sorted verdicts of its decided judgements."""
-    verdicts: dict[str, list[str]] = {}
-    for record in records:
-        if record.verdict is not None:
-            verdicts.setdefault(record.case_id, []).append(record.verdict)
-    return {case_id: sorted(found) for case_id, found in verdicts.items()}

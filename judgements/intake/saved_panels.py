@@ -19,7 +19,7 @@ from judgements.intake import schemas
 from judgements.models.certificates import agents_fingerprint
 from judgements.models.choices import ID_MAX
 from judgements.models.panels import Panel
-from judgements.outcome import answers
+from judgements.outcome import panel_answers
 
 if TYPE_CHECKING:  # django-stubs-ext is a test (type-check) dependency only
     from django_stubs_ext import WithAnnotations
@@ -96,10 +96,10 @@ def agents_of(panel: Panel) -> list[dict[str, Any]]:
     return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
 
 
-def listing(user: User | None) -> list[answers.Panel]:
+def listing(user: User | None) -> list[panel_answers.Panel]:
     """The panels a user may use, as GET /api/panels/ lists them."""
     panels = visible(user).select_related("team").prefetch_related("reviewers", "certificates")
-    return [answers.Panel.from_record(panel) for panel in panels]
+    return [panel_answers.Panel.from_record(panel) for panel in panels]
 
 
 # --- a panel's prompt variants ------------------------------------------------------------

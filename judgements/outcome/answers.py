@@ -1,7 +1,7 @@
-"""Judgements, their certificates and saved panels as every surface reports them: the
-API's answers (api/schemas.py documents them), the MCP tools', the webhooks', the command
-line's and the JSON exports. Pydantic models, each built from its record by
-`from_record`: no surface writes the shape by hand.
+"""Judgements and their certificates as every surface reports them: the API's answers
+(api/schemas.py documents them), the MCP tools', the webhooks', the command line's and
+the JSON exports. Pydantic models, each built from its record by `from_record`: no
+surface writes the shape by hand (a saved panel's: outcome/panel_answers.py).
 
 Answers forbid unknown fields: a key not described here fails the suite instead of
 reaching clients undocumented.
@@ -16,9 +16,6 @@ from judgements.core import rules
 from judgements.models import Confirmation, Decision, Override, Status, Trust
 from judgements.outcome.receipt_answers import SignedReceipt, receipt_of
 
-# What an agent is given, in the order a case lists it.
-AGENT_FIELDS = ("name", "model", "criteria")
-
 Count = Annotated[int, Field(ge=0)]
 Ratio = Annotated[float | None, Field(ge=0, le=1)]
 # A probability, or null when unknown.
@@ -29,6 +26,13 @@ DecisionName = Decision
 StatusName = Status
 # As the models write them (datetime.isoformat), passed through unchanged.
 DateTime = Annotated[str, Field(json_schema_extra={"format": "date-time"})]
+ETag = Annotated[
+    str,
+    Field(
+        description="The object's version as its ETag: send it in If-Match to change or "
+        "delete it (a stale one answers 412)."
+    ),
+]
 
 
 class Answer(BaseModel):
@@ -384,68 +388,3 @@ def trust_words(judgement: models.Judgement) -> str | None:
             "nobody knows how often a verdict like this is right."
         )
     return Trust(judgement.trust).label
-
-
-# --- panels ------------------------------------------------------------------------------
-
-
-ETag = Annotated[
-    str,
-    Field(
-        description="The object's version as its ETag: send it in If-Match to change or "
-        "delete it (a stale one answers 412)."
-    ),
-]
-
-
-class Panel(Answer):
-    """A saved panel as configuration: everything PUT /api/panels/{id}/ takes, by names."""
-
-    id: Id
-    name: str
-    description: str
-    example: bool = Field(description="Shipped with MAGI (no owner), usable by everyone.")
-    owner: str | None = Field(description="Its owner's username; null: an example.")
-    team: str | None = Field(description="The team it belongs to, by name.")
-    hold_contested: bool | None = Field(
-        description="Hold contested verdicts of judgements started from it; null: the "
-        "deployment's MAGI_HOLD_CONTESTED."
-    )
-    run_checks: bool | None = Field(
-        description="Run the second opinion and the injection screen beside the vote; "
-        "null: the deployment's MAGI_SECOND_OPINION and MAGI_INJECTION_SCREEN."
-    )
-    prompt_variants: list[str] | None = Field(
-        description="The prompt variants its judgements and runs use, as set; null: not set "
-        "(the site's default)."
-    )
-    notify_contested: bool = Field(description="Email its reviewers about contested verdicts.")
-    reviewers: list[str] = Field(description="Usernames of the team's members who review it.")
-    team_reviews: bool = Field(description="Every member of its team reviews it.")
-    four_eyes: bool = Field(description="Nobody reviews a judgement they started.")
-    agents: Annotated[list[AgentSpec], Field(min_length=3, max_length=3)]
-    certificates: list[Id] = Field(
-        description="Its certificates not voided: changing an agent's model or criteria, or "
-        "the prompt variants, voids them."
-    )
-    version: Id
-    etag: ETag
-
-    @classmethod
-    def from_record(cls, panel: models.Panel) -> "Panel":
-        """A panel as GET /api/panels/ lists it (prefetch its reviewers and certificates
-        for a list)."""
-        agents = [{field: agent[field] for field in AGENT_FIELDS} for agent in panel.agents]
-        return cls.model_validate(
-            panel.config_state()
-            | {
-                "id": panel.pk,
-                "example": panel.owner_id is None,
-                "agents": agents,
-                "certificates": sorted(
-                    c.pk for c in panel.certificates.all() if c.voided_at is None
-                ),
-                "version": panel.version,
-                "etag": panel.etag(),
-            }
-        )

@@ -271,43 +271,65 @@ def spread(labels: list[EndLabel], top: float, bottom: float) -> tuple[EndLabel,
     return tuple(placed)
 
 
+@dataclass(frozen=True)
+class CurveAxes:
+    """Where a threshold and a share go on the curve's chart."""
+
+    low: float
+    high: float
+    left: float = CURVE_LEFT
+    right: float = CURVE_WIDTH - CURVE_RIGHT
+    top: float = CURVE_TOP
+    bottom: float = CURVE_HEIGHT - CURVE_BOTTOM
+
+    def x_of(self, threshold: float) -> float:
+        return round(
+            self.left + (threshold - self.low) / (self.high - self.low) * (self.right - self.left),
+            1,
+        )
+
+    def y_of(self, share: float | None) -> float:
+        share = min(max(share or 0.0, 0.0), 1.0)
+        return round(self.bottom - share * (self.bottom - self.top), 1)
+
+
+def curve_axes(thresholds: list[float]) -> CurveAxes:
+    low = min(thresholds)
+    high = max(thresholds)
+    if high - low < 0.05:  # one threshold, or a few close together: widen the axis
+        middle = (low + high) / 2
+        low, high = max(0.0, middle - 0.05), min(1.0, middle + 0.05)
+    return CurveAxes(low, high)
+
+
+def curve_point(point: dict[str, Any], axes: CurveAxes) -> CurvePoint:
+    threshold = float(point["threshold"])
+    return CurvePoint(
+        threshold=threshold,
+        bound=point.get("bound"),
+        coverage=point.get("coverage"),
+        accuracy=point.get("accuracy"),
+        x=axes.x_of(threshold),
+        bound_y=axes.y_of(point.get("bound")),
+        coverage_y=axes.y_of(point.get("coverage")),
+        summary=(
+            f"Threshold {threshold:.3g}: bound {percent(point.get('bound'))}, "
+            f"coverage {percent(point.get('coverage'))}, "
+            f"accuracy {percent(point.get('accuracy'))}."
+        ),
+    )
+
+
 def curve_chart(certificate: Certificate) -> CurveChart | None:
     """The chart of a certificate's curve; None when it has no curve (its rule reads no
     confidence, so there is no threshold to draw against)."""
     curve = [point for point in certificate.curve or [] if point.get("threshold") is not None]
     if not curve:
         return None
-    thresholds = [float(point["threshold"]) for point in curve]
-    low = min(thresholds)
-    high = max(thresholds)
-    if high - low < 0.05:  # one threshold, or a few close together: widen the axis
-        middle = (low + high) / 2
-        low, high = max(0.0, middle - 0.05), min(1.0, middle + 0.05)
-    left, right = CURVE_LEFT, CURVE_WIDTH - CURVE_RIGHT
-    top, bottom = CURVE_TOP, CURVE_HEIGHT - CURVE_BOTTOM
-
-    def x_of(threshold: float) -> float:
-        return round(left + (threshold - low) / (high - low) * (right - left), 1)
-
-    def y_of(share: float | None) -> float:
-        share = min(max(share or 0.0, 0.0), 1.0)
-        return round(bottom - share * (bottom - top), 1)
-
+    axes = curve_axes([float(point["threshold"]) for point in curve])
+    low, high, x_of, y_of = axes.low, axes.high, axes.x_of, axes.y_of
     points = tuple(
-        CurvePoint(
-            threshold=float(point["threshold"]),
-            bound=point.get("bound"),
-            coverage=point.get("coverage"),
-            accuracy=point.get("accuracy"),
-            x=x_of(float(point["threshold"])),
-            bound_y=y_of(point.get("bound")),
-            coverage_y=y_of(point.get("coverage")),
-            summary=(
-                f"Threshold {float(point['threshold']):.3g}: bound {percent(point.get('bound'))}, "
-                f"coverage {percent(point.get('coverage'))}, "
-                f"accuracy {percent(point.get('accuracy'))}."
-            ),
-        )
+        curve_point(point, axes)
         for point in sorted(curve, key=lambda point: float(point["threshold"]))
     )
     # Each line is named at its right end, beside its last value.
@@ -318,12 +340,11 @@ def curve_chart(certificate: Certificate) -> CurveChart | None:
             EndLabel(last.coverage_y, f"coverage {percent(last.coverage)}", "coverage"),
             EndLabel(y_of(certificate.target), f"target {percent(certificate.target)}", "target"),
         ],
-        top,
-        bottom,
+        axes.top,
+        axes.bottom,
     )
     rule = certificate.rule or (certificate.best or {}).get("rule") or {}
     chosen = rule.get("threshold")
-    chosen_text = "certified threshold" if certificate.certified else "best threshold"
     return CurveChart(
         title="Bound and coverage against the confidence threshold",
         description=(
@@ -334,10 +355,10 @@ def curve_chart(certificate: Certificate) -> CurveChart | None:
         ),
         width=CURVE_WIDTH,
         height=CURVE_HEIGHT,
-        plot_left=left,
-        plot_right=right,
-        plot_top=top,
-        plot_bottom=bottom,
+        plot_left=axes.left,
+        plot_right=axes.right,
+        plot_top=axes.top,
+        plot_bottom=axes.bottom,
         bound_points=" ".join(f"{p.x},{p.bound_y}" for p in points),
         coverage_points=" ".join(f"{p.x},{p.coverage_y}" for p in points),
         target_y=y_of(certificate.target),
@@ -345,9 +366,9 @@ def curve_chart(certificate: Certificate) -> CurveChart | None:
         x_ticks=tuple(Tick(x_of(t), f"{t:.2f}") for t in (low, (low + high) / 2, high)),
         y_ticks=tuple(Tick(y_of(share), percent(share)) for share in (0, 0.25, 0.5, 0.75, 1)),
         labels=labels,
-        label_x=right + 8,
-        tick_label_x=left - 6,
-        axis_label_y=bottom + 40,
+        label_x=axes.right + 8,
+        tick_label_x=axes.left - 6,
+        axis_label_y=axes.bottom + 40,
         chosen_x=x_of(float(chosen)) if chosen is not None and low <= chosen <= high else None,
-        chosen_text=chosen_text,
+        chosen_text="certified threshold" if certificate.certified else "best threshold",
     )

@@ -9,7 +9,7 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_GET, require_POST
 
 from judgements.core.errors import InvalidInput
-from judgements.evaluations import runs
+from judgements.evaluations import run_reports, runs
 from judgements.models import EvaluationRun
 from judgements.web.run_report import (
     compared,
@@ -105,7 +105,7 @@ def run_state(run: EvaluationRun, page_number: str = "1") -> dict:
         "report": None,
     }
     if progress["done"]:
-        report = runs.report(run)
+        report = run_reports.report(run)
         state.update(
             report=report,
             tables=report_tables(report),
@@ -140,7 +140,7 @@ def evaluation_compare(request: HttpRequest) -> HttpResponse:
         return render(request, template, {"refusal": str(exc)}, status=400)
     run_a, run_b = (visible_run(request, run_id) for run_id in ids)
     try:
-        comparison = runs.compare(run_a, run_b)
+        comparison = run_reports.compare(run_a, run_b)
     except InvalidInput:
         refusal = (
             f"Run {run_a.pk} is on the suite {run_a.suite.name!r} and run {run_b.pk} on "

@@ -41,7 +41,7 @@ def result(decision: str, round_number: int):
 
 def judge_one(worker: str, creator, content: str) -> int:
     """One judgement from submission to its verdict, as the engine stores it."""
-    from judgements.engine import lifecycle
+    from judgements.engine import lifecycle, writes
     from judgements.intake.json_cases import validate_case
     from judgements.intake.start import Checked, Submission, submit
     from judgements.models import Judgement
@@ -54,7 +54,7 @@ def judge_one(worker: str, creator, content: str) -> int:
     for round_number in (1, 2, 3):
         for agent, votes in zip(agents, VOTES, strict=True):
             decision = votes[round_number - 1]
-            lifecycle.store_decision(
+            writes.store_decision(
                 agent, round_number, route(), result(decision, round_number), worker
             )
     lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, VOTES, strict=True)})

@@ -1,9 +1,10 @@
 """A small labelled suite, a run of it, and the keys of a run's report, for tests."""
 
+import asyncio
 import json
 
 from judgements.evaluations import runs
-from judgements.models import EvaluationRun
+from judgements.models import EvaluationRun, Judgement, Status
 from tests.support.cases import case_for
 
 AGENTS = case_for()["agents"]  # Melchior on model-a, Balthasar on model-b, Casper on model-c
@@ -97,3 +98,25 @@ REPORT_KEYS = [
 ]
 # A run's report (evaluations/runs.py): the figures above, and the panel beside the plain call.
 RUN_REPORT_KEYS = [*REPORT_KEYS, "plain_call"]
+
+
+# Votes per model (Melchior, Balthasar, Casper) and case marker, rounds 1 to 3, for SUITE.
+VOTES = {
+    "model-a": {"marker-ok": "AAA", "marker-fix": "ARR", "marker-inj": "RAA"},
+    "model-b": {"marker-ok": "AAA", "marker-fix": "RRR", "marker-inj": "RAA"},
+    "model-c": {"marker-ok": "RRR", "marker-fix": "AAR", "marker-inj": "RRR"},
+}
+
+
+def script_votes(fake_llm, votes=VOTES) -> None:
+    for model, by_marker in votes.items():
+        fake_llm.script(model, votes_when=dict(by_marker))
+
+
+async def run_all(runner, run: EvaluationRun, repeat: int | None = None) -> None:
+    """Run the run's queued judgements (of one repeat) on the engine, all at once."""
+    judgements = Judgement.objects.filter(evaluation_run=run, status=Status.IDLE)
+    if repeat is not None:
+        judgements = judgements.filter(repeat=repeat)
+    ids = [pk async for pk in judgements.values_list("pk", flat=True)]
+    assert all(await asyncio.gather(*(runner.run_judgement(pk) for pk in ids)))

@@ -42,21 +42,19 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 from django.utils import timezone
 
-from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.engine.runner import EngineRunner
-from judgements.evaluations import certify, runs, suites
+from judgements.evaluations import certify, run_reports, runs, suites
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, saved_panels, schemas
-from judgements.management import invalid_input
-from judgements.models import Certificate, EvaluationRun, Judgement, Panel, Suite
+from judgements.intake import budgets, saved_panels
+from judgements.management import evaluation_input, evaluation_report, invalid_input
+from judgements.models import Certificate, EvaluationRun, Judgement
 from judgements.outcome import answers
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
 # Judgements run elsewhere (by a worker) are looked at this often.
 PROGRESS_RECHECK_SECONDS = 1.0
-PANEL_FILE_FIELDS = ("name", "description", "agents")
 
 
 class Command(BaseCommand):
@@ -99,7 +97,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            target, delta = certify_options(options)
+            target, delta = evaluation_input.certify_options(options)
             if options["suite"] is None:
                 if not options["certify"]:
                     raise InvalidInput({"suite": ["Give the suite's path (or --certify alone)."]})
@@ -127,12 +125,12 @@ class Command(BaseCommand):
             sys.exit(EXIT_INTERRUPTED)
         finally:
             engine_log.setLevel(level)
-        report = runs.report(run)
+        report = run_reports.report(run)
         if not options["certify"]:
             if options["json"]:
                 self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
             else:
-                self.stdout.write(readable(run, report))
+                self.stdout.write(evaluation_report.readable(run, report))
             sys.exit(EXIT_COMPLETED)
         assert run.panel is not None  # certify_options asked for a saved panel
         try:
@@ -167,8 +165,8 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(both, indent=2, ensure_ascii=False))
             return
         if report is not None and run is not None:  # given together, or neither
-            self.stdout.write(readable(run, report))
-        self.stdout.write(certificate_lines(certificate))
+            self.stdout.write(evaluation_report.readable(run, report))
+        self.stdout.write(evaluation_report.certificate_lines(certificate))
 
     def invalid(self, exc: InvalidInput) -> NoReturn:
         invalid_input.refuse(self.stderr, exc)
@@ -179,13 +177,13 @@ class Command(BaseCommand):
         """Validate every input (all errors at once), then store the suite and the run in
         one transaction: invalid input stores nothing."""
         errors: dict[str, list[str]] = {}
-        repeats = parse_repeat(options["repeat"], errors)
-        variants = parse_variants(options["variants"], errors)
-        panel, agents, panel_name = read_panel(options["panel"], errors)
+        repeats = evaluation_input.parse_repeat(options["repeat"], errors)
+        variants = evaluation_input.parse_variants(options["variants"], errors)
+        panel, agents, panel_name = evaluation_input.read_panel(options["panel"], errors)
         if options["certify"] and panel is None and "panel" not in errors:
             errors["panel"] = ["--certify needs a saved panel's name or id, not a panel file."]
         if options["certify"] and panel is not None and variants is not None:
-            same_variants(panel, variants, errors)
+            evaluation_input.same_variants(panel, variants, errors)
         path = Path(options["suite"])
         try:
             data = path.read_bytes()
@@ -203,7 +201,7 @@ class Command(BaseCommand):
         assert data is not None and cases is not None  # each None comes with an error above
         try:
             with transaction.atomic():
-                suite = suite_for(path, data, cases)
+                suite = evaluation_input.suite_for(path, data, cases)
                 return runs.start_run(
                     panel=panel,
                     agents=agents,
@@ -234,7 +232,7 @@ class Command(BaseCommand):
         while True:
             state = await db_call(runs.progress)(run)
             if state != shown:
-                self.stderr.write(progress_line(state))
+                self.stderr.write(evaluation_report.progress_line(state))
                 shown = state
             if state["done"]:
                 break
@@ -252,144 +250,6 @@ class Command(BaseCommand):
         await asyncio.gather(*runner.running.values(), return_exceptions=True)
 
 
-def certify_options(options: dict[str, Any]) -> tuple[float, float]:
-    """--target and --delta as numbers in (0, 1); InvalidInput naming each that is not."""
-    errors: dict[str, list[str]] = {}
-    values = []
-    for name in ("target", "delta"):
-        try:
-            value = float(options[name])
-        except ValueError:
-            value = -1.0
-        if not 0 < value < 1:
-            errors[name] = ["Must be a number between 0 and 1, both excluded."]
-        values.append(value)
-    if errors:
-        raise InvalidInput(errors)
-    return values[0], values[1]
-
-
-def certificate_lines(certificate: Certificate) -> str:
-    """The certificate as the command prints it."""
-    lines = [f"Certificate {certificate.pk} for panel {certificate.panel.name}:"]
-    lines.append(f"  {certificate.describe()}")
-    if certificate.certified and certificate.the_rule is not None:
-        lines.append(f"  Rule: keep a verdict when {certificate.the_rule.describe()}.")
-        lines.append(
-            f"  Kept {certificate.kept} of the {certificate.test_size} held-out verdicts it "
-            f"was tested on; right {percent(certificate.accuracy)} of those kept."
-        )
-    runs_used = ", ".join(
-        f"run {suite['run']} ({suite['suite']['name']}, {len(suite['cases'])} cases)"
-        for suite in certificate.suites
-    )
-    lines.append(f"  Measured on {runs_used}.")
-    return "\n".join(lines)
-
-
-def parse_variants(value: str | None, errors: dict[str, list[str]]) -> list[str] | None:
-    """--variants as start_run takes them: None when not given (the panel's setting)."""
-    if value is None:
-        return None
-    try:
-        return saved_panels.named_variants(value)
-    except ValueError as exc:
-        errors["--variants"] = [str(exc)]
-        return None
-
-
-def same_variants(panel: Panel, variants: list[str], errors: dict[str, list[str]]) -> None:
-    """A certificate measures the panel as it runs: a run with other variants than the
-    panel's would not count, so --certify with them is refused before the run."""
-    try:
-        own = saved_panels.variants_for(panel)
-    except InvalidInput as exc:
-        errors.update(exc.errors)
-        return
-    if prompt_variants.parse(variants) != own:
-        errors["--variants"] = [
-            f"--certify measures the panel with its own prompt variants "
-            f"({prompt_variants.label(own)}): leave --variants out, or change the panel's."
-        ]
-
-
-def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
-    if value.isascii() and value.isdecimal() and 1 <= int(value) <= runs.MAX_REPEATS:
-        return int(value)
-    errors["repeat"] = [f"Must be a whole number from 1 to {runs.MAX_REPEATS}."]
-    return 1
-
-
-def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | None, Any, str]:
-    """(Panel or None, agents, name) from a panel file or a saved panel. A file's agents
-    are its JSON as read: start_run validates them."""
-    path = Path(reference)
-    if not path.is_file():
-        try:
-            panel = saved_panels.resolve(reference, None)
-        except InvalidInput as exc:
-            message = " ".join(exc.errors.get("panel", []))
-            errors["panel"] = [f"{message} Nor is it a panel file."]
-            return None, [], ""
-        return panel, saved_panels.agents_of(panel), panel.name
-    try:
-        spec = json.loads(path.read_bytes().decode("utf-8-sig"))
-    except OSError as exc:
-        errors["panel"] = [f"Cannot read {reference}: {exc.strerror}."]
-        return None, [], ""
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        errors["panel"] = [f"{reference} is not a UTF-8 JSON file: {exc}."]
-        return None, [], ""
-    if not isinstance(spec, dict):
-        errors["panel"] = ['The panel file must hold a JSON object {"name", "agents"}.']
-        return None, [], ""
-    for key in spec:
-        if key not in PANEL_FILE_FIELDS:
-            errors[f"panel.{text.escaped(str(key))}"] = [
-                f"Unknown field; the fields are {', '.join(PANEL_FILE_FIELDS)}."
-            ]
-    name = spec.get("name")
-    if not isinstance(name, str) or not name.strip():
-        errors["panel.name"] = ["The panel needs a name (a string)."]
-        name = ""
-    agents = spec.get("agents")
-    try:  # checked now too, so a bad file shows every error at once
-        schemas.validated_agents(agents)
-    except InvalidInput as exc:
-        errors.update({f"panel.{f}": m for f, m in exc.errors.items() if f.startswith("agents")})
-    return None, agents, name
-
-
-def suite_for(path: Path, data: bytes, cases: list[dict]) -> Suite:
-    """The owner-less suite named after the file: reused when its cases are the file's,
-    created when there is none, refused when it holds other cases."""
-    name = path.stem
-    key = text.comparable_name(name)
-    for existing in Suite.objects.filter(owner=None):
-        if text.comparable_name(existing.name) == key:
-            if suites.cases_of(existing) == cases:
-                return existing
-            raise InvalidInput(
-                {
-                    "suite": [
-                        f"A different suite is already called {existing.name!r}: rename the "
-                        "file, or import it under another name with `manage.py suite import`."
-                    ]
-                }
-            )
-    try:
-        return suites.import_suite(
-            name=name,
-            description=f"Imported by manage.py evaluate from {path.name}.",
-            owner=None,
-            data=data,
-        )
-    except InvalidInput as exc:
-        raise InvalidInput(
-            {f"suite {f}" if f == "name" else f: m for f, m in exc.errors.items()}
-        ) from None
-
-
 def claimable_ids(run: EvaluationRun) -> list[int]:
     claimable = Judgement.objects.claimable(timezone.now()).filter(evaluation_run=run)
     return list(claimable.order_by("pk").values_list("pk", flat=True))
@@ -405,104 +265,3 @@ async def expire_overdue(runner: EngineRunner) -> None:
     """End in error judgements past their time that nobody holds, as a worker's sweep
     does: without a worker running, the run would otherwise wait on them for ever."""
     await lifecycle.aexpire_overdue(runner.worker_id)
-
-
-def progress_line(state: dict) -> str:
-    errors = state["errors"]
-    return (
-        f"progress: {state['finished']}/{state['total']} judgements finished, "
-        f"{errors} error{'' if errors == 1 else 's'}"
-    )
-
-
-# --- the readable report ------------------------------------------------------------------
-
-
-def percent(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}%"
-
-
-def readable(run: EvaluationRun, report: dict) -> str:
-    confusion = report["confusion"]
-    delib = report["deliberation"]
-    by_round = report["vote_changes_by_round"]
-    tokens = report["tokens"]
-    kappa = "-" if report["kappa"] is None else f"{report['kappa']:.2f}"
-    seconds = report["seconds_per_judgement"]
-    lines = [
-        f"Panel {run.panel_name} on suite {run.suite.name}: {report['cases']} cases x "
-        f"{report['repeats']} repeat(s), {report['judgements']} judgements",
-        f"Accuracy: {percent(report['accuracy'])}  (kappa {kappa}; errors {report['errors']})",
-        f"  perfect agents under the rule: {percent(report.get('perfect_agents_accuracy'))}",
-        "Confusion (expected -> got):",
-        f"  approve -> approve {confusion['approve']['approve']}, "
-        f"reject {confusion['approve']['reject']}",
-        f"  reject  -> approve {confusion['reject']['approve']}, "
-        f"reject {confusion['reject']['reject']}",
-        f"Round-1 majority accuracy: {percent(report['round1_majority_accuracy'])}; "
-        f"deliberation fixed {delib['fixed']}, broke {delib['broke']}",
-        f"Vote changes: {report['vote_changes']} ({report['changes_with_majority']} with the "
-        "majority; " + ", ".join(f"round {n}: {count}" for n, count in by_round.items()) + ")",
-        f"  toward the expected verdict {report['changes_toward_expected']}, away from it "
-        f"{report['changes_away_from_expected']}",
-        "Agents:",
-    ]
-    for agent in report["agents"]:
-        lines.append(
-            f"  {agent['name']}: accuracy {percent(agent['accuracy'])}, round 1 "
-            f"{percent(agent['round1_accuracy'])}, {agent['vote_changes']} vote changes "
-            f"({agent['changes_with_majority']} with the majority)"
-        )
-    lines += [
-        "Unstable cases: " + (", ".join(report["unstable_cases"]) or "none"),
-        f"Attack success rate: {percent(report['attack_success_rate'])}",
-        "Tokens: "
-        + ", ".join(
-            f"{kind} {'-' if tokens[kind] is None else tokens[kind]}"
-            for kind in ("prompt", "completion", "cached")
-        ),
-        "Mean time per judgement: " + ("-" if seconds is None else f"{seconds:.1f} s"),
-        "Run's wall time: "
-        + ("-" if report["wall_seconds"] is None else f"{report['wall_seconds']:.1f} s"),
-        "Cost: "
-        + (
-            "- (needs a price for every model used, in MAGI_MODEL_PRICES)"
-            if report["cost"] is None
-            else f"{report['cost']:.4f} USD"
-        ),
-        *plain_call_lines(report.get("plain_call")),
-    ]
-    return "\n".join(lines)
-
-
-def plain_call_lines(found: dict | None) -> list[str]:
-    """The panel beside the run's plain call (evaluations/plain_call.py), one line a figure:
-    count of whole and the 95% Wilson interval, panel then plain call."""
-    if not found or not found["asked"]:
-        return []
-
-    def side(figure: dict) -> str:
-        if not figure["of"]:
-            return "-"
-        return (
-            f"{figure['count']}/{figure['of']} "
-            f"[{percent(figure['low'])} to {percent(figure['high'])}]"
-        )
-
-    lines = [
-        f"Panel against one plain call of {found['model']} with all three criteria "
-        f"({found['compared']} judgements where both decided):"
-    ]
-    for label, key in (
-        ("clean accuracy", "clean_accuracy"),
-        ("approvable approved", "approvable_approved"),
-        ("rejects rejected", "rejects_rejected"),
-        ("injections approved", "injections_approved"),
-    ):
-        lines.append(
-            f"  {label}: panel {side(found['panel'][key])}, plain {side(found['plain'][key])}"
-        )
-    lines.append(
-        f"  tokens: panel {found['panel_tokens'] or '-'}, plain {found['plain_tokens'] or '-'}"
-    )
-    return lines

@@ -1,5 +1,6 @@
 """Evaluation runs end to end: ordinary judgements on the engine, answered by the fake
-LLM with known votes per case, and the report's figures worked out by hand."""
+LLM with known votes per case; started, refused, followed, cancelled (their report:
+test_run_reports.py)."""
 
 import asyncio
 
@@ -7,46 +8,17 @@ import pytest
 from asgiref.sync import sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from judgements.core import prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
-from judgements.evaluations import runs, suites
+from judgements.evaluations import runs
 from judgements.intake import limits
 from judgements.models import Agent, EvaluationRun, Judgement, Status
 from tests.support.cases import DEFAULT_MODELS
-from tests.support.evaluations import AGENTS, SUITE, start
+from tests.support.evaluations import AGENTS, run_all, script_votes, start
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-# Votes per model (Melchior, Balthasar, Casper) and case marker, rounds 1 to 3.
-VOTES = {
-    "model-a": {"marker-ok": "AAA", "marker-fix": "ARR", "marker-inj": "RAA"},
-    "model-b": {"marker-ok": "AAA", "marker-fix": "RRR", "marker-inj": "RAA"},
-    "model-c": {"marker-ok": "RRR", "marker-fix": "AAR", "marker-inj": "RRR"},
-}
-
-
-def script_votes(fake_llm, votes=VOTES) -> None:
-    for model, by_marker in votes.items():
-        fake_llm.script(model, votes_when=dict(by_marker))
-
-
-@pytest.fixture
-def suite(user):
-    return suites.import_suite(name="Gate cases", description="", owner=user, data=SUITE)
-
-
-async def run_all(runner, run: EvaluationRun, repeat: int | None = None) -> None:
-    """Run the run's queued judgements (of one repeat) on the engine, all at once."""
-    judgements = Judgement.objects.filter(evaluation_run=run, status=Status.IDLE)
-    if repeat is not None:
-        judgements = judgements.filter(repeat=repeat)
-    ids = [pk async for pk in judgements.values_list("pk", flat=True)]
-    assert all(await asyncio.gather(*(runner.run_judgement(pk) for pk in ids)))
 
 
 def test_a_run_queues_one_ordinary_judgement_per_case_and_repeat(fake_llm, suite, user):
@@ -135,147 +107,6 @@ async def test_starting_a_run_wakes_the_engine_to_sweep(
     await sync_to_async(start)(suite, user)
     message = await asyncio.wait_for(get_channel_layer().receive(settings.MAGI_ENGINE_CHANNEL), 5)
     assert message == {"type": "judgement.run", "judgement_id": None}
-
-
-async def test_the_report_gives_the_figures_of_the_scripted_votes(
-    fake_llm, suite, user, runner, settings
-):
-    """Three cases twice; Melchior changes its mind on c1 between the repeats."""
-    script_votes(fake_llm)
-    settings.MAGI_MODEL_PRICES = {
-        "model-a": {"prompt": 1.0, "completion": 10.0, "cached": None},
-        "model-b": {"prompt": 1.0, "completion": 10.0, "cached": 1.0},
-        "model-c": {"prompt": 1.0, "completion": 10.0, "cached": None},
-    }
-    run = await sync_to_async(start)(suite, user, repeats=2)
-    await run_all(runner, run, repeat=1)
-    progress = await sync_to_async(runs.progress)(run)
-    # The estimate: the time so far per vote stored (27), times the votes due (27).
-    assert isinstance(progress.pop("seconds_left"), int)
-    assert progress == {
-        "total": 6,
-        "finished": 3,
-        "errors": 0,
-        "running": 0,
-        "done": False,
-        "rounds": [{"round": n, "votes": 9, "of": 18} for n in (1, 2, 3)],
-    }
-    script_votes(fake_llm, VOTES | {"model-a": {**VOTES["model-a"], "marker-ok": "RRR"}})
-    await run_all(runner, run, repeat=2)
-    progress = await sync_to_async(runs.progress)(run)
-    assert progress == {
-        "total": 6,
-        "finished": 6,
-        "errors": 0,
-        "running": 0,
-        "done": True,
-        "rounds": [{"round": n, "votes": 18, "of": 18} for n in (1, 2, 3)],
-        "seconds_left": None,
-    }
-    report = await sync_to_async(runs.report)(run)
-
-    # c1: approved, then rejected (Melchior R R R); c2 rejected; c3 approved, twice.
-    assert (report["cases"], report["repeats"], report["judgements"]) == (3, 2, 6)
-    assert report["accuracy"] == 3 / 6
-    assert report["confusion"] == {
-        "approve": {"approve": 1, "reject": 1},
-        "reject": {"approve": 2, "reject": 2},
-    }
-    # Observed 1/2; expected approve 2 of 6, got approve 3 of 6: chance (2*3 + 4*3)/36.
-    assert report["kappa"] == 0.0
-    assert report["errors"] == 0
-    # Round-1 majorities: c1 approve then reject, c2 approve (wrong), c3 reject (right).
-    assert report["round1_majority_accuracy"] == 3 / 6
-    assert report["deliberation"] == {"fixed": 2, "broke": 2}
-    # c2: Melchior in round 2 (others split), Casper in round 3 (with both rejections);
-    # c3: Melchior and Balthasar in round 2, against Casper's and each other's rejection.
-    assert report["vote_changes"] == 8
-    assert report["changes_with_majority"] == 2
-    assert report["changes_toward_expected"] == 4
-    assert report["changes_away_from_expected"] == 0
-    assert report["vote_changes_by_round"] == {"2": 6, "3": 2}
-    assert report["agents"] == [
-        {
-            "name": "Melchior",
-            "accuracy": 3 / 4,
-            "round1_accuracy": 1 / 4,
-            "vote_changes": 4,
-            "changes_with_majority": 0,
-        },
-        {
-            "name": "Balthasar",
-            "accuracy": 1.0,
-            "round1_accuracy": 1.0,
-            "vote_changes": 2,
-            "changes_with_majority": 0,
-        },
-        {
-            "name": "Casper",
-            "accuracy": 2 / 4,
-            "round1_accuracy": 2 / 4,
-            "vote_changes": 2,
-            "changes_with_majority": 2,
-        },
-    ]
-    assert report["unstable_cases"] == ["c1"]
-    assert report["attack_success_rate"] == 1.0
-    # The fake LLM reports 100 prompt and 20 completion tokens a call: 6 x 9 votes and
-    # the 6 plain calls beside them, which a run asks unless told not to.
-    assert report["tokens"]["prompt"] == 6000
-    assert report["tokens"]["completion"] == 1200
-    assert 0 < report["tokens"]["cached"] <= 6000
-    assert report["cost"] == pytest.approx((6000 + 1200 * 10) / 1_000_000)
-    assert report["plain_call"]["panel_tokens"] == 5400 + 1080
-    assert report["plain_call"]["plain_tokens"] == 600 + 120
-    assert report["seconds_per_judgement"] > 0
-
-
-async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
-    script_votes(fake_llm)
-    fake_llm.scripts["model-c"].failures = {1: ["500"] * settings.MAGI_LLM_MAX_ATTEMPTS}
-    run = await sync_to_async(start)(suite, user)
-    first = await run.judgements.aearliest("pk")
-    await runner.run_judgement(first.pk)  # alone, so it takes every failure
-    assert (await Judgement.objects.aget(pk=first.pk)).status == Status.ERROR
-    await run_all(runner, run)
-    progress = await sync_to_async(runs.progress)(run)
-    assert (progress["total"], progress["finished"], progress["errors"]) == (3, 3, 1)
-    assert progress["done"] and progress["seconds_left"] is None
-    report = await sync_to_async(runs.report)(run)
-    assert report["errors"] == 1
-    assert sum(sum(row.values()) for row in report["confusion"].values()) == 2
-
-
-def test_the_report_takes_a_few_queries_however_many_judgements(fake_llm, suite, user):
-    run = start(suite, user, repeats=5)
-    with CaptureQueriesContext(connection) as queries:
-        report = runs.report(run)
-    assert report["judgements"] == 15
-    assert len(queries) <= 5
-
-
-async def test_two_runs_of_one_suite_side_by_side(fake_llm, suite, user, runner):
-    script_votes(fake_llm)
-    before = await sync_to_async(start)(suite, user, panel_name="Before")
-    await run_all(runner, before)
-    # After a criteria change, say: Balthasar no longer falls for the injection.
-    script_votes(fake_llm, VOTES | {"model-b": {**VOTES["model-b"], "marker-inj": "RRR"}})
-    after = await sync_to_async(start)(suite, user, panel_name="After")
-    await run_all(runner, after)
-    compared = await sync_to_async(runs.compare)(before, after)
-    assert compared["suite"] == "Gate cases"
-    assert (compared["a"]["panel_name"], compared["b"]["panel_name"]) == ("Before", "After")
-    assert compared["a"]["run"] == before.pk
-    assert compared["a"]["report"]["attack_success_rate"] == 1.0
-    assert compared["b"]["report"]["attack_success_rate"] == 0.0
-    assert compared["changed_cases"] == ["c3"]
-
-
-def test_only_runs_of_the_same_suite_compare(fake_llm, suite, user):
-    other = suites.import_suite(name="Other", description="", owner=user, data=SUITE)
-    with pytest.raises(InvalidInput) as raised:
-        runs.compare(start(suite, user), start(other, user))
-    assert raised.value.errors == {"run": ["Only runs of the same suite can be compared."]}
 
 
 def test_a_runs_judgements_leave_the_users_judgement_limits_alone(fake_llm, suite, user, settings):
@@ -413,50 +244,6 @@ def test_a_run_started_with_a_team_s_token_belongs_to_the_team(suite, user, fake
     run = start(suite, user, api_token=token)
     assert run.team == team
     assert set(run.judgements.values_list("team", flat=True)) == {team.pk}
-
-
-# --- the panel against one plain call (issue 42) -------------------------------------------
-
-
-async def test_the_report_shows_the_panel_beside_one_plain_call(fake_llm, suite, user, runner):
-    # The panel rejects everything; the plain call (the second opinion's prompt, on the
-    # first agent's model) approves everything.
-    for model in DEFAULT_MODELS:
-        fake_llm.script(model, votes="RRR")
-    fake_llm.scripts["model-a"].opinion = "approve"
-    run = await sync_to_async(start)(suite, user)
-    await run_all(runner, run)
-    report = await sync_to_async(runs.report)(run)
-    found = report["plain_call"]
-    assert (found["asked"], found["model"], found["compared"]) == (True, "model-a", 3)
-    # c1 expected approve, c2 reject (clean); c3 an injection.
-    panel, plain = found["panel"], found["plain"]
-    assert (panel["approvable_approved"]["count"], plain["approvable_approved"]["count"]) == (0, 1)
-    assert (panel["rejects_rejected"]["count"], plain["rejects_rejected"]["count"]) == (1, 0)
-    assert (panel["injections_approved"]["count"], plain["injections_approved"]["count"]) == (0, 1)
-    assert found["panel_clean_margin"] == 0
-    # The API's answer holds the same comparison.
-    answer = await sync_to_async(runs.as_result)(run)
-    assert answer.report is not None
-    assert answer.report.plain_call.plain.approvable_approved.count == 1
-
-
-async def test_the_report_says_when_the_plain_call_beats_the_panel(
-    fake_llm, suite, user, runner, settings
-):
-    # The panel approves everything, the reject case c2 too; the plain call, on
-    # model-c, answers with model-c's round-1 vote: it rejects c2.
-    settings.MAGI_CHECK_MODEL = "model-c"
-    for model in DEFAULT_MODELS:
-        fake_llm.script(model, votes="AAA")
-    fake_llm.scripts["model-c"].votes_when = {"marker-fix": "RAA", "marker-inj": "RRR"}
-    run = await sync_to_async(start)(suite, user)
-    await run_all(runner, run)
-    found = (await sync_to_async(runs.report)(run))["plain_call"]
-    assert found["model"] == "model-c"
-    assert found["panel"]["clean_accuracy"]["count"] == 1
-    assert found["plain"]["clean_accuracy"]["count"] == 2
-    assert found["panel_clean_margin"] == -1
 
 
 def test_a_run_can_leave_the_plain_call_out(fake_llm, suite, user):

@@ -15,7 +15,7 @@ from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from judgements.engine.runner import EngineRunner
-from judgements.evaluations import runs
+from judgements.evaluations import run_reports
 from judgements.models import (
     Certificate,
     CheckKind,
@@ -452,7 +452,7 @@ def test_the_report_draws_the_certificate_curve_and_the_confidence_table(
     assert 'read "Trust not measured for this panel"' in html
     # The confidence section: AUROC per source, over the judgements where it is known.
     rows = re.findall(r'<tr><th scope="row">([^<]*)</th><td>(\d+)</td><td>([^<]*)</td></tr>', html)
-    separation = runs.report(run)["confidence"]
+    separation = run_reports.report(run)["confidence"]
     known = str(separation["answer"]["known"])
     assert [row for row in rows if row[0].startswith("The ")] == [
         (

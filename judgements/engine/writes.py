@@ -1,0 +1,149 @@
+"""Every row the engine writes while it runs a judgement, as it happens: each attempt of
+a call (a vote's or a check's), each decision with the attempt that made it, each check
+with what it found. A decision and a check are stored only while the writer holds the
+judgement's lease (checked under a row lock); the changes of state are
+engine/lifecycle.py's. Synchronous ORM code, awaited through `db_call`.
+"""
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from judgements.audit import record as chain_record
+from judgements.engine.lease import LeaseLost
+from judgements.infrastructure.database import db_call
+from judgements.llm import calls, completions
+from judgements.models.agents import Agent, AttemptOutcome, LLMAttempt, RoundDecision
+from judgements.models.checks import JudgementCheck
+from judgements.models.judgements import Judgement
+
+
+def audit_fields(route: completions.ModelRoute, entry: calls.AttemptRecord) -> dict[str, Any]:
+    """What every audited call stores, a vote's attempt or a check: where it went, what
+    was sent and answered, how long it took and what it cost."""
+    return {
+        "attempt": entry.attempt,
+        "model": route.model,
+        "provider": route.provider,
+        "base_url": entry.base_url,
+        "request": entry.request,
+        "response_text": entry.response_text,
+        "error": entry.error,
+        "duration_ms": entry.duration_ms,
+        "prompt_tokens": entry.prompt_tokens,
+        "completion_tokens": entry.completion_tokens,
+        "cached_tokens": entry.cached_tokens,
+        "started_at": entry.started_at,
+    }
+
+
+def attempt_row(
+    agent: Agent, round_number: int, route: completions.ModelRoute, entry: calls.AttemptRecord
+) -> LLMAttempt:
+    outcome = AttemptOutcome.OK if entry.ok else AttemptOutcome.FAILED
+    return LLMAttempt(
+        agent=agent, round=round_number, outcome=outcome, **audit_fields(route, entry)
+    )
+
+
+def store_failed_attempt(
+    agent: Agent, round_number: int, route: completions.ModelRoute, entry: calls.AttemptRecord
+) -> None:
+    attempt_row(agent, round_number, route, entry).save()
+
+
+def store_rechecked_attempt(
+    agent: Agent, round_number: int, route: completions.ModelRoute, entry: calls.AttemptRecord
+) -> None:
+    """A valid answer a check found wanting: kept for the audit, never a vote."""
+    row = attempt_row(agent, round_number, route, entry)
+    row.outcome = AttemptOutcome.RECHECKED
+    row.save()
+
+
+def store_decision(
+    agent: Agent,
+    round_number: int,
+    route: completions.ModelRoute,
+    result: calls.VerdictResult,
+    worker_id: str,
+) -> RoundDecision:
+    """The decision and the attempt that produced it, in one transaction, by the lease
+    holder only."""
+    with transaction.atomic():
+        # A worker that lost its lease stops here. While the row is locked a concurrent
+        # claim skips it, so the check holds until we commit.
+        held = Judgement.objects.held_by(worker_id).filter(pk=agent.judgement_id)
+        if not held.select_for_update().exists():
+            raise LeaseLost(f"judgement {agent.judgement_id} is no longer held by {worker_id}")
+        attempt_row(agent, round_number, route, result.attempt).save()
+        try:
+            with transaction.atomic():
+                stored = RoundDecision.objects.create(
+                    agent=agent,
+                    round=round_number,
+                    decision=result.verdict.decision,
+                    reason=result.verdict.reason,
+                    missing=list(result.verdict.missing),
+                    latency_ms=result.latency_ms,
+                    prompt_tokens=result.prompt_tokens,
+                    completion_tokens=result.completion_tokens,
+                    cached_tokens=result.attempt.cached_tokens,
+                    p_approve=result.p_approve,
+                )
+                chain_record.decision(stored, agent)
+                return stored
+        except IntegrityError:
+            # Already decided by an earlier holder of the lease: the stored one stands.
+            return RoundDecision.objects.get(agent=agent, round=round_number)
+
+
+def check_row(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: completions.ModelRoute,
+    entry: calls.AttemptRecord,
+) -> JudgementCheck:
+    return JudgementCheck(
+        judgement_id=judgement_id, kind=kind, agent=agent, **audit_fields(route, entry)
+    )
+
+
+def store_failed_check(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: completions.ModelRoute,
+    entry: calls.AttemptRecord,
+) -> None:
+    check_row(judgement_id, kind, agent, route, entry).save()
+
+
+def store_check(
+    judgement_id: int,
+    kind: str,
+    agent: Agent | None,
+    route: completions.ModelRoute,
+    entry: calls.AttemptRecord,
+    worker_id: str,
+    **finding: object,
+) -> None:
+    """A check's successful call with what it found (p_approve, decision, steered), by
+    the lease holder only."""
+    with transaction.atomic():
+        held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
+        if not held.select_for_update().exists():
+            raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
+        row = check_row(judgement_id, kind, agent, route, entry)
+        for name, value in finding.items():
+            setattr(row, name, value)
+        row.save()
+
+
+# Awaitable forms for the engine's event loop, named as Django names its async ORM calls.
+astore_failed_attempt = db_call(store_failed_attempt)
+astore_rechecked_attempt = db_call(store_rechecked_attempt)
+astore_decision = db_call(store_decision)
+astore_failed_check = db_call(store_failed_check)
+astore_check = db_call(store_check)
