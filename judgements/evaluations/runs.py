@@ -21,7 +21,8 @@ from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, metrics, plain_call
-from judgements.intake import saved_panels, schemas, start
+from judgements.intake import rows, saved_panels, schemas, start
+from judgements.intake.case import Case, agents_of
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
@@ -36,7 +37,6 @@ from judgements.models import (
     Suite,
     SuiteCase,
 )
-from judgements.models.judgements import team_for
 
 MAX_REPEATS = 20
 
@@ -109,7 +109,7 @@ def start_run(
             suite=suite,
             repeats=repeats,
             creator=creator,
-            team=team_for(panel, api_token, None),
+            team=rows.team_for(panel, api_token, None),
             plain_call=bool(plain_call),
             prompt_variants=[str(variant) for variant in chosen],
         )
@@ -127,21 +127,23 @@ def start_run(
     return run
 
 
-def run_case(run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict]) -> dict:
+def run_case(
+    run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict[str, str]]
+) -> Case:
     """A suite case as one judgement of the run. Runs measure a panel: they never hold
     a contested verdict for a person."""
-    return {
-        "title": title_of(run.suite.name, case),
-        "content": case.content,
-        "agents": agents,
-        "panel": run.panel,
-        "hold_contested": False,
-        "hold_unmeasured": False,
-        "suite_case": case,
-        "repeat": repeat,
-        "plain_call": run.plain_call,
-        "prompt_variants": run.prompt_variants,
-    }
+    return Case(
+        title=title_of(run.suite.name, case),
+        content=case.content,
+        agents=agents_of(agents),
+        panel=run.panel,
+        hold_contested=False,
+        hold_unmeasured=False,
+        suite_case=case,
+        repeat=repeat,
+        plain_call=run.plain_call,
+        prompt_variants=tuple(run.prompt_variants),
+    )
 
 
 def title_of(suite_name: str, case: SuiteCase) -> str:

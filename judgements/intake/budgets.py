@@ -8,6 +8,7 @@ dearer of the two); a budget in USD needs a price for every model counted. The c
 made before anything is stored, so a judgement already running is never cut off.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -21,6 +22,7 @@ from django.utils import timezone
 
 from judgements.audit import record as chain_record
 from judgements.core import pricing, rules
+from judgements.intake.case import Case
 from judgements.intake.limits import Refused
 from judgements.models.agents import LLMAttempt
 from judgements.models.budgets import Budget, BudgetPeriod
@@ -144,12 +146,12 @@ def budgets_for(user: User | None, team_id: int | None, panel: Panel | None) -> 
     return Budget.objects.filter(scope).select_related("team", "user", "panel")
 
 
-def check(cases: list[dict[str, Any]], user: User | None, team_id: int | None) -> None:
+def check(cases: Sequence[Case], user: User | None, team_id: int | None) -> None:
     """BudgetExceeded when a budget that applies cannot cover the cases' estimate."""
     if not cases:
         return
-    panel = cases[0].get("panel")
-    models = [agent["model"] for agent in cases[0]["agents"]]
+    panel = cases[0].panel
+    models = cases[0].models()
     now = timezone.now()
     applying = list(budgets_for(user, team_id, panel))
     if not applying:

@@ -49,7 +49,6 @@ from judgements.models.judgements import (  # noqa: F401 - re-exported: the one 
     Judgement,
     JudgementQuerySet,
     held,
-    hold_contested,
     lease_expired,
 )
 from judgements.models.notifications import (  # noqa: F401 - re-exported: the one import path

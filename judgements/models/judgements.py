@@ -1,16 +1,15 @@
 """A judgement: its status, its verdict in force, and who may see and review it."""
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements.core import prompt_variants, rules
+from judgements.core import rules
 from judgements.models.chain import IN_FORCE_KINDS, ChainEntry
-from judgements.models.checks import checks_for
 from judgements.models.choices import (
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
@@ -24,11 +23,6 @@ from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-    from judgements.models.access import ApiToken
-    from judgements.models.evaluations import EvaluationRun
-    from judgements.models.panels import Panel
-    from judgements.models.teams import Team
 
 
 def lease_expired(now: datetime) -> models.Q:
@@ -160,7 +154,7 @@ class Judgement(models.Model):
     # When its reviewers were found and queued a notification (outcome/notifications.py);
     # None: not yet, or nothing to tell.
     reviewers_told_at = models.DateTimeField(null=True, blank=True)
-    # The team it belongs to: its panel's, else its token's, else its run's (from_case).
+    # The team it belongs to: its panel's, else its token's, else its run's (intake/rows.py).
     team = models.ForeignKey(
         "Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
@@ -249,46 +243,6 @@ class Judgement(models.Model):
             return self.finished_at - self.started_at
         return None
 
-    @classmethod
-    def from_case(
-        cls,
-        case: dict[str, Any],
-        creator: "User | None" = None,
-        api_token: "ApiToken | None" = None,
-        run: "EvaluationRun | None" = None,
-    ) -> "Judgement":
-        """An unsaved judgement for a validated case (intake/cases.py): intake/start.py
-        stores it with its agents, the one way a judgement starts."""
-        return cls(
-            title=case["title"],
-            content=case["content"],
-            creator=creator,
-            api_token=api_token,
-            callback_url=case.get("callback_url"),
-            # The saved panel it started from (intake/saved_panels.py), if any.
-            panel=case.get("panel"),
-            team=team_for(case.get("panel"), api_token, run),
-            hold_contested=hold_contested(case),
-            hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
-            checks_asked=checks_for(case, evaluation=run is not None),
-            # Resolved here, so the row says what ran whatever the default becomes.
-            prompt_variants=sorted(map(str, prompt_variants.resolve(case.get("prompt_variants")))),
-            evaluation_run=run,
-            suite_case=case.get("suite_case"),
-            repeat=case.get("repeat"),
-        )
-
-    def as_case(self) -> dict:
-        """The inputs, in the shape the forms take: for "Run again"."""
-        return {
-            "title": self.title,
-            "content": self.content,
-            "agents": [
-                {"name": a.name, "model": a.model, "criteria": a.criteria}
-                for a in self.agents.all()
-            ],
-        }
-
     @property
     def override_or_none(self) -> "Override | None":
         try:
@@ -369,25 +323,3 @@ class Judgement(models.Model):
     def visible_to(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.visible_to."""
         return may_use(user, self.creator_id, self.team_id)
-
-
-def hold_contested(case: dict) -> bool:
-    """Whether a contested verdict of this case is held for a person: the case's own
-    "hold_contested" when it says, else its saved panel's, else the deployment's default."""
-    if case.get("hold_contested") is not None:
-        return bool(case["hold_contested"])
-    panel = case.get("panel")
-    if panel is not None and panel.hold_contested is not None:
-        return bool(panel.hold_contested)
-    return bool(settings.MAGI_HOLD_CONTESTED)
-
-
-def team_for(
-    panel: "Panel | None", api_token: "ApiToken | None", run: "EvaluationRun | None"
-) -> "Team | None":
-    """The team a new judgement belongs to: its saved panel's, else its API token's, else
-    its evaluation run's; None keeps it its creator's alone."""
-    for owner in (panel, api_token, run):
-        if owner is not None and owner.team is not None:
-            return owner.team
-    return None
