@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest
 
-from judgements.models import team_ids_of
+from judgements.models import policy
 
 
 def staff_user(request: HttpRequest) -> User:
@@ -59,7 +59,7 @@ class TeamScoped:
         if user.is_superuser:
             return found
         maker, team = self.scope
-        allowed = Q(**{maker: user}) | Q(**{f"{team}__in": team_ids_of(user)})
+        allowed = policy.made_or_shared(user, maker, team)
         if self.examples:
             allowed |= Q(**{f"{maker}__isnull": True, f"{team}__isnull": True})
         return found.filter(allowed)

@@ -29,7 +29,8 @@ from judgements.models.budgets import Budget, BudgetPeriod
 from judgements.models.checks import JudgementCheck
 from judgements.models.judgements import Judgement
 from judgements.models.panels import Panel
-from judgements.models.teams import AuditEntry, AuditSubject, team_ids_of
+from judgements.models.policy import team_ids_of
+from judgements.models.teams import AuditEntry, AuditSubject
 
 RECENT = 20
 CALLS = rules.PANEL_SIZE * rules.ROUNDS

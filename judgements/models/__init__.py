@@ -69,10 +69,10 @@ from judgements.models.panels import (  # noqa: F401 - re-exported: the one impo
     SharedWithExamples,
     Suite,
 )
+from judgements.models.policy import team_ids_of  # noqa: F401 - re-exported: the one import path
 from judgements.models.teams import (  # noqa: F401 - re-exported: the one import path
     AuditEntry,
     AuditSubject,
     Membership,
     Team,
-    team_ids_of,
 )

@@ -9,6 +9,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.core import rules
+from judgements.models import policy
 from judgements.models.chain import IN_FORCE_KINDS, ChainEntry
 from judgements.models.choices import (
     DECISION_OF_STATUS,
@@ -19,7 +20,6 @@ from judgements.models.choices import (
 )
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
-from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -73,19 +73,13 @@ class JudgementQuerySet(models.QuerySet):
 
     def visible_to(self, user: "User") -> "JudgementQuerySet":
         """Staff: all; anyone else: what they started and what their teams own."""
-        if user.is_staff:
-            return self
-        return self.filter(made_or_shared(user, "creator"))
+        return policy.made_rows_visible(self, user)
 
     def reviewable_by(self, user: "User") -> "JudgementQuerySet":
         """What `user` may confirm or override (Judgement.reviewable_by): staff and holders
         of the override permission what they see, a panel's reviewers its judgements; on a
-        four-eyes panel nobody their own."""
-        if user.is_staff or user.has_perm("judgements.override_judgement"):
-            found = self.visible_to(user)
-        else:
-            found = self.filter(panel__in=reviewed_panels(user).values("pk"))
-        return found.exclude(creator=user, panel__four_eyes=True)
+        four-eyes panel nobody their own (policy.reviewable_rows)."""
+        return policy.reviewable_rows(self, user, reviewed_panels(user))
 
     def unreviewed(self) -> "JudgementQuerySet":
         return self.filter(UNREVIEWED)
@@ -310,16 +304,10 @@ class Judgement(models.Model):
 
     def review_refusal(self, user: "User") -> ReviewRefusal | None:
         """Why `user` may not confirm or override it (None: they may), so that a refusal
-        can say so: four eyes (they started it, on a four-eyes panel), or not a reviewer."""
-        panel = self.panel
-        if panel is not None and panel.four_eyes and self.creator_id == user.pk:
-            return ReviewRefusal.FOUR_EYES
-        if user.is_staff or user.has_perm("judgements.override_judgement"):
-            allowed = self.visible_to(user)
-        else:
-            allowed = panel is not None and panel.reviewed_by(user)
-        return None if allowed else ReviewRefusal.NOT_A_REVIEWER
+        can say so: four eyes (they started it, on a four-eyes panel), or not a reviewer
+        (policy.review_refusal)."""
+        return policy.review_refusal(self, user)
 
     def visible_to(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.visible_to."""
-        return may_use(user, self.creator_id, self.team_id)
+        return policy.may_use(user, self.creator_id, self.team_id)

@@ -1,4 +1,4 @@
-"""Who may use a shared row (judgements/models/teams.py): staff, its maker and the members
+"""Who may use a shared row (judgements/models/policy.py): staff, its maker and the members
 of its team, asked the same way by every model, and the querysets' conditions agreeing with
 the row-level answers for every kind of user."""
 
@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 
 from judgements.evaluations import suites
 from judgements.models import EvaluationRun, Judgement, Membership, Panel, Team
-from judgements.models.teams import in_team, may_use
+from judgements.models.policy import in_team, may_use
 from tests.support.certificates import marked
 from tests.support.evaluations import SUITE, start
 
