@@ -1,6 +1,6 @@
 """What every audit page shares: records shown, never edited or deleted."""
 
-from typing import cast
+from typing import Any, cast
 
 from django.contrib import admin
 from django.contrib.auth.models import User
@@ -53,7 +53,7 @@ class TeamScoped:
     scope: tuple[str, str]
     examples = False
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         found = super().get_queryset(request)  # type: ignore[misc]  # a mixin of a ModelAdmin
         user = staff_user(request)
         if user.is_superuser:

@@ -10,6 +10,7 @@ import csv
 import io
 import math
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -47,7 +48,7 @@ MAX_REPEATS = 20
 def start_run(
     *,
     panel: Panel | None,
-    agents: list[dict],
+    agents: list[dict[str, Any]],
     panel_name: str,
     suite: Suite,
     repeats: int,
@@ -164,7 +165,7 @@ def cancel(run: EvaluationRun, user: User) -> list[int]:
 # --- following --------------------------------------------------------------------------
 
 
-def progress(run: EvaluationRun) -> dict:
+def progress(run: EvaluationRun) -> dict[str, Any]:
     """How far the run is: counts of its judgements ("total", "finished", "errors",
     "running", "done"), the votes stored in each round ("rounds": [{"round", "votes",
     "of"}]) and, while it runs, an estimate of the seconds left ("seconds_left", None
@@ -314,7 +315,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
         )
         .order_by()
     )
-    plain: dict[int, dict] = {}
+    plain: dict[int, dict[str, Any]] = {}
     for row in check_sums:
         if row["kind"] == CheckKind.SECOND_OPINION:
             plain[row["judgement_id"]] = {
@@ -364,7 +365,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
     return sorted(records, key=lambda record: (position_of[record.case_id], record.repeat))
 
 
-def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict:
+def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict[str, Any]:
     """The run's report (metrics.report): of the panel's own verdicts, overrides aside,
     with the panel beside the run's plain call (plain_call.comparison)."""
     records = records_of(run) if records is None else records
@@ -387,7 +388,7 @@ def plain_model(run: EvaluationRun) -> str | None:
     return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
 
 
-def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict:
+def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
     """Two runs of the same suite side by side, with the cases whose verdicts differ
     between them (panel A against B, or before and after a change of criteria)."""
     if run_a.suite_id != run_b.suite_id:

@@ -15,9 +15,9 @@ from typing import TypeAlias
 from judgements.models.evaluations import SuiteCase
 from judgements.models.panels import Panel
 
-# A case as JSON was parsed (the command line's file, an MCP tool's arguments), whatever
-# its shape: intake/schemas.py validates it into a case, or names what is wrong.
-JsonValue: TypeAlias = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | bool | None
+# A case as JSON was parsed (the command line's file, an MCP tool's arguments): any shape
+# at all until intake/schemas.py validates it into a case, or names what is wrong.
+JsonValue: TypeAlias = object
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ class SuiteCase(models.Model):
         return f"{self.suite.name}/{self.case_id}"
 
 
-class EvaluationRunQuerySet(models.QuerySet):
+class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
     def visible_to(self, user: "User") -> "EvaluationRunQuerySet":
         """A user's own runs (staff: everyone's), with their suites."""
         return policy.made_rows_visible(self.select_related("suite"), user)

@@ -30,7 +30,7 @@ def lease_expired(now: datetime) -> models.Q:
     return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
 
 
-class JudgementQuerySet(models.QuerySet):
+class JudgementQuerySet(models.QuerySet["Judgement"]):
     """Who may work on which judgement: the lease and status queries of the engine."""
 
     def with_results(self) -> "JudgementQuerySet":

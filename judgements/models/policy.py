@@ -34,7 +34,7 @@ OVERRIDE_PERMISSION = "judgements.override_judgement"
 # --- teams: the one rule every shared row asks ---------------------------------------
 
 
-def team_ids_of(user: "User") -> "models.QuerySet[Membership, dict[str, Any]]":
+def team_ids_of(user: "User") -> "models.QuerySet[Membership, Any]":
     """The ids of the teams `user` is in, as a subquery (no query of its own)."""
     return Membership.objects.filter(user=user).values("team_id")
 

@@ -4,6 +4,7 @@ as a panel, judge). Each keeps what was typed and draws the page again, or redir
 the judgement it started."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -39,7 +40,7 @@ class NewJudgementPage:
     saved: Panel | None = None
     refusal: limits.Refused | None = None
     status: int = 200
-    examples: list = field(default_factory=list)
+    examples: list[tryout.Example] = field(default_factory=list)
 
     def render(self, request: HttpRequest) -> HttpResponse:
         posted = request.method == "POST"
@@ -165,7 +166,7 @@ ACTIONS = (
 def blank(request: HttpRequest) -> NewJudgementPage:
     """The page for a GET: empty, or filled from ?again=<judgement>, ?example=<panel>
     &case=<id>, or ?panel=<id> ("Judge with this panel" on the panel list)."""
-    initial: dict = {}
+    initial: dict[str, Any] = {}
     chosen = None
     again = request.GET.get("again", "").strip()
     if again:

@@ -360,7 +360,7 @@ def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | No
     return None, agents, name
 
 
-def suite_for(path: Path, data: bytes, cases: list[dict]) -> Suite:
+def suite_for(path: Path, data: bytes, cases: list[dict[str, Any]]) -> Suite:
     """The owner-less suite named after the file: reused when its cases are the file's,
     created when there is none, refused when it holds other cases."""
     name = path.stem
@@ -407,7 +407,7 @@ async def expire_overdue(runner: EngineRunner) -> None:
     await lifecycle.aexpire_overdue(runner.worker_id)
 
 
-def progress_line(state: dict) -> str:
+def progress_line(state: dict[str, Any]) -> str:
     errors = state["errors"]
     return (
         f"progress: {state['finished']}/{state['total']} judgements finished, "
@@ -422,7 +422,7 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def readable(run: EvaluationRun, report: dict) -> str:
+def readable(run: EvaluationRun, report: dict[str, Any]) -> str:
     confusion = report["confusion"]
     delib = report["deliberation"]
     by_round = report["vote_changes_by_round"]
@@ -474,13 +474,13 @@ def readable(run: EvaluationRun, report: dict) -> str:
     return "\n".join(lines)
 
 
-def plain_call_lines(found: dict | None) -> list[str]:
+def plain_call_lines(found: dict[str, Any] | None) -> list[str]:
     """The panel beside the run's plain call (evaluations/plain_call.py), one line a figure:
     count of whole and the 95% Wilson interval, panel then plain call."""
     if not found or not found["asked"]:
         return []
 
-    def side(figure: dict) -> str:
+    def side(figure: dict[str, Any]) -> str:
         if not figure["of"]:
             return "-"
         return (

@@ -35,7 +35,7 @@ from judgements.outcome import answers
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 # As `magi gate`'s: refused by a spending limit.
 EXIT_OVER_BUDGET = 7
-EXIT_OF_VERDICT = {
+EXIT_OF_VERDICT: dict[str, int] = {
     Status.APPROVED: EXIT_APPROVED,
     Status.REJECTED: EXIT_REJECTED,
     Status.HELD: EXIT_HELD,

@@ -20,9 +20,9 @@ def test_a_case_s_agents_keep_what_was_typed_in_panel_order():
 def test_a_case_cannot_change_on_its_way_to_the_row():
     case = typed_case()
     with pytest.raises(dataclasses.FrozenInstanceError):
-        case.title = "Another"  # type: ignore[misc]  # the point: frozen
+        case.title = "Another"
     with pytest.raises(dataclasses.FrozenInstanceError):
-        case.agents[0].model = "model-z"  # type: ignore[misc]  # the point: frozen
+        case.agents[0].model = "model-z"
 
 
 def test_a_case_leaves_to_the_defaults_what_it_does_not_say():
