@@ -24,12 +24,12 @@ from judgements.audit import record as chain_record
 from judgements.core import pricing, rules
 from judgements.intake.case import Case
 from judgements.intake.limits import Refused
+from judgements.models import policy
 from judgements.models.agents import LLMAttempt
 from judgements.models.budgets import Budget, BudgetPeriod
 from judgements.models.checks import JudgementCheck
 from judgements.models.judgements import Judgement
 from judgements.models.panels import Panel
-from judgements.models.policy import team_ids_of
 from judgements.models.teams import AuditEntry, AuditSubject
 
 RECENT = 20
@@ -204,13 +204,7 @@ def visible_to(user: User) -> QuerySet[Budget]:
     """The budgets a user may read: staff all; anyone else their own, their teams' and
     those of the panels they may use."""
     found = Budget.objects.select_related("team", "user", "panel")
-    if user.is_staff:
-        return found
-    return found.filter(
-        Q(user=user)
-        | Q(team__in=team_ids_of(user))
-        | Q(panel__in=Panel.objects.visible_to(user).values("pk"))
-    )
+    return policy.budgets_visible(found, user, Panel.objects.all())
 
 
 def record_change(budget: Budget | None, before: dict[str, Any] | None, by: User | None) -> None:

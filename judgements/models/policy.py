@@ -2,7 +2,8 @@
 
 Staff see everything. Anyone else sees what they made and what their teams own (a
 judgement, a run, a panel, a suite belongs to a team through its panel, token or run:
-intake/rows.py team_for), and the examples shipped with MAGI. A judgement is confirmed
+intake/rows.py team_for), and the examples shipped with MAGI; the teams they are in; the
+budgets of themselves, their teams and the panels they may use. A judgement is confirmed
 or overridden by staff and holders of the override permission (what they see) and by its
 panel's reviewers; on a four-eyes panel never by the person who started it.
 
@@ -74,6 +75,25 @@ def shared_rows_visible(rows: Rows, user: "User | None") -> Rows:
         return rows
     return rows.filter(
         made_or_shared(user, "owner") | models.Q(owner__isnull=True, team__isnull=True)
+    )
+
+
+def teams_visible(teams: Rows, user: "User") -> Rows:
+    """The teams `user` is in; staff every team."""
+    if user.is_staff:
+        return teams
+    return teams.filter(pk__in=team_ids_of(user))
+
+
+def budgets_visible(budgets: Rows, user: "User", panels: "models.QuerySet[Panel]") -> Rows:
+    """The budgets `user` may read: staff all; anyone else their own, their teams' and
+    those of the panels (of `panels`) they may use."""
+    if user.is_staff:
+        return budgets
+    return budgets.filter(
+        models.Q(user=user)
+        | models.Q(team__in=team_ids_of(user))
+        | models.Q(panel__in=shared_rows_visible(panels, user).values("pk"))
     )
 
 

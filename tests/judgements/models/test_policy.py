@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import User
 
 from judgements.evaluations import suites
-from judgements.models import EvaluationRun, Judgement, Membership, Panel, Team
+from judgements.models import EvaluationRun, Judgement, Membership, Panel, Team, policy
 from judgements.models.policy import in_team, may_use
 from tests.support.certificates import marked
 from tests.support.evaluations import SUITE, start
@@ -79,3 +79,11 @@ def test_every_model_s_queryset_agrees_with_its_rows(people, make_judgement, mak
     assert Panel.objects.get(pk=team_panel.pk).editable_by(member)
     assert not Panel.objects.get(pk=example.pk).editable_by(member)
     assert Panel.objects.get(pk=example.pk).visible_to(outsider)
+
+
+def test_a_user_sees_the_teams_they_are_in_and_staff_every_team(people):
+    Team.objects.create(name="Another")
+    teams = Team.objects.order_by("name")
+    assert [t.name for t in policy.teams_visible(teams, people["member"])] == ["Payments"]
+    assert list(policy.teams_visible(teams, people["outsider"])) == []
+    assert [t.name for t in policy.teams_visible(teams, people["staff"])] == ["Another", "Payments"]
