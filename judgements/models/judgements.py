@@ -1,4 +1,6 @@
-"""A judgement: its status, its verdict in force, and who may see and review it."""
+"""A judgement: its state and its verdict in force. Who may see and review it is the access
+policy's (models/policy.py), asked by its methods and its QuerySet's; the case it is made
+from is intake's (intake/case.py, intake/rows.py)."""
 
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
