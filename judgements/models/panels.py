@@ -1,6 +1,6 @@
 """Saved panels and suites: a user's own, and the examples shipped with MAGI."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -14,10 +14,13 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-class SharedQuerySet(models.QuerySet):
+_Shared = TypeVar("_Shared", bound="SharedWithExamples")
+
+
+class SharedQuerySet(models.QuerySet[_Shared]):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
-    def visible_to(self, user: "User | None") -> "SharedQuerySet":
+    def visible_to(self, user: "User | None") -> "SharedQuerySet[_Shared]":
         """What the user may use: their own, their teams' and the examples; staff, and
         the operator's command line (user None), everything (policy.shared_rows_visible)."""
         return policy.shared_rows_visible(self, user)
