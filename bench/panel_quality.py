@@ -72,6 +72,7 @@ from judgements.core import calibration, check_prompts, prompt_variants, rules  
 from judgements.core.errors import MagiError  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
+from judgements.intake.case import Case, agents_of  # noqa: E402
 from judgements.intake.start import Checked, Submission, submit  # noqa: E402
 from judgements.llm import calls, providers  # noqa: E402
 from judgements.models import Judgement, Panel, RoundDecision, agents_fingerprint  # noqa: E402
@@ -164,15 +165,15 @@ def judge(case: dict, panel: dict, model: str, column: Column) -> Judgement:
     """The case as an ordinary judgement of the panel, every agent on `model`, with the
     column's variants (and its saved panel, for learned offsets), run to its end."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
-    valid = {
-        "title": case.get("title") or case["id"],
-        "content": case["content"],
-        "agents": agents,
-        "prompt_variants": sorted(column.variants),
-        "panel": column.panels.get(panel["name"]),
-        "hold_contested": False,
-        "hold_unmeasured": False,
-    }
+    valid = Case(
+        title=case.get("title") or case["id"],
+        content=case["content"],
+        agents=agents_of(agents),
+        prompt_variants=tuple(sorted(column.variants)),
+        panel=column.panels.get(panel["name"]),
+        hold_contested=False,
+        hold_unmeasured=False,
+    )
     # Checked: the bench builds the case as an evaluation run does (evaluations/runs.py).
     judgement = submit([Checked(valid)], Submission()).judgement
     asyncio.run(EngineRunner().run_judgement(judgement.pk))

@@ -1,13 +1,13 @@
 """What every audit page shares: records shown, never edited or deleted."""
 
-from typing import cast
+from typing import Any, cast
 
 from django.contrib import admin
 from django.contrib.auth.models import User
 from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest
 
-from judgements.models import team_ids_of
+from judgements.models import policy
 
 
 def staff_user(request: HttpRequest) -> User:
@@ -53,13 +53,13 @@ class TeamScoped:
     scope: tuple[str, str]
     examples = False
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         found = super().get_queryset(request)  # type: ignore[misc]  # a mixin of a ModelAdmin
         user = staff_user(request)
         if user.is_superuser:
             return found
         maker, team = self.scope
-        allowed = Q(**{maker: user}) | Q(**{f"{team}__in": team_ids_of(user)})
+        allowed = policy.made_or_shared(user, maker, team)
         if self.examples:
             allowed |= Q(**{f"{maker}__isnull": True, f"{team}__isnull": True})
         return found.filter(allowed)

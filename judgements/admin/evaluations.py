@@ -29,7 +29,7 @@ class PanelForm(forms.ModelForm):
         model = Panel
         fields = ["team", "reviewers", "team_reviews", "four_eyes", "notify_contested"]
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         reviewers = list(cleaned.get("reviewers") or [])
         errors = teams.reviewing_errors(

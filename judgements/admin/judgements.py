@@ -1,6 +1,8 @@
 """The judgements in the admin: the audit history, newest first, with each judgement's
 agents, round decisions and LLM attempts."""
 
+from typing import Any
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet, Sum
@@ -42,10 +44,12 @@ class DecisionFilter(admin.SimpleListFilter):
     title = "decision"
     parameter_name = "decision"
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+    def lookups(
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Any]"
+    ) -> list[tuple[str, str]]:
         return [("approve", "Approved"), ("reject", "Rejected"), ("none", "No decision")]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         match self.value():
             case "approve":
                 return queryset.filter(status=Status.APPROVED)
@@ -60,11 +64,13 @@ class ModelFilter(admin.SimpleListFilter):
     title = "model"
     parameter_name = "model"
 
-    def lookups(self, request: HttpRequest, model_admin: admin.ModelAdmin) -> list[tuple[str, str]]:
+    def lookups(
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Any]"
+    ) -> list[tuple[str, str]]:
         models = Agent.objects.order_by("model").values_list("model", flat=True).distinct()
         return [(m, m) for m in models]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         if self.value():
             return queryset.filter(agents__model=self.value()).distinct()
         return queryset
@@ -140,7 +146,7 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
     ]
     inlines = [AgentInline]
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet:
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Judgement]:
         return (
             super()
             .get_queryset(request)

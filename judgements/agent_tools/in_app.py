@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import contextvars
 import json
+from typing import Any
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
@@ -36,7 +37,7 @@ class InAppBackend:
         self.token = token
         self.base_url = base_url
 
-    async def judge(self, case: dict, key: str, wait: float) -> dict:
+    async def judge(self, case: dict[str, Any], key: str, wait: float) -> dict[str, Any]:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
@@ -51,13 +52,13 @@ class InAppBackend:
         await events.wait_until_finished(judgement_id, wait)
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
-    async def read(self, judgement_id: int, wait: float) -> dict:
+    async def read(self, judgement_id: int, wait: float) -> dict[str, Any]:
         if await db_call(find_visible, for_request=True)(judgement_id, self.token.user) is None:
             raise ToolRefused(f"No judgement {judgement_id}.")
         await events.wait_until_finished(judgement_id, wait)
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
-    async def panels(self) -> list[dict]:
+    async def panels(self) -> list[dict[str, Any]]:
         panels = await db_call(saved_panels.listing, for_request=True)(self.token.user)
         return [panel.model_dump(mode="json") for panel in panels]
 
@@ -99,7 +100,7 @@ class McpEndpoint:
             # page could ride on.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        self.ready: asyncio.Future | None = None
+        self.ready: asyncio.Future[None] | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers", []))
@@ -118,7 +119,7 @@ class McpEndpoint:
             asyncio.get_running_loop().create_task(self.keep_running(self.ready))
         await asyncio.shield(self.ready)
 
-    async def keep_running(self, ready: asyncio.Future) -> None:
+    async def keep_running(self, ready: asyncio.Future[None]) -> None:
         lifespan = self.app.router.lifespan_context(self.app)
         async with lifespan:
             ready.set_result(None)

@@ -6,7 +6,7 @@ idempotency) are the server's own."""
 import argparse
 import asyncio
 import os
-from typing import TextIO
+from typing import Any, TextIO
 
 from judgements.agent_tools.tools import ToolRefused, build
 from magi_client.http import RequestFailed, Server
@@ -24,25 +24,25 @@ class RemoteBackend:
         self,
         method: str,
         path: str,
-        body: dict | None = None,
+        body: dict[str, Any] | None = None,
         headers: dict[str, str] | None = None,
         wait: float = 0,
-    ) -> dict:
+    ) -> dict[str, Any]:
         self.server.timeout = HTTP_TIMEOUT_SECONDS + wait
         try:
             return await asyncio.to_thread(self.server.call, method, path, body, headers)
         except RequestFailed as failure:
             raise ToolRefused(str(failure)) from None
 
-    async def judge(self, case: dict, key: str, wait: float) -> dict:
+    async def judge(self, case: dict[str, Any], key: str, wait: float) -> dict[str, Any]:
         return await self.call(
             "POST", f"/api/judgements/?wait={wait:g}", case, {"Idempotency-Key": key}, wait
         )
 
-    async def read(self, judgement_id: int, wait: float) -> dict:
+    async def read(self, judgement_id: int, wait: float) -> dict[str, Any]:
         return await self.call("GET", f"/api/judgements/{judgement_id}/?wait={wait:g}", wait=wait)
 
-    async def panels(self) -> list[dict]:
+    async def panels(self) -> list[dict[str, Any]]:
         return (await self.call("GET", "/api/panels/"))["panels"]
 
     def page_url(self, judgement_id: int) -> str:

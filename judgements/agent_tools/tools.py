@@ -24,9 +24,9 @@ WAIT_MAX_SECONDS = 300
 
 
 class Backend(Protocol):
-    async def judge(self, case: dict, key: str, wait: float) -> dict: ...
-    async def read(self, judgement_id: int, wait: float) -> dict: ...
-    async def panels(self) -> list[dict]: ...
+    async def judge(self, case: dict[str, Any], key: str, wait: float) -> dict[str, Any]: ...
+    async def read(self, judgement_id: int, wait: float) -> dict[str, Any]: ...
+    async def panels(self) -> list[dict[str, Any]]: ...
     def page_url(self, judgement_id: int) -> str: ...
 
 
@@ -36,7 +36,7 @@ class ToolRefused(ToolError):
     tool")."""
 
 
-def verdict(judgement: dict, backend: Backend) -> dict:
+def verdict(judgement: dict[str, Any], backend: Backend) -> dict[str, Any]:
     """The judgement as a tool answers it: the verdict in force first, go only on approval."""
     status = judgement.get("status")
     return {
@@ -65,7 +65,7 @@ def verdict(judgement: dict, backend: Backend) -> dict:
     }
 
 
-def idempotency_key(case: dict) -> str:
+def idempotency_key(case: dict[str, Any]) -> str:
     """The same request from an agent that retries starts one judgement, not two."""
     digest = hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()
     return f"magi-mcp-{digest[:48]}"

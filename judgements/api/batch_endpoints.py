@@ -81,11 +81,11 @@ class Failed(Exception):
         super().__init__(answer.get("error"))
 
 
-def run(token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool) -> list[dict]:
+def run(token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool) -> list[dict[str, Any]]:
     """Every operation, its parts' first, in order, in one transaction (rolled back when
     `dry_run`); the parts consumed whatever the outcome."""
 
-    def every() -> list[dict]:
+    def every() -> list[dict[str, Any]]:
         operations = [*staged(token, batch.parts), *batch.operations]
         return [result(token, index, op) for index, op in enumerate(operations)]
 
@@ -128,7 +128,7 @@ def stage(token: ApiToken, part: config_schemas.BatchPartWrite) -> config_schema
     return config_schemas.BatchPartMade(part=made.key, operations=len(operations))
 
 
-def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> dict:
+def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> dict[str, Any]:
     """One operation's answer, or Failed with what it alone would have been answered."""
     prefix = f"operations[{index}]."
     try:

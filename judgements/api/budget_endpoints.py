@@ -10,7 +10,7 @@ Every change takes ?dry_run=true; validation (the admin's form), the audit and t
 version are panels/budget_config.py's.
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -44,12 +44,12 @@ def listing(user: User) -> list[schemas.Budget]:
     return [answer(budget) for budget in budgets.visible_to(user).order_by("pk")]
 
 
-def create(user: User, fields: dict, dry_run: bool) -> schemas.Budget:
+def create(user: User, fields: dict[str, Any], dry_run: bool) -> schemas.Budget:
     return in_transaction(dry_run, lambda: answer(budget_config.create(user, fields)))
 
 
 def replace(
-    user: User, budget_id: int, fields: dict, if_match: str, dry_run: bool
+    user: User, budget_id: int, fields: dict[str, Any], if_match: str, dry_run: bool
 ) -> schemas.Budget:
     def make() -> schemas.Budget:
         return answer(budget_config.replace(user, budget_id, fields, if_match))
@@ -68,7 +68,7 @@ def read(user: User, budget_id: int) -> schemas.Budget:
 @router.get(
     "/budgets/", url_name="api-budgets", response={200: schemas.BudgetList, 401: schemas.Error}
 )
-async def list_budgets(request: HttpRequest) -> dict:
+async def list_budgets(request: HttpRequest) -> dict[str, Any]:
     """The spending limits the caller may read (their own, their teams' and those of the
     panels they may use; staff: all), with what each has spent and has left."""
     user = token_of(request).user

@@ -151,7 +151,7 @@ def visible_run_result(run_id: int, user: User) -> run_answers.EvaluationRun | N
 @router.get("/evaluations/{int:run_id}/", response={200: run_answers.EvaluationRun, **ERRORS})
 async def read_run(
     request: HttpRequest, run_id: ObjectId
-) -> run_answers.EvaluationRun | Status[dict]:
+) -> run_answers.EvaluationRun | Status[dict[str, Any]]:
     """A run's progress and, once every judgement has ended, its report."""
     result = await db_call(visible_run_result, for_request=True)(run_id, token_of(request).user)
     if result is None:
@@ -173,7 +173,7 @@ def cancelled(run_id: int, user: User) -> Status[Any]:
     "/evaluations/{int:run_id}/cancel",
     response={200: run_answers.EvaluationRun, (401, 404, 409): schemas.Error},
 )
-async def cancel_run(request: HttpRequest, run_id: ObjectId) -> Status[dict]:
+async def cancel_run(request: HttpRequest, run_id: ObjectId) -> Status[dict[str, Any]]:
     """Cancel a run: its judgements not yet ended end in error; 409 once it has ended."""
     return await db_call(cancelled, for_request=True)(run_id, token_of(request).user)
 

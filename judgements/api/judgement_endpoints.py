@@ -16,7 +16,7 @@ proceeds only on "status": "approved".
 """
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -63,7 +63,7 @@ ERRORS = {401: schemas.Error, 404: schemas.Error}
     url_name="api-judgements",
     response={200: schemas.JudgementList, 401: schemas.Error},
 )
-async def list_judgements(request: HttpRequest) -> dict:
+async def list_judgements(request: HttpRequest) -> dict[str, Any]:
     """The caller's 50 most recent judgements (staff: everyone's), newest first."""
     user = token_of(request).user
     return {"judgements": await db_call(results.recent_results, for_request=True)(user)}
@@ -86,7 +86,7 @@ async def submit_judgement(
     response: HttpResponse,
     wait: Wait = 0,
     key: IdempotencyKey = None,
-) -> Status[dict | schemas.Judgement]:
+) -> Status[dict[str, Any] | schemas.Judgement]:
     """Submit a case; optionally wait for its verdict. 201: stored and queued (200: an
     Idempotency-Key replayed, nothing new started). 429 with Retry-After: a rate limit."""
     token = token_of(request)
@@ -109,7 +109,7 @@ async def submit_judgement(
 )
 async def read_judgement(
     request: HttpRequest, judgement_id: JudgementId, wait: Wait = 0
-) -> schemas.Judgement | Status[dict]:
+) -> schemas.Judgement | Status[dict[str, Any]]:
     """One judgement, optionally waiting for it to finish."""
     user = token_of(request).user
     if wait <= 0:
@@ -133,7 +133,7 @@ async def read_judgement(
 )
 async def judgement_evidence(
     request: HttpRequest, judgement_id: JudgementId
-) -> dict | Status[dict]:
+) -> dict[str, Any] | Status[dict[str, Any]]:
     """One judgement's evidence pack: its content, every prompt and reply, the checks,
     the review, the signed receipt and its audit chain entries (docs/evidence.md).
     `magi verify PACK --keys KEYS` checks it offline."""
@@ -156,7 +156,7 @@ REVIEW_ANSWERS = {
 )
 async def override_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.OverrideRequest
-) -> Status[dict | schemas.Judgement]:
+) -> Status[dict[str, Any] | schemas.Judgement]:
     """A human's verdict over the panel's (staff, or the override_judgement permission).
     The panel's stays in panel_status. 409: not finished yet, or already overridden."""
 
@@ -171,7 +171,7 @@ async def override_judgement(
 )
 async def confirm_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.ConfirmRequest
-) -> Status[dict | schemas.Judgement]:
+) -> Status[dict[str, Any] | schemas.Judgement]:
     """A reviewer keeps the panel's verdict, with a reason; releases a held verdict. 409:
     not approved or rejected, or already reviewed."""
 
@@ -183,7 +183,7 @@ async def confirm_judgement(
 
 async def review(
     request: HttpRequest, judgement_id: int, store: Callable[[User], None]
-) -> Status[dict | schemas.Judgement]:
+) -> Status[dict[str, Any] | schemas.Judgement]:
     """Visibility, then permission (403 saying why not: four eyes names who else may),
     then `store(user)` (which validates the reason)."""
     user = token_of(request).user
@@ -201,7 +201,7 @@ async def review(
 
 
 @router.get("/reviews/", response={200: schemas.JudgementList, (401, 403): schemas.Error})
-async def review_queue(request: HttpRequest) -> dict | Status[dict]:
+async def review_queue(request: HttpRequest) -> dict[str, Any] | Status[dict[str, Any]]:
     """The review queue: contested judgements nobody has confirmed or overridden, newest
     first: those the caller may review (staff: all; a panel's reviewers: its judgements,
     whoever submitted them)."""

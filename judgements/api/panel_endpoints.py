@@ -11,7 +11,7 @@ Every change takes ?dry_run=true. The validation, the team rules and the audit a
 panels/panel_config.py's; a stale If-Match answers 412 (api/site.py).
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router, Status
@@ -44,12 +44,12 @@ def changed(written: saving.Written) -> config_schemas.PanelChange:
     return config_schemas.PanelChange(**answer, voided_certificates=written.voided)
 
 
-def create(token: ApiToken, fields: dict, dry_run: bool) -> config_schemas.PanelChange:
+def create(token: ApiToken, fields: dict[str, Any], dry_run: bool) -> config_schemas.PanelChange:
     return in_transaction(dry_run, lambda: changed(panel_config.create(change_by(token), fields)))
 
 
 def replace(
-    token: ApiToken, panel_id: int, fields: dict, if_match: str, dry_run: bool
+    token: ApiToken, panel_id: int, fields: dict[str, Any], if_match: str, dry_run: bool
 ) -> config_schemas.PanelChange:
     change = change_by(token, if_match)
     return in_transaction(dry_run, lambda: changed(panel_config.replace(change, panel_id, fields)))
@@ -67,7 +67,7 @@ def read(token: ApiToken, panel_id: int) -> Panel:
 @router.get(
     "/panels/", url_name="api-panels", response={200: schemas.PanelList, 401: schemas.Error}
 )
-async def list_panels(request: HttpRequest) -> dict:
+async def list_panels(request: HttpRequest) -> dict[str, Any]:
     """The saved panels a case may name, each whole with its ETag: the caller's own, their
     teams' and the examples (staff: every panel), the caller's first."""
     return {"panels": await db_call(saved_panels.listing, for_request=True)(token_of(request).user)}
@@ -80,7 +80,7 @@ def model_listing() -> list[str]:
 @router.get(
     "/models/", url_name="api-models", response={200: schemas.ModelList, 401: schemas.Error}
 )
-async def list_models(request: HttpRequest) -> dict:
+async def list_models(request: HttpRequest) -> dict[str, Any]:
     """The models this deployment can reach: what a panel's agents may name."""
     # In a thread: the first look at a discovering provider asks it (bounded by
     # MAGI_DISCOVERY_TIMEOUT), as the panel form's does.

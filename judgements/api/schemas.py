@@ -15,7 +15,10 @@ from pydantic import Field, StrictStr
 from judgements.intake import budgets, schemas
 from judgements.models import Decision
 from judgements.outcome import webhooks
-from judgements.outcome.answers import Answer, ETag, Judgement
+from judgements.outcome.answers import Answer, ETag
+
+# The API's answer for a judgement is outcome's, re-exported (`schemas.Judgement`).
+from judgements.outcome.answers import Judgement as Judgement
 from judgements.outcome.panel_answers import Panel
 from judgements.outcome.receipt_answers import SignedReceipt
 

@@ -16,7 +16,7 @@ and field ("line 4.expected"). A team left out is the token's team. Changes take
 ?dry_run=true; the rules and the audit are panels/suite_config.py's.
 """
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -126,7 +126,7 @@ def find_visible_suite(suite_id: int, user: User) -> Suite | None:
 
 
 @router.get("/suites/", response={200: evaluation_schemas.SuiteList, 401: schemas.Error})
-async def list_suites(request: HttpRequest) -> dict:
+async def list_suites(request: HttpRequest) -> dict[str, Any]:
     """The suites the caller may run: their own, their teams' and the shipped ones."""
     return {"suites": await db_call(suite_listing, for_request=True)(token_of(request).user)}
 
@@ -168,7 +168,9 @@ EXPORTED = {
     response={200: None, (401, 404): schemas.Error},
     openapi_extra={"responses": EXPORTED},
 )
-async def export_suite(request: HttpRequest, suite_id: SuiteId) -> HttpResponse | Status[dict]:
+async def export_suite(
+    request: HttpRequest, suite_id: SuiteId
+) -> HttpResponse | Status[dict[str, Any]]:
     """A suite as JSONL, as POST /api/suites/ takes it back."""
     suite = await db_call(find_visible_suite, for_request=True)(suite_id, token_of(request).user)
     if suite is None:

@@ -47,11 +47,11 @@ def read(user: User, team_id: int) -> Team:
     return Team.from_record(team_config.visible_team(team_id, user))
 
 
-def create(user: User, fields: dict, dry_run: bool) -> Team:
+def create(user: User, fields: dict[str, Any], dry_run: bool) -> Team:
     return in_transaction(dry_run, lambda: Team.from_record(team_config.create(user, fields)))
 
 
-def replace(user: User, team_id: int, fields: dict, if_match: str, dry_run: bool) -> Team:
+def replace(user: User, team_id: int, fields: dict[str, Any], if_match: str, dry_run: bool) -> Team:
     def make() -> Team:
         return Team.from_record(team_config.replace(user, team_id, fields, if_match))
 
@@ -65,7 +65,7 @@ def delete(user: User, team_id: int, if_match: str, dry_run: bool) -> None:
 @router.get(
     "/teams/", url_name="api-teams", response={200: config_schemas.TeamList, 401: schemas.Error}
 )
-async def list_teams(request: HttpRequest) -> dict:
+async def list_teams(request: HttpRequest) -> dict[str, Any]:
     """The teams the caller is in (staff: every team), each with its members and ETag."""
     return {"teams": await db_call(listing, for_request=True)(token_of(request).user)}
 
@@ -158,7 +158,7 @@ def token_issued(by: User, body: config_schemas.TokenCreate, dry_run: bool) -> T
     url_name="api-users",
     response={200: config_schemas.UserList, (401, 403): schemas.Error},
 )
-async def list_users(request: HttpRequest) -> dict:
+async def list_users(request: HttpRequest) -> dict[str, Any]:
     """Staff: every user, with their email address and teams."""
     return {"users": await db_call(user_listing, for_request=True)(token_of(request).user)}
 

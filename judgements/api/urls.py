@@ -60,7 +60,9 @@ def http_methods(view: AsyncView) -> AsyncView:
     return wrapped
 
 
-def with_http_methods(patterns: list) -> list:
+def with_http_methods(
+    patterns: list[URLPattern | URLResolver],
+) -> list[URLPattern | URLResolver]:
     for pattern in patterns:
         if isinstance(pattern, URLResolver):
             with_http_methods(pattern.url_patterns)

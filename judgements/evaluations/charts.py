@@ -9,6 +9,7 @@ a description for screen readers.
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 DECISIONS = ("approve", "reject")
 
@@ -159,7 +160,7 @@ def percent(share: float | None) -> str:
     return f"{share * 100:.1f}".removesuffix(".0") + " %"
 
 
-def confusion_heat_map(confusion: dict) -> HeatMap:
+def confusion_heat_map(confusion: dict[str, Any]) -> HeatMap:
     """Expected verdicts in rows, the panel's verdicts in columns; a cell's colour says
     right (green) or wrong (red) and grows with its share of the row, and its text says
     the count, right or wrong, and its row share."""
@@ -303,7 +304,7 @@ def ratio_row(series: str, share: float | None) -> Row:
     return (series, share, percent(share))
 
 
-def vote_changes_per_round(report: dict) -> BarChart:
+def vote_changes_per_round(report: dict[str, Any]) -> BarChart:
     """Per round 2 and 3: how many votes changed, and (when the report breaks it down by
     round) how many of those changes went with the majority of the previous round."""
     changes = report.get("vote_changes_by_round") or {}
@@ -321,7 +322,7 @@ def vote_changes_per_round(report: dict) -> BarChart:
     )
 
 
-def vote_changes_per_agent(report: dict) -> BarChart:
+def vote_changes_per_agent(report: dict[str, Any]) -> BarChart:
     """Per agent: its vote changes, and of those how many went with the majority."""
     groups = [
         (
@@ -348,7 +349,9 @@ COMPARED_RATIOS = (
 )
 
 
-def ratios_side_by_side(report_a: dict, report_b: dict, name_a: str, name_b: str) -> BarChart:
+def ratios_side_by_side(
+    report_a: dict[str, Any], report_b: dict[str, Any], name_a: str, name_b: str
+) -> BarChart:
     """The headline ratios of two runs, bar beside bar."""
     groups = [
         (label, [ratio_row(name_a, report_a.get(key)), ratio_row(name_b, report_b.get(key))])
@@ -362,7 +365,7 @@ def ratios_side_by_side(report_a: dict, report_b: dict, name_a: str, name_b: str
     )
 
 
-def trust_curve(report: dict) -> BarChart:
+def trust_curve(report: dict[str, Any]) -> BarChart:
     """Accuracy against coverage (evaluations/metrics.py `trust`): for each level, the share
     of judgements kept (those with at most that many kinds of contested signal) and how
     often the kept ones were right. Level 0 keeps only clean records."""

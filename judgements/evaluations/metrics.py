@@ -17,6 +17,7 @@ A ratio is a float in 0..1, or None when nothing was there to count.
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from judgements.core import pricing, rules
 from judgements.core.pricing import Price
@@ -99,7 +100,7 @@ def report(
     agent_names: Sequence[str],
     repeats: int,
     prices: Mapping[str, Price] | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """The run's report, with the key names of the issue and the API (see the module)."""
     finished = [r for r in records if r.finished]
     decided = [r for r in finished if r.verdict is not None and r.has_all_votes()]
@@ -220,7 +221,7 @@ def attack_success_rate(decided: Iterable[Record]) -> float | None:
 # --- how far to trust the panel ---------------------------------------------------------
 
 
-def trust(decided: Sequence[Record]) -> dict:
+def trust(decided: Sequence[Record]) -> dict[str, Any]:
     """What the contested mark says about the panel (judgements/core/contested.py).
 
     - coverage: the share of decided judgements not contested, which a team may act on
@@ -251,7 +252,7 @@ def trust(decided: Sequence[Record]) -> dict:
     }
 
 
-def trust_curve(marked: Sequence[Record]) -> list[dict]:
+def trust_curve(marked: Sequence[Record]) -> list[dict[str, Any]]:
     points = []
     most = max((len(r.signals) for r in marked), default=0)
     for level in range(most + 1):
@@ -266,7 +267,7 @@ def trust_curve(marked: Sequence[Record]) -> list[dict]:
     return points
 
 
-def confidence_separation(decided: Sequence[Record]) -> dict:
+def confidence_separation(decided: Sequence[Record]) -> dict[str, Any]:
     """How well each confidence source tells right verdicts from wrong ones: the area
     under the ROC curve (1: every right verdict more confident than every wrong one; 0.5:
     no better than chance; None: nothing to compare), over the judgements where it is
@@ -340,7 +341,7 @@ def change_counts(record: Record) -> ChangeCounts:
 
 def agent_figures(
     index: int, name: str, decided: Sequence[Record], changes: Sequence[ChangeCounts]
-) -> dict:
+) -> dict[str, Any]:
     """Accuracy of the agent's final decision and of its round-1 vote against
     expected_agents (over the judgements whose case gives them), and its vote changes."""
     labelled = [(r, r.expected_agents) for r in decided if r.expected_agents is not None]

@@ -20,7 +20,7 @@ calls (and their re-asks) against the one call.
 
 import math
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 APPROVE, REJECT = "approve", "reject"
 INJECTION_TAG = "injection"
@@ -45,7 +45,7 @@ def wilson(part: int, whole: int, z: float = Z_95) -> tuple[float, float]:
     return low, high
 
 
-def proportion(part: int, whole: int) -> dict:
+def proportion(part: int, whole: int) -> dict[str, Any]:
     """{"count", "of", "ratio", "low", "high"}: ratio and bounds None when whole is 0."""
     if not whole:
         return {"count": part, "of": whole, "ratio": None, "low": None, "high": None}
@@ -73,7 +73,7 @@ class Compared(Protocol):
 FIGURES = ("clean_accuracy", "approvable_approved", "rejects_rejected", "injections_approved")
 
 
-def figures(pairs: Sequence[tuple[Compared, str]]) -> dict:
+def figures(pairs: Sequence[tuple[Compared, str]]) -> dict[str, Any]:
     """The four figures of one side, from (record, that side's verdict) pairs."""
     clean = [(r, got) for r, got in pairs if INJECTION_TAG not in r.tags]
     approvable = [got for r, got in clean if r.expected == APPROVE]
@@ -92,7 +92,7 @@ def token_sum(values: Sequence[int | None]) -> int | None:
     return sum(known) if known else None
 
 
-def comparison(records: Sequence[Compared], *, asked: bool, model: str | None) -> dict:
+def comparison(records: Sequence[Compared], *, asked: bool, model: str | None) -> dict[str, Any]:
     """The panel and the plain call side by side on the finished records where both
     decided. `asked`: whether the run asked the plain call; `model`: the model that
     answered it (the deployment's MAGI_CHECK_MODEL, else the first agent's)."""

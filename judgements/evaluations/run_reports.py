@@ -172,7 +172,7 @@ def record_of(
     )
 
 
-def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict:
+def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict[str, Any]:
     """The run's report (metrics.report): of the panel's own verdicts, overrides aside,
     with the panel beside the run's plain call (plain_call.comparison)."""
     records = records_of(run) if records is None else records
@@ -195,7 +195,7 @@ def plain_model(run: EvaluationRun) -> str | None:
     return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
 
 
-def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict:
+def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
     """Two runs of the same suite side by side, with the cases whose verdicts differ
     between them (panel A against B, or before and after a change of criteria)."""
     if run_a.suite_id != run_b.suite_id:

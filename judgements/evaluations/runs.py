@@ -21,7 +21,8 @@ from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, run_reports
-from judgements.intake import saved_panels, schemas, start
+from judgements.intake import rows, saved_panels, schemas, start
+from judgements.intake.case import Case, agents_of
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
@@ -33,7 +34,6 @@ from judgements.models import (
     Suite,
     SuiteCase,
 )
-from judgements.models.judgements import team_for
 
 MAX_REPEATS = 20
 
@@ -44,7 +44,7 @@ MAX_REPEATS = 20
 def start_run(
     *,
     panel: Panel | None,
-    agents: list[dict],
+    agents: list[dict[str, Any]],
     panel_name: str,
     suite: Suite,
     repeats: int,
@@ -75,7 +75,7 @@ def start_run(
             suite=suite,
             repeats=repeats,
             creator=creator,
-            team=team_for(panel, api_token, None),
+            team=rows.team_for(panel, api_token, None),
             plain_call=bool(plain_call),
             prompt_variants=[str(variant) for variant in chosen],
         )
@@ -146,21 +146,23 @@ def checked_agents(
         return []
 
 
-def run_case(run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict]) -> dict:
+def run_case(
+    run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict[str, str]]
+) -> Case:
     """A suite case as one judgement of the run. Runs measure a panel: they never hold
     a contested verdict for a person."""
-    return {
-        "title": title_of(run.suite.name, case),
-        "content": case.content,
-        "agents": agents,
-        "panel": run.panel,
-        "hold_contested": False,
-        "hold_unmeasured": False,
-        "suite_case": case,
-        "repeat": repeat,
-        "plain_call": run.plain_call,
-        "prompt_variants": run.prompt_variants,
-    }
+    return Case(
+        title=title_of(run.suite.name, case),
+        content=case.content,
+        agents=agents_of(agents),
+        panel=run.panel,
+        hold_contested=False,
+        hold_unmeasured=False,
+        suite_case=case,
+        repeat=repeat,
+        plain_call=run.plain_call,
+        prompt_variants=tuple(run.prompt_variants),
+    )
 
 
 def title_of(suite_name: str, case: SuiteCase) -> str:
@@ -181,7 +183,7 @@ def cancel(run: EvaluationRun, user: User) -> list[int]:
 # --- following --------------------------------------------------------------------------
 
 
-def progress(run: EvaluationRun) -> dict:
+def progress(run: EvaluationRun) -> dict[str, Any]:
     """How far the run is: counts of its judgements ("total", "finished", "errors",
     "running", "done"), the votes stored in each round ("rounds": [{"round", "votes",
     "of"}]) and, while it runs, an estimate of the seconds left ("seconds_left", None

@@ -9,6 +9,7 @@ Errors name the line and the field ("line 3.expected"), or "name" / "description
 
 import json
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -37,7 +38,7 @@ NO_CASES = "The suite holds no cases: write one JSON object a line."
 # --- reading --------------------------------------------------------------------------
 
 
-def parse_jsonl(data: bytes | str) -> list[dict]:
+def parse_jsonl(data: bytes | str) -> list[dict[str, Any]]:
     """The cleaned cases of a JSONL suite, or InvalidInput naming each bad line and field.
 
     A case comes back as {"id", "title", "content", "expected", "expected_agents", "tags"}:
@@ -53,7 +54,7 @@ def parse_jsonl(data: bytes | str) -> list[dict]:
             {"cases": [f"A suite holds at most {limit} cases; this one has {len(numbered)}."]}
         )
     errors: dict[str, list[str]] = {}
-    cases: list[dict] = []
+    cases: list[dict[str, Any]] = []
     first_line_of: dict[str, int] = {}
     for number, line in numbered:
         if len({key.split(".")[0] for key in errors}) >= MAX_LINE_ERRORS:
@@ -114,7 +115,7 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
     return lines
 
 
-def clean_case(line: str) -> dict:
+def clean_case(line: str) -> dict[str, Any]:
     """One line's case, cleaned (suite_schema.SuiteCaseLine); InvalidInput with paths
     relative to the line ("", ".id")."""
     try:
@@ -165,7 +166,7 @@ def validated(
     data: bytes | str,
     suite: Suite | None = None,
     team: Team | None = None,
-) -> tuple[str, str, list[dict]]:
+) -> tuple[str, str, list[dict[str, Any]]]:
     """A suite's name, description and cases as stored, or InvalidInput with every
     problem at once. `suite`: the one being replaced, whose own name is no clash; `team`:
     the team it is (or goes) in, whose suites its name must differ from instead."""
@@ -176,7 +177,7 @@ def validated(
     )
     if clean_name and name_taken(clean_name, owner, suite, team):
         errors["name"] = [f"There is already a suite called {clean_name!r}."]
-    cases: list[dict] = []
+    cases: list[dict[str, Any]] = []
     try:
         cases = parse_jsonl(data)
     except InvalidInput as exc:
@@ -186,7 +187,7 @@ def validated(
     return clean_name, clean_description, cases
 
 
-def store_cases(suite: Suite, cases: list[dict]) -> None:
+def store_cases(suite: Suite, cases: list[dict[str, Any]]) -> None:
     """Give the suite these cases, in this order, in place of any it had."""
     SuiteCase.objects.filter(suite=suite).delete()
     SuiteCase.objects.bulk_create(
@@ -234,7 +235,7 @@ def name_taken(
     return any(text.comparable_name(other) == key for other in names)
 
 
-def cases_of(suite: Suite) -> list[dict]:
+def cases_of(suite: Suite) -> list[dict[str, Any]]:
     """The suite's cases in the shape parse_jsonl returns."""
     return [
         {

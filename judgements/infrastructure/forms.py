@@ -84,7 +84,7 @@ def invalid_utf8_fields(body: bytes) -> set[str]:
 
 
 def is_valid(
-    form: forms.Form, formset: forms.BaseFormSet, not_utf8: AbstractSet[str] = frozenset()
+    form: forms.Form, formset: "forms.BaseFormSet[Any]", not_utf8: AbstractSet[str] = frozenset()
 ) -> bool:
     """A form and the formset beside it, both validated so every error shows at once.
     not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
@@ -102,9 +102,9 @@ def is_valid(
 
 def error_summary(
     *forms_with_errors: forms.BaseForm,
-    formset: forms.BaseFormSet | None = None,
+    formset: "forms.BaseFormSet[Any] | None" = None,
     formset_label: str = "Agent",
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
     order, for the summary at the top of a page (templates/judgements/_error_summary.html)
     whose links move focus to the field."""
@@ -118,7 +118,7 @@ def error_summary(
     return entries
 
 
-def field_errors(form: forms.BaseForm, label_prefix: str) -> list[dict]:
+def field_errors(form: forms.BaseForm, label_prefix: str) -> list[dict[str, Any]]:
     entries = [
         {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
         for field in form

@@ -8,6 +8,7 @@ dearer of the two); a budget in USD needs a price for every model counted. The c
 made before anything is stored, so a judgement already running is never cut off.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -21,13 +22,15 @@ from django.utils import timezone
 
 from judgements.audit import record as chain_record
 from judgements.core import pricing, rules
+from judgements.intake.case import Case
 from judgements.intake.limits import Refused
+from judgements.models import policy
 from judgements.models.agents import LLMAttempt
 from judgements.models.budgets import Budget, BudgetPeriod
 from judgements.models.checks import JudgementCheck
 from judgements.models.judgements import Judgement
 from judgements.models.panels import Panel
-from judgements.models.teams import AuditEntry, AuditSubject, team_ids_of
+from judgements.models.teams import AuditEntry, AuditSubject
 
 RECENT = 20
 CALLS = rules.PANEL_SIZE * rules.ROUNDS
@@ -144,12 +147,12 @@ def budgets_for(user: User | None, team_id: int | None, panel: Panel | None) -> 
     return Budget.objects.filter(scope).select_related("team", "user", "panel")
 
 
-def check(cases: list[dict[str, Any]], user: User | None, team_id: int | None) -> None:
+def check(cases: Sequence[Case], user: User | None, team_id: int | None) -> None:
     """BudgetExceeded when a budget that applies cannot cover the cases' estimate."""
     if not cases:
         return
-    panel = cases[0].get("panel")
-    models = [agent["model"] for agent in cases[0]["agents"]]
+    panel = cases[0].panel
+    models = cases[0].models()
     now = timezone.now()
     applying = list(budgets_for(user, team_id, panel))
     if not applying:
@@ -201,13 +204,7 @@ def visible_to(user: User) -> QuerySet[Budget]:
     """The budgets a user may read: staff all; anyone else their own, their teams' and
     those of the panels they may use."""
     found = Budget.objects.select_related("team", "user", "panel")
-    if user.is_staff:
-        return found
-    return found.filter(
-        Q(user=user)
-        | Q(team__in=team_ids_of(user))
-        | Q(panel__in=Panel.objects.visible_to(user).values("pk"))
-    )
+    return policy.budgets_visible(found, user, Panel.objects.all())
 
 
 def record_change(budget: Budget | None, before: dict[str, Any] | None, by: User | None) -> None:

@@ -18,7 +18,9 @@ from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
+from judgements.intake.case import Case, JsonValue, agents_of
 from judgements.llm import providers
+from judgements.models.panels import Panel
 
 AGENT_PREFIX = "agents"
 CASE_FIELDS = ("title", "content", "agents")
@@ -183,7 +185,7 @@ def unknown_fields(obj: dict[str, Any], known: tuple[str, ...], path: str) -> di
     return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
 
 
-def parse_case_json(raw: bytes, source: str) -> Any:
+def parse_case_json(raw: bytes, source: str) -> JsonValue:
     """The JSON in raw bytes, or InvalidInput saying what is wrong with the input.
 
     JSON text is UTF-8 (RFC 8259); a UTF-8 byte order mark is tolerated.
@@ -226,10 +228,19 @@ def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
     return errors
 
 
-def cleaned_case(form: JudgementForm, formset: BaseAgentFormSet) -> dict[str, Any]:
-    return {
-        "title": form.cleaned_data["title"],
-        "content": form.cleaned_data["content"],
-        "hold_contested": HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
-        "agents": [dict(agent_form.cleaned_data) for agent_form in formset.forms],
-    }
+def cleaned_case(
+    form: JudgementForm, formset: BaseAgentFormSet, panel: Panel | None = None
+) -> Case:
+    """The page's valid forms as a case; `panel`: the saved panel its agents came from."""
+    return Case(
+        title=form.cleaned_data["title"],
+        content=form.cleaned_data["content"],
+        agents=agents_of(agent_form.cleaned_data for agent_form in formset.forms),
+        hold_contested=HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
+        panel=panel,
+    )
+
+
+def form_initial(case: Case) -> dict[str, Any]:
+    """A case as the page's forms are filled from it (`bind`'s initial): "Run again"."""
+    return {"title": case.title, "content": case.content, "agents": case.agent_dicts()}

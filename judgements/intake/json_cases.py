@@ -4,22 +4,21 @@ arguments) turned into what intake/start.py stores: validated by its pydantic mo
 need the database and the caller. A schema-valid case refused here answers 422 from the
 API: the panel does not exist for this user, or its agents no longer pass."""
 
-from typing import Any
-
 from django.contrib.auth.models import User
 
 from judgements.core.errors import InvalidInput
 from judgements.intake import saved_panels, schemas
+from judgements.intake.case import Case, JsonValue, agents_of
 from judgements.outcome import webhooks
 
 
 def validate_case(
-    case: Any, user: User | None, model: type[schemas.Case] = schemas.Case
-) -> dict[str, Any]:
+    case: JsonValue, user: User | None, model: type[schemas.Case] = schemas.Case
+) -> Case:
     return resolve_case(schemas.validated(model, case), user)
 
 
-def resolve_case(case: schemas.Case, user: User | None) -> dict[str, Any]:
+def resolve_case(case: schemas.Case, user: User | None) -> Case:
     """The validated case with its agents (a saved panel's, checked again: a model the
     deployment no longer serves shows as `panel.agents[0].model`) and its Panel or None."""
     errors: dict[str, list[str]] = {}
@@ -30,18 +29,19 @@ def resolve_case(case: schemas.Case, user: User | None) -> dict[str, Any]:
             agents = schemas.validated_agents(saved_panels.agents_of(panel))
         except InvalidInput as exc:
             errors.update({f if f == "panel" else f"panel.{f}": m for f, m in exc.errors.items()})
-    cleaned: dict[str, Any] = {
-        "title": case.title,
-        "content": case.content,
-        "agents": agents,
-        "hold_contested": case.hold_contested,
-        "panel": panel,
-    }
+    callback_url = None
     if isinstance(case, schemas.CaseWithCallback) and case.callback_url is not None:
         url_errors = webhooks.callback_url_errors(case.callback_url, user)
         if url_errors:
             errors["callback_url"] = url_errors
-        cleaned["callback_url"] = case.callback_url
+        callback_url = case.callback_url
     if errors:
         raise InvalidInput(errors)
-    return cleaned
+    return Case(
+        title=case.title,
+        content=case.content,
+        agents=agents_of(agents),
+        hold_contested=case.hold_contested,
+        panel=panel,
+        callback_url=callback_url,
+    )

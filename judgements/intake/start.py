@@ -31,8 +31,7 @@ outer transaction that rolls back wakes nobody, and the woken worker finds the r
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
@@ -43,12 +42,13 @@ from judgements.audit import chain
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, idempotency, json_cases, limits, saved_panels, schemas
+from judgements.intake import budgets, idempotency, json_cases, limits, rows, saved_panels, schemas
+from judgements.intake.case import Case, JsonValue
 from judgements.intake.creation_gate import creation_slot
 from judgements.models.access import ApiToken, IdempotencyKey
 from judgements.models.agents import Agent
 from judgements.models.evaluations import EvaluationRun
-from judgements.models.judgements import Judgement, team_for
+from judgements.models.judgements import Judgement
 
 
 @dataclass(frozen=True)
@@ -73,12 +73,18 @@ class Submission:
 
 @dataclass(frozen=True)
 class Checked:
-    """A case its entry point validated and resolved itself, in the shape a judgement is
-    stored from: the page's (its forms ask the same rules, intake/cases.py; its saved
-    panel is the one the agents were filled from) and an evaluation run's (its agents
-    checked once for the run). Validation and panel resolution pass it as it is."""
+    """A case its entry point validated and resolved itself: the page's (its forms ask
+    the same rules, intake/cases.py; its saved panel is the one the agents were filled
+    from) and an evaluation run's (its agents checked once for the run). Validation and
+    panel resolution pass it as it is."""
 
-    case: dict[str, Any]
+    case: Case
+
+
+# What an entry point hands `submit`: a case it validated itself (Checked), the API's body
+# as its schema parsed it, or JSON as parsed (the command line's file, an MCP tool's
+# arguments), which step 3 validates.
+Incoming = Checked | schemas.Case | JsonValue
 
 
 @dataclass(frozen=True)
@@ -93,11 +99,12 @@ class Started:
 
 
 def submit(
-    cases: Sequence[Any], by: Submission, model: type[schemas.Case] = schemas.Case
+    cases: Sequence[Incoming], by: Submission, model: type[schemas.Case] = schemas.Case
 ) -> Started:
     """Start a judgement per case, in one transaction, after the checks in the module's
     order. A case is JSON data (validated as `model`), a validated schemas.Case, or
-    Checked. Raises limits.Refused, idempotency.KeyReused or InvalidInput."""
+    Checked: each becomes a typed Case (intake/case.py). Raises limits.Refused,
+    idempotency.KeyReused or InvalidInput."""
     # 1. A cheap unlocked look first: a burst of refused requests must not queue on the
     # lock, nor pay for validation.
     if by.run is not None:
@@ -113,13 +120,13 @@ def submit(
     # 3 and 4.
     ready = [with_variants(resolved(case, by.creator, model)) for case in cases]
     # 5.
-    team = team_for(ready[0].get("panel") if ready else None, by.api_token, by.run)
+    team = rows.team_for(ready[0].panel if ready else None, by.api_token, by.run)
     budgets.check(ready, by.creator, None if team is None else team.pk)
     return store_and_wake(ready, by, digest)
 
 
 async def submit_from_loop(
-    cases: Sequence[Any], by: Submission, model: type[schemas.Case] = schemas.Case
+    cases: Sequence[Incoming], by: Submission, model: type[schemas.Case] = schemas.Case
 ) -> Started:
     """`submit` for a request served on the event loop (the API's, the MCP tools'): in a
     creation slot (intake/creation_gate.py), through db_call."""
@@ -127,7 +134,7 @@ async def submit_from_loop(
         return await db_call(submit, for_request=True)(cases, by, model)
 
 
-def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict[str, Any]:
+def resolved(case: Incoming, user: User | None, model: type[schemas.Case]) -> Case:
     """Steps 3 and 4 for one case: the case as a judgement is stored from."""
     if isinstance(case, Checked):
         return case.case
@@ -136,17 +143,17 @@ def resolved(case: Any, user: User | None, model: type[schemas.Case]) -> dict[st
     return json_cases.resolve_case(case, user)
 
 
-def with_variants(case: dict[str, Any]) -> dict[str, Any]:
+def with_variants(case: Case) -> Case:
     """The case with the prompt variants its judgement runs: those its caller named (an
-    evaluation run's, [] included), else its saved panel's (the site's default when the
+    evaluation run's, () included), else its saved panel's (the site's default when the
     panel sets none or there is no panel)."""
-    if case.get("prompt_variants") is not None:
+    if case.prompt_variants is not None:
         return case
-    chosen = saved_panels.variants_for(case.get("panel"))
-    return case | {"prompt_variants": sorted(str(variant) for variant in chosen)}
+    chosen = saved_panels.variants_for(case.panel)
+    return replace(case, prompt_variants=tuple(sorted(str(variant) for variant in chosen)))
 
 
-def store_and_wake(cases: list[dict[str, Any]], by: Submission, digest: str) -> Started:
+def store_and_wake(cases: list[Case], by: Submission, digest: str) -> Started:
     """The judgements stored under the user's lock, the key and the limits checked again
     there, and the engine woken once they are committed."""
     try:
@@ -184,18 +191,18 @@ def store_and_wake(cases: list[dict[str, Any]], by: Submission, digest: str) -> 
         return replayed(stored, digest, by.key)
 
 
-def store(cases: Sequence[dict[str, Any]], by: Submission) -> list[Judgement]:
+def store(cases: Sequence[Case], by: Submission) -> list[Judgement]:
     """The judgements and their agents, in two bulk inserts: a 500-case evaluation run
     must not cost thousands of round trips. Each is appended to the audit chain."""
     # Before the rows: a chain started now counts only the judgements made before it.
     chain.start()
     created = Judgement.objects.bulk_create(
-        Judgement.from_case(case, by.creator, api_token=by.api_token, run=by.run) for case in cases
+        rows.judgement_row(case, by.creator, api_token=by.api_token, run=by.run) for case in cases
     )
     Agent.objects.bulk_create(
         row
         for judgement, case in zip(created, cases, strict=True)
-        for row in Agent.rows_for(judgement.pk, case["agents"])
+        for row in rows.agent_rows(judgement.pk, case.agents)
     )
     chain_record.submitted([judgement.pk for judgement in created])
     return created

@@ -41,7 +41,7 @@ class PrioritySlots:
         self.batch_limit = batch_share(size)
         self.held = 0
         self.batch_held = 0
-        self._waiting: dict[bool, deque[asyncio.Future]] = {False: deque(), True: deque()}
+        self._waiting: dict[bool, deque[asyncio.Future[None]]] = {False: deque(), True: deque()}
         self._changed = asyncio.Event()
 
     def __str__(self) -> str:

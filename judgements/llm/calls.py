@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import openai
 from django.conf import settings
@@ -56,7 +57,7 @@ class LLMCallError(MagiError):
 @dataclass
 class AttemptRecord:
     attempt: int
-    request: dict
+    request: dict[str, Any]
     started_at: datetime
     duration_ms: int
     base_url: str
@@ -115,10 +116,10 @@ class Clients:
     POOL_SHARDS = 16
 
     def __init__(self) -> None:
-        self._clients: dict[tuple, openai.AsyncOpenAI] = {}
+        self._clients: dict[tuple[str | None, str | None, float, int], openai.AsyncOpenAI] = {}
         self._next_shard = itertools.count()
         # (provider, model or None) -> its call slots; read by tests and watchers.
-        self.call_slots: dict[tuple, PrioritySlots] = {}
+        self.call_slots: dict[tuple[str, str | None], PrioritySlots] = {}
         # (provider, model) that answered HTTP 400 to a request for log-probabilities:
         # asked without them from then on, their confidence unknown.
         self.refuse_logprobs: set[tuple[str, str]] = set()
@@ -140,7 +141,7 @@ class Clients:
             )
         return self._clients[key]
 
-    def slot(self, route: ModelRoute) -> contextlib.AbstractAsyncContextManager:
+    def slot(self, route: ModelRoute) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold around each call: at most `route.concurrency` calls in flight per provider
         (per model for servers MAGI runs, each of which serves one model). Queueing here,
         not in the server, keeps the client's timeout for the call itself; and it lets a
@@ -188,11 +189,11 @@ class LogprobsRefused(Exception):
 async def _attempt_once(
     clients: Clients,
     route: ModelRoute,
-    body: dict,
+    body: dict[str, Any],
     attempt: int,
     record_failure: AttemptCallback,
     allow_cut: bool,
-) -> tuple[dict, AttemptRecord]:
+) -> tuple[dict[str, Any], AttemptRecord]:
     async with clients.slot(route):
         return await _attempt_in_slot(clients, route, body, attempt, record_failure, allow_cut)
 
@@ -200,11 +201,11 @@ async def _attempt_once(
 async def _attempt_in_slot(
     clients: Clients,
     route: ModelRoute,
-    body: dict,
+    body: dict[str, Any],
     attempt: int,
     record_failure: AttemptCallback,
     allow_cut: bool,
-) -> tuple[dict, AttemptRecord]:
+) -> tuple[dict[str, Any], AttemptRecord]:
     """One call: the completion and its audit record, or the failure recorded and
     raised. The reply's text is read by the caller (a verdict, a check)."""
     base_url = route.base_url if route.server is None else await route.server(route.model)
@@ -227,7 +228,7 @@ async def _attempt_in_slot(
         # (cast_to=object): building the SDK's ChatCompletion from it, object by object
         # down to every alternative of every token, was a tenth of the engine's CPU.
         data = await client.post("/chat/completions", body=body, cast_to=object)
-        completion: dict = data if isinstance(data, dict) else {}
+        completion: dict[str, Any] = data if isinstance(data, dict) else {}
         choice = first_choice(completion)
         entry.response_text = message_text(choice)
         usage = completion.get("usage")
@@ -261,12 +262,12 @@ async def _attempt_in_slot(
 async def request(
     clients: Clients,
     route: ModelRoute,
-    body: dict,
+    body: dict[str, Any],
     record_failure: AttemptCallback,
     read: Callable[[str], object],
     first_attempt: int = 1,
     allow_cut: bool = False,
-) -> tuple[dict, AttemptRecord, object]:
+) -> tuple[dict[str, Any], AttemptRecord, object]:
     """Send `body`, retrying what is worth retrying, until `read` accepts the reply's
     text (it raises InvalidOutputError when it does not).
 
@@ -352,7 +353,7 @@ async def request_text(
     record_failure: AttemptCallback,
     *,
     max_tokens: int | None = None,
-    schema: dict | None = None,
+    schema: dict[str, Any] | None = None,
     read: Callable[[str], object] = str,
 ) -> TextReply:
     """A check's call (judgements/core/check_prompts.py): plain text, or JSON to `schema` in

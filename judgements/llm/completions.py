@@ -46,15 +46,17 @@ TOP_LOGPROBS = 5
 LOGPROBS = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
 
 
-def without_logprobs(body: dict) -> dict:
+def without_logprobs(body: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key not in LOGPROBS}
 
 
-def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: int) -> dict:
+def common_body(
+    route: ModelRoute, messages: list[dict[str, str]], max_tokens: int
+) -> dict[str, Any]:
     """What a verdict's and a check's requests share."""
     # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
     # judgement repeatable; without them the server's own sampling defaults apply.
-    body: dict = {
+    body: dict[str, Any] = {
         "model": route.model,
         "messages": messages,
         "max_tokens": max_tokens,
@@ -71,7 +73,7 @@ def request_body(
     route: ModelRoute,
     messages: list[dict[str, str]],
     variants: frozenset[prompts.Variant] = frozenset(),
-) -> dict:
+) -> dict[str, Any]:
     """A verdict's request, its answer schema in the route's structured-output mode."""
     body = common_body(route, messages, route.max_tokens)
     if route.structured_output == "json_schema":
@@ -97,8 +99,8 @@ def text_body(
     route: ModelRoute,
     messages: list[dict[str, str]],
     max_tokens: int | None = None,
-    schema: dict | None = None,
-) -> dict:
+    schema: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A check's request (judgements/core/check_prompts.py): plain text, or JSON to `schema`
     in the route's structured-output mode."""
     body = common_body(route, messages, max_tokens or route.max_tokens)
@@ -133,7 +135,7 @@ def without_length_bounds(schema: Any) -> Any:
 RESAMPLE_TEMPERATURE = 0.7
 
 
-def resampled(body: dict, attempt: int) -> dict:
+def resampled(body: dict[str, Any], attempt: int) -> dict[str, Any]:
     """The request again, sampled rather than greedy, with a seed of its own."""
     again = body | {"temperature": max(body.get("temperature", 0.0), RESAMPLE_TEMPERATURE)}
     if "seed" in body:
@@ -141,7 +143,7 @@ def resampled(body: dict, attempt: int) -> dict:
     return again
 
 
-def cached_tokens(usage: dict) -> int | None:
+def cached_tokens(usage: dict[str, Any]) -> int | None:
     """Prompt tokens served from the provider's prompt cache, where the provider reports
     them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
     details = usage.get("prompt_tokens_details")
@@ -150,7 +152,7 @@ def cached_tokens(usage: dict) -> int | None:
     return None
 
 
-def first_choice(completion: dict) -> dict | None:
+def first_choice(completion: dict[str, Any]) -> dict[str, Any] | None:
     """The reply's first choice, as the chat completion's JSON has it."""
     choices = completion.get("choices")
     if not choices or not isinstance(choices[0], dict):
@@ -158,7 +160,7 @@ def first_choice(completion: dict) -> dict | None:
     return choices[0]
 
 
-def message_text(choice: dict | None) -> str:
+def message_text(choice: dict[str, Any] | None) -> str:
     message = (choice or {}).get("message")
     return (message.get("content") or "") if isinstance(message, dict) else ""
 
@@ -169,7 +171,7 @@ def as_float(value: Any) -> float:
     return float(value) if type(value) is int else value
 
 
-def reply_tokens(completion: dict) -> tuple[confidence.Token, ...] | None:
+def reply_tokens(completion: dict[str, Any]) -> tuple[confidence.Token, ...] | None:
     """The reply's tokens with their listed alternatives, or None when the provider sent
     no log-probabilities (it does not support them, or was not asked)."""
     logprobs = (first_choice(completion) or {}).get("logprobs")

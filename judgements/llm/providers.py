@@ -12,11 +12,13 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
 from judgements.core.errors import MagiError
 from judgements.llm import calls
+from judgements.llm.completions import ModelRoute
 from judgements.llm.local import servers
 
 log = logging.getLogger(__name__)
@@ -28,12 +30,12 @@ class UnknownModelError(MagiError):
     pass
 
 
-def configured() -> dict[str, dict]:
+def configured() -> dict[str, dict[str, Any]]:
     """Every provider, local models last."""
     return dict(each_configured())
 
 
-def each_configured() -> Iterator[tuple[str, dict]]:
+def each_configured() -> Iterator[tuple[str, dict[str, Any]]]:
     """configured(), in its order, the local provider made only once it is reached: its
     model list looks at the disk (a stat and a package lookup), about 5% of the engine's
     event-loop CPU when every vote and check routed through it to a configured provider
@@ -61,7 +63,7 @@ class ModelDiscovery:
         self._refreshing: set[str] = set()
         self._lock = threading.Lock()
 
-    def models(self, name: str, provider: dict) -> tuple[str, ...]:
+    def models(self, name: str, provider: dict[str, Any]) -> tuple[str, ...]:
         listing = self._listings.get(name)
         if listing is None:
             return self.refresh(name, provider).models
@@ -69,7 +71,7 @@ class ModelDiscovery:
             self._refresh_in_background(name, provider)
         return listing.models
 
-    def refresh(self, name: str, provider: dict) -> Listing:
+    def refresh(self, name: str, provider: dict[str, Any]) -> Listing:
         """Ask the endpoint now. A failure keeps the models listed before, with the error."""
         previous = self._listings.get(name)
         try:
@@ -84,7 +86,7 @@ class ModelDiscovery:
         self._listings[name] = listing
         return listing
 
-    def _refresh_in_background(self, name: str, provider: dict) -> None:
+    def _refresh_in_background(self, name: str, provider: dict[str, Any]) -> None:
         with self._lock:
             if name in self._refreshing:
                 return
@@ -120,7 +122,7 @@ def discovering() -> list[str]:
     return [name for name, provider in configured().items() if provider.get("discover")]
 
 
-def models_of(name: str, provider: dict) -> list[str]:
+def models_of(name: str, provider: dict[str, Any]) -> list[str]:
     models = list(provider["models"])
     if provider.get("discover"):
         models += [m for m in discovery.models(name, provider) if m not in models]
@@ -135,10 +137,10 @@ def available_models() -> list[str]:
     return names
 
 
-def route_for(model: str) -> calls.ModelRoute:
+def route_for(model: str) -> ModelRoute:
     for name, provider in each_configured():
         if model in models_of(name, provider):
-            return calls.ModelRoute(
+            return ModelRoute(
                 model=model,
                 provider=name,
                 base_url=provider["base_url"],

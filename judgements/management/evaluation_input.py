@@ -106,7 +106,7 @@ def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | No
     return None, agents, name
 
 
-def suite_for(path: Path, data: bytes, cases: list[dict]) -> Suite:
+def suite_for(path: Path, data: bytes, cases: list[dict[str, Any]]) -> Suite:
     """The owner-less suite named after the file: reused when its cases are the file's,
     created when there is none, refused when it holds other cases."""
     name = path.stem

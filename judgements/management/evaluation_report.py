@@ -5,7 +5,7 @@ run's report in lines, and the certificate. (With --json it prints the report as
 from judgements.models import Certificate, EvaluationRun
 
 
-def progress_line(state: dict) -> str:
+def progress_line(state: dict[str, Any]) -> str:
     errors = state["errors"]
     return (
         f"progress: {state['finished']}/{state['total']} judgements finished, "
@@ -35,7 +35,7 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def readable(run: EvaluationRun, report: dict) -> str:
+def readable(run: EvaluationRun, report: dict[str, Any]) -> str:
     confusion = report["confusion"]
     delib = report["deliberation"]
     by_round = report["vote_changes_by_round"]
@@ -88,13 +88,13 @@ def readable(run: EvaluationRun, report: dict) -> str:
     return "\n".join(lines)
 
 
-def plain_call_lines(found: dict | None) -> list[str]:
+def plain_call_lines(found: dict[str, Any] | None) -> list[str]:
     """The panel beside the run's plain call (evaluations/plain_call.py), one line a figure:
     count of whole and the 95% Wilson interval, panel then plain call."""
     if not found or not found["asked"]:
         return []
 
-    def side(figure: dict) -> str:
+    def side(figure: dict[str, Any]) -> str:
         if not figure["of"]:
             return "-"
         return (

@@ -1,36 +1,37 @@
-"""MAGI's models, by area; everything is importable from `judgements.models`."""
+"""MAGI's models, by area; everything is importable from `judgements.models` (`__all__`
+says so to the type checker: the one import path)."""
 
-from judgements.models.access import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.access import (
     LAST_USED_RESOLUTION,
     ApiToken,
     BatchPart,
     IdempotencyKey,
 )
-from judgements.models.agents import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.agents import (
     Agent,
     AttemptOutcome,
     LLMAttempt,
     RoundDecision,
 )
-from judgements.models.budgets import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.budgets import (
     Budget,
     BudgetPeriod,
 )
-from judgements.models.certificates import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.certificates import (
     Certificate,
     agents_fingerprint,
 )
-from judgements.models.chain import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.chain import (
     ChainEntry,
     ChainHead,
     ChainSignature,
     EntryKind,
 )
-from judgements.models.checks import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.checks import (
     CheckKind,
     JudgementCheck,
 )
-from judgements.models.choices import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.choices import (
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
     ID_MAX,
@@ -39,24 +40,23 @@ from judgements.models.choices import (  # noqa: F401 - re-exported: the one imp
     Trust,
     is_id,
 )
-from judgements.models.evaluations import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.evaluations import (
     EvaluationRun,
     SuiteCase,
 )
-from judgements.models.identity import Identity  # noqa: F401 - re-exported: the one import path
-from judgements.models.judgements import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.identity import Identity
+from judgements.models.judgements import (
     UNREVIEWED,
     Judgement,
     JudgementQuerySet,
     held,
-    hold_contested,
     lease_expired,
 )
-from judgements.models.notifications import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.notifications import (
     Notification,
     NotificationChoice,
 )
-from judgements.models.outcome import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.outcome import (
     Confirmation,
     DeliveryStatus,
     Override,
@@ -64,16 +64,69 @@ from judgements.models.outcome import (  # noqa: F401 - re-exported: the one imp
     WebhookDelivery,
     WebhookSecret,
 )
-from judgements.models.panels import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.panels import (
     Panel,
     SharedQuerySet,
     SharedWithExamples,
     Suite,
 )
-from judgements.models.teams import (  # noqa: F401 - re-exported: the one import path
+from judgements.models.policy import team_ids_of
+from judgements.models.teams import (
     AuditEntry,
     AuditSubject,
     Membership,
     Team,
-    team_ids_of,
 )
+
+__all__ = [
+    "DECISION_OF_STATUS",
+    "FINISHED_STATUSES",
+    "ID_MAX",
+    "LAST_USED_RESOLUTION",
+    "UNREVIEWED",
+    "Agent",
+    "ApiToken",
+    "AttemptOutcome",
+    "AuditEntry",
+    "AuditSubject",
+    "BatchPart",
+    "Budget",
+    "BudgetPeriod",
+    "Certificate",
+    "ChainEntry",
+    "ChainHead",
+    "ChainSignature",
+    "CheckKind",
+    "Confirmation",
+    "Decision",
+    "DeliveryStatus",
+    "EntryKind",
+    "EvaluationRun",
+    "IdempotencyKey",
+    "Identity",
+    "Judgement",
+    "JudgementCheck",
+    "JudgementQuerySet",
+    "LLMAttempt",
+    "Membership",
+    "Notification",
+    "NotificationChoice",
+    "Override",
+    "Panel",
+    "RoundDecision",
+    "SharedQuerySet",
+    "SharedWithExamples",
+    "Status",
+    "Suite",
+    "SuiteCase",
+    "Team",
+    "Trust",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookSecret",
+    "agents_fingerprint",
+    "held",
+    "is_id",
+    "lease_expired",
+    "team_ids_of",
+]

@@ -4,7 +4,7 @@ from django.db import models
 from django.utils import timezone
 
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
-from judgements.core import rules, text
+from judgements.core import rules
 from judgements.models.choices import Decision
 
 
@@ -46,21 +46,6 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.model})"
-
-    @staticmethod
-    def rows_for(judgement_id: int, agents: list[dict]) -> list["Agent"]:
-        """Unsaved rows for a judgement's validated agents, in panel order."""
-        return [
-            Agent(
-                judgement_id=judgement_id,
-                position=position,
-                name=agent["name"],
-                name_key=text.name_key(agent["name"]),
-                model=agent["model"],
-                criteria=agent["criteria"],
-            )
-            for position, agent in enumerate(agents, start=1)
-        ]
 
     @property
     def final_score(self) -> float | None:

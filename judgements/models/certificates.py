@@ -14,13 +14,13 @@ from django.utils import timezone
 from judgements.core import kept_verdicts
 
 
-def agents_fingerprint(agents: Iterable[Mapping], variants: Iterable[str] = ()) -> str:
+def agents_fingerprint(agents: Iterable[Mapping[str, str]], variants: Iterable[str] = ()) -> str:
     """The agents' models and criteria, in panel order, and the prompt variants they are
     asked with (judgements/core/prompt_variants.py), as one hash: a certificate holds
     for these and no others (names are labels, not part of what was
     measured). Without variants it is the hash of the agents alone, as it was before
     variants existed, so what was measured then stays valid for the prompts it measured."""
-    key: list = [[agent["model"], agent["criteria"]] for agent in agents]
+    key: list[object] = [[agent["model"], agent["criteria"]] for agent in agents]
     chosen = sorted({str(variant) for variant in variants})
     if chosen:
         key = [key, {"prompt_variants": chosen}]
@@ -36,7 +36,7 @@ RECALIBRATED_REASON = (
 )
 
 
-class CertificateQuerySet(models.QuerySet):
+class CertificateQuerySet(models.QuerySet["Certificate"]):
     def in_force(self, fingerprint: str) -> "CertificateQuerySet":
         """The newest certificate measured on exactly these agents and not voided, if it
         certified a rule. A newer one that certified nothing takes an older one's place:

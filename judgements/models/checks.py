@@ -99,14 +99,19 @@ def last_found(found: Sequence[JudgementCheck], kind: str) -> JudgementCheck | N
     return of_kind[-1] if of_kind else None
 
 
-def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
+def checks_for(
+    panel: "Panel | None",
+    agents: Sequence[Mapping[str, str]],
+    evaluation: bool,
+    variants: Sequence[str] = (),
+    plain_call: bool = False,
+) -> list[str]:
     """The kinds of check a new judgement asks (core/checks.py `Check.runs`): as the
     deployment's setting or the saved panel says; else all in an evaluation run; else
     those the panel's certificate in force for these agents reads; else none."""
-    panel = case.get("panel")
     rule: Rule | None = None
     if not evaluation and panel is not None and undecided(panel):
-        rule = certified_rule(panel.pk, case["agents"], case.get("prompt_variants") or ())
+        rule = certified_rule(panel.pk, agents, variants)
     kinds = []
     for check in checks.registered():
         asked = checks.Asked(
@@ -119,7 +124,7 @@ def checks_for(case: Mapping[str, Any], evaluation: bool) -> list[str]:
             kinds.append(check.kind)
     # An evaluation run's plain call (evaluations/plain_call.py) is the second opinion's
     # call: asked whatever the settings say, for the report's comparison.
-    if case.get("plain_call") and CheckKind.SECOND_OPINION.value not in kinds:
+    if plain_call and CheckKind.SECOND_OPINION.value not in kinds:
         kinds.append(CheckKind.SECOND_OPINION.value)
     return kinds
 

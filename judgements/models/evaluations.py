@@ -7,9 +7,9 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
+from judgements.models import policy
 from judgements.models.choices import Decision
 from judgements.models.panels import Panel, Suite
-from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -39,13 +39,10 @@ class SuiteCase(models.Model):
         return f"{self.suite.name}/{self.case_id}"
 
 
-class EvaluationRunQuerySet(models.QuerySet):
+class EvaluationRunQuerySet(models.QuerySet["EvaluationRun"]):
     def visible_to(self, user: "User") -> "EvaluationRunQuerySet":
         """A user's own runs (staff: everyone's), with their suites."""
-        found = self.select_related("suite")
-        if user.is_staff:
-            return found
-        return found.filter(made_or_shared(user, "creator"))
+        return policy.made_rows_visible(self.select_related("suite"), user)
 
 
 class EvaluationRun(models.Model):
@@ -104,4 +101,4 @@ class EvaluationRun(models.Model):
 
     def visible_to(self, user: "User") -> bool:
         """The row-level twin of EvaluationRunQuerySet.visible_to."""
-        return may_use(user, self.creator_id, self.team_id)
+        return policy.may_use(user, self.creator_id, self.team_id)

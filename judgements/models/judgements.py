@@ -1,16 +1,18 @@
-"""A judgement: its status, its verdict in force, and who may see and review it."""
+"""A judgement: its state and its verdict in force. Who may see and review it is the access
+policy's (models/policy.py), asked by its methods and its QuerySet's; the case it is made
+from is intake's (intake/case.py, intake/rows.py)."""
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements.core import prompt_variants, rules
+from judgements.core import rules
+from judgements.models import policy
 from judgements.models.chain import IN_FORCE_KINDS, ChainEntry
-from judgements.models.checks import checks_for
 from judgements.models.choices import (
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
@@ -20,15 +22,9 @@ from judgements.models.choices import (
 )
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
-from judgements.models.teams import made_or_shared, may_use
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
-
-    from judgements.models.access import ApiToken
-    from judgements.models.evaluations import EvaluationRun
-    from judgements.models.panels import Panel
-    from judgements.models.teams import Team
 
 
 def lease_expired(now: datetime) -> models.Q:
@@ -36,7 +32,7 @@ def lease_expired(now: datetime) -> models.Q:
     return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
 
 
-class JudgementQuerySet(models.QuerySet):
+class JudgementQuerySet(models.QuerySet["Judgement"]):
     """Who may work on which judgement: the lease and status queries of the engine."""
 
     def with_results(self) -> "JudgementQuerySet":
@@ -79,19 +75,13 @@ class JudgementQuerySet(models.QuerySet):
 
     def visible_to(self, user: "User") -> "JudgementQuerySet":
         """Staff: all; anyone else: what they started and what their teams own."""
-        if user.is_staff:
-            return self
-        return self.filter(made_or_shared(user, "creator"))
+        return policy.made_rows_visible(self, user)
 
     def reviewable_by(self, user: "User") -> "JudgementQuerySet":
         """What `user` may confirm or override (Judgement.reviewable_by): staff and holders
         of the override permission what they see, a panel's reviewers its judgements; on a
-        four-eyes panel nobody their own."""
-        if user.is_staff or user.has_perm("judgements.override_judgement"):
-            found = self.visible_to(user)
-        else:
-            found = self.filter(panel__in=reviewed_panels(user).values("pk"))
-        return found.exclude(creator=user, panel__four_eyes=True)
+        four-eyes panel nobody their own (policy.reviewable_rows)."""
+        return policy.reviewable_rows(self, user, reviewed_panels(user))
 
     def unreviewed(self) -> "JudgementQuerySet":
         return self.filter(UNREVIEWED)
@@ -160,7 +150,7 @@ class Judgement(models.Model):
     # When its reviewers were found and queued a notification (outcome/notifications.py);
     # None: not yet, or nothing to tell.
     reviewers_told_at = models.DateTimeField(null=True, blank=True)
-    # The team it belongs to: its panel's, else its token's, else its run's (from_case).
+    # The team it belongs to: its panel's, else its token's, else its run's (intake/rows.py).
     team = models.ForeignKey(
         "Team", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"
     )
@@ -249,46 +239,6 @@ class Judgement(models.Model):
             return self.finished_at - self.started_at
         return None
 
-    @classmethod
-    def from_case(
-        cls,
-        case: dict[str, Any],
-        creator: "User | None" = None,
-        api_token: "ApiToken | None" = None,
-        run: "EvaluationRun | None" = None,
-    ) -> "Judgement":
-        """An unsaved judgement for a validated case (intake/cases.py): intake/start.py
-        stores it with its agents, the one way a judgement starts."""
-        return cls(
-            title=case["title"],
-            content=case["content"],
-            creator=creator,
-            api_token=api_token,
-            callback_url=case.get("callback_url"),
-            # The saved panel it started from (intake/saved_panels.py), if any.
-            panel=case.get("panel"),
-            team=team_for(case.get("panel"), api_token, run),
-            hold_contested=hold_contested(case),
-            hold_unmeasured=case.get("hold_unmeasured", settings.MAGI_HOLD_UNMEASURED),
-            checks_asked=checks_for(case, evaluation=run is not None),
-            # Resolved here, so the row says what ran whatever the default becomes.
-            prompt_variants=sorted(map(str, prompt_variants.resolve(case.get("prompt_variants")))),
-            evaluation_run=run,
-            suite_case=case.get("suite_case"),
-            repeat=case.get("repeat"),
-        )
-
-    def as_case(self) -> dict:
-        """The inputs, in the shape the forms take: for "Run again"."""
-        return {
-            "title": self.title,
-            "content": self.content,
-            "agents": [
-                {"name": a.name, "model": a.model, "criteria": a.criteria}
-                for a in self.agents.all()
-            ],
-        }
-
     @property
     def override_or_none(self) -> "Override | None":
         try:
@@ -356,38 +306,10 @@ class Judgement(models.Model):
 
     def review_refusal(self, user: "User") -> ReviewRefusal | None:
         """Why `user` may not confirm or override it (None: they may), so that a refusal
-        can say so: four eyes (they started it, on a four-eyes panel), or not a reviewer."""
-        panel = self.panel
-        if panel is not None and panel.four_eyes and self.creator_id == user.pk:
-            return ReviewRefusal.FOUR_EYES
-        if user.is_staff or user.has_perm("judgements.override_judgement"):
-            allowed = self.visible_to(user)
-        else:
-            allowed = panel is not None and panel.reviewed_by(user)
-        return None if allowed else ReviewRefusal.NOT_A_REVIEWER
+        can say so: four eyes (they started it, on a four-eyes panel), or not a reviewer
+        (policy.review_refusal)."""
+        return policy.review_refusal(self, user)
 
     def visible_to(self, user: "User") -> bool:
         """The row-level twin of JudgementQuerySet.visible_to."""
-        return may_use(user, self.creator_id, self.team_id)
-
-
-def hold_contested(case: dict) -> bool:
-    """Whether a contested verdict of this case is held for a person: the case's own
-    "hold_contested" when it says, else its saved panel's, else the deployment's default."""
-    if case.get("hold_contested") is not None:
-        return bool(case["hold_contested"])
-    panel = case.get("panel")
-    if panel is not None and panel.hold_contested is not None:
-        return bool(panel.hold_contested)
-    return bool(settings.MAGI_HOLD_CONTESTED)
-
-
-def team_for(
-    panel: "Panel | None", api_token: "ApiToken | None", run: "EvaluationRun | None"
-) -> "Team | None":
-    """The team a new judgement belongs to: its saved panel's, else its API token's, else
-    its evaluation run's; None keeps it its creator's alone."""
-    for owner in (panel, api_token, run):
-        if owner is not None and owner.team is not None:
-            return owner.team
-    return None
+        return policy.may_use(user, self.creator_id, self.team_id)

@@ -1,6 +1,6 @@
 """Saved panels and suites: a user's own, and the examples shipped with MAGI."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -8,23 +8,22 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.core import etags
-from judgements.models.teams import Membership, in_team, made_or_shared, may_use, team_ids_of
+from judgements.models import policy
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-class SharedQuerySet(models.QuerySet):
+_Shared = TypeVar("_Shared", bound="SharedWithExamples")
+
+
+class SharedQuerySet(models.QuerySet[_Shared]):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
-    def visible_to(self, user: "User | None") -> "SharedQuerySet":
+    def visible_to(self, user: "User | None") -> "SharedQuerySet[_Shared]":
         """What the user may use: their own, their teams' and the examples; staff, and
-        the operator's command line (user None), everything."""
-        if user is None or user.is_staff:
-            return self
-        return self.filter(
-            made_or_shared(user, "owner") | models.Q(owner__isnull=True, team__isnull=True)
-        )
+        the operator's command line (user None), everything (policy.shared_rows_visible)."""
+        return policy.shared_rows_visible(self, user)
 
 
 class SharedWithExamples(models.Model):
@@ -72,9 +71,7 @@ class SharedWithExamples(models.Model):
 
     def visible_to(self, user: "User") -> bool:
         """The row-level twin of SharedQuerySet.visible_to."""
-        if self.owner_id is None and self.team_id is None:
-            return True  # an example shipped with MAGI
-        return may_use(user, self.owner_id, self.team_id)
+        return policy.shared_row_visible(user, self.owner_id, self.team_id)
 
 
 class Panel(SharedWithExamples):
@@ -158,31 +155,16 @@ class Panel(SharedWithExamples):
         return etags.etag("panel", self.pk, self.version, self.config_state())
 
     def reviewed_by(self, user: "User") -> bool:
-        """The row-level twin of reviewed_panels."""
-        if not in_team(user, self.team_id):
-            return False
-        return self.reviewing_users().filter(pk=user.pk).exists()
+        """The row-level twin of reviewed_panels (policy.panel_reviewed_by)."""
+        return policy.panel_reviewed_by(self, user)
 
     def reviewing_users(self) -> "models.QuerySet[User]":
-        """Who reviews its judgements besides staff, as reviewed_panels rules: the members
-        of its team named as its reviewers, every member where the whole team reviews, and
-        the team's reviewers of every panel (Membership.reviews_all: asked here, never
-        copied onto the panel, so a panel given to the team later has them too)."""
-        users = self.reviewers.model.objects  # the user model, as the many-to-many names it
-        if self.team_id is None:
-            return users.none()
-        memberships = Membership.objects.filter(team_id=self.team_id)
-        members = users.filter(pk__in=memberships.values("user_id"))
-        if self.team_reviews:
-            return members
-        return members.filter(
-            models.Q(pk__in=self.reviewers.values("pk"))
-            | models.Q(pk__in=memberships.filter(reviews_all=True).values("user_id"))
-        )
+        """Who reviews its judgements besides staff (policy.panel_reviewers)."""
+        return policy.panel_reviewers(self)
 
     def editable_by(self, user: "User") -> bool:
         """Staff, its owner and the members of its team; an example only staff."""
-        return may_use(user, self.owner_id, self.team_id)
+        return policy.may_use(user, self.owner_id, self.team_id)
 
 
 class Suite(SharedWithExamples):
@@ -207,7 +189,7 @@ class Suite(SharedWithExamples):
 
     def editable_by(self, user: "User") -> bool:
         """As a panel's: staff, its owner and its team's members; a shipped one staff only."""
-        return may_use(user, self.owner_id, self.team_id)
+        return policy.may_use(user, self.owner_id, self.team_id)
 
     def config_state(self) -> dict[str, object]:
         """Its name, description, owner and team, as its ETag hashes them. Its cases change
@@ -227,12 +209,5 @@ class Suite(SharedWithExamples):
 
 
 def reviewed_panels(user: "User") -> models.QuerySet[Panel]:
-    """The panels whose judgements `user` reviews: a member of the panel's team who is
-    named as its reviewer, any member where the whole team reviews, and every panel of a
-    team `user` reviews all of (Membership.reviews_all), whenever the panel joined it. (A
-    reviewer who leaves the team stops reviewing with it.)"""
-    named = Panel.reviewers.through.objects.filter(user=user).values("panel_id")
-    all_of = Membership.objects.filter(user=user, reviews_all=True).values("team_id")
-    return Panel.objects.filter(team__in=team_ids_of(user)).filter(
-        models.Q(pk__in=named) | models.Q(team_reviews=True) | models.Q(team__in=all_of)
-    )
+    """The panels whose judgements `user` reviews (policy.reviewed_panels)."""
+    return policy.reviewed_panels(Panel.objects.all(), user)

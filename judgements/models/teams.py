@@ -3,10 +3,11 @@ who changed a team, a panel's reviewers or a budget.
 
 A panel, a suite or a token may belong to a team; a judgement or a run started with a
 team's panel or token belongs to it. Members see and use what their team owns; nobody
-sees another team's. A user in no team sees what they made and the examples, as before.
+sees another team's. A user in no team sees what they made and the examples, as before
+(the rules: models/policy.py).
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
@@ -50,7 +51,7 @@ class Membership(models.Model):
     added_at = models.DateTimeField(default=timezone.now)
     # A reviewer of every panel of the team, those given to it later included: the
     # identity provider's reviewer role (judgements/identity/people.py). Asked whenever
-    # reviewers are wanted (models/panels.Panel.reviewing_users, reviewed_panels), never
+    # reviewers are wanted (models/policy.py panel_reviewers, reviewed_panels), never
     # copied onto panels, so a panel made or moved into the team has them at once.
     reviews_all = models.BooleanField(
         default=False,
@@ -65,34 +66,6 @@ class Membership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} in {self.team}"
-
-
-def team_ids_of(user: "User") -> "models.QuerySet[Membership, Any]":
-    """The ids of the teams `user` is in, as a subquery (no query of its own)."""
-    return Membership.objects.filter(user=user).values("team_id")
-
-
-# Who may use a shared row (a judgement, a run, a panel, a suite), the one rule every
-# model's access method asks: staff, the user who made it, and the members of its team.
-# Each question twice, as the querysets filter by it and as one row answers it.
-
-
-def in_team(user: "User", team_id: int | None) -> bool:
-    """Whether `user` is a member of the row's team (None: the row has none)."""
-    return team_id is not None and user.teams.filter(pk=team_id).exists()
-
-
-def may_use(user: "User", maker_id: int | None, team_id: int | None) -> bool:
-    """Staff, the row's maker (`maker_id`: its creator or owner) and its team's members."""
-    if user.is_staff or (maker_id is not None and maker_id == user.pk):
-        return True
-    return in_team(user, team_id)
-
-
-def made_or_shared(user: "User", maker: str) -> models.Q:
-    """may_use as a condition for everyone but staff (who see every row): the rows whose
-    field `maker` is `user`, and those of `user`'s teams."""
-    return models.Q(**{maker: user}) | models.Q(team__in=team_ids_of(user))
 
 
 class AuditSubject(models.TextChoices):

@@ -6,7 +6,7 @@ with one aggregate query each."""
 
 from collections.abc import Iterator, Sequence
 from datetime import timedelta
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, QuerySet, Sum
@@ -92,7 +92,7 @@ def queue() -> Iterator[GaugeMetricFamily]:
 def histogram(
     name: str,
     doc: str,
-    rows: QuerySet,
+    rows: "QuerySet[Any]",
     value: Combinable,
     buckets: Sequence[float],
     labels: Sequence[str],
@@ -179,7 +179,7 @@ def llm_calls() -> Iterator[Metric]:
     yield cost
 
 
-def usd(row: dict, price: pricing.Price) -> float:
+def usd(row: dict[str, Any], price: pricing.Price) -> float:
     """Per million tokens (core/pricing.py); cached prompt tokens at the cached price."""
     counts = {key: row[key] for key in ("prompt", "cached", "completion")}
     return pricing.usd({"model": counts}, {"model": price}) or 0.0

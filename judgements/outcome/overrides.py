@@ -17,7 +17,7 @@ from judgements.audit import record as chain_record
 from judgements.core.errors import InvalidInput, MagiError
 from judgements.infrastructure import events
 from judgements.infrastructure.forms import TextField, field_of, validate_text
-from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override
+from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Override, policy
 from judgements.models.choices import ReviewRefusal
 from judgements.models.panels import reviewed_panels
 from judgements.outcome import webhooks
@@ -82,7 +82,7 @@ def refusal(user: User | AnonymousUser, judgement: Judgement | None = None) -> R
     if not (user.is_authenticated and user.is_active):
         return Refusal(NOT_A_REVIEWER)
     if judgement is None:
-        if user.is_staff or user.has_perm("judgements.override_judgement"):
+        if policy.overrides_what_they_see(user):
             return None
         return None if reviewed_panels(user).exists() else Refusal(NOT_A_REVIEWER)
     reason = judgement.review_refusal(user)

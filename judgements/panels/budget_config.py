@@ -33,7 +33,7 @@ class BudgetForm(forms.ModelForm):
         model = Budget
         fields = ["team", "user", "panel", "period", "limit_usd", "limit_tokens"]
 
-    def clean(self) -> dict:
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
         # A field already refused says what is wrong with it; no count of what is left.
         for names_, message, code in ((SCOPES, ONE_SCOPE, "scope"), (LIMITS, ONE_LIMIT, "limit")):

@@ -4,12 +4,12 @@ username. What the caller may not see is as unknown as what does not exist."""
 from django.contrib.auth.models import User
 
 from judgements.core import text
-from judgements.models import Team, team_ids_of
+from judgements.models import Team, policy
 
 
 def team_named(name: str, by: User) -> Team | None:
     """The team called `name` that `by` is in (staff: any team)."""
-    teams = Team.objects.all() if by.is_staff else Team.objects.filter(pk__in=team_ids_of(by))
+    teams = policy.teams_visible(Team.objects.all(), by)
     return teams.filter(name=name).first()
 
 

@@ -165,6 +165,8 @@ def name_taken_in(team: Team, name: str, panel: Panel | None) -> bool:
     """A team's panels are told apart by name (the configuration files key on it), as
     names are compared: case and invisible characters aside."""
     key = text.comparable_name(name)
-    others = Panel.objects.filter(team=team).exclude(pk=None if panel is None else panel.pk)
+    others = Panel.objects.filter(team=team)
+    if panel is not None:
+        others = others.exclude(pk=panel.pk)
     names_ = others.values_list("name", flat=True)
     return any(text.comparable_name(other) == key for other in names_)

@@ -136,7 +136,7 @@ def name_taken(
 
 
 def agents_formset(
-    data: Mapping[str, Any] | None = None, agents: list[dict] | None = None
+    data: Mapping[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
 ) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as

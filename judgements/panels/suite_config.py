@@ -146,6 +146,8 @@ def check_name_in_team(team: Team | None, name: str, suite: Suite | None) -> Non
     if team is None or not isinstance(name, str):
         return
     key = text.comparable_name(name)
-    others = Suite.objects.filter(team=team).exclude(pk=None if suite is None else suite.pk)
+    others = Suite.objects.filter(team=team)
+    if suite is not None:
+        others = others.exclude(pk=suite.pk)
     if any(text.comparable_name(other) == key for other in others.values_list("name", flat=True)):
         raise InvalidInput({"name": [f"The team {team.name} already has a suite called {name!r}."]})

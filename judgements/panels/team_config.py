@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.models import AuditSubject, Team, is_id, team_ids_of
+from judgements.models import AuditSubject, Team, is_id, policy
 from judgements.panels import names, teams, versions
 
 STAFF_ONLY = "Only staff create, rename and delete teams."
@@ -24,7 +24,7 @@ NAME_TAKEN = "There is already a team called {name!r}."
 
 def visible_teams(by: User) -> "QuerySet[Team]":
     """The teams `by` is in (staff: every team), with their members."""
-    found = Team.objects.all() if by.is_staff else Team.objects.filter(pk__in=team_ids_of(by))
+    found = policy.teams_visible(Team.objects.all(), by)
     return found.prefetch_related("members").order_by("name")
 
 

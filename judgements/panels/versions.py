@@ -10,7 +10,7 @@ from judgements.core.etags import Stale
 
 
 def bump(
-    queryset: models.QuerySet | models.Manager,
+    queryset: "models.QuerySet[Any] | models.Manager[Any]",
     pk: int,
     version: int | None,
     kind: str,

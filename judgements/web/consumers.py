@@ -7,6 +7,7 @@ import contextlib
 import hashlib
 import logging
 from importlib import import_module
+from typing import Any
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -137,10 +138,10 @@ class JudgementConsumer(AsyncWebsocketConsumer):
                 with contextlib.suppress(Exception):
                     await self.channel_layer.group_discard(group, self.channel_name)
 
-    async def judgement_event(self, event: dict) -> None:
+    async def judgement_event(self, event: dict[str, Any]) -> None:
         await self.send_state()
 
-    async def session_ended(self, event: dict) -> None:
+    async def session_ended(self, event: dict[str, Any]) -> None:
         await self.close_once(CLOSE_UNAUTHENTICATED)
 
     async def close_once(self, code: int) -> None:

@@ -1,8 +1,11 @@
 """A judgement's own pages: the live page, its exports as JSON, Markdown and its evidence
 pack, and hiding it from the history list."""
 
+from typing import Any
+
 from django import forms
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AnonymousUser
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -21,7 +24,8 @@ def visible_judgement(request: HttpRequest, judgement_id: int) -> Judgement:
         Judgement.objects.select_related(*live_page.RELATED).prefetch_related(*live_page.PREFETCH),
         pk=judgement_id,
     )
-    if not judgement.visible_to(request.user):
+    user = request.user
+    if isinstance(user, AnonymousUser) or not judgement.visible_to(user):
         # Another user's judgement does not exist, as far as this user can tell.
         raise Http404("No judgement matches the given query.")
     return judgement
@@ -53,7 +57,7 @@ def review_context(
     refusal: str = "",
     override_form: forms.Form | None = None,
     confirm_form: forms.Form | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """What the review part shows: the forms to a reviewer; to the author on a four-eyes
     panel, why they have none and who reviews it instead."""
     refused = overrides.refusal(request.user, judgement)

@@ -4,6 +4,7 @@ as a panel, judge). Each keeps what was typed and draws the page again, or redir
 the judgement it started."""
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_http_methods
 
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import cases, limits, saved_panels
+from judgements.intake import cases, limits, rows, saved_panels
 from judgements.intake.start import Checked, Submission, submit
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
@@ -39,7 +40,7 @@ class NewJudgementPage:
     saved: Panel | None = None
     refusal: limits.Refused | None = None
     status: int = 200
-    examples: list = field(default_factory=list)
+    examples: list[tryout.Example] = field(default_factory=list)
 
     def render(self, request: HttpRequest) -> HttpResponse:
         posted = request.method == "POST"
@@ -143,7 +144,7 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     page.form, page.formset = cases.bind(request.POST)
     not_utf8 = invalid_utf8_fields(request.body) if is_urlencoded(request) else set()
     if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
-        case = {**cases.cleaned_case(page.form, page.formset), "panel": page.chosen}
+        case = cases.cleaned_case(page.form, page.formset, page.chosen)
         try:
             started = submit([Checked(case)], Submission(creator=signed_in_user(request)))
         except limits.Refused as exc:
@@ -165,7 +166,7 @@ ACTIONS = (
 def blank(request: HttpRequest) -> NewJudgementPage:
     """The page for a GET: empty, or filled from ?again=<judgement>, ?example=<panel>
     &case=<id>, or ?panel=<id> ("Judge with this panel" on the panel list)."""
-    initial: dict = {}
+    initial: dict[str, Any] = {}
     chosen = None
     again = request.GET.get("again", "").strip()
     if again:
@@ -173,7 +174,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
         if not again.isascii() or not again.isdecimal():
             raise Http404(f"There is no judgement {again!r} to run again.")
         judgement = visible_judgement(request, int(again))
-        initial = judgement.as_case()
+        initial = cases.form_initial(rows.case_of(judgement))
         if judgement.panel is not None and judgement.panel.visible_to(signed_in_user(request)):
             chosen = judgement.panel
     example = None

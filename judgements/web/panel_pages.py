@@ -7,6 +7,8 @@ may use but not edit answers 403. Editing a panel changes no judgement already s
 from it: those copied its agents (saved_panels).
 """
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
@@ -136,7 +138,7 @@ def render_edit(
     return render(request, "judgements/panel_edit.html", context, status=status)
 
 
-def calibration_view(panel: Panel) -> dict | None:
+def calibration_view(panel: Panel) -> dict[str, Any] | None:
     """The panel's stored calibration as the edit page shows it: each agent's offset (None:
     too few labels to learn one), the runs it was learned from, and whether it still holds
     for the panel's agents and variants. None: never learned."""

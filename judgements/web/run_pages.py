@@ -1,6 +1,8 @@
 """An evaluation run's page: its live progress (per round, with an estimate), cancelling it,
 its report, and its exports."""
 
+from typing import Any
+
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import InvalidPage, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
@@ -86,7 +88,7 @@ def evaluation_progress(request: HttpRequest, run_id: int) -> HttpResponse:
 JUDGEMENTS_PER_PAGE = 100
 
 
-def run_state(run: EvaluationRun, page_number: str = "1") -> dict:
+def run_state(run: EvaluationRun, page_number: str = "1") -> dict[str, Any]:
     """What the run page and its live part show: progress, a page of the judgements, and
     once the run is done its report with charts and tables."""
     progress = runs.progress(run)

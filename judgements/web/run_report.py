@@ -10,7 +10,7 @@ from judgements.web import certificates
 # --- progress in words ----------------------------------------------------------------
 
 
-def progress_text(progress: dict) -> str:
+def progress_text(progress: dict[str, Any]) -> str:
     """'12 of 32 judged, 1 error, 3 under way; about 4 min left'."""
     text = f"{progress['finished']} of {progress['total']} judged"
     errors = progress["errors"]
@@ -79,7 +79,7 @@ AGENT_FIGURES = (
 )
 
 
-def figure(report: dict, path: str) -> Any:
+def figure(report: dict[str, Any], path: str) -> Any:
     """A figure by its key path ("tokens.prompt"); a list counts its items."""
     value: Any = report
     for key in path.split("."):
@@ -117,7 +117,7 @@ def difference(a: float | None, b: float | None, kind: str) -> str:
     return f"{delta:+,}"
 
 
-def report_tables(report: dict) -> dict:
+def report_tables(report: dict[str, Any]) -> dict[str, Any]:
     """The report's figures as rows of text, for the page's tables."""
     return {
         "figures": [
@@ -164,7 +164,7 @@ PLAIN_FIGURES = (
 )
 
 
-def proportion_text(figures: dict | None) -> str:
+def proportion_text(figures: dict[str, Any] | None) -> str:
     """'14 of 24 (58%; 95% interval 39 % to 76 %)', or 'n/a' with nothing to count."""
     if not figures or not figures.get("of"):
         return "n/a"
@@ -174,7 +174,7 @@ def proportion_text(figures: dict | None) -> str:
     )
 
 
-def plain_call_table(report: dict) -> dict | None:
+def plain_call_table(report: dict[str, Any]) -> dict[str, Any] | None:
     """The panel and the plain call side by side, as rows of text; None when the run
     did not ask the plain call (a run stored before it existed)."""
     found = report.get("plain_call")
@@ -229,7 +229,7 @@ CONFIDENCE_SOURCES = {
 }
 
 
-def run_certificate(run: EvaluationRun) -> dict | None:
+def run_certificate(run: EvaluationRun) -> dict[str, Any] | None:
     """The certificate of the run's saved panel for its current agents (certified or
     not), its figures and the chart of its curve; None when the run has no saved panel or
     the panel no certificate. `from_this_run`: whether this run was one it measured;
@@ -252,7 +252,7 @@ def run_certificate(run: EvaluationRun) -> dict | None:
     }
 
 
-def report_charts(report: dict) -> dict:
+def report_charts(report: dict[str, Any]) -> dict[str, Any]:
     return {
         "heat_map": charts.confusion_heat_map(report.get("confusion") or {}),
         "per_round": charts.vote_changes_per_round(report),
@@ -264,7 +264,9 @@ def report_charts(report: dict) -> dict:
 # --- two runs side by side -------------------------------------------------------------
 
 
-def compared(run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict) -> dict:
+def compared(
+    run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict[str, Any]
+) -> dict[str, Any]:
     """Both runs' figures and charts, and the difference B minus A of each figure (once both
     are done: a run under way shows its progress instead)."""
     sides: list[dict[str, Any]] = []  # a template's context, one per run
@@ -300,7 +302,7 @@ def compared(run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict) -> di
     return context
 
 
-def compared_rows(report_a: dict, report_b: dict) -> list[dict]:
+def compared_rows(report_a: dict[str, Any], report_b: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for label, path, kind in FIGURES:
         a, b = figure(report_a, path), figure(report_b, path)

@@ -114,14 +114,14 @@ def origin_key(url: str) -> tuple[str, str, int] | None:
     return scheme, parts.hostname.lower(), port or DEFAULT_PORTS[scheme]
 
 
-def header(scope: dict, name: bytes) -> str | None:
+def header(scope: dict[str, Any], name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key.lower() == name:
             return value.decode("latin1")
     return None
 
 
-def websocket_is_secure(scope: dict) -> bool:
+def websocket_is_secure(scope: dict[str, Any]) -> bool:
     """Whether the page's connection came over TLS: the scope's own scheme, or the TLS
     proxy's header when SECURE_PROXY_SSL_HEADER says to trust one (as for HTTP)."""
     if scope.get("scheme") == "wss":
@@ -135,7 +135,7 @@ def websocket_is_secure(scope: dict) -> bool:
     return value is not None and value.split(",", 1)[0].strip() == expected
 
 
-def served_origin(scope: dict) -> tuple[str, str, int] | None:
+def served_origin(scope: dict[str, Any]) -> tuple[str, str, int] | None:
     """The origin of the site this socket was opened on, from its Host header, when that
     host is one we serve."""
     host = header(scope, b"host")
@@ -164,7 +164,7 @@ def trusted_origin(origin: tuple[str, str, int]) -> bool:
     return False
 
 
-def websocket_origin_allowed(scope: dict) -> bool:
+def websocket_origin_allowed(scope: dict[str, Any]) -> bool:
     origin = header(scope, b"origin")
     key = origin_key(origin) if origin else None
     if key is None:

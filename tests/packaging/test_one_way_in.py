@@ -15,25 +15,25 @@ PUBLIC = {"submit", "submit_from_loop", "Submission", "Checked", "Started"}
 # The rows a new judgement is: creating one anywhere is starting a judgement.
 ROWS = {"Judgement", "Agent", "IdempotencyKey"}
 CREATING = {"create", "bulk_create", "get_or_create", "update_or_create"}
-# The models' own factories of unsaved rows, which only start.py's `store` calls.
-FACTORIES = {"from_case", "rows_for"}
+# The factories of unsaved rows (intake/rows.py), which only start.py's `store` calls.
+FACTORIES = {"judgement_row", "agent_rows"}
 # start.py's functions that lead to rows being stored: the door and its own steps.
 STEPS = {"submit", "submit_from_loop", "store_and_wake", "store"}
 
 
 def creates_rows(node: ast.AST) -> bool:
-    """A call that makes one of ROWS: `Judgement(...)`, `Judgement.from_case(...)`,
-    `Agent.rows_for(...)` or `<Row>.objects.create(...)` and the like."""
+    """A call that makes one of ROWS: `Judgement(...)`, `rows.judgement_row(...)`,
+    `agent_rows(...)` or `<Row>.objects.create(...)` and the like."""
     if not isinstance(node, ast.Call):
         return False
     func = node.func
     if isinstance(func, ast.Name):
-        return func.id in ROWS
+        return func.id in ROWS or func.id in FACTORIES
     if not isinstance(func, ast.Attribute):
         return False
     owner = func.value
-    if isinstance(owner, ast.Name) and owner.id in ROWS:
-        return func.attr in {"from_case", "rows_for"}
+    if func.attr in FACTORIES:
+        return True
     return (
         func.attr in CREATING
         and isinstance(owner, ast.Attribute)
@@ -134,8 +134,9 @@ def test_the_check_finds_each_way_past_submit():
     assert ways_in("Judgement.objects.create(title='t')\n")
     assert ways_in("Judgement.objects.bulk_create([])\n")
     assert ways_in("Judgement(title='t').save()\n")
-    assert ways_in("Judgement.from_case(case)\n")
-    assert ways_in("Agent.objects.bulk_create(Agent.rows_for(1, agents))\n")
+    assert ways_in("rows.judgement_row(case)\n")
+    assert ways_in("from judgements.intake.rows import judgement_row\njudgement_row(case)\n")
+    assert ways_in("Agent.objects.bulk_create(rows.agent_rows(1, agents))\n")
     assert ways_in("IdempotencyKey.objects.create(key='k')\n")
     assert not ways_in(
         "from judgements.intake import start\nstart.submit([case], start.Submission())\n"
@@ -143,7 +144,7 @@ def test_the_check_finds_each_way_past_submit():
     assert not ways_in("Judgement.objects.filter(pk=1).update(title='t')\n")
     assert not ways_in("SuiteCase.objects.bulk_create([])\n")
     # A factory of unsaved rows may build them; only calling it is starting a judgement.
-    assert not ways_in("def rows_for(pk, agents):\n    return [Agent(judgement_id=pk)]\n")
+    assert not ways_in("def agent_rows(pk, agents):\n    return [Agent(judgement_id=pk)]\n")
     assert ways_in("def rows(pk, agents):\n    return [Agent(judgement_id=pk)]\n")
 
 

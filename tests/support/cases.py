@@ -14,3 +14,14 @@ def case_for(models=DEFAULT_MODELS, **overrides) -> dict:
     }
     case.update(overrides)
     return case
+
+
+def typed_case(models=DEFAULT_MODELS, **fields):
+    """case_for's case as the typed value a page or a run hands `submit` (intake/case.py),
+    with any of its other fields (panel, prompt_variants, ...)."""
+    from judgements.intake.case import Case, agents_of
+
+    data = case_for(models)
+    return Case(
+        title=data["title"], content=data["content"], agents=agents_of(data["agents"]), **fields
+    )

@@ -20,7 +20,10 @@ import threading
 from collections import Counter
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from judgements.intake.case import Case
 
 PACKAGE = Path(__file__).resolve().parents[2] / "judgements"
 # A judgement id no round number, position or small count can be mistaken for.
@@ -43,14 +46,15 @@ last_file: contextvars.ContextVar[str | None] = contextvars.ContextVar("last_fil
 Stop = tuple[str, str, bool]
 
 
-def store_judgement(case: dict) -> int:
+def store_judgement(case: "Case") -> int:
     """The judgement of a validated case with its agents, under JUDGEMENT_ID."""
-    from judgements.models import Agent, Judgement
+    from judgements.intake import rows
+    from judgements.models import Agent
 
-    judgement = Judgement.from_case(case)
+    judgement = rows.judgement_row(case)
     judgement.pk = JUDGEMENT_ID
     judgement.save(force_insert=True)
-    Agent.objects.bulk_create(Agent.rows_for(judgement.pk, case["agents"]))
+    Agent.objects.bulk_create(rows.agent_rows(judgement.pk, case.agents))
     return judgement.pk
 
 

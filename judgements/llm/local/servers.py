@@ -35,6 +35,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
@@ -88,8 +89,8 @@ class _Server:
     name: str
     path: Path
     port: int
-    process: subprocess.Popen
-    output: collections.deque = field(
+    process: subprocess.Popen[bytes]
+    output: collections.deque[str] = field(
         default_factory=lambda: collections.deque(maxlen=_OUTPUT_TAIL_LINES)
     )
     reader: threading.Thread | None = None
@@ -115,7 +116,7 @@ _registry_lock = threading.Lock()
 _slots: dict[str, _Slot] = {}
 # Every server process not yet stopped, including one still starting, so that stopping at
 # exit does not wait for a start-up to finish and cannot miss it.
-_processes: set[subprocess.Popen] = set()
+_processes: set[subprocess.Popen[bytes]] = set()
 
 
 def parallel_slots() -> int:
@@ -282,7 +283,7 @@ def _cause(server: _Server) -> str:
     return ""
 
 
-def _terminate(process: subprocess.Popen) -> None:
+def _terminate(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.terminate()
         try:
@@ -336,7 +337,7 @@ async def local_base_url(model_name: str) -> str:
     return server.base_url
 
 
-def provider() -> dict:
+def provider() -> dict[str, Any]:
     """Local models as one more provider (see providers.py): its endpoint is the server
     this module starts for each model, and it answers one call at a time."""
     return {

@@ -26,6 +26,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets, start
+from judgements.intake.case import JsonValue
 from judgements.intake.cases import parse_case_json
 from judgements.management import invalid_input
 from judgements.models import Judgement, RoundDecision, Status
@@ -34,7 +35,7 @@ from judgements.outcome import answers
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 # As `magi gate`'s: refused by a spending limit.
 EXIT_OVER_BUDGET = 7
-EXIT_OF_VERDICT = {
+EXIT_OF_VERDICT: dict[str, int] = {
     Status.APPROVED: EXIT_APPROVED,
     Status.REJECTED: EXIT_REJECTED,
     Status.HELD: EXIT_HELD,
@@ -122,7 +123,7 @@ def decisions_after(judgement_id: int, printed: set[int]) -> list[RoundDecision]
     return list(decisions.order_by("round", "created_at"))
 
 
-def read_case(source: str) -> Any:
+def read_case(source: str) -> JsonValue:
     """The case JSON in a file or on standard input ("-"); InvalidInput if it cannot be read.
 
     Read as bytes, so input that is not UTF-8 gets a message rather than a traceback.

@@ -265,8 +265,8 @@ async def test_a_panel_or_the_deployment_may_ask_for_checks_or_turn_them_off(
 
 
 def test_an_evaluation_run_asks_every_check_not_turned_off(db, checks_unset, settings):
-    case = case_for()
-    assert checks_for(case, evaluation=True) == ["probe", "second_opinion", "screen"]
-    assert checks_for(case, evaluation=False) == []
+    agents = case_for()["agents"]
+    assert checks_for(None, agents, evaluation=True) == ["probe", "second_opinion", "screen"]
+    assert checks_for(None, agents, evaluation=False) == []
     settings.MAGI_SECOND_OPINION = False
-    assert checks_for(case, evaluation=True) == ["probe", "screen"]
+    assert checks_for(None, agents, evaluation=True) == ["probe", "screen"]

@@ -26,7 +26,7 @@ def test_a_run_queues_one_ordinary_judgement_per_case_and_repeat(fake_llm, suite
     assert (run.panel_name, run.repeats, run.creator, run.suite) == ("Test panel", 2, user, suite)
     assert run.agents == AGENTS
     judgements = list(run.judgements.order_by("pk"))
-    assert [(j.suite_case.case_id, j.repeat) for j in judgements] == [
+    assert [(j.suite_case and j.suite_case.case_id, j.repeat) for j in judgements] == [
         ("c1", 1),
         ("c2", 1),
         ("c3", 1),

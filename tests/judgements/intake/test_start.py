@@ -11,7 +11,7 @@ from judgements.core.prompt_variants import Variant
 from judgements.intake import idempotency, limits
 from judgements.intake.start import Checked, Submission, submit
 from judgements.models import IdempotencyKey, Judgement
-from tests.support.cases import case_for
+from tests.support.cases import case_for, typed_case
 
 pytestmark = pytest.mark.django_db
 
@@ -74,24 +74,24 @@ def test_a_panel_is_looked_up_for_the_creator_and_for_the_operator_among_all(
 
 
 def test_a_checked_case_is_stored_as_its_entry_point_checked_it(fake_llm, user):
-    case = {**case_for(), "panel": None}
+    case = typed_case()
     started = submit([Checked(case)], Submission(creator=user))
     assert started.status_code == 201 and not started.replayed
-    assert [a.name for a in started.judgement.agents.all()] == [a["name"] for a in case["agents"]]
+    assert [a.name for a in started.judgement.agents.all()] == [a.name for a in case.agents]
 
 
 def test_a_case_that_names_no_variants_stores_the_default_it_ran(fake_llm, user, monkeypatch):
     # The default is one constant; set to a non-empty one here so the test tells "the
     # default" from "none" (with the original prompts as default both are empty).
     monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({prompt_variants.Variant.QUOTE}))
-    unnamed = submit([Checked({**case_for(), "panel": None})], Submission(creator=user))
+    unnamed = submit([Checked(typed_case())], Submission(creator=user))
     assert unnamed.judgement.prompt_variants == ["quote"]
-    named = {**case_for(), "panel": None, "prompt_variants": ["decision_first"]}
+    named = typed_case(prompt_variants=("decision_first",))
     assert submit([Checked(named)], Submission(creator=user)).judgement.prompt_variants == [
         "decision_first"
     ]
     # An empty list (what "original" resolves to) runs none, whatever the default.
-    original = {**case_for(), "panel": None, "prompt_variants": []}
+    original = typed_case(prompt_variants=())
     assert submit([Checked(original)], Submission(creator=user)).judgement.prompt_variants == []
 
 
@@ -102,11 +102,11 @@ def test_a_judgement_runs_its_saved_panels_prompt_variants(fake_llm, make_panel,
     case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
     # As the API, the MCP tools and the gate send it, and as the page checks it.
     from_json = submit([case], Submission(creator=user)).judgement
-    from_page = submit([Checked({**case_for(), "panel": panel})], Submission(creator=user))
+    from_page = submit([Checked(typed_case(panel=panel))], Submission(creator=user))
     for judgement in (from_json, from_page.judgement):
         assert judgement.prompt_variants == ["decision_first", "quote"]
     # A caller naming its own (an evaluation run) keeps them, [] included.
-    own = submit([Checked({**case_for(), "panel": panel, "prompt_variants": []})], Submission())
+    own = submit([Checked(typed_case(panel=panel, prompt_variants=()))], Submission())
     assert own.judgement.prompt_variants == []
 
 

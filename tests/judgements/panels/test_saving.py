@@ -154,7 +154,7 @@ async def test_the_api_judges_with_an_example_panel_by_name(example_panels, api,
     assert status == 201
     assert body["status"] == "rejected"
     judgement = await Judgement.objects.select_related("panel").aget(pk=body["id"])
-    assert judgement.panel.name == "deploy-gate"
+    assert judgement.panel is not None and judgement.panel.name == "deploy-gate"
     assert body["panel"] == {"id": judgement.panel.pk, "name": "deploy-gate"}
     assert [a["model"] for a in body["agents"]] == [local_files.BUNDLED_MODEL_NAME] * 3
 
