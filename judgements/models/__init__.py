@@ -50,6 +50,10 @@ from judgements.models.judgements import (  # noqa: F401 - re-exported: the one 
     JudgementQuerySet,
     held,
     hold_contested,
+)
+from judgements.models.leases import (  # noqa: F401 - re-exported: the one import path
+    Leased,
+    LeaseQuerySet,
     lease_expired,
 )
 from judgements.models.notifications import (  # noqa: F401 - re-exported: the one import path
