@@ -92,7 +92,8 @@ async def test_renewing_renews_every_third_of_a_lease_until_the_work_ends(settin
             work.set_result("sent")
         return 1
 
-    assert await lease.renewing(work, renew, "test jobs") == "sent"
+    async with asyncio.timeout(10):  # a guard: without renewals the work never ends
+        assert await lease.renewing(work, renew, "test jobs") == "sent"
     assert renewals == 2
 
 
@@ -109,6 +110,7 @@ async def test_renewing_rides_out_a_database_that_is_away(settings, caplog):
         work.set_result(None)
         return 1
 
-    await lease.renewing(work, renew, "test jobs")
+    async with asyncio.timeout(10):  # a guard: without renewals the work never ends
+        await lease.renewing(work, renew, "test jobs")
     assert tries == 2
     assert "could not renew the leases on test jobs" in caplog.text
