@@ -55,14 +55,17 @@ async def renewing(work: Awaitable[T], renew: Callable[[], Awaitable[object]], w
     for seconds). A database that is away only delays a renewal; a row taken over
     meanwhile is safe all the same, as each kind's ending is conditional on its holder."""
     task = asyncio.ensure_future(work)
-    while True:
-        done, _ = await asyncio.wait({task}, timeout=renew_every())
-        if done:
-            return task.result()
-        try:
-            await renew()
-        except DATABASE_DOWN:
-            log.warning("could not renew the leases on %s; trying again", what)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=renew_every())
+            if done:
+                return task.result()
+            try:
+                await renew()
+            except DATABASE_DOWN:
+                log.warning("could not renew the leases on %s; trying again", what)
+    finally:
+        task.cancel()  # the worker stopping: nothing is left running unawaited
 
 
 def renew(judgement_id: int, worker_id: str) -> Lease:

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from judgements.models.teams import Team
 
 
-class JudgementQuerySet(LeaseQuerySet["Judgement"]):
+# Its rows left untyped as they were (typing them is issue 51's item 1): LeaseQuerySet[Any].
+class JudgementQuerySet(LeaseQuerySet):
     """Who may work on which judgement: the lease (models/leases.py) and the status
     queries of the engine."""
 
