@@ -36,17 +36,25 @@ MODELS = ("bench-a", "bench-b", "bench-c")
 
 
 def make_rows(rows: int) -> None:
-    """`rows` idle judgements, a pending delivery and an unsent email for each."""
+    """`rows` queued judgements (started the one way in, intake/start.py), a pending
+    delivery and an unsent email for each."""
     from django.contrib.auth.models import User
-    from django.utils import timezone
 
-    from judgements.models import Judgement, Notification, WebhookDelivery
+    from judgements.intake.start import Submission, submit
+    from judgements.models import Notification, WebhookDelivery
 
     reviewer = User.objects.create_user("reviewer", email="r@example.com")
-    now = timezone.now()
-    judgements = Judgement.objects.bulk_create(
-        Judgement(title=f"case {i}", content="bench", created_at=now) for i in range(rows)
-    )
+    case = {
+        "title": "bench",
+        "content": "I am going to travel to Japan next week.",
+        "agents": [
+            {"name": f"agent-{i}", "model": model, "criteria": "Approve safe plans."}
+            for i, model in enumerate(MODELS)
+        ],
+    }
+    judgements = []
+    for start in range(0, rows, 50):
+        judgements += submit([case] * min(50, rows - start), Submission()).judgements
     WebhookDelivery.objects.bulk_create(
         WebhookDelivery(judgement=j, event="judgement.finished", url="https://x", payload={})
         for j in judgements
