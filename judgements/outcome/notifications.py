@@ -107,7 +107,9 @@ def settle(ids: list[int], worker_id: str, outcome: str, **changes: object) -> i
     state, logged at INFO. Returns how many rows were still ours."""
     updated = Notification.objects.filter(pk__in=ids).unsent().release(worker_id, **changes)
     target = "sent" if changes.get("sent_at") else "unsent"
-    log.info(
+    # A digest not due yet is given back unchanged at every sweep: not a change of state.
+    log.log(
+        logging.INFO if changes else logging.DEBUG,
         "notifications %s: unsent -> %s (%s) by worker %s%s",
         ids,
         target,
