@@ -1,32 +1,35 @@
-"""The lease: how one worker holds a judgement while it runs it, in the database.
+"""The worker's side of a lease: keeping what it holds while the work runs.
 
-The database, not the channel layer, says who runs a judgement. A claim
-(engine/lifecycle.py) takes the lease: the worker's id and an expiry MAGI_LEASE_SECONDS
-ahead (`taken_by`). While the deliberation runs, the worker renews it every third of a
-lease (`HeldLease.keep`); every ending gives it up (`RELEASED`), and a lease that ran out
-lets another worker claim the judgement and resume it from what was stored.
+The lease itself (its fields, its one expiry formula, claim, renew and release) is
+models/leases.py's, the same for judgements, webhook deliveries and reviewers' emails.
+A worker renews what it holds every third of a lease while the work runs (`renewing`
+for the outcome jobs, `HeldLease.keep` for a judgement); a lease that ran out lets
+another worker claim the row and do the work again from what was stored.
 
-The worker's own view of its lease (`HeldLease`) knows when it last made sure of it:
-before a round or a call it renews first unless it did within half a lease, so that a
-worker whose renewals could not get through (a database outage) sends nothing on a lease
-another worker may hold. Every write made while judging checks the lease again under a
-row lock (engine/lifecycle.py), so data stays right whatever happens.
+A judgement asks more of its lease than the outcome jobs do, because a deliberation
+spends money on calls. The worker's own view of it (`HeldLease`) knows when it last made
+sure of it: before a round or a call it renews first unless it did within half a lease,
+so that a worker whose renewals could not get through (a database outage) sends nothing
+on a lease another worker may hold. Every write made while judging checks the lease
+again under a row lock (engine/lifecycle.py), so data stays right whatever happens.
 """
 
 import asyncio
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.utils import timezone
 
 from judgements.core.errors import MagiError
 from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.models import Judgement, Status
+from judgements.models.leases import renew_every
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -46,24 +49,28 @@ class Lease(StrEnum):
     TAKEN = "taken"  # another worker holds it now: this one must stop
 
 
-def expiry(now: datetime) -> datetime:
-    """When a lease taken or renewed at `now` runs out."""
-    return now + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
-
-
-def taken_by(worker_id: str, now: datetime) -> dict[str, object]:
-    """The fields a claim writes: the lease is `worker_id`'s until its expiry."""
-    return {"lease_owner": worker_id, "lease_expires_at": expiry(now)}
-
-
-# The fields every ending writes with its status: nobody holds the judgement any more.
-RELEASED: dict[str, object] = {"lease_owner": "", "lease_expires_at": None}
+async def renewing(work: Awaitable[T], renew: Callable[[], Awaitable[object]], what: str) -> T:
+    """Await `work`, calling `renew` every third of a lease until it ends: how a worker
+    keeps the webhook deliveries and emails it is sending (their sends block a thread
+    for seconds). A database that is away only delays a renewal; a row taken over
+    meanwhile is safe all the same, as each kind's ending is conditional on its holder."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=renew_every())
+            if done:
+                return task.result()
+            try:
+                await renew()
+            except DATABASE_DOWN:
+                log.warning("could not renew the leases on %s; trying again", what)
+    finally:
+        task.cancel()  # the worker stopping: nothing is left running unawaited
 
 
 def renew(judgement_id: int, worker_id: str) -> Lease:
     """Extend the lease while the work goes on, and say whether it is still ours."""
-    held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
-    if held.update(lease_expires_at=expiry(timezone.now())):
+    if Judgement.objects.filter(pk=judgement_id).renew(worker_id):
         return Lease.HELD
     status = Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
     if status == Status.JUDGING:
@@ -118,9 +125,8 @@ class HeldLease:
         the meantime, the renewal that gets through keeps it ours (storing a decision
         checks ownership in any case, and no call goes out on a stale lease: `confirm`).
         """
-        interval = settings.MAGI_LEASE_SECONDS / 3
         while not work.done():
-            await asyncio.sleep(interval)
+            await asyncio.sleep(renew_every())
             try:
                 state = await self.renew()
             except DATABASE_DOWN:

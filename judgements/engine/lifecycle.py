@@ -16,8 +16,9 @@ loser's UPDATE matches no row. Each is logged at INFO with the worker, the round
 long the judgement had been running, so a judgement's life can be read from the logs.
 Each publishes its own live event (judging started, finished, failed) once its
 transaction commits, so no caller can forget it or announce what was rolled back. The
-lease itself (taken, renewed, given up) is engine/lease.py's; every write made while
-judging checks, under a row lock, that the writer still holds it.
+lease itself (taken, renewed, given up) is models/leases.py's, kept renewed by
+engine/lease.py; every write made while judging checks, under a row lock, that the
+writer still holds it.
 """
 
 import logging
@@ -32,7 +33,6 @@ from django.utils import timezone
 
 from judgements.audit import record as chain_record
 from judgements.core import rules
-from judgements.engine import lease
 from judgements.engine.lease import LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish_on_commit
@@ -40,6 +40,7 @@ from judgements.models.agents import Agent, RoundDecision
 from judgements.models.choices import Status
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement, JudgementQuerySet
+from judgements.models.leases import RELEASED
 from judgements.outcome import marks, webhooks
 
 log = logging.getLogger(__name__)
@@ -89,40 +90,26 @@ def log_transition(
 
 def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int]:
     """idle, or judging with an expired lease -> judging, leased to `worker_id`; oldest
-    first, at most `limit`. Returns the ids now held.
-
-    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so workers sweeping at the same moment
-    take different rows instead of queueing on one another's locks; the UPDATE then only
-    touches rows this transaction holds. SQLite ignores FOR UPDATE, but its IMMEDIATE
-    transactions take the write lock at BEGIN, so the select-then-update is just as
-    atomic; the conditional UPDATE re-checks claimability either way.
-    """
-    if limit <= 0:
-        return []
+    first, at most `limit`. Returns the ids now held. The lease's own claim
+    (models/leases.py LeaseQuerySet.claim: rows other workers locked are skipped, the
+    UPDATE re-checks claimability), with the change of state beside it."""
     now = timezone.now()
     with transaction.atomic():
-        rows = list(
+        rows = (
             candidates.claimable(now)
             .filter(status__in=CLAIM_FROM)
-            .select_for_update(skip_locked=True)
-            .order_by("created_at", "pk")
-            .values_list("pk", "status", "started_at")[:limit]
-        )
-        if not rows:
-            return []
-        updated = (
-            Judgement.objects.claimable(now)
-            .filter(pk__in=[pk for pk, _, _ in rows])
-            .update(
+            .claim(
+                worker_id,
+                limit,
+                order=("created_at", "pk"),
+                columns=("pk", "status", "started_at"),
+                now=now,
                 status=Status.JUDGING,
-                **lease.taken_by(worker_id, now),
                 started_at=Coalesce("started_at", now),
                 # Claimed while judging: its last worker's lease ran out.
                 takeovers=F("takeovers") + Case(When(status=Status.JUDGING, then=1), default=0),
             )
         )
-        if updated != len(rows):  # pragma: no cover - the locks above make this impossible
-            raise transaction.TransactionManagementError("claimed rows changed under a lock")
         for pk, source, started_at in rows:
             log_transition(pk, source, Status.JUDGING, worker_id, started_at or now)
             publish_on_commit(pk, Event.JUDGING_STARTED)
@@ -150,7 +137,7 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         updated = judgement.filter(status__in=FINISH_FROM).update(
             status=status,
             finished_at=timezone.now(),
-            **lease.RELEASED,
+            **RELEASED,
             **marks.outcome_fields(record, verdict.value),
         )
         if not updated:
@@ -183,7 +170,7 @@ def fail(
             error_agent_id=agent_id,
             error_round=round_number,
             finished_at=timezone.now(),
-            **lease.RELEASED,
+            **RELEASED,
         )
         if updated:
             publish_on_commit(judgement_id, Event.FAILED, message=message)
@@ -224,7 +211,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
                 error_message=message,
                 error_round=round_number,
                 finished_at=now,
-                **lease.RELEASED,
+                **RELEASED,
             )
             publish_on_commit(judgement_id, Event.FAILED, message=message)
             webhooks.enqueue(judgement_id, webhooks.FAILED)
@@ -255,7 +242,7 @@ def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
             status=Status.ERROR,
             error_message=message,
             finished_at=now,
-            **lease.RELEASED,
+            **RELEASED,
         )
         for pk, _, _ in rows:
             publish_on_commit(pk, Event.FAILED)

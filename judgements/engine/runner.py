@@ -1,6 +1,6 @@
 """The engine in one process: an `EngineRunner` runs judgements within its capacity.
 
-It claims a judgement (a lease in the database: engine/lease.py), keeps the lease renewed
+It claims a judgement (a lease in the database: models/leases.py), keeps the lease renewed
 while the deliberation runs, ends the judgement in error when a call fails for good or
 its time is up, and sweeps the database for work nobody woke it for (queued judgements
 whose wake-up was lost, judgements whose worker died). All of its state lives on the
@@ -13,6 +13,7 @@ import logging
 import os
 import socket
 import uuid
+from functools import partial
 
 from channels.layers import get_channel_layer
 from django.conf import settings
@@ -20,7 +21,7 @@ from django.utils import timezone
 
 from judgements.engine import lifecycle
 from judgements.engine.deliberation import AgentFailure, deliberate, load
-from judgements.engine.lease import HeldLease, LeaseLost
+from judgements.engine.lease import HeldLease, LeaseLost, renewing
 from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
@@ -30,6 +31,8 @@ from judgements.outcome import notifications, webhooks
 log = logging.getLogger(__name__)
 
 anotify = db_call(notifications.deliver)
+arenew_deliveries = db_call(webhooks.renew_held)
+arenew_notifications = db_call(notifications.renew_held)
 
 
 def new_worker_id() -> str:
@@ -221,7 +224,9 @@ class EngineRunner:
         while True:
             self.webhooks_due.clear()
             try:
-                if await webhooks.adeliver_due(self.worker_id, batch) >= batch:
+                sending = webhooks.adeliver_due(self.worker_id, batch)
+                renew = partial(arenew_deliveries, self.worker_id)
+                if await renewing(sending, renew, "webhook deliveries") >= batch:
                     continue  # more may be waiting
             except Exception:
                 log.exception("webhook delivery failed; trying again later")
@@ -236,7 +241,9 @@ class EngineRunner:
         each sweep; every worker does, each taking rows the others have not locked."""
         while True:
             try:
-                await anotify()
+                sending = anotify(self.worker_id)
+                renew = partial(arenew_notifications, self.worker_id)
+                await renewing(sending, renew, "reviewers' emails")
             except Exception:
                 log.exception("notifications failed; trying again later")
             await asyncio.sleep(settings.MAGI_SWEEP_INTERVAL)

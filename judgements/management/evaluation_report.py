@@ -2,6 +2,8 @@
 run's report in lines, and the certificate. (With --json it prints the report as JSON.)
 """
 
+from typing import Any
+
 from judgements.models import Certificate, EvaluationRun
 
 

@@ -50,6 +50,10 @@ from judgements.models.judgements import (
     Judgement,
     JudgementQuerySet,
     held,
+)
+from judgements.models.leases import (
+    Leased,
+    LeaseQuerySet,
     lease_expired,
 )
 from judgements.models.notifications import (
@@ -108,6 +112,8 @@ __all__ = [
     "JudgementCheck",
     "JudgementQuerySet",
     "LLMAttempt",
+    "LeaseQuerySet",
+    "Leased",
     "Membership",
     "Notification",
     "NotificationChoice",

@@ -20,6 +20,7 @@ from judgements.models.choices import (
     Status,
     Trust,
 )
+from judgements.models.leases import Leased, LeaseQuerySet, lease_expired
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
 
@@ -27,13 +28,9 @@ if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
 
-def lease_expired(now: datetime) -> models.Q:
-    """Nobody holds the judgement: its worker stopped renewing (or never took a lease)."""
-    return models.Q(lease_expires_at__lt=now) | models.Q(lease_expires_at__isnull=True)
-
-
-class JudgementQuerySet(models.QuerySet["Judgement"]):
-    """Who may work on which judgement: the lease and status queries of the engine."""
+class JudgementQuerySet(LeaseQuerySet["Judgement"]):
+    """Who may work on which judgement: the lease (models/leases.py) and the status
+    queries of the engine."""
 
     def with_results(self) -> "JudgementQuerySet":
         """What a judgement's answer reads (outcome/answers.py), in a fixed number of queries."""
@@ -67,7 +64,8 @@ class JudgementQuerySet(models.QuerySet["Judgement"]):
         return self.filter(lease_expired(now), status=Status.JUDGING, started_at__lt=deadline)
 
     def held_by(self, worker_id: str) -> "JudgementQuerySet":
-        return self.filter(status=Status.JUDGING, lease_owner=worker_id)
+        """Held while judging: an ended judgement's lease was released with its status."""
+        return super().held_by(worker_id).filter(status=Status.JUDGING)
 
     # Who sees which, and the review state, as Judgement.visible_to, .reviewed and
     # .is_held say them for one judgement: the history list, the review queue and the API
@@ -112,7 +110,7 @@ def waiting_for_review() -> models.Q:
     )
 
 
-class Judgement(models.Model):
+class Judgement(Leased):
     title = models.CharField(max_length=200)
     content = models.TextField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.IDLE)
@@ -132,9 +130,8 @@ class Judgement(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # The database, not the channel layer, says who runs a judgement: a worker holds a
-    # lease it keeps renewing; an expired lease lets another worker resume the work.
-    lease_owner = models.CharField(max_length=100, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    # lease (Leased: lease_owner, lease_expires_at) it keeps renewing; an expired lease
+    # lets another worker resume the work.
     # The API token that started it, for the per-token rate limit (judgements/intake/limits.py).
     api_token = models.ForeignKey(
         "ApiToken", null=True, blank=True, on_delete=models.SET_NULL, related_name="judgements"

@@ -6,6 +6,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.models.leases import Leased, LeaseQuerySet
+
 
 class NotificationChoice(models.Model):
     """A person's own notification settings; without a row: on, one message a judgement."""
@@ -23,8 +25,16 @@ class NotificationChoice(models.Model):
         return f"notifications of {self.user}: {state}"
 
 
-class Notification(models.Model):
-    """One reviewer to tell about one judgement; sent once, retried while it fails."""
+class NotificationQuerySet(LeaseQuerySet["Notification"]):
+    def unsent(self) -> "NotificationQuerySet":
+        return self.filter(sent_at__isnull=True)
+
+
+class Notification(Leased):
+    """One reviewer to tell about one judgement; sent once, retried while it fails. The
+    worker sending it holds its lease (Leased, models/leases.py): the email goes out with
+    no database lock held, no other worker sends it meanwhile, and a dead worker's rows
+    are sent by another once its lease runs out."""
 
     judgement = models.ForeignKey(
         "judgements.Judgement", on_delete=models.CASCADE, related_name="notifications"
@@ -34,11 +44,10 @@ class Notification(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now)
     sent_at = models.DateTimeField(null=True, blank=True)
-    # Claimed by a worker that is sending it, until then: the email goes out with no
-    # database lock held, and no other worker sends it meanwhile.
-    claimed_until = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)
+
+    objects = NotificationQuerySet.as_manager()
 
     class Meta:
         constraints = [

@@ -2,6 +2,7 @@
 
 import base64
 import secrets
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from django.conf import settings
@@ -9,6 +10,7 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.models.choices import DECISION_OF_STATUS, Decision, Status
+from judgements.models.leases import Leased, LeaseQuerySet
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -118,10 +120,17 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
-class WebhookDelivery(models.Model):
+class WebhookDeliveryQuerySet(LeaseQuerySet["WebhookDelivery"]):
+    def due(self, now: datetime) -> "WebhookDeliveryQuerySet":
+        """Pending, its backoff over, and nobody holding it (a dead worker's lease ran out)."""
+        return self.free(now).filter(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+
+
+class WebhookDelivery(Leased):
     """One event to POST to a judgement's callback_url, stored in the transaction that
     changed the judgement, retried until delivered or out of attempts. Its id is the
-    `webhook-id` header, the same on every attempt so a receiver can drop duplicates."""
+    `webhook-id` header, the same on every attempt so a receiver can drop duplicates.
+    The worker posting it holds its lease (Leased, models/leases.py), like a judgement's."""
 
     judgement = models.ForeignKey(
         "judgements.Judgement", on_delete=models.CASCADE, related_name="webhook_deliveries"
@@ -134,11 +143,10 @@ class WebhookDelivery(models.Model):
     )
     attempt_count = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
-    # Like a judgement's: the worker posting it holds a lease; a dead worker's expires.
-    lease_owner = models.CharField(max_length=100, blank=True)
-    lease_expires_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = WebhookDeliveryQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -6,22 +6,28 @@ whole team, or the team's reviewers of every panel; never the author on a four-e
 panel). Nothing on a judgement's path calls this: every worker runs `deliver` on its
 sweep (engine/runner.py), which first queues a Notification row per reviewer for each
 judgement not looked at yet, then sends what is due: a message per judgement, or one
-digest every N minutes for whoever asked for that. Rows are claimed for a while in a
-short transaction that skips rows another worker locked, and the emails go out after it
-with no lock held, so two workers never send the same one; a failed send stays unsent,
-with its error, and is tried again next sweep.
+digest every N minutes for whoever asked for that. Rows are claimed with the lease
+every background job uses (models/leases.py) in a short transaction that skips rows
+another worker locked, and the emails go out after it with no lock held (the worker
+renews the lease meanwhile: engine/lease.py `renewing`), so two live workers never send
+the same one; a failed send stays unsent, with its error, and is tried again next sweep.
+Each row ends through `settle`. A worker that dies between sending and recording it
+leaves the row to be sent again once its lease expires: at least once, with the same
+Message-ID (`message_id`), which lets a mail system drop the second copy.
 """
 
+import hashlib
 import logging
 from collections import defaultdict
 from datetime import datetime, timedelta
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.mail import EmailMessage, get_connection
 from django.core.mail.backends.base import BaseEmailBackend
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from judgements.models import (
@@ -35,8 +41,6 @@ from judgements.models.judgements import held, waiting_for_review
 log = logging.getLogger(__name__)
 
 BATCH = 50
-# How long a worker may take to send what it claimed before another may take it over.
-CLAIM = timedelta(minutes=5)
 SUBJECT_MAX_CHARS = 120
 
 
@@ -84,53 +88,71 @@ def choice_of(user: User) -> NotificationChoice:
     return NotificationChoice.objects.filter(user=user).first() or NotificationChoice(user=user)
 
 
-def claim(now: datetime, limit: int = BATCH * 4) -> list[Notification]:
-    """Unsent rows nobody is sending, claimed for CLAIM seconds in a short transaction
-    (rows locked by another worker are skipped): the emails go out after it commits."""
-    with transaction.atomic():
-        free = Q(claimed_until__isnull=True) | Q(claimed_until__lt=now)
-        ids = list(
-            Notification.objects.filter(free, sent_at__isnull=True)
-            .select_for_update(skip_locked=True)
-            .order_by("created_at", "pk")
-            .values_list("pk", flat=True)[:limit]
-        )
-        Notification.objects.filter(pk__in=ids).update(claimed_until=now + CLAIM)
+def claim(worker_id: str, now: datetime, limit: int = BATCH * 4) -> list[Notification]:
+    """Unsent rows nobody holds, leased to `worker_id` (LeaseQuerySet.claim): the emails
+    go out after its short transaction commits."""
+    claimed = Notification.objects.unsent().claim(
+        worker_id, limit, order=("created_at", "pk"), now=now
+    )
     return list(
-        Notification.objects.filter(pk__in=ids)
+        Notification.objects.filter(pk__in=[pk for (pk,) in claimed])
         .select_related("judgement__panel", "user")
         .order_by("created_at", "pk")
     )
 
 
-def send_due(now: datetime | None = None) -> int:
+def settle(ids: list[int], worker_id: str, outcome: str, **changes: object) -> int:
+    """unsent, held by `worker_id` -> sent (`sent_at` given) or unsent again (its error,
+    or a digest not due yet), releasing the lease: the one change of a notification's
+    state, logged at INFO. Returns how many rows were still ours."""
+    updated = Notification.objects.filter(pk__in=ids).unsent().release(worker_id, **changes)
+    target = "sent" if changes.get("sent_at") else "unsent"
+    # A digest not due yet is given back unchanged at every sweep: not a change of state.
+    log.log(
+        logging.INFO if changes else logging.DEBUG,
+        "notifications %s: unsent -> %s (%s) by worker %s%s",
+        ids,
+        target,
+        outcome,
+        worker_id,
+        "" if updated == len(ids) else f" ({len(ids) - updated} not ours any more)",
+    )
+    return updated
+
+
+def send_due(worker_id: str, now: datetime | None = None) -> int:
     """Send what is due to each person: every unsent notification at once, or (with a
     digest) all of them together once the last digest is N minutes old. Returns the
     messages sent."""
     now = now or timezone.now()
     by_user: dict[int, list[Notification]] = defaultdict(list)
-    for notification in claim(now):
+    for notification in claim(worker_id, now):
         by_user[notification.user_id].append(notification)
     connection = get_connection(fail_silently=False)
     sent = 0
     for rows in by_user.values():
-        sent += send_to(rows[0].user, rows, now, connection)
+        sent += send_to(rows[0].user, rows, now, connection, worker_id)
     return sent
 
 
 def send_to(
-    user: User, rows: list[Notification], now: datetime, connection: BaseEmailBackend
+    user: User,
+    rows: list[Notification],
+    now: datetime,
+    connection: BaseEmailBackend,
+    worker_id: str,
 ) -> int:
     choice = choice_of(user)
+    held = [row.pk for row in rows]
     if not choice.enabled or not user.email or not settings.EMAIL_HOST:
         # Nothing to send them: the rows are done, not kept to pile up.
-        Notification.objects.filter(pk__in=[row.pk for row in rows]).update(sent_at=now)
+        settle(held, worker_id, "nothing to send them", sent_at=now)
         return 0
     if choice.digest_minutes:
         last = choice.last_digest_at
         if last is not None and now - last < timedelta(minutes=choice.digest_minutes):
             # Not due yet: free them for the sweep that sends the digest.
-            Notification.objects.filter(pk__in=[row.pk for row in rows]).update(claimed_until=None)
+            settle(held, worker_id, "their digest is not due yet")
             return 0
         messages = [(digest_subject(rows), digest_body(rows), rows)]
     else:
@@ -138,17 +160,16 @@ def send_to(
     count = 0
     for title, text, covered in messages:
         ids = [row.pk for row in covered]
+        email = EmailMessage(title, text, to=[user.email], connection=connection)
+        email.extra_headers["Message-ID"] = message_id(ids)
         try:
-            EmailMessage(title, text, to=[user.email], connection=connection).send()
+            email.send()
         except Exception as exc:  # an SMTP server away or refusing: tried again next sweep
             log.warning("notification to %s not sent: %s", user, exc)
-            for row in covered:
-                row.attempts += 1
-                row.error = f"{type(exc).__name__}: {exc}"[:500]
-                row.claimed_until = None
-            Notification.objects.bulk_update(covered, ["attempts", "error", "claimed_until"])
+            error = f"{type(exc).__name__}: {exc}"[:500]
+            settle(ids, worker_id, "not sent", attempts=F("attempts") + 1, error=error)
             continue
-        Notification.objects.filter(pk__in=ids).update(sent_at=now, error="")
+        settle(ids, worker_id, "sent", sent_at=now, error="")
         count += 1
     if choice.digest_minutes and count:
         choice.last_digest_at = now
@@ -156,10 +177,24 @@ def send_to(
     return count
 
 
-def deliver() -> int:
+def message_id(ids: list[int]) -> str:
+    """The same Message-ID each time these rows are sent: a copy sent again after its
+    worker died (at least once) is the same message to the mail systems that drop
+    duplicates."""
+    host = urlsplit(settings.MAGI_SITE_URL).hostname or "magi.invalid"
+    key = hashlib.sha256(",".join(map(str, sorted(ids))).encode()).hexdigest()[:24]
+    return f"<notification.{key}@{host}>"
+
+
+def renew_held(worker_id: str) -> int:
+    """Renew the worker's leases on the emails it is sending."""
+    return Notification.objects.unsent().renew(worker_id)
+
+
+def deliver(worker_id: str) -> int:
     """One sweep's work: queue what is new, send what is due."""
     queue()
-    return send_due()
+    return send_due(worker_id)
 
 
 # --- what a message says ------------------------------------------------------------

@@ -4,15 +4,17 @@
     status change (transitions, overrides)  ->  enqueue: a WebhookDelivery row, in the
                                                same transaction as the change
     every worker (EngineRunner.deliver_webhooks_forever)  ->  deliver_due: claim one due
-        delivery with a lease, POST it signed, record the attempt; 2xx delivered, else
-        retried with exponential backoff up to MAGI_WEBHOOK_MAX_ATTEMPTS, then failed
+        delivery with the lease every background job uses (models/leases.py), POST it
+        signed, record the attempt, `settle` it; 2xx delivered, else retried with
+        exponential backoff up to MAGI_WEBHOOK_MAX_ATTEMPTS, then failed
 
 Signatures follow the Standard Webhooks convention: `webhook-id` (the delivery's, the same
 on every retry), `webhook-timestamp` (unix seconds) and `webhook-signature: v1,<base64
 HMAC-SHA256 of "{id}.{timestamp}.{body}">`, keyed with the base64-decoded part of the
-creator's `whsec_` secret. A delivery whose worker dies keeps its claimed attempt row
-(no outcome) and is taken again once its lease expires: none is lost, some may arrive
-twice, which the stable webhook-id lets a receiver notice.
+creator's `whsec_` secret. The worker renews its lease while it posts (engine/lease.py
+`renewing`). A delivery whose worker dies keeps its claimed attempt row (no outcome)
+and is taken again once its lease expires: none is lost, some may arrive twice (at
+least once), which the stable, signed webhook-id lets a receiver drop.
 """
 
 import base64
@@ -24,7 +26,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,7 +34,8 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
-from django.db import close_old_connections, models, transaction
+from django.db import close_old_connections, transaction
+from django.db.models import F
 from django.utils import timezone
 
 from judgements.infrastructure.database import db_call
@@ -42,7 +45,6 @@ from judgements.models import (
     WebhookAttempt,
     WebhookDelivery,
     WebhookSecret,
-    lease_expired,
 )
 from judgements.outcome import answers
 
@@ -144,47 +146,28 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
 # --- delivering -----------------------------------------------------------------------
 
 
-def due(now: datetime) -> models.QuerySet[WebhookDelivery]:
-    return WebhookDelivery.objects.filter(
-        lease_expired(now), status=DeliveryStatus.PENDING, next_attempt_at__lte=now
-    )
-
-
 def claim_one(
     worker_id: str, skip: frozenset[int] = frozenset()
 ) -> tuple[WebhookDelivery, WebhookAttempt] | None:
-    """Lease the oldest due delivery and store its attempt, before anything is sent.
-
-    PostgreSQL: SELECT ... FOR UPDATE SKIP LOCKED, so workers take different rows; the
-    conditional UPDATE re-checks it is still due (SQLite's write lock serialises it).
-    The attempt is counted now, so a receiver that kills every worker runs out of
-    attempts instead of being retried for ever.
-    """
+    """Lease the oldest due delivery (LeaseQuerySet.claim) and store its attempt, before
+    anything is sent. The attempt is counted now, so a receiver that kills every worker
+    runs out of attempts instead of being retried for ever."""
     now = timezone.now()
-    expires = now + timedelta(seconds=settings.MAGI_WEBHOOK_TIMEOUT + settings.MAGI_LEASE_SECONDS)
     with transaction.atomic():
-        pk = (
-            due(now)
+        claimed = (
+            WebhookDelivery.objects.due(now)
             .exclude(pk__in=skip)
-            .select_for_update(skip_locked=True)
-            .order_by("next_attempt_at", "pk")
-            .values_list("pk", flat=True)
-            .first()
-        )
-        if pk is None:
-            return None
-        updated = (
-            due(now)
-            .filter(pk=pk)
-            .update(
-                lease_owner=worker_id,
-                lease_expires_at=expires,
-                attempt_count=models.F("attempt_count") + 1,
+            .claim(
+                worker_id,
+                1,
+                order=("next_attempt_at", "pk"),
+                now=now,
+                attempt_count=F("attempt_count") + 1,
             )
         )
-        if not updated:  # pragma: no cover - the lock above makes this impossible
+        if not claimed:
             return None
-        delivery = WebhookDelivery.objects.select_related("judgement").get(pk=pk)
+        delivery = WebhookDelivery.objects.select_related("judgement").get(pk=claimed[0][0])
         attempt = WebhookAttempt.objects.create(
             delivery=delivery,
             number=delivery.attempt_count,
@@ -269,22 +252,38 @@ def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: s
         WebhookAttempt.objects.filter(pk=attempt_row.pk).update(
             status_code=code, duration_ms=duration_ms, error=error
         )
-        # Only while the lease is ours: a worker that took too long leaves the delivery
-        # to the one that took it over (its attempt is recorded all the same).
-        WebhookDelivery.objects.filter(
-            pk=delivery.pk, lease_owner=worker_id, status=DeliveryStatus.PENDING
-        ).update(lease_owner="", lease_expires_at=None, **changes)
-    status = changes.get("status", DeliveryStatus.PENDING)
+        settle(delivery, worker_id, code or error, changes)
+    return str(changes.get("status", DeliveryStatus.PENDING))
+
+
+def settle(
+    delivery: WebhookDelivery, worker_id: str, outcome: object, changes: dict[str, Any]
+) -> bool:
+    """pending, held by `worker_id` -> delivered | failed | pending (its next attempt
+    later), releasing the lease: the one change of a delivery's state, logged at INFO.
+    False when the lease is not ours any more: a worker that took too long leaves the
+    delivery to the one that took it over (its attempt is recorded all the same)."""
+    target = changes.get("status", DeliveryStatus.PENDING)
+    updated = WebhookDelivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING).release(
+        worker_id, **changes
+    )
     log.info(
-        "webhook %s (%s, judgement %s) attempt %s: %s -> %s",
+        "webhook %s (%s, judgement %s) attempt %s: %s; pending -> %s by worker %s%s",
         delivery.webhook_id,
         delivery.event,
         delivery.judgement_id,
         delivery.attempt_count,
-        code or error,
-        status,
+        outcome,
+        target,
+        worker_id,
+        "" if updated else " (not ours any more: left to its new holder)",
     )
-    return status
+    return bool(updated)
+
+
+def renew_held(worker_id: str) -> int:
+    """Renew the worker's lease on the delivery it is posting (if any)."""
+    return WebhookDelivery.objects.filter(status=DeliveryStatus.PENDING).renew(worker_id)
 
 
 def deliver_due(worker_id: str, limit: int = 20) -> int:

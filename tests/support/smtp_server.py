@@ -1,6 +1,9 @@
 """A real SMTP server on 127.0.0.1 (aiosmtpd) that keeps what arrives, for the tests of
-reviewers' notifications."""
+reviewers' notifications. With `hold_first`, the first message is kept but not answered
+until `gate` is set: how a test holds a send in flight (and kills its worker) without
+sleeping."""
 
+import asyncio
 import socket
 import threading
 import time
@@ -19,6 +22,9 @@ class Inbox:
     messages: list[Message] = field(default_factory=list)
     refuse: bool = False
     arrived: threading.Condition = field(default_factory=threading.Condition)
+    hold_first: bool = False
+    first_arrived: threading.Event = field(default_factory=threading.Event)
+    gate: threading.Event = field(default_factory=threading.Event)
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         if self.refuse:
@@ -26,6 +32,11 @@ class Inbox:
         with self.arrived:
             self.messages.append(message_from_bytes(envelope.original_content or envelope.content))
             self.arrived.notify_all()
+            first = len(self.messages) == 1
+        if first and self.hold_first:
+            self.first_arrived.set()
+            # Waited for off the server's loop, so later connections are served meanwhile.
+            await asyncio.get_running_loop().run_in_executor(None, self.gate.wait, 120)
         return "250 Message accepted for delivery"
 
     def to(self, address: str) -> list[Message]:
@@ -48,8 +59,8 @@ def free_port() -> int:
 
 
 class SmtpServer:
-    def __init__(self) -> None:
-        self.inbox = Inbox()
+    def __init__(self, *, hold_first: bool = False) -> None:
+        self.inbox = Inbox(hold_first=hold_first)
         self.port = free_port()
         self.controller = Controller(self.inbox, hostname="127.0.0.1", port=self.port)
 
@@ -58,4 +69,5 @@ class SmtpServer:
         return self
 
     def stop(self) -> None:
+        self.inbox.gate.set()
         self.controller.stop()

@@ -2,11 +2,13 @@
 renewals could not get through (a database outage), nothing is asked on a lease another
 worker may hold."""
 
+import asyncio
 import time
 from datetime import datetime
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.db import OperationalError
 
 from judgements.engine import lease
 from judgements.engine.deliberation import deliberate, load
@@ -74,3 +76,41 @@ async def test_only_the_holder_renews_the_lease(make_judgement):
     assert state is Lease.HELD and expires is not None and before is not None
     assert expires > before
     assert (await renewed(judgement.pk, "w2"))[0] is Lease.TAKEN
+
+
+async def test_renewing_renews_every_third_of_a_lease_until_the_work_ends(settings):
+    """How a worker keeps the webhook deliveries and emails it is sending: the work is
+    a future the test ends once it has seen two renewals."""
+    settings.MAGI_LEASE_SECONDS = 0.03
+    work: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    renewals = 0
+
+    async def renew() -> int:
+        nonlocal renewals
+        renewals += 1
+        if renewals == 2:
+            work.set_result("sent")
+        return 1
+
+    async with asyncio.timeout(10):  # a guard: without renewals the work never ends
+        assert await lease.renewing(work, renew, "test jobs") == "sent"
+    assert renewals == 2
+
+
+async def test_renewing_rides_out_a_database_that_is_away(settings, caplog):
+    settings.MAGI_LEASE_SECONDS = 0.03
+    work: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    tries = 0
+
+    async def renew() -> int:
+        nonlocal tries
+        tries += 1
+        if tries == 1:
+            raise OperationalError("the database is away")
+        work.set_result(None)
+        return 1
+
+    async with asyncio.timeout(10):  # a guard: without renewals the work never ends
+        await lease.renewing(work, renew, "test jobs")
+    assert tries == 2
+    assert "could not renew the leases on test jobs" in caplog.text

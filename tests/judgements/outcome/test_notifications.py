@@ -6,10 +6,12 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import User
+from django.core.mail import EmailMessage, get_connection
 from django.utils import timezone
 
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, Notification, NotificationChoice, Panel, Status, Team
+from judgements.models.leases import expiry
 from judgements.outcome import notifications
 from judgements.panels import teams
 from tests.support.cases import case_for
@@ -67,7 +69,7 @@ def text_of(message) -> str:
 def test_a_held_verdict_emails_each_reviewer_once(smtp, settings, panel, people):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     judgement = decided(panel, people["bot"], held=True)
-    assert notifications.deliver() == 2
+    assert notifications.deliver("w1") == 2
     assert sorted(m["To"] for m in smtp.inbox.messages) == ["ana@example.com", "bob@example.com"]
     message = smtp.inbox.to("ana@example.com")[0]
     assert message["Subject"] == "MAGI: waiting for your review: Refund 4711"
@@ -76,19 +78,19 @@ def test_a_held_verdict_emails_each_reviewer_once(smtp, settings, panel, people)
     assert "- The panel split 2-1: Casper decided reject." in text
     assert f"https://magi.example.com/judgements/{judgement.pk}/" in text
     # A second sweep sends nothing again.
-    assert notifications.deliver() == 0
+    assert notifications.deliver("w1") == 0
     assert len(smtp.inbox.messages) == 2
 
 
 def test_a_contested_verdict_emails_only_where_the_panel_asks(smtp, settings, panel, people):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     decided(panel, people["bot"], held=False)
-    assert notifications.deliver() == 0
+    assert notifications.deliver("w1") == 0
     panel.notify_contested = True
     panel.save()
     decided(panel, people["bot"], held=False, title="Refund 4712")
     # Both wait for a person: each reviewer hears of both.
-    assert notifications.deliver() == 4
+    assert notifications.deliver("w1") == 4
     subjects = sorted(m["Subject"] for m in smtp.inbox.to("ana@example.com"))
     assert subjects == [
         "MAGI: waiting for your review: Refund 4711",
@@ -100,7 +102,7 @@ def test_four_eyes_leaves_the_author_out(smtp, settings, panel, people):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     teams.set_reviewing(panel, None, four_eyes=True)
     decided(panel, people["ana"], held=True)
-    notifications.deliver()
+    notifications.deliver("w1")
     assert [m["To"] for m in smtp.inbox.messages] == ["bob@example.com"]
 
 
@@ -108,7 +110,7 @@ def test_a_person_who_turned_them_off_gets_none(smtp, settings, panel, people):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     NotificationChoice.objects.create(user=people["bob"], enabled=False)
     decided(panel, people["bot"], held=True)
-    notifications.deliver()
+    notifications.deliver("w1")
     assert [m["To"] for m in smtp.inbox.messages] == ["ana@example.com"]
 
 
@@ -116,18 +118,18 @@ def test_a_digest_gathers_what_waits_and_comes_once_a_period(smtp, settings, pan
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     NotificationChoice.objects.create(user=people["ana"], digest_minutes=60)
     decided(panel, people["bot"], held=True, title="First")
-    notifications.deliver()
+    notifications.deliver("w1")
     decided(panel, people["bot"], held=True, title="Second")
     notifications.queue()
     # Within the hour: nothing more for ana; bob (a message each) has both.
-    assert notifications.send_due() == 1
+    assert notifications.send_due("w1") == 1
     assert [m["Subject"] for m in smtp.inbox.to("ana@example.com")] == [
         "MAGI: 1 verdict waiting for your review"
     ]
     assert len(smtp.inbox.to("bob@example.com")) == 2
     # An hour on, the second comes in the next digest.
     later = timezone.now() + timedelta(minutes=61)
-    assert notifications.send_due(later) == 1
+    assert notifications.send_due("w1", later) == 1
     digest = smtp.inbox.to("ana@example.com")[-1]
     assert "Second" in text_of(digest) and "First" not in text_of(digest)
 
@@ -138,18 +140,18 @@ def test_a_refusing_smtp_server_keeps_the_notification_for_the_next_sweep(
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     decided(panel, people["bot"], held=True)
     smtp.inbox.refuse = True
-    assert notifications.deliver() == 0
+    assert notifications.deliver("w1") == 0
     failed = Notification.objects.filter(sent_at__isnull=True)
     assert failed.count() == 2 and all(n.attempts == 1 and n.error for n in failed)
     smtp.inbox.refuse = False
-    assert notifications.deliver() == 2
+    assert notifications.deliver("w1") == 2
     assert not Notification.objects.filter(sent_at__isnull=True).exists()
 
 
 def test_a_title_cannot_add_a_header(smtp, settings, panel, people):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     decided(panel, people["bot"], held=True, title="Refund\nBcc: eve@example.com")
-    notifications.deliver()
+    notifications.deliver("w1")
     message = smtp.inbox.to("ana@example.com")[0]
     assert message["Bcc"] is None
     assert message["Subject"] == "MAGI: waiting for your review: Refund Bcc: eve@example.com"
@@ -161,9 +163,37 @@ def test_what_one_worker_claimed_another_does_not_send(smtp, settings, panel, pe
     decided(panel, people["bot"], held=True)
     notifications.queue()
     now = timezone.now()
-    taken = notifications.claim(now)  # a worker that then stops before sending
+    taken = notifications.claim("w1", now)  # a worker that then stops before sending
     assert len(taken) == 2
-    assert notifications.send_due(now) == 0
-    # Its claim runs out: another worker sends them.
-    assert notifications.send_due(now + notifications.CLAIM + timedelta(seconds=1)) == 2
+    assert notifications.send_due("w2", now) == 0
+    # Its lease runs out (the one expiry formula of every background job): another
+    # worker sends them.
+    assert notifications.send_due("w2", expiry(now) - timedelta(seconds=1)) == 0
+    assert notifications.send_due("w2", expiry(now) + timedelta(seconds=1)) == 2
     assert len(smtp.inbox.messages) == 2
+    assert not Notification.objects.exclude(lease_owner="").exists()
+
+
+def test_a_notification_sent_again_after_its_worker_died_is_the_same_message(
+    smtp, settings, panel, people
+):
+    """At least once: a worker that sent the email and died before recording it leaves
+    the row to another once its lease runs out. The copy carries the same Message-ID, so
+    a mail system that drops duplicates drops it; the dead worker's late record changes
+    nothing."""
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    decided(panel, people["bot"], held=True)
+    notifications.queue()
+    now = timezone.now()
+    first = notifications.claim("dead", now)
+    connection = get_connection(fail_silently=False)
+    # The dead worker's sends went out; it never recorded them.
+    ana_row = next(row for row in first if row.user == people["ana"])
+    dead_email = EmailMessage("x", "y", to=["ana@example.com"], connection=connection)
+    dead_email.extra_headers["Message-ID"] = notifications.message_id([ana_row.pk])
+    dead_email.send()
+    assert notifications.send_due("w2", expiry(now) + timedelta(seconds=1)) == 2
+    to_ana = smtp.inbox.to("ana@example.com")
+    assert len(to_ana) == 2 and to_ana[0]["Message-ID"] == to_ana[1]["Message-ID"]
+    assert notifications.settle([ana_row.pk], "dead", "sent", sent_at=now) == 0
+    assert Notification.objects.get(pk=ana_row.pk).sent_at != now

@@ -15,6 +15,7 @@ from django.utils import timezone
 from jsonschema import Draft202012Validator
 
 from judgements.models import ApiToken, DeliveryStatus, Judgement, WebhookDelivery
+from judgements.models.leases import expiry
 from judgements.outcome import webhooks
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
@@ -277,3 +278,37 @@ async def test_an_expired_judgement_is_posted_as_failed(
     payload = verify(secret, receiver.received[0])
     assert (payload["event"], payload["status"]) == ("judgement.failed", "error")
     assert "did not finish" in payload["error"]
+
+
+def test_a_delivery_whose_worker_died_is_taken_over_once_its_lease_runs_out(
+    make_judgement, user, receiver, secret
+):
+    """The lease every background job uses (models/leases.py): claimed, a delivery is
+    nobody else's until one lease after its last renewal; then the next worker posts it,
+    under the same signed webhook-id, and the dead worker's late ending changes nothing."""
+    judgement = make_judgement(creator=user)
+    Judgement.objects.filter(pk=judgement.pk).update(callback_url=receiver.url)
+    webhooks.enqueue(judgement.pk, webhooks.FINISHED)
+    claimed = webhooks.claim_one("dead")  # its worker is killed before it hears back
+    assert claimed is not None
+    delivery, first_attempt = claimed
+    held = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert held.lease_expires_at == expiry(first_attempt.started_at)
+    assert webhooks.renew_held("dead") == 1  # what its worker did while posting
+    assert webhooks.deliver_due("w2", 10) == 0  # held: not posted twice meanwhile
+
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(lease_expires_at=timezone.now())
+    assert webhooks.deliver_due("w2", 10) == 1
+    delivered = WebhookDelivery.objects.get(pk=delivery.pk)
+    assert delivered.status == DeliveryStatus.DELIVERED and delivered.lease_owner == ""
+    assert list(delivered.attempts.values_list("number", "worker", "status_code")) == [
+        (1, "dead", None),
+        (2, "w2", 200),
+    ]
+    [request] = receiver.received
+    assert verify(secret, request)["id"] == judgement.pk
+    assert request["headers"]["webhook-id"] == delivered.webhook_id
+    failed = {"status": DeliveryStatus.FAILED}
+    assert not webhooks.settle(delivery, "dead", 500, failed)
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED
+    assert webhooks.renew_held("dead") == 0
