@@ -99,7 +99,8 @@ class HeldLease:
 
     def is_fresh(self) -> bool:
         """Renewed within half a lease: nobody else can have claimed the judgement since."""
-        return time.monotonic() - self.renewed_at < settings.MAGI_LEASE_SECONDS / 2
+        half: float = settings.MAGI_LEASE_SECONDS / 2
+        return time.monotonic() - self.renewed_at < half
 
     async def confirm(self) -> None:
         """Before a round or a call: renew first unless renewed within half a lease;

@@ -154,8 +154,8 @@ def perfect_agents_accuracy(decided: Sequence[Record]) -> float | None:
     cannot give from its agents' decisions (labelled reject where one criterion of three
     fails: two approving agents approve it). Over the decided judgements whose case gives
     expected_agents; None without any."""
-    labelled = [r for r in decided if r.expected_agents is not None]
-    reachable = sum(rules.panel_decision(r.expected_agents) == r.expected for r in labelled)
+    labelled = [(r.expected_agents, r.expected) for r in decided if r.expected_agents is not None]
+    reachable = sum(rules.panel_decision(agents) == expected for agents, expected in labelled)
     return ratio(reachable, len(labelled))
 
 
