@@ -105,15 +105,15 @@ class PanelForm(django_forms.Form):
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
         if name_taken(name, self.owner, self.panel, self.team):
-            whose = (
-                f"The team {self.team.name} already has a panel"
-                if self.team is not None
-                else "An example panel"
-                if self.owner is None
-                else "A panel of the same owner"
-            )
-            raise ValidationError(f"{whose} is already called {name!r}.", code="unique")
+            raise ValidationError(self.name_clash(name), code="unique")
         return name
+
+    def name_clash(self, name: str) -> str:
+        """Why `name` is taken: in the panel's team, among the examples or its owner's."""
+        if self.team is not None:
+            return f"The team {self.team.name} already has a panel called {name!r}."
+        whose = "An example panel" if self.owner is None else "A panel of the same owner"
+        return f"{whose} is already called {name!r}."
 
 
 def name_taken(
