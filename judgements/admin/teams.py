@@ -15,7 +15,7 @@ from django.http import HttpRequest
 from judgements.admin.base import AuditAdmin, staff_user
 from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
-from judgements.panels import teams
+from judgements.panels import team_config, teams
 from judgements.panels.budget_config import BudgetForm
 
 
@@ -60,6 +60,16 @@ class TeamAdmin(admin.ModelAdmin):
     def all_panel_reviewer_list(self, obj: Team) -> str:
         """The identity provider's reviewers of the team (Membership.reviews_all)."""
         return ", ".join(teams.all_panel_reviewers(obj)) or "-"
+
+    def save_model(self, request: HttpRequest, obj: Team, form: TeamForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        # A new team is made the one way every team is (judgements/panels/team_config.py),
+        # audited with its author; its members follow in save_related.
+        made = team_config.create(staff_user(request), {"name": obj.name})
+        obj.pk = made.pk
+        obj.refresh_from_db()
 
     def save_related(
         self, request: HttpRequest, form: TeamForm, formsets: Any, change: bool

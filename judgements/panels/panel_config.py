@@ -157,4 +157,3 @@ def write(
         four_eyes=fields["four_eyes"],
     )
     return written
-

@@ -31,6 +31,18 @@ def test_members_changed_in_the_admin_are_audited(admin_client, people):
     assert page.status_code == 200 and b"Team membership" in page.content
 
 
+def test_a_team_made_in_the_admin_is_made_the_one_audited_way(admin_client, people):
+    response = admin_client.post(
+        "/admin/judgements/team/add/", {"name": "Payments", "people": [people["ana"].pk]}
+    )
+    assert response.status_code == 302
+    team = Team.objects.get(name="Payments")
+    made = AuditEntry.objects.get(subject=AuditSubject.TEAM)
+    assert made.by is not None and made.by.username == "root"
+    assert (made.target, made.before) == (f"team {team.pk} (Payments)", None)
+    assert teams.member_names(team) == ["ana"]
+
+
 def test_reviewers_changed_in_the_admin_are_audited_and_must_be_members(admin_client, people):
     team = Team.objects.create(name="Payments")
     teams.set_members(team, [people["ana"]], None)
