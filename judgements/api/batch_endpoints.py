@@ -32,12 +32,12 @@ from pydantic import BaseModel
 from judgements.api import config_schemas, resources, schemas
 from judgements.api.changes import DryRun, in_transaction
 from judgements.api.site import token_of
+from judgements.configuration import suite_config
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
 from judgements.intake.schemas import validated
 from judgements.models import ApiToken, BatchPart
-from judgements.panels import suite_config
 
 router = Router(tags=["configuration"])
 

@@ -7,7 +7,7 @@
     DELETE /api/budgets/<id>/   staff, If-Match -> 204
 
 Every change takes ?dry_run=true; validation (the admin's form), the audit and the
-version are panels/budget_config.py's.
+version are configuration/budget_config.py's.
 """
 
 from typing import Annotated
@@ -26,10 +26,10 @@ from judgements.api.changes import (
     write_refusals,
 )
 from judgements.api.site import token_of
+from judgements.configuration import budget_config
 from judgements.infrastructure.database import db_call
 from judgements.intake import budgets
 from judgements.models import Budget
-from judgements.panels import budget_config
 
 router = Router(tags=["configuration"])
 

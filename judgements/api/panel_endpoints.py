@@ -8,7 +8,7 @@
     GET    /api/models/        the models an agent may name
 
 Every change takes ?dry_run=true. The validation, the team rules and the audit are
-panels/panel_config.py's; a stale If-Match answers 412 (api/site.py).
+configuration/panel_config.py's; a stale If-Match answers 412 (api/site.py).
 """
 
 from typing import Annotated
@@ -27,12 +27,12 @@ from judgements.api.changes import (
     write_refusals,
 )
 from judgements.api.site import token_of
+from judgements.configuration import panel_config, saving
 from judgements.infrastructure.database import db_call
 from judgements.intake import saved_panels
 from judgements.llm import providers
 from judgements.models import ApiToken
 from judgements.outcome.answers import Panel
-from judgements.panels import panel_config, saving
 
 router = Router(tags=["configuration"])
 

@@ -1,7 +1,7 @@
 """The kinds of configuration, registered once: each one a class saying its kind, where
 it lives (/api/panels/), what a write takes (its schema, or a suite's JSONL), and its
 create, replace and delete, each through the one change function of its area
-(panels/panel_config.py, budget_config.py, team_config.py, suite_config.py, made in a
+(configuration/panel_config.py, budget_config.py, team_config.py, suite_config.py, made in a
 transaction rolled back by a dry run, audited, versioned for If-Match).
 
 The batch's table of operations (api/batch_endpoints.py) is generated from what is

@@ -13,7 +13,7 @@
 A suite is sent as the JSONL file it is kept in (the page and the command line read the
 same file): its name, description and team go in the query string. Errors name the line
 and field ("line 4.expected"). A team left out is the token's team. Changes take
-?dry_run=true; the rules and the audit are panels/suite_config.py's.
+?dry_run=true; the rules and the audit are configuration/suite_config.py's.
 """
 
 from typing import Annotated
@@ -33,6 +33,7 @@ from judgements.api.changes import (
     write_refusals,
 )
 from judgements.api.site import token_of
+from judgements.configuration import suite_config
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
@@ -40,7 +41,6 @@ from judgements.evaluations import suites
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.forms import invalid_utf8_fields
 from judgements.models import ApiToken, Suite, is_id
-from judgements.panels import suite_config
 
 router = Router(tags=["evaluations"])
 

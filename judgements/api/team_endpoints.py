@@ -10,7 +10,7 @@
     POST   /api/tokens/       staff: {"user", "name", "team"} -> 201, the key shown once
 
 Every change takes ?dry_run=true; the rules, the audit and the versions are
-panels/team_config.py's and panels/people.py's.
+configuration/team_config.py's and configuration/people.py's.
 """
 
 from typing import Annotated, Any
@@ -30,8 +30,8 @@ from judgements.api.changes import (
 )
 from judgements.api.config_schemas import Team, TokenIssued, UserAnswer
 from judgements.api.site import token_of
+from judgements.configuration import people, team_config
 from judgements.infrastructure.database import db_call
-from judgements.panels import people, team_config
 
 router = Router(tags=["configuration"])
 

@@ -16,10 +16,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from judgements.configuration import team_config
+from judgements.configuration.teams import record, set_members, set_reviewing, set_reviews_all
 from judgements.identity.provider import SignInRefused
 from judgements.models import AuditSubject, Identity, Membership, Panel, Team
-from judgements.panels import team_config
-from judgements.panels.teams import record, set_members, set_reviewing, set_reviews_all
 
 
 @dataclass(frozen=True)

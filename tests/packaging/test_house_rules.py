@@ -165,4 +165,4 @@ def makes_teams(tree: ast.Module) -> bool:
 def test_every_team_is_made_through_one_audited_function():
     """team_config.create: the API, the admin, `manage.py team create` and a sign-in."""
     makers = {path for path, tree in sources().items() if makes_teams(tree)}
-    assert makers == {"judgements/panels/team_config.py"}
+    assert makers == {"judgements/configuration/team_config.py"}

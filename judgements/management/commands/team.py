@@ -8,7 +8,7 @@
     manage.py team assign NAME (--panel ID | --suite ID | --token ID)
     manage.py team reviewers PANEL_ID [--users U1,U2] [--whole-team on|off] [--four-eyes on|off]
 
-Membership and reviewer changes are audited (judgements/panels/teams.py), with no user
+Membership and reviewer changes are audited (judgements/configuration/teams.py), with no user
 as the author: the operator's command line. Exit 2 for invalid input, naming the field.
 """
 
@@ -19,11 +19,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from judgements.configuration import team_config, teams
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
 from judgements.models import ApiToken, Panel, Suite, Team
-from judgements.panels import team_config, teams
 
 EXIT_OK, EXIT_INVALID = 0, 2
 SWITCH = {"on": True, "off": False}

@@ -1,11 +1,11 @@
-"""Teams and a panel's reviewers in the admin: changed through judgements/panels/teams.py,
+"""Teams and a panel's reviewers in the admin: changed through judgements/configuration/teams.py,
 so the audit says who changed what; the audit itself cannot be edited."""
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import AuditEntry, AuditSubject, Panel, Team
-from judgements.panels import teams
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db

@@ -9,10 +9,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.core import etags
 from judgements.llm import providers
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Certificate, Panel, Team
-from judgements.panels import teams
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check

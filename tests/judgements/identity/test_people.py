@@ -6,6 +6,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from judgements.configuration.teams import assign
 from judgements.identity.people import Person, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
 from judgements.models import (
@@ -20,7 +21,6 @@ from judgements.models import (
 )
 from judgements.models.panels import reviewed_panels
 from judgements.outcome import notifications, reviews
-from judgements.panels.teams import assign
 
 ISSUER = "https://idp.example.com/realms/acme"
 MAPPING: dict[str, dict[str, Any]] = {

@@ -8,10 +8,10 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
+from judgements.configuration import teams
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, Notification, NotificationChoice, Panel, Status, Team
 from judgements.outcome import notifications
-from judgements.panels import teams
 from tests.support.cases import case_for
 from tests.support.smtp_server import SmtpServer
 

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judgements.audit import record as chain_record
+from judgements.configuration import teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
@@ -29,7 +30,6 @@ from judgements.intake import cases, saved_panels
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
-from judgements.panels import teams, versions
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -167,7 +167,7 @@ def store(
 ) -> Panel:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`, audited
     as made by `by` (None: the operator, the shipped examples) like the API's changes
-    (panels/panel_config.py), so the audit chain holds the pages' panel changes too."""
+    (configuration/panel_config.py), so the audit chain holds the pages' panel changes too."""
     with transaction.atomic():
         before = None if panel is None else panel.config_state()
         saved = write(panel_form, formset, panel).panel

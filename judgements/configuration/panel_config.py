@@ -15,11 +15,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from judgements.configuration import names, saving, teams
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.intake import saved_panels
 from judgements.models import AuditSubject, Panel, Team, is_id
-from judgements.panels import names, saving, teams
 
 DEFAULTS: dict[str, Any] = {
     "description": "",

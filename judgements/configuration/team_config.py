@@ -13,10 +13,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
+from judgements.configuration import names, teams, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Team, is_id, team_ids_of
-from judgements.panels import names, teams, versions
 
 STAFF_ONLY = "Only staff create, rename and delete teams."
 NAME_TAKEN = "There is already a team called {name!r}."
