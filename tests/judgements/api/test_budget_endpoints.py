@@ -1,4 +1,4 @@
-"""Budgets over the HTTP API (judgements/api/budget_endpoints.py): staff make, change and
+"""Budgets over the HTTP API (judgements/api/kinds.py's Budgets): staff make, change and
 remove them with ETags, everyone else reads; the admin's form validates both, each
 refusal naming its field. Every answer is checked against /api/schema.json."""
 

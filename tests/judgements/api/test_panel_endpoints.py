@@ -1,4 +1,4 @@
-"""Saved panels as configuration over the HTTP API (judgements/api/panel_endpoints.py):
+"""Saved panels as configuration over the HTTP API (judgements/api/kinds.py's Panels):
 created, read, replaced and deleted with ETags, refused with 412 when stale, 422 naming
 the field, 404 for another team's, and the certificates a change voids said in the
 answer. Every answer is checked against /api/schema.json."""

@@ -1,6 +1,6 @@
-"""Suites over the HTTP API (judgements/api/suite_endpoints.py): uploaded as JSONL to a
-team, replaced and deleted with ETags, kept as they are once runs were made on them.
-Every answer is checked against /api/schema.json."""
+"""Suites over the HTTP API (judgements/api/kinds.py's Suites, api/suite_endpoints.py):
+uploaded as JSONL to a team, replaced and deleted with ETags, kept as they are once runs
+were made on them. Every answer is checked against /api/schema.json."""
 
 import json
 

@@ -1,6 +1,6 @@
-"""Teams and people over the HTTP API (judgements/api/team_endpoints.py): staff make teams,
-users and tokens; a team's members change its members with its ETag; another team is not
-found. Every answer is checked against /api/schema.json."""
+"""Teams and people over the HTTP API (judgements/api/kinds.py's Teams, Users and Tokens):
+staff make teams, users and tokens; a team's members change its members with its ETag;
+another team is not found. Every answer is checked against /api/schema.json."""
 
 import pytest
 from asgiref.sync import sync_to_async
