@@ -44,6 +44,7 @@ class Panels(Resource):
     write, answer, read_answer = config_schemas.PanelWrite, config_schemas.PanelChange, Panel
     list_answer, list_key = schemas.PanelList, "panels"
     url_names = ("api-panels", "api-panel", None)
+    exported = True
     routes = {
         "list": Route("The saved panels a case may name, each whole with its ETag: the caller's "
                       "own, their\nteams' and the examples (staff: every panel), the caller's "
@@ -93,6 +94,7 @@ class Budgets(Resource):
     write, answer = config_schemas.BudgetWrite, schemas.Budget
     list_answer, list_key = schemas.BudgetList, "budgets"
     url_names = ("api-budgets", "api-budget", None)
+    exported = True
     routes = {
         "list": Route("The spending limits the caller may read (their own, their teams' and "
                       "those of the\npanels they may use; staff: all), with what each has "
@@ -131,6 +133,7 @@ class Teams(Resource):
     write, answer = config_schemas.TeamWrite, config_schemas.Team
     list_answer, list_key = config_schemas.TeamList, "teams"
     url_names = ("api-teams", "api-team", None)
+    exported = True
     routes = {
         "list": Route("The teams the caller is in (staff: every team), each with its members "
                       "and ETag."),
@@ -171,6 +174,7 @@ class Suites(Resource):
     list_answer, list_key = evaluation_schemas.SuiteList, "suites"
     url_names = (None, "api-suite", "api-suite-jsonl")
     replaced_at, own_refusals, tag = ".jsonl", (409,), "evaluations"
+    exported = True
     body_document = suite_endpoints.JSONL_BODY
     routes = {
         "list": Route("The suites the caller may run: their own, their teams' and the "

@@ -6,7 +6,9 @@ suite_config.py, people.py) inside `Resource.create`'s transaction, rolled back 
 run; ETags and If-Match alike for every kind.
 
 Generated from what is registered: the API's routes (api/resource_routes.py, mounted by
-api/urls.py) and the batch's table of operations (api/batch_endpoints.py). The kinds are
+api/urls.py), the batch's table of operations (api/batch_endpoints.py) and where `magi
+export` reads each kind's list (magi_client/kinds.py, written by api/config_format.py;
+how a kind is written into files is the client's). The kinds are
 api/kinds.py's; adding a kind of configuration is one class and its test, as a check is
 one class (core/checks.py).
 """
@@ -55,6 +57,7 @@ class Resource:
     tag: ClassVar[str] = "configuration"
     etags: ClassVar[bool] = True  # its answers carry an ETag (a user, a token: none)
     batched: ClassVar[bool] = True  # a batch takes its changes
+    exported: ClassVar[bool] = False  # `magi export` reads its list (api/config_format.py)
     body_document: ClassVar[dict[str, Any] | None] = None  # a body ninja cannot describe
     error: ClassVar[type[BaseModel]] = schemas.Error
 

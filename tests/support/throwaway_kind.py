@@ -20,6 +20,10 @@ class Note(BaseModel):
     etag: str
 
 
+class NoteList(BaseModel):
+    notes: list[Note]
+
+
 class Notes(resources.Resource):
     """Notes kept in memory: created (not on a dry run) and read back."""
 
@@ -28,7 +32,11 @@ class Notes(resources.Resource):
     write: ClassVar[type[BaseModel] | None] = NoteWrite
     answer: ClassVar[type[BaseModel]] = Note
     audit: ClassVar[AuditSubject] = AuditSubject.PANEL
+    list_answer: ClassVar[type[BaseModel] | None] = NoteList
+    list_key: ClassVar[str] = "notes"
+    exported: ClassVar[bool] = True
     routes: ClassVar[dict[str, resources.Route]] = {
+        "list": resources.Route("Every note."),
         "create": resources.Route("Write a note."),
         "read": resources.Route("One note."),
     }
@@ -38,6 +46,9 @@ class Notes(resources.Resource):
         if not dry_run:
             self.kept.append(body.text)
         return Note(id=len(self.kept), text=body.text, etag=f'"note-{len(self.kept)}"')
+
+    def listing(self, token: ApiToken) -> list[Note]:
+        return [self.read(token, pk) for pk in range(1, len(self.kept) + 1)]
 
     def read(self, token: ApiToken, pk: int) -> Note:
         return Note(id=pk, text=self.kept[pk - 1], etag=f'"note-{pk}"')

@@ -41,7 +41,8 @@ async def test_a_kind_registered_has_its_routes_generated(notes):
     document = api.get_openapi_schema(path_prefix="")
     assert document["paths"]["/notes/"]["post"]["operationId"] == "create_note"
     assert document["paths"]["/notes/{note_id}/"]["get"]["description"] == "One note."
-    assert set(document["paths"]) == {"/notes/", "/notes/{note_id}/"}  # no list, no PUT
+    assert set(document["paths"]) == {"/notes/", "/notes/{note_id}/"}
+    assert set(document["paths"]["/notes/{note_id}/"]) == {"get"}  # no PUT, no DELETE
     client = TestAsyncClient(api, headers={"Authorization": f"Bearer {key}"})
     made = await client.post("/notes/?dry_run=true", json={"text": "draft"})
     assert made.status_code == 201 and notes == []
@@ -50,3 +51,5 @@ async def test_a_kind_registered_has_its_routes_generated(notes):
     assert (made["Location"], made["ETag"]) == ("/api/notes/1/", '"note-1"')
     read = await client.get("/notes/1/")
     assert (read.status_code, read["ETag"], read.json()["text"]) == (200, '"note-1"', "hi")
+    listed = await client.get("/notes/")
+    assert listed.json() == {"notes": [{"id": 1, "text": "hi", "etag": '"note-1"'}]}
