@@ -20,11 +20,17 @@ from judgements.api import (
 )
 from judgements.api.site import api, not_found
 
+# Every kind of configuration's routes, generated from its class (api/kinds.py); the
+# evaluations' kinds (suites) before the evaluations, as /api/schema.json lists them.
+kind_routers = [(kind.tag, resource_routes.router_for(kind)) for kind in resources.registered()]
 api.add_router("/", judgement_endpoints.router)
+for tag, router in kind_routers:
+    if tag == "evaluations":
+        api.add_router("/", router)
 api.add_router("/", evaluation_endpoints.router)
-# Every kind of configuration's routes, generated from its class (api/kinds.py).
-for resource in resources.registered():
-    api.add_router("/", resource_routes.router_for(resource))
+for tag, router in kind_routers:
+    if tag != "evaluations":
+        api.add_router("/", router)
 api.add_router("/", batch_endpoints.router)
 
 AsyncView = Callable[..., Awaitable[HttpResponse]]
