@@ -85,15 +85,15 @@ def bench_append(judgements: int) -> None:
 
 def append_worker(appends: int, name: str) -> None:
     """One process making `appends` audited changes (an audit row and its chain entry,
-    as panels/teams.py's record writes every configuration change), each in a transaction
+    as configuration/teams.py's record writes every configuration change), each in a transaction
     of its own, once the parent says go (start-up is not measured)."""
     import django
 
     django.setup()
     from django.db import connection
 
+    from judgements.configuration import teams
     from judgements.models import AuditSubject
-    from judgements.panels import teams
 
     connection.ensure_connection()
     print("ready", flush=True)

@@ -36,7 +36,7 @@ MODELS = ("model-a", "model-b", "model-c")
 PANEL_NAME = "Travel desk (scripted)"
 CREATE_USER_PANEL = """
 from django.contrib.auth import get_user_model
-from judgements.panels import saving
+from judgements.configuration import saving
 owner = get_user_model().objects.get(username={username!r})
 saving.save_panel(owner=owner, name={name!r}, agents={agents!r})
 """

@@ -73,7 +73,7 @@ def make_panel(fake_llm, db):
     the given scripted models."""
 
     def make(name="Travel desk", owner=None, models=DEFAULT_MODELS, description=""):
-        from judgements.panels import saving
+        from judgements.configuration import saving
 
         agents = case_for(models)["agents"]
         return saving.save_panel(owner=owner, name=name, description=description, agents=agents)
@@ -84,8 +84,8 @@ def make_panel(fake_llm, db):
 @pytest.fixture
 def example_panels(fake_llm, db) -> dict:
     """The shipped example panels by name, their bundled model served by the fake server."""
+    from judgements.configuration import saving
     from judgements.models import Panel
-    from judgements.panels import saving
 
     fake_llm.script(local_files.BUNDLED_MODEL_NAME)
     saving.ensure_examples()

@@ -9,6 +9,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped, staff_user
+from judgements.configuration import teams
 from judgements.evaluations.charts import percent
 from judgements.models import (
     AuditSubject,
@@ -18,12 +19,11 @@ from judgements.models import (
     Suite,
     SuiteCase,
 )
-from judgements.panels import teams
 
 
 class PanelForm(forms.ModelForm):
     """Who shares a panel and who reviews its judgements; checked and audited as
-    `manage.py team reviewers` is (judgements/panels/teams.py)."""
+    `manage.py team reviewers` is (judgements/configuration/teams.py)."""
 
     class Meta:
         model = Panel

@@ -1,6 +1,6 @@
 """Teams, their members and the audit of who changed a team or a panel's reviewers.
 
-Members are changed through judgements/panels/teams.py, as `manage.py team` changes
+Members are changed through judgements/configuration/teams.py, as `manage.py team` changes
 them, so every change is audited; the audit itself is read-only."""
 
 from typing import Any
@@ -13,15 +13,15 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from judgements.admin.base import AuditAdmin, staff_user
+from judgements.configuration import team_config, teams
+from judgements.configuration.budget_config import BudgetForm
 from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
-from judgements.panels import teams
-from judgements.panels.budget_config import BudgetForm
 
 
 class TeamForm(forms.ModelForm):
     # Not "members": the admin would save a field named as the model's own many-to-many
-    # itself, past judgements/panels/teams.py and its audit.
+    # itself, past judgements/configuration/teams.py and its audit.
     people = forms.ModelMultipleChoiceField(
         label="Members",
         queryset=get_user_model().objects.order_by("username"),
@@ -61,11 +61,21 @@ class TeamAdmin(admin.ModelAdmin):
         """The identity provider's reviewers of the team (Membership.reviews_all)."""
         return ", ".join(teams.all_panel_reviewers(obj)) or "-"
 
+    def save_model(self, request: HttpRequest, obj: Team, form: TeamForm, change: bool) -> None:
+        if change:
+            super().save_model(request, obj, form, change)
+            return
+        # A new team is made the one way every team is (judgements/configuration/team_config.py),
+        # audited with its author; its members follow in save_related.
+        made = team_config.create(staff_user(request), {"name": obj.name})
+        obj.pk = made.pk
+        obj.refresh_from_db()
+
     def save_related(
         self, request: HttpRequest, form: TeamForm, formsets: Any, change: bool
     ) -> None:
         super().save_related(request, form, formsets, change)
-        # Through judgements/panels/teams.py, so the change is audited with its author.
+        # Through judgements/configuration/teams.py, so the change is audited with its author.
         teams.set_members(form.instance, list(form.cleaned_data["people"]), staff_user(request))
 
 

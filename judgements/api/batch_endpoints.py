@@ -29,15 +29,20 @@ from django.utils import timezone
 from ninja import Router, Status
 from pydantic import BaseModel
 
-from judgements.api import config_schemas, resources, schemas
+from judgements.api import (
+    config_schemas,
+    kinds,  # noqa: F401 - registers every kind of configuration
+    resources,
+    schemas,
+)
 from judgements.api.changes import DryRun, in_transaction
 from judgements.api.site import token_of
+from judgements.configuration import suite_config
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
 from judgements.intake.schemas import validated
 from judgements.models import ApiToken, BatchPart
-from judgements.panels import suite_config
 
 router = Router(tags=["configuration"])
 
@@ -64,10 +69,12 @@ class Operation:
 
 
 def operations() -> list[Operation]:
-    """The batch's table: every method of every registered kind."""
+    """The batch's table: every method of every registered kind it takes (not a user's
+    nor a token's: `magi apply` sends none, and a token's key is shown once)."""
     return [
         Operation(method, pattern, resource)
         for resource in resources.registered()
+        if resource.batched
         for method, pattern in resource.paths().items()
     ]
 

@@ -15,9 +15,9 @@ from django.http import HttpResponse
 from ninja import Header, Query
 
 from judgements.api import config_schemas, schemas
+from judgements.configuration.panel_config import Change
 from judgements.core import etags
 from judgements.models import ApiToken
-from judgements.panels.panel_config import Change
 
 T = TypeVar("T")
 

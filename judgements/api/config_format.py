@@ -1,9 +1,10 @@
 """The configuration files' limits, declared once: read from the server's own schemas
 (the API's write schemas, a suite line's, the agent table's) and written into the client
 package as magi_client/limits.py, which the client's JSON Schemas (magi_client/schema.py)
-are built from. The client cannot import Django; it carries this file instead, and
-tests/judgements/api/test_config_format.py fails when the two differ. After changing a
-limit on the server:
+are built from; and where each kind `magi export` reads is listed, read from the
+registry of kinds (api/resources.py), as magi_client/kinds.py. The client cannot import
+Django; it carries these files instead, and tests/judgements/api/test_config_format.py
+fails when they differ. After changing a limit or a kind on the server:
 
     DEBUG=1 .venv/bin/python manage.py shell -c \\
         "from judgements.api import config_format; config_format.write()"
@@ -15,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from judgements import models
-from judgements.api import config_schemas
+from judgements.api import config_schemas, resources
+from judgements.api import kinds as _kinds  # noqa: F401 - registers every kind
 from judgements.evaluations.suite_schema import SuiteCaseLine
 
-CLIENT_LIMITS = (
-    Path(__file__).resolve().parents[2] / "clients/magi-client/src/magi_client/limits.py"
-)
+CLIENT = Path(__file__).resolve().parents[2] / "clients/magi-client/src/magi_client"
+CLIENT_LIMITS = CLIENT / "limits.py"
+CLIENT_KINDS = CLIENT / "kinds.py"
 HEADER = '''"""The configuration format's limits, as the server's own schemas declare them: written
 by judgements/api/config_format.py from them, never by hand (the client cannot import the
 server); tests/judgements/api/test_config_format.py fails when this file differs.
@@ -59,6 +61,26 @@ def client_module() -> str:
     return HEADER + "".join(f"{name} = {value:_}\n" for name, value in limits().items())
 
 
-def write(path: Path = CLIENT_LIMITS) -> Path:
+KINDS_HEADER = '''"""Where `magi export` reads each kind of configuration, as the server registers
+them: written by judgements/api/config_format.py from its registry
+(judgements/api/resources.py), never by hand; tests/judgements/api/test_config_format.py
+fails when this file differs. Each kind: the path of its list, and the key of the list in
+its answer."""
+
+'''
+
+
+def client_kinds() -> str:
+    """magi_client/kinds.py as it must read: every exported kind, in registered order."""
+    lists = "".join(
+        f'    "{kind.kind}": ("{kind.collection}", "{kind.list_key}"),\n'
+        for kind in resources.registered()
+        if kind.exported
+    )
+    return KINDS_HEADER + "LISTS: dict[str, tuple[str, str]] = {\n" + lists + "}\n"
+
+
+def write(path: Path = CLIENT_LIMITS, kinds_path: Path = CLIENT_KINDS) -> Path:
     path.write_text(client_module(), encoding="utf-8")
+    kinds_path.write_text(client_kinds(), encoding="utf-8")
     return path

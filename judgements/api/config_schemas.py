@@ -12,10 +12,10 @@ from django.contrib.auth.models import User
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
+from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 from judgements.intake import schemas
 from judgements.outcome.answers import Answer, ETag, Id
 from judgements.outcome.panel_answers import Panel
-from judgements.panels.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 
 Username = Annotated[StrictStr, Field(min_length=1, max_length=150)]
 TeamName = Annotated[StrictStr, Field(min_length=1, max_length=100)]
@@ -69,7 +69,7 @@ class PanelWrite(schemas.Strict):
     )
 
     def fields(self) -> dict[str, Any]:
-        """What was sent, for panels/panel_config.py (which fills in the defaults)."""
+        """What was sent, for configuration/panel_config.py (which fills in the defaults)."""
         return self.model_dump(exclude_unset=True)
 
 

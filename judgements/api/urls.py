@@ -12,21 +12,25 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from judgements.api import (
     batch_endpoints,
-    budget_endpoints,
     evaluation_endpoints,
     judgement_endpoints,
-    panel_endpoints,
-    suite_endpoints,
-    team_endpoints,
+    kinds,  # noqa: F401 - registers every kind of configuration
+    resource_routes,
+    resources,
 )
 from judgements.api.site import api, not_found
 
+# Every kind of configuration's routes, generated from its class (api/kinds.py); the
+# evaluations' kinds (suites) before the evaluations, as /api/schema.json lists them.
+kind_routers = [(kind.tag, resource_routes.router_for(kind)) for kind in resources.registered()]
 api.add_router("/", judgement_endpoints.router)
-api.add_router("/", suite_endpoints.router)
+for tag, router in kind_routers:
+    if tag == "evaluations":
+        api.add_router("/", router)
 api.add_router("/", evaluation_endpoints.router)
-api.add_router("/", panel_endpoints.router)
-api.add_router("/", budget_endpoints.router)
-api.add_router("/", team_endpoints.router)
+for tag, router in kind_routers:
+    if tag != "evaluations":
+        api.add_router("/", router)
 api.add_router("/", batch_endpoints.router)
 
 AsyncView = Callable[..., Awaitable[HttpResponse]]

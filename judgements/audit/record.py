@@ -3,8 +3,8 @@ by the one function that makes the change, inside its transaction (docs/evidence
 lists them): a judgement submitted (intake/start.py), each decision (engine/writes.py)
 and the verdict (engine/lifecycle.py), a confirmation (outcome/reviews.py), an override
 (outcome/overrides.py), a certificate made (evaluations/certify.py) or voided
-(panels/saving.py), a panel, team, reviewer, budget, suite, user or token change
-(panels/teams.py's and intake/budgets.py's audit rows). Each only reads its rows."""
+(configuration/saving.py), a panel, team, reviewer, budget, suite, user or token change
+(configuration/teams.py's and intake/budgets.py's audit rows). Each only reads its rows."""
 
 from typing import Any
 

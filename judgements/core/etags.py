@@ -2,7 +2,7 @@
 refusal of a change made against an old one.
 
 The ETag is `"<kind>-<id>-<version>-<hash>"`: the version counts the changes made through
-MAGI's functions (judgements/panels/versions.py); the hash of the object's configuration
+MAGI's functions (judgements/configuration/versions.py); the hash of the object's configuration
 changes the tag too when something was changed past them (the admin's raw form, SQL), so
 a stale If-Match is never taken for a fresh one.
 """

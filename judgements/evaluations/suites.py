@@ -222,7 +222,7 @@ def name_taken(
     name: str, owner: User | None, suite: Suite | None = None, team: Team | None = None
 ) -> bool:
     """A team's suite's name is unique in its team; any other's among its owner's suites
-    outside a team (as a panel's, panels/saving.py's name_taken)."""
+    outside a team (as a panel's, configuration/saving.py's name_taken)."""
     key = text.comparable_name(name)
     others = (
         Suite.objects.filter(team=team)

@@ -16,9 +16,10 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from judgements.configuration import team_config
+from judgements.configuration.teams import record, set_members, set_reviewing, set_reviews_all
 from judgements.identity.provider import SignInRefused
 from judgements.models import AuditSubject, Identity, Membership, Panel, Team
-from judgements.panels.teams import record, set_members, set_reviewing, set_reviews_all
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,7 @@ def follow_groups(
 ) -> None:
     """Teams, reviewing and staff as the groups say, for what the mapping names."""
     for name in sorted({grant["team"] for grant in mapping.values() if grant["team"]}):
-        team, _ = Team.objects.get_or_create(name=name)
+        team = team_config.provided(name, actor)
         follow_membership(team, user, name in grants.teams, actor)
         follow_reviewing(team, user, name in grants.reviews, actor)
     # A superuser keeps staff whatever the groups say: break glass must still open the admin.

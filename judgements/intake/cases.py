@@ -4,7 +4,7 @@ A case sent as JSON (the API, the command line) is validated by intake/schemas.p
 form fields ask the same rule functions with the same limits (core/text.py
 `text_problem` through infrastructure/forms.py's TextField, text.comparable_name, the
 models the deployment serves), so a case is valid or invalid in the same way wherever it
-comes from. A saved panel's agents are these same forms (panels/saving.py).
+comes from. A saved panel's agents are these same forms (configuration/saving.py).
 """
 
 import json

@@ -1,7 +1,7 @@
 """Looking saved panels up: the ones a user may use, the one a case names, and a panel's
 agents in the shape a case takes them. It lives with intake because a case may name a
 saved panel in place of its agents (intake/json_cases.py); saving a panel and the shipped
-examples are judgements/panels/saving.py's.
+examples are judgements/configuration/saving.py's.
 
 Who sees what: a user uses their own panels and the examples; staff, and the command
 line's operator (user None), every panel. A panel is named by its id or its name, the

@@ -35,7 +35,7 @@ class Budget(models.Model):
     limit_usd = models.DecimalField(max_digits=12, decimal_places=4, null=True, blank=True)
     limit_tokens = models.PositiveBigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-    # As a panel's (judgements/panels/versions.py): the API's ETag and its compare-and-swap.
+    # As a panel's (judgements/configuration/versions.py): the API's ETag and its compare-and-swap.
     version = models.PositiveIntegerField(default=1)
 
     class Meta:

@@ -35,7 +35,7 @@ class SharedWithExamples(models.Model):
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     # One more on every change through MAGI's functions: the API's ETag and the
-    # compare-and-swap that refuses a stale If-Match (judgements/panels/versions.py).
+    # compare-and-swap that refuses a stale If-Match (judgements/configuration/versions.py).
     version = models.PositiveIntegerField(default=1)
     # Each model declares its own `owner` (a nullable foreign key to the user) so that its
     # related_name is spelled out ("panels", "suites"): "%(class)ss" here would be recorded
@@ -49,7 +49,7 @@ class SharedWithExamples(models.Model):
         ordering = ["name", "id"]
         constraints = [
             # Outside a team, per owner; a team's are unique in the team instead (checked
-            # as names compare, text.comparable_name: panels/saving.py, suites.py), so
+            # as names compare, text.comparable_name: configuration/saving.py, suites.py), so
             # that two teams may each have their "Deploy gate", even made by one person.
             models.UniqueConstraint(
                 fields=["owner", "name"],
@@ -122,7 +122,7 @@ class Panel(SharedWithExamples):
     # as a dict), read by judgements of the CALIBRATED variant; None: never learned.
     calibration = models.JSONField(null=True, blank=True)
     # The prompt variants its judgements and runs use (judgements/core/prompt_variants.py
-    # names, validated by panels/saving.py, kept in the order given); None: not set, the
+    # names, validated by configuration/saving.py, kept in the order given); None: not set, the
     # site's default (intake/saved_panels.py variants_for), [] the prompts as first
     # measured whatever the default becomes.
     prompt_variants = models.JSONField(null=True, blank=True)
@@ -193,7 +193,7 @@ class Suite(SharedWithExamples):
 
     def config_state(self) -> dict[str, object]:
         """Its name, description, owner and team, as its ETag hashes them. Its cases change
-        only with a new version (judgements/panels/suite_config.py), so a listing reads
+        only with a new version (judgements/configuration/suite_config.py), so a listing reads
         none of them."""
         return {
             "name": self.name,

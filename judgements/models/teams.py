@@ -25,7 +25,7 @@ class Team(models.Model):
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams", blank=True
     )
     created_at = models.DateTimeField(default=timezone.now)
-    # One more on every change of its name or members (judgements/panels/versions.py).
+    # One more on every change of its name or members (judgements/configuration/versions.py).
     version = models.PositiveIntegerField(default=1)
 
     class Meta:
@@ -83,7 +83,7 @@ class AuditSubject(models.TextChoices):
 class AuditEntry(models.Model):
     """One change of who may see, review or spend, or of a panel, suite, team, user or
     token made over the API: who made it, when, what it was before and after. Written by
-    the functions that make the change (judgements/panels/teams.py), never edited."""
+    the functions that make the change (judgements/configuration/teams.py), never edited."""
 
     subject = models.CharField(max_length=16, choices=AuditSubject.choices)
     # What changed, as "team 3", "panel 12", "budget 5": the row may be gone since.

@@ -11,14 +11,15 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
+from judgements.configuration import saving
 from judgements.core.errors import InvalidInput
+from judgements.evaluations import tryout
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import cases, limits, rows, saved_panels
 from judgements.intake.start import Checked, Submission, submit
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
-from judgements.panels import saving, tryout
 from judgements.web.judgement_pages import visible_judgement
 from judgements.web.signed_in import signed_in_user
 

@@ -16,13 +16,13 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from judgements.configuration import saving
 from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate, certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import budgets, cases, saved_panels
 from judgements.models import Panel
-from judgements.panels import saving
 from judgements.web import certificates
 from judgements.web.signed_in import signed_in_user
 

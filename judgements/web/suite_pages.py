@@ -12,12 +12,12 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
+from judgements.configuration import saving
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs, suites
 from judgements.infrastructure.forms import error_summary, field_of
 from judgements.intake import limits, saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
-from judgements.panels import saving
 from judgements.web.signed_in import signed_in_user
 
 

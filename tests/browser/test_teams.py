@@ -12,7 +12,7 @@ SET_UP = """
 import json
 from django.contrib.auth.models import User
 from judgements.models import ApiToken, Panel, Team
-from judgements.panels import teams
+from judgements.configuration import teams
 bot, reviewer, outsider = (User.objects.get(username=name) for name in %r)
 reviewer.email = reviewer.username + "@example.com"
 reviewer.save()

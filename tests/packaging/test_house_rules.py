@@ -1,7 +1,7 @@
 """The rules of the house that docs/architecture.md states and no import contract can
 check, read from the code itself: one place calls the openai SDK, one module changes a
-judgement's status, one module reads the settings from the environment, every ignore of
-a checker says why."""
+judgement's status, one function makes a team, one module reads the settings from the
+environment, every ignore of a checker says why."""
 
 import ast
 import io
@@ -146,3 +146,23 @@ def test_the_check_finds_an_ignore_without_a_reason():
     assert not ignores_without_reason("import os  # noqa: E402, F401 - after set-up\n")
     # Words in a string or a docstring are not a comment.
     assert not ignores_without_reason('s = "# type: ignore"\n')
+
+
+def makes_teams(tree: ast.Module) -> bool:
+    """A call of Team.objects.create or get_or_create (a team made past the audit)."""
+    return any(
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("create", "get_or_create", "bulk_create")
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "objects"
+        and isinstance(node.func.value.value, ast.Name)
+        and node.func.value.value.id == "Team"
+        for node in ast.walk(tree)
+    )
+
+
+def test_every_team_is_made_through_one_audited_function():
+    """team_config.create: the API, the admin, `manage.py team create` and a sign-in."""
+    makers = {path for path, tree in sources().items() if makes_teams(tree)}
+    assert makers == {"judgements/configuration/team_config.py"}

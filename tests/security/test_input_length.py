@@ -7,10 +7,10 @@ import random
 
 import pytest
 
+from judgements.configuration import saving
 from judgements.core import text
 from judgements.intake import cases
 from judgements.models import Judgement
-from judgements.panels import saving
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)

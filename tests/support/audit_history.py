@@ -66,9 +66,9 @@ def make_history(judgements: int, worker: str) -> list[int]:
     members changed every tenth. The ids made."""
     from django.contrib.auth import get_user_model
 
+    from judgements.configuration import teams
     from judgements.models import Team
     from judgements.outcome import overrides, reviews
-    from judgements.panels import teams
 
     users = get_user_model().objects
     creator, _ = users.get_or_create(username=f"maker-{worker}")

@@ -23,7 +23,7 @@ CASES: list[dict] = [
 
 CREATE_PANEL = """
 from django.contrib.auth import get_user_model
-from judgements.panels import saving
+from judgements.configuration import saving
 owner = get_user_model().objects.get(username={username!r})
 saving.save_panel(owner=owner, name={name!r}, agents={agents!r})
 """

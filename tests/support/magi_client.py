@@ -34,7 +34,7 @@ def run_magi(
 CREATE_GATE_PANELS = """
 from django.contrib.auth import get_user_model
 from judgements.models import Panel
-from judgements.panels import saving
+from judgements.configuration import saving
 owner = get_user_model().objects.get(username={username!r})
 names = (("Melchior", "model-a"), ("Balthasar", "model-b"), ("Casper", "model-c"))
 agents = [{{"name": name, "model": model, "criteria": name + " approves only safe deploys."}}

@@ -14,9 +14,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from judgements.configuration import people
 from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
-from judgements.panels import people
 
 EXIT_INVALID = 2
 

@@ -8,7 +8,7 @@
     manage.py team assign NAME (--panel ID | --suite ID | --token ID)
     manage.py team reviewers PANEL_ID [--users U1,U2] [--whole-team on|off] [--four-eyes on|off]
 
-Membership and reviewer changes are audited (judgements/panels/teams.py), with no user
+Membership and reviewer changes are audited (judgements/configuration/teams.py), with no user
 as the author: the operator's command line. Exit 2 for invalid input, naming the field.
 """
 
@@ -19,11 +19,11 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
+from judgements.configuration import team_config, teams
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
 from judgements.models import ApiToken, Panel, Suite, Team
-from judgements.panels import team_config, teams
 
 EXIT_OK, EXIT_INVALID = 0, 2
 SWITCH = {"on": True, "off": False}
@@ -66,10 +66,9 @@ class Command(BaseCommand):
         action = options["action"]
         if action == "create":
             name = options["name"].strip()
-            if not name or Team.objects.filter(name=name).exists():
-                why = "Must not be empty." if not name else "A team has this name already."
-                raise InvalidInput({"name": [why]})
-            # The API's own path: audited, as every other way a team is made.
+            if not name:
+                raise InvalidInput({"name": ["Must not be empty."]})
+            # The one way a team is made (the API's, the admin's, a sign-in's): audited.
             made = team_config.create(None, {"name": name, "members": []})
             self.stdout.write(f"team {made.name!r} created")
         elif action == "list":

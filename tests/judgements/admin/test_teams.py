@@ -1,11 +1,11 @@
-"""Teams and a panel's reviewers in the admin: changed through judgements/panels/teams.py,
+"""Teams and a panel's reviewers in the admin: changed through judgements/configuration/teams.py,
 so the audit says who changed what; the audit itself cannot be edited."""
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import AuditEntry, AuditSubject, Panel, Team
-from judgements.panels import teams
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db
@@ -29,6 +29,18 @@ def test_members_changed_in_the_admin_are_audited(admin_client, people):
     assert (entry.by.username, entry.before, entry.after) == ("root", [], ["ana", "bob"])
     page = admin_client.get(f"/admin/judgements/auditentry/{entry.pk}/change/")
     assert page.status_code == 200 and b"Team membership" in page.content
+
+
+def test_a_team_made_in_the_admin_is_made_the_one_audited_way(admin_client, people):
+    response = admin_client.post(
+        "/admin/judgements/team/add/", {"name": "Payments", "people": [people["ana"].pk]}
+    )
+    assert response.status_code == 302
+    team = Team.objects.get(name="Payments")
+    made = AuditEntry.objects.get(subject=AuditSubject.TEAM)
+    assert made.by is not None and made.by.username == "root"
+    assert (made.target, made.before) == (f"team {team.pk} (Payments)", None)
+    assert teams.member_names(team) == ["ana"]
 
 
 def test_reviewers_changed_in_the_admin_are_audited_and_must_be_members(admin_client, people):

@@ -17,7 +17,7 @@ from tests.support.live_site import LiveMagi
 
 CREATE_PANEL = """
 from django.contrib.auth import get_user_model
-from judgements.panels import saving
+from judgements.configuration import saving
 owner = get_user_model().objects.get(username={username!r})
 names = (("Melchior", "model-a"), ("Balthasar", "model-b"), ("Casper", "model-c"))
 agents = [{{"name": name, "model": model, "criteria": name + " approves only safe plans."}}

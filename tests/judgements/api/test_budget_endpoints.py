@@ -1,4 +1,4 @@
-"""Budgets over the HTTP API (judgements/api/budget_endpoints.py): staff make, change and
+"""Budgets over the HTTP API (judgements/api/kinds.py's Budgets): staff make, change and
 remove them with ETags, everyone else reads; the admin's form validates both, each
 refusal naming its field. Every answer is checked against /api/schema.json."""
 
@@ -6,8 +6,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Team
-from judgements.panels import teams
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check

@@ -9,9 +9,9 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
+from judgements.configuration import saving
 from judgements.core import certificate, kept_verdicts
 from judgements.models import Certificate, EvaluationRun
-from judgements.panels import saving
 from tests.support.openapi import body_allowed, check
 
 pytestmark = [

@@ -8,7 +8,7 @@ import pytest
 from judgements.api import config_format
 from judgements.core import text
 from judgements.intake import schemas
-from magi_client import directory, limits, names, schema
+from magi_client import directory, kinds, limits, names, schema
 
 
 def test_the_clients_limits_are_the_servers_own():
@@ -17,6 +17,19 @@ def test_the_clients_limits_are_the_servers_own():
         "magi_client/limits.py differs from the server's schemas: run config_format.write()"
     )
     assert limits.CRITERIA_MAX_CHARS == schemas.CRITERIA_MAX_CHARS
+
+
+def test_the_export_reads_each_kind_where_the_servers_registry_says():
+    shipped = config_format.CLIENT_KINDS.read_text(encoding="utf-8")
+    assert shipped == config_format.client_kinds(), (
+        "magi_client/kinds.py differs from the server's registry: run config_format.write()"
+    )
+    assert kinds.LISTS["panel"] == ("/api/panels/", "panels")
+    assert "user" not in kinds.LISTS  # not configuration a directory holds
+
+
+def test_a_kind_registered_is_one_the_export_reads(notes):
+    assert '    "note": ("/api/notes/", "notes"),\n' in config_format.client_kinds()
 
 
 def test_the_client_refuses_exactly_what_the_server_refuses_in_length():

@@ -1,4 +1,4 @@
-"""Saved panels as configuration over the HTTP API (judgements/api/panel_endpoints.py):
+"""Saved panels as configuration over the HTTP API (judgements/api/kinds.py's Panels):
 created, read, replaced and deleted with ETags, refused with 412 when stale, 422 naming
 the field, 404 for another team's, and the certificates a change voids said in the
 answer. Every answer is checked against /api/schema.json."""
@@ -9,10 +9,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.core import etags
 from judgements.llm import providers
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Certificate, Panel, Team
-from judgements.panels import teams
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check
@@ -233,7 +233,11 @@ async def test_a_team_s_panels_have_distinct_names(bot, people, team):
     again = await (await sync_to_async(client_of)(people["ana"])).post(
         LIST, body("DEPLOY gate", team="Payments"), JSON
     )
-    assert again.status_code == 422 and set(again.json()["errors"]) == {"name"}
+    assert again.status_code == 422
+    # One rule of a team's panel names (the panel form's), said once.
+    assert again.json()["errors"] == {
+        "name": ["The team Payments already has a panel called 'DEPLOY gate'."]
+    }
 
 
 async def test_another_team_s_panel_is_not_found_and_an_example_is_forbidden(

@@ -1,6 +1,6 @@
-"""Suites over the HTTP API (judgements/api/suite_endpoints.py): uploaded as JSONL to a
-team, replaced and deleted with ETags, kept as they are once runs were made on them.
-Every answer is checked against /api/schema.json."""
+"""Suites over the HTTP API (judgements/api/kinds.py's Suites, api/suite_endpoints.py):
+uploaded as JSONL to a team, replaced and deleted with ETags, kept as they are once runs
+were made on them. Every answer is checked against /api/schema.json."""
 
 import json
 
@@ -8,8 +8,8 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import ApiToken, AuditEntry, AuditSubject, EvaluationRun, Suite, Team
-from judgements.panels import teams
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check

@@ -1,13 +1,13 @@
-"""Teams and people over the HTTP API (judgements/api/team_endpoints.py): staff make teams,
-users and tokens; a team's members change its members with its ETag; another team is not
-found. Every answer is checked against /api/schema.json."""
+"""Teams and people over the HTTP API (judgements/api/kinds.py's Teams, Users and Tokens):
+staff make teams, users and tokens; a team's members change its members with its ETag;
+another team is not found. Every answer is checked against /api/schema.json."""
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Panel, Team
-from judgements.panels import teams
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for
 from tests.support.openapi import check

@@ -9,8 +9,8 @@ import pytest
 from django.db import connection, transaction
 
 from judgements.audit import chain, record, verification
+from judgements.configuration import teams
 from judgements.models import ChainEntry, ChainHead, EntryKind, Judgement, Team
-from judgements.panels import teams
 from magi_client.canonical import GENESIS_PREV, entry_sha256, timestamp
 
 pytestmark = pytest.mark.django_db(transaction=True)

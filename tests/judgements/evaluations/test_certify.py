@@ -8,6 +8,7 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 
+from judgements.configuration import saving
 from judgements.core import calibration, kept_verdicts
 from judgements.core.certificate import METHOD
 from judgements.engine.runner import EngineRunner
@@ -20,7 +21,6 @@ from judgements.models import (
     agents_fingerprint,
 )
 from judgements.outcome.answers import trust_words
-from judgements.panels import saving
 from tests.support.commands import run_command
 
 pytestmark = pytest.mark.django_db(transaction=True)

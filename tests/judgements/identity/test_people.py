@@ -6,12 +6,21 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 
+from judgements.configuration.teams import assign
 from judgements.identity.people import Person, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
-from judgements.models import AuditEntry, Identity, Judgement, Membership, Panel, Status, Team
+from judgements.models import (
+    AuditEntry,
+    AuditSubject,
+    Identity,
+    Judgement,
+    Membership,
+    Panel,
+    Status,
+    Team,
+)
 from judgements.models.panels import reviewed_panels
 from judgements.outcome import notifications, reviews
-from judgements.panels.teams import assign
 
 ISSUER = "https://idp.example.com/realms/acme"
 MAPPING: dict[str, dict[str, Any]] = {
@@ -50,8 +59,17 @@ def test_a_newcomer_is_created_from_the_email_and_name(db):
     assert not user.has_usable_password()
     assert teams(user) == ["Fraud"]
     assert Identity.objects.get(user=user).subject == "sub-ann"
-    entry = AuditEntry.objects.get()
+    entry = AuditEntry.objects.get(subject=AuditSubject.MEMBERSHIP)
     assert (entry.by, entry.actor, entry.after) == (None, ISSUER, ["ann@example.com"])
+
+
+def test_a_team_the_groups_name_is_made_the_one_audited_way(db):
+    sign_in(person("fraud"))
+    made = AuditEntry.objects.get(subject=AuditSubject.TEAM)
+    assert (made.by, made.actor, made.before) == (None, ISSUER, None)
+    assert made.after == {"name": "Fraud", "members": []}
+    sign_in(person("fraud"))  # the team is there now: found, not made again
+    assert AuditEntry.objects.filter(subject=AuditSubject.TEAM).count() == 1
 
 
 def test_groups_are_followed_at_every_sign_in_and_each_change_audited(db):

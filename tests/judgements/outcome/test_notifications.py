@@ -9,11 +9,11 @@ from django.contrib.auth.models import User
 from django.core.mail import EmailMessage, get_connection
 from django.utils import timezone
 
+from judgements.configuration import teams
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, Notification, NotificationChoice, Panel, Status, Team
 from judgements.models.leases import expiry
 from judgements.outcome import notifications
-from judgements.panels import teams
 from tests.support.cases import case_for
 from tests.support.smtp_server import SmtpServer
 

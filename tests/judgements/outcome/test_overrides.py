@@ -10,9 +10,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import escape
 
+from judgements.configuration import teams
 from judgements.intake.start import Submission, submit
 from judgements.models import ApiToken, Confirmation, Judgement, Override, Panel, Status, Team
-from judgements.panels import teams
 from tests.support.api_client import token_client
 from tests.support.cases import case_for
 

@@ -1,5 +1,6 @@
 """What a running MAGI holds of what a configuration directory describes, read through the
-API's list endpoints (docs/api.md): teams, panels, suites with their cases, budgets, each
+API's list endpoints (docs/api.md), where the server's registry of kinds puts them
+(magi_client/kinds.py): teams, panels, suites with their cases, budgets, each
 with its id and ETag, in the directory's own shape, so that a plan compares like with
 like and an export writes it as files.
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from magi_client import names
+from magi_client import kinds, names
 from magi_client.directory import comparable, panel_spec
 from magi_client.http import Refused, Server
 
@@ -79,17 +80,24 @@ class ServerState:
         return homes
 
 
+def listed(server: Server, kind: str) -> list[dict]:
+    """A kind's list, where the server's registry says it is (magi_client/kinds.py)."""
+    path, key = kinds.LISTS[kind]
+    answer: list[dict] = server.call("GET", path)[key]
+    return answer
+
+
 def read(server: Server) -> ServerState:
     staff = is_staff(server)
     teams = {
         team["name"]: Stored(team["id"], team["etag"], {"members": sorted(team["members"])})
-        for team in server.call("GET", "/api/teams/")["teams"]
+        for team in listed(server, "team")
     }
     scopes: dict[str | None, Scope] = {name: Scope() for name in teams}
     if staff:
         scopes[None] = Scope()
     names: dict[int, str] = {}
-    for panel in server.call("GET", "/api/panels/")["panels"]:
+    for panel in listed(server, "panel"):
         scope = scope_of(panel, scopes)
         if scope is not None:
             spec = panel_spec(panel)
@@ -99,7 +107,7 @@ def read(server: Server) -> ServerState:
                 panel["id"], panel["etag"], spec, extra
             )
             names[panel["id"]] = panel["name"]
-    for suite in server.call("GET", "/api/suites/")["suites"]:
+    for suite in listed(server, "suite"):
         scope = scope_of(suite, scopes)
         if scope is not None:
             cases = server.text("GET", f"/api/suites/{suite['id']}.jsonl")
@@ -108,9 +116,7 @@ def read(server: Server) -> ServerState:
             scope.suites[comparable(suite["name"])] = Stored(
                 suite["id"], suite["etag"], spec, extra
             )
-    budgets = [
-        budget_of(budget, names) for budget in server.call("GET", "/api/budgets/")["budgets"]
-    ]
+    budgets = [budget_of(budget, names) for budget in listed(server, "budget")]
     return ServerState(staff, teams, scopes, budgets)
 
 

@@ -4,8 +4,8 @@ exit 2 naming the field for bad input."""
 import pytest
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import AuditEntry, AuditSubject, Panel, Team
-from judgements.panels import teams
 from tests.support.cases import case_for
 from tests.support.commands import run_command
 
@@ -43,7 +43,7 @@ def test_a_team_created_here_is_audited_as_through_the_api(users):
 def test_it_names_the_field_of_bad_input(users):
     run_command("team", "create", "Payments")
     assert run_command("team", "create", "Payments") == (
-        2, "", "invalid input: name: A team has this name already.\n"
+        2, "", "invalid input: name: There is already a team called 'Payments'.\n"
     )  # fmt: skip
     code, _, err = run_command("team", "add", "Payments", "ana", "nobody")
     assert (code, err) == (2, "invalid input: usernames: No user is called 'nobody'.\n")

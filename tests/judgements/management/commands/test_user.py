@@ -4,8 +4,8 @@ audited as the operator's; exit 2 naming the field for bad input."""
 import pytest
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.models import AuditEntry, AuditSubject, Team
-from judgements.panels import teams
 from tests.support.commands import run_command
 
 pytestmark = pytest.mark.django_db

@@ -1,10 +1,11 @@
-"""Teams and reviewers (judgements/panels/teams.py): who is in a team and who reviews a
+"""Teams and reviewers (judgements/configuration/teams.py): who is in a team and who reviews a
 panel change only through here, audited; a panel's reviewers get its contested
 judgements whoever submitted them, and four eyes keeps an author off their own."""
 
 import pytest
 from django.contrib.auth import get_user_model
 
+from judgements.configuration import teams
 from judgements.core.errors import InvalidInput
 from judgements.intake.start import Submission, submit
 from judgements.models import (
@@ -17,7 +18,6 @@ from judgements.models import (
     Team,
 )
 from judgements.outcome import overrides, reviews
-from judgements.panels import teams
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db

@@ -1,11 +1,11 @@
-"""The compare-and-swap behind If-Match (judgements/panels/versions.py): a write made
+"""The compare-and-swap behind If-Match (judgements/configuration/versions.py): a write made
 against a version another change has moved past finds nothing to update."""
 
 import pytest
 
+from judgements.configuration import versions
 from judgements.core.etags import Stale
 from judgements.models import Team
-from judgements.panels import versions
 
 pytestmark = pytest.mark.django_db
 

@@ -22,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judgements.audit import record as chain_record
+from judgements.configuration import teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
@@ -29,7 +30,6 @@ from judgements.intake import cases, saved_panels
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
-from judgements.panels import teams, versions
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -105,15 +105,15 @@ class PanelForm(django_forms.Form):
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
         if name_taken(name, self.owner, self.panel, self.team):
-            whose = (
-                f"The team {self.team.name} already has a panel"
-                if self.team is not None
-                else "An example panel"
-                if self.owner is None
-                else "A panel of the same owner"
-            )
-            raise ValidationError(f"{whose} is already called {name!r}.", code="unique")
+            raise ValidationError(self.name_clash(name), code="unique")
         return name
+
+    def name_clash(self, name: str) -> str:
+        """Why `name` is taken: in the panel's team, among the examples or its owner's."""
+        if self.team is not None:
+            return f"The team {self.team.name} already has a panel called {name!r}."
+        whose = "An example panel" if self.owner is None else "A panel of the same owner"
+        return f"{whose} is already called {name!r}."
 
 
 def name_taken(
@@ -167,7 +167,7 @@ def store(
 ) -> Panel:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`, audited
     as made by `by` (None: the operator, the shipped examples) like the API's changes
-    (panels/panel_config.py), so the audit chain holds the pages' panel changes too."""
+    (configuration/panel_config.py), so the audit chain holds the pages' panel changes too."""
     with transaction.atomic():
         before = None if panel is None else panel.config_state()
         saved = write(panel_form, formset, panel).panel

@@ -15,11 +15,11 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judgements.core import etags, text
+from judgements.configuration import names, saving, teams
+from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.intake import saved_panels
 from judgements.models import AuditSubject, Panel, Team, is_id
-from judgements.panels import names, saving, teams
 
 DEFAULTS: dict[str, Any] = {
     "description": "",
@@ -142,8 +142,6 @@ def write(
         )
     except InvalidInput as exc:
         errors = exc.errors | errors
-    if team is not None and "name" not in errors and name_taken_in(team, fields["name"], panel):
-        errors["name"] = [f"The team {team.name} already has a panel called {fields['name']!r}."]
     if "team" not in errors and "reviewers" not in errors:
         errors |= teams.reviewing_errors(team, reviewers, fields["team_reviews"])
     if errors:
@@ -159,14 +157,3 @@ def write(
         four_eyes=fields["four_eyes"],
     )
     return written
-
-
-def name_taken_in(team: Team, name: str, panel: Panel | None) -> bool:
-    """A team's panels are told apart by name (the configuration files key on it), as
-    names are compared: case and invisible characters aside."""
-    key = text.comparable_name(name)
-    others = Panel.objects.filter(team=team)
-    if panel is not None:
-        others = others.exclude(pk=panel.pk)
-    names_ = others.values_list("name", flat=True)
-    return any(text.comparable_name(other) == key for other in names_)

@@ -13,9 +13,9 @@ from django import forms
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from judgements.configuration import names, teams
 from judgements.core.errors import Forbidden, InvalidInput
 from judgements.models import ApiToken, AuditSubject, Team
-from judgements.panels import names, teams
 
 STAFF_ONLY = "Only staff create users and issue tokens for others."
 TOKEN_NAME_MAX_CHARS = 100  # ApiToken.name's max_length

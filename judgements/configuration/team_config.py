@@ -13,10 +13,10 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
+from judgements.configuration import names, teams, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Team, is_id, policy
-from judgements.panels import names, teams, versions
 
 STAFF_ONLY = "Only staff create, rename and delete teams."
 NAME_TAKEN = "There is already a team called {name!r}."
@@ -40,9 +40,11 @@ def state(team: Team) -> dict[str, object]:
     return {"name": team.name, "members": teams.member_names(team)}
 
 
-def create(by: User | None, body: dict[str, Any]) -> Team:
-    """Staff, or the operator's command line (`by` None, `manage.py team create`): a new
-    team with these members, audited; InvalidInput names `name` or `members`."""
+def create(by: User | None, body: dict[str, Any], actor: str = "") -> Team:
+    """The one way a team is made, audited: by staff (the API, the admin), the operator's
+    command line (`by` None, `manage.py team create`) or an identity provider (`by` None,
+    `actor` its issuer: a sign-in's groups name a team MAGI lacks). With these members;
+    InvalidInput names `name` or `members`."""
     if by is not None and not by.is_staff:
         raise Forbidden(STAFF_ONLY)
     members = members_of(body.get("members", []))
@@ -51,11 +53,23 @@ def create(by: User | None, body: dict[str, Any]) -> Team:
     try:
         with transaction.atomic():
             team = Team.objects.create(name=body["name"])
-            teams.set_members(team, members, by)
-            teams.record(AuditSubject.TEAM, teams.team_target(team), by, None, state(team))
+            teams.set_members(team, members, by, actor)
+            teams.record(AuditSubject.TEAM, teams.team_target(team), by, None, state(team), actor)
     except IntegrityError:  # another request took the name a moment ago
         raise InvalidInput({"name": [NAME_TAKEN.format(name=body["name"])]}) from None
     return team if by is None else visible_team(team.pk, by)
+
+
+def provided(name: str, actor: str) -> Team:
+    """The team a sign-in's groups name (MAGI_OIDC_GROUPS), made the first time through
+    `create` with the provider `actor` as its author."""
+    found = Team.objects.filter(name=name).first()
+    if found is not None:
+        return found
+    try:
+        return create(None, {"name": name}, actor)
+    except InvalidInput:  # another sign-in made it a moment ago
+        return Team.objects.get(name=name)
 
 
 def replace(by: User, team_id: int, body: dict[str, Any], if_match: str) -> Team:

@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from judgements.configuration import names, teams, versions
+from judgements.configuration.panel_config import Change
 from judgements.core import etags, text
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.evaluations import suites
 from judgements.models import AuditSubject, EvaluationRun, Suite, Team, is_id
-from judgements.panels import names, teams, versions
-from judgements.panels.panel_config import Change
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from django.contrib.auth.models import User
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.db import transaction
 
+from judgements.configuration import names, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.intake import budgets, saved_panels
 from judgements.models import Budget, Panel, Team, is_id
-from judgements.panels import names, versions
 
 SCOPES = ("team", "user", "panel")
 LIMITS = ("limit_usd", "limit_tokens")

@@ -1,4 +1,4 @@
-"""Saved panels (judgements/panels/saving.py; naming one is intake/test_saved_panels.py):
+"""Saved panels (judgements/configuration/saving.py; naming one is intake/test_saved_panels.py):
 saving one, the shipped examples, and a case that names a panel in place of its
 agents, from the API and the command line."""
 
@@ -11,11 +11,11 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.test import AsyncClient
 
+from judgements.configuration import saving
 from judgements.core.errors import InvalidInput
 from judgements.intake import saved_panels
 from judgements.llm.local import files as local_files
 from judgements.models import Judgement, Panel
-from judgements.panels import saving
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
 from tests.support.commands import run_judge

@@ -1,0 +1,54 @@
+"""A kind of configuration for tests alone (judgements/api/resources.py): what adding one
+takes, one class. The `notes` fixture (tests/judgements/api/conftest.py) registers it."""
+
+from typing import ClassVar
+
+from pydantic import BaseModel
+
+from judgements.api import resources
+from judgements.intake import schemas
+from judgements.models import ApiToken, AuditSubject
+
+
+class NoteWrite(schemas.Strict):
+    text: str
+
+
+class Note(BaseModel):
+    id: int
+    text: str
+    etag: str
+
+
+class NoteList(BaseModel):
+    notes: list[Note]
+
+
+class Notes(resources.Resource):
+    """Notes kept in memory: created (not on a dry run) and read back."""
+
+    kind: ClassVar[str] = "note"
+    collection: ClassVar[str] = "/api/notes/"
+    write: ClassVar[type[BaseModel] | None] = NoteWrite
+    answer: ClassVar[type[BaseModel]] = Note
+    audit: ClassVar[AuditSubject] = AuditSubject.PANEL
+    list_answer: ClassVar[type[BaseModel] | None] = NoteList
+    list_key: ClassVar[str] = "notes"
+    exported: ClassVar[bool] = True
+    routes: ClassVar[dict[str, resources.Route]] = {
+        "list": resources.Route("Every note."),
+        "create": resources.Route("Write a note."),
+        "read": resources.Route("One note."),
+    }
+    kept: ClassVar[list[str]] = []
+
+    def create(self, token: ApiToken, body: NoteWrite, dry_run: bool) -> Note:
+        if not dry_run:
+            self.kept.append(body.text)
+        return Note(id=len(self.kept), text=body.text, etag=f'"note-{len(self.kept)}"')
+
+    def listing(self, token: ApiToken) -> list[Note]:
+        return [self.read(token, pk) for pk in range(1, len(self.kept) + 1)]
+
+    def read(self, token: ApiToken, pk: int) -> Note:
+        return Note(id=pk, text=self.kept[pk - 1], etag=f'"note-{pk}"')
