@@ -148,7 +148,10 @@ class EngineSettings(Env):
         shown="on without `REDIS_URL`",
     )
     magi_lease_seconds: float = setting(
-        30.0, "how long a worker's claim on a judgement lasts unless renewed", gt=0
+        30.0,
+        "how long a worker's claim on a background job (a judgement, a webhook delivery, a "
+        "reviewer email) lasts unless renewed",
+        gt=0,
     )
     magi_sweep_interval: float = setting(
         10.0, "seconds between a worker's looks for queued or abandoned judgements", gt=0
