@@ -70,15 +70,15 @@ class AgentVerdict(BaseModel):
 
 def verdict_schema(
     *,
-    with_length_bound: bool = True,
     tied: bool = False,
     variants: frozenset[Variant] = frozenset(),
 ) -> dict[str, Any]:
     """The JSON schema of AgentVerdict, properties in answer order (reason first).
 
-    OpenAI's strict json_schema mode rejects schemas with keywords it does not support
-    (maxLength among them on some models), so that mode gets the bound in the prompt and
-    in our own validation only.
+    The free fields carry their length bounds; OpenAI's strict json_schema mode rejects
+    such keywords on some models, so judgements/llm/completions.py sends that mode the
+    schema without them (`without_length_bounds`), the bound staying in the prompt and in
+    our own validation.
 
     `tied`: for servers that turn any JSON schema into a decoding grammar (llama.cpp's),
     the two consistent answers as alternatives, so the decision follows from
@@ -88,7 +88,7 @@ def verdict_schema(
     `variants` (judgements/core/prompt_variants.py): the keys in the order they ask for
     (DECISION_FIRST), and a required "quote" (QUOTE); none: the schema as measured.
     """
-    fields = answer_fields(with_length_bound)
+    fields = answer_fields()
     keys = prompt_variants.answer_keys(variants)
     if not tied:
         decision = {"type": "string", "enum": ["approve", "reject"]}
@@ -110,18 +110,14 @@ def verdict_schema(
     }
 
 
-def answer_fields(with_length_bound: bool) -> dict[str, dict[str, Any]]:
-    """The schemas of an answer's free fields, with their length bounds or without."""
-    reason: dict[str, Any] = {"type": "string"}
-    item: dict[str, Any] = {"type": "string"}
-    missing: dict[str, Any] = {"type": "array", "items": item}
-    quote: dict[str, Any] = {"type": "string"}
-    if with_length_bound:
-        reason |= {"minLength": 1, "maxLength": REASON_MAX_CHARS}
-        item |= {"maxLength": MISSING_ITEM_MAX_CHARS}
-        missing |= {"maxItems": MISSING_MAX_ITEMS}
-        quote |= {"maxLength": prompt_variants.QUOTE_MAX_CHARS}
-    return {"reason": reason, "quote": quote, "missing": missing}
+def answer_fields() -> dict[str, dict[str, Any]]:
+    """The schemas of an answer's free fields, with their length bounds."""
+    item = {"type": "string", "maxLength": MISSING_ITEM_MAX_CHARS}
+    return {
+        "reason": {"type": "string", "minLength": 1, "maxLength": REASON_MAX_CHARS},
+        "quote": {"type": "string", "maxLength": prompt_variants.QUOTE_MAX_CHARS},
+        "missing": {"type": "array", "items": item, "maxItems": MISSING_MAX_ITEMS},
+    }
 
 
 def object_schema(properties: dict[str, dict[str, Any]], keys: list[str]) -> dict[str, Any]:

@@ -82,7 +82,7 @@ def request_body(
             "json_schema": {
                 "name": "agent_verdict",
                 "strict": True,
-                "schema": prompts.verdict_schema(with_length_bound=False, variants=variants),
+                "schema": without_length_bounds(prompts.verdict_schema(variants=variants)),
             },
         }
     elif route.structured_output == "json_object":
@@ -116,8 +116,8 @@ def text_body(
     return body
 
 
-# Keywords OpenAI's strict json_schema mode refuses on some models (as verdict_schema's
-# with_length_bound=False leaves out): the bound stays in our own validation.
+# Keywords OpenAI's strict json_schema mode refuses on some models: a verdict's or a
+# check's schema goes to that mode without them, the bound staying in our own validation.
 LENGTH_KEYWORDS = frozenset({"minLength", "maxLength", "maxItems"})
 
 

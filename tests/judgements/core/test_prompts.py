@@ -5,6 +5,7 @@ from pydantic import ValidationError
 
 from judgements.core import prompts
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision
+from judgements.llm import completions
 from tests.support.llm_server import ROUND_PATTERN
 
 AGENT = AgentBrief("Melchior", "Approve only plans with a budget under 1000 EUR.")
@@ -279,9 +280,8 @@ def test_the_schema_asks_for_the_reason_first_and_bounds_it():
     assert schema["properties"]["criterion_met"] == {"type": "boolean"}
     assert schema["properties"]["decision"]["enum"] == ["approve", "reject"]
     assert schema["additionalProperties"] is False
-    assert (
-        "maxLength" not in prompts.verdict_schema(with_length_bound=False)["properties"]["reason"]
-    )
+    strict = completions.without_length_bounds(prompts.verdict_schema())
+    assert "maxLength" not in strict["properties"]["reason"]
 
 
 def test_the_answer_format_in_the_prompt_puts_the_reason_first():
