@@ -394,8 +394,6 @@ def report(
 ) -> None:
     """The table (once `final`) and the JSON file (after every case, when asked)."""
     table = {column.name: summarise(column.outcomes, cases) for column in columns}
-    for name, runs in getattr(args, "kept_columns", {}).items():
-        table[name] = summarise({k: Outcome(**v) for k, v in runs.items()}, cases)
     if plain:
         table[PLAIN] = summarise(plain, cases)
     judged = {k for column in columns for k in column.outcomes} | set(plain)
@@ -415,8 +413,6 @@ def report(
             "suites": args.suites,
             "summary": table,
             "outcomes": {
-                # Columns an earlier run had and this one does not run stay in the file.
-                **getattr(args, "kept_columns", {}),
                 **{c.name: {k: vars(v) for k, v in c.outcomes.items()} for c in columns},
                 PLAIN: {k: vars(v) for k, v in plain.items()},
             },
@@ -425,23 +421,27 @@ def report(
 
 
 def resume(
-    path: Path, columns: list[Column], model: str, args: argparse.Namespace
-) -> dict[str, Outcome]:
-    """The outcomes a stopped run wrote to `path`, put back into `columns`; the plain
-    calls' outcomes are returned, and columns this run does not continue are kept as they
-    were (args.kept_columns). A run of another model cannot be continued: its figures
-    would mix two models."""
+    path: Path, columns: list[Column], model: str
+) -> tuple[dict[str, Outcome], list[Column]]:
+    """The outcomes a stopped run wrote to `path`, put back into `columns`; returned: the
+    plain calls' outcomes, and the columns this run does not continue, as they were (they
+    stay in the report and the file). A run of another model cannot be continued: its
+    figures would mix two models."""
     dump = json.loads(path.read_text())
     if dump.get("model") != model:
         raise SystemExit(f"{path} holds a run of {dump.get('model')!r}, not {model!r}")
     kept = dump.get("outcomes", {})
     running = {column.name for column in columns} | {PLAIN}
-    args.kept_columns = {name: runs for name, runs in kept.items() if name not in running}
+    stopped = [
+        Column(name, frozenset(), {k: Outcome(**v) for k, v in runs.items()})
+        for name, runs in kept.items()
+        if name not in running
+    ]
     for column in columns:
         column.outcomes = {k: Outcome(**v) for k, v in kept.get(column.name, {}).items()}
     done = {name: len(column.outcomes) for name, column in ((c.name, c) for c in columns)}
     print(f"resuming {path}: cases already judged per column {done}", flush=True)
-    return {k: Outcome(**v) for k, v in kept.get(PLAIN, {}).items()}
+    return {k: Outcome(**v) for k, v in kept.get(PLAIN, {}).items()}, stopped
 
 
 def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM":
@@ -518,11 +518,12 @@ def main() -> None:
             learn_on = [c for s in args.calibrate_on.split(",") for c in load_cases(s)]
             learn_offsets(column, panels, args.model, spread(learn_on, args.calibrate_limit))
     plain: dict[str, Outcome] = {}
+    stopped: list[Column] = []
     if args.resume:
         if not args.json_out:
             parser.error("--resume needs --json-out, the file a stopped run wrote")
         if args.json_out.exists():
-            plain = resume(args.json_out, args.variants, args.model, args)
+            plain, stopped = resume(args.json_out, args.variants, args.model)
     for index, case in enumerate(cases, 1):
         panel = panels[case["panel"]]
         line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
@@ -541,7 +542,7 @@ def main() -> None:
             line.append(f"{PLAIN} {plain[case['id']].verdict}")
         print(" | ".join(line), flush=True)
         # Written after every case, so a run stopped early still leaves its figures.
-        report(args, args.variants, plain, cases, final=index == len(cases))
+        report(args, args.variants + stopped, plain, cases, final=index == len(cases))
     if server is not None:
         server.stop()
 
