@@ -105,6 +105,7 @@ def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSe
         "hold_contested": cases.hold_choice(panel.hold_contested),
         "run_checks": cases.hold_choice(panel.run_checks),
         "prompt_variants": saved_panels.variants_text(panel.prompt_variants),
+        "escalate_to": "" if panel.escalate_to_id is None else str(panel.escalate_to_id),
     }
     panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel, team=panel.team)
     formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
