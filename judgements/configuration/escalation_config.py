@@ -39,7 +39,8 @@ def resolve(
 ) -> tuple[Panel | None, list[str]]:
     """The panel `reference` names for a panel of `owner` in `team` (`panel`: the one being
     changed, None for a new one), and what is wrong with it (empty: nothing). None names
-    no panel: its verdicts go straight to a person."""
+    no panel: its verdicts go straight to a person. `by`: who asks (None: look only among
+    the candidates)."""
     if reference is None or reference == "":
         return None, []
     # The rule reads the panel as it will be saved (its team may be changing); unsaved.
@@ -50,12 +51,19 @@ def resolve(
         name="this panel" if panel is None else panel.name,
     )
     found = _named(reference, candidates(owner, team))
-    if found is None:
+    if found is None and by is not None:
+        # A panel `by` may see but the team may not use is named in the refusal; one they
+        # may not see is as unknown as one that does not exist.
         try:
             found = saved_panels.resolve(reference, by)
         except InvalidInput:
-            shown = reference if isinstance(reference, int) else repr(text.escaped(reference))
-            return None, [f"No panel {shown} that this panel's team may use."]
+            found = None
+    if found is None:
+        if isinstance(reference, int) or saved_panels.is_decimal_id(reference):
+            shown = str(reference)
+        else:
+            shown = repr(text.escaped(reference))
+        return None, [f"No panel {shown} that this panel's team may use."]
     return found, escalation.target_errors(subject, found)
 
 

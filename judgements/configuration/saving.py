@@ -44,6 +44,15 @@ VARIANTS_HELP = (
 )
 
 
+class AnyPanelChoice(django_forms.ChoiceField):
+    """A select of the panels a panel may escalate to, whose posted value is checked by
+    the form's clean_escalate_to (configuration/escalation_config.py) rather than against
+    the options: a panel the team may not use is refused in words that say why."""
+
+    def valid_value(self, value: object) -> bool:
+        return True
+
+
 class PanelForm(django_forms.Form):
     """A panel's name and description; its agents are a cases.AgentFormSet beside it."""
 
@@ -80,7 +89,7 @@ class PanelForm(django_forms.Form):
     )
     # The panel its unkept verdicts go to before a person (docs/escalation.md); its
     # choices are the panels its team may use (configuration/escalation_config.py).
-    escalate_to = django_forms.ChoiceField(
+    escalate_to = AnyPanelChoice(
         choices=[("", "Nobody: straight to a person")],
         required=False,
         label="Escalate unkept verdicts to",
@@ -104,7 +113,7 @@ class PanelForm(django_forms.Form):
         self.panel = panel
         self.team = team
         escalate_to = self.fields["escalate_to"]
-        assert isinstance(escalate_to, django_forms.ChoiceField)
+        assert isinstance(escalate_to, AnyPanelChoice)
         escalate_to.choices = [
             ("", "Nobody: straight to a person"),
             *(
@@ -118,7 +127,7 @@ class PanelForm(django_forms.Form):
         """The panel chosen, checked for the team's access, every level and cycles."""
         chosen = self.cleaned_data.get("escalate_to") or None
         target, wrong = escalation_config.resolve(
-            chosen, None, owner=self.owner, team=self.team, panel=self.panel
+            chosen, self.owner, owner=self.owner, team=self.team, panel=self.panel
         )
         if wrong:
             raise ValidationError(wrong[0], code="invalid")

@@ -71,9 +71,17 @@ class KeptFigures(TypedDict):
     seconds: float
 
 
+class RuleFields(TypedDict):
+    """A rule as stored (kept_verdicts.Rule.as_dict)."""
+
+    source: str | None
+    threshold: float | None
+    absent: list[str]
+
+
 class LevelReport(TypedDict):
     level: int
-    rule: dict[str, object] | None  # Rule.as_dict(); None: keeps nothing
+    rule: RuleFields | None  # None: it keeps nothing
     rule_words: str
     tested: list[dict[str, object]]
     figures: KeptFigures
@@ -136,30 +144,9 @@ def certify(
     test_cases = [s.case for s in parts.test]
     per_level = delta / len(levels)
     families = choose_families(levels, chosen_cases, target, per_level, sources, signals)
-    rules: list[Rule | None] = []
-    reports: list[LevelReport] = []
-    reaching = list(test_cases)
-    for number, (level, family) in enumerate(zip(levels, families, strict=True), start=1):
-        samples = [level[case] for case in reaching]
-        steps = (
-            [] if family is None else certificate.fixed_sequence(family, samples, target, per_level)
-        )
-        passed = [step for step, ok in steps if ok]
-        rule = passed[-1].rule if passed else None
-        kept = [c for c in reaching if rule is not None and rule.keeps(level[c])]
-        cost = costs[number - 1] if len(costs) >= number else {}
-        reports.append(
-            LevelReport(
-                level=number,
-                rule=None if rule is None else dict(rule.as_dict()),
-                rule_words="keeps nothing" if rule is None else rule.describe(),
-                tested=[{**step.as_dict(), "passed": ok} for step, ok in steps],
-                figures=figures(level, reaching, kept, len(test_cases), delta, cost),
-                passed_on_to=len(reaching) - len(kept),
-            )
-        )
-        rules.append(rule)
-        reaching = [case for case in reaching if case not in set(kept)]
+    rules, reports, reaching = tested_levels(
+        levels, families, test_cases, target, per_level, delta, costs
+    )
     report = CascadeReport(
         method=METHOD,
         target=target,
@@ -179,6 +166,46 @@ def certify(
         ),
     )
     return Outcome(rules, report)
+
+
+def tested_levels(
+    levels: Sequence[Mapping[str, Sample]],
+    families: Sequence[certificate.Family | None],
+    test_cases: Sequence[str],
+    target: float,
+    per_level: float,
+    delta: float,
+    costs: Sequence[Mapping[str, Cost]],
+) -> tuple[list[Rule | None], list[LevelReport], list[str]]:
+    """Step 3: each level's family by fixed sequence on the test cases that reach it, in
+    order; each level's rule (None: none passed), its report, and the cases left for
+    people."""
+    rules: list[Rule | None] = []
+    reports: list[LevelReport] = []
+    reaching = list(test_cases)
+    for number, (level, family) in enumerate(zip(levels, families, strict=True), start=1):
+        samples = [level[case] for case in reaching]
+        steps = (
+            [] if family is None else certificate.fixed_sequence(family, samples, target, per_level)
+        )
+        passed = [step for step, ok in steps if ok]
+        rule = passed[-1].rule if passed else None
+        kept = [c for c in reaching if rule is not None and rule.keeps(level[c])]
+        cost = costs[number - 1] if len(costs) >= number else {}
+        reports.append(
+            LevelReport(
+                level=number,
+                rule=None if rule is None else rule_fields(rule),
+                rule_words="keeps nothing" if rule is None else rule.describe(),
+                tested=[{**step.as_dict(), "passed": ok} for step, ok in steps],
+                figures=figures(level, reaching, kept, len(test_cases), delta, cost),
+                passed_on_to=len(reaching) - len(kept),
+            )
+        )
+        rules.append(rule)
+        kept_set = set(kept)
+        reaching = [case for case in reaching if case not in kept_set]
+    return rules, reports, reaching
 
 
 def choose_families(
@@ -300,3 +327,7 @@ def strongest_certified(
     rule = passed[-1].rule if passed else None
     kept = [case for case in test if rule is not None and rule.keeps(level[case])]
     return figures(level, test, kept, len(test), delta, {})
+
+
+def rule_fields(rule: Rule) -> RuleFields:
+    return RuleFields(source=rule.source, threshold=rule.threshold, absent=list(rule.absent))

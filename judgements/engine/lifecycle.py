@@ -143,14 +143,17 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
             .prefetch_related("agents__decisions")
             .get(pk=judgement_id)
         )
-        # Read against its story's cascade certificate when one is in force for its level.
-        fields = marks.outcome_fields(record, verdict.value, escalation.cascade_in_force(record))
-        # A verdict its level does not keep goes to the story's next level, if its panel
-        # names one (intake/escalation.py): started in this transaction, so the story
-        # is never decided by a level that did not keep its verdict.
-        following = escalation.next_level(
-            record, escalation.Outcome(fields["trust"], fields["contested"])
+        # A level of an escalation story (docs/escalation.md), or one that may start it.
+        in_story = record.root_id is not None or (
+            record.panel is not None and record.panel.escalate_to_id is not None
         )
+        # Read against its story's cascade certificate when one is in force for its level.
+        cascade = escalation.cascade_in_force(record) if in_story else None
+        fields = marks.outcome_fields(record, verdict.value, cascade)
+        # A verdict its level does not keep goes to the story's next level (started in
+        # this transaction: a level that did not keep its verdict never decides a story).
+        outcome = escalation.Outcome(fields["trust"], fields["contested"])
+        following = escalation.next_level(record, outcome) if in_story else None
         updated = judgement.filter(status__in=FINISH_FROM).update(
             status=status,
             finished_at=timezone.now(),

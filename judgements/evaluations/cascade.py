@@ -17,7 +17,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.audit import record as chain_record
-from judgements.core import cascade, certificate
+from judgements.core import cascade, certificate, kept_verdicts
 from judgements.core.errors import InvalidInput
 from judgements.core.kept_verdicts import Sample
 from judgements.evaluations import certify, metrics, run_reports
@@ -142,25 +142,28 @@ def certify_cascade(
             accuracy=kept["accuracy"] if outcome.certified else None,
             bound=report["guarantee"],
             kept=kept["kept"],
-            levels={
-                "panels": [
-                    {
-                        "level": number,
-                        "panel": level.panel.pk,
-                        "name": level.panel.name,
-                        "fingerprint": escalation.chain_fingerprint([level.panel]),
-                        "rule": None if rule is None else rule.as_dict(),
-                        "runs": [run.pk for run in level.runs],
-                    }
-                    for number, (level, rule) in enumerate(
-                        zip(levels, outcome.rules, strict=True), start=1
-                    )
-                ],
-                "report": dict(report),
-            },
+            levels={"panels": level_entries(levels, outcome.rules), "report": dict(report)},
         )
         chain_record.certificate(made)
         return made
+
+
+def level_entries(
+    levels: list[Level], rules: list[kept_verdicts.Rule | None]
+) -> list[dict[str, object]]:
+    """What a cascade's certificate keeps of each level: its panel, the fingerprint of
+    what was measured, its rule (None: it keeps nothing) and its runs."""
+    return [
+        {
+            "level": number,
+            "panel": level.panel.pk,
+            "name": level.panel.name,
+            "fingerprint": escalation.chain_fingerprint([level.panel]),
+            "rule": None if rule is None else rule.as_dict(),
+            "runs": [run.pk for run in level.runs],
+        }
+        for number, (level, rule) in enumerate(zip(levels, rules, strict=True), start=1)
+    ]
 
 
 def current(panel: Panel) -> Certificate | None:
@@ -183,55 +186,108 @@ def current(panel: Panel) -> Certificate | None:
 
 
 def percent(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
+    return "n/a" if value is None else f"{value:.0%}"
 
 
 def interval_words(figures: cascade.KeptFigures) -> str:
     if figures["accuracy"] is None or figures["low"] is None or figures["high"] is None:
-        return "–"
-    return f"{figures['accuracy']:.0%} ({figures['low']:.0%}–{figures['high']:.0%})"
+        return "n/a"
+    return f"{figures['accuracy']:.0%} ({figures['low']:.0%} to {figures['high']:.0%})"
+
+
+@dataclass(frozen=True)
+class ReportRow:
+    """One line of a cascade's report, in words: the page's table and the command's."""
+
+    what: str
+    reached: int
+    kept: str
+    accuracy: str
+    tokens: str
+    seconds: str
+    passed_on: str
+    rule: str
+
+
+def report_rows(found: Certificate) -> list[ReportRow]:
+    """Per level what it was handed, kept, how right (with the interval at 1 - delta), its
+    cost and what it passed on; the cascade and what people get; the strongest level
+    alone, every verdict in force and under its own certificate."""
+    levels = found.levels or {}
+    report = levels.get("report") or {}
+    if not report:
+        return []
+    names = {entry["level"]: entry["name"] for entry in levels.get("panels", [])}
+    rows = []
+    for level in report["levels"]:
+        f = level["figures"]
+        rows.append(
+            ReportRow(
+                f"level {level['level']}: {names.get(level['level'], '')}",
+                f["reached"],
+                f"{f['kept']} ({percent(f['share_kept'])})",
+                interval_words(f),
+                f"{f['tokens']:,}",
+                f"{f['seconds']:.1f}",
+                str(level["passed_on_to"]),
+                level["rule_words"],
+            )
+        )
+    kept, alone = report["kept"], report["strongest_alone"]
+    certified = report["strongest_certified"]
+    rows += [
+        ReportRow(
+            "the cascade",
+            kept["reached"],
+            f"{kept['kept']} ({percent(kept['share_kept'])})",
+            interval_words(kept),
+            f"{kept['tokens']:,}",
+            f"{kept['seconds']:.1f}",
+            f"{report['people']} to people ({percent(report['people_share'])})",
+            "",
+        ),
+        ReportRow(
+            "strongest level alone, every verdict",
+            alone["reached"],
+            f"{alone['kept']} (100%)",
+            interval_words(alone),
+            f"{alone['tokens']:,}",
+            f"{alone['seconds']:.1f}",
+            "0",
+            "",
+        ),
+        ReportRow(
+            "strongest level alone, certified alone",
+            certified["reached"],
+            f"{certified['kept']} ({percent(certified['share_kept'])})",
+            interval_words(certified),
+            f"{alone['tokens']:,}",
+            f"{alone['seconds']:.1f}",
+            f"{certified['reached'] - certified['kept']} to people",
+            "",
+        ),
+    ]
+    return rows
 
 
 def report_lines(found: Certificate) -> list[str]:
-    """A cascade certificate's report as Markdown: its sentence, then per level what it
-    was handed, kept, how right (with the interval at 1 - delta), its cost, and what went
-    on; the cascade; people; and the strongest level alone. The command line prints it."""
-    levels = found.levels or {}
-    report = levels.get("report") or {}
-    names = {entry["level"]: entry["name"] for entry in levels.get("panels", [])}
+    """A cascade certificate's report as Markdown, for the command line."""
     lines = [found.describe(), ""]
+    report = (found.levels or {}).get("report") or {}
     if not report:
         return lines
-    confidence = f"{1 - found.delta:.0%}"
     lines += [
         f"Held-out cases: {len(report['test'])} (chosen on {len(report['selection'])} others); "
         f"delta {found.delta:g}, {report['delta_per_level']:g} per level.",
         "",
-        f"| | reached | kept (share of all) | kept accuracy ({confidence} interval) | tokens "
-        "| seconds | passed on | rule |",
+        f"| | reached | kept (share of all) | kept accuracy ({1 - found.delta:.0%} interval) "
+        "| tokens | seconds | passed on | rule |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for level in report["levels"]:
-        f = level["figures"]
+    for row in report_rows(found):
+        what = f"**{row.what}**" if row.what == "the cascade" else row.what
         lines.append(
-            f"| level {level['level']}: {names.get(level['level'], '')} | {f['reached']} | "
-            f"{f['kept']} ({percent(f['share_kept'])}) | {interval_words(f)} | {f['tokens']:,} "
-            f"| {f['seconds']:.1f} | {level['passed_on_to']} | {level['rule_words']} |"
+            f"| {what} | {row.reached} | {row.kept} | {row.accuracy} | {row.tokens} | "
+            f"{row.seconds} | {row.passed_on} | {row.rule} |"
         )
-    kept, alone, certified = (
-        report["kept"],
-        report["strongest_alone"],
-        report["strongest_certified"],
-    )
-    lines += [
-        f"| **the cascade** | {kept['reached']} | {kept['kept']} ({percent(kept['share_kept'])}) "
-        f"| {interval_words(kept)} | {kept['tokens']:,} | {kept['seconds']:.1f} | "
-        f"{report['people']} to people ({percent(report['people_share'])}) | |",
-        f"| strongest level alone, every verdict | {alone['reached']} | {alone['kept']} (100%) "
-        f"| {interval_words(alone)} | {alone['tokens']:,} | {alone['seconds']:.1f} | 0 | |",
-        f"| strongest level alone, certified alone | {certified['reached']} | "
-        f"{certified['kept']} ({percent(certified['share_kept'])}) | {interval_words(certified)} "
-        f"| {alone['tokens']:,} | {alone['seconds']:.1f} | "
-        f"{certified['reached'] - certified['kept']} to people | |",
-    ]
     return lines

@@ -208,14 +208,16 @@ class Judgement(Leased):
     # judgement submitted); a later level names the one it escalates (`escalated_from`)
     # and the story's first (`root`). `escalated`: this level could not keep its verdict
     # and the next level's is in force instead.
-    level = models.PositiveSmallIntegerField(default=1)
+    # db_default too: a row written by SQL alone (the audit's tests of rows added behind
+    # MAGI's back) is a first level that did not escalate.
+    level = models.PositiveSmallIntegerField(default=1, db_default=1)
     escalated_from = models.OneToOneField(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="escalation"
     )
     root = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.CASCADE, related_name="later_levels"
     )
-    escalated = models.BooleanField(default=False)
+    escalated = models.BooleanField(default=False, db_default=False)
 
     objects = JudgementQuerySet.as_manager()
 

@@ -12,9 +12,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgements import models
-from judgements.core import cascade, rules
+from judgements.core import rules
 from judgements.models import Confirmation, Decision, Override, Status, Trust
 from judgements.outcome.receipt_answers import SignedReceipt, receipt_of
+from judgements.outcome.story_answers import Cascade, Escalation
 
 Count = Annotated[int, Field(ge=0)]
 Ratio = Annotated[float | None, Field(ge=0, le=1)]
@@ -165,24 +166,6 @@ class CertificateSuite(Answer):
     cases: list[str]
 
 
-class CascadePanel(Answer):
-    level: Annotated[int, Field(ge=1)]
-    panel: int
-    name: str
-    fingerprint: str
-    rule: RuleAnswer | None = Field(description="Its verdicts kept by; null: it keeps none.")
-    runs: list[int]
-
-
-class Cascade(Answer):
-    """A cascade's certificate (docs/escalation.md): each level's rule, and the report on
-    the held-out cases: per level the share kept, the accuracy of what it kept with its
-    interval, its cost, and what is left for people; beside the strongest level alone."""
-
-    panels: list[CascadePanel]
-    report: cascade.CascadeReport
-
-
 class Certificate(Answer):
     """A panel's certificate: the rule under which its verdicts say "Not contested",
     chosen on part of the labelled verdicts and tested on the rest by a fixed sequence
@@ -252,9 +235,7 @@ class Certificate(Answer):
             voided_at=None if certificate.voided_at is None else certificate.voided_at.isoformat(),
             void_reason=certificate.void_reason,
             words=certificate.describe(),
-            cascade=None
-            if certificate.levels is None
-            else Cascade.model_validate(certificate.levels),
+            cascade=Cascade.of(certificate),
         )
 
 
@@ -310,74 +291,6 @@ class Confidence(Answer):
     probe: Probability = Field(description="The same from the agents' one-word round-1 probes.")
 
 
-class Level(Answer):
-    """One level of an escalation story (docs/escalation.md): an ordinary judgement of
-    its own panel on the same content."""
-
-    level: Annotated[int, Field(ge=1)]
-    judgement: Id
-    panel: PanelLink | None
-    panel_status: StatusName = Field(description="What this level's panel decided.")
-    trust: Literal["contested", "not_contested", "unmeasured"] | None
-    contest_reasons: list[str]
-    escalated: bool = Field(
-        description="This level did not keep its verdict: the next level's is in force."
-    )
-    receipt: SignedReceipt | None = Field(description="This level's own signed receipt.")
-
-    @classmethod
-    def from_record(cls, level: models.Judgement) -> "Level":
-        return cls(
-            level=level.level,
-            judgement=level.pk,
-            panel=None
-            if level.panel is None
-            else PanelLink(id=level.panel.pk, name=level.panel.name),
-            panel_status=level.status,
-            trust=level.trust,
-            contest_reasons=list(level.contest_reasons),
-            escalated=level.escalated,
-            receipt=receipt_of(level),
-        )
-
-
-class Escalation(Answer):
-    """The judgement's escalation story: every level, in order, and which one's verdict
-    is in force. "status" is already that verdict (fail-closed while a level runs)."""
-
-    level: Annotated[int, Field(ge=1)] = Field(description="This judgement's own level.")
-    root: Id = Field(description="The story's first judgement, the one submitted.")
-    decided_by: Annotated[int, Field(ge=1)] | None = Field(
-        description="The level whose verdict is in force: the first that kept its verdict, "
-        "or the last, whose verdict waits for a person (status held) or a person decided; "
-        "null while a level runs or after an error."
-    )
-    levels: list[Level]
-
-    @classmethod
-    def of(cls, judgement: models.Judgement) -> "Escalation | None":
-        """None for a judgement that is no story (it never escalated and is no level)."""
-        if judgement.root_id is None and not judgement.escalated:
-            return None
-        levels = story_levels(judgement)
-        in_force = judgement.in_force()
-        decided = in_force.status in (Status.APPROVED, Status.REJECTED) and not in_force.escalated
-        return cls(
-            level=judgement.level,
-            root=levels[0].pk,
-            decided_by=in_force.level if decided else None,
-            levels=[Level.from_record(level) for level in levels],
-        )
-
-
-def story_levels(judgement: models.Judgement) -> list[models.Judgement]:
-    """Every level of the judgement's story, loaded as its answer reads them: the one
-    place the answers, webhooks, receipts and exports list a story's levels."""
-    ids = [level.pk for level in judgement.story()]
-    loaded = models.Judgement.objects.with_results().in_bulk(ids)
-    return [loaded[pk] for pk in ids]
-
-
 class Judgement(Answer):
     """Fail-closed: proceed only when "status" is "approved". Every other value (rejected,
     held, error, idle, judging, or one this document does not list) and every error answer
@@ -427,10 +340,7 @@ class Judgement(Answer):
         "checks offline: null while undecided, after an error, and for a verdict from "
         "before the audit chain started."
     )
-    escalation: Escalation | None = Field(
-        description="Its escalation story (docs/escalation.md): null when its verdict "
-        "never went to another panel."
-    )
+    escalation: Escalation | None = Field(description=Escalation.__doc__)
 
     @classmethod
     def from_record(cls, judgement: models.Judgement) -> "Judgement":

@@ -26,7 +26,6 @@ from judgements.intake import saved_panels
 from judgements.management import invalid_input
 from judgements.outcome import answers
 
-
 EXIT_STORED = 0
 
 
