@@ -13,7 +13,7 @@ from django.db.models import Sum
 
 from judgements.configuration import teams
 from judgements.intake import budgets
-from judgements.models import ApiToken, Budget, Judgement, LLMAttempt, Team
+from judgements.models import ApiToken, Budget, Judgement, LLMAttempt, Team, WebhookDelivery
 from judgements.models.judgements import waiting_for_review
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
@@ -203,3 +203,26 @@ def tokens_of(judgement_id: int) -> int:
         prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens")
     )
     return (found["prompt"] or 0) + (found["completion"] or 0)
+
+
+async def test_a_story_sends_one_webhook_when_it_ends_carrying_every_level(
+    served, api, receiver, secret, document
+):
+    made = await api.post(PANELS, panel("Strong", STRONG), JSON)
+    assert made.status_code == 201
+    made = await api.post(PANELS, panel("Cheap", escalate_to="Strong"), JSON)
+    assert made.status_code == 201
+    served.script("model-c", votes="RRR")
+    response = await api.post(JUDGEMENTS, cheap_case() | {"callback_url": receiver.url}, JSON)
+    assert response.status_code == 201, response.json()
+    assert await asyncio.wait_for(serve_one_wake_up(), 30)
+    # The first level escalated: nothing is sent while the story goes on.
+    assert not await WebhookDelivery.objects.aexists()
+    assert await asyncio.wait_for(serve_one_wake_up(), 30)
+    deliveries = [d async for d in WebhookDelivery.objects.all()]
+    assert [(d.judgement_id, d.event) for d in deliveries] == [
+        (response.json()["id"], "judgement.finished")
+    ]
+    payload = deliveries[0].payload
+    assert payload["status"] == "approved" and payload["escalation"]["decided_by"] == 2
+    assert [level["level"] for level in payload["escalation"]["levels"]] == [1, 2]

@@ -86,7 +86,9 @@ def escalation_order(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 raise ValueError(by_key[key]["name"])
             trail.append(key)
             target = by_key[key].get("escalate_to")
-            key = comparable(target) if isinstance(target, str) else None
+            following = comparable(target) if isinstance(target, str) else None
+            # A panel naming itself is its own problem (Reader.panel), not a cycle's.
+            key = None if following == key else following
         for step in reversed(trail):
             placed.add(step)
             ordered.append(by_key[step])
