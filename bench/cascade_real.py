@@ -110,7 +110,8 @@ def judge_story(case: dict, panel: dict) -> dict:
     escalated = following is not None
     if following is None:
         # Not escalated: the strong panel alone on the case, for the comparison.
-        strong = Panel.objects.get(pk=cheap.escalate_to_id)
+        strong = cheap.escalate_to
+        assert strong is not None  # chain_for made it
         following = submitted(case, strong)
     seconds = run_to_end(following.pk)
     row["strong"] = level_record(Judgement.objects.get(pk=following.pk), seconds)

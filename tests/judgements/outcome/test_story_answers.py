@@ -73,3 +73,14 @@ def test_the_levels_are_listed_once_in_order(story):
     root, second = story
     assert [level.pk for level in story_levels(second)] == [root.pk, second.pk]
     assert Escalation.of(root) is not None
+
+
+def test_a_level_that_escalated_is_not_reviewed(story, django_user_model):
+    from judgements.outcome import overrides, reviews
+
+    root, second = story
+    reviewer = django_user_model.objects.create_user("rita", is_staff=True)
+    with pytest.raises(overrides.OverrideConflict, match=f"judgement {second.pk}"):
+        overrides.override(root.pk, reviewer, "reject", "I say so.")
+    with pytest.raises(overrides.OverrideConflict, match="escalated to level 2"):
+        reviews.confirm(root.pk, reviewer, "Fine.")
