@@ -6,6 +6,7 @@ the same panel on qwen1.5b, on the local runtime, over a labelled suite.
         MAGI_LOCAL_THREADS=1 taskset -c 0 \\
         .venv/bin/python bench/cascade_real.py run --suites holdout --cases 12 --out cascade.jsonl
     .venv/bin/python bench/cascade_real.py analyse cascade.jsonl
+    .venv/bin/python bench/cascade_real.py run --fake --cases 4 --out smoke.jsonl
 
 `run`: for each example panel, a saved panel "<name> (cheap)" with every agent on
 smollm2-135m that escalates to "<name> (strong)", the same agents on qwen1.5b. Each case
@@ -50,21 +51,22 @@ STRONG_MODEL = "qwen1.5b"
 VERDICTS = {"approved": "approve", "rejected": "reject"}
 
 
+# Each level's model per agent (--fake: the test server's, the third cheap one rejecting).
+MODELS = {"cheap": [BUNDLED_MODEL_NAME] * 3, "strong": [STRONG_MODEL] * 3}
+
+
 def chain_for(panel: dict) -> Panel:
     """The cheap panel, escalating to the strong one (made once per example panel)."""
     name = panel["name"]
     found = Panel.objects.filter(name=f"{name} (cheap)").first()
     if found is not None:
         return found
-    strong = Panel.objects.create(
-        name=f"{name} (strong)",
-        agents=[{**agent, "model": STRONG_MODEL} for agent in panel["agents"]],
-    )
-    return Panel.objects.create(
-        name=f"{name} (cheap)",
-        agents=[{**agent, "model": BUNDLED_MODEL_NAME} for agent in panel["agents"]],
-        escalate_to=strong,
-    )
+
+    def agents(level: str) -> list[dict]:
+        return [{**a, "model": m} for a, m in zip(panel["agents"], MODELS[level], strict=True)]
+
+    strong = Panel.objects.create(name=f"{name} (strong)", agents=agents("strong"))
+    return Panel.objects.create(name=f"{name} (cheap)", agents=agents("cheap"), escalate_to=strong)
 
 
 def run_to_end(judgement_id: int) -> float:
@@ -121,7 +123,29 @@ def judge_story(case: dict, panel: dict) -> dict:
     return row
 
 
+def use_fake_server() -> None:
+    """The plumbing on the test server: the cheap level splits 2-1 (contested) on every
+    case, the strong one approves."""
+    from django.conf import settings
+
+    from tests.support.llm_server import FakeLLM
+
+    server = FakeLLM().start()
+    MODELS["cheap"] = ["fake-cheap-a", "fake-cheap-b", "fake-cheap-c"]
+    MODELS["strong"] = ["fake-strong"] * 3
+    for model in (*MODELS["cheap"], "fake-strong"):
+        server.script(model, votes="RRR" if model == "fake-cheap-c" else "AAA")
+    settings.MAGI_PROVIDERS = {
+        "fake": {"base_url": server.base_url, "api_key": "bench", "models": server.models,
+                 "structured_output": "json_schema", "timeout": 10.0, "temperature": 0.0,
+                 "seed": 0}
+    }  # fmt: skip
+    settings.MAGI_LOCAL_MODELS = {}
+
+
 def run(args: argparse.Namespace) -> None:
+    if args.fake:
+        use_fake_server()
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = spread([c for s in args.suites.split(",") for c in load_cases(s)], args.cases)
@@ -201,6 +225,7 @@ def main() -> None:
     running.add_argument("--suites", default="holdout")
     running.add_argument("--cases", type=int, default=12)
     running.add_argument("--out", required=True)
+    running.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
     reading = commands.add_parser("analyse")
     reading.add_argument("file")
     args = parser.parse_args()
