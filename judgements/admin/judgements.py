@@ -105,6 +105,12 @@ class JudgementAdmin(TeamScoped, AuditAdmin):
         "title",
         "content",
         "status",
+        # Its escalation story (docs/escalation.md): its level, the level it continues,
+        # the story's first, and whether the next level's verdict is in force instead.
+        "level",
+        "escalated",
+        "escalated_from",
+        "root",
         "trust",
         "trust_words_display",
         "certificate",

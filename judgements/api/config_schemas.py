@@ -52,6 +52,14 @@ class PanelWrite(schemas.Strict):
         "decision_first, named_peers, decisions_only, quote, calibrated; not named_peers with "
         "decisions_only. null: the site's default; []: no variant, whatever the default becomes.",
     )
+    escalate_to: (
+        Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None
+    ) = Field(
+        default=None,
+        description="The saved panel (id or name) its unkept verdicts (contested, or "
+        "outside its certificate) go to before a person: one of its team's panels or an "
+        "example (docs/escalation.md). null: straight to a person.",
+    )
     notify_contested: StrictBool = Field(
         default=False, description="Email its reviewers about contested verdicts too."
     )

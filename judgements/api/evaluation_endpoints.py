@@ -7,6 +7,9 @@ on are api/suite_endpoints.py's).
     POST /api/evaluations/<id>/cancel     end its unfinished judgements in error
     GET  /api/panels/<id>/certificate     the panel's certificate for its current agents
     POST /api/panels/<id>/certificate     {"target", "delta", "runs"} -> 201, certify it
+    GET  /api/panels/<id>/cascade-certificate   its escalation chain's certificate
+    POST /api/panels/<id>/cascade-certificate   {"target", "delta"} -> 201, certify the
+                                          chain it starts (docs/escalation.md)
 
 Errors name the field of a run ("agents[1].model", "suite").
 """
@@ -22,7 +25,7 @@ from judgements.api.site import token_of
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
-from judgements.evaluations import certify, runs
+from judgements.evaluations import cascade, certify, runs
 from judgements.infrastructure.database import db_call
 from judgements.intake import saved_panels
 from judgements.models import ID_MAX, ApiToken, EvaluationRun, Panel, Suite, is_id
@@ -235,3 +238,61 @@ async def certify_panel(
     (certified false). 422 names `target`, `delta` or `runs` (no such run to measure on)."""
     user = token_of(request).user
     return await db_call(certified, for_request=True)(panel_id, user, body)
+
+
+# --- an escalation chain's certificate (docs/escalation.md) -------------------------------
+
+
+def current_cascade(panel_id: int, user: User) -> Status[Any] | answers.Certificate:
+    panel = visible_panel(panel_id, user)
+    if panel is None:
+        return Status(404, {"error": f"No panel {panel_id}."})
+    found = cascade.current(panel)
+    if found is None:
+        return Status(404, {"error": f"Panel {panel_id} holds no certificate for its chain."})
+    return answers.Certificate.from_record(found)
+
+
+def cascade_certified(
+    panel_id: int, user: User, body: evaluation_schemas.CertifyCascadeRequest
+) -> Status[Any]:
+    panel = visible_panel(panel_id, user)
+    if panel is None:
+        return Status(404, {"error": f"No panel {panel_id}."})
+    if not panel.editable_by(user):
+        return Status(403, {"error": "Only staff may certify an example panel."})
+    made = cascade.certify_cascade(panel, user=user, target=body.target, delta=body.delta)
+    return Status(201, answers.Certificate.from_record(made))
+
+
+@router.get(
+    "/panels/{int:panel_id}/cascade-certificate", response={200: answers.Certificate, **ERRORS}
+)
+async def read_cascade_certificate(
+    request: HttpRequest, panel_id: ObjectId
+) -> Status[Any] | answers.Certificate:
+    """The newest certificate of the escalation chain the panel starts, as the chain stands
+    now; 404 when none was made for it."""
+    user = token_of(request).user
+    return await db_call(current_cascade, for_request=True)(panel_id, user)
+
+
+@router.post(
+    "/panels/{int:panel_id}/cascade-certificate",
+    url_name="api-certify-cascade",
+    response={
+        201: answers.Certificate,
+        (400, 422): schemas.Invalid,
+        (401, 403, 404, 413, 429): schemas.Error,
+    },
+)
+async def certify_cascade(
+    request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyCascadeRequest
+) -> Status[Any]:
+    """Certify the escalation chain the panel starts from every level's finished runs on
+    the suites all of them ran: each level's rule, and the report per level (share kept,
+    kept accuracy with its interval, tokens and seconds, share left for people) beside the
+    strongest level alone. 422 names `target`, `delta`, `panel` (it escalates nowhere) or
+    `runs` (a level has no run on a shared suite)."""
+    user = token_of(request).user
+    return await db_call(cascade_certified, for_request=True)(panel_id, user, body)

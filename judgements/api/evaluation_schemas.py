@@ -99,3 +99,17 @@ class CertifyRequest(schemas.Strict):
         description="Measure on these finished runs of the panel's current agents only "
         "(by default: every one)."
     )
+
+
+class CertifyCascadeRequest(schemas.Strict):
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"target", "delta"}, each optional.')
+    MESSAGES: ClassVar = {"target": BETWEEN_0_AND_1, "delta": BETWEEN_0_AND_1}
+
+    target: Fraction = Field(
+        default=0.9,
+        description="The accuracy the cascade's kept verdicts must reach (0.9: 90 %).",
+    )
+    delta: Fraction = Field(
+        default=0.1,
+        description="The risk that the promise is wrong, split across the levels.",
+    )

@@ -171,3 +171,8 @@ class EvidencePack(Answer):
     keys: dict[str, Any] = Field(
         description="MAGI's public keys, for convenience: check with the published ones."
     )
+    level: int = Field(description="Its level in its escalation story (1: the one submitted).")
+    levels: list["EvidencePack"] = Field(
+        description="The other levels of its escalation story (docs/escalation.md), each a "
+        "whole pack that checks alike; empty when it never escalated."
+    )

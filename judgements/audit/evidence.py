@@ -97,9 +97,16 @@ def signatures_at(seqs: list[int]) -> list[dict[str, Any]]:
     ]
 
 
-def pack(judgement: Judgement) -> dict[str, Any]:
-    """The pack of a judgement loaded with its results (Judgement.objects.with_results())."""
+def pack(judgement: Judgement, *, with_levels: bool = True) -> dict[str, Any]:
+    """The pack of a judgement loaded with its results (Judgement.objects.with_results()).
+    `levels`: the other levels of its escalation story (docs/escalation.md), each a whole
+    pack of its own that `magi verify` checks alike; empty for a judgement that never
+    escalated."""
     entries = entries_of(judgement.pk)
+    story = judgement.story() if with_levels else [judgement]
+    others = Judgement.objects.with_results().filter(
+        pk__in=[level.pk for level in story if level.pk != judgement.pk]
+    )
     return {
         "format": PACK_FORMAT,
         "judgement": judgement.pk,
@@ -116,4 +123,6 @@ def pack(judgement: Judgement) -> dict[str, Any]:
         "head_signatures": signatures_at([entry["seq"] for entry in entries]),
         # For convenience only: a checker takes the keys from MAGI's published address.
         "keys": keys.jwks(),
+        "level": judgement.level,
+        "levels": [pack(level, with_levels=False) for level in others.order_by("level")],
     }

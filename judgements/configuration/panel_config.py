@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judgements.configuration import names, saving, teams
+from judgements.configuration import escalation_config, names, saving, teams
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.intake import saved_panels
@@ -27,6 +27,8 @@ DEFAULTS: dict[str, Any] = {
     "run_checks": None,
     # Not set: the site's default (intake/saved_panels.py variants_for).
     "prompt_variants": None,
+    # None: its unkept verdicts go straight to a person (docs/escalation.md).
+    "escalate_to": None,
     "notify_contested": False,
     "reviewers": [],
     "team_reviews": False,
@@ -107,6 +109,16 @@ def delete(change: Change, panel_id: int) -> None:
         panel = editable_panel(panel_id, change.by)
         etags.check(change.if_match, "panel", panel.etag())
         before = panel.config_state()
+        escalating = list(Panel.objects.filter(escalate_to=panel).values_list("name", flat=True))
+        if escalating:
+            # Never a silent change of another panel's escalation.
+            raise InvalidInput(
+                {
+                    escalation_config.FIELD: [
+                        f"The panel {escalating[0]!r} escalates to it: change that first."
+                    ]
+                }
+            )
         target = teams.panel_target(panel)
         if not Panel.objects.filter(pk=panel.pk, version=panel.version).delete()[0]:
             raise etags.Stale("panel", None)
@@ -133,6 +145,13 @@ def write(
         fields["prompt_variants"] = saved_panels.checked_variants(fields["prompt_variants"])
     except ValueError as exc:
         errors["prompt_variants"] = [str(exc)]
+    target = None
+    if "team" not in errors:
+        target, wrong = escalation_config.resolve(
+            fields["escalate_to"], change.by, owner=owner, team=team, panel=panel
+        )
+        if wrong:
+            errors[escalation_config.FIELD] = wrong
     reviewers, unknown = names.users_named(fields["reviewers"])
     if unknown:
         errors["reviewers"] = [names.no_users(unknown)]
@@ -146,7 +165,7 @@ def write(
         errors |= teams.reviewing_errors(team, reviewers, fields["team_reviews"])
     if errors:
         raise InvalidInput(errors)
-    settings = {key: fields[key] for key in SETTINGS} | {"team": team}
+    settings = {key: fields[key] for key in SETTINGS} | {"team": team, "escalate_to": target}
     version = None if panel is None else panel.version
     written = saving.write(panel_form, formset, panel, settings=settings, version=version)
     teams.set_reviewing(

@@ -22,7 +22,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from judgements.audit import record as chain_record
-from judgements.configuration import teams, versions
+from judgements.configuration import escalation_config, teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
@@ -42,6 +42,15 @@ VARIANTS_HELP = (
     + f" (docs/panel-quality.md). Blank: the site's default; {saved_panels.NO_VARIANTS}: no "
     "variant, the prompts as first measured, whatever the default becomes."
 )
+
+
+class AnyPanelChoice(django_forms.ChoiceField):
+    """A select of the panels a panel may escalate to, whose posted value is checked by
+    the form's clean_escalate_to (configuration/escalation_config.py) rather than against
+    the options: a panel the team may not use is refused in words that say why."""
+
+    def valid_value(self, value: object) -> bool:
+        return True
 
 
 class PanelForm(django_forms.Form):
@@ -78,6 +87,15 @@ class PanelForm(django_forms.Form):
         label="Prompt variants",
         help_text=VARIANTS_HELP,
     )
+    # The panel its unkept verdicts go to before a person (docs/escalation.md); its
+    # choices are the panels its team may use (configuration/escalation_config.py).
+    escalate_to = AnyPanelChoice(
+        choices=[("", "Nobody: straight to a person")],
+        required=False,
+        label="Escalate unkept verdicts to",
+        help_text="A contested verdict, or one outside the certificate, is judged again by "
+        "this panel on the same content before it waits for a person.",
+    )
 
     def __init__(
         self,
@@ -94,6 +112,26 @@ class PanelForm(django_forms.Form):
         self.owner = owner
         self.panel = panel
         self.team = team
+        escalate_to = self.fields["escalate_to"]
+        assert isinstance(escalate_to, AnyPanelChoice)
+        escalate_to.choices = [
+            ("", "Nobody: straight to a person"),
+            *(
+                (str(p.pk), p.name if p.owner_id is not None else f"{p.name} (example)")
+                for p in escalation_config.candidates(owner, team)
+                if panel is None or p.pk != panel.pk
+            ),
+        ]
+
+    def clean_escalate_to(self) -> Panel | None:
+        """The panel chosen, checked for the team's access, every level and cycles."""
+        chosen = self.cleaned_data.get("escalate_to") or None
+        target, wrong = escalation_config.resolve(
+            chosen, self.owner, owner=self.owner, team=self.team, panel=self.panel
+        )
+        if wrong:
+            raise ValidationError(wrong[0], code="invalid")
+        return target
 
     def clean_prompt_variants(self) -> list[str] | None:
         """The setting as typed (saved_panels.variants_from_text): None when blank."""
@@ -205,6 +243,7 @@ def write(
         "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
         "run_checks": cases.HOLD_VALUES[panel_form.cleaned_data.get("run_checks") or ""],
         "prompt_variants": panel_form.cleaned_data.get("prompt_variants"),
+        "escalate_to": panel_form.cleaned_data.get("escalate_to"),
         "agents": agents,
     } | (settings or {})
     try:
@@ -216,7 +255,9 @@ def write(
             )
             # A certificate holds for the agents and variants it measured and no others.
             panel.refresh_from_db()
-            voided = Certificate.objects.filter(panel=panel).void_unless(
+            # A cascade's certificate (Certificate.levels) holds for its chain instead: it
+            # is in force only while every level is as measured (intake/escalation.py).
+            voided = Certificate.objects.filter(panel=panel, levels__isnull=True).void_unless(
                 saved_panels.fingerprint_of(panel)
             )
             chain_record.certificates_voided(voided)

@@ -10,6 +10,10 @@ engine awaits it through `db_call` (judgements/infrastructure/database.py).
                      └────── fail (a call failed) / expire (time up) ──▶ error
     idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
 
+A verdict its level does not keep, on a panel that escalates, is `escalated` as it is
+decided: the story's next level starts in the same transaction (intake/start.py
+`escalate`), and that level's verdict is in force instead (docs/escalation.md).
+
 Each transition names the states it may start from and is one conditional UPDATE, so two
 workers (or a worker and the sweeper) can never both move the same judgement: the
 loser's UPDATE matches no row. Each is logged at INFO with the worker, the round and how
@@ -26,7 +30,7 @@ from datetime import datetime
 
 from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
-from django.db import transaction
+from django.db import models, transaction
 from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -36,6 +40,7 @@ from judgements.core import rules
 from judgements.engine.lease import LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish_on_commit
+from judgements.intake import escalation, start
 from judgements.models.agents import Agent, RoundDecision
 from judgements.models.choices import Status
 from judgements.models.evaluations import EvaluationRun
@@ -133,12 +138,28 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         status = Status.APPROVED if verdict is rules.Vote.APPROVE else Status.REJECTED
         # The mark goes beside the verdict, in the same transaction, so the webhook
         # stored here already carries it (and "held" where the case asked for that).
-        record = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
+        record = (
+            Judgement.objects.select_related("panel")
+            .prefetch_related("agents__decisions")
+            .get(pk=judgement_id)
+        )
+        # A level of an escalation story (docs/escalation.md), or one that may start it.
+        in_story = record.root_id is not None or (
+            record.panel is not None and record.panel.escalate_to_id is not None
+        )
+        # Read against its story's cascade certificate when one is in force for its level.
+        cascade = escalation.cascade_in_force(record) if in_story else None
+        fields = marks.outcome_fields(record, verdict.value, cascade)
+        # A verdict its level does not keep goes to the story's next level (started in
+        # this transaction: a level that did not keep its verdict never decides a story).
+        outcome = escalation.Outcome(fields["trust"], fields["contested"])
+        following = escalation.next_level(record, outcome) if in_story else None
         updated = judgement.filter(status__in=FINISH_FROM).update(
             status=status,
             finished_at=timezone.now(),
+            escalated=following is not None,
             **RELEASED,
-            **marks.outcome_fields(record, verdict.value),
+            **fields,
         )
         if not updated:
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
@@ -146,7 +167,17 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         # carries the receipt naming that entry.
         chain_record.verdict(judgement_id)
         publish_on_commit(judgement_id, Event.FINISHED, status=status.value)
-        webhooks.enqueue(judgement_id, webhooks.FINISHED)
+        if following is not None:
+            started = start.escalate(following)
+            log.info(
+                "judgement %s: escalated to level %s (panel %s) as judgement %s",
+                judgement_id,
+                started.level,
+                following.panel.pk,
+                started.pk,
+            )
+        else:
+            story_ended(record.pk, record.root_id, webhooks.FINISHED)
     log_transition(judgement_id, Status.JUDGING, status, worker_id, record.started_at, rules.ROUNDS)
     return status
 
@@ -174,10 +205,26 @@ def fail(
         )
         if updated:
             publish_on_commit(judgement_id, Event.FAILED, message=message)
-            webhooks.enqueue(judgement_id, webhooks.FAILED)
+            story_ended(judgement_id, root_of(judgement_id), webhooks.FAILED)
     if updated:
         log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
     return bool(updated)
+
+
+def root_of(judgement_id: int) -> int | None:
+    return Judgement.objects.filter(pk=judgement_id).values_list("root_id", flat=True).first()
+
+
+def story_ended(judgement_id: int, root_id: int | None, event: str) -> None:
+    """The level that ends its story (decided and kept, past the last level, or failed):
+    the story's webhook (the root's callback, carrying every level), and a live event on
+    every earlier level's page, whose verdict in force is this one's."""
+    webhooks.enqueue(root_id or judgement_id, event)
+    if root_id is None:
+        return
+    earlier = Judgement.objects.filter(models.Q(pk=root_id) | models.Q(root_id=root_id))
+    for pk in earlier.exclude(pk=judgement_id).values_list("pk", flat=True):
+        publish_on_commit(pk, Event.FINISHED)
 
 
 def timeout_message(round_number: int) -> str:
@@ -214,7 +261,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
                 **RELEASED,
             )
             publish_on_commit(judgement_id, Event.FAILED, message=message)
-            webhooks.enqueue(judgement_id, webhooks.FAILED)
+            story_ended(judgement_id, root_of(judgement_id), webhooks.FAILED)
             log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
             expired.append((judgement_id, message))
     return expired

@@ -117,7 +117,23 @@ RECHECK_SECONDS = 5.0
 
 
 def status_of(judgement_id: int) -> str | None:
-    return Judgement.objects.filter(pk=judgement_id).values_list("status", flat=True).first()
+    """Its status; for a level that escalated, its story's last level's (docs/escalation.md):
+    the story has ended only when that one has."""
+    row = (
+        Judgement.objects.filter(pk=judgement_id)
+        .values_list("status", "escalated", "root_id")
+        .first()
+    )
+    if row is None or not row[1]:
+        return None if row is None else row[0]
+    last = (
+        Judgement.objects.filter(root_id=row[2] or judgement_id)
+        .order_by("-level")
+        .values_list("status", "escalated")
+        .first()
+    )
+    # Escalated with no level after it yet: not ended.
+    return "judging" if last is None or last[1] else last[0]
 
 
 async def is_finished(judgement_id: int) -> bool:

@@ -136,6 +136,16 @@ def estimate(panel: Panel | None, models: list[str]) -> Spend:
     return Spend(CALLS * per_call, usd / pricing.PER_MILLION)
 
 
+def chain_estimate(first: Spend, later: Sequence[Panel]) -> Spend:
+    """A story's estimate: its first level's, and every later level's as if it ran."""
+    tokens, usd = first.tokens, first.usd
+    for panel in later:
+        each = estimate(panel, [agent["model"] for agent in panel.agents])
+        tokens += each.tokens
+        usd = None if usd is None or each.usd is None else usd + each.usd
+    return Spend(tokens, usd)
+
+
 def budgets_for(user: User | None, team_id: int | None, panel: Panel | None) -> QuerySet[Budget]:
     scope = Q(pk__in=[])
     if user is not None:
@@ -147,17 +157,26 @@ def budgets_for(user: User | None, team_id: int | None, panel: Panel | None) -> 
     return Budget.objects.filter(scope).select_related("team", "user", "panel")
 
 
-def check(cases: Sequence[Case], user: User | None, team_id: int | None) -> None:
-    """BudgetExceeded when a budget that applies cannot cover the cases' estimate."""
+def check(
+    cases: Sequence[Case],
+    user: User | None,
+    team_id: int | None,
+    later: Sequence[Panel] = (),
+) -> None:
+    """BudgetExceeded when a budget that applies cannot cover the cases' estimate.
+    `later`: the panels the cases' story may escalate to (intake/escalation.py): each
+    start is estimated as if every level ran, and their panels' budgets apply too, so a
+    story admitted is never cut off between levels."""
     if not cases:
         return
     panel = cases[0].panel
     models = cases[0].models()
     now = timezone.now()
     applying = list(budgets_for(user, team_id, panel))
+    applying += [b for p in later for b in budgets_for(None, None, p) if b not in applying]
     if not applying:
         return
-    each = estimate(panel, models)
+    each = chain_estimate(estimate(panel, models), later)
     for budget in applying:
         used = spent(budget, now)
         _, resets_at = period_bounds(budget.period, now)

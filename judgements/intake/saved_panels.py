@@ -98,7 +98,11 @@ def agents_of(panel: Panel) -> list[dict[str, Any]]:
 
 def listing(user: User | None) -> list[panel_answers.Panel]:
     """The panels a user may use, as GET /api/panels/ lists them."""
-    panels = visible(user).select_related("team").prefetch_related("reviewers", "certificates")
+    panels = (
+        visible(user)
+        .select_related("team", "escalate_to")
+        .prefetch_related("reviewers", "certificates")
+    )
     return [panel_answers.Panel.from_record(panel) for panel in panels]
 
 

@@ -42,7 +42,16 @@ from judgements.audit import chain
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, idempotency, json_cases, limits, rows, saved_panels, schemas
+from judgements.intake import (
+    budgets,
+    escalation,
+    idempotency,
+    json_cases,
+    limits,
+    rows,
+    saved_panels,
+    schemas,
+)
 from judgements.intake.case import Case, JsonValue
 from judgements.intake.creation_gate import creation_slot
 from judgements.models.access import ApiToken, IdempotencyKey
@@ -119,9 +128,15 @@ def submit(
             return replayed(stored, digest, by.key)
     # 3 and 4.
     ready = [with_variants(resolved(case, by.creator, model)) for case in cases]
+    # 4b. Every level a case's panel may escalate to (intake/escalation.py), checked for
+    # access; an evaluation run measures its panel alone and never escalates.
+    chains = {} if by.run is not None else {c.panel.pk: escalation.levels_after(c.panel)
+                                            for c in ready if c.panel is not None}  # fmt: skip
     # 5.
-    team = rows.team_for(ready[0].panel if ready else None, by.api_token, by.run)
-    budgets.check(ready, by.creator, None if team is None else team.pk)
+    first = ready[0].panel if ready else None
+    team = rows.team_for(first, by.api_token, by.run)
+    later = chains.get(first.pk, []) if first is not None else []
+    budgets.check(ready, by.creator, None if team is None else team.pk, later)
     return store_and_wake(ready, by, digest)
 
 
@@ -191,14 +206,46 @@ def store_and_wake(cases: list[Case], by: Submission, digest: str) -> Started:
         return replayed(stored, digest, by.key)
 
 
-def store(cases: Sequence[Case], by: Submission) -> list[Judgement]:
+def escalate(following: escalation.NextLevel) -> Judgement:
+    """The story's narrow way in beside `submit`: the next level of a judgement whose
+    verdict its level did not keep (intake/escalation.py next_level), stored in the
+    transaction that decides that level (engine/lifecycle.py `finish`) and woken once it
+    commits. No limit, key or budget is checked again: the story was admitted whole at
+    submit, with every level's access and estimate (step 4b and 5)."""
+    level = following.level_of
+    by = Submission(creator=level.creator, api_token=level.api_token)
+    [started] = store([with_variants(following.case)], by, escalates=level)
+    transaction.on_commit(lambda: wake_engine([started], by))
+    return started
+
+
+def store(
+    cases: Sequence[Case], by: Submission, escalates: Judgement | None = None
+) -> list[Judgement]:
     """The judgements and their agents, in two bulk inserts: a 500-case evaluation run
-    must not cost thousands of round trips. Each is appended to the audit chain."""
+    must not cost thousands of round trips. Each is appended to the audit chain.
+    `escalates`: the level these continue (one case: the story's next level)."""
     # Before the rows: a chain started now counts only the judgements made before it.
     chain.start()
-    created = Judgement.objects.bulk_create(
+    made = [
         rows.judgement_row(case, by.creator, api_token=by.api_token, run=by.run) for case in cases
-    )
+    ]
+    if escalates is not None:
+        for row in made:
+            row.level = escalates.level + 1
+            row.escalated_from = escalates
+            row.root_id = escalates.root_id or escalates.pk
+            # The story's team throughout: its budgets and its people.
+            row.team_id = escalates.team_id
+    if by.run is None:
+        # A level under its cascade's certificate asks the checks that level's rule reads.
+        first = escalates.root.panel if escalates and escalates.root else None
+        for row, case in zip(made, cases, strict=True):
+            start = case.panel if escalates is None else (first or escalates.panel)
+            asked = escalation.checks_asked(case, start, row.level)
+            if asked is not None:
+                row.checks_asked = asked
+    created = Judgement.objects.bulk_create(made)
     Agent.objects.bulk_create(
         row
         for judgement, case in zip(created, cases, strict=True)

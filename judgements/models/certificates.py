@@ -99,6 +99,11 @@ class Certificate(models.Model):
     kept = models.PositiveIntegerField(default=0)
     best = models.JSONField(null=True, blank=True)
     curve = models.JSONField(default=list, blank=True)
+    # A cascade's certificate (docs/escalation.md), stored on the story's first panel:
+    # {"panels": one entry per level, in order (its panel's id and name, fingerprint and
+    # rule), "report": core/cascade.py's CascadeReport}; its `fingerprint` is the chain's
+    # (intake/escalation.py chain_fingerprint). None for a certificate of the panel alone.
+    levels = models.JSONField(null=True, blank=True)
     # Set when an agent's model or criteria, or the panel's variants, changed after it was
     # measured.
     voided_at = models.DateTimeField(null=True, blank=True)
@@ -131,6 +136,8 @@ class Certificate(models.Model):
 
     def describe(self) -> str:
         """The certificate in one sentence, as the pages and the API say it."""
+        if self.levels is not None:
+            return self.describe_cascade()
         if not self.certified or self.bound is None or self.coverage is None:
             best = (self.best or {}).get("bound")
             reached = (
@@ -147,4 +154,19 @@ class Certificate(models.Model):
             f"{rule.describe() if rule else 'every verdict'}: {self.kept} of the "
             f"{self.test_size} held-out verdicts it was tested on ({self.coverage:.0%}), "
             f"chosen on {self.selection_size} others."
+        )
+
+    def describe_cascade(self) -> str:
+        """A cascade's certificate in one sentence (docs/escalation.md)."""
+        names = " → ".join(str(p.get("name")) for p in (self.levels or {}).get("panels", []))
+        if not self.certified:
+            return (
+                f"The cascade {names} keeps no verdict at {self.target:.0%} accuracy with "
+                f"confidence {1 - self.delta:.0%} on {self.samples} labelled cases."
+            )
+        return (
+            f"Accuracy at least {self.target:.1%} (confidence {1 - self.delta:.0%}) on the "
+            f"verdicts the cascade {names} keeps, drawn like the labelled ones: "
+            f"{self.kept} of the {self.test_size} held-out cases kept "
+            f"({(self.coverage or 0):.0%}), the rest left for people."
         )

@@ -105,12 +105,13 @@ def checks_for(
     evaluation: bool,
     variants: Sequence[str] = (),
     plain_call: bool = False,
+    rule: Rule | None = None,
 ) -> list[str]:
     """The kinds of check a new judgement asks (core/checks.py `Check.runs`): as the
     deployment's setting or the saved panel says; else all in an evaluation run; else
-    those the panel's certificate in force for these agents reads; else none."""
-    rule: Rule | None = None
-    if not evaluation and panel is not None and undecided(panel):
+    those the panel's certificate in force for these agents reads (or `rule`, an
+    escalation level's rule under its cascade's certificate); else none."""
+    if rule is None and not evaluation and panel is not None and undecided(panel):
         rule = certified_rule(panel.pk, agents, variants)
     kinds = []
     for check in checks.registered():

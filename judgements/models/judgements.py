@@ -89,11 +89,16 @@ class JudgementQuerySet(LeaseQuerySet["Judgement"]):
 UNREVIEWED = models.Q(override__isnull=True, confirmation__isnull=True)
 
 
+# Its verdict went on to the next level of its escalation (docs/escalation.md): that
+# level's verdict is in force, so this one neither waits for a person nor is held.
+NOT_ESCALATED = models.Q(escalated=False)
+
+
 def held() -> models.Q:
     """Judgement.is_held as a condition: decided, contested and asked to be held (or of
-    unmeasured trust and asked to hold that), and no person has confirmed or overridden
-    it."""
-    decided = models.Q(status__in=[Status.APPROVED, Status.REJECTED])
+    unmeasured trust and asked to hold that), not escalated, and no person has confirmed
+    or overridden it."""
+    decided = models.Q(status__in=[Status.APPROVED, Status.REJECTED]) & NOT_ESCALATED
     asked = models.Q(contested=True, hold_contested=True) | models.Q(
         trust=Trust.UNMEASURED, hold_unmeasured=True
     )
@@ -107,6 +112,7 @@ def waiting_for_review() -> models.Q:
         models.Q(status__in=[Status.APPROVED, Status.REJECTED])
         & (models.Q(contested=True) | held())
         & UNREVIEWED
+        & NOT_ESCALATED
     )
 
 
@@ -197,6 +203,21 @@ class Judgement(Leased):
     # Hidden from its owner's history list (judgements/web/history.py), never deleted: the
     # audit, the admin and the API keep it.
     hidden_at = models.DateTimeField(null=True, blank=True)
+    # Escalation (docs/escalation.md): one judgement's story runs as levels, each an
+    # ordinary judgement of its own panel on the same content. `level` counts from 1 (the
+    # judgement submitted); a later level names the one it escalates (`escalated_from`)
+    # and the story's first (`root`). `escalated`: this level could not keep its verdict
+    # and the next level's is in force instead.
+    # db_default too: a row written by SQL alone (the audit's tests of rows added behind
+    # MAGI's back) is a first level that did not escalate.
+    level = models.PositiveSmallIntegerField(default=1, db_default=1)
+    escalated_from = models.OneToOneField(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="escalation"
+    )
+    root = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="later_levels"
+    )
+    escalated = models.BooleanField(default=False, db_default=False)
 
     objects = JudgementQuerySet.as_manager()
 
@@ -259,16 +280,51 @@ class Judgement(Leased):
     def is_held(self) -> bool:
         """Contested and asked to be held (or of unmeasured trust and asked to hold that),
         and no person has decided yet."""
-        decided = self.status in (Status.APPROVED, Status.REJECTED)
+        decided = self.status in (Status.APPROVED, Status.REJECTED) and not self.escalated
         asked = (self.contested and self.hold_contested) or (
             self.trust == Trust.UNMEASURED and self.hold_unmeasured
         )
         return bool(decided and asked and not self.reviewed)
 
     @property
+    def next_level(self) -> "Judgement | None":
+        """The level its verdict escalated to, once started."""
+        try:
+            return self.escalation
+        except Judgement.DoesNotExist:
+            return None
+
+    def story(self) -> list["Judgement"]:
+        """Every level of its escalation story, the first first (itself alone when it
+        never escalated): what the answers, the webhooks, the receipt and the pages list.
+        One query for the levels below the root."""
+        root = self if self.root_id is None else self.root
+        if root is None:
+            return [self]
+        later = Judgement.objects.filter(root=root).select_related("panel").order_by("level")
+        return [root, *later]
+
+    def in_force(self) -> "Judgement":
+        """The level whose verdict is in force: the first that did not escalate (itself,
+        unless it escalated). A level that escalated without a next level is a story cut
+        short; it answers itself, and `verdict` says it is not decided."""
+        level: Judgement = self
+        while level.escalated:
+            following = level.next_level
+            if following is None:
+                return level
+            level = following
+        return level
+
+    @property
     def verdict(self) -> str:
-        """The status in force: a human override's decision; "held" while a contested
-        verdict waits for a person; else the panel's status."""
+        """The status in force: the next level's verdict when this one escalated (still
+        idle or judging while it runs: fail-closed); a human override's decision; "held"
+        while a contested verdict waits for a person; else the panel's status."""
+        if self.escalated:
+            following = self.in_force()
+            # Escalated with no level after it: nothing decided, never an approval.
+            return Status.JUDGING if following.escalated else following.verdict
         override = self.override_or_none
         if override is not None:
             return override.verdict

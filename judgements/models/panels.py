@@ -126,6 +126,17 @@ class Panel(SharedWithExamples):
     # site's default (intake/saved_panels.py variants_for), [] the prompts as first
     # measured whatever the default becomes.
     prompt_variants = models.JSONField(null=True, blank=True)
+    # The saved panel a verdict this panel cannot keep (contested, or outside its
+    # certificate) goes to before a person (docs/escalation.md); None: straight to a person.
+    # Validated (a panel its team may use, no cycle) by configuration/escalation_config.py.
+    escalate_to = models.ForeignKey(
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="escalated_from",
+        help_text="The panel its unkept verdicts go to before a person.",
+    )
     updated_at = models.DateTimeField(default=timezone.now)
 
     def get_absolute_url(self) -> str:
@@ -145,6 +156,9 @@ class Panel(SharedWithExamples):
             "hold_contested": self.hold_contested,
             "run_checks": self.run_checks,
             "prompt_variants": self.prompt_variants,
+            "escalate_to": self.escalate_to.name
+            if self.escalate_to_id is not None and self.escalate_to
+            else None,
             "notify_contested": self.notify_contested,
             "reviewers": sorted(user.get_username() for user in self.reviewers.all()),
             "team_reviews": self.team_reviews,

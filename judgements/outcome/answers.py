@@ -15,6 +15,7 @@ from judgements import models
 from judgements.core import rules
 from judgements.models import Confirmation, Decision, Override, Status, Trust
 from judgements.outcome.receipt_answers import SignedReceipt, receipt_of
+from judgements.outcome.story_answers import Cascade, Escalation
 
 Count = Annotated[int, Field(ge=0)]
 Ratio = Annotated[float | None, Field(ge=0, le=1)]
@@ -202,6 +203,10 @@ class Certificate(Answer):
     voided_at: DateTime | None
     void_reason: str
     words: str = Field(description="The certificate in one sentence.")
+    cascade: Cascade | None = Field(
+        description="A cascade's certificate: its levels and report; null for a "
+        "certificate of the panel alone."
+    )
 
     @classmethod
     def from_record(cls, certificate: models.Certificate) -> "Certificate":
@@ -230,6 +235,7 @@ class Certificate(Answer):
             voided_at=None if certificate.voided_at is None else certificate.voided_at.isoformat(),
             void_reason=certificate.void_reason,
             words=certificate.describe(),
+            cascade=Cascade.of(certificate),
         )
 
 
@@ -293,7 +299,8 @@ class Judgement(Answer):
     id: Id
     title: str
     status: StatusName = Field(
-        description="The verdict in force: the override's; else held while a contested "
+        description="The verdict in force: the next level's when this one escalated "
+        "(idle or judging while it runs); the override's; else held while a contested "
         "verdict waits for a person; else the panel's."
     )
     panel_status: StatusName = Field(description="What the panel decided.")
@@ -333,6 +340,7 @@ class Judgement(Answer):
         "checks offline: null while undecided, after an error, and for a verdict from "
         "before the audit chain started."
     )
+    escalation: Escalation | None = Field(description=Escalation.__doc__)
 
     @classmethod
     def from_record(cls, judgement: models.Judgement) -> "Judgement":
@@ -368,6 +376,7 @@ class Judgement(Answer):
             else PanelLink(id=judgement.panel.pk, name=judgement.panel.name),
             agents=[AgentResult.from_record(agent, changes) for agent in judgement.agents.all()],
             receipt=receipt_of(judgement),
+            escalation=Escalation.of(judgement),
         )
 
     def as_json(self) -> dict[str, Any]:

@@ -7,11 +7,13 @@ judgement's stored record for them). Nothing here changes the verdict.
 same transaction; the others are its parts, which the quality benches read too.
 """
 
+from dataclasses import dataclass
 from typing import Any
 
 from judgements.core import confidence
 from judgements.core import contested as marks
 from judgements.core.checks import Found
+from judgements.core.kept_verdicts import Rule
 from judgements.models import (
     AttemptOutcome,
     Certificate,
@@ -116,17 +118,41 @@ def certificate_in_force(judgement: Judgement) -> Certificate | None:
     )
 
 
-def outcome_fields(judgement: Judgement, verdict: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class LevelRule:
+    """A cascade's certificate in force for a level of an escalation story
+    (docs/escalation.md), and the rule that level keeps its verdicts by (None: it keeps
+    none; each one goes to the next level)."""
+
+    certificate: Certificate
+    rule: Rule | None
+
+
+CASCADE_KEEPS_NOTHING = (
+    "The cascade's certificate keeps no verdict at this level: the next level judges it."
+)
+
+
+def outcome_fields(
+    judgement: Judgement, verdict: str, cascade: LevelRule | None = None
+) -> dict[str, Any]:
     """What is stored beside the panel's verdict when it is decided: the signals, the
-    confidences and the mark (judgements/core/contested.py). Nothing here changes the
-    verdict."""
+    confidences and the mark (judgements/core/contested.py), read against `cascade` when
+    a cascade's certificate is in force for its level, else its panel's own. Nothing here
+    changes the verdict."""
     # One read of its checks for both (it was two queries a judgement).
     found = successful_checks(judgement)
     contest = assess(judgement, found)
     confidences_of = confidences(judgement, verdict, found)
-    certificate = certificate_in_force(judgement)
-    rule = None if certificate is None else certificate.the_rule
+    if cascade is not None:
+        certificate: Certificate | None = cascade.certificate
+        rule = cascade.rule
+    else:
+        certificate = certificate_in_force(judgement)
+        rule = None if certificate is None else certificate.the_rule
     mark = marks.mark(contest, confidences_of, rule)
+    if cascade is not None and rule is None:
+        mark = marks.Mark(marks.Trust.CONTESTED, (CASCADE_KEEPS_NOTHING,))
     return {
         "contested": mark.contested,
         "contest_reasons": list(mark.reasons),

@@ -150,6 +150,8 @@ def override(judgement_id: int, user: User, decision: str, reason: str) -> Overr
                     f"Judgement {judgement_id} is {judgement.status}: only a finished judgement "
                     "can be overridden."
                 )
+            if judgement.escalated:
+                raise escalated_conflict(judgement)
             if Override.objects.filter(judgement=judgement).exists():
                 raise already_overridden(judgement_id)
             stored = Override.objects.create(
@@ -160,7 +162,8 @@ def override(judgement_id: int, user: User, decision: str, reason: str) -> Overr
                 reason=reason,
             )
             chain_record.override(stored)
-            webhooks.enqueue(judgement_id, webhooks.OVERRIDDEN)
+            # A story's webhook goes to its first judgement (docs/escalation.md).
+            webhooks.enqueue(judgement.root_id or judgement_id, webhooks.OVERRIDDEN)
             events.announce_review(judgement_id)
             return stored
     except IntegrityError:
@@ -180,6 +183,16 @@ def apply_form(judgement_id: int, user: User, form: OverrideForm) -> str | None:
     except OverrideConflict as exc:
         return exc.message
     return None
+
+
+def escalated_conflict(judgement: Judgement) -> OverrideConflict:
+    """A level that escalated is not reviewed: the next level's verdict is in force, and
+    the story waits for a person, if at all, at its last level (docs/escalation.md)."""
+    last = judgement.in_force()
+    return OverrideConflict(
+        f"Judgement {judgement.pk} escalated to level {judgement.level + 1}: its verdict is not "
+        f"in force. Review the story's last level, judgement {last.pk}."
+    )
 
 
 def already_overridden(judgement_id: int) -> OverrideConflict:

@@ -34,6 +34,10 @@ class Panel(Answer):
         description="The prompt variants its judgements and runs use, as set; null: not set "
         "(the site's default)."
     )
+    escalate_to: str | None = Field(
+        description="The name of the panel its unkept verdicts go to before a person "
+        "(docs/escalation.md); null: straight to a person."
+    )
     notify_contested: bool = Field(description="Email its reviewers about contested verdicts.")
     reviewers: list[str] = Field(description="Usernames of the team's members who review it.")
     team_reviews: bool = Field(description="Every member of its team reviews it.")

@@ -78,13 +78,15 @@ def confirm(judgement_id: int, user: User, reason: str) -> Confirmation:
                     f"Judgement {judgement_id} is {judgement.status}: only an approved or "
                     "rejected verdict can be confirmed."
                 )
+            if judgement.escalated:
+                raise overrides.escalated_conflict(judgement)
             if judgement.reviewed:
                 raise already_reviewed(judgement_id)
             stored = Confirmation.objects.create(
                 judgement=judgement, by=user, panel_status=judgement.status, reason=reason
             )
             chain_record.confirmation(stored)
-            webhooks.enqueue(judgement_id, webhooks.CONFIRMED)
+            webhooks.enqueue(judgement.root_id or judgement_id, webhooks.CONFIRMED)
             events.announce_review(judgement_id)
             return stored
     except IntegrityError:

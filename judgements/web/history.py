@@ -137,7 +137,8 @@ def verdict_is(verdict: str) -> Q:
     if verdict == Status.ERROR:
         return Q(status=Status.ERROR)
     decision = Decision.APPROVE if verdict == Status.APPROVED else Decision.REJECT
-    by_panel = Q(override__isnull=True, status=verdict) & ~held()
+    # A level that escalated is no verdict of its panel's: the next level's is in force.
+    by_panel = Q(override__isnull=True, status=verdict, escalated=False) & ~held()
     return Q(override__decision=decision) | by_panel
 
 

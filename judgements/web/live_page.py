@@ -157,6 +157,11 @@ class PanelView:
         return check_lines(self.judgement)
 
     @property
+    def levels(self) -> list[Judgement]:
+        """Its escalation story's levels, in order (itself alone when none)."""
+        return self.judgement.story()
+
+    @property
     def top(self) -> AgentBox:
         return self.boxes[0]
 

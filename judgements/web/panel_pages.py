@@ -19,7 +19,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from judgements.configuration import saving
 from judgements.core import calibration
 from judgements.core.errors import InvalidInput
-from judgements.evaluations import calibrate, certify
+from judgements.evaluations import calibrate, cascade, certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import budgets, cases, saved_panels
 from judgements.models import Panel
@@ -97,6 +97,30 @@ def panel_certify(request: HttpRequest, panel_id: int) -> HttpResponse:
     return render_edit(request, panel, *unbound_forms(panel), status=400, certify_form=form)
 
 
+@login_required
+@require_POST
+def panel_certify_cascade(request: HttpRequest, panel_id: int) -> HttpResponse:
+    """The edit page's "Certify the escalation chain" (judgements/evaluations/cascade.py):
+    back to the page, which shows the cascade's report, or the page again with each error
+    beside its field (400)."""
+    panel = editable_panel(request, panel_id)
+    form = certificates.CertifyForm(request.POST, prefix="cascade")
+    if form.is_valid():
+        try:
+            found = cascade.certify_cascade(
+                panel,
+                user=signed_in_user(request),
+                target=form.cleaned_data["target"] / 100,
+                delta=form.cleaned_data["delta"],
+            )
+        except InvalidInput as exc:
+            form.add_refusal(exc.errors)
+        else:
+            messages.success(request, f"Measured the chain of {panel.name}: {found.describe()}")
+            return redirect(panel.get_absolute_url() + "#cascade")
+    return render_edit(request, panel, *unbound_forms(panel), status=400, cascade_form=form)
+
+
 def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSet]:
     """The edit form and the agents' formset as the panel stands."""
     initial = {
@@ -105,6 +129,7 @@ def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSe
         "hold_contested": cases.hold_choice(panel.hold_contested),
         "run_checks": cases.hold_choice(panel.run_checks),
         "prompt_variants": saved_panels.variants_text(panel.prompt_variants),
+        "escalate_to": "" if panel.escalate_to_id is None else str(panel.escalate_to_id),
     }
     panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel, team=panel.team)
     formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
@@ -118,6 +143,7 @@ def render_edit(
     formset: cases.BaseAgentFormSet,
     status: int = 200,
     certify_form: certificates.CertifyForm | None = None,
+    cascade_form: certificates.CertifyForm | None = None,
 ) -> HttpResponse:
     """The edit page: the panel's form, its certificate and the form that certifies it."""
     shown = certificates.shown_certificate(panel)
@@ -134,6 +160,11 @@ def render_edit(
         "certify_form": certify_form,
         "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],
         "budgets": [budgets.state_of(b) for b in budgets.budgets_for(None, panel.team_id, panel)],
+        # Its escalation chain's certificate and report (docs/escalation.md).
+        "cascade": (found := cascade.current(panel) if panel.escalate_to_id else None),
+        "cascade_rows": [] if found is None else cascade.report_rows(found),
+        "cascade_form": cascade_form or certificates.CertifyForm(prefix="cascade"),
+        "cascade_errors": error_summary(cascade_form) if cascade_form is not None else [],
     }
     return render(request, "judgements/panel_edit.html", context, status=status)
 

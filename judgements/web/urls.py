@@ -69,6 +69,11 @@ urlpatterns = [
     path("panels/", panel_pages.panel_list, name="panel-list"),
     path("panels/<int:panel_id>/", panel_pages.panel_edit, name="panel-edit"),
     path("panels/<int:panel_id>/certify/", panel_pages.panel_certify, name="panel-certify"),
+    path(
+        "panels/<int:panel_id>/certify-cascade/",
+        panel_pages.panel_certify_cascade,
+        name="panel-certify-cascade",
+    ),
     path("suites/", suite_pages.suite_list, name="suite-list"),
     path("suites/<int:suite_id>/", suite_pages.suite_detail, name="suite-detail"),
     path("suites/<int:suite_id>.jsonl", suite_pages.suite_export, name="suite-export"),

@@ -80,6 +80,28 @@ BAD_FILES = [
         'teams/support/suites/replies.jsonl:1: expected: Must be one of "approve", "reject"',
     ),
     (
+        "a panel escalating to itself",
+        {PANEL_FILE: PAYMENTS_PANEL + "escalate_to: Deploy Gate\n"},
+        f"{PANEL_FILE}:20: escalate_to: A panel cannot escalate to itself.",
+    ),
+    (
+        "an escalation that comes back",
+        {
+            PANEL_FILE: PAYMENTS_PANEL + "escalate_to: second gate\n",
+            "teams/payments/panels/second-gate.yaml": PAYMENTS_PANEL.replace(
+                "name: deploy gate", "name: second gate"
+            )
+            + "escalate_to: deploy gate\n",
+        },
+        f"{PANEL_FILE}:20: escalate_to: The escalation comes back to 'deploy gate': a cycle.",
+    ),
+    (
+        # The server's refusal, told against the file and line it came from.
+        "an escalation to another team's panel",
+        {PANEL_FILE: PAYMENTS_PANEL + "escalate_to: reply check\n"},
+        f"{PANEL_FILE}:20: escalate_to: ",
+    ),
+    (
         "a budget of a panel that is not there",
         {TEAM_FILE: PAYMENTS_TEAM.replace("panel: deploy gate", "panel: nightly")},
         f"{TEAM_FILE}:11: budgets[1].panel: The team has no panel called 'nightly'",

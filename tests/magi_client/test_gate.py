@@ -68,6 +68,19 @@ def test_a_contested_verdict_held_for_a_person_exits_4(magi, votes):
     assert answer["judgement"]["panel_status"] == "approved"  # the panel's 2-1, not in force
 
 
+def test_it_waits_for_the_verdict_in_force_and_says_which_level_gave_it(magi, votes):
+    # The first panel splits 2-1 on "maybe" (contested): the stronger panel decides.
+    done = run_gate(magi, "--panel", "deploy-escalating", content="Deploy, maybe.")
+    assert done.returncode == gate.EXIT_APPROVED, done.stderr
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("approved  panel=deploy-escalating  judgement=")
+    assert "  level=2  level_panel=deploy-strong  level_judgement=" in line
+    done = run_gate(magi, "--panel", "deploy-escalating", "--json", content="Deploy: ship-it.")
+    answer = json.loads(done.stdout)
+    assert done.returncode == gate.EXIT_APPROVED and answer["level"] is None
+    assert answer["judgement"]["escalation"] is None  # kept at the first level
+
+
 def test_an_error_exits_1_and_is_never_a_go(magi, votes):
     done = run_gate(magi, "--panel", "broken")
     assert done.returncode == gate.EXIT_ERROR

@@ -256,3 +256,26 @@ def test_everything_of_issue_49_round_trips_to_a_fresh_server_byte_for_byte(llm_
     assert yaml.safe_load(exported["teams/alpha/panels/deploy-gate.yaml"])["agents"][2][
         "criteria"
     ] == ("Approve only deploys planned Monday to Thursday.\nNever on a Friday.")
+
+
+def test_a_panel_escalating_to_a_later_one_applies_settles_and_exports(magi, tmp_path):
+    # "a first" escalates to "z strong", which the batch must create before it.
+    first = PAYMENTS_PANEL.replace("name: deploy gate", "name: a first").replace(
+        "- user02", "- user03"
+    )
+    strong = first.replace("name: a first", "name: z strong")
+    files = {
+        "teams/ladder/team.yaml": "members:\n- user03\n",
+        "teams/ladder/panels/a-first.yaml": first + "escalate_to: z strong\n",
+        "teams/ladder/panels/z-strong.yaml": strong,
+    }
+    root = write_files(tmp_path / "ladder", files)
+    applied = run_as(magi, "apply", str(root))
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    again = run_as(magi, "apply", str(root))
+    assert again.stdout == "No changes: the server matches the directory.\n", again.stdout
+    exported = run_as(magi, "export", str(tmp_path / "out"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    written = yaml.safe_load((tmp_path / "out/teams/ladder/panels/a-first.yaml").read_text())
+    assert written["escalate_to"] == "z strong"
+    assert "escalate_to" not in (tmp_path / "out/teams/ladder/panels/z-strong.yaml").read_text()

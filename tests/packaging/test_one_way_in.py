@@ -11,14 +11,15 @@ ROOT = Path(__file__).resolve().parents[2]
 THE_WAY_IN = ROOT / "judgements" / "intake" / "start.py"
 START_MODULE = "judgements.intake.start"
 # What an entry point may use of start.py: the door and what it says who and what.
-PUBLIC = {"submit", "submit_from_loop", "Submission", "Checked", "Started"}
+PUBLIC = {"submit", "submit_from_loop", "Submission", "Checked", "Started", "escalate"}
 # The rows a new judgement is: creating one anywhere is starting a judgement.
 ROWS = {"Judgement", "Agent", "IdempotencyKey"}
 CREATING = {"create", "bulk_create", "get_or_create", "update_or_create"}
 # The factories of unsaved rows (intake/rows.py), which only start.py's `store` calls.
 FACTORIES = {"judgement_row", "agent_rows"}
 # start.py's functions that lead to rows being stored: the door and its own steps.
-STEPS = {"submit", "submit_from_loop", "store_and_wake", "store"}
+# `escalate` is the story's next level (docs/escalation.md), stored by the same `store`.
+STEPS = {"submit", "submit_from_loop", "store_and_wake", "store", "escalate"}
 
 
 def creates_rows(node: ast.AST) -> bool:

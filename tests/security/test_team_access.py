@@ -98,6 +98,9 @@ RULES: dict[str, Rule] = {
     "cancel_run": Rule(method="post", api=True, shows="run", member=(200, 409)),
     "read_certificate": Rule(api=True, shows="panel", member=(404,)),
     "api-certify": Rule(method="post", api=True, shows="panel", member=(201, 400, 422)),
+    # An escalation chain's certificate (docs/escalation.md): the panel's, as its own.
+    "read_cascade_certificate": Rule(api=True, shows="panel", member=(404,)),
+    "api-certify-cascade": Rule(method="post", api=True, shows="panel", member=(201, 400, 422)),
     "judgement-list": Rule(lists=True),
     "judgement-list-csv": Rule(lists=True),
     "judgement-detail": Rule(shows="judgement"),
@@ -115,6 +118,7 @@ RULES: dict[str, Rule] = {
     "panel-list": Rule(lists=True),
     "panel-edit": Rule(shows="panel"),
     "panel-certify": Rule(method="post", shows="panel", member=(200, 400, 409)),
+    "panel-certify-cascade": Rule(method="post", shows="panel", member=(200, 400, 409)),
     "suite-list": Rule(lists=True),
     "suite-detail": Rule(shows="suite"),
     "suite-export": Rule(shows="suite"),

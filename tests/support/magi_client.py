@@ -44,6 +44,13 @@ held = saving.save_panel(owner=owner, name="deploy-held", agents=agents)
 Panel.objects.filter(pk=held.pk).update(hold_contested=True)
 broken = [dict(agent, model="model-d") for agent in agents]
 saving.save_panel(owner=owner, name="broken", agents=broken)
+# An escalation (docs/escalation.md): deploy-escalating's unkept verdicts go to
+# deploy-strong, whose agents all run on model-a (unanimous where the others split).
+strong = saving.save_panel(
+    owner=owner, name="deploy-strong", agents=[dict(a, model="model-a") for a in agents]
+)
+first = saving.save_panel(owner=owner, name="deploy-escalating", agents=agents)
+Panel.objects.filter(pk=first.pk).update(escalate_to=strong)
 """
 
 

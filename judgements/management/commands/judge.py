@@ -94,15 +94,20 @@ class Command(BaseCommand):
 
     async def judge(self, judgement_id: int) -> None:
         """Run the judgement in this process, printing each decision as it is stored: the
-        command follows the judgement's events the way the API's `?wait` does."""
-        work = asyncio.create_task(EngineRunner().run_judgement(judgement_id))
+        command follows the judgement's events the way the API's `?wait` does. A level
+        that escalates is followed by the story's next level, run here too
+        (docs/escalation.md)."""
+        level: int | None = judgement_id
         printed: set[int] = set()
-        async for _ in events.changes(judgement_id, math.inf, recheck=PROGRESS_RECHECK_SECONDS):
-            await self.print_progress(judgement_id, printed)
-            if work.done():
-                break
-        await work
-        await self.print_progress(judgement_id, printed)
+        while level is not None:
+            work = asyncio.create_task(EngineRunner().run_judgement(level))
+            async for _ in events.changes(level, math.inf, recheck=PROGRESS_RECHECK_SECONDS):
+                await self.print_progress(level, printed)
+                if work.done():
+                    break
+            await work
+            await self.print_progress(level, printed)
+            level = await db_call(next_level_id)(level)
         judgement = await db_call(Judgement.objects.get)(pk=judgement_id)
         if judgement.status == Status.ERROR:
             self.stderr.write(f"error: {judgement.error_message}")
@@ -115,6 +120,12 @@ class Command(BaseCommand):
                 f"round {decision.round}: {decision.agent.name}: {decision.decision} "
                 f"- {decision.reason}"
             )
+
+
+def next_level_id(judgement_id: int) -> int | None:
+    """The level a judgement escalated to, once started; None when it did not."""
+    following = Judgement.objects.filter(escalated_from_id=judgement_id)
+    return following.values_list("pk", flat=True).first()
 
 
 def decisions_after(judgement_id: int, printed: set[int]) -> list[RoundDecision]:

@@ -155,7 +155,7 @@ async def test_the_document_refuses_an_answer_that_does_not_match(document):
         "certificate": None, "confidence": {"answer": None, "probe": None},
         "checks": {"second_opinion": None, "injection_screen": None, "probes": []},
         "hold_unmeasured": False, "override": None, "confirmation": None, "error": None,
-        "panel": None, "agents": [], "receipt": None,
+        "panel": None, "agents": [], "receipt": None, "escalation": None,
     }  # fmt: skip
     assert not Draft202012Validator(schema).is_valid(result)
     assert Draft202012Validator(schema).is_valid({**result, "status": "approved"})

@@ -20,6 +20,8 @@ def test_each_body_model_is_read_from_its_views_signature():
         # Django resolves the path to GET's name, whatever the method.
         ("read_certificate", "POST"): evaluation_schemas.CertifyRequest,
         ("api-certify", "POST"): evaluation_schemas.CertifyRequest,
+        ("read_cascade_certificate", "POST"): evaluation_schemas.CertifyCascadeRequest,
+        ("api-certify-cascade", "POST"): evaluation_schemas.CertifyCascadeRequest,
         ("api-panels", "POST"): config_schemas.PanelWrite,
         ("api-panel", "PUT"): config_schemas.PanelWrite,
         ("api-budgets", "POST"): config_schemas.BudgetWrite,

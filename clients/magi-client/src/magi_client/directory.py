@@ -38,7 +38,9 @@ PANEL_FIELDS = ["name", "description", "agents", *list(PANEL_DEFAULTS)[1:]]
 # Written only when set, after this field: a panel without the setting reads and exports
 # as it did before the setting existed. prompt_variants: null (or left out) is "not set",
 # the server's default; [] is "no variant".
-PANEL_OPTIONAL = {"prompt_variants": "run_checks"}
+# escalate_to: the name of the panel its unkept verdicts go to before a person
+# (docs/escalation.md), one of the same team's panels or a shared one; left out: none.
+PANEL_OPTIONAL = {"prompt_variants": "run_checks", "escalate_to": "run_checks"}
 SUITE_LINE = re.compile(r"line (\d+)\.?(.*)")
 
 
@@ -68,6 +70,29 @@ def panel_spec(whole: dict[str, Any]) -> dict[str, Any]:
             if after == name and whole.get(optional) is not None:
                 spec[optional] = whole[optional]
     return spec
+
+
+def escalation_order(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The panels with each after the one of them it escalates to (the server refuses a
+    panel naming one that does not exist yet); ValueError naming a panel of a cycle."""
+    by_key = {comparable(panel["name"]): panel for panel in panels}
+    ordered: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    for panel in panels:
+        trail: list[str] = []
+        key: str | None = comparable(panel["name"])
+        while key is not None and key in by_key and key not in placed:
+            if key in trail:
+                raise ValueError(by_key[key]["name"])
+            trail.append(key)
+            target = by_key[key].get("escalate_to")
+            following = comparable(target) if isinstance(target, str) else None
+            # A panel naming itself is its own problem (Reader.panel), not a cycle's.
+            key = None if following == key else following
+        for step in reversed(trail):
+            placed.add(step)
+            ordered.append(by_key[step])
+    return ordered
 
 
 class BadDirectory(Exception):
@@ -219,6 +244,7 @@ class Reader:
             first[key] = source.problem("name", "")
             self.sources[f"{address}.panels.{names.settled(panel['name'])}"] = source
             panels.append(self.panel(panel, source, team))
+        self.check_escalations(panels, address)
         suites = []
         for path in self.files(folder / "suites", ".jsonl"):
             source = Source(self.name(path))
@@ -226,6 +252,18 @@ class Reader:
             self.sources[f"{address}.suites.{path.stem}"] = source
             suites.append({"name": path.stem, "cases": cases})
         return {"panels": panels, "suites": suites}
+
+    def check_escalations(self, panels: list[dict[str, Any]], address: str) -> None:
+        """No chain of escalate_to among one scope's panels comes back to where it began
+        (a team's panel may name a shared one, which names none of the team's)."""
+        try:
+            escalation_order(panels)
+        except ValueError as exc:
+            name = str(exc)
+            source = self.sources[f"{address}.panels.{names.settled(name)}"]
+            self.problems.append(
+                source.problem("escalate_to", f"The escalation comes back to {name!r}: a cycle.")
+            )
 
     def files(self, folder: Path, suffix: str) -> list[Path]:
         if not folder.is_dir():
@@ -302,6 +340,11 @@ class Reader:
                     "named_peers and decisions_only both say how to show earlier rounds: "
                     "choose one.",
                 )
+            )
+        target = whole.get("escalate_to")
+        if isinstance(target, str) and comparable(target) == comparable(whole["name"]):
+            self.problems.append(
+                source.problem("escalate_to", "A panel cannot escalate to itself.")
             )
         members = (team or {}).get("members")
         if members is not None:

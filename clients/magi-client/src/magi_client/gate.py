@@ -98,11 +98,25 @@ def judge(server: Server, case: dict, key: str, deadline: float) -> dict:
             return judgement
 
 
+def deciding_level(judgement: dict) -> dict | None:
+    """The level of the judgement's escalation story whose verdict is in force (None: no
+    story, or no level has decided)."""
+    story = judgement.get("escalation") or {}
+    decided_by = story.get("decided_by")
+    return next((lv for lv in story.get("levels", []) if lv.get("level") == decided_by), None)
+
+
 def verdict_line(judgement: dict, panel: str, page: str) -> str:
     status = judgement.get("status", "unknown")
     words = [status, f"panel={panel}", f"judgement={judgement.get('id')}"]
     # The mark in words ("Contested", "Not contested", "Trust not measured for this
     # panel"): what a person may rely on, never a change of the verdict or the exit status.
+    deciding = deciding_level(judgement)
+    if deciding is not None:
+        # An escalation story (docs/escalation.md): which level's verdict is in force.
+        words.append(f"level={deciding['level']}")
+        words.append(f"level_panel={(deciding.get('panel') or {}).get('name')}")
+        words.append(f"level_judgement={deciding['judgement']}")
     if judgement.get("trust_words"):
         words.append(judgement["trust_words"])
     if judgement.get("error"):
@@ -149,6 +163,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
                     "url": page,
                     "judgement": judgement,
                     "receipt": judgement.get("receipt"),
+                    "level": (deciding_level(judgement) or {}).get("level"),
                 }
             )
             + "\n"
@@ -172,10 +187,17 @@ def receipt_refusal(server: Server, keys: str | None, judgement: dict, content: 
                 jwks = json.loads(handle.read())
         else:
             jwks = server.call("GET", "/.well-known/magi-keys.json")
-        receipt = check_receipt(judgement.get("receipt"), keys_of(jwks), content.encode("utf-8"))
+        # A story's approval is its deciding level's: that level's own receipt signs it.
+        deciding = deciding_level(judgement)
+        signed, judgement_id = (
+            (judgement.get("receipt"), judgement.get("id"))
+            if deciding is None
+            else (deciding.get("receipt"), deciding.get("judgement"))
+        )
+        receipt = check_receipt(signed, keys_of(jwks), content.encode("utf-8"))
     except (OSError, ValueError, RequestFailed, NotValid) as exc:
         return str(exc) or type(exc).__name__
-    if receipt.get("judgement") != judgement.get("id") or receipt.get("verdict") != "approved":
+    if receipt.get("judgement") != judgement_id or receipt.get("verdict") != "approved":
         return "the receipt is not this judgement's approval"
     return None
 

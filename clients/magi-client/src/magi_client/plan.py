@@ -13,7 +13,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any
 
-from magi_client.directory import comparable
+from magi_client.directory import comparable, escalation_order
 from magi_client.server_state import (
     Scope,
     ServerState,
@@ -176,7 +176,9 @@ def plan_scope(
     plan: Plan, spec: dict, scope: Scope, team: str | None, address: str, prune: bool
 ) -> None:
     where = f"{team}/" if team else ""
-    wanted = {comparable(panel["name"]): panel for panel in spec.get("panels", [])}
+    # Each after the panel it escalates to: the batch creates that one first.
+    ordered = escalation_order(spec.get("panels", []))
+    wanted = {comparable(panel["name"]): panel for panel in ordered}
     for key, panel in wanted.items():
         at = f"{address}.panels.{panel['name']}"
         # A shared panel (no team) is an example: staff make and change them as such.

@@ -97,6 +97,14 @@ PANEL: Schema = {
             "(docs/panel-quality.md); not named_peers with decisions_only. Left out or null: "
             "the server's default; []: no variant, whatever the default becomes.",
         },
+        "escalate_to": {
+            "type": ["string", "null"],
+            "minLength": 1,
+            "maxLength": NAME_MAX_CHARS,
+            "description": "The name of the panel its unkept verdicts (contested, or outside "
+            "its certificate) go to before a person: one of the team's panels or a shared one "
+            "(docs/escalation.md). Left out or null: straight to a person.",
+        },
         "reviewers": usernames(
             "Members of the team who review its contested verdicts.", limits.REVIEWERS_MAX_ITEMS
         ),

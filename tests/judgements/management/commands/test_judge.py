@@ -160,3 +160,20 @@ def test_it_judges_without_the_system_checks_of_pages_it_never_serves(fake_llm, 
         checks.registry.registry.registered_checks.discard(a_failing_check)
     assert judged.value.code == skipped.value.code == 0
     assert checked.value.code == 1
+
+
+def test_it_follows_an_escalation_to_the_verdict_in_force(fake_llm, make_panel, tmp_path):
+    from judgements.models import Panel
+
+    for model in ("strong-a", "strong-b", "strong-c"):
+        fake_llm.script(model)
+    cheap = make_panel(name="Cheap")
+    strong = make_panel(name="Strong", models=("strong-a", "strong-b", "strong-c"))
+    Panel.objects.filter(pk=cheap.pk).update(escalate_to=strong)
+    fake_llm.script("model-c", votes="RRR")  # 2-1 at level 1: contested, escalated
+    case = {"title": "Trip", "content": "A trip to Lyon.", "panel": "Cheap"}
+    code, out, err = run_judge(tmp_path, case, "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["status"] == "approved" and result["escalation"]["decided_by"] == 2
+    assert "round 3: Casper: reject" in err and Judgement.objects.count() == 2

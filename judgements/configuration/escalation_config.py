@@ -1,0 +1,75 @@
+"""Which panel a saved panel escalates to (Panel.escalate_to, docs/escalation.md), as the
+panel's page, the API and a configuration directory name it: by id or by name, looked up
+among the panels the panel's team may use (intake/escalation.py's rule), and checked for
+every level of the chain it starts and for cycles. Each error is the field's:
+`escalate_to`.
+"""
+
+from django.contrib.auth.models import User
+
+from judgements.core import text
+from judgements.core.errors import InvalidInput
+from judgements.intake import escalation, saved_panels
+from judgements.models import Panel, Team
+
+FIELD = "escalate_to"
+
+
+def candidates(owner: User | None, team: Team | None) -> list[Panel]:
+    """The panels a panel of `owner` in `team` may escalate to, by name: the team's (or
+    the owner's outside a team), then the examples."""
+    mine = (
+        Panel.objects.filter(team=team)
+        if team is not None
+        else Panel.objects.filter(owner=owner, team=None)
+        if owner is not None
+        else Panel.objects.none()
+    )
+    examples = Panel.objects.filter(owner=None, team=None)
+    return [*mine.order_by("name", "id"), *examples.order_by("name", "id")]
+
+
+def resolve(
+    reference: str | int | None,
+    by: User | None,
+    *,
+    owner: User | None,
+    team: Team | None,
+    panel: Panel | None,
+) -> tuple[Panel | None, list[str]]:
+    """The panel `reference` names for a panel of `owner` in `team` (`panel`: the one being
+    changed, None for a new one), and what is wrong with it (empty: nothing). None names
+    no panel: its verdicts go straight to a person. `by`: who asks (None: look only among
+    the candidates)."""
+    if reference is None or reference == "":
+        return None, []
+    # The rule reads the panel as it will be saved (its team may be changing); unsaved.
+    subject = Panel(
+        pk=None if panel is None else panel.pk,
+        owner=owner,
+        team=team,
+        name="this panel" if panel is None else panel.name,
+    )
+    found = _named(reference, candidates(owner, team))
+    if found is None and by is not None:
+        # A panel `by` may see but the team may not use is named in the refusal; one they
+        # may not see is as unknown as one that does not exist.
+        try:
+            found = saved_panels.resolve(reference, by)
+        except InvalidInput:
+            found = None
+    if found is None:
+        if isinstance(reference, int) or saved_panels.is_decimal_id(reference):
+            shown = str(reference)
+        else:
+            shown = repr(text.escaped(reference))
+        return None, [f"No panel {shown} that this panel's team may use."]
+    return found, escalation.target_errors(subject, found)
+
+
+def _named(reference: str | int, panels: list[Panel]) -> Panel | None:
+    if isinstance(reference, int) or saved_panels.is_decimal_id(str(reference)):
+        wanted = int(reference)
+        return next((p for p in panels if p.pk == wanted), None)
+    key = text.comparable_name(reference)
+    return next((p for p in panels if text.comparable_name(p.name) == key), None)

@@ -1,0 +1,115 @@
+"""Escalation in a real browser against a live daphne (issue 56): a panel's page names the
+panel it escalates to; a case the first panel contests is decided by the second, live, and
+each level's page shows its own triangle with the levels linked in order; a case both
+contest waits for a person; and a panel another user owns is refused beside the field."""
+
+import re
+
+from playwright.sync_api import expect
+
+from tests.support.browser_evaluations import CREATE_PANEL
+
+CHEAP = [
+    {"name": "Melchior", "model": "model-a", "criteria": "Approve only legal plans."},
+    {"name": "Balthasar", "model": "model-b", "criteria": "Approve only safe plans."},
+    {"name": "Casper", "model": "model-c", "criteria": "Approve only affordable plans."},
+]
+# The stronger panel runs on model-d; its Casper's criteria carry a marker a script can
+# answer apart.
+STRONG = [
+    {"name": "Melchior", "model": "model-d", "criteria": "Approve only legal plans, strictly."},
+    {"name": "Balthasar", "model": "model-d", "criteria": "Approve only safe plans, strictly."},
+    {"name": "Casper", "model": "model-d", "criteria": "strong-casper: only affordable plans."},
+]
+THEIRS = """
+from judgements.models import Panel
+print(Panel.objects.get(owner__username={username!r}).pk)
+"""
+HOLD = """
+from judgements.models import Panel
+Panel.objects.filter(owner__username={username!r}, name="Strong").update(hold_contested=True)
+"""
+
+
+def judge_with_cheap(page, title: str, content: str) -> None:
+    page.goto("/")
+    page.get_by_label("Saved panel").select_option(label="Cheap")
+    page.get_by_role("button", name="Fill in the agents").click()
+    page.get_by_label("Title").fill(title)
+    page.get_by_label("Content").fill(content)
+    page.get_by_role("button", name="Judge").click()
+    page.wait_for_url(re.compile(r"/judgements/\d+/$"))
+
+
+def test_a_contested_verdict_goes_to_the_stronger_panel_before_a_person(
+    new_context, usernames, live_magi, llm
+):
+    username, stranger = usernames(), usernames()
+    for name, agents in (("Cheap", CHEAP), ("Strong", STRONG)):
+        live_magi.manage(
+            "shell", "-c", CREATE_PANEL.format(username=username, name=name, agents=agents)
+        )
+    live_magi.manage("shell", "-c", HOLD.format(username=username))
+    live_magi.manage(
+        "shell", "-c", CREATE_PANEL.format(username=stranger, name="Theirs", agents=STRONG)
+    )
+    context = new_context()
+    context.add_cookies(
+        [{"name": "sessionid", "value": live_magi.sessions[username], "url": live_magi.url}]
+    )
+    page = context.new_page()
+
+    # The panel's page names the panel it escalates to.
+    page.goto("/panels/")
+    page.get_by_role("row", name=re.compile("Cheap")).get_by_role("link", name="Edit").click()
+    field = page.get_by_label("Escalate unkept verdicts to")
+    # Another user's panel, posted as if it were a choice: refused beside the field, and
+    # nothing typed is lost.
+    theirs = (
+        live_magi.manage("shell", "-c", THEIRS.format(username=stranger)).strip().splitlines()[-1]
+    )
+    field.evaluate("(select, value) => { select.options[1].value = value; }", theirs)
+    field.select_option(index=1)
+    page.get_by_label("Description").fill("The first level.")
+    page.get_by_role("button", name="Save").click()
+    expect(page.locator(".field-error").first).to_contain_text(
+        f"No panel {theirs} that this panel's team may use."
+    )
+    expect(page.get_by_label("Description")).to_have_value("The first level.")
+    page.goto("/panels/")
+    page.get_by_role("row", name=re.compile("Cheap")).get_by_role("link", name="Edit").click()
+    page.get_by_label("Escalate unkept verdicts to").select_option(label="Strong")
+    page.get_by_role("button", name="Save").click()
+    page.goto("/panels/")
+    page.get_by_role("row", name=re.compile("Cheap")).get_by_role("link", name="Edit").click()
+    expect(page.get_by_label("Escalate unkept verdicts to")).to_have_value(re.compile(r"^\d+$"))
+    expect(page.locator("#cascade-heading")).to_have_text("Escalation: the chain's certificate")
+
+    # The cheap panel splits 2-1 (contested); the strong one agrees: decided at level 2.
+    llm.script("model-a", votes="AAA")
+    llm.script("model-b", votes="AAA")
+    llm.script("model-c", votes="AAA", votes_when={"marker-split": "RRR"})
+    llm.script("model-d", votes="AAA")
+    judge_with_cheap(page, "Offsite in Porto", "marker-split: 6 people, 2 nights.")
+    expect(page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
+    levels = page.locator("#judgement-levels")
+    expect(levels.get_by_role("heading", name="Escalation")).to_be_visible()
+    expect(levels.locator('[data-level="1"]')).to_contain_text("escalated to level 2")
+    expect(levels.locator('[data-level="2"]')).to_contain_text("(verdict in force)")
+    expect(levels).to_contain_text("This panel did not keep its verdict")
+    # Level 2 is its own judgement with its own triangle, linked back to level 1.
+    levels.get_by_role("link", name="Level 2: Strong").click()
+    page.wait_for_url(re.compile(r"/judgements/\d+/$"))
+    expect(page.locator(".triangle")).to_be_visible()
+    expect(page.locator("#agent-box-3")).to_contain_text("Casper")
+    expect(page.locator("#judgement-levels [aria-current=page]")).to_have_text("Level 2: Strong")
+    expect(page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
+    page.locator("#judgement-levels").get_by_role("link", name="Level 1: Cheap").click()
+    page.wait_for_url(re.compile(r"/judgements/\d+/$"))
+
+    # Both panels split: the story waits for a person at its last level.
+    llm.script("model-d", votes="AAA", votes_when={"strong-casper": "RRR"})
+    judge_with_cheap(page, "Offsite in Lisbon", "marker-split: 8 people, 3 nights.")
+    expect(page.locator("#judgement-status")).to_have_attribute("data-status", "held")
+    levels = page.locator("#judgement-levels")
+    expect(levels.locator('[data-level="2"]')).to_contain_text("Held for review")

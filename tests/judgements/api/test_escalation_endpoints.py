@@ -1,0 +1,228 @@
+"""Escalation over the HTTP API (docs/escalation.md): a panel names the panel it escalates
+to, refused with 422 naming `escalate_to` for a panel its team may not use, itself or a
+cycle; a verdict the first level contests is decided by the second, one both contest
+waits for a person, and budgets count every level. Every answer is checked against
+/api/schema.json."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.contrib.auth import get_user_model
+from django.db.models import Sum
+
+from judgements.configuration import teams
+from judgements.intake import budgets
+from judgements.models import ApiToken, Budget, Judgement, LLMAttempt, Team, WebhookDelivery
+from judgements.models.judgements import waiting_for_review
+from tests.support.api_client import TokenClient, serve_one_wake_up
+from tests.support.cases import case_for
+from tests.support.openapi import check
+
+pytestmark = [
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("empty_engine_channel"),
+]
+
+PANELS, JUDGEMENTS, JSON = "/api/panels/", "/api/judgements/", "application/json"
+STRONG = ("strong-a", "strong-b", "strong-c")
+
+
+@pytest.fixture
+def served(fake_llm):
+    for model in STRONG:
+        fake_llm.script(model)
+    return fake_llm
+
+
+@pytest.fixture
+def people(db):
+    users = get_user_model().objects
+    return {name: users.create_user(name, password="pw") for name in ("ana", "bot", "eve")}
+
+
+@pytest.fixture
+def team(people):
+    team = Team.objects.create(name="Payments")
+    teams.set_members(team, [people["ana"], people["bot"]], None)
+    return team
+
+
+def client_of(user, team: Team | None = None) -> TokenClient:
+    token, key = ApiToken.issue(user, "config")
+    if team is not None:
+        teams.assign(token, team)
+    return TokenClient(f"Bearer {key}")
+
+
+@pytest.fixture
+def bot(people, team) -> TokenClient:
+    return client_of(people["bot"], team)
+
+
+@pytest.fixture
+def ana(people) -> TokenClient:
+    return client_of(people["ana"])
+
+
+@pytest.fixture
+def eve(people) -> TokenClient:
+    return client_of(people["eve"])
+
+
+def panel(name: str, models=("model-a", "model-b", "model-c"), **fields) -> dict:
+    return {"name": name, "agents": case_for(models)["agents"]} | fields
+
+
+async def cascade(bot: TokenClient, document: dict, **strong) -> tuple[dict, dict]:
+    made = await bot.post(PANELS, panel("Strong", STRONG, **strong), JSON)
+    strong_panel = check(document, PANELS, "post", made)
+    made = await bot.post(PANELS, panel("Cheap", escalate_to="Strong"), JSON)
+    cheap = check(document, PANELS, "post", made)
+    assert made.status_code == 201 and cheap["escalate_to"] == "Strong"
+    return cheap, strong_panel
+
+
+def cheap_case() -> dict:
+    case = case_for()
+    del case["agents"]
+    return case | {"panel": "Cheap"}
+
+
+async def judged(bot: TokenClient, levels: int) -> dict:
+    """Submit a case to the Cheap panel and run each level's wake-up as a worker would."""
+    response = await bot.post(JUDGEMENTS, cheap_case(), JSON)
+    assert response.status_code == 201, response.json()
+    for _ in range(levels):
+        assert await asyncio.wait_for(serve_one_wake_up(), 30)
+    return (await bot.get(f"{JUDGEMENTS}{response.json()['id']}/")).json()
+
+
+async def test_a_verdict_the_first_panel_contests_is_decided_by_the_second(served, bot, document):
+    await cascade(bot, document)
+    served.script("model-c", votes="RRR")  # a 2-1 split: contested at level 1
+    story = await judged(bot, levels=2)
+    assert story["status"] == "approved"
+    assert story["panel_status"] == "approved" and story["trust"] == "contested"
+    escalation = story["escalation"]
+    assert (escalation["level"], escalation["decided_by"]) == (1, 2)
+    first, second = escalation["levels"]
+    assert (first["escalated"], first["trust"]) == (True, "contested")
+    assert (second["panel"]["name"], second["panel_status"], second["escalated"]) == (
+        "Strong",
+        "approved",
+        False,
+    )
+    assert second["judgement"] != story["id"]
+    level_two = (await bot.get(f"{JUDGEMENTS}{second['judgement']}/")).json()
+    assert level_two["escalation"]["root"] == story["id"]
+    assert [a["model"] for a in level_two["agents"]] == list(STRONG)
+    # The review queue has nothing: the second level kept its verdict.
+    assert not await Judgement.objects.filter(waiting_for_review()).aexists()
+
+
+async def test_a_case_both_panels_contest_waits_for_a_person(served, bot, document, ana):
+    await cascade(bot, document, hold_contested=True, reviewers=["ana"])
+    served.script("model-c", votes="RRR")
+    served.script("strong-c", votes="RRR")
+    story = await judged(bot, levels=2)
+    # Held at the last level: the story ends there, for a person.
+    assert (story["status"], story["escalation"]["decided_by"]) == ("held", 2)
+    queue = (await ana.get("/api/reviews/")).json()["judgements"]
+    # The story waits once, at its last level, for that panel's reviewers.
+    assert [j["id"] for j in queue] == [story["escalation"]["levels"][1]["judgement"]]
+
+
+async def test_a_story_is_never_approved_while_its_next_level_runs(served, bot, document):
+    await cascade(bot, document)
+    served.script("model-c", votes="RRR")
+    story = await judged(bot, levels=1)
+    assert story["status"] == "idle" and story["escalation"]["decided_by"] is None
+    assert story["panel_status"] == "approved"
+
+
+async def test_a_verdict_the_first_panel_keeps_does_not_escalate(served, bot, document):
+    await cascade(bot, document)
+    story = await judged(bot, levels=1)
+    assert story["status"] == "approved" and story["escalation"] is None
+    assert await Judgement.objects.acount() == 1
+
+
+async def test_an_escalation_to_a_panel_the_team_may_not_use_is_refused(served, bot, document, eve):
+    made = await eve.post(PANELS, panel("Eve's", STRONG), JSON)
+    eves = check(document, PANELS, "post", made)
+    for target in (eves["id"], "Eve's"):
+        response = await bot.post(PANELS, panel("Cheap", escalate_to=target), JSON)
+        refused = check(document, PANELS, "post", response)
+        assert response.status_code == 422
+        assert list(refused["errors"]) == ["escalate_to"]
+    response = await bot.post(PANELS, panel("Cheap", escalate_to="Nowhere"), JSON)
+    assert response.status_code == 422 and "Nowhere" in response.json()["errors"]["escalate_to"][0]
+
+
+async def test_a_panel_cannot_escalate_to_itself_nor_in_a_cycle(served, bot, document):
+    cheap, strong = await cascade(bot, document)
+    headers = {"If-Match": strong["etag"]}
+    response = await bot.put(
+        f"{PANELS}{strong['id']}/",
+        panel("Strong", STRONG, escalate_to="Cheap"),
+        JSON,
+        headers=headers,
+    )
+    assert response.status_code == 422
+    assert "comes back" in response.json()["errors"]["escalate_to"][0]
+    response = await bot.put(
+        f"{PANELS}{cheap['id']}/", panel("Cheap", escalate_to="Cheap"), JSON,
+        headers={"If-Match": cheap["etag"]},
+    )  # fmt: skip
+    assert response.status_code == 422 and "itself" in response.json()["errors"]["escalate_to"][0]
+    # A panel another escalates to is not deleted from under it.
+    response = await bot.delete(f"{PANELS}{strong['id']}/", headers=headers)
+    assert response.status_code == 422 and "Cheap" in response.json()["errors"]["escalate_to"][0]
+
+
+async def test_budgets_count_every_level(served, bot, document, team, settings):
+    await cascade(bot, document)
+    settings.MAGI_LLM_MAX_TOKENS = 100
+    # One level's estimate is 900 tokens; the story's two levels need 1,800.
+    budget = await Budget.objects.acreate(team=team, period="day", limit_tokens=1_500)
+    response = await bot.post(JUDGEMENTS, cheap_case(), JSON)
+    assert response.status_code == 402 and response.json()["budget"] == budget.pk
+    budget.limit_tokens = 100_000
+    await budget.asave()
+    served.script("model-c", votes="RRR")
+    story = await judged(bot, levels=2)
+    spent = (await sync_to_async(budgets.spent)(budget)).tokens
+    levels = [level["judgement"] for level in story["escalation"]["levels"]]
+    each = [await sync_to_async(tokens_of)(pk) for pk in levels]
+    assert len(each) == 2 and all(tokens > 0 for tokens in each) and spent == sum(each)
+
+
+def tokens_of(judgement_id: int) -> int:
+    found = LLMAttempt.objects.filter(agent__judgement_id=judgement_id).aggregate(
+        prompt=Sum("prompt_tokens"), completion=Sum("completion_tokens")
+    )
+    return (found["prompt"] or 0) + (found["completion"] or 0)
+
+
+async def test_a_story_sends_one_webhook_when_it_ends_carrying_every_level(
+    served, api, receiver, secret, document
+):
+    made = await api.post(PANELS, panel("Strong", STRONG), JSON)
+    assert made.status_code == 201
+    made = await api.post(PANELS, panel("Cheap", escalate_to="Strong"), JSON)
+    assert made.status_code == 201
+    served.script("model-c", votes="RRR")
+    response = await api.post(JUDGEMENTS, cheap_case() | {"callback_url": receiver.url}, JSON)
+    assert response.status_code == 201, response.json()
+    assert await asyncio.wait_for(serve_one_wake_up(), 30)
+    # The first level escalated: nothing is sent while the story goes on.
+    assert not await WebhookDelivery.objects.aexists()
+    assert await asyncio.wait_for(serve_one_wake_up(), 30)
+    deliveries = [d async for d in WebhookDelivery.objects.all()]
+    assert [(d.judgement_id, d.event) for d in deliveries] == [
+        (response.json()["id"], "judgement.finished")
+    ]
+    payload = deliveries[0].payload
+    assert payload["status"] == "approved" and payload["escalation"]["decided_by"] == 2
+    assert [level["level"] for level in payload["escalation"]["levels"]] == [1, 2]

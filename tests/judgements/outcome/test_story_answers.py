@@ -1,0 +1,86 @@
+"""An escalation story as every surface reports it (judgements/outcome/story_answers.py):
+none for a judgement that never escalated; while the next level runs nothing is decided
+and the status in force is not an approval; once a level keeps its verdict, that level is
+the one in force; a level that fails ends the story in error."""
+
+import pytest
+
+from judgements.intake import escalation, start
+from judgements.models import Judgement, Panel, Status
+from judgements.outcome import answers
+from judgements.outcome.story_answers import Escalation, story_levels
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def story(make_panel, make_judgement):
+    """A judgement of Cheap whose contested verdict escalated to Strong's level 2."""
+    cheap, strong = make_panel(name="Cheap"), make_panel(name="Strong")
+    Panel.objects.filter(pk=cheap.pk).update(escalate_to=strong)
+    root = make_judgement(panel="Cheap", agents=None)
+    Judgement.objects.filter(pk=root.pk).update(
+        status=Status.APPROVED, contested=True, trust="contested", escalated=True
+    )
+    root = Judgement.objects.select_related("panel").get(pk=root.pk)
+    following = escalation.next_level(root, escalation.Outcome("contested", True))
+    assert following is not None
+    second = start.escalate(following)
+    return Judgement.objects.get(pk=root.pk), second
+
+
+def answer_of(judgement: Judgement) -> answers.Judgement:
+    return answers.Judgement.from_record(Judgement.objects.with_results().get(pk=judgement.pk))
+
+
+def test_a_judgement_that_never_escalated_has_no_story(make_judgement):
+    assert answer_of(make_judgement()).escalation is None
+
+
+def test_while_the_next_level_runs_nothing_is_decided(story):
+    root, second = story
+    found = answer_of(root)
+    assert found.status == Status.IDLE and found.panel_status == Status.APPROVED
+    assert found.escalation is not None and found.escalation.decided_by is None
+    assert [(lv.level, lv.panel and lv.panel.name) for lv in found.escalation.levels] == [
+        (1, "Cheap"),
+        (2, "Strong"),
+    ]
+    assert (second.level, second.root_id, second.escalated_from_id) == (2, root.pk, root.pk)
+
+
+def test_the_level_that_keeps_its_verdict_is_in_force(story):
+    root, second = story
+    Judgement.objects.filter(pk=second.pk).update(
+        status=Status.REJECTED, contested=False, trust="unmeasured"
+    )
+    found = answer_of(root)
+    assert found.status == Status.REJECTED and found.escalation is not None
+    assert found.escalation.decided_by == 2
+    from_level = answer_of(second).escalation
+    assert from_level is not None and (from_level.level, from_level.root) == (2, root.pk)
+
+
+def test_a_level_that_fails_ends_the_story_in_error(story):
+    root, second = story
+    Judgement.objects.filter(pk=second.pk).update(status=Status.ERROR, error_message="boom")
+    found = answer_of(root)
+    assert found.status == Status.ERROR and found.escalation is not None
+    assert found.escalation.decided_by is None
+
+
+def test_the_levels_are_listed_once_in_order(story):
+    root, second = story
+    assert [level.pk for level in story_levels(second)] == [root.pk, second.pk]
+    assert Escalation.of(root) is not None
+
+
+def test_a_level_that_escalated_is_not_reviewed(story, django_user_model):
+    from judgements.outcome import overrides, reviews
+
+    root, second = story
+    reviewer = django_user_model.objects.create_user("rita", is_staff=True)
+    with pytest.raises(overrides.OverrideConflict, match=f"judgement {second.pk}"):
+        overrides.override(root.pk, reviewer, "reject", "I say so.")
+    with pytest.raises(overrides.OverrideConflict, match="escalated to level 2"):
+        reviews.confirm(root.pk, reviewer, "Fine.")
