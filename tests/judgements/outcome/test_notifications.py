@@ -11,7 +11,15 @@ from django.utils import timezone
 
 from judgements.configuration import teams
 from judgements.intake.start import Submission, submit
-from judgements.models import Judgement, Notification, NotificationChoice, Panel, Status, Team
+from judgements.models import (
+    Judgement,
+    Notification,
+    NotificationChoice,
+    NotificationStates,
+    Panel,
+    Status,
+    Team,
+)
 from judgements.models.leases import expiry
 from judgements.outcome import notifications
 from tests.support.cases import case_for
@@ -195,5 +203,8 @@ def test_a_notification_sent_again_after_its_worker_died_is_the_same_message(
     assert notifications.send_due("w2", expiry(now) + timedelta(seconds=1)) == 2
     to_ana = smtp.inbox.to("ana@example.com")
     assert len(to_ana) == 2 and to_ana[0]["Message-ID"] == to_ana[1]["Message-ID"]
-    assert notifications.settle([ana_row.pk], "dead", "sent", sent_at=now) == 0
+    assert (
+        notifications.settle([ana_row.pk], "dead", "sent", NotificationStates.send, sent_at=now)
+        == 0
+    )
     assert Notification.objects.get(pk=ana_row.pk).sent_at != now
