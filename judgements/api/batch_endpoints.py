@@ -21,7 +21,7 @@ sends its whole plan this way, so a refusal in the middle changes nothing.
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -37,11 +37,9 @@ from judgements.api import (
 )
 from judgements.api.changes import DryRun, in_transaction
 from judgements.api.site import token_of
-from judgements.configuration import suite_config
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
-from judgements.intake.schemas import validated
 from judgements.models import ApiToken, BatchPart
 
 router = Router(tags=["configuration"])
@@ -74,7 +72,7 @@ def operations() -> list[Operation]:
     return [
         Operation(method, pattern, resource)
         for resource in resources.registered()
-        if resource.batched
+        if resource.versioned
         for method, pattern in resource.paths().items()
     ]
 
@@ -171,26 +169,8 @@ def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation,
             path_id = int(matched.group(1)) if matched.groups() else None
             if operation.method == "DELETE":
                 return operation, path_id, None
-            write = operation.resource.write
-            if write is None:  # a suite: its JSONL, its name and more in the query
-                return operation, path_id, upload(sent, split.query, prefix)
-            return operation, path_id, validated(write, sent.body)
+            return operation, path_id, operation.resource.from_batch(sent.body, split.query, prefix)
     raise InvalidInput({prefix + "path": [f"No operation {sent.method} {sent.path} in a batch."]})
-
-
-def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suite_config.Upload:
-    given = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
-    errors: dict[str, list[str]] = {}
-    if not isinstance(sent.body, str) or not sent.body:
-        errors[prefix + "body"] = ["Must be the suite's JSONL, as a string."]
-    if not given.get("name"):
-        errors[prefix + "path"] = ["Give the suite's name: ?name=..."]
-    if errors:
-        raise InvalidInput(errors, breaks_schema=True)
-    return suite_config.Upload(
-        given["name"], given.get("description", ""), given.get("team"), sent.body.encode(),
-        example=given.get("example", "").lower() in ("true", "1"),
-    )  # fmt: skip
 
 
 @router.get(

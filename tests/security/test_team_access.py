@@ -86,8 +86,7 @@ RULES: dict[str, Rule] = {
     "api-batch-parts": NOT_TEAM_DATA,
     # The models the deployment reaches: the same for everyone.
     "api-models": NOT_TEAM_DATA,
-    "list_suites": Rule(api=True, lists=True),
-    "import_suite": NOT_TEAM_DATA,
+    "api-suites": Rule(api=True, lists=True),
     "api-suite-jsonl": Rule(api=True, shows="suite"),
     "api-suite": Rule(api=True, shows="suite"),
     # Starting a run names a panel and a suite: another team's are not there.
