@@ -67,7 +67,7 @@ class MagiSettings(
 ):
     """Every environment variable MAGI reads, with its type, default and meaning: the one
     description of MAGI's settings. magi_site/settings.py turns it into Django's settings,
-    and `python -m magi_site.environment` writes docs/settings.md from it."""
+    and `python -m magi_site.settings_docs` writes docs/settings.md from it."""
 
     _split_lists = field_validator(
         "allowed_hosts",
@@ -206,8 +206,3 @@ def load_settings() -> MagiSettings:
         )
     return loaded
 
-
-if __name__ == "__main__":
-    from magi_site.settings_docs import markdown
-
-    print(markdown(), end="")

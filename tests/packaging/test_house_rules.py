@@ -1,7 +1,7 @@
 """The rules of the house that docs/architecture.md states and no import contract can
 check, read from the code itself: one place calls the openai SDK, every state changes
-through its graph's one transition function, one function makes a team, one module reads the settings from the
-environment, every ignore of a checker says why."""
+through its graph's one transition function, one function makes a team, one module reads
+the settings from the environment, every ignore of a checker says why."""
 
 import ast
 import io
@@ -57,11 +57,10 @@ def state_writes(tree: ast.Module) -> list[int]:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         named = {keyword.arg for keyword in node.keywords}
-        if node.func.attr in WRITING and named & STATE_FIELDS:
-            found.append(node.lineno)
-        elif node.func.attr == "bulk_update" and STATE_FIELDS & {
-            n.value for n in ast.walk(node) if isinstance(n, ast.Constant)
-        }:
+        strings = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)}
+        writes = node.func.attr in WRITING and named & STATE_FIELDS
+        updates = node.func.attr == "bulk_update" and strings & STATE_FIELDS
+        if writes or updates:
             found.append(node.lineno)
     return found
 
