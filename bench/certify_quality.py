@@ -37,10 +37,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# Sets Django up on a throwaway SQLite database, as every bench of panels does.
-from contested_quality import SUITE_FILES, load_cases
+from contested_analysis import SUITE_FILES, load_cases
 from django.conf import settings
 from django.core.management import call_command
+
+# Sets Django up on a throwaway SQLite database, as every bench of panels does.
 from panel_quality import EXAMPLES, FAKE_MODEL, load_panels, use_fake_server
 
 from judgements.core import certificate, kept_verdicts, rules
