@@ -13,7 +13,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from judgements.admin.base import AuditAdmin, staff_user
-from judgements.configuration import team_config, teams
+from judgements.configuration import budget_config, team_config, teams
 from judgements.configuration.budget_config import BudgetForm
 from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
@@ -112,11 +112,11 @@ class BudgetAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Budget, form: BudgetForm, change: bool) -> None:
         stored = Budget.objects.filter(pk=obj.pk).first() if change else None
-        before = None if stored is None else budgets.audit_state(stored)
+        before = None if stored is None else budget_config.audit_state(stored)
         super().save_model(request, obj, form, change)
-        budgets.record_change(obj, before, staff_user(request))
+        budget_config.record_change(obj, before, staff_user(request))
 
     def delete_model(self, request: HttpRequest, obj: Budget) -> None:
-        before = budgets.audit_state(obj)
+        before = budget_config.audit_state(obj)
         super().delete_model(request, obj)
-        budgets.record_change(None, before, staff_user(request))
+        budget_config.record_change(None, before, staff_user(request))

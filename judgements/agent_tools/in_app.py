@@ -18,10 +18,10 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from judgements.agent_tools.tools import ToolRefused, build
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, limits, saved_panels, start
+from judgements.intake import idempotency, saved_panels, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
 from judgements.outcome.results import find_visible, result_of
@@ -44,7 +44,7 @@ class InAppBackend:
             started = await start.submit_from_loop([case], by, CaseWithCallback)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
-        except limits.Refused as exc:
+        except Refused as exc:
             raise ToolRefused(f"{exc.message} (retry after {exc.retry_after} s)") from None
         except idempotency.KeyReused as exc:
             raise ToolRefused(exc.message) from None

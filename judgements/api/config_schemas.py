@@ -13,7 +13,7 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
-from judgements.intake import schemas
+from judgements.intake import saved_panels, schemas
 from judgements.outcome.answers import Answer, ETag, Id
 from judgements.outcome.panel_answers import Panel
 
@@ -101,9 +101,9 @@ class BudgetWrite(schemas.Strict):
 
     team: TeamName | None = Field(default=None, description="A team's name.")
     user: Username | None = Field(default=None, description="A username.")
-    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None = (
-        Field(default=None, description="A saved panel's id or name.")
-    )
+    panel: (
+        Annotated[StrictStr | StrictInt, schemas.reference(saved_panels.NOT_A_REFERENCE)] | None
+    ) = Field(default=None, description="A saved panel's id or name.")
     panel_team: TeamName | None = Field(
         default=None,
         description="With `panel` given by name: the team whose panel it is (two teams may "

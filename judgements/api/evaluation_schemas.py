@@ -9,7 +9,7 @@ from pydantic_core import PydanticCustomError
 
 from judgements.evaluations import answers
 from judgements.evaluations.runs import MAX_REPEATS
-from judgements.intake import schemas
+from judgements.intake import saved_panels, schemas
 from judgements.outcome.answers import Answer
 
 NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
@@ -38,7 +38,7 @@ class EvaluationRequest(schemas.Strict):
     # What a field is told whatever pydantic found wrong with it.
     MESSAGES: ClassVar = {"repeat": f"Must be a whole number from 1 to {MAX_REPEATS}."}
 
-    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] = (
+    panel: Annotated[StrictStr | StrictInt, schemas.reference(saved_panels.NOT_A_REFERENCE)] = (
         schemas.optional(description="A saved panel's name or id (GET /api/panels/).")
     )
     agents: schemas.Agents = schemas.optional()

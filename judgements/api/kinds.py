@@ -121,7 +121,9 @@ class Budgets(Resource[config_schemas.BudgetWrite, schemas.Budget]):
         return schemas.Budget.from_state(budgets.state_of(record))
 
     def listing(self, token: ApiToken) -> list[schemas.Budget]:
-        return [self.answer_of(found) for found in budgets.visible_to(token.user).order_by("pk")]
+        return [
+            self.answer_of(found) for found in budget_config.visible_to(token.user).order_by("pk")
+        ]
 
     def read(self, token: ApiToken, pk: int) -> schemas.Budget:
         return self.answer_of(budget_config.visible_budget(pk, token.user))

@@ -25,9 +25,9 @@ from pydantic import BaseModel
 
 from judgements.api import document
 from judgements.core import etags
-from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound, Refused
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, cases, idempotency, limits, schema_errors, schemas
+from judgements.intake import budgets, cases, idempotency, schema_errors, schemas
 from judgements.intake.creation_gate import creation_gate
 from judgements.models import ApiToken
 
@@ -244,7 +244,7 @@ def stale(request: HttpRequest, exc: etags.Stale) -> HttpResponse:
 
 @api.exception_handler(budgets.BudgetExceeded)
 def over_budget(request: HttpRequest, exc: budgets.BudgetExceeded) -> HttpResponse:
-    """402: the budget is spent until it resets (a limits.Refused, answered apart)."""
+    """402: the budget is spent until it resets (a Refused, answered apart)."""
     response = error(
         request,
         402,
@@ -257,8 +257,8 @@ def over_budget(request: HttpRequest, exc: budgets.BudgetExceeded) -> HttpRespon
     return response
 
 
-@api.exception_handler(limits.Refused)
-def over_a_limit(request: HttpRequest, exc: limits.Refused) -> HttpResponse:
+@api.exception_handler(Refused)
+def over_a_limit(request: HttpRequest, exc: Refused) -> HttpResponse:
     response = error(request, 429, exc.message, retry_after=exc.retry_after)
     response["Retry-After"] = str(exc.retry_after)
     return response

@@ -1,9 +1,10 @@
 """Spending limits made, changed and removed: one form (BudgetForm) validates the admin's
 budget page and the API's /api/budgets/, every change is audited with who made it
-(intake/budgets.record_change), and the API's are versioned for If-Match.
+(`record_change`), and the API's are versioned for If-Match.
 
 Only staff change budgets, as only staff reach the admin's budget page: a team does not
-raise its own spending cap. Anyone reads the budgets intake/budgets.visible_to shows them.
+raise its own spending cap. Anyone reads the budgets `visible_to` shows them; what a
+budget has spent and has left is intake/budgets.py's.
 """
 
 from typing import Any
@@ -12,12 +13,14 @@ from django import forms
 from django.contrib.auth.models import User
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.db import transaction
+from django.db.models import QuerySet
 
+from judgements.audit import record as chain_record
 from judgements.configuration import names, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.intake import budgets, saved_panels
-from judgements.models import Budget, Panel, Team, is_id
+from judgements.intake import saved_panels
+from judgements.models import AuditEntry, AuditSubject, Budget, Panel, Team, is_id, policy
 
 SCOPES = ("team", "user", "panel")
 LIMITS = ("limit_usd", "limit_tokens")
@@ -57,7 +60,7 @@ def form_errors(form: BudgetForm) -> dict[str, list[str]]:
 
 
 def visible_budget(budget_id: int, by: User) -> Budget:
-    budget = budgets.visible_to(by).filter(pk=budget_id).first() if is_id(budget_id) else None
+    budget = visible_to(by).filter(pk=budget_id).first() if is_id(budget_id) else None
     if budget is None:
         raise NotFound(f"No budget {budget_id}.")
     return budget
@@ -70,7 +73,7 @@ def create(by: User, body: dict[str, Any]) -> Budget:
     with transaction.atomic():
         budget = bound(by, body, None).save()
         budget.refresh_from_db()  # its limit as stored (5.0000), as every read answers it
-        budgets.record_change(budget, None, by)
+        record_change(budget, None, by)
         return budget
 
 
@@ -81,12 +84,12 @@ def replace(by: User, budget_id: int, body: dict[str, Any], if_match: str) -> Bu
         if not by.is_staff:
             raise Forbidden(STAFF_ONLY)
         etags.check(if_match, "budget", budget.etag())
-        before = budgets.audit_state(budget)
+        before = audit_state(budget)
         form = bound(by, body, budget)
         fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
         versions.bump(Budget.objects, budget.pk, budget.version, "budget", **fields)
         budget.refresh_from_db()
-        budgets.record_change(budget, before, by)
+        record_change(budget, before, by)
         return budget
 
 
@@ -96,10 +99,10 @@ def delete(by: User, budget_id: int, if_match: str) -> None:
         if not by.is_staff:
             raise Forbidden(STAFF_ONLY)
         etags.check(if_match, "budget", budget.etag())
-        before = budgets.audit_state(budget)
+        before = audit_state(budget)
         if not Budget.objects.filter(pk=budget.pk, version=budget.version).delete()[0]:
             raise etags.Stale("budget", None)
-        budgets.record_change(None, before, by)
+        record_change(None, before, by)
 
 
 def bound(by: User, body: dict[str, Any], budget: Budget | None) -> BudgetForm:
@@ -161,3 +164,35 @@ def panel_of(by: User, reference: str | int, team_name: str | None) -> Panel:
         shown = reference if isinstance(reference, int) else repr(text.escaped(reference))
         raise InvalidInput({"panel": [f"The team {team.name} has no panel {shown}."]})
     return found
+
+
+# --- who reads a budget, and the audit of its changes ------------------------------
+
+
+def visible_to(user: User) -> QuerySet[Budget]:
+    """The budgets a user may read: staff all; anyone else their own, their teams' and
+    those of the panels they may use."""
+    found = Budget.objects.select_related("team", "user", "panel")
+    return policy.budgets_visible(found, user, Panel.objects.all())
+
+
+def record_change(budget: Budget | None, before: dict[str, Any] | None, by: User | None) -> None:
+    """An audit entry for a budget made, changed or removed (models/teams.AuditEntry)."""
+    after = None if budget is None else audit_state(budget)
+    target = f"budget {budget.pk}" if budget is not None else f"budget {before and before['id']}"
+    if before != after:
+        with transaction.atomic():
+            entry = AuditEntry.objects.create(
+                subject=AuditSubject.BUDGET, target=target, by=by, before=before, after=after
+            )
+            chain_record.configuration(entry)
+
+
+def audit_state(budget: Budget) -> dict[str, Any]:
+    return {
+        "id": budget.pk,
+        "for": budget.scope_words(),
+        "period": budget.period,
+        "limit_usd": None if budget.limit_usd is None else str(budget.limit_usd),
+        "limit_tokens": budget.limit_tokens,
+    }

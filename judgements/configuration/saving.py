@@ -10,7 +10,7 @@ panels have no owner; they ship as YAML files in judgements/examples/panels/ and
 intake/saved_panels.py's.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -30,6 +30,7 @@ from judgements.intake import cases, saved_panels
 from judgements.intake.saved_panels import visible
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
+from judgements.models.panels import StoredAgent
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -136,7 +137,7 @@ def name_taken(
 
 
 def agents_formset(
-    data: Mapping[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
+    data: Mapping[str, Any] | None = None, agents: Sequence[StoredAgent] | None = None
 ) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as

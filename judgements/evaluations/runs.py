@@ -9,6 +9,7 @@ computed from them whenever it is asked for (judgements/evaluations/run_reports.
 import csv
 import io
 import math
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -44,7 +45,7 @@ MAX_REPEATS = 20
 def start_run(
     *,
     panel: Panel | None,
-    agents: list[dict[str, Any]],
+    agents: Sequence[Mapping[str, object]],
     panel_name: str,
     suite: Suite,
     repeats: int,
@@ -95,7 +96,7 @@ def start_run(
 
 def checked_run(
     panel: Panel | None,
-    agents: list[dict[str, Any]],
+    agents: Sequence[Mapping[str, object]],
     panel_name: str,
     cases: list[SuiteCase],
     repeats: int,
@@ -127,7 +128,7 @@ def checked_run(
 
 
 def checked_agents(
-    agents: list[dict[str, Any]], first: SuiteCase, errors: dict[str, list[str]]
+    agents: Sequence[Mapping[str, object]], first: SuiteCase, errors: dict[str, list[str]]
 ) -> list[dict[str, Any]]:
     """The agents checked inside a real case, so "agents[1].model" reads as it does for a
     judgement; the content is the suite's first (it passed these rules when the suite was

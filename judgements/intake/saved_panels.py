@@ -8,23 +8,22 @@ line's operator (user None), every panel. A panel is named by its id or its name
 user's own panels before the examples.
 """
 
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from django.contrib.auth.models import User
 from django.db.models import Case, IntegerField, QuerySet, Value, When
 
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
-from judgements.intake import schemas
 from judgements.models.certificates import agents_fingerprint
 from judgements.models.choices import ID_MAX
-from judgements.models.panels import Panel
+from judgements.models.panels import Panel, StoredAgent
 from judgements.outcome import panel_answers
 
 if TYPE_CHECKING:  # django-stubs-ext is a test (type-check) dependency only
     from django_stubs_ext import WithAnnotations
 
-NOT_A_REFERENCE = schemas.NOT_A_REFERENCE
+NOT_A_REFERENCE = "Must be a saved panel's name (a string) or id (an integer)."
 OTHERS = 2  # the group of other users' panels, which only staff and the operator see
 
 
@@ -91,9 +90,9 @@ def by_name(panels: "QuerySet[WithAnnotations[Panel, Grouped]]", name: str) -> P
     return first
 
 
-def agents_of(panel: Panel) -> list[dict[str, Any]]:
+def agents_of(panel: Panel) -> list[StoredAgent]:
     """The panel's agents, in the shape a case's "agents" takes."""
-    return [{field: agent[field] for field in schemas.AGENT_FIELDS} for agent in panel.agents]
+    return panel.stored_agents()
 
 
 def listing(user: User | None) -> list[panel_answers.Panel]:

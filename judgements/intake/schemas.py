@@ -36,6 +36,7 @@ from pydantic_core import PydanticCustomError
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schema_errors
+from judgements.intake.saved_panels import NOT_A_REFERENCE
 from judgements.llm import providers
 from judgements.outcome.webhooks import URL_MAX_CHARS
 
@@ -49,7 +50,6 @@ BOTH_GIVEN = 'Give either "agents" or "panel", not both.'
 NEITHER_GIVEN = (
     f'Give "agents" (a list of {rules.PANEL_SIZE} agents) or "panel" (a saved panel\'s name or id).'
 )
-NOT_A_REFERENCE = "Must be a saved panel's name (a string) or id (an integer)."
 
 
 def both_fields(*names: str) -> dict[str, Any]:

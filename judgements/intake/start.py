@@ -3,7 +3,7 @@
 after a creation slot: `submit_from_loop`).
 
 An entry point only translates: its input into a case and a Submission, and what
-`submit` raises into its own answer (limits.Refused: 429; idempotency.KeyReused and
+`submit` raises into its own answer (core.errors.Refused: 429; idempotency.KeyReused and
 InvalidInput: 422, or 400 for a case that breaks its schema). `submit` takes the same
 checks in the same order for every one of them:
 
@@ -22,7 +22,7 @@ checks in the same order for every one of them:
    site's default (intake/saved_panels.py variants_for).
 5. budgets: the spending limits of the user, the team and the panel must cover the
    estimate of every judgement started (intake/budgets.py: budgets.BudgetExceeded, a
-   limits.Refused the API answers 402).
+   core.errors.Refused the API answers 402).
 
 Then, in one transaction under a lock on the user's row, 2 and 1 again (a request that
 went first may have stored the key or filled the limit), the judgements with their agents
@@ -103,7 +103,7 @@ def submit(
 ) -> Started:
     """Start a judgement per case, in one transaction, after the checks in the module's
     order. A case is JSON data (validated as `model`), a validated schemas.Case, or
-    Checked: each becomes a typed Case (intake/case.py). Raises limits.Refused,
+    Checked: each becomes a typed Case (intake/case.py). Raises core.errors.Refused,
     idempotency.KeyReused or InvalidInput."""
     # 1. A cheap unlocked look first: a burst of refused requests must not queue on the
     # lock, nor pay for validation.
@@ -121,7 +121,9 @@ def submit(
     ready = [with_variants(resolved(case, by.creator, model)) for case in cases]
     # 5.
     team = rows.team_for(ready[0].panel if ready else None, by.api_token, by.run)
-    budgets.check(ready, by.creator, None if team is None else team.pk)
+    first = ready[0] if ready else None
+    panel, models = (first.panel, first.models()) if first else (None, [])
+    budgets.check(panel, models, len(ready), by.creator, None if team is None else team.pk)
     return store_and_wake(ready, by, digest)
 
 

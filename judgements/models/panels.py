@@ -1,6 +1,6 @@
 """Saved panels and suites: a user's own, and the examples shipped with MAGI."""
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -15,6 +15,18 @@ if TYPE_CHECKING:
 
 
 _Shared = TypeVar("_Shared", bound="SharedWithExamples")
+
+
+class StoredAgent(TypedDict):
+    """One agent of a saved panel as its `agents` JSON holds it (validated as a case's
+    agents are when the panel is saved): the one description of that shape."""
+
+    name: str
+    model: str
+    criteria: str
+
+
+AGENT_FIELDS = tuple(StoredAgent.__annotations__)
 
 
 class SharedQuerySet(models.QuerySet[_Shared]):
@@ -130,6 +142,13 @@ class Panel(SharedWithExamples):
 
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
+
+    def stored_agents(self) -> list[StoredAgent]:
+        """Its three agents, each with an agent's fields and no others."""
+        return [
+            StoredAgent(name=agent["name"], model=agent["model"], criteria=agent["criteria"])
+            for agent in self.agents
+        ]
 
     def config_state(self) -> dict[str, object]:
         """What a panel is as configuration, by names (as the API answers it and the audit

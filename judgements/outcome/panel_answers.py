@@ -10,7 +10,6 @@ from judgements import models
 from judgements.outcome.answers import AgentSpec, Answer, ETag, Id
 
 # What an agent is given, in the order a case lists it.
-AGENT_FIELDS = ("name", "model", "criteria")
 
 
 class Panel(Answer):
@@ -50,7 +49,7 @@ class Panel(Answer):
     def from_record(cls, panel: models.Panel) -> "Panel":
         """A panel as GET /api/panels/ lists it (prefetch its reviewers and certificates
         for a list)."""
-        agents = [{field: agent[field] for field in AGENT_FIELDS} for agent in panel.agents]
+        agents = panel.stored_agents()
         return cls.model_validate(
             panel.config_state()
             | {

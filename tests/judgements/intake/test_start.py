@@ -6,9 +6,9 @@ tests/packaging/test_one_way_in.py's."""
 import pytest
 
 from judgements.core import prompt_variants
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.core.prompt_variants import Variant
-from judgements.intake import idempotency, limits
+from judgements.intake import idempotency
 from judgements.intake.start import Checked, Submission, submit
 from judgements.models import IdempotencyKey, Judgement
 from tests.support.cases import case_for, typed_case
@@ -27,7 +27,7 @@ def one_a_window(settings, fake_llm):
 
 def test_over_a_limit_the_case_is_not_even_validated(one_a_window, user):
     submit([case_for()], Submission(creator=user))
-    with pytest.raises(limits.Refused):
+    with pytest.raises(Refused):
         submit([INVALID], Submission(creator=user))
     assert Judgement.objects.count() == 1
 
