@@ -205,4 +205,3 @@ def load_settings() -> MagiSettings:
             f"Unknown MAGI setting(s): {', '.join(unknown)}. See docs/settings.md."
         )
     return loaded
-
