@@ -15,8 +15,8 @@ from django.http import HttpRequest
 from judgements.admin.base import AuditAdmin, staff_user
 from judgements.configuration import budget_config, team_config, teams
 from judgements.configuration.budget_config import BudgetForm
-from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
+from judgements.spending import budgets
 
 
 class TeamForm(forms.ModelForm):
@@ -95,7 +95,7 @@ class AuditEntryAdmin(AuditAdmin):
 
 @admin.register(Budget)
 class BudgetAdmin(admin.ModelAdmin):
-    """Spending limits (judgements/intake/budgets.py); every change is audited."""
+    """Spending limits (judgements/spending/budgets.py); every change is audited."""
 
     form = BudgetForm
     list_display = ["__str__", "spent", "resets_at"]

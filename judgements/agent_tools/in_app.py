@@ -21,10 +21,11 @@ from judgements.agent_tools.tools import ToolRefused, build
 from judgements.core.errors import InvalidInput, Refused
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, saved_panels, start
+from judgements.intake import idempotency, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
 from judgements.outcome.results import find_visible, result_of
+from judgements.panels import saved_panels
 
 PATH = "/mcp"
 # Who is calling, and the site's address as they reached it: set for each request.

@@ -13,9 +13,10 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
-from judgements.intake import saved_panels, schemas
+from judgements.intake import schemas
 from judgements.outcome.answers import Answer, ETag, Id
 from judgements.outcome.panel_answers import Panel
+from judgements.panels import saved_panels
 
 Username = Annotated[StrictStr, Field(min_length=1, max_length=150)]
 TeamName = Annotated[StrictStr, Field(min_length=1, max_length=100)]

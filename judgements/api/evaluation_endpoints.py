@@ -24,9 +24,9 @@ from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
 from judgements.evaluations import certify, runs
 from judgements.infrastructure.database import db_call
-from judgements.intake import saved_panels
 from judgements.models import ID_MAX, ApiToken, EvaluationRun, Panel, Suite, is_id
 from judgements.outcome import answers
+from judgements.panels import saved_panels
 
 router = Router(tags=["evaluations"])
 

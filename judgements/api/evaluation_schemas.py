@@ -9,8 +9,9 @@ from pydantic_core import PydanticCustomError
 
 from judgements.evaluations import answers
 from judgements.evaluations.runs import MAX_REPEATS
-from judgements.intake import saved_panels, schemas
+from judgements.intake import schemas
 from judgements.outcome.answers import Answer
+from judgements.panels import saved_panels
 
 NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
 # --- suites and evaluation runs ----------------------------------------------------------

@@ -36,11 +36,12 @@ from judgements.configuration import (
 )
 from judgements.evaluations import answers as run_answers
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, saved_panels
 from judgements.llm import providers
 from judgements.models import ApiToken, Budget, Team
 from judgements.models import Suite as SuiteRow
 from judgements.outcome.panel_answers import Panel
+from judgements.panels import saved_panels
+from judgements.spending import budgets
 
 STAFF_ERRORS: Refusals = {(400, 422): schemas.Invalid, (401, 403, 413): schemas.Error}
 

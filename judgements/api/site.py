@@ -27,9 +27,10 @@ from judgements.api import document
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound, Refused
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, cases, idempotency, schema_errors, schemas
+from judgements.intake import cases, idempotency, schema_errors, schemas
 from judgements.intake.creation_gate import creation_gate
 from judgements.models import ApiToken
+from judgements.spending import budgets
 
 logger = logging.getLogger(__name__)
 

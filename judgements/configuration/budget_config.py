@@ -4,7 +4,7 @@ budget page and the API's /api/budgets/, every change is audited with who made i
 
 Only staff change budgets, as only staff reach the admin's budget page: a team does not
 raise its own spending cap. Anyone reads the budgets `visible_to` shows them; what a
-budget has spent and has left is intake/budgets.py's.
+budget has spent and has left is spending/budgets.py's.
 """
 
 from typing import Any
@@ -19,8 +19,8 @@ from judgements.audit import record as chain_record
 from judgements.configuration import names, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.intake import saved_panels
 from judgements.models import AuditEntry, AuditSubject, Budget, Panel, Team, is_id, policy
+from judgements.panels import saved_panels
 
 SCOPES = ("team", "user", "panel")
 LIMITS = ("limit_usd", "limit_tokens")

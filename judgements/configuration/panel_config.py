@@ -18,14 +18,14 @@ from django.db import transaction
 from judgements.configuration import names, saving, teams
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.intake import saved_panels
 from judgements.models import AuditSubject, Panel, Team, is_id
+from judgements.panels import saved_panels
 
 DEFAULTS: dict[str, Any] = {
     "description": "",
     "hold_contested": None,
     "run_checks": None,
-    # Not set: the site's default (intake/saved_panels.py variants_for).
+    # Not set: the site's default (panels/saved_panels.py variants_for).
     "prompt_variants": None,
     "notify_contested": False,
     "reviewers": [],

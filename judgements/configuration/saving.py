@@ -7,7 +7,7 @@ JSON. A judgement started from a panel copies them into its own Agent rows and r
 the panel (Judgement.panel), so editing the panel later changes no judgement. Example
 panels have no owner; they ship as YAML files in judgements/examples/panels/ and
 `manage.py load_examples` creates them (ensure_examples). Looking a panel up is
-intake/saved_panels.py's.
+panels/saved_panels.py's.
 """
 
 from collections.abc import Mapping, Sequence
@@ -26,11 +26,12 @@ from judgements.configuration import teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, field_of, is_valid
-from judgements.intake import cases, saved_panels
-from judgements.intake.saved_panels import visible
+from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
 from judgements.models.panels import StoredAgent
+from judgements.panels import saved_panels
+from judgements.panels.saved_panels import visible
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"

@@ -6,7 +6,7 @@ variants (core/calibration.py offsets_for). `manage.py calibrate PANEL` calls it
 
 Each agent's offset is fitted to its round-1 P(approve) against the cases'
 `expected_agents`, over the runs whose judgements ran `variants` (the CALIBRATED variant
-aside; by default the panel's own, intake/saved_panels.py variants_for): an answer's
+aside; by default the panel's own, panels/saved_panels.py variants_for): an answer's
 P(approve) depends on how it was asked (with `decision_first` it is read before any
 reason), so the offset is learned under the prompts it will correct. Held-out suites
 must not be among the runs (docs/panel-quality.md).
@@ -21,9 +21,9 @@ from judgements.audit import record as chain_record
 from judgements.core import calibration, prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
-from judgements.intake import saved_panels
 from judgements.models import Certificate, EvaluationRun, Panel, RoundDecision, agents_fingerprint
 from judgements.models.certificates import RECALIBRATED_REASON
+from judgements.panels import saved_panels
 
 CALIBRATED = prompt_variants.Variant.CALIBRATED
 

@@ -3,7 +3,7 @@ under which its verdicts may say "Not contested", with a stated bound on their a
 (judgements/core/certificate.py), stored with the panel (models/certificates.py).
 
 Only runs of the panel's current agents asked with its current prompt variants count (the
-same models and criteria, in order, and intake/saved_panels.py variants_for): a
+same models and criteria, in order, and panels/saved_panels.py variants_for): a
 certificate is about what was measured. Only decided judgements are samples; an error
 is no verdict. A panel whose runs reach no rule gets a certificate that says so, with the
 best bound reached: for a weak model that is the right answer, not a failure.
@@ -20,9 +20,9 @@ from judgements.core import certificate, checks, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, run_reports, runs
-from judgements.intake import saved_panels
 from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
 from judgements.models.checks import setting_of
+from judgements.panels import saved_panels
 
 # The confidence sources a rule may read (Judgement.answer_confidence, .probe_confidence).
 SOURCES = ("answer", "probe")

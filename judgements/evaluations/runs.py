@@ -22,7 +22,7 @@ from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, run_reports
-from judgements.intake import rows, saved_panels, schemas, start
+from judgements.intake import rows, schemas, start
 from judgements.intake.case import Case, agents_of
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
@@ -35,6 +35,7 @@ from judgements.models import (
     Suite,
     SuiteCase,
 )
+from judgements.panels import saved_panels
 
 MAX_REPEATS = 20
 
@@ -61,7 +62,7 @@ def start_run(
     criteria (the second opinion's), so the report shows the panel against it; on unless
     turned off. `variants`: the prompt variants its judgements run
     (judgements/core/prompt_variants.py); None: the saved panel's, or the site's default
-    (intake/saved_panels.py variants_for); []: none.
+    (panels/saved_panels.py variants_for); []: none.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".

@@ -55,7 +55,7 @@ class Case:
     content: str
     agents: tuple[CaseAgent, ...]
     hold_contested: bool | None = None
-    # The saved panel it starts from (intake/saved_panels.py), its agents copied above.
+    # The saved panel it starts from (panels/saved_panels.py), its agents copied above.
     panel: Panel | None = None
     # Where its end is POSTed (outcome/webhooks.py), checked: the API's and MCP's only.
     callback_url: str | None = None

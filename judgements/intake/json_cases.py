@@ -7,9 +7,10 @@ API: the panel does not exist for this user, or its agents no longer pass."""
 from django.contrib.auth.models import User
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels, schemas
+from judgements.intake import schemas
 from judgements.intake.case import Case, JsonValue, agents_of
 from judgements.outcome import webhooks
+from judgements.panels import saved_panels
 
 
 def validate_case(

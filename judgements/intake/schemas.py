@@ -36,9 +36,9 @@ from pydantic_core import PydanticCustomError
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schema_errors
-from judgements.intake.saved_panels import NOT_A_REFERENCE
 from judgements.llm import providers
 from judgements.outcome.webhooks import URL_MAX_CHARS
+from judgements.panels.saved_panels import NOT_A_REFERENCE
 
 TITLE_MAX_CHARS = 200
 NAME_MAX_CHARS = 100

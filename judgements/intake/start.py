@@ -19,9 +19,9 @@ checks in the same order for every one of them:
    creator and its agents checked again, and the callback URL checked
    (intake/json_cases.py). The prompt variants the judgement runs are the caller's own
    when it names them (an evaluation run's), else the saved panel's setting, else the
-   site's default (intake/saved_panels.py variants_for).
+   site's default (panels/saved_panels.py variants_for).
 5. budgets: the spending limits of the user, the team and the panel must cover the
-   estimate of every judgement started (intake/budgets.py: budgets.BudgetExceeded, a
+   estimate of every judgement started (spending/budgets.py: budgets.BudgetExceeded, a
    core.errors.Refused the API answers 402).
 
 Then, in one transaction under a lock on the user's row, 2 and 1 again (a request that
@@ -42,13 +42,15 @@ from judgements.audit import chain
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, idempotency, json_cases, limits, rows, saved_panels, schemas
+from judgements.intake import idempotency, json_cases, limits, rows, schemas
 from judgements.intake.case import Case, JsonValue
 from judgements.intake.creation_gate import creation_slot
 from judgements.models.access import ApiToken, IdempotencyKey
 from judgements.models.agents import Agent
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement
+from judgements.panels import saved_panels
+from judgements.spending import budgets
 
 
 @dataclass(frozen=True)

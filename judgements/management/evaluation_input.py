@@ -10,8 +10,9 @@ from typing import Any
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs, suites
-from judgements.intake import saved_panels, schemas
+from judgements.intake import schemas
 from judgements.models import Panel, Suite
+from judgements.panels import saved_panels
 
 PANEL_FILE_FIELDS = ("name", "description", "agents")
 

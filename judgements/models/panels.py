@@ -135,7 +135,7 @@ class Panel(SharedWithExamples):
     calibration = models.JSONField(null=True, blank=True)
     # The prompt variants its judgements and runs use (judgements/core/prompt_variants.py
     # names, validated by configuration/saving.py, kept in the order given); None: not set, the
-    # site's default (intake/saved_panels.py variants_for), [] the prompts as first
+    # site's default (panels/saved_panels.py variants_for), [] the prompts as first
     # measured whatever the default becomes.
     prompt_variants = models.JSONField(null=True, blank=True)
     updated_at = models.DateTimeField(default=timezone.now)

@@ -15,11 +15,12 @@ from judgements.configuration import saving
 from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import tryout
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import cases, rows, saved_panels
+from judgements.intake import cases, rows
 from judgements.intake.start import Checked, Submission, submit
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
+from judgements.panels import saved_panels
 from judgements.web.judgement_pages import visible_judgement
 from judgements.web.signed_in import signed_in_user
 

@@ -21,8 +21,10 @@ from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate, certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import budgets, cases, saved_panels
+from judgements.intake import cases
 from judgements.models import Panel
+from judgements.panels import saved_panels
+from judgements.spending import budgets
 from judgements.web import certificates
 from judgements.web.signed_in import signed_in_user
 

@@ -16,8 +16,8 @@ from judgements.configuration import saving
 from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import runs, suites
 from judgements.infrastructure.forms import error_summary, field_of
-from judgements.intake import saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
+from judgements.panels import saved_panels
 from judgements.web.signed_in import signed_in_user
 
 

@@ -12,8 +12,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from judgements.configuration import budget_config
 from judgements.infrastructure.forms import error_summary
-from judgements.intake import budgets
 from judgements.models import ApiToken
+from judgements.spending import budgets
 from judgements.web.signed_in import signed_in_user
 
 

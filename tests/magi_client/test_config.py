@@ -291,7 +291,7 @@ def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
 
 
 VARIANTS_CERTIFY = """
-from judgements.intake import saved_panels
+from judgements.panels import saved_panels
 from judgements.models import Certificate, Panel
 panel = Panel.objects.get(name="lab a")
 certificate = Certificate.objects.create(

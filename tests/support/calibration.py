@@ -2,8 +2,8 @@
 the calibration tests learn from (tests/judgements/evaluations/test_calibrate.py, and
 `manage.py calibrate` in tests/judgements/management/commands/test_calibrate.py)."""
 
-from judgements.intake import saved_panels
 from judgements.models import Certificate, Panel
+from judgements.panels import saved_panels
 
 # Every agent rejects every case, sure of it: P(approve) 0.2 where its criterion is met
 # (marker-ok), 0.01 where it is not (marker-bad). A lean to reject an offset can undo.

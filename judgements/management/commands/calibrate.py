@@ -24,8 +24,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate
-from judgements.intake import saved_panels
 from judgements.management import invalid_input
+from judgements.panels import saved_panels
 
 EXIT_LEARNED, EXIT_INVALID, EXIT_TOO_FEW = 0, 2, 3
 

@@ -25,12 +25,13 @@ from judgements.core.errors import InvalidInput
 from judgements.engine.runner import EngineRunner
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, start
+from judgements.intake import start
 from judgements.intake.case import JsonValue
 from judgements.intake.cases import parse_case_json
 from judgements.management import invalid_input
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.outcome import answers
+from judgements.spending import budgets
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 # As `magi gate`'s: refused by a spending limit.

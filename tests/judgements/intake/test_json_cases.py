@@ -4,7 +4,8 @@ saved panel looked up (judgements/intake/json_cases.py)."""
 import pytest
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import json_cases, saved_panels, schemas
+from judgements.intake import json_cases, schemas
+from judgements.panels import saved_panels
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db

@@ -1,10 +1,10 @@
-"""Naming a saved panel (judgements/intake/saved_panels.py): by id or by name, the user's
+"""Naming a saved panel (judgements/panels/saved_panels.py): by id or by name, the user's
 own before an example's, and the panels a user may not use."""
 
 import pytest
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels
+from judgements.panels import saved_panels
 
 pytestmark = pytest.mark.django_db
 

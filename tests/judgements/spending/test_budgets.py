@@ -1,4 +1,4 @@
-"""Spending limits (judgements/intake/budgets.py): counted from the stored calls, checked
+"""Spending limits (judgements/spending/budgets.py): counted from the stored calls, checked
 before anything is stored or called, named with their reset in the refusal."""
 
 import email.message
@@ -12,7 +12,6 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from judgements.intake import budgets
 from judgements.intake.start import Submission, submit
 from judgements.models import (
     Agent,
@@ -23,6 +22,7 @@ from judgements.models import (
     LLMAttempt,
     Status,
 )
+from judgements.spending import budgets
 from magi_client import gate
 from magi_client.http import OverBudget, refusal
 from tests.support.cases import case_for
