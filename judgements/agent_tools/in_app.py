@@ -24,8 +24,8 @@ from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
+from judgements.outcome import panel_answers
 from judgements.outcome.results import find_visible, result_of
-from judgements.panels import saved_panels
 
 PATH = "/mcp"
 # Who is calling, and the site's address as they reached it: set for each request.
@@ -60,7 +60,7 @@ class InAppBackend:
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
     async def panels(self) -> list[dict[str, Any]]:
-        panels = await db_call(saved_panels.listing, for_request=True)(self.token.user)
+        panels = await db_call(panel_answers.listing, for_request=True)(self.token.user)
         return [panel.model_dump(mode="json") for panel in panels]
 
     def page_url(self, judgement_id: int) -> str:

@@ -39,8 +39,8 @@ from judgements.infrastructure.database import db_call
 from judgements.llm import providers
 from judgements.models import ApiToken, Budget, Team
 from judgements.models import Suite as SuiteRow
+from judgements.outcome import panel_answers
 from judgements.outcome.panel_answers import Panel
-from judgements.panels import saved_panels
 from judgements.spending import budgets
 
 STAFF_ERRORS: Refusals = {(400, 422): schemas.Invalid, (401, 403, 413): schemas.Error}
@@ -81,7 +81,7 @@ class Panels(Resource[config_schemas.PanelWrite, config_schemas.PanelChange]):
         return config_schemas.PanelChange(**answer, voided_certificates=record.voided)
 
     def listing(self, token: ApiToken) -> list[Panel]:
-        return saved_panels.listing(token.user)
+        return panel_answers.listing(token.user)
 
     def read(self, token: ApiToken, pk: int) -> Panel:
         return Panel.from_record(panel_config.visible_panel(pk, token.user))

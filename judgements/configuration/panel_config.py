@@ -19,7 +19,7 @@ from judgements.configuration import names, saving, teams
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Panel, Team, is_id
-from judgements.panels import saved_panels
+from judgements.panels import variant_setting
 
 DEFAULTS: dict[str, Any] = {
     "description": "",
@@ -130,7 +130,7 @@ def write(
         if team is None:
             errors["team"] = [names.no_team(fields["team"], change.by)]
     try:
-        fields["prompt_variants"] = saved_panels.checked_variants(fields["prompt_variants"])
+        fields["prompt_variants"] = variant_setting.checked_variants(fields["prompt_variants"])
     except ValueError as exc:
         errors["prompt_variants"] = [str(exc)]
     reviewers, unknown = names.users_named(fields["reviewers"])

@@ -30,7 +30,7 @@ from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
 from judgements.models.panels import StoredAgent
-from judgements.panels import saved_panels
+from judgements.panels import variant_setting
 from judgements.panels.saved_panels import visible
 from magi_client import directory as config_directory
 
@@ -41,7 +41,7 @@ VARIANTS_MAX_CHARS = 200
 VARIANTS_HELP = (
     "Names joined with +: "
     + ", ".join(variant.value for variant in prompt_variants.Variant)
-    + f" (docs/panel-quality.md). Blank: the site's default; {saved_panels.NO_VARIANTS}: no "
+    + f" (docs/panel-quality.md). Blank: the site's default; {variant_setting.NO_VARIANTS}: no "
     "variant, the prompts as first measured, whatever the default becomes."
 )
 
@@ -98,9 +98,11 @@ class PanelForm(django_forms.Form):
         self.team = team
 
     def clean_prompt_variants(self) -> list[str] | None:
-        """The setting as typed (saved_panels.variants_from_text): None when blank."""
+        """The setting as typed (variant_setting.variants_from_text): None when blank."""
         try:
-            return saved_panels.variants_from_text(self.cleaned_data.get("prompt_variants") or "")
+            return variant_setting.variants_from_text(
+                self.cleaned_data.get("prompt_variants") or ""
+            )
         except ValueError as exc:
             raise ValidationError(str(exc), code="invalid") from None
 
@@ -219,7 +221,7 @@ def write(
             # A certificate holds for the agents and variants it measured and no others.
             panel.refresh_from_db()
             voided = Certificate.objects.filter(panel=panel).void_unless(
-                saved_panels.fingerprint_of(panel)
+                variant_setting.fingerprint_of(panel)
             )
             chain_record.certificates_voided(voided)
     except IntegrityError:

@@ -22,7 +22,7 @@ from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, run_reports, runs
 from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
 from judgements.models.checks import setting_of
-from judgements.panels import saved_panels
+from judgements.panels import variant_setting
 
 # The confidence sources a rule may read (Judgement.answer_confidence, .probe_confidence).
 SOURCES = ("answer", "probe")
@@ -48,7 +48,7 @@ DEFAULT_DELTA = 0.1
 def eligible_runs(panel: Panel) -> list[EvaluationRun]:
     """The panel's finished, uncancelled runs of exactly its current agents and prompt
     variants."""
-    fingerprint = saved_panels.fingerprint_of(panel)
+    fingerprint = variant_setting.fingerprint_of(panel)
     return finished_runs(
         panel, lambda run: agents_fingerprint(run.agents, run.prompt_variants or ()) == fingerprint
     )
@@ -123,7 +123,7 @@ def certify(
             panel=panel,
             created_by=user,
             agents=panel.agents,
-            fingerprint=saved_panels.fingerprint_of(panel),
+            fingerprint=variant_setting.fingerprint_of(panel),
             runs=[run.pk for run in chosen],
             suites=suites,
             target=target,
@@ -203,7 +203,7 @@ def current(panel: Panel) -> Certificate | None:
     nothing, they are unmeasured."""
     return (
         panel.certificates.filter(
-            voided_at__isnull=True, fingerprint=saved_panels.fingerprint_of(panel)
+            voided_at__isnull=True, fingerprint=variant_setting.fingerprint_of(panel)
         )
         .order_by("-created_at", "-id")
         .first()

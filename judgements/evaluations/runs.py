@@ -35,7 +35,7 @@ from judgements.models import (
     Suite,
     SuiteCase,
 )
-from judgements.panels import saved_panels
+from judgements.panels import variant_setting
 
 MAX_REPEATS = 20
 
@@ -110,7 +110,7 @@ def checked_run(
         errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
     chosen: list[prompt_variants.Variant] = []
     try:
-        named = saved_panels.variants_for(panel) if variants is None else variants
+        named = variant_setting.variants_for(panel) if variants is None else variants
         chosen = sorted(prompt_variants.parse(named))
     except ValueError as exc:
         errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]

@@ -49,7 +49,7 @@ from judgements.models.access import ApiToken, IdempotencyKey
 from judgements.models.agents import Agent
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement
-from judgements.panels import saved_panels
+from judgements.panels import variant_setting
 from judgements.spending import budgets
 
 
@@ -153,7 +153,7 @@ def with_variants(case: Case) -> Case:
     panel sets none or there is no panel)."""
     if case.prompt_variants is not None:
         return case
-    chosen = saved_panels.variants_for(case.panel)
+    chosen = variant_setting.variants_for(case.panel)
     return replace(case, prompt_variants=tuple(sorted(str(variant) for variant in chosen)))
 
 

@@ -4,10 +4,12 @@ names, built from its record (`Panel.from_record`) like the other answers
 
 from typing import Annotated
 
+from django.contrib.auth.models import User
 from pydantic import Field
 
 from judgements import models
 from judgements.outcome.answers import AgentSpec, Answer, ETag, Id
+from judgements.panels import saved_panels
 
 # What an agent is given, in the order a case lists it.
 
@@ -63,3 +65,13 @@ class Panel(Answer):
                 "etag": panel.etag(),
             }
         )
+
+
+def listing(user: User | None) -> list[Panel]:
+    """The panels a user may use, as GET /api/panels/ lists them."""
+    panels = (
+        saved_panels.visible(user)
+        .select_related("team")
+        .prefetch_related("reviewers", "certificates")
+    )
+    return [Panel.from_record(panel) for panel in panels]

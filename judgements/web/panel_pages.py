@@ -23,7 +23,7 @@ from judgements.evaluations import calibrate, certify
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import cases
 from judgements.models import Panel
-from judgements.panels import saved_panels
+from judgements.panels import saved_panels, variant_setting
 from judgements.spending import budgets
 from judgements.web import certificates
 from judgements.web.signed_in import signed_in_user
@@ -106,7 +106,7 @@ def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSe
         "description": panel.description,
         "hold_contested": cases.hold_choice(panel.hold_contested),
         "run_checks": cases.hold_choice(panel.run_checks),
-        "prompt_variants": saved_panels.variants_text(panel.prompt_variants),
+        "prompt_variants": variant_setting.variants_text(panel.prompt_variants),
     }
     panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel, team=panel.team)
     formset = saving.agents_formset(agents=saved_panels.agents_of(panel))
@@ -131,7 +131,7 @@ def render_edit(
         "error_summary": error_summary(panel_form, formset=formset) if panel_form.is_bound else [],
         "certificate": certificates.view_of(shown),
         "eligible_runs": certify.eligible_runs(panel),
-        "variants_in_use": "+".join(sorted(saved_panels.variants_for(panel))) or "no variant",
+        "variants_in_use": "+".join(sorted(variant_setting.variants_for(panel))) or "no variant",
         "calibration": calibration_view(panel),
         "certify_form": certify_form,
         "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],
