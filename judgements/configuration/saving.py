@@ -11,6 +11,7 @@ panels/saved_panels.py's.
 """
 
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,7 +26,7 @@ from judgements.audit import record as chain_record
 from judgements.configuration import teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
-from judgements.infrastructure.forms import TextField, field_of, is_valid
+from judgements.infrastructure.forms import TextField, field_of, is_valid, refuse_not_utf8
 from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
@@ -163,6 +164,18 @@ def errors_of(panel_form: PanelForm, formset: cases.BaseAgentFormSet) -> dict[st
     return errors | cases.agent_errors(formset)
 
 
+def validated(
+    panel_form: PanelForm, formset: cases.BaseAgentFormSet, not_utf8: AbstractSet[str] = frozenset()
+) -> bool:
+    """The panel's form and its agents' formset, both validated so every error shows at
+    once; a posted field whose bytes were not UTF-8 refused (the form kit's
+    refuse_not_utf8), asked only when there is one."""
+    valid = all([panel_form.is_valid(), formset.is_valid()])
+    if not_utf8:
+        valid = refuse_not_utf8([panel_form, *formset.forms], not_utf8) and valid
+    return valid
+
+
 def store(
     panel_form: PanelForm,
     formset: cases.BaseAgentFormSet,
@@ -173,12 +186,7 @@ def store(
     as made by `by` (None: the operator, the shipped examples) like the API's changes
     (configuration/panel_config.py), so the audit chain holds the pages' panel changes too."""
     with transaction.atomic():
-        before = None if panel is None else panel.config_state()
-        saved = write(panel_form, formset, panel).panel
-        teams.record(
-            AuditSubject.PANEL, teams.panel_target(saved), by, before, saved.config_state()
-        )
-        return saved
+        return write(panel_form, formset, panel, audited=True, by=by).panel
 
 
 @dataclass(frozen=True)
@@ -196,12 +204,17 @@ def write(
     *,
     settings: dict[str, Any] | None = None,
     version: int | None = None,
+    audited: bool = False,
+    by: User | None = None,
 ) -> Written:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`, with
     `settings` (the API's team, checks and notification choices) over the form's. Over
     `panel`: one more version, refused (etags.Stale) when it is no longer at `version`
     (None: whatever it is, as the page saves), and its certificates for other agents or
-    other prompt variants voided (its calibration is void by its own fingerprint)."""
+    other prompt variants voided (its calibration is void by its own fingerprint).
+    `audited`: the change recorded as made by `by`, its panel as configuration before
+    and after (a page's change: what the form wrote over what it was); the API records
+    its own, reviewers and all (configuration/panel_config.py)."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
     fields = {
         "name": panel_form.cleaned_data["name"],
@@ -214,7 +227,12 @@ def write(
     try:
         with transaction.atomic():
             if panel is None:
-                return Written(Panel.objects.create(owner=panel_form.owner, **fields), [])
+                made = Panel.objects.create(owner=panel_form.owner, **fields)
+                if audited:
+                    target = teams.panel_target(made)
+                    teams.record(AuditSubject.PANEL, target, by, None, made.config_state())
+                return Written(made, [])
+            before = panel.config_state() if audited else {}
             versions.bump(
                 Panel.objects, panel.pk, version, "panel", **fields, updated_at=timezone.now()
             )
@@ -224,6 +242,10 @@ def write(
                 variant_setting.fingerprint_of(panel)
             )
             chain_record.certificates_voided(voided)
+            if audited:
+                # What the form wrote over what it was: a page changes nothing else.
+                after = before | {key: value for key, value in fields.items() if key in before}
+                teams.record(AuditSubject.PANEL, teams.panel_target(panel), by, before, after)
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None

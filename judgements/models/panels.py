@@ -37,6 +37,11 @@ class SharedQuerySet(models.QuerySet[_Shared]):
         the operator's command line (user None), everything (policy.shared_rows_visible)."""
         return policy.shared_rows_visible(self, user)
 
+    def editable_by(self, user: "User") -> "SharedQuerySet[_Shared]":
+        """What the user may change: staff everything; anyone else their own and their
+        teams' (policy.shared_rows_editable), as the row's editable_by says."""
+        return policy.shared_rows_editable(self, user)
+
 
 class SharedWithExamples(models.Model):
     """What panels and suites share: a name unique per owner (per team for a team's), and

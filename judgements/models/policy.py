@@ -99,6 +99,14 @@ def shared_rows_visible(rows: Rows, user: "User | None") -> Rows:
     )
 
 
+def shared_rows_editable(rows: Rows, user: "User") -> Rows:
+    """may_use as a condition, for panels and suites: staff all; anyone else their own
+    and their teams' (an example, no owner and no team, only staff)."""
+    if user.is_staff:
+        return rows
+    return rows.filter(made_or_shared(user, "owner"))
+
+
 def teams_visible(teams: Rows, user: "User") -> Rows:
     """The teams `user` is in; staff every team."""
     if user.is_staff:

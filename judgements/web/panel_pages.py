@@ -13,14 +13,14 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements.configuration import saving
 from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate, certify
-from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
+from judgements.infrastructure.forms import error_summary, invalid_utf8_fields
 from judgements.intake import cases
 from judgements.models import Panel
 from judgements.panels import saved_panels, variant_setting
@@ -46,13 +46,16 @@ def panel_list(request: HttpRequest) -> HttpResponse:
 
 def editable_panel(request: HttpRequest, panel_id: int) -> Panel:
     """The panel, if this user may edit it: another user's is not found (404), an example
-    a non-staff user may use but not edit is refused (403)."""
-    panel = get_object_or_404(Panel.objects.select_related("owner"), pk=panel_id)
-    if not panel.visible_to(signed_in_user(request)):
-        raise Http404("No panel matches the given query.")
-    if not panel.editable_by(signed_in_user(request)):
+    a non-staff user may use but not edit is refused (403). Asked of the database, as the
+    lists ask it (SharedQuerySet.visible_to, editable_by): one query when it may."""
+    user = signed_in_user(request)
+    panels = Panel.objects.select_related("owner", "team")
+    panel = panels.editable_by(user).filter(pk=panel_id).first()
+    if panel is not None:
+        return panel
+    if panels.visible_to(user).filter(pk=panel_id).exists():
         raise PermissionDenied("Only staff may edit an example panel.")
-    return panel
+    raise Http404("No panel matches the given query.")
 
 
 @login_required
@@ -67,7 +70,7 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
             if request.content_type == "application/x-www-form-urlencoded"
             else set()
         )
-        if is_valid(panel_form, formset, not_utf8):
+        if saving.validated(panel_form, formset, not_utf8):
             try:
                 saving.store(panel_form, formset, panel, signed_in_user(request))
             except InvalidInput as exc:

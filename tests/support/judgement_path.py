@@ -104,16 +104,21 @@ class Walk:
                 if frame in self.started:
                     return
                 self.started.add(frame)
-        arguments = [frame.f_locals.get(name) for name in code.co_varnames[: code.co_argcount]]
+        named = code.co_argcount + code.co_kwonlyargcount
+        arguments = [frame.f_locals.get(name) for name in code.co_varnames[:named]]
         arguments += list(frame.f_locals.get("args", ()) or ())
         arguments += list((frame.f_locals.get("kwargs", {}) or {}).values())
-        if not any(carries_id(value) for value in arguments):
+        if not any(self.carries(value) for value in arguments):
             return
         relative = os.path.relpath(code.co_filename, PACKAGE)
         entered = last_file.get() != relative
         last_file.set(relative)
         with self.lock:
             self.stops.append((relative, code.co_qualname, entered))
+
+    def carries(self, value: Any) -> bool:
+        """Whether an argument makes the call a stop: it carries the judgement."""
+        return carries_id(value)
 
     def entries(self) -> Counter[str]:
         """How often the walk enters each file."""
