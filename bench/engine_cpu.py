@@ -96,6 +96,7 @@ def set_checks(on: bool) -> None:
 def new_judgements(count: int, *, checks: bool) -> list[int]:
     """Queued judgements, started the one way judgements start (intake/start.py), with
     the checks the page and the API give them by default (or none)."""
+    from judgements.intake.schemas import Case, validated
     from judgements.intake.start import Submission, submit
 
     set_checks(checks)
@@ -106,7 +107,10 @@ def new_judgements(count: int, *, checks: bool) -> list[int]:
             {"name": name, "model": model, "criteria": criteria} for name, criteria, model in BRIEFS
         ],
     }
-    return [judgement.pk for judgement in submit([case] * count, Submission()).judgements]
+    return [
+        judgement.pk
+        for judgement in submit([validated(Case, case)] * count, Submission()).judgements
+    ]
 
 
 # --- (a) the engine ------------------------------------------------------------------

@@ -21,7 +21,7 @@ from judgements.agent_tools.tools import ToolRefused, build
 from judgements.core.errors import InvalidInput, Refused
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, start
+from judgements.intake import idempotency, schemas, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
 from judgements.outcome import panel_answers
@@ -42,7 +42,10 @@ class InAppBackend:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
-            started = await start.submit_from_loop([case], by, CaseWithCallback)
+            # Validated where it comes in, by the one model of a case with a callback, as
+            # the API's body is (intake/schemas.py).
+            validated = schemas.validated(CaseWithCallback, case)
+            started = await start.submit_from_loop([validated], by)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
         except Refused as exc:

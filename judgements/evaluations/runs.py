@@ -23,7 +23,7 @@ from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, run_reports
 from judgements.intake import rows, schemas, start
-from judgements.intake.case import Case, agents_of
+from judgements.intake.case import Case, CaseAgent
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
@@ -73,7 +73,7 @@ def start_run(
         run = EvaluationRun.objects.create(
             panel=panel,
             panel_name=panel_name.strip(),
-            agents=clean_agents,
+            agents=[agent.stored() for agent in clean_agents],
             suite=suite,
             repeats=repeats,
             creator=creator,
@@ -86,7 +86,7 @@ def start_run(
         # Refused over the limit of unfinished runs (the run above rolls back with it).
         start.submit(
             [
-                start.Checked(run_case(run, case, repeat, clean_agents))
+                run_case(run, case, repeat, clean_agents)
                 for repeat in range(1, run.repeats + 1)
                 for case in cases
             ],
@@ -102,7 +102,7 @@ def checked_run(
     cases: list[SuiteCase],
     repeats: int,
     variants: list[str] | None,
-) -> tuple[list[prompt_variants.Variant], list[dict[str, Any]]]:
+) -> tuple[list[prompt_variants.Variant], tuple[CaseAgent, ...]]:
     """start_run's input checked, every error at once (but a suite with no cases): the
     prompt variants chosen and the agents as they will run. InvalidInput otherwise."""
     errors: dict[str, list[str]] = {}
@@ -130,14 +130,14 @@ def checked_run(
 
 def checked_agents(
     agents: Sequence[Mapping[str, object]], first: SuiteCase, errors: dict[str, list[str]]
-) -> list[dict[str, Any]]:
+) -> tuple[CaseAgent, ...]:
     """The agents checked inside a real case, so "agents[1].model" reads as it does for a
     judgement; the content is the suite's first (it passed these rules when the suite was
     imported). Their errors go into `errors`."""
     try:
         probe = {"title": "evaluation", "content": first.content, "agents": agents}
         checked = schemas.validated(schemas.Case, probe)
-        return [agent.model_dump() for agent in checked.agents or ()]
+        return tuple(agent.case_agent() for agent in checked.agents or ())
     except InvalidInput as exc:
         agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}
         errors.update(agent_errors)
@@ -145,18 +145,18 @@ def checked_agents(
             # The content no longer passes (MAGI_CONTENT_MAX_CHARS lowered since).
             other = [" ".join(m) for f, m in exc.errors.items() if f not in agent_errors]
             errors["suite"] = [f"Its first case is no longer valid: {' '.join(other)}"]
-        return []
+        return ()
 
 
 def run_case(
-    run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict[str, str]]
+    run: EvaluationRun, case: SuiteCase, repeat: int, agents: tuple[CaseAgent, ...]
 ) -> Case:
     """A suite case as one judgement of the run. Runs measure a panel: they never hold
     a contested verdict for a person."""
     return Case(
         title=title_of(run.suite.name, case),
         content=case.content,
-        agents=agents_of(agents),
+        agents=agents,
         panel=run.panel,
         hold_contested=False,
         hold_unmeasured=False,

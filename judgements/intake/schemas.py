@@ -36,6 +36,7 @@ from pydantic_core import PydanticCustomError
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schema_errors
+from judgements.intake.case import CaseAgent
 from judgements.llm import providers
 from judgements.outcome.webhooks import URL_MAX_CHARS
 from judgements.panels.saved_panels import NOT_A_REFERENCE
@@ -197,6 +198,10 @@ class Agent(Strict):
     model: ModelName
     criteria: Criteria
 
+    def case_agent(self) -> CaseAgent:
+        """The agent as a case holds it, typed (intake/case.py)."""
+        return CaseAgent(name=self.name, model=self.model, criteria=self.criteria)
+
 
 def distinct_names(agents: list[Agent]) -> list[Agent]:
     """Names compare as the database's constraint compares them (text.comparable_name):
@@ -313,11 +318,11 @@ def validated(model: type[M], data: Any) -> M:
 AGENTS = TypeAdapter(Agents)
 
 
-def validated_agents(agents: Any) -> list[dict[str, str]]:
-    """Three agents checked as a case's are (a run's, a panel file's), errors under
-    `agents[1].model`."""
+def validated_agents(agents: object) -> tuple[CaseAgent, ...]:
+    """Three agents checked as a case's are (a saved panel's again, a panel file's),
+    errors under `agents[1].model`."""
     try:
-        return [agent.model_dump() for agent in AGENTS.validate_python(agents)]
+        return tuple(agent.case_agent() for agent in AGENTS.validate_python(agents))
     except ValidationError as exc:
         errors = [{**e, "loc": ("agents", *e["loc"])} for e in exc.errors(include_url=False)]
         raise invalid_input(errors, None) from None

@@ -16,7 +16,7 @@ from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import tryout
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
 from judgements.intake import cases, rows
-from judgements.intake.start import Checked, Submission, submit
+from judgements.intake.start import Submission, submit
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
@@ -148,7 +148,7 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
         case = cases.cleaned_case(page.form, page.formset, page.chosen)
         try:
-            started = submit([Checked(case)], Submission(creator=signed_in_user(request)))
+            started = submit([case], Submission(creator=signed_in_user(request)))
         except Refused as exc:
             page.refusal, page.status = exc, exc.status_code
             return page.render(request)

@@ -2,7 +2,7 @@
 behind TYPE_CHECKING or inside a function counts), and no more annotations naming `Any`,
 `dict[str, Any]` or type: ignores in judgements/ and the client than the caps below. A
 change that adds one fails here: give the value a type that says what it holds
-(a TypedDict, a pydantic model, core/json.py's JsonValue), or lower a cap when the count
+(a TypedDict, a pydantic model, core/json_values.py's JsonValue), or lower a cap when the count
 goes down. bench/house_counts.py prints the counts, `mypy --strict` beside them."""
 
 import ast

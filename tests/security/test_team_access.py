@@ -23,7 +23,7 @@ from judgements.models import (
     Suite,
     Team,
 )
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 
 # Transactional: the API reaches the database from its own threads (db_call).
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -172,7 +172,7 @@ def world(fake_llm, settings):
         creator=ana, team=team_a,
     )  # fmt: skip
     started = submit(
-        [{**case, "title": SECRET_TITLE}], Submission(creator=bot, api_token=token)
+        [validated({**case, "title": SECRET_TITLE})], Submission(creator=bot, api_token=token)
     ).judgement
     return {"ana": ana, "bob": bob, "judgement": started, "panel": panel, "suite": suite,
             "run": run, "token": token, "budget": budget, "team": team_a}  # fmt: skip

@@ -15,7 +15,7 @@ def test_a_case_naming_a_panel_gets_a_copy_of_its_agents(make_panel, user):
     panel = make_panel("Desk", owner=user, models=("model-b", "model-c", "model-a"))
     case = json_cases.validate_case({"title": "Trip", "content": "To Japan", "panel": "Desk"}, user)
     assert case.panel == panel
-    assert case.agent_dicts() == saved_panels.agents_of(panel)
+    assert [agent.stored() for agent in case.agents] == saved_panels.agents_of(panel)
     assert json_cases.validate_case(case_for(), user).panel is None
 
 

@@ -22,7 +22,7 @@ from judgements.models import (
 )
 from judgements.models.leases import expiry
 from judgements.outcome import notifications
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 from tests.support.smtp_server import SmtpServer
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def panel(fake_llm, people) -> Panel:
 def decided(panel: Panel, by: User, *, held: bool, title: str = "Refund 4711") -> Judgement:
     """A judgement of the panel's, decided and contested as the engine leaves it."""
     case = {key: value for key, value in case_for(title=title).items() if key != "agents"}
-    judgement = submit([{**case, "panel": panel.name}], Submission(creator=by)).judgement
+    judgement = submit([validated({**case, "panel": panel.name})], Submission(creator=by)).judgement
     Judgement.objects.filter(pk=judgement.pk).update(
         status=Status.APPROVED,
         contested=True,
