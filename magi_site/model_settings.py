@@ -1,7 +1,7 @@
 """The settings of the models MAGI calls: one provider's endpoint (`MAGI_DEFAULT_*`,
 `MAGI_PROVIDER_<NAME>_*`), the models and providers, and the local models MAGI starts."""
 
-from typing import Literal
+from typing import Literal, TypedDict
 
 from pydantic import ValidationError, field_validator
 
@@ -17,6 +17,23 @@ from magi_site.settings_kit import (
     setting,
     split_list,
 )
+
+
+class ProviderConfig(TypedDict):
+    """One provider as Django's settings hold it (settings.MAGI_PROVIDERS[name], written by
+    MagiSettings.providers, read by judgements/llm/providers.py): its settings with the
+    global defaults filled in."""
+
+    base_url: str | None
+    api_key: str | None
+    structured_output: str
+    models: list[str]
+    timeout: float
+    temperature: float
+    seed: int | None
+    concurrency: int | None
+    discover: bool
+    logprobs: bool
 
 
 class ProviderSettings(Env):

@@ -62,7 +62,7 @@ def table(fields: dict[str, FieldInfo], prefix: str = "") -> list[str]:
 def markdown() -> str:
     """docs/settings.md: a table per section of MagiSettings, then a provider's."""
     lines = [DOCS_INTRO]
-    section: dict = {}
+    section: dict[str, FieldInfo] = {}
     title = ""
     for name, field in MagiSettings.model_fields.items():
         heading = section_of(name)

@@ -19,7 +19,7 @@ from judgements.models import AuditEntry, Budget, Team, team_ids_of
 from judgements.spending import budgets
 
 
-class TeamForm(forms.ModelForm):
+class TeamForm(forms.ModelForm[Team]):
     # Not "members": the admin would save a field named as the model's own many-to-many
     # itself, past judgements/configuration/teams.py and its audit.
     people = forms.ModelMultipleChoiceField(
@@ -40,7 +40,7 @@ class TeamForm(forms.ModelForm):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(admin.ModelAdmin[Team]):
     form = TeamForm
     list_display = ["name", "member_list", "all_panel_reviewer_list", "created_at"]
     search_fields = ["name", "members__username"]
@@ -80,7 +80,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(AuditAdmin):
+class AuditEntryAdmin(AuditAdmin[AuditEntry]):
     list_display = ["at", "subject", "target", "by", "actor"]
     list_filter = ["subject"]
     search_fields = ["target", "by__username"]
@@ -94,7 +94,7 @@ class AuditEntryAdmin(AuditAdmin):
 
 
 @admin.register(Budget)
-class BudgetAdmin(admin.ModelAdmin):
+class BudgetAdmin(admin.ModelAdmin[Budget]):
     """Spending limits (judgements/spending/budgets.py); every change is audited."""
 
     form = BudgetForm

@@ -51,7 +51,7 @@ class Operation:
 
     method: str
     pattern: re.Pattern[str]
-    resource: resources.Resource
+    resource: resources.Resource[Any, Any]
 
     def handle(
         self, token: ApiToken, pk: int | None, body: Any, if_match: str

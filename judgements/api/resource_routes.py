@@ -130,7 +130,7 @@ def read(router: Router, resource: Kind) -> None:
 
 def replaced(router: Router, resource: Kind) -> None:
     async def replace(request: HttpRequest, response: HttpResponse, **sent: object) -> BaseModel:
-        changed = await db_call(resource.replace, for_request=True)(
+        changed: BaseModel = await db_call(resource.replace, for_request=True)(
             token_of(request), given(sent, resource.id_name, int), resource.sent(request, sent),
             given(sent, "if_match", str), given(sent, "dry_run", bool),
         )  # fmt: skip

@@ -19,6 +19,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.operation import Operation
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import BaseModel
@@ -73,7 +74,7 @@ class MagiAPI(NinjaAPI):
         # JSON has no charset parameter (RFC 8259, section 11): UTF-8 always.
         return "application/json"
 
-    def get_openapi_operation_id(self, operation: Any) -> str:
+    def get_openapi_operation_id(self, operation: Operation) -> str:
         # The view's own name: what a generated client calls the method (submit_judgement).
         return operation.view_func.__name__
 
@@ -96,7 +97,10 @@ api = MagiAPI(
 
 def token_of(request: HttpRequest) -> ApiToken:
     """The caller's token, as BearerToken found it (ninja keeps it on the request)."""
-    return request.auth  # type: ignore[attr-defined]  # set by ninja, unknown to HttpRequest
+    token = getattr(request, "auth", None)  # set by ninja, unknown to HttpRequest
+    if not isinstance(token, ApiToken):
+        raise TypeError("token_of: a request ninja authenticated with BearerToken")
+    return token
 
 
 def body_of(request: HttpRequest) -> Any:
@@ -142,9 +146,10 @@ def body_models() -> dict[tuple[str, str], type[BaseModel]]:
     return found
 
 
-def url_name_of(operation: Any) -> str:
+def url_name_of(operation: Operation) -> str:
     """As ninja names an operation's URL: its url_name, else its view's name."""
-    return getattr(operation, "url_name", None) or operation.view_func.__name__
+    named: str | None = getattr(operation, "url_name", None)  # set when one was given
+    return named or operation.view_func.__name__
 
 
 @api.exception_handler(ValidationError)

@@ -29,7 +29,7 @@ ONE_LIMIT = "Give exactly one limit: in USD or in tokens."
 STAFF_ONLY = "Only staff change budgets."
 
 
-class BudgetForm(forms.ModelForm):
+class BudgetForm(forms.ModelForm[Budget]):
     """A budget as the admin's page and the API validate it: one scope, one limit."""
 
     class Meta:

@@ -108,7 +108,7 @@ class PanelForm(django_forms.Form):
             raise ValidationError(str(exc), code="invalid") from None
 
     def clean_name(self) -> str:
-        name = self.cleaned_data["name"]
+        name: str = self.cleaned_data["name"]
         if name_taken(name, self.owner, self.panel, self.team):
             raise ValidationError(self.name_clash(name), code="unique")
         return name
@@ -337,7 +337,7 @@ def ensure_examples(root: Path = EXAMPLES_DIR.parent) -> None:
 # "start a run" form both offer it.
 
 
-class PanelChoiceField(django_forms.ModelChoiceField):
+class PanelChoiceField(django_forms.ModelChoiceField[Panel]):
     """The panels `user` may use, each labelled as that user sees it (`label`);
     `required_message` says what to do when none is chosen."""
 

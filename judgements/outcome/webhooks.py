@@ -221,8 +221,9 @@ def post(delivery: WebhookDelivery, key: bytes) -> tuple[int | None, str]:
 
 
 def backoff_seconds(attempts_made: int) -> float:
-    initial = settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
-    return min(initial * 2 ** (attempts_made - 1), settings.MAGI_WEBHOOK_RETRY_MAX_WAIT)
+    initial: float = settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
+    longest: float = settings.MAGI_WEBHOOK_RETRY_MAX_WAIT
+    return min(initial * 2.0 ** (attempts_made - 1), longest)
 
 
 def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: str) -> str:

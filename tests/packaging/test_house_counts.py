@@ -9,7 +9,7 @@ import ast
 
 from tests.support import house_counts
 
-CAPS = {"Any": 483, "dict[str, Any]": 296, "type: ignore": 7}
+CAPS = {"Any": 493, "dict[str, Any]": 305, "type: ignore": 5}
 
 
 def test_no_module_imports_itself_round_a_circle():
@@ -46,11 +46,12 @@ def test_a_circle_is_found_however_long():
 
 def test_the_counts_see_any_where_an_annotation_says_it():
     tree = ast.parse(
+        "Scope = dict[str, Any]\n"
         "def f(x: Any, y: 'dict[str, Any]') -> dict[str, Any]: ...\n"
         "z: list[typing.Any] = []\n"
         "w: int = 0\n"
     )
     said = list(house_counts.annotations(tree))
-    assert [house_counts.names_any(a) for a in said] == [True, True, True, True, False]
-    assert sum(map(house_counts.dicts_of_any, said)) == 2
+    assert [house_counts.names_any(a) for a in said] == [True, True, True, True, True, False]
+    assert sum(map(house_counts.dicts_of_any, said)) == 3
     assert house_counts.type_ignores("x = 1  # type: ignore[misc]  # why\n# type: int\n") == 1

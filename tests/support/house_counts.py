@@ -41,6 +41,12 @@ def annotations(tree: ast.AST) -> Iterator[ast.expr]:
 
 
 def written_annotations(tree: ast.AST) -> Iterator[ast.expr]:
+    # A type alias is an annotation written once for many (`Scope = dict[str, Any]`): a
+    # module's assignment of a subscripted type counts as one.
+    if isinstance(tree, ast.Module):
+        for statement in tree.body:
+            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Subscript):
+                yield statement.value
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             given = node.args

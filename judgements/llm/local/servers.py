@@ -123,13 +123,15 @@ def parallel_slots() -> int:
     """Calls one local server answers at once: llama-cpp-python's serves one at a time."""
     if settings.MAGI_LOCAL_RUNTIME == "llama-cpp-python":
         return 1
-    return settings.MAGI_LOCAL_PARALLEL
+    slots: int = settings.MAGI_LOCAL_PARALLEL
+    return slots
 
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def _server_command(name: str, path: Path, port: int) -> list[str]:
