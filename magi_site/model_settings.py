@@ -1,7 +1,8 @@
 """The settings of the models MAGI calls: one provider's endpoint (`MAGI_DEFAULT_*`,
 `MAGI_PROVIDER_<NAME>_*`), the models and providers, and the local models MAGI starts."""
 
-from typing import Literal, TypedDict
+from collections.abc import Awaitable, Callable
+from typing import Literal, NotRequired, TypedDict
 
 from pydantic import ValidationError, field_validator
 
@@ -22,7 +23,9 @@ from magi_site.settings_kit import (
 class ProviderConfig(TypedDict):
     """One provider as Django's settings hold it (settings.MAGI_PROVIDERS[name], written by
     MagiSettings.providers, read by judgements/llm/providers.py): its settings with the
-    global defaults filled in."""
+    global defaults filled in. The local models' provider (judgements/llm/local/servers.py)
+    has the same shape, its own answers' length, without logprobs, and the server MAGI
+    starts for a model."""
 
     base_url: str | None
     api_key: str | None
@@ -33,7 +36,9 @@ class ProviderConfig(TypedDict):
     seed: int | None
     concurrency: int | None
     discover: bool
-    logprobs: bool
+    logprobs: NotRequired[bool]
+    max_tokens: NotRequired[int]
+    server: NotRequired[Callable[[str], Awaitable[str]]]
 
 
 class ProviderSettings(Env):

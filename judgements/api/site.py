@@ -11,7 +11,8 @@ cannot express (intake/schemas.py). A body over the upload limit answers 413.
 
 import functools
 import logging
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
@@ -23,6 +24,7 @@ from ninja.operation import Operation
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 from judgements.api import document
 from judgements.core import etags
@@ -154,14 +156,20 @@ def url_name_of(operation: Operation) -> str:
 
 @api.exception_handler(ValidationError)
 def schema_broken(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    return invalid(request, request_errors(exc.errors, body_model(request)))
+    # ninja passes pydantic's errors on, each as pydantic describes it (ErrorDetails).
+    return invalid(
+        request, request_errors(cast(list[ErrorDetails], exc.errors), body_model(request))
+    )
 
 
-def request_errors(errors: list[Any], model: type[BaseModel] | None) -> InvalidInput:
-    """ninja's errors, located as ("body", <parameter>, field...) or ("query", name), as
-    InvalidInput under the paths every entry point uses."""
+def request_errors(errors: Sequence[ErrorDetails], model: type[BaseModel] | None) -> InvalidInput:
+    """ninja's errors (pydantic's, their location prefixed), located as ("body",
+    <parameter>, field...) or ("query", name), as InvalidInput under the paths every entry
+    point uses."""
     body = [e for e in errors if e["loc"][:1] == ("body",)]
-    others = [{**e, "loc": tuple(e["loc"])[1:]} for e in errors if e["loc"][:1] != ("body",)]
+    others = [
+        schema_errors.moved(e, tuple(e["loc"])[1:]) for e in errors if e["loc"][:1] != ("body",)
+    ]
     if any(len(e["loc"]) == 2 and e["type"] == "missing" for e in body):
         # ninja reads an empty body as no body at all.
         return InvalidInput({schema_errors.whole(model)[0]: [EMPTY_BODY]}, breaks_schema=True)
@@ -176,7 +184,7 @@ def request_errors(errors: list[Any], model: type[BaseModel] | None) -> InvalidI
 EMPTY_BODY = "The body is empty: send a JSON object."
 
 
-def parameter_message(error_: Any) -> str:
+def parameter_message(error_: ErrorDetails) -> str:
     """A query, path or header parameter's error, as the rest of the API words them."""
     kind, ctx = error_["type"], error_.get("ctx") or {}
     if kind in ("float_parsing", "int_parsing", "finite_number", "float_type", "int_type"):
