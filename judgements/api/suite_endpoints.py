@@ -139,11 +139,11 @@ EXPORTED = {
 
 async def export_suite(
     request: HttpRequest, suite_id: SuiteId
-) -> HttpResponse | Status[dict[str, str]]:
+) -> HttpResponse | Status[schemas.Error]:
     """A suite as JSONL, as POST /api/suites/ takes it back."""
     suite = await db_call(find_visible_suite, for_request=True)(suite_id, token_of(request).user)
     if suite is None:
-        return Status(404, {"error": f"No suite {suite_id}."})
+        return Status(404, schemas.Error(error=f"No suite {suite_id}."))
     return HttpResponse(
         await db_call(suites.export_jsonl, for_request=True)(suite),
         content_type=suites.JSONL_CONTENT_TYPE,
