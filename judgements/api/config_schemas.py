@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
+from judgements.configuration.budget_config import BudgetFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 from judgements.intake import schemas
 from judgements.outcome.answers import Answer, ETag, Id
@@ -119,8 +120,16 @@ class BudgetWrite(schemas.Strict):
         | None
     ) = Field(default=None, description="At most this many tokens, prompt and completion.")
 
-    def fields(self) -> dict[str, Any]:
-        return self.model_dump()
+    def fields(self) -> BudgetFields:
+        return BudgetFields(
+            team=self.team,
+            user=self.user,
+            panel=self.panel,
+            panel_team=self.panel_team,
+            period=self.period,
+            limit_usd=self.limit_usd,
+            limit_tokens=self.limit_tokens,
+        )
 
 
 # --- teams and people ------------------------------------------------------------------
