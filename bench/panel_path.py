@@ -61,13 +61,7 @@ def main() -> None:
     if args.json:
         print(json.dumps({"stops": walk.stops}))
         return
-    if args.calls:
-        for path, name, entered in walk.stops:
-            print(f"  {'>' if entered else ' '} {path}: {name}")
-    print(f"figure: {figure(walk)}")
-    print(f"stops: {len(walk.stops)}")
-    for path, times in walk.entries().most_common():
-        print(f"  {times}x {path}")
+    walk.report(figure(walk), args.calls)
 
 
 if __name__ == "__main__":

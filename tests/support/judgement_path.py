@@ -124,6 +124,17 @@ class Walk:
         """How often the walk enters each file."""
         return Counter(path for path, _, entered in self.stops if entered)
 
+    def report(self, figure: str, every_call: bool = False) -> None:
+        """Print the walk as the benches do: every stop (an entry into its file marked
+        `>`) when asked, the figure line, the stops, and how often each file is entered."""
+        if every_call:
+            for path, name, entered in self.stops:
+                print(f"  {'>' if entered else ' '} {path}: {name}")
+        print(f"figure: {figure}")
+        print(f"stops: {len(self.stops)}")
+        for path, times in self.entries().most_common():
+            print(f"  {times}x {path}")
+
     def figures(self) -> dict[str, int]:
         """What docs/architecture.md publishes: every stop, every entry into a file, the
         files entered."""
