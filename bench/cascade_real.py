@@ -33,9 +33,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# Sets Django up on a throwaway SQLite database, as every bench of panels does.
-from contested_quality import SUITE_FILES, load_cases
+from contested_analysis import SUITE_FILES, load_cases
 from django.core.management import call_command
+
+# Sets Django up on a throwaway SQLite database, as every bench of panels does.
 from panel_quality import EXAMPLES, load_panels, spread
 
 from judgements.admin.judgements import token_totals

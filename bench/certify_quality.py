@@ -37,10 +37,11 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# Sets Django up on a throwaway SQLite database, as every bench of panels does.
-from contested_quality import SUITE_FILES, load_cases
+from contested_analysis import SUITE_FILES, load_cases
 from django.conf import settings
 from django.core.management import call_command
+
+# Sets Django up on a throwaway SQLite database, as every bench of panels does.
 from panel_quality import EXAMPLES, FAKE_MODEL, load_panels, use_fake_server
 
 from judgements.core import certificate, kept_verdicts, rules
@@ -50,6 +51,7 @@ from judgements.engine.deliberation import load, run_round
 from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
+from judgements.intake.schemas import Case, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
 from judgements.outcome import answers, marks
@@ -97,7 +99,7 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
 def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = {"title": case["title"], "content": case["content"], "agents": agents}
-    judgement = submit([valid], Submission()).judgement
+    judgement = submit([validated(Case, valid)], Submission()).judgement
     runner = EngineRunner()
     began = time.perf_counter()
     if not round1:

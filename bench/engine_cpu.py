@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import cProfile
 import gc
-import json
 import pstats
 import signal
 import statistics
@@ -51,12 +50,16 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import engine_floor  # noqa: E402
 
 from tests.support import bench_site  # noqa: E402
 
 MODELS = ("bench-a", "bench-b", "bench-c")
 CONTENT = "I am going to travel to Japan next week."
+# The agents as new_judgements makes them: (name, criteria, model).
+BRIEFS = [(f"agent-{i}", "Approve safe plans.", model) for i, model in enumerate(MODELS)]
 VOTES_PER_JUDGEMENT = 9
 CHECKS_PER_JUDGEMENT = 5  # a probe per agent, a second opinion, a screen
 # Seconds a call may take, on both sides: a burst of hundreds of calls keeps the suite's
@@ -93,6 +96,7 @@ def set_checks(on: bool) -> None:
 def new_judgements(count: int, *, checks: bool) -> list[int]:
     """Queued judgements, started the one way judgements start (intake/start.py), with
     the checks the page and the API give them by default (or none)."""
+    from judgements.intake.schemas import Case, validated
     from judgements.intake.start import Submission, submit
 
     set_checks(checks)
@@ -100,11 +104,13 @@ def new_judgements(count: int, *, checks: bool) -> list[int]:
         "title": "bench",
         "content": CONTENT,
         "agents": [
-            {"name": f"agent-{i}", "model": model, "criteria": "Approve safe plans."}
-            for i, model in enumerate(MODELS)
+            {"name": name, "model": model, "criteria": criteria} for name, criteria, model in BRIEFS
         ],
     }
-    return [judgement.pk for judgement in submit([case] * count, Submission()).judgements]
+    return [
+        judgement.pk
+        for judgement in submit([validated(Case, case)] * count, Submission()).judgements
+    ]
 
 
 # --- (a) the engine ------------------------------------------------------------------
@@ -116,130 +122,6 @@ async def engine_batch(ids: list[int]) -> None:
     runner = EngineRunner(worker_id="bench")
     done = await asyncio.gather(*(runner.run_judgement(pk) for pk in ids))
     assert all(done)
-
-
-# --- (b) the floor ---------------------------------------------------------------------
-
-
-def floor_bodies() -> dict:
-    """The request bodies the engine sends, built once (outside the measurement): a
-    vote per model and round, and the five checks."""
-    from judgements.core import check_prompts, prompts
-    from judgements.llm import completions, providers
-
-    bodies: dict = {}
-    earlier: list[prompts.EarlierDecision] = []
-    for round_number in (1, 2, 3):
-        for i, model in enumerate(MODELS):
-            route = providers.route_for(model)
-            brief = prompts.AgentBrief(f"agent-{i}", "Approve safe plans.")
-            messages = prompts.build_messages(brief, CONTENT, round_number, earlier)
-            bodies[(model, round_number)] = completions.request_body(route, messages)
-        earlier = earlier + [
-            prompts.EarlierDecision(f"agent-{i}", round_number, "approve", f"{m} says approve")
-            for i, m in enumerate(MODELS)
-        ]
-
-    def check_body(
-        model: str,
-        messages: list[dict[str, str]],
-        max_tokens: int | None,
-        schema: dict | None = None,
-    ) -> dict:
-        route = providers.route_for(model)
-        body = {
-            "model": model,
-            "messages": messages,
-            "max_tokens": max_tokens or route.max_tokens,
-            "temperature": route.temperature,
-            **completions.LOGPROBS,
-        }
-        if route.seed is not None:
-            body["seed"] = route.seed
-        if schema is not None:
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "check", "strict": True, "schema": schema},
-            }
-        return body
-
-    for i, model in enumerate(MODELS):
-        brief = prompts.AgentBrief(f"agent-{i}", "Approve safe plans.")
-        messages = check_prompts.probe_messages(brief, CONTENT)
-        bodies[("probe", model)] = check_body(model, messages, check_prompts.PROBE_MAX_TOKENS)
-    messages = check_prompts.second_opinion_messages(["Approve safe plans."] * 3, CONTENT)
-    bodies["second_opinion"] = check_body(
-        MODELS[0], messages, None, check_prompts.SECOND_OPINION_SCHEMA
-    )
-    messages = check_prompts.screen_messages(CONTENT, "CANARY12")
-    bodies["screen"] = check_body(MODELS[0], messages, check_prompts.SCREEN_MAX_TOKENS)
-    return bodies
-
-
-def floor_agents(ids: list[int]) -> dict[int, list[tuple[int, str]]]:
-    from judgements.models import Agent
-
-    agents: dict[int, list[tuple[int, str]]] = {pk: [] for pk in ids}
-    for agent in Agent.objects.filter(judgement_id__in=ids).order_by("judgement_id", "position"):
-        agents[agent.judgement_id].append((agent.pk, agent.model))
-    return agents
-
-
-async def floor_batch(client: Any, bodies: dict, agents: dict, checks: bool) -> None:
-    """Per judgement: the checks beside round 1 (if asked), three rounds of three calls
-    at once, each answer parsed and stored as one row."""
-    import openai
-
-    from judgements.models import JudgementCheck, RoundDecision
-
-    lost: list[str] = []
-
-    async def create(body: dict) -> Any:
-        # The suite's server now and then loses a call in a burst of hundreds (the engine
-        # rides that out with its retries): asked again, and counted.
-        for _ in range(3):
-            try:
-                return await client.chat.completions.create(**body)
-            except openai.APIConnectionError:
-                lost.append(body["model"])
-        raise AssertionError("the server lost the same call three times")
-
-    async def vote(agent_id: int, model: str, round_number: int) -> None:
-        completion = await create(bodies[(model, round_number)])
-        verdict = json.loads(completion.choices[0].message.content)
-        await RoundDecision.objects.acreate(
-            agent_id=agent_id,
-            round=round_number,
-            decision=verdict["decision"],
-            reason=verdict["reason"],
-        )
-
-    async def check(judgement_id: int, kind: str, agent_id: int | None, body: dict) -> None:
-        completion = await create(body)
-        await JudgementCheck.objects.acreate(
-            judgement_id=judgement_id,
-            kind=kind,
-            agent_id=agent_id,
-            model=body["model"],
-            request={},
-            response_text=completion.choices[0].message.content or "",
-        )
-
-    async def rounds(panel: list[tuple[int, str]]) -> None:
-        for round_number in (1, 2, 3):
-            await asyncio.gather(*(vote(pk, model, round_number) for pk, model in panel))
-
-    async def judgement(judgement_id: int, panel: list[tuple[int, str]]) -> None:
-        jobs = [rounds(panel)]
-        if checks:
-            jobs += [check(judgement_id, "probe", pk, bodies[("probe", m)]) for pk, m in panel]
-            jobs.append(check(judgement_id, "second_opinion", None, bodies["second_opinion"]))
-            jobs.append(check(judgement_id, "screen", None, bodies["screen"]))
-        await asyncio.gather(*jobs)
-
-    await asyncio.gather(*(judgement(pk, panel) for pk, panel in agents.items()))
-    if lost:
-        print(f"  (floor batch: {len(lost)} calls lost by the server and asked again)", flush=True)
 
 
 # --- measuring -----------------------------------------------------------------------
@@ -305,7 +187,7 @@ class Sides:
         import openai
 
         ids = new_judgements(n, checks=False)
-        agents = floor_agents(ids)
+        panels = engine_floor.panels_of(ids)
         self.fresh_server()
 
         async def run() -> None:
@@ -313,7 +195,9 @@ class Sides:
             async with openai.AsyncOpenAI(
                 base_url=self.base_url, api_key="bench", max_retries=0, timeout=TIMEOUT
             ) as client:
-                await floor_batch(client, self.bodies, agents, checks)
+                await engine_floor.run(
+                    client, self.bodies, panels, rows_in="default", checks=checks
+                )
 
         return cpu_of(run, profile)
 
@@ -389,7 +273,10 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as var_dir:
             setup_django(sides.base_url, var_dir)
-            sides.bodies = floor_bodies()
+            sides.bodies = {
+                **engine_floor.vote_bodies(BRIEFS, CONTENT),
+                **engine_floor.check_bodies(BRIEFS, CONTENT),
+            }
             if args.profile:
                 profile_one(sides, args)
             else:

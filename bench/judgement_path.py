@@ -60,16 +60,6 @@ def figure(walk: judgement_path.Walk) -> str:
     return f"{found['entries']} entries into {found['files']} files"
 
 
-def report(walk: judgement_path.Walk, every_call: bool) -> None:
-    if every_call:
-        for path, name, entered in walk.stops:
-            print(f"  {'>' if entered else ' '} {path}: {name}")
-    print(f"figure: {figure(walk)}")
-    print(f"stops: {len(walk.stops)}")
-    for path, times in walk.entries().most_common():
-        print(f"  {times}x {path}")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", action="store_true", help="print every stop")
@@ -91,7 +81,7 @@ def main() -> None:
                 print(json.dumps({"status": status, "stops": walk.stops}))
                 return
             print(f"judgement {judgement_path.JUDGEMENT_ID}: {status}")
-            report(walk, args.calls)
+            walk.report(figure(walk), args.calls)
     finally:
         server.terminate()
         server.wait()

@@ -24,7 +24,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 # magi_site.settings refuses to start without a key; the benchmark signs nothing.
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
-from local_runtime import long_content  # noqa: E402  (bench/, this script's directory)
+from local_runtimes import long_content, vm_hwm_kib  # noqa: E402  (bench/, this directory)
 from openai import AsyncOpenAI  # noqa: E402
 
 from judgements.core import prompts  # noqa: E402
@@ -49,14 +49,7 @@ CONTENTS = [
 ]
 
 
-def vm_hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmHWM for process {pid}")
-
-
-async def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default=local_files.BUNDLED_MODEL_NAME)
     parser.add_argument("--starts", type=int, default=3, help="server starts to time")
@@ -65,32 +58,23 @@ async def main() -> None:
     parser.add_argument(
         "--long", type=int, default=0, help="judgements on 6,000+ characters of content to time"
     )
-    args = parser.parse_args()
+    return parser.parse_args()
 
-    files = local_files.local_model_files()
-    if args.model not in files:
-        sys.exit(f"unknown local model {args.model!r}; configured: {', '.join(files) or 'none'}")
-    path = files[args.model]
-    # The engine's own prompt and schema, so prompt length and answers are representative.
 
-    print(f"model        {args.model}  ({path}, {path.stat().st_size / 2**20:.0f} MiB)")
-    print(f"machine      {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
-    # Other work on the machine slows llama.cpp a lot; say how busy it was.
-    print(f"load before  {os.getloadavg()[0]:.2f} (1-minute load average)")
+class Model:
+    """The local model's server, asked as the engine asks it: its own prompt, schema and
+    request (temperature, seed, max_tokens), through MAGI's per-provider limit. Keeps
+    every verdict and the prompt tokens of every call."""
 
-    starts = []
-    for _ in range(args.starts):
-        server = servers.start_server(args.model, path)
-        starts.append(server.started_in)
-        servers._terminate(server.process)
-    base_url = await servers.local_base_url(args.model)
-    server = servers.running_servers()[args.model]
-    print(f"start-up     {_summary(starts)} s  (to first answer on /v1/models)")
-
-    client = AsyncOpenAI(base_url=base_url, api_key=servers.LOCAL_API_KEY, max_retries=0)
-    queue = calls.Clients().slot(providers.route_for(args.model))
+    def __init__(self, name: str, base_url: str) -> None:
+        self.name = name
+        self.client = AsyncOpenAI(base_url=base_url, api_key=servers.LOCAL_API_KEY, max_retries=0)
+        self.queue = calls.Clients().slot(providers.route_for(name))
+        self.verdicts: list[AgentVerdict] = []
+        self.prompt_tokens: list[int] = []
 
     async def decide(
+        self,
         agent: str,
         round_number: int,
         earlier: list[EarlierDecision],
@@ -101,52 +85,102 @@ async def main() -> None:
             AgentBrief(agent, AGENTS[agent]), content, round_number, earlier
         )
         began = time.perf_counter()
-        holder = queue if slot else contextlib.nullcontext()
+        holder = self.queue if slot else contextlib.nullcontext()
         # The engine's own request (temperature, seed, schema, max_tokens): without them
         # the server samples with its defaults, which changes the answers and their length.
-        body = completions.request_body(providers.route_for(args.model), messages)
+        body = completions.request_body(providers.route_for(self.name), messages)
         async with holder:
-            completion = await client.chat.completions.create(**body)
+            completion = await self.client.chat.completions.create(**body)
         verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)
         details = completion.usage.prompt_tokens_details
         cached = details.cached_tokens if details is not None else None
         return verdict, time.perf_counter() - began, completion.usage.prompt_tokens, cached
 
-    decisions, prompt_tokens = [], []
-    for i in range(args.decisions):
-        _, seconds, tokens, _ = await decide(list(AGENTS)[i % 3], 1, [])
-        decisions.append(seconds)
-        prompt_tokens.append(tokens)
-    print(f"decision     {_summary(decisions)} s  (round 1, one call at a time)")
-
-    verdicts: list[AgentVerdict] = []
-
-    async def judgement(content: str) -> tuple[float, list[tuple[int, int | None]]]:
+    async def judgement(self, content: str) -> tuple[float, list[tuple[int, int | None]]]:
         """Seconds for 3 rounds x 3 concurrent calls; (prompt, cached) tokens per call."""
         began = time.perf_counter()
         earlier: list[EarlierDecision] = []
         usage = []
         for rnd in (1, 2, 3):
             results = await asyncio.gather(
-                *(decide(agent, rnd, list(earlier), content=content) for agent in AGENTS)
+                *(self.decide(agent, rnd, list(earlier), content=content) for agent in AGENTS)
             )
             for agent, (verdict, _, tokens, cached) in zip(AGENTS, results, strict=True):
                 earlier.append(EarlierDecision(agent, rnd, verdict.decision, verdict.reason))
-                verdicts.append(verdict)
-                prompt_tokens.append(tokens)
+                self.verdicts.append(verdict)
+                self.prompt_tokens.append(tokens)
                 usage.append((tokens, cached))
         return time.perf_counter() - began, usage
 
+
+async def main() -> None:
+    args = arguments()
+    files = local_files.local_model_files()
+    if args.model not in files:
+        sys.exit(f"unknown local model {args.model!r}; configured: {', '.join(files) or 'none'}")
+    path = files[args.model]
+    print(f"model        {args.model}  ({path}, {path.stat().st_size / 2**20:.0f} MiB)")
+    print(f"machine      {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
+    # Other work on the machine slows llama.cpp a lot; say how busy it was.
+    print(f"load before  {os.getloadavg()[0]:.2f} (1-minute load average)")
+
+    starts = []
+    for _ in range(args.starts):
+        server = servers.start_server(args.model, path)
+        starts.append(server.started_in)
+        servers._terminate(server.process)
+    model = Model(args.model, await servers.local_base_url(args.model))
+    server = servers.running_servers()[args.model]
+    print(f"start-up     {_summary(starts)} s  (to first answer on /v1/models)")
+
+    decisions = await time_decisions(model, args.decisions)
+    await time_judgements(model, args.judgements, args.long)
+    answers = decisions + len(model.verdicts)
+    approvals = sum(v.decision == "approve" for v in model.verdicts)
+    print(
+        f"valid JSON   {answers}/{answers}  "
+        f"({approvals}/{len(model.verdicts)} approvals among verdicts)"
+    )
+    tokens = model.prompt_tokens
+    print(f"prompt       {min(tokens)}-{max(tokens)} tokens")
+
+    unqueued = await asyncio.gather(*(model.decide(agent, 1, [], slot=False) for agent in AGENTS))
+    waits = sorted(seconds for _, seconds, _, _ in unqueued)
+    print(
+        "3 at once    client-side latency "
+        + ", ".join(f"{w:.2f}" for w in waits)
+        + " s without MAGI's queue (the server's parallel slots answer them together)"
+    )
+
+    print(f"peak RSS     {vm_hwm_kib(server.process.pid) / 1024:.0f} MiB  (server VmHWM)")
+    print(f"load after   {os.getloadavg()[0]:.2f}")
+    servers.stop_local_servers()
+
+
+async def time_decisions(model: Model, count: int) -> int:
+    """Round-1 decisions one call at a time; how many were made."""
+    decisions = []
+    for i in range(count):
+        _, seconds, tokens, _ = await model.decide(list(AGENTS)[i % 3], 1, [])
+        decisions.append(seconds)
+        model.prompt_tokens.append(tokens)
+    print(f"decision     {_summary(decisions)} s  (round 1, one call at a time)")
+    return len(decisions)
+
+
+async def time_judgements(model: Model, count: int, long: int) -> None:
+    """Whole judgements on a new short content each, then `long` on 6,000+ characters
+    with the share of prompt tokens the server had cached."""
     judgements = []
-    for number in range(args.judgements):
-        seconds, _ = await judgement(CONTENTS[(number + 1) % len(CONTENTS)])
+    for number in range(count):
+        seconds, _ = await model.judgement(CONTENTS[(number + 1) % len(CONTENTS)])
         judgements.append(seconds)
     print(f"judgement    {_summary(judgements)} s  (3 rounds x 3 concurrent calls, new content)")
 
     long_judgements, long_usage = [], []
-    for number in range(args.long):
+    for number in range(long):
         # A first line of its own, so no judgement reuses another's content from the cache.
-        seconds, usage = await judgement(f"Plan {number + 1}.\n\n{long_content()}")
+        seconds, usage = await model.judgement(f"Plan {number + 1}.\n\n{long_content()}")
         long_judgements.append(seconds)
         long_usage += usage
     if long_judgements:
@@ -158,24 +192,6 @@ async def main() -> None:
         if len(cached_counts) == len(long_usage):
             share = sum(cached_counts) / sum(t for t, _ in long_usage)
             print(f"long cached  {share:.0%} of prompt tokens (the server's cached_tokens)")
-    answers = len(decisions) + len(verdicts)
-    approvals = sum(v.decision == "approve" for v in verdicts)
-    print(
-        f"valid JSON   {answers}/{answers}  ({approvals}/{len(verdicts)} approvals among verdicts)"
-    )
-    print(f"prompt       {min(prompt_tokens)}-{max(prompt_tokens)} tokens")
-
-    unqueued = await asyncio.gather(*(decide(agent, 1, [], slot=False) for agent in AGENTS))
-    waits = sorted(seconds for _, seconds, _, _ in unqueued)
-    print(
-        "3 at once    client-side latency "
-        + ", ".join(f"{w:.2f}" for w in waits)
-        + " s without MAGI's queue (the server's parallel slots answer them together)"
-    )
-
-    print(f"peak RSS     {vm_hwm_kib(server.process.pid) / 1024:.0f} MiB  (server VmHWM)")
-    print(f"load after   {os.getloadavg()[0]:.2f}")
-    servers.stop_local_servers()
 
 
 def _summary(values: list[float]) -> str:

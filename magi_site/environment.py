@@ -27,6 +27,7 @@ from magi_site.judging_settings import (
 from magi_site.model_settings import (
     LocalModelSettings,
     ModelSettings,
+    ProviderConfig,
     ProviderSettings,
     read_provider,
 )
@@ -67,7 +68,7 @@ class MagiSettings(
 ):
     """Every environment variable MAGI reads, with its type, default and meaning: the one
     description of MAGI's settings. magi_site/settings.py turns it into Django's settings,
-    and `python -m magi_site.environment` writes docs/settings.md from it."""
+    and `python -m magi_site.settings_docs` writes docs/settings.md from it."""
 
     _split_lists = field_validator(
         "allowed_hosts",
@@ -96,7 +97,7 @@ class MagiSettings(
     def db_threads(self) -> int:
         return self.magi_db_threads or (8 if self.database_url else 1)
 
-    def providers(self) -> dict[str, dict]:
+    def providers(self) -> dict[str, ProviderConfig]:
         """Provider name -> its endpoint settings, global defaults filled in."""
         default_models = "gpt-4o-mini" if self.openai_api_key else ""
         configured = {"default": read_provider("MAGI_DEFAULT_")}
@@ -108,26 +109,26 @@ class MagiSettings(
             if name == "default" and not models:
                 models = self.magi_models if self.magi_models is not None else []
                 models = models or items_of(default_models)
-            providers[name] = {
+            providers[name] = ProviderConfig(
                 # None lets the SDK read OPENAI_BASE_URL / OPENAI_API_KEY itself.
-                "base_url": provider.base_url,
-                "api_key": provider.api_key,
-                "structured_output": provider.structured_output,
-                "models": models,
-                "timeout": provider.timeout or self.magi_llm_timeout,
-                "temperature": (
+                base_url=provider.base_url,
+                api_key=provider.api_key,
+                structured_output=provider.structured_output,
+                models=models,
+                timeout=provider.timeout or self.magi_llm_timeout,
+                temperature=(
                     self.magi_llm_temperature
                     if provider.temperature is None
                     else provider.temperature
                 ),
-                "seed": self.magi_llm_seed if provider.seed == "inherit" else provider.seed,
-                "concurrency": provider.concurrency,
-                "discover": provider.discover,
-                "logprobs": provider.logprobs,
-            }
+                seed=self.magi_llm_seed if provider.seed == "inherit" else provider.seed,
+                concurrency=provider.concurrency,
+                discover=provider.discover,
+                logprobs=provider.logprobs,
+            )
         return providers
 
-    def django_settings(self) -> dict:
+    def django_settings(self) -> dict[str, object]:
         """Every MAGI_* setting as Django reads it (`settings.MAGI_LEASE_SECONDS`; tests
         override them there), with the values computed at start-up filled in."""
         values = {
@@ -205,9 +206,3 @@ def load_settings() -> MagiSettings:
             f"Unknown MAGI setting(s): {', '.join(unknown)}. See docs/settings.md."
         )
     return loaded
-
-
-if __name__ == "__main__":
-    from magi_site.settings_docs import markdown
-
-    print(markdown(), end="")

@@ -6,6 +6,7 @@ import secrets
 from pathlib import Path
 
 import dj_database_url
+import django_stubs_ext
 
 from magi_site.channel_layers import channel_layers
 from magi_site.environment import BASE_DIR, SettingRefused, load_settings
@@ -15,6 +16,10 @@ from magi_site.environment import BASE_DIR, SettingRefused, load_settings
 SITE_FILES = BASE_DIR if (BASE_DIR / "templates").is_dir() else Path(__file__).resolve().parent
 
 MAGI = load_settings()
+
+# ModelAdmin[Panel], ModelForm[Budget] and the like name their model at run time as the
+# type checker reads them.
+django_stubs_ext.monkeypatch()
 
 
 DEBUG = MAGI.debug

@@ -1,4 +1,4 @@
-"""docs/settings.md, generated from the settings (`python -m magi_site.environment >
+"""docs/settings.md, generated from the settings (`python -m magi_site.settings_docs >
 docs/settings.md`): a table per area of `MagiSettings`, headed by the `# --- Title`
 comment above its fields, then a provider's."""
 
@@ -18,8 +18,8 @@ DOCS_INTRO = """# Settings
 
 Every variable is read once at start-up into one typed object (`MagiSettings` in
 `magi_site/environment.py`), which this page is generated from
-(`.venv/bin/python -m magi_site.environment > docs/settings.md`; a test fails when it is
-out of date). A value that does not parse (`DEBUG=maybe`, `MAGI_LLM_TIMEOUT=soon`) or a
+(`.venv/bin/python -m magi_site.settings_docs > docs/settings.md`; a test fails when it
+is out of date). A value that does not parse (`DEBUG=maybe`, `MAGI_LLM_TIMEOUT=soon`) or a
 `MAGI_*` name MAGI does not know (a typo such as `MAGI_LLM_TIMOUT`, or
 `MAGI_PROVIDER_X_*` for a provider not named in `MAGI_PROVIDERS`) stops start-up with a
 message naming the variable; every `manage.py` command then prints that one line and exits
@@ -62,7 +62,7 @@ def table(fields: dict[str, FieldInfo], prefix: str = "") -> list[str]:
 def markdown() -> str:
     """docs/settings.md: a table per section of MagiSettings, then a provider's."""
     lines = [DOCS_INTRO]
-    section: dict = {}
+    section: dict[str, FieldInfo] = {}
     title = ""
     for name, field in MagiSettings.model_fields.items():
         heading = section_of(name)
@@ -82,3 +82,7 @@ def section_of(name: str) -> str:
     source = inspect.getsource(sys.modules[area.__module__])
     before = source[: source.index(f"    {name}: ")]
     return before[before.rindex("# --- ") + 6 :].split("\n", 1)[0].strip()
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

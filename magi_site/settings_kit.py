@@ -10,7 +10,7 @@ from typing import Annotated, Any, Literal
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic.json_schema import JsonDict
+from pydantic.config import JsonDict
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -136,7 +136,7 @@ def describe(exc: ValidationError, prefix: str = "") -> str:
     """Each error as the variable's name, then the path inside its value as written (a
     model name in MAGI_MODEL_PRICES keeps its case), then the message."""
 
-    def path(location: tuple) -> str:
+    def path(location: tuple[int | str, ...]) -> str:
         variable, *inside = (str(part) for part in location)
         return ".".join([prefix + variable.upper(), *inside])
 

@@ -1,6 +1,6 @@
 """What every audit page shares: records shown, never edited or deleted."""
 
-from typing import Any, cast
+from typing import TypeVar, cast
 
 from django.contrib import admin
 from django.contrib.auth.models import User
@@ -16,7 +16,12 @@ def staff_user(request: HttpRequest) -> User:
     return cast(User, request.user)
 
 
-class ReadOnlyInline(admin.TabularInline):
+# The model an admin shows, and the model an inline's rows belong to.
+M = TypeVar("M", bound=Model)
+P = TypeVar("P", bound=Model)
+
+
+class ReadOnlyInline(admin.TabularInline[M, P]):
     extra = 0
     can_delete = False
     show_change_link = False
@@ -31,7 +36,7 @@ class ReadOnlyInline(admin.TabularInline):
         return False
 
 
-class AuditAdmin(admin.ModelAdmin):
+class AuditAdmin(admin.ModelAdmin[M]):
     """Audit records can be viewed (has_view_permission), never added, edited or deleted."""
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -44,7 +49,7 @@ class AuditAdmin(admin.ModelAdmin):
         return False
 
 
-class TeamScoped:
+class TeamScoped(admin.ModelAdmin[M]):
     """For anyone but a superuser, only the rows of what they made and of their teams
     (docs/teams.md): a staff member of one team reads none of another's in the admin.
     `scope` names, from this model, the lookup of the row's maker and of its team;
@@ -53,8 +58,8 @@ class TeamScoped:
     scope: tuple[str, str]
     examples = False
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        found = super().get_queryset(request)  # type: ignore[misc]  # a mixin of a ModelAdmin
+    def get_queryset(self, request: HttpRequest) -> QuerySet[M]:
+        found = super().get_queryset(request)
         user = staff_user(request)
         if user.is_superuser:
             return found

@@ -21,7 +21,7 @@ from judgements.models import (
 )
 
 
-class PanelForm(forms.ModelForm):
+class PanelForm(forms.ModelForm[Panel]):
     """Who shares a panel and who reviews its judgements; checked and audited as
     `manage.py team reviewers` is (judgements/configuration/teams.py)."""
 
@@ -42,7 +42,7 @@ class PanelForm(forms.ModelForm):
 
 
 @admin.register(Panel)
-class PanelAdmin(TeamScoped, admin.ModelAdmin):
+class PanelAdmin(TeamScoped[Panel]):
     scope = ("owner", "team")
     examples = True
     """Saved panels are made and edited on the site (/panels/), which validates their
@@ -111,7 +111,7 @@ class PanelAdmin(TeamScoped, admin.ModelAdmin):
 
 
 @admin.register(Certificate)
-class CertificateAdmin(TeamScoped, AuditAdmin):
+class CertificateAdmin(TeamScoped[Certificate], AuditAdmin[Certificate]):
     scope = ("panel__owner", "panel__team")
     examples = True
     """A panel's certificates as measured (judgements/evaluations/certify.py): made from the
@@ -168,14 +168,14 @@ class CertificateAdmin(TeamScoped, AuditAdmin):
         return percent(obj.coverage)
 
 
-class SuiteCaseInline(ReadOnlyInline):
+class SuiteCaseInline(ReadOnlyInline[SuiteCase, Suite]):
     model = SuiteCase
     fields = ("position", "case_id", "title", "expected", "expected_agents", "tags")
     readonly_fields = fields
 
 
 @admin.register(Suite)
-class SuiteAdmin(TeamScoped, admin.ModelAdmin):
+class SuiteAdmin(TeamScoped[Suite]):
     scope = ("owner", "team")
     examples = True
     """Suites are imported as JSONL (site, API, `manage.py suite`); read-only here."""
@@ -190,7 +190,7 @@ class SuiteAdmin(TeamScoped, admin.ModelAdmin):
 
 
 @admin.register(EvaluationRun)
-class EvaluationRunAdmin(TeamScoped, AuditAdmin):
+class EvaluationRunAdmin(TeamScoped[EvaluationRun], AuditAdmin[EvaluationRun]):
     scope = ("creator", "team")
     """Runs and the panel they ran with; the report is on the run's page."""
 

@@ -34,7 +34,7 @@ SHORT_TRUST: dict[str | None, str] = {
 }
 
 
-class AgentInline(ReadOnlyInline):
+class AgentInline(ReadOnlyInline[Agent, Judgement]):
     model = Agent
     fields = ("position", "name", "model", "criteria", "final_score", "final_decision")
     readonly_fields = fields
@@ -77,7 +77,7 @@ class ModelFilter(admin.SimpleListFilter):
 
 
 @admin.register(Judgement)
-class JudgementAdmin(TeamScoped, AuditAdmin):
+class JudgementAdmin(TeamScoped[Judgement], AuditAdmin[Judgement]):
     scope = ("creator", "team")
     # Short columns only, so all fit at 1280 px: the agents and models are on the change
     # page and in the model filter.

@@ -21,7 +21,7 @@ from judgements.models import (
 
 
 @admin.register(LLMAttempt)
-class LLMAttemptAdmin(TeamScoped, AuditAdmin):
+class LLMAttemptAdmin(TeamScoped[LLMAttempt], AuditAdmin[LLMAttempt]):
     scope = ("agent__judgement__creator", "agent__judgement__team")
     """Each call as it was sent and answered, retries and failures included."""
 
@@ -80,7 +80,7 @@ class LLMAttemptAdmin(TeamScoped, AuditAdmin):
 
 
 @admin.register(Override)
-class OverrideAdmin(TeamScoped, AuditAdmin):
+class OverrideAdmin(TeamScoped[Override], AuditAdmin[Override]):
     scope = ("judgement__creator", "judgement__team")
     """The override audit: who set which panel verdict aside, when, and why."""
 
@@ -91,7 +91,7 @@ class OverrideAdmin(TeamScoped, AuditAdmin):
 
 
 @admin.register(Confirmation)
-class ConfirmationAdmin(TeamScoped, AuditAdmin):
+class ConfirmationAdmin(TeamScoped[Confirmation], AuditAdmin[Confirmation]):
     scope = ("judgement__creator", "judgement__team")
     """The confirmation audit: who looked at a contested verdict and kept it, and why."""
 
@@ -102,7 +102,7 @@ class ConfirmationAdmin(TeamScoped, AuditAdmin):
 
 
 @admin.register(RoundDecision)
-class RoundDecisionAdmin(TeamScoped, AuditAdmin):
+class RoundDecisionAdmin(TeamScoped[RoundDecision], AuditAdmin[RoundDecision]):
     scope = ("agent__judgement__creator", "agent__judgement__team")
     list_display = ["agent", "round", "decision", "p_approve", "latency_ms", "created_at"]
     list_filter = ["decision", "round"]
@@ -110,7 +110,7 @@ class RoundDecisionAdmin(TeamScoped, AuditAdmin):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(TeamScoped, admin.ModelAdmin):
+class ApiTokenAdmin(TeamScoped[ApiToken]):
     scope = ("user", "team")
     """Tokens are issued with `manage.py api_token`; here they can be seen and revoked."""
 
@@ -124,14 +124,14 @@ class ApiTokenAdmin(TeamScoped, admin.ModelAdmin):
         return False
 
 
-class WebhookAttemptInline(ReadOnlyInline):
+class WebhookAttemptInline(ReadOnlyInline[WebhookAttempt, WebhookDelivery]):
     model = WebhookAttempt
     fields = ("number", "started_at", "status_code", "duration_ms", "error", "worker")
     readonly_fields = fields
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(TeamScoped, AuditAdmin):
+class WebhookDeliveryAdmin(TeamScoped[WebhookDelivery], AuditAdmin[WebhookDelivery]):
     scope = ("judgement__creator", "judgement__team")
     """Every webhook and each of its attempts (status, duration, error), read-only."""
 
@@ -155,7 +155,7 @@ class WebhookDeliveryAdmin(TeamScoped, AuditAdmin):
 
 
 @admin.register(ChainEntry)
-class ChainEntryAdmin(AuditAdmin):
+class ChainEntryAdmin(AuditAdmin[ChainEntry]):
     """The audit chain (docs/evidence.md), read-only; for superusers alone, as it names
     every team's judgements. `manage.py audit verify` checks it."""
 

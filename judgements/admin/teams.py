@@ -13,13 +13,13 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from judgements.admin.base import AuditAdmin, staff_user
-from judgements.configuration import team_config, teams
+from judgements.configuration import budget_config, team_config, teams
 from judgements.configuration.budget_config import BudgetForm
-from judgements.intake import budgets
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
+from judgements.spending import budgets
 
 
-class TeamForm(forms.ModelForm):
+class TeamForm(forms.ModelForm[Team]):
     # Not "members": the admin would save a field named as the model's own many-to-many
     # itself, past judgements/configuration/teams.py and its audit.
     people = forms.ModelMultipleChoiceField(
@@ -40,7 +40,7 @@ class TeamForm(forms.ModelForm):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(admin.ModelAdmin[Team]):
     form = TeamForm
     list_display = ["name", "member_list", "all_panel_reviewer_list", "created_at"]
     search_fields = ["name", "members__username"]
@@ -80,7 +80,7 @@ class TeamAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(AuditAdmin):
+class AuditEntryAdmin(AuditAdmin[AuditEntry]):
     list_display = ["at", "subject", "target", "by", "actor"]
     list_filter = ["subject"]
     search_fields = ["target", "by__username"]
@@ -94,8 +94,8 @@ class AuditEntryAdmin(AuditAdmin):
 
 
 @admin.register(Budget)
-class BudgetAdmin(admin.ModelAdmin):
-    """Spending limits (judgements/intake/budgets.py); every change is audited."""
+class BudgetAdmin(admin.ModelAdmin[Budget]):
+    """Spending limits (judgements/spending/budgets.py); every change is audited."""
 
     form = BudgetForm
     list_display = ["__str__", "spent", "resets_at"]
@@ -112,11 +112,11 @@ class BudgetAdmin(admin.ModelAdmin):
 
     def save_model(self, request: HttpRequest, obj: Budget, form: BudgetForm, change: bool) -> None:
         stored = Budget.objects.filter(pk=obj.pk).first() if change else None
-        before = None if stored is None else budgets.audit_state(stored)
+        before = None if stored is None else budget_config.audit_state(stored)
         super().save_model(request, obj, form, change)
-        budgets.record_change(obj, before, staff_user(request))
+        budget_config.record_change(obj, before, staff_user(request))
 
     def delete_model(self, request: HttpRequest, obj: Budget) -> None:
-        before = budgets.audit_state(obj)
+        before = budget_config.audit_state(obj)
         super().delete_model(request, obj)
-        budgets.record_change(None, before, staff_user(request))
+        budget_config.record_change(None, before, staff_user(request))

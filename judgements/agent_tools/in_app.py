@@ -18,12 +18,13 @@ from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
 from judgements.agent_tools.tools import ToolRefused, build
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import idempotency, limits, saved_panels, start
+from judgements.intake import idempotency, schemas, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
+from judgements.outcome import panel_answers
 from judgements.outcome.results import find_visible, result_of
 
 PATH = "/mcp"
@@ -41,10 +42,13 @@ class InAppBackend:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
-            started = await start.submit_from_loop([case], by, CaseWithCallback)
+            # Validated where it comes in, by the one model of a case with a callback, as
+            # the API's body is (intake/schemas.py).
+            validated = schemas.validated(CaseWithCallback, case)
+            started = await start.submit_from_loop([validated], by)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
-        except limits.Refused as exc:
+        except Refused as exc:
             raise ToolRefused(f"{exc.message} (retry after {exc.retry_after} s)") from None
         except idempotency.KeyReused as exc:
             raise ToolRefused(exc.message) from None
@@ -59,7 +63,7 @@ class InAppBackend:
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
     async def panels(self) -> list[dict[str, Any]]:
-        panels = await db_call(saved_panels.listing, for_request=True)(self.token.user)
+        panels = await db_call(panel_answers.listing, for_request=True)(self.token.user)
         return [panel.model_dump(mode="json") for panel in panels]
 
     def page_url(self, judgement_id: int) -> str:

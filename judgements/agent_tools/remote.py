@@ -43,7 +43,8 @@ class RemoteBackend:
         return await self.call("GET", f"/api/judgements/{judgement_id}/?wait={wait:g}", wait=wait)
 
     async def panels(self) -> list[dict[str, Any]]:
-        return (await self.call("GET", "/api/panels/"))["panels"]
+        panels: list[dict[str, Any]] = (await self.call("GET", "/api/panels/"))["panels"]
+        return panels
 
     def page_url(self, judgement_id: int) -> str:
         return f"{self.url}/judgements/{judgement_id}/"

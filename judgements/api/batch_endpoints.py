@@ -21,7 +21,7 @@ sends its whole plan this way, so a refusal in the middle changes nothing.
 import re
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.http import HttpRequest
@@ -37,11 +37,9 @@ from judgements.api import (
 )
 from judgements.api.changes import DryRun, in_transaction
 from judgements.api.site import token_of
-from judgements.configuration import suite_config
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.infrastructure.database import db_call
-from judgements.intake.schemas import validated
 from judgements.models import ApiToken, BatchPart
 
 router = Router(tags=["configuration"])
@@ -53,7 +51,7 @@ class Operation:
 
     method: str
     pattern: re.Pattern[str]
-    resource: resources.Resource
+    resource: resources.Resource[Any, Any]
 
     def handle(
         self, token: ApiToken, pk: int | None, body: Any, if_match: str
@@ -74,7 +72,7 @@ def operations() -> list[Operation]:
     return [
         Operation(method, pattern, resource)
         for resource in resources.registered()
-        if resource.batched
+        if resource.versioned
         for method, pattern in resource.paths().items()
     ]
 
@@ -82,17 +80,18 @@ def operations() -> list[Operation]:
 class Failed(Exception):
     """Operation `index` was refused: its answer, as the request alone would get it."""
 
-    def __init__(self, index: int, status: int, answer: dict[str, Any]) -> None:
-        self.index, self.status = index, status
-        self.answer = {**answer, "operation": index}
-        super().__init__(answer.get("error"))
+    def __init__(self, status: int, answer: config_schemas.BatchFailure) -> None:
+        self.status, self.answer = status, answer
+        super().__init__(answer.error)
 
 
-def run(token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool) -> list[dict[str, Any]]:
+def run(
+    token: ApiToken, batch: config_schemas.BatchRequest, dry_run: bool
+) -> list[config_schemas.BatchItem]:
     """Every operation, its parts' first, in order, in one transaction (rolled back when
     `dry_run`); the parts consumed whatever the outcome."""
 
-    def every() -> list[dict[str, Any]]:
+    def every() -> list[config_schemas.BatchItem]:
         operations = [*staged(token, batch.parts), *batch.operations]
         return [result(token, index, op) for index, op in enumerate(operations)]
 
@@ -135,7 +134,9 @@ def stage(token: ApiToken, part: config_schemas.BatchPartWrite) -> config_schema
     return config_schemas.BatchPartMade(part=made.key, operations=len(operations))
 
 
-def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> dict[str, Any]:
+def result(
+    token: ApiToken, index: int, sent: config_schemas.BatchOperation
+) -> config_schemas.BatchItem:
     """One operation's answer, or Failed with what it alone would have been answered."""
     prefix = f"operations[{index}]."
     try:
@@ -150,15 +151,19 @@ def result(token: ApiToken, index: int, sent: config_schemas.BatchOperation) -> 
         }
         # 422 even for what breaks an operation's own schema: the batch's document cannot
         # describe each operation's body, so a batch it allows is refused by a rule.
-        raise Failed(index, 422, {"error": "invalid input", "errors": errors}) from None
+        refused = config_schemas.BatchFailure(error="invalid input", errors=errors, operation=index)
+        raise Failed(422, refused) from None
     except (NotFound, Forbidden, Conflict) as exc:
         code = {NotFound: 404, Forbidden: 403, Conflict: 409}[type(exc)]
-        raise Failed(index, code, {"error": exc.message}) from None
+        raise Failed(
+            code, config_schemas.BatchFailure(error=exc.message, operation=index)
+        ) from None
     except etags.Stale as exc:
-        raise Failed(index, 412, {"error": exc.message, "etag": exc.current}) from None
+        stale = config_schemas.BatchFailure(error=exc.message, etag=exc.current, operation=index)
+        raise Failed(412, stale) from None
     dumped = None if answer is None else answer.model_dump(mode="json")
     etag = None if dumped is None else dumped.get("etag")
-    return {"status": status, "body": dumped, "etag": etag}
+    return config_schemas.BatchItem(status=status, body=dumped, etag=etag)
 
 
 def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation, int | None, Any]:
@@ -171,26 +176,8 @@ def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation,
             path_id = int(matched.group(1)) if matched.groups() else None
             if operation.method == "DELETE":
                 return operation, path_id, None
-            write = operation.resource.write
-            if write is None:  # a suite: its JSONL, its name and more in the query
-                return operation, path_id, upload(sent, split.query, prefix)
-            return operation, path_id, validated(write, sent.body)
+            return operation, path_id, operation.resource.from_batch(sent.body, split.query, prefix)
     raise InvalidInput({prefix + "path": [f"No operation {sent.method} {sent.path} in a batch."]})
-
-
-def upload(sent: config_schemas.BatchOperation, query: str, prefix: str) -> suite_config.Upload:
-    given = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
-    errors: dict[str, list[str]] = {}
-    if not isinstance(sent.body, str) or not sent.body:
-        errors[prefix + "body"] = ["Must be the suite's JSONL, as a string."]
-    if not given.get("name"):
-        errors[prefix + "path"] = ["Give the suite's name: ?name=..."]
-    if errors:
-        raise InvalidInput(errors, breaks_schema=True)
-    return suite_config.Upload(
-        given["name"], given.get("description", ""), given.get("team"), sent.body.encode(),
-        example=given.get("example", "").lower() in ("true", "1"),
-    )  # fmt: skip
 
 
 @router.get(
@@ -233,11 +220,11 @@ async def send_part(
 )
 async def apply_batch(
     request: HttpRequest, body: config_schemas.BatchRequest, dry_run: DryRun = False
-) -> Status[Any]:
+) -> Status[config_schemas.BatchResult | config_schemas.BatchFailure]:
     """Every operation in one transaction: 200 and each one's answer, or the first refusal
     (with `operation`, its index) and nothing changed."""
     try:
         results = await db_call(run, for_request=True)(token_of(request), body, dry_run)
     except Failed as failed:
         return Status(failed.status, failed.answer)
-    return Status(200, {"results": results})
+    return Status(200, config_schemas.BatchResult(results=results))

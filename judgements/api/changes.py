@@ -8,11 +8,12 @@ nothing audited.
 """
 
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, TypeVar
 
 from django.db import transaction
 from django.http import HttpResponse
-from ninja import Header, Query
+from ninja.params import models as params
+from pydantic import BaseModel
 
 from judgements.api import config_schemas, schemas
 from judgements.configuration.panel_config import Change
@@ -21,22 +22,27 @@ from judgements.models import ApiToken
 
 T = TypeVar("T")
 
-IfMatch = Annotated[
-    str,
-    Header(
-        alias="If-Match",
-        min_length=1,
-        description="The ETag you read the object with (its `etag`; several, comma-separated, "
-        "or `*`: whatever it is now). Another answers 412 and changes nothing.",
-    ),
-]
-DryRun = Annotated[
-    bool,
-    Query(description="Validate and answer as the change would, then store nothing (nor audit)."),
-]
+# The If-Match header and the dry run every change takes: ninja's own descriptions, for
+# a view's signature (IfMatch, DryRun) and for a generated route (api/resource_routes.py).
+IF_MATCH_HEADER = params.Header(
+    ...,
+    alias="If-Match",
+    min_length=1,
+    description="The ETag you read the object with (its `etag`; several, comma-separated, "
+    "or `*`: whatever it is now). Another answers 412 and changes nothing.",
+)
+DRY_RUN_QUERY = params.Query(
+    False, description="Validate and answer as the change would, then store nothing (nor audit)."
+)
+IfMatch = Annotated[str, IF_MATCH_HEADER]
+DryRun = Annotated[bool, DRY_RUN_QUERY]
 
 
-def write_refusals(*own: int) -> dict[Any, Any]:
+# What a route answers besides its success, by status code(s): ninja's `response`.
+Refusals = dict[int | tuple[int, ...], type[BaseModel] | None]
+
+
+def write_refusals(*own: int) -> Refusals:
     """The refusals of a create or a replace: an invalid body, no token, no right, no such
     object, a body too large, a stale If-Match. `own`: an area's statuses of its own (a
     suite in use answers 409)."""
@@ -47,7 +53,7 @@ def write_refusals(*own: int) -> dict[Any, Any]:
     }
 
 
-def delete_answers(*own: int) -> dict[Any, Any]:
+def delete_answers(*own: int) -> Refusals:
     """What a delete answers: 204 with no body, or its refusals (as `write_refusals`)."""
     return {
         204: None,

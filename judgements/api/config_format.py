@@ -73,9 +73,9 @@ its answer."""
 def client_kinds() -> str:
     """magi_client/kinds.py as it must read: every exported kind, in registered order."""
     lists = "".join(
-        f'    "{kind.kind}": ("{kind.collection}", "{kind.list_key}"),\n'
+        f'    "{kind.kind}": ("{kind.collection}", "{kind.plural}"),\n'
         for kind in resources.registered()
-        if kind.exported
+        if kind.versioned
     )
     return KINDS_HEADER + "LISTS: dict[str, tuple[str, str]] = {\n" + lists + "}\n"
 

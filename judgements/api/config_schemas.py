@@ -12,10 +12,12 @@ from django.contrib.auth.models import User
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
+from judgements.configuration.budget_config import BudgetFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 from judgements.intake import schemas
 from judgements.outcome.answers import Answer, ETag, Id
 from judgements.outcome.panel_answers import Panel
+from judgements.panels import saved_panels
 
 Username = Annotated[StrictStr, Field(min_length=1, max_length=150)]
 TeamName = Annotated[StrictStr, Field(min_length=1, max_length=100)]
@@ -109,9 +111,9 @@ class BudgetWrite(schemas.Strict):
 
     team: TeamName | None = Field(default=None, description="A team's name.")
     user: Username | None = Field(default=None, description="A username.")
-    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] | None = (
-        Field(default=None, description="A saved panel's id or name.")
-    )
+    panel: (
+        Annotated[StrictStr | StrictInt, schemas.reference(saved_panels.NOT_A_REFERENCE)] | None
+    ) = Field(default=None, description="A saved panel's id or name.")
     panel_team: TeamName | None = Field(
         default=None,
         description="With `panel` given by name: the team whose panel it is (two teams may "
@@ -126,8 +128,16 @@ class BudgetWrite(schemas.Strict):
         | None
     ) = Field(default=None, description="At most this many tokens, prompt and completion.")
 
-    def fields(self) -> dict[str, Any]:
-        return self.model_dump()
+    def fields(self) -> BudgetFields:
+        return BudgetFields(
+            team=self.team,
+            user=self.user,
+            panel=self.panel,
+            panel_team=self.panel_team,
+            period=self.period,
+            limit_usd=self.limit_usd,
+            limit_tokens=self.limit_tokens,
+        )
 
 
 # --- teams and people ------------------------------------------------------------------

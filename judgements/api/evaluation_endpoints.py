@@ -14,7 +14,7 @@ on are api/suite_endpoints.py's).
 Errors name the field of a run ("agents[1].model", "suite").
 """
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -27,9 +27,9 @@ from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
 from judgements.evaluations import cascade, certify, runs
 from judgements.infrastructure.database import db_call
-from judgements.intake import saved_panels
 from judgements.models import ID_MAX, ApiToken, EvaluationRun, Panel, Suite, is_id
 from judgements.outcome import answers
+from judgements.panels import saved_panels
 
 router = Router(tags=["evaluations"])
 
@@ -154,20 +154,20 @@ def visible_run_result(run_id: int, user: User) -> run_answers.EvaluationRun | N
 @router.get("/evaluations/{int:run_id}/", response={200: run_answers.EvaluationRun, **ERRORS})
 async def read_run(
     request: HttpRequest, run_id: ObjectId
-) -> run_answers.EvaluationRun | Status[dict[str, Any]]:
+) -> run_answers.EvaluationRun | Status[schemas.Error]:
     """A run's progress and, once every judgement has ended, its report."""
     result = await db_call(visible_run_result, for_request=True)(run_id, token_of(request).user)
     if result is None:
-        return Status(404, {"error": f"No evaluation run {run_id}."})
+        return Status(404, schemas.Error(error=f"No evaluation run {run_id}."))
     return result
 
 
-def cancelled(run_id: int, user: User) -> Status[Any]:
+def cancelled(run_id: int, user: User) -> Status[schemas.Error | run_answers.EvaluationRun]:
     run = visible_run(run_id, user)
     if run is None:
-        return Status(404, {"error": f"No evaluation run {run_id}."})
+        return Status(404, schemas.Error(error=f"No evaluation run {run_id}."))
     if not runs.cancel(run, user):
-        return Status(409, {"error": f"Evaluation run {run_id} has already ended."})
+        return Status(409, schemas.Error(error=f"Evaluation run {run_id} has already ended."))
     run.refresh_from_db()
     return Status(200, runs.as_result(run))
 
@@ -176,7 +176,9 @@ def cancelled(run_id: int, user: User) -> Status[Any]:
     "/evaluations/{int:run_id}/cancel",
     response={200: run_answers.EvaluationRun, (401, 404, 409): schemas.Error},
 )
-async def cancel_run(request: HttpRequest, run_id: ObjectId) -> Status[dict[str, Any]]:
+async def cancel_run(
+    request: HttpRequest, run_id: ObjectId
+) -> Status[schemas.Error | run_answers.EvaluationRun]:
     """Cancel a run: its judgements not yet ended end in error; 409 once it has ended."""
     return await db_call(cancelled, for_request=True)(run_id, token_of(request).user)
 
@@ -188,22 +190,26 @@ def visible_panel(panel_id: int, user: User) -> Panel | None:
     return saved_panels.by_id(saved_panels.visible(user), panel_id) if is_id(panel_id) else None
 
 
-def current_certificate(panel_id: int, user: User) -> Status[Any] | answers.Certificate:
+def current_certificate(panel_id: int, user: User) -> Status[schemas.Error] | answers.Certificate:
     panel = visible_panel(panel_id, user)
     if panel is None:
-        return Status(404, {"error": f"No panel {panel_id}."})
+        return Status(404, schemas.Error(error=f"No panel {panel_id}."))
     found = certify.current(panel)
     if found is None:
-        return Status(404, {"error": f"Panel {panel_id} holds no certificate for its agents."})
+        return Status(
+            404, schemas.Error(error=f"Panel {panel_id} holds no certificate for its agents.")
+        )
     return answers.Certificate.from_record(found)
 
 
-def certified(panel_id: int, user: User, body: evaluation_schemas.CertifyRequest) -> Status[Any]:
+def certified(
+    panel_id: int, user: User, body: evaluation_schemas.CertifyRequest
+) -> Status[schemas.Error | answers.Certificate]:
     panel = visible_panel(panel_id, user)
     if panel is None:
-        return Status(404, {"error": f"No panel {panel_id}."})
+        return Status(404, schemas.Error(error=f"No panel {panel_id}."))
     if not panel.editable_by(user):
-        return Status(403, {"error": "Only staff may certify an example panel."})
+        return Status(403, schemas.Error(error="Only staff may certify an example panel."))
     made = certify.certify(
         panel, user=user, target=body.target, delta=body.delta, run_ids=body.runs
     )
@@ -213,7 +219,7 @@ def certified(panel_id: int, user: User, body: evaluation_schemas.CertifyRequest
 @router.get("/panels/{int:panel_id}/certificate", response={200: answers.Certificate, **ERRORS})
 async def read_certificate(
     request: HttpRequest, panel_id: ObjectId
-) -> Status[Any] | answers.Certificate:
+) -> Status[schemas.Error] | answers.Certificate:
     """The panel's newest certificate for its current agents, certified or not; 404 when
     it was never measured or a change of agents voided every one."""
     user = token_of(request).user
@@ -231,7 +237,7 @@ async def read_certificate(
 )
 async def certify_panel(
     request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyRequest
-) -> Status[Any]:
+) -> Status[schemas.Error | answers.Certificate]:
     """Measure the panel on its finished evaluation runs of its current agents and store
     the certificate: the rule with the most coverage whose lower bound on the kept
     verdicts' accuracy reaches `target`, or, when none does, the best bound reached
@@ -243,24 +249,26 @@ async def certify_panel(
 # --- an escalation chain's certificate (docs/escalation.md) -------------------------------
 
 
-def current_cascade(panel_id: int, user: User) -> Status[Any] | answers.Certificate:
+def current_cascade(panel_id: int, user: User) -> Status[schemas.Error] | answers.Certificate:
     panel = visible_panel(panel_id, user)
     if panel is None:
-        return Status(404, {"error": f"No panel {panel_id}."})
+        return Status(404, schemas.Error(error=f"No panel {panel_id}."))
     found = cascade.current(panel)
     if found is None:
-        return Status(404, {"error": f"Panel {panel_id} holds no certificate for its chain."})
+        return Status(
+            404, schemas.Error(error=f"Panel {panel_id} holds no certificate for its chain.")
+        )
     return answers.Certificate.from_record(found)
 
 
 def cascade_certified(
     panel_id: int, user: User, body: evaluation_schemas.CertifyCascadeRequest
-) -> Status[Any]:
+) -> Status[schemas.Error | answers.Certificate]:
     panel = visible_panel(panel_id, user)
     if panel is None:
-        return Status(404, {"error": f"No panel {panel_id}."})
+        return Status(404, schemas.Error(error=f"No panel {panel_id}."))
     if not panel.editable_by(user):
-        return Status(403, {"error": "Only staff may certify an example panel."})
+        return Status(403, schemas.Error(error="Only staff may certify an example panel."))
     made = cascade.certify_cascade(panel, user=user, target=body.target, delta=body.delta)
     return Status(201, answers.Certificate.from_record(made))
 
@@ -270,7 +278,7 @@ def cascade_certified(
 )
 async def read_cascade_certificate(
     request: HttpRequest, panel_id: ObjectId
-) -> Status[Any] | answers.Certificate:
+) -> Status[schemas.Error] | answers.Certificate:
     """The newest certificate of the escalation chain the panel starts, as the chain stands
     now; 404 when none was made for it."""
     user = token_of(request).user
@@ -288,7 +296,7 @@ async def read_cascade_certificate(
 )
 async def certify_cascade(
     request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyCascadeRequest
-) -> Status[Any]:
+) -> Status[schemas.Error | answers.Certificate]:
     """Certify the escalation chain the panel starts from every level's finished runs on
     the suites all of them ran: each level's rule, and the report per level (share kept,
     kept accuracy with its interval, tokens and seconds, share left for people) beside the

@@ -11,6 +11,7 @@ from judgements.evaluations import answers
 from judgements.evaluations.runs import MAX_REPEATS
 from judgements.intake import schemas
 from judgements.outcome.answers import Answer
+from judgements.panels import saved_panels
 
 NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
 # --- suites and evaluation runs ----------------------------------------------------------
@@ -38,7 +39,7 @@ class EvaluationRequest(schemas.Strict):
     # What a field is told whatever pydantic found wrong with it.
     MESSAGES: ClassVar = {"repeat": f"Must be a whole number from 1 to {MAX_REPEATS}."}
 
-    panel: Annotated[StrictStr | StrictInt, schemas.reference(schemas.NOT_A_REFERENCE)] = (
+    panel: Annotated[StrictStr | StrictInt, schemas.reference(saved_panels.NOT_A_REFERENCE)] = (
         schemas.optional(description="A saved panel's name or id (GET /api/panels/).")
     )
     agents: schemas.Agents = schemas.optional()

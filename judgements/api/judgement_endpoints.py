@@ -63,10 +63,11 @@ ERRORS = {401: schemas.Error, 404: schemas.Error}
     url_name="api-judgements",
     response={200: schemas.JudgementList, 401: schemas.Error},
 )
-async def list_judgements(request: HttpRequest) -> dict[str, Any]:
+async def list_judgements(request: HttpRequest) -> schemas.JudgementList:
     """The caller's 50 most recent judgements (staff: everyone's), newest first."""
     user = token_of(request).user
-    return {"judgements": await db_call(results.recent_results, for_request=True)(user)}
+    found = await db_call(results.recent_results, for_request=True)(user)
+    return schemas.JudgementList(judgements=found)
 
 
 @router.post(
@@ -86,13 +87,13 @@ async def submit_judgement(
     response: HttpResponse,
     wait: Wait = 0,
     key: IdempotencyKey = None,
-) -> Status[dict[str, Any] | schemas.Judgement]:
+) -> Status[schemas.Error | schemas.Judgement]:
     """Submit a case; optionally wait for its verdict. 201: stored and queued (200: an
     Idempotency-Key replayed, nothing new started). 429 with Retry-After: a rate limit."""
     token = token_of(request)
     key = idempotency.key_from({idempotency.HEADER: key} if key is not None else {})
     by = start.Submission(creator=token.user, api_token=token, key=key, body=body_of(request))
-    started = await start.submit_from_loop([case], by, CaseWithCallback)
+    started = await start.submit_from_loop([case], by)
     judgement_id = started.judgement.pk
     await events.wait_until_finished(judgement_id, wait)
     response["Location"] = f"/api/judgements/{judgement_id}/"
@@ -109,7 +110,7 @@ async def submit_judgement(
 )
 async def read_judgement(
     request: HttpRequest, judgement_id: JudgementId, wait: Wait = 0
-) -> schemas.Judgement | Status[dict[str, Any]]:
+) -> schemas.Judgement | Status[schemas.Error]:
     """One judgement, optionally waiting for it to finish."""
     user = token_of(request).user
     if wait <= 0:
@@ -122,7 +123,7 @@ async def read_judgement(
     else:
         result = None
     if result is None:
-        return Status(404, {"error": f"No judgement {judgement_id}."})
+        return Status(404, schemas.Error(error=f"No judgement {judgement_id}."))
     return result
 
 
@@ -133,14 +134,14 @@ async def read_judgement(
 )
 async def judgement_evidence(
     request: HttpRequest, judgement_id: JudgementId
-) -> dict[str, Any] | Status[dict[str, Any]]:
+) -> dict[str, Any] | Status[schemas.Error]:
     """One judgement's evidence pack: its content, every prompt and reply, the checks,
     the review, the signed receipt and its audit chain entries (docs/evidence.md).
     `magi verify PACK --keys KEYS` checks it offline."""
     user = token_of(request).user
     pack = await db_call(results.visible_pack, for_request=True)(judgement_id, user)
     if pack is None:
-        return Status(404, {"error": f"No judgement {judgement_id}."})
+        return Status(404, schemas.Error(error=f"No judgement {judgement_id}."))
     return pack
 
 
@@ -156,7 +157,7 @@ REVIEW_ANSWERS = {
 )
 async def override_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.OverrideRequest
-) -> Status[dict[str, Any] | schemas.Judgement]:
+) -> Status[schemas.Error | schemas.Judgement]:
     """A human's verdict over the panel's (staff, or the override_judgement permission).
     The panel's stays in panel_status. 409: not finished yet, or already overridden."""
 
@@ -171,7 +172,7 @@ async def override_judgement(
 )
 async def confirm_judgement(
     request: HttpRequest, judgement_id: JudgementId, body: schemas.ConfirmRequest
-) -> Status[dict[str, Any] | schemas.Judgement]:
+) -> Status[schemas.Error | schemas.Judgement]:
     """A reviewer keeps the panel's verdict, with a reason; releases a held verdict. 409:
     not approved or rejected, or already reviewed."""
 
@@ -183,30 +184,31 @@ async def confirm_judgement(
 
 async def review(
     request: HttpRequest, judgement_id: int, store: Callable[[User], None]
-) -> Status[dict[str, Any] | schemas.Judgement]:
+) -> Status[schemas.Error | schemas.Judgement]:
     """Visibility, then permission (403 saying why not: four eyes names who else may),
     then `store(user)` (which validates the reason)."""
     user = token_of(request).user
     judgement = await db_call(results.find_visible, for_request=True)(judgement_id, user)
     if judgement is None:
-        return Status(404, {"error": f"No judgement {judgement_id}."})
+        return Status(404, schemas.Error(error=f"No judgement {judgement_id}."))
     refused = await db_call(overrides.refusal, for_request=True)(user, judgement)
     if refused is not None:
-        return Status(403, {"error": refused.message})
+        return Status(403, schemas.Error(error=refused.message))
     try:
         await db_call(store, for_request=True)(user)
     except overrides.OverrideConflict as exc:
-        return Status(409, {"error": exc.message})
+        return Status(409, schemas.Error(error=exc.message))
     return Status(201, await db_call(results.result_of, for_request=True)(judgement_id))
 
 
 @router.get("/reviews/", response={200: schemas.JudgementList, (401, 403): schemas.Error})
-async def review_queue(request: HttpRequest) -> dict[str, Any] | Status[dict[str, Any]]:
+async def review_queue(request: HttpRequest) -> schemas.JudgementList | Status[schemas.Error]:
     """The review queue: contested judgements nobody has confirmed or overridden, newest
     first: those the caller may review (staff: all; a panel's reviewers: its judgements,
     whoever submitted them)."""
     user = token_of(request).user
     refused = await db_call(overrides.refusal, for_request=True)(user)
     if refused is not None:
-        return Status(403, {"error": refused.message})
-    return {"judgements": await db_call(results.queued_results, for_request=True)(user)}
+        return Status(403, schemas.Error(error=refused.message))
+    found = await db_call(results.queued_results, for_request=True)(user)
+    return schemas.JudgementList(judgements=found)

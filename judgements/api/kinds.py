@@ -11,15 +11,21 @@ the batch and the transaction a dry run rolls back are the registry's.
     tokens   /api/tokens/    configuration/people.py         staff; the key shown once
 """
 
-from typing import Any
+from collections.abc import Mapping
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
 from ninja import Router
 
 from judgements.api import config_schemas, evaluation_schemas, schemas, suite_endpoints
-from judgements.api.changes import change_by, in_transaction
-from judgements.api.resources import Resource, Route, register
+from judgements.api.changes import (
+    Refusals,
+    change_by,
+    delete_answers,
+    in_transaction,
+    write_refusals,
+)
+from judgements.api.resources import Argument, Resource, Route, register
 from judgements.configuration import (
     budget_config,
     panel_config,
@@ -30,21 +36,20 @@ from judgements.configuration import (
 )
 from judgements.evaluations import answers as run_answers
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, saved_panels
 from judgements.llm import providers
-from judgements.models import ApiToken, AuditSubject, Budget, Team
+from judgements.models import ApiToken, Budget, Team
+from judgements.models import Suite as SuiteRow
+from judgements.outcome import panel_answers
 from judgements.outcome.panel_answers import Panel
+from judgements.spending import budgets
 
-STAFF_ERRORS: dict[Any, Any] = {(400, 422): schemas.Invalid, (401, 403, 413): schemas.Error}
+STAFF_ERRORS: Refusals = {(400, 422): schemas.Invalid, (401, 403, 413): schemas.Error}
 
 
 @register
-class Panels(Resource):
-    kind, collection, audit = "panel", "/api/panels/", AuditSubject.PANEL
-    write, answer, read_answer = config_schemas.PanelWrite, config_schemas.PanelChange, Panel
-    list_answer, list_key = schemas.PanelList, "panels"
-    url_names = ("api-panels", "api-panel", None)
-    exported = True
+class Panels(Resource[config_schemas.PanelWrite, config_schemas.PanelChange]):
+    kind, plural = "panel", "panels"
+    read_answer, list_answer = Panel, schemas.PanelList
     routes = {
         "list": Route("The saved panels a case may name, each whole with its ETag: the caller's "
                       "own, their\nteams' and the examples (staff: every panel), the caller's "
@@ -76,7 +81,7 @@ class Panels(Resource):
         return config_schemas.PanelChange(**answer, voided_certificates=record.voided)
 
     def listing(self, token: ApiToken) -> list[Panel]:
-        return saved_panels.listing(token.user)
+        return panel_answers.listing(token.user)
 
     def read(self, token: ApiToken, pk: int) -> Panel:
         return Panel.from_record(panel_config.visible_panel(pk, token.user))
@@ -89,12 +94,8 @@ class Panels(Resource):
 
 
 @register
-class Budgets(Resource):
-    kind, collection, audit = "budget", "/api/budgets/", AuditSubject.BUDGET
-    write, answer = config_schemas.BudgetWrite, schemas.Budget
-    list_answer, list_key = schemas.BudgetList, "budgets"
-    url_names = ("api-budgets", "api-budget", None)
-    exported = True
+class Budgets(Resource[config_schemas.BudgetWrite, schemas.Budget]):
+    kind, plural, list_answer = "budget", "budgets", schemas.BudgetList
     routes = {
         "list": Route("The spending limits the caller may read (their own, their teams' and "
                       "those of the\npanels they may use; staff: all), with what each has "
@@ -121,19 +122,17 @@ class Budgets(Resource):
         return schemas.Budget.from_state(budgets.state_of(record))
 
     def listing(self, token: ApiToken) -> list[schemas.Budget]:
-        return [self.answer_of(found) for found in budgets.visible_to(token.user).order_by("pk")]
+        return [
+            self.answer_of(found) for found in budget_config.visible_to(token.user).order_by("pk")
+        ]
 
     def read(self, token: ApiToken, pk: int) -> schemas.Budget:
         return self.answer_of(budget_config.visible_budget(pk, token.user))
 
 
 @register
-class Teams(Resource):
-    kind, collection, audit = "team", "/api/teams/", AuditSubject.TEAM
-    write, answer = config_schemas.TeamWrite, config_schemas.Team
-    list_answer, list_key = config_schemas.TeamList, "teams"
-    url_names = ("api-teams", "api-team", None)
-    exported = True
+class Teams(Resource[config_schemas.TeamWrite, config_schemas.Team]):
+    kind, plural, list_answer = "team", "teams", config_schemas.TeamList
     routes = {
         "list": Route("The teams the caller is in (staff: every team), each with its members "
                       "and ETag."),
@@ -157,25 +156,24 @@ class Teams(Resource):
     def removed(self, token: ApiToken, pk: int, if_match: str) -> None:
         team_config.delete(token.user, pk, if_match)
 
+    def answer_of(self, record: Team) -> config_schemas.Team:
+        return config_schemas.Team.from_record(record)
+
     def listing(self, token: ApiToken) -> list[config_schemas.Team]:
-        return [self.answer.from_record(team) for team in team_config.visible_teams(token.user)]
+        return [self.answer_of(team) for team in team_config.visible_teams(token.user)]
 
     def read(self, token: ApiToken, pk: int) -> config_schemas.Team:
-        return self.answer.from_record(team_config.visible_team(pk, token.user))
+        return self.answer_of(team_config.visible_team(pk, token.user))
 
 
 @register
-class Suites(Resource):
+class Suites(Resource[suite_config.Upload, run_answers.Suite]):
     """A suite is sent as its JSONL, its name, description and team in the query
-    (suite_config.Upload); GET <id>.jsonl sends it back."""
+    (suite_config.Upload); GET <id>.jsonl sends it back. In use by a run, a change
+    answers 409."""
 
-    kind, collection, audit = "suite", "/api/suites/", AuditSubject.SUITE
-    write, answer = None, run_answers.Suite
-    list_answer, list_key = evaluation_schemas.SuiteList, "suites"
-    url_names = (None, "api-suite", "api-suite-jsonl")
-    replaced_at, own_refusals, tag = ".jsonl", (409,), "evaluations"
-    exported = True
-    body_document = suite_endpoints.JSONL_BODY
+    kind, plural, list_answer = "suite", "suites", evaluation_schemas.SuiteList
+    replaced_at, tag = ".jsonl", "evaluations"
     routes = {
         "list": Route("The suites the caller may run: their own, their teams' and the "
                       "shipped ones."),
@@ -188,10 +186,12 @@ class Suites(Resource):
         "delete": Route("Delete the suite; 409 once evaluation runs were made on it."),
     }  # fmt: skip
 
-    def made(self, token: ApiToken, body: suite_config.Upload) -> Any:
+    def made(self, token: ApiToken, body: suite_config.Upload) -> SuiteRow:
         return suite_config.create(change_by(token), body)
 
-    def changed(self, token: ApiToken, pk: int, body: suite_config.Upload, if_match: str) -> Any:
+    def changed(
+        self, token: ApiToken, pk: int, body: suite_config.Upload, if_match: str
+    ) -> SuiteRow:
         return suite_config.replace(change_by(token, if_match), pk, body)
 
     def removed(self, token: ApiToken, pk: int, if_match: str) -> None:
@@ -200,15 +200,32 @@ class Suites(Resource):
     def listing(self, token: ApiToken) -> list[run_answers.Suite]:
         return suite_endpoints.suite_listing(token.user)
 
-    def read(self, token: ApiToken, pk: int) -> run_answers.Suite:
-        return run_answers.Suite.from_record(suite_config.visible_suite(pk, token.user))
+    def answer_of(self, record: SuiteRow) -> run_answers.Suite:
+        return run_answers.Suite.from_record(record)
 
-    def query_specs(self, required: bool) -> list[tuple[str, Any, Any]]:
+    def read(self, token: ApiToken, pk: int) -> run_answers.Suite:
+        return self.answer_of(suite_config.visible_suite(pk, token.user))
+
+    def body_arguments(self) -> list[Argument]:
+        return []
+
+    def query_arguments(self, required: bool) -> list[Argument]:
         return suite_endpoints.QUERY_REQUIRED if required else suite_endpoints.QUERY_OPTIONAL
 
-    def sent(self, request: HttpRequest, values: dict[str, Any]) -> suite_config.Upload:
-        given = {name: values[name] for name in ("name", "description", "team", "example")}
-        return suite_endpoints.upload_of(request, **given)
+    def body_document(self) -> dict[str, object]:
+        return suite_endpoints.JSONL_BODY
+
+    def sent(self, request: HttpRequest, values: Mapping[str, object]) -> suite_config.Upload:
+        return suite_endpoints.upload_of(request, values)
+
+    def from_batch(self, body: object, query: str, prefix: str) -> suite_config.Upload:
+        return suite_endpoints.upload_in_batch(body, query, prefix)
+
+    def write_refusals(self) -> Refusals:
+        return write_refusals(409)
+
+    def delete_answers(self) -> Refusals:
+        return delete_answers(409)
 
     def location(self, made: run_answers.Suite) -> str:
         return made.export
@@ -218,14 +235,11 @@ class Suites(Resource):
 
 
 @register
-class Users(Resource):
+class Users(Resource[config_schemas.UserCreate, config_schemas.UserAnswer]):
     """Staff make users here; a user is changed by its owner or in the admin."""
 
-    kind, collection, audit = "user", "/api/users/", AuditSubject.USER
-    write, answer = config_schemas.UserCreate, config_schemas.UserAnswer
-    list_answer, list_key = config_schemas.UserList, "users"
-    url_names = ("api-users", None, None)
-    etags, batched = False, False
+    kind, plural, list_answer = "user", "users", config_schemas.UserList
+    versioned = False
     routes = {
         "list": Route("Staff: every user, with their email address and teams."),
         "create": Route("Staff: a user with an email address and no password (a person sets "
@@ -235,27 +249,28 @@ class Users(Resource):
     def made(self, token: ApiToken, body: config_schemas.UserCreate) -> User:
         return people.create_user(token.user, body.username, body.email, body.is_staff)
 
-    def location(self, made: Any) -> str:
+    def answer_of(self, record: User) -> config_schemas.UserAnswer:
+        return config_schemas.UserAnswer.from_record(record)
+
+    def location(self, made: config_schemas.UserAnswer) -> str:
         return self.collection
 
     def listing(self, token: ApiToken) -> list[config_schemas.UserAnswer]:
-        return [config_schemas.UserAnswer.from_record(user) for user in people.listing(token.user)]
+        return [self.answer_of(user) for user in people.listing(token.user)]
 
-    def list_refusals(self) -> dict[Any, Any]:
+    def list_refusals(self) -> Refusals:
         return {(401, 403): schemas.Error}
 
-    def write_refusals(self) -> dict[Any, Any]:
+    def write_refusals(self) -> Refusals:
         return STAFF_ERRORS
 
 
 @register
-class Tokens(Resource):
+class Tokens(Resource[config_schemas.TokenCreate, config_schemas.TokenIssued]):
     """Staff issue a user's (or a team's) token; its key is in the answer alone."""
 
-    kind, collection, audit = "token", "/api/tokens/", AuditSubject.TOKEN
-    write, answer = config_schemas.TokenCreate, config_schemas.TokenIssued
-    url_names = ("api-tokens", None, None)
-    etags, batched = False, False
+    kind, plural = "token", "tokens"
+    versioned = False
     routes = {
         "create": Route("Staff: an API token of a user's, a team's when `team` is given (what "
                         "it starts is\nthe team's). The key is in this answer only (a dry "
@@ -276,10 +291,10 @@ class Tokens(Resource):
 
         return in_transaction(dry_run, issue)
 
-    def location(self, made: Any) -> None:
+    def location(self, made: config_schemas.TokenIssued) -> None:
         return None
 
-    def write_refusals(self) -> dict[Any, Any]:
+    def write_refusals(self) -> Refusals:
         return STAFF_ERRORS
 
 
@@ -287,8 +302,8 @@ def model_listing() -> list[str]:
     return providers.available_models()
 
 
-async def list_models(request: HttpRequest) -> dict:
+async def list_models(request: HttpRequest) -> schemas.ModelList:
     """The models this deployment can reach: what a panel's agents may name."""
     # In a thread: the first look at a discovering provider asks it (bounded by
     # MAGI_DISCOVERY_TIMEOUT), as the panel form's does.
-    return {"models": await db_call(model_listing, for_request=True)()}
+    return schemas.ModelList(models=await db_call(model_listing, for_request=True)())

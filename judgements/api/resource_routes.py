@@ -9,30 +9,33 @@ every kind answers, refuses, dry-runs and sends its ETag alike.
     PUT    <collection><id><replaced_at>    If-Match -> 200, ETag header
     DELETE <collection><id>/                If-Match -> 204
 
-A view is an ordinary async function whose signature (inspect's `__signature__`) names
-the kind's own parameters (`panel_id`, a suite's query), which ninja reads as it reads a
-hand-written one.
+A view is one async function for every kind. What differs by kind (its id's name,
+`panel_id`; its body's schema; a suite's query) is given to ninja as ninja's own
+pagination gives its arguments (`contribute_operation_args`), and its name, summary and
+documentation as `add_api_operation` takes them: nothing about the function is rewritten.
 """
 
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
 
 from django.http import HttpRequest, HttpResponse
-from ninja import Path, Router, Status
+from ninja import Router, Status
+from ninja.params import models as params
+from ninja.utils import contribute_operation_args
 from pydantic import BaseModel
 
-from judgements.api.changes import DryRun, IfMatch, with_etag
-from judgements.api.resources import Resource
+from judgements.api import schemas
+from judgements.api.changes import with_etag
+from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Resource, etag_of, given
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 
-View = Callable[..., Awaitable[Any]]
-Spec = tuple[str, Any, Any]  # (name, annotation, default)
-EMPTY = inspect.Parameter.empty
+Kind = Resource[Any, Any]
+View = Callable[..., Awaitable[object]]
 
 
-def router_for(resource: Resource) -> Router:
+def router_for(resource: Kind) -> Router:
     """Every route the kind declares, in the order its documentation lists them."""
     router = Router(tags=[resource.tag])
     if "list" in resource.routes:
@@ -49,127 +52,107 @@ def router_for(resource: Resource) -> Router:
     return router
 
 
-def view_of(resource: Resource, action: str, run: View, *specs: Spec) -> View:
-    """`run(request, values)` as a view named and documented as the kind declares, its
-    parameters `specs` after the request."""
+def add(
+    router: Router,
+    resource: Kind,
+    action: str,
+    path: str,
+    method: str,
+    view: View,
+    arguments: list[Argument],
+    response: Mapping[Any, object],
+    body_document: dict[str, object] | None = None,
+) -> None:
+    """`view` as the route of `action`: named and documented as the kind declares it,
+    taking `arguments` after the request (and the response it sets headers on)."""
+    for name, annotation, source in arguments:
+        # ninja builds a pydantic field of any annotation (`str | None` too), whatever its
+        # signature says.
+        contribute_operation_args(view, name, cast(type, annotation), source)
+    name = resource.operation_name(action)
+    router.add_api_operation(
+        path, [method], view, response=dict(response), url_name=resource.url_name(action),
+        operation_id=name, summary=name.title().replace("_", " "),
+        description=inspect.cleandoc(resource.routes[action].doc),
+        openapi_extra=None if body_document is None else {"requestBody": body_document},
+    )  # fmt: skip
 
-    async def view(request: HttpRequest, **values: Any) -> Any:
-        return await run(request, values)
 
-    route = resource.routes[action]
-    view.__name__ = view.__qualname__ = resource.operation_name(action)
-    view.__doc__ = route.doc
-    parameters = [inspect.Parameter("request", inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                    annotation=HttpRequest)]  # fmt: skip
-    parameters += [
-        inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=kind, default=default)
-        for name, kind, default in specs
-    ]
-    view.__signature__ = inspect.Signature(parameters)  # type: ignore[attr-defined]  # ninja reads it
-    return view
-
-
-def identified(resource: Resource) -> Spec:
+def identified(resource: Kind) -> Argument:
     """The path's id, named for its kind (`panel_id`)."""
-    described = Annotated[int, Path(description=f"A {resource.kind}'s id.")]
-    return (resource.id_name, described, EMPTY)
+    return Argument(resource.id_name, int, params.Path(..., description=f"A {resource.kind}'s id."))
 
 
-def etag_of(answer: BaseModel) -> str:
-    """The ETag an answer carries (`etag`: every kind's whose `etags` is true)."""
-    return str(answer.etag)  # type: ignore[attr-defined]  # the kind's answer has one
-
-
-def path_of_one(resource: Resource, suffix: str = "/") -> str:
+def path_of_one(resource: Kind, suffix: str = "/") -> str:
     return f"{resource.path}{{int:{resource.id_name}}}{suffix}"
 
 
-def extra(resource: Resource) -> dict[str, Any]:
-    return {} if resource.body_document is None else {"requestBody": resource.body_document}
-
-
-def listed(router: Router, resource: Resource) -> None:
-    async def run(request: HttpRequest, values: dict[str, Any]) -> dict:
+def listed(router: Router, resource: Kind) -> None:
+    async def listing(request: HttpRequest, response: HttpResponse) -> dict[str, object]:
         found = await db_call(resource.listing, for_request=True)(token_of(request))
-        return {resource.list_key: found}
+        return {resource.plural: found}
 
-    router.add_api_operation(
-        resource.path, ["GET"], view_of(resource, "list", run),
-        response={200: resource.list_answer, **resource.list_refusals()},
-        url_name=resource.url_names[0],
-    )  # fmt: skip
+    answers = {200: resource.list_answer, **resource.list_refusals()}
+    add(router, resource, "list", resource.path, "GET", listing, [], answers)
 
 
-def created(router: Router, resource: Resource) -> None:
-    async def run(request: HttpRequest, values: dict[str, Any]) -> Status[Any]:
-        sent = resource.sent(request, values)
+def created(router: Router, resource: Kind) -> None:
+    async def create(request: HttpRequest, response: HttpResponse, **sent: object) -> Status[Any]:
         made = await db_call(resource.create, for_request=True)(
-            token_of(request), sent, values["dry_run"]
+            token_of(request), resource.sent(request, sent), given(sent, "dry_run", bool)
         )
         location = resource.location(made)
         if location is not None:
-            values["response"]["Location"] = location
-        if resource.etags:
-            with_etag(values["response"], etag_of(made))
+            response["Location"] = location
+        if resource.versioned:
+            with_etag(response, etag_of(made))
         return Status(201, made)
 
-    specs = [*resource.body_specs(), ("response", HttpResponse, EMPTY)]
-    specs += [*resource.query_specs(required=True), *resource.query_specs(required=False)]
-    specs.append(("dry_run", DryRun, False))
-    router.add_api_operation(
-        resource.path, ["POST"], view_of(resource, "create", run, *specs),
-        response={201: resource.answer, **resource.write_refusals()},
-        url_name=resource.url_names[0], openapi_extra=extra(resource) or None,
-    )  # fmt: skip
+    arguments = [*resource.body_arguments(), *resource.query_arguments(required=True)]
+    arguments += [*resource.query_arguments(required=False), DRY_RUN]
+    answers = {201: resource.answer, **resource.write_refusals()}
+    add(router, resource, "create", resource.path, "POST", create, arguments, answers,
+        resource.body_document())  # fmt: skip
 
 
-def read(router: Router, resource: Resource) -> None:
-    async def run(request: HttpRequest, values: dict[str, Any]) -> Any:
+def read(router: Router, resource: Kind) -> None:
+    async def one(request: HttpRequest, response: HttpResponse, **sent: object) -> BaseModel:
         found = await db_call(resource.read, for_request=True)(
-            token_of(request), values[resource.id_name]
+            token_of(request), given(sent, resource.id_name, int)
         )
-        with_etag(values["response"], found.etag)
+        with_etag(response, etag_of(found))
         return found
 
-    specs = (identified(resource), ("response", HttpResponse, EMPTY))
-    router.add_api_operation(
-        path_of_one(resource), ["GET"], view_of(resource, "read", run, *specs),
-        response={200: resource.read_answer or resource.answer, (401, 404): resource.error},
-        url_name=resource.url_names[1],
-    )  # fmt: skip
+    answers = {200: resource.read_answer or resource.answer, (401, 404): schemas.Error}
+    add(router, resource, "read", path_of_one(resource), "GET", one, [identified(resource)],
+        answers)  # fmt: skip
 
 
-def replaced(router: Router, resource: Resource) -> None:
-    async def run(request: HttpRequest, values: dict[str, Any]) -> Any:
-        sent = resource.sent(request, values)
-        changed = await db_call(resource.replace, for_request=True)(
-            token_of(request), values[resource.id_name], sent, values["if_match"],
-            values["dry_run"],
+def replaced(router: Router, resource: Kind) -> None:
+    async def replace(request: HttpRequest, response: HttpResponse, **sent: object) -> BaseModel:
+        changed: BaseModel = await db_call(resource.replace, for_request=True)(
+            token_of(request), given(sent, resource.id_name, int), resource.sent(request, sent),
+            given(sent, "if_match", str), given(sent, "dry_run", bool),
         )  # fmt: skip
-        with_etag(values["response"], etag_of(changed))
+        with_etag(response, etag_of(changed))
         return changed
 
-    specs = [identified(resource), *resource.body_specs(), ("response", HttpResponse, EMPTY)]
-    specs += [*resource.query_specs(required=True), ("if_match", IfMatch, EMPTY)]
-    specs += [*resource.query_specs(required=False), ("dry_run", DryRun, False)]
-    router.add_api_operation(
-        path_of_one(resource, resource.replaced_at), ["PUT"],
-        view_of(resource, "replace", run, *specs),
-        response={200: resource.answer, **resource.write_refusals()},
-        url_name=resource.url_names[2] or resource.url_names[1],
-        openapi_extra=extra(resource) or None,
-    )  # fmt: skip
+    arguments = [identified(resource), *resource.body_arguments()]
+    arguments += [*resource.query_arguments(required=True), IF_MATCH]
+    arguments += [*resource.query_arguments(required=False), DRY_RUN]
+    answers = {200: resource.answer, **resource.write_refusals()}
+    add(router, resource, "replace", path_of_one(resource, resource.replaced_at), "PUT", replace,
+        arguments, answers, resource.body_document())  # fmt: skip
 
 
-def deleted(router: Router, resource: Resource) -> None:
-    async def run(request: HttpRequest, values: dict[str, Any]) -> Status[None]:
+def deleted(router: Router, resource: Kind) -> None:
+    async def delete(request: HttpRequest, response: HttpResponse, **sent: object) -> Status[None]:
         await db_call(resource.delete, for_request=True)(
-            token_of(request), values[resource.id_name], values["if_match"], values["dry_run"]
-        )
+            token_of(request), given(sent, resource.id_name, int), given(sent, "if_match", str),
+            given(sent, "dry_run", bool),
+        )  # fmt: skip
         return Status(204, None)
 
-    specs = (identified(resource), ("if_match", IfMatch, EMPTY), ("dry_run", DryRun, False))
-    router.add_api_operation(
-        path_of_one(resource), ["DELETE"], view_of(resource, "delete", run, *specs),
-        response=resource.delete_answers(), url_name=resource.url_names[1],
-    )  # fmt: skip
+    arguments = [identified(resource), IF_MATCH, DRY_RUN]
+    add(router, resource, "delete", path_of_one(resource), "DELETE", delete, arguments,
+        resource.delete_answers())  # fmt: skip

@@ -1,9 +1,9 @@
-"""The kinds of configuration, registered once: each one a class saying its kind, where it
-lives (/api/panels/), what a write takes (its schema, or a suite's JSONL), what it answers,
-its audit subject, and its create, replace and delete, each made by the one change
-function of its area (configuration/panel_config.py, budget_config.py, team_config.py,
-suite_config.py, people.py) inside `Resource.create`'s transaction, rolled back by a dry
-run; ETags and If-Match alike for every kind.
+"""The kinds of configuration, registered once: each one a class saying its kind and its
+plural (where it lives, /api/panels/), what a write takes and a change answers (the two
+types of its `Resource[Write, Answer]`), and its create, replace and delete, each made by
+the one change function of its area (configuration/panel_config.py, budget_config.py,
+team_config.py, suite_config.py, people.py) inside `Resource.create`'s transaction,
+rolled back by a dry run; ETags and If-Match alike for every kind.
 
 Generated from what is registered: the API's routes (api/resource_routes.py, mounted by
 api/urls.py), the batch's table of operations (api/batch_endpoints.py) and where `magi
@@ -13,19 +13,53 @@ api/kinds.py's; adding a kind of configuration is one class and its test, as a c
 one class (core/checks.py).
 """
 
-import inspect
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    NamedTuple,
+    Protocol,
+    TypeVar,
+    get_args,
+    get_origin,
+    runtime_checkable,
+)
 
 from django.http import HttpRequest
 from ninja import Router
+from ninja.params import models as params
 from pydantic import BaseModel
 
 from judgements.api import schemas
-from judgements.api.changes import delete_answers, in_transaction, write_refusals
+from judgements.api.changes import (
+    DRY_RUN_QUERY,
+    IF_MATCH_HEADER,
+    Refusals,
+    delete_answers,
+    in_transaction,
+    write_refusals,
+)
+from judgements.intake.schemas import validated
 from judgements.models import ApiToken, AuditSubject
+
+Write = TypeVar("Write")  # what a create and a replace take
+Answer = TypeVar("Answer", bound=BaseModel)  # what they answer
+T = TypeVar("T")
+
+
+class Argument(NamedTuple):
+    """A route's argument as ninja reads it: its name, type and where it is sent."""
+
+    name: str
+    annotation: object
+    source: params.Param
+
+
+IF_MATCH = Argument("if_match", str, IF_MATCH_HEADER)
+DRY_RUN = Argument("dry_run", bool, DRY_RUN_QUERY)
 
 
 @dataclass(frozen=True)
@@ -37,38 +71,50 @@ class Route:
     name: str | None = None
 
 
-class Resource:
+class Resource(Generic[Write, Answer]):
     """A kind of configuration. `create` answers 201 with the object made, `replace` 200
     with the object as it now stands, `delete` 204; each raises what the request alone
     would be refused with (InvalidInput, NotFound, Forbidden, Conflict, etags.Stale)."""
 
     kind: ClassVar[str]  # "panel"
-    collection: ClassVar[str]  # "/api/panels/": POST creates; <id>/ is one
-    write: ClassVar[type[BaseModel] | None]  # the body's schema; None: a suite's JSONL
-    answer: ClassVar[type[BaseModel]]  # what a create and a replace answer
-    audit: ClassVar[AuditSubject]  # the subject of the audit entry each change writes
+    plural: ClassVar[str]  # "panels": /api/panels/, its list's key, its URLs' names
     routes: ClassVar[dict[str, Route]]  # "list", "create", "read", "replace", "delete"
-    read_answer: ClassVar[type[BaseModel] | None] = None  # one read; None: `answer`
-    list_answer: ClassVar[type[BaseModel] | None] = None  # {list_key: [...]}
-    list_key: ClassVar[str] = ""  # "panels"
-    url_names: ClassVar[tuple[str | None, str | None, str | None]] = (None, None, None)
-    replaced_at: ClassVar[str] = "/"  # after the id in a PUT's path (a suite: ".jsonl")
-    own_refusals: ClassVar[tuple[int, ...]] = ()  # beyond every write's (a suite: 409)
+    list_answer: ClassVar[type[BaseModel] | None] = None  # {plural: [...]}
+    read_answer: ClassVar[type[BaseModel] | None] = None  # one read; None: the Answer
     tag: ClassVar[str] = "configuration"
-    etags: ClassVar[bool] = True  # its answers carry an ETag (a user, a token: none)
-    batched: ClassVar[bool] = True  # a batch takes its changes
-    exported: ClassVar[bool] = False  # `magi export` reads its list (api/config_format.py)
-    body_document: ClassVar[dict[str, Any] | None] = None  # a body ninja cannot describe
-    error: ClassVar[type[BaseModel]] = schemas.Error
+    # Its answers carry an ETag, its changes send If-Match, a batch takes them and `magi
+    # export` reads its list (api/config_format.py); a user's and a token's do not.
+    versioned: ClassVar[bool] = True
+    # After the id in a PUT's path (a suite's: ".jsonl").
+    replaced_at: ClassVar[str] = "/"
+
+    def __init__(self) -> None:
+        # The class's own Resource[Write, Answer], read back: what the routes parse a
+        # write's body with (a pydantic model; a suite's is its JSONL) and answer with.
+        bases = getattr(type(self), "__orig_bases__", ())
+        (declared,) = [base for base in bases if get_origin(base) is Resource]
+        self.write: type[Write]
+        self.answer: type[Answer]
+        self.write, self.answer = get_args(declared)
+
+    @property
+    def collection(self) -> str:
+        """Where it lives: "/api/panels/"; POST creates, <id>/ is one."""
+        return f"/api/{self.plural}/"
+
+    @property
+    def audit(self) -> AuditSubject:
+        """The subject of the audit entry each change writes: its kind's."""
+        return AuditSubject(self.kind)
 
     # --- a change, made by the area's one change function ----------------------------
 
-    def create(self, token: ApiToken, body: Any, dry_run: bool) -> BaseModel:
+    def create(self, token: ApiToken, body: Write, dry_run: bool) -> Answer:
         return in_transaction(dry_run, lambda: self.answer_of(self.made(token, body)))
 
     def replace(
-        self, token: ApiToken, pk: int, body: Any, if_match: str, dry_run: bool
-    ) -> BaseModel:
+        self, token: ApiToken, pk: int, body: Write, if_match: str, dry_run: bool
+    ) -> Answer:
         return in_transaction(
             dry_run, lambda: self.answer_of(self.changed(token, pk, body, if_match))
         )
@@ -76,25 +122,25 @@ class Resource:
     def delete(self, token: ApiToken, pk: int, if_match: str, dry_run: bool) -> None:
         in_transaction(dry_run, lambda: self.removed(token, pk, if_match))
 
-    def made(self, token: ApiToken, body: Any) -> Any:
+    def made(self, token: ApiToken, body: Write) -> object:
         raise NotImplementedError
 
-    def changed(self, token: ApiToken, pk: int, body: Any, if_match: str) -> Any:
+    def changed(self, token: ApiToken, pk: int, body: Write, if_match: str) -> object:
         raise NotImplementedError
 
     def removed(self, token: ApiToken, pk: int, if_match: str) -> None:
         raise NotImplementedError
 
-    def answer_of(self, record: Any) -> BaseModel:
-        """What a change answers of the record it made (`answer`, from the record)."""
-        return self.answer.from_record(record)  # type: ignore[attr-defined]  # Answer's
+    def answer_of(self, record: Any) -> Answer:
+        """What a change answers of the record it made."""
+        raise NotImplementedError
 
     # --- reads ------------------------------------------------------------------------
 
-    def listing(self, token: ApiToken) -> list[Any]:
+    def listing(self, token: ApiToken) -> Sequence[BaseModel]:
         raise NotImplementedError
 
-    def read(self, token: ApiToken, pk: int) -> Any:
+    def read(self, token: ApiToken, pk: int) -> BaseModel:
         raise NotImplementedError
 
     # --- how its routes read and answer (api/resource_routes.py) ----------------------
@@ -112,31 +158,54 @@ class Resource:
         named = self.routes[action].name
         if named is not None:
             return named
-        return f"list_{self.list_key}" if action == "list" else f"{action}_{self.kind}"
+        return f"list_{self.plural}" if action == "list" else f"{action}_{self.kind}"
 
-    def body_specs(self) -> list[tuple[str, Any, Any]]:
-        """A write's body parameter: its schema (a suite's has none: its JSONL is read)."""
-        return [] if self.write is None else [("body", self.write, inspect.Parameter.empty)]
+    def url_name(self, action: str) -> str:
+        """The name of the action's URL: api-panels for the list and a create, api-panel
+        for one, api-suite-jsonl where a PUT has a path of its own."""
+        if action in ("list", "create"):
+            return f"api-{self.plural}"
+        if action == "replace" and self.replaced_at != "/":
+            return f"api-{self.kind}-{self.replaced_at.strip('./')}"
+        return f"api-{self.kind}"
 
-    def query_specs(self, required: bool) -> list[tuple[str, Any, Any]]:
-        """A write's query parameters, the required or the optional ones (a suite's)."""
+    def body_arguments(self) -> list[Argument]:
+        """A write's body, parsed by ninja with its schema (a suite's JSONL is read)."""
+        return [Argument("body", self.write, params.Body(...))]
+
+    def query_arguments(self, required: bool) -> list[Argument]:
+        """A write's query, the required or the optional part (a suite's name...)."""
         return []
 
-    def sent(self, request: HttpRequest, values: dict[str, Any]) -> Any:
-        """What a write sent, as `create` and `replace` take it (as a batch's operation
-        sends it too): its body, validated by `write`."""
-        return values["body"]
+    def body_document(self) -> dict[str, object] | None:
+        """What /api/schema.json says of a body ninja does not parse (a suite's JSONL)."""
+        return None
 
-    def location(self, made: Any) -> str | None:
+    def sent(self, request: HttpRequest, values: Mapping[str, object]) -> Write:
+        """What a write sent, as `create` and `replace` take it (as a batch's operation
+        sends it too): its body, validated by ninja with `write`."""
+        return given(values, "body", self.write)
+
+    def from_batch(self, body: object, query: str, prefix: str) -> Write:
+        """What a batch's operation sent, as `create` and `replace` take it: its body
+        validated by `write` as a request's would be (a suite's: its JSONL and query)."""
+        if not issubclass(self.write, BaseModel):
+            raise TypeError(f"{self.kind}: say how a batch sends its {self.write.__name__}")
+        return validated(self.write, body)
+
+    def location(self, made: Answer) -> str | None:
+        """Where the object made is read (its answer's id under the collection)."""
+        if not isinstance(made, Identified):
+            raise TypeError(f"{type(made).__name__} has no id: say where it is read")
         return f"{self.collection}{made.id}/"
 
-    def write_refusals(self) -> dict[Any, Any]:
-        return write_refusals(*self.own_refusals)
+    def write_refusals(self) -> Refusals:
+        return write_refusals()
 
-    def delete_answers(self) -> dict[Any, Any]:
-        return delete_answers(*self.own_refusals)
+    def delete_answers(self) -> Refusals:
+        return delete_answers()
 
-    def list_refusals(self) -> dict[Any, Any]:
+    def list_refusals(self) -> Refusals:
         return {401: schemas.Error}
 
     def more_routes(self, router: Router) -> None:
@@ -153,10 +222,35 @@ class Resource:
         return found
 
 
-_REGISTRY: dict[str, Resource] = {}
+def given(values: Mapping[str, object], name: str, kind: type[T]) -> T:
+    """A route's argument `name` as ninja parsed it, checked to be what it declared."""
+    value = values[name]
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} is {type(value).__name__}, not {kind.__name__}")
+    return value
 
 
-def register(kind: type[Resource]) -> type[Resource]:
+@runtime_checkable
+class Identified(Protocol):
+    id: int
+
+
+@runtime_checkable
+class Tagged(Protocol):
+    etag: str
+
+
+def etag_of(answer: BaseModel) -> str:
+    """The ETag an answer carries (its `etag`: every versioned kind's has one)."""
+    if not isinstance(answer, Tagged):
+        raise TypeError(f"{type(answer).__name__} carries no etag")
+    return answer.etag
+
+
+_REGISTRY: dict[str, "Resource[Any, Any]"] = {}
+
+
+def register(kind: type[Resource[Write, Answer]]) -> type[Resource[Write, Answer]]:
     """Register a kind once: its routes, the batch and the export take it from then on."""
     if kind.kind in _REGISTRY:
         raise ValueError(f"The kind {kind.kind!r} is registered already.")
@@ -169,6 +263,6 @@ def unregister(kind: str) -> None:
     del _REGISTRY[kind]
 
 
-def registered() -> Iterator[Resource]:
+def registered() -> Iterator["Resource[Any, Any]"]:
     """Every kind, in the order they were registered."""
     return iter(list(_REGISTRY.values()))

@@ -12,7 +12,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import Field, StrictStr
 
-from judgements.intake import budgets, schemas
+from judgements.intake import schemas
 from judgements.models import Decision
 from judgements.outcome import webhooks
 from judgements.outcome.answers import Answer, ETag
@@ -21,6 +21,7 @@ from judgements.outcome.answers import Answer, ETag
 from judgements.outcome.answers import Judgement as Judgement
 from judgements.outcome.panel_answers import Panel
 from judgements.outcome.receipt_answers import SignedReceipt
+from judgements.spending import budgets
 
 # --- errors ------------------------------------------------------------------------------
 

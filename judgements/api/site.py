@@ -11,7 +11,8 @@ cannot express (intake/schemas.py). A body over the upload limit answers 413.
 
 import functools
 import logging
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, cast
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
@@ -19,17 +20,20 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.operation import Operation
 from ninja.parser import Parser
 from ninja.security import HttpBearer
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 from judgements.api import document
 from judgements.core import etags
-from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
+from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound, Refused
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, cases, idempotency, limits, schema_errors, schemas
+from judgements.intake import cases, idempotency, schema_errors, schemas
 from judgements.intake.creation_gate import creation_gate
 from judgements.models import ApiToken
+from judgements.spending import budgets
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +76,7 @@ class MagiAPI(NinjaAPI):
         # JSON has no charset parameter (RFC 8259, section 11): UTF-8 always.
         return "application/json"
 
-    def get_openapi_operation_id(self, operation: Any) -> str:
+    def get_openapi_operation_id(self, operation: Operation) -> str:
         # The view's own name: what a generated client calls the method (submit_judgement).
         return operation.view_func.__name__
 
@@ -95,7 +99,10 @@ api = MagiAPI(
 
 def token_of(request: HttpRequest) -> ApiToken:
     """The caller's token, as BearerToken found it (ninja keeps it on the request)."""
-    return request.auth  # type: ignore[attr-defined]  # set by ninja, unknown to HttpRequest
+    token = getattr(request, "auth", None)  # set by ninja, unknown to HttpRequest
+    if not isinstance(token, ApiToken):
+        raise TypeError("token_of: a request ninja authenticated with BearerToken")
+    return token
 
 
 def body_of(request: HttpRequest) -> Any:
@@ -141,21 +148,28 @@ def body_models() -> dict[tuple[str, str], type[BaseModel]]:
     return found
 
 
-def url_name_of(operation: Any) -> str:
+def url_name_of(operation: Operation) -> str:
     """As ninja names an operation's URL: its url_name, else its view's name."""
-    return getattr(operation, "url_name", None) or operation.view_func.__name__
+    named: str | None = getattr(operation, "url_name", None)  # set when one was given
+    return named or operation.view_func.__name__
 
 
 @api.exception_handler(ValidationError)
 def schema_broken(request: HttpRequest, exc: ValidationError) -> HttpResponse:
-    return invalid(request, request_errors(exc.errors, body_model(request)))
+    # ninja passes pydantic's errors on, each as pydantic describes it (ErrorDetails).
+    return invalid(
+        request, request_errors(cast(list[ErrorDetails], exc.errors), body_model(request))
+    )
 
 
-def request_errors(errors: list[Any], model: type[BaseModel] | None) -> InvalidInput:
-    """ninja's errors, located as ("body", <parameter>, field...) or ("query", name), as
-    InvalidInput under the paths every entry point uses."""
+def request_errors(errors: Sequence[ErrorDetails], model: type[BaseModel] | None) -> InvalidInput:
+    """ninja's errors (pydantic's, their location prefixed), located as ("body",
+    <parameter>, field...) or ("query", name), as InvalidInput under the paths every entry
+    point uses."""
     body = [e for e in errors if e["loc"][:1] == ("body",)]
-    others = [{**e, "loc": tuple(e["loc"])[1:]} for e in errors if e["loc"][:1] != ("body",)]
+    others = [
+        schema_errors.moved(e, tuple(e["loc"])[1:]) for e in errors if e["loc"][:1] != ("body",)
+    ]
     if any(len(e["loc"]) == 2 and e["type"] == "missing" for e in body):
         # ninja reads an empty body as no body at all.
         return InvalidInput({schema_errors.whole(model)[0]: [EMPTY_BODY]}, breaks_schema=True)
@@ -170,7 +184,7 @@ def request_errors(errors: list[Any], model: type[BaseModel] | None) -> InvalidI
 EMPTY_BODY = "The body is empty: send a JSON object."
 
 
-def parameter_message(error_: Any) -> str:
+def parameter_message(error_: ErrorDetails) -> str:
     """A query, path or header parameter's error, as the rest of the API words them."""
     kind, ctx = error_["type"], error_.get("ctx") or {}
     if kind in ("float_parsing", "int_parsing", "finite_number", "float_type", "int_type"):
@@ -244,7 +258,7 @@ def stale(request: HttpRequest, exc: etags.Stale) -> HttpResponse:
 
 @api.exception_handler(budgets.BudgetExceeded)
 def over_budget(request: HttpRequest, exc: budgets.BudgetExceeded) -> HttpResponse:
-    """402: the budget is spent until it resets (a limits.Refused, answered apart)."""
+    """402: the budget is spent until it resets (a Refused, answered apart)."""
     response = error(
         request,
         402,
@@ -257,8 +271,8 @@ def over_budget(request: HttpRequest, exc: budgets.BudgetExceeded) -> HttpRespon
     return response
 
 
-@api.exception_handler(limits.Refused)
-def over_a_limit(request: HttpRequest, exc: limits.Refused) -> HttpResponse:
+@api.exception_handler(Refused)
+def over_a_limit(request: HttpRequest, exc: Refused) -> HttpResponse:
     response = error(request, 429, exc.message, retry_after=exc.retry_after)
     response["Retry-After"] = str(exc.retry_after)
     return response

@@ -17,14 +17,17 @@ and field ("line 4.expected"). A team left out is the token's team. Changes take
 ?dry_run=true; the rules and the audit are configuration/suite_config.py's.
 """
 
-import inspect
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated
+from urllib.parse import parse_qs
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
-from ninja import Path, Query, Router, Status
+from ninja import Path, Router, Status
+from ninja.params import models as params
 
 from judgements.api import schemas
+from judgements.api.resources import Argument, given
 from judgements.api.site import token_of
 from judgements.configuration import suite_config
 from judgements.core import text
@@ -37,21 +40,26 @@ from judgements.models import Suite, is_id
 
 SUITE_QUERY = ("name", "description", "team", "example", "dry_run")
 SuiteId = Annotated[int, Path(description="A suite's id.")]
-Name = Annotated[str, Query(min_length=1, description="The suite's name.")]
-Description = Annotated[str, Query(description="What the suite tests.")]
-TeamName = Annotated[
-    str | None,
-    Query(min_length=1, description="The team it belongs to (left out: the token's team)."),
+# A write's query: the required part goes before If-Match, the rest after it.
+QUERY_REQUIRED = [
+    Argument("name", str, params.Query(..., min_length=1, description="The suite's name.")),
 ]
-Example = Annotated[
-    bool, Query(description="Staff: a suite shipped-like, with no owner and no team.")
-]
-# A write's query, (name, annotation, default): the required part goes before If-Match.
-QUERY_REQUIRED: list[tuple[str, Any, Any]] = [("name", Name, inspect.Parameter.empty)]
-QUERY_OPTIONAL: list[tuple[str, Any, Any]] = [
-    ("description", Description, ""),
-    ("team", TeamName, None),
-    ("example", Example, False),
+QUERY_OPTIONAL = [
+    Argument("description", str, params.Query("", description="What the suite tests.")),
+    Argument(
+        "team",
+        str | None,
+        params.Query(
+            None,
+            min_length=1,
+            description="The team it belongs to (left out: the token's team).",
+        ),
+    ),
+    Argument(
+        "example",
+        bool,
+        params.Query(False, description="Staff: a suite shipped-like, with no owner and no team."),
+    ),
 ]
 JSONL_BODY = {
     "required": True,
@@ -68,16 +76,39 @@ def suite_listing(user: User) -> list[run_answers.Suite]:
     return [run_answers.Suite.from_record(suite) for suite in found]
 
 
-def upload_of(
-    request: HttpRequest, name: str, description: str, team: str | None, example: bool
-) -> suite_config.Upload:
-    """The suite as sent, or InvalidInput for the query and an empty body."""
+def upload_of(request: HttpRequest, query: Mapping[str, object]) -> suite_config.Upload:
+    """The suite as sent (its query as ninja parsed it), or InvalidInput for the query
+    and an empty body."""
     errors = query_errors(request)
     if errors:
         raise InvalidInput(errors)
     if not request.body:  # the document asks for at least one character: a broken schema
         raise InvalidInput({"cases": [suites.NO_CASES]}, breaks_schema=True)
-    return suite_config.Upload(name, description, team, request.body, example)
+    team = query["team"]
+    return suite_config.Upload(
+        given(query, "name", str),
+        given(query, "description", str),
+        None if team is None else given(query, "team", str),
+        request.body,
+        given(query, "example", bool),
+    )
+
+
+def upload_in_batch(body: object, query: str, prefix: str) -> suite_config.Upload:
+    """A batch's suite: its JSONL as the operation's body, its name and more in the
+    operation's query, each refusal under the operation's `prefix`."""
+    given = {key: values[-1] for key, values in parse_qs(query, keep_blank_values=True).items()}
+    errors: dict[str, list[str]] = {}
+    if not isinstance(body, str) or not body:
+        errors[prefix + "body"] = ["Must be the suite's JSONL, as a string."]
+    if not given.get("name"):
+        errors[prefix + "path"] = ["Give the suite's name: ?name=..."]
+    if errors or not isinstance(body, str):
+        raise InvalidInput(errors, breaks_schema=True)
+    return suite_config.Upload(
+        given["name"], given.get("description", ""), given.get("team"), body.encode(),
+        example=given.get("example", "").lower() in ("true", "1"),
+    )  # fmt: skip
 
 
 def query_errors(request: HttpRequest) -> dict[str, list[str]]:
@@ -106,11 +137,13 @@ EXPORTED = {
 }
 
 
-async def export_suite(request: HttpRequest, suite_id: SuiteId) -> HttpResponse | Status[dict]:
+async def export_suite(
+    request: HttpRequest, suite_id: SuiteId
+) -> HttpResponse | Status[schemas.Error]:
     """A suite as JSONL, as POST /api/suites/ takes it back."""
     suite = await db_call(find_visible_suite, for_request=True)(suite_id, token_of(request).user)
     if suite is None:
-        return Status(404, {"error": f"No suite {suite_id}."})
+        return Status(404, schemas.Error(error=f"No suite {suite_id}."))
     return HttpResponse(
         await db_call(suites.export_jsonl, for_request=True)(suite),
         content_type=suites.JSONL_CONTENT_TYPE,

@@ -4,7 +4,7 @@ lists them): a judgement submitted (intake/start.py), each decision (engine/writ
 and the verdict (engine/lifecycle.py), a confirmation (outcome/reviews.py), an override
 (outcome/overrides.py), a certificate made (evaluations/certify.py) or voided
 (configuration/saving.py), a panel, team, reviewer, budget, suite, user or token change
-(configuration/teams.py's and intake/budgets.py's audit rows). Each only reads its rows."""
+(configuration/teams.py's and budget_config.py's audit rows). Each only reads its rows."""
 
 from typing import Any
 

@@ -1,23 +1,46 @@
 """Spending limits made, changed and removed: one form (BudgetForm) validates the admin's
 budget page and the API's /api/budgets/, every change is audited with who made it
-(intake/budgets.record_change), and the API's are versioned for If-Match.
+(`record_change`), and the API's are versioned for If-Match.
 
 Only staff change budgets, as only staff reach the admin's budget page: a team does not
-raise its own spending cap. Anyone reads the budgets intake/budgets.visible_to shows them.
+raise its own spending cap. Anyone reads the budgets `visible_to` shows them; what a
+budget has spent and has left is spending/budgets.py's.
 """
 
-from typing import Any
+from typing import Any, TypedDict
 
 from django import forms
 from django.contrib.auth.models import User
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.db import transaction
+from django.db.models import QuerySet
 
+from judgements.audit import record as chain_record
 from judgements.configuration import names, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.intake import budgets, saved_panels
-from judgements.models import Budget, Panel, Team, is_id
+from judgements.models import AuditEntry, AuditSubject, Budget, Panel, Team, is_id, policy
+from judgements.panels import saved_panels
+
+
+class BudgetFields(TypedDict):
+    """A budget as the API writes it (api/config_schemas.py BudgetWrite): whose, by name,
+    its period and its one limit."""
+
+    team: str | None
+    user: str | None
+    panel: str | int | None
+    panel_team: str | None
+    period: str
+    limit_usd: float | None
+    limit_tokens: int | None
+
+
+# A budget as the audit records it, before and after a change.
+BudgetState = TypedDict(
+    "BudgetState",
+    {"id": int, "for": str, "period": str, "limit_usd": str | None, "limit_tokens": int | None},
+)
 
 SCOPES = ("team", "user", "panel")
 LIMITS = ("limit_usd", "limit_tokens")
@@ -26,7 +49,7 @@ ONE_LIMIT = "Give exactly one limit: in USD or in tokens."
 STAFF_ONLY = "Only staff change budgets."
 
 
-class BudgetForm(forms.ModelForm):
+class BudgetForm(forms.ModelForm[Budget]):
     """A budget as the admin's page and the API validate it: one scope, one limit."""
 
     class Meta:
@@ -57,36 +80,36 @@ def form_errors(form: BudgetForm) -> dict[str, list[str]]:
 
 
 def visible_budget(budget_id: int, by: User) -> Budget:
-    budget = budgets.visible_to(by).filter(pk=budget_id).first() if is_id(budget_id) else None
+    budget = visible_to(by).filter(pk=budget_id).first() if is_id(budget_id) else None
     if budget is None:
         raise NotFound(f"No budget {budget_id}.")
     return budget
 
 
-def create(by: User, body: dict[str, Any]) -> Budget:
+def create(by: User, body: BudgetFields) -> Budget:
     """A new budget as `body` says (staff only); InvalidInput names each field at fault."""
     if not by.is_staff:
         raise Forbidden(STAFF_ONLY)
     with transaction.atomic():
         budget = bound(by, body, None).save()
         budget.refresh_from_db()  # its limit as stored (5.0000), as every read answers it
-        budgets.record_change(budget, None, by)
+        record_change(budget, None, by)
         return budget
 
 
-def replace(by: User, budget_id: int, body: dict[str, Any], if_match: str) -> Budget:
+def replace(by: User, budget_id: int, body: BudgetFields, if_match: str) -> Budget:
     """The budget made exactly as `body` says, if it is still as the caller read it."""
     with transaction.atomic():
         budget = visible_budget(budget_id, by)
         if not by.is_staff:
             raise Forbidden(STAFF_ONLY)
         etags.check(if_match, "budget", budget.etag())
-        before = budgets.audit_state(budget)
+        before = audit_state(budget)
         form = bound(by, body, budget)
         fields = {name: form.cleaned_data[name] for name in form.Meta.fields}
         versions.bump(Budget.objects, budget.pk, budget.version, "budget", **fields)
         budget.refresh_from_db()
-        budgets.record_change(budget, before, by)
+        record_change(budget, before, by)
         return budget
 
 
@@ -96,20 +119,20 @@ def delete(by: User, budget_id: int, if_match: str) -> None:
         if not by.is_staff:
             raise Forbidden(STAFF_ONLY)
         etags.check(if_match, "budget", budget.etag())
-        before = budgets.audit_state(budget)
+        before = audit_state(budget)
         if not Budget.objects.filter(pk=budget.pk, version=budget.version).delete()[0]:
             raise etags.Stale("budget", None)
-        budgets.record_change(None, before, by)
+        record_change(None, before, by)
 
 
-def bound(by: User, body: dict[str, Any], budget: Budget | None) -> BudgetForm:
+def bound(by: User, body: BudgetFields, budget: Budget | None) -> BudgetForm:
     """BudgetForm bound to what `body` names by name (a team, a username, a panel's id or
     name), valid, or InvalidInput with every field at fault."""
     errors: dict[str, list[str]] = {}
-    data: dict[str, Any] = {"period": body.get("period")}
-    for name in LIMITS:
-        value = body.get(name)
-        data[name] = "" if value is None else str(value)
+    data: dict[str, object] = {"period": body["period"]}
+    limits = {"limit_usd": body["limit_usd"], "limit_tokens": body["limit_tokens"]}
+    for name, limit in limits.items():
+        data[name] = "" if limit is None else str(limit)
     data |= scope_data(by, body, errors)
     form = BudgetForm(data, instance=budget)
     if not form.is_valid() or errors:
@@ -120,25 +143,25 @@ def bound(by: User, body: dict[str, Any], budget: Budget | None) -> BudgetForm:
     return form
 
 
-def scope_data(by: User, body: dict[str, Any], errors: dict[str, list[str]]) -> dict[str, Any]:
+def scope_data(by: User, body: BudgetFields, errors: dict[str, list[str]]) -> dict[str, object]:
     """The form's team, user and panel fields (their ids) from the names in `body`."""
-    data: dict[str, Any] = dict.fromkeys(SCOPES, "")
-    if body.get("team") is not None:
-        team: Team | None = names.team_named(body["team"], by)
+    data: dict[str, object] = dict.fromkeys(SCOPES, "")
+    if (team_name := body["team"]) is not None:
+        team: Team | None = names.team_named(team_name, by)
         if team is None:
-            errors["team"] = [names.no_team(body["team"], by)]
+            errors["team"] = [names.no_team(team_name, by)]
         data["team"] = team.pk if team else ""
-    if body.get("user") is not None:
-        users, unknown = names.users_named([body["user"]])
+    if (username := body["user"]) is not None:
+        users, unknown = names.users_named([username])
         if unknown:
             errors["user"] = [names.no_users(unknown)]
         data["user"] = users[0].pk if users else ""
-    if body.get("panel") is not None:
+    if (panel := body["panel"]) is not None:
         try:
-            data["panel"] = panel_of(by, body["panel"], body.get("panel_team")).pk
+            data["panel"] = panel_of(by, panel, body["panel_team"]).pk
         except InvalidInput as exc:
             errors |= exc.errors
-    elif body.get("panel_team") is not None:
+    elif body["panel_team"] is not None:
         errors["panel_team"] = ["Only with a panel: the team whose panel it is."]
     return data
 
@@ -161,3 +184,35 @@ def panel_of(by: User, reference: str | int, team_name: str | None) -> Panel:
         shown = reference if isinstance(reference, int) else repr(text.escaped(reference))
         raise InvalidInput({"panel": [f"The team {team.name} has no panel {shown}."]})
     return found
+
+
+# --- who reads a budget, and the audit of its changes ------------------------------
+
+
+def visible_to(user: User) -> QuerySet[Budget]:
+    """The budgets a user may read: staff all; anyone else their own, their teams' and
+    those of the panels they may use."""
+    found = Budget.objects.select_related("team", "user", "panel")
+    return policy.budgets_visible(found, user, Panel.objects.all())
+
+
+def record_change(budget: Budget | None, before: BudgetState | None, by: User | None) -> None:
+    """An audit entry for a budget made, changed or removed (models/teams.AuditEntry)."""
+    after = None if budget is None else audit_state(budget)
+    target = f"budget {budget.pk}" if budget is not None else f"budget {before and before['id']}"
+    if before != after:
+        with transaction.atomic():
+            entry = AuditEntry.objects.create(
+                subject=AuditSubject.BUDGET, target=target, by=by, before=before, after=after
+            )
+            chain_record.configuration(entry)
+
+
+def audit_state(budget: Budget) -> BudgetState:
+    return {
+        "id": budget.pk,
+        "for": budget.scope_words(),
+        "period": budget.period,
+        "limit_usd": None if budget.limit_usd is None else str(budget.limit_usd),
+        "limit_tokens": budget.limit_tokens,
+    }

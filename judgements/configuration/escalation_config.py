@@ -9,8 +9,9 @@ from django.contrib.auth.models import User
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.intake import escalation, saved_panels
+from judgements.intake import escalation
 from judgements.models import Panel, Team
+from judgements.panels import saved_panels
 
 FIELD = "escalate_to"
 

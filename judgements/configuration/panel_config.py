@@ -18,14 +18,14 @@ from django.db import transaction
 from judgements.configuration import escalation_config, names, saving, teams
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.intake import saved_panels
 from judgements.models import AuditSubject, Panel, Team, is_id
+from judgements.panels import variant_setting
 
 DEFAULTS: dict[str, Any] = {
     "description": "",
     "hold_contested": None,
     "run_checks": None,
-    # Not set: the site's default (intake/saved_panels.py variants_for).
+    # Not set: the site's default (panels/saved_panels.py variants_for).
     "prompt_variants": None,
     # None: its unkept verdicts go straight to a person (docs/escalation.md).
     "escalate_to": None,
@@ -142,7 +142,7 @@ def write(
         if team is None:
             errors["team"] = [names.no_team(fields["team"], change.by)]
     try:
-        fields["prompt_variants"] = saved_panels.checked_variants(fields["prompt_variants"])
+        fields["prompt_variants"] = variant_setting.checked_variants(fields["prompt_variants"])
     except ValueError as exc:
         errors["prompt_variants"] = [str(exc)]
     target = None

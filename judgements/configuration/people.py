@@ -21,7 +21,7 @@ STAFF_ONLY = "Only staff create users and issue tokens for others."
 TOKEN_NAME_MAX_CHARS = 100  # ApiToken.name's max_length
 
 
-class UserForm(forms.ModelForm):
+class UserForm(forms.ModelForm[User]):
     """A new user's username (Django's rules: letters, digits and @.+-_, unique) and
     email address, required here: it is how MAGI tells reviewers what waits."""
 

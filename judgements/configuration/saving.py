@@ -7,10 +7,11 @@ JSON. A judgement started from a panel copies them into its own Agent rows and r
 the panel (Judgement.panel), so editing the panel later changes no judgement. Example
 panels have no owner; they ship as YAML files in judgements/examples/panels/ and
 `manage.py load_examples` creates them (ensure_examples). Looking a panel up is
-intake/saved_panels.py's.
+panels/saved_panels.py's.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -25,11 +26,13 @@ from judgements.audit import record as chain_record
 from judgements.configuration import escalation_config, teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
-from judgements.infrastructure.forms import TextField, field_of, is_valid
-from judgements.intake import cases, saved_panels
-from judgements.intake.saved_panels import visible
+from judgements.infrastructure.forms import TextField, field_of, is_valid, refuse_not_utf8
+from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
+from judgements.models.panels import StoredAgent
+from judgements.panels import variant_setting
+from judgements.panels.saved_panels import visible
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -39,7 +42,7 @@ VARIANTS_MAX_CHARS = 200
 VARIANTS_HELP = (
     "Names joined with +: "
     + ", ".join(variant.value for variant in prompt_variants.Variant)
-    + f" (docs/panel-quality.md). Blank: the site's default; {saved_panels.NO_VARIANTS}: no "
+    + f" (docs/panel-quality.md). Blank: the site's default; {variant_setting.NO_VARIANTS}: no "
     "variant, the prompts as first measured, whatever the default becomes."
 )
 
@@ -134,14 +137,16 @@ class PanelForm(django_forms.Form):
         return target
 
     def clean_prompt_variants(self) -> list[str] | None:
-        """The setting as typed (saved_panels.variants_from_text): None when blank."""
+        """The setting as typed (variant_setting.variants_from_text): None when blank."""
         try:
-            return saved_panels.variants_from_text(self.cleaned_data.get("prompt_variants") or "")
+            return variant_setting.variants_from_text(
+                self.cleaned_data.get("prompt_variants") or ""
+            )
         except ValueError as exc:
             raise ValidationError(str(exc), code="invalid") from None
 
     def clean_name(self) -> str:
-        name = self.cleaned_data["name"]
+        name: str = self.cleaned_data["name"]
         if name_taken(name, self.owner, self.panel, self.team):
             raise ValidationError(self.name_clash(name), code="unique")
         return name
@@ -174,7 +179,7 @@ def name_taken(
 
 
 def agents_formset(
-    data: Mapping[str, Any] | None = None, agents: list[dict[str, Any]] | None = None
+    data: Mapping[str, Any] | None = None, agents: Sequence[StoredAgent] | None = None
 ) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as
@@ -197,6 +202,18 @@ def errors_of(panel_form: PanelForm, formset: cases.BaseAgentFormSet) -> dict[st
     return errors | cases.agent_errors(formset)
 
 
+def validated(
+    panel_form: PanelForm, formset: cases.BaseAgentFormSet, not_utf8: AbstractSet[str] = frozenset()
+) -> bool:
+    """The panel's form and its agents' formset, both validated so every error shows at
+    once; a posted field whose bytes were not UTF-8 refused (the form kit's
+    refuse_not_utf8), asked only when there is one."""
+    valid = all([panel_form.is_valid(), formset.is_valid()])
+    if not_utf8:
+        valid = refuse_not_utf8([panel_form, *formset.forms], not_utf8) and valid
+    return valid
+
+
 def store(
     panel_form: PanelForm,
     formset: cases.BaseAgentFormSet,
@@ -207,12 +224,7 @@ def store(
     as made by `by` (None: the operator, the shipped examples) like the API's changes
     (configuration/panel_config.py), so the audit chain holds the pages' panel changes too."""
     with transaction.atomic():
-        before = None if panel is None else panel.config_state()
-        saved = write(panel_form, formset, panel).panel
-        teams.record(
-            AuditSubject.PANEL, teams.panel_target(saved), by, before, saved.config_state()
-        )
-        return saved
+        return write(panel_form, formset, panel, audited=True, by=by).panel
 
 
 @dataclass(frozen=True)
@@ -230,12 +242,17 @@ def write(
     *,
     settings: dict[str, Any] | None = None,
     version: int | None = None,
+    audited: bool = False,
+    by: User | None = None,
 ) -> Written:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`, with
     `settings` (the API's team, checks and notification choices) over the form's. Over
     `panel`: one more version, refused (etags.Stale) when it is no longer at `version`
     (None: whatever it is, as the page saves), and its certificates for other agents or
-    other prompt variants voided (its calibration is void by its own fingerprint)."""
+    other prompt variants voided (its calibration is void by its own fingerprint).
+    `audited`: the change recorded as made by `by`, its panel as configuration before
+    and after (a page's change: what the form wrote over what it was); the API records
+    its own, reviewers and all (configuration/panel_config.py)."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
     fields = {
         "name": panel_form.cleaned_data["name"],
@@ -249,7 +266,12 @@ def write(
     try:
         with transaction.atomic():
             if panel is None:
-                return Written(Panel.objects.create(owner=panel_form.owner, **fields), [])
+                made = Panel.objects.create(owner=panel_form.owner, **fields)
+                if audited:
+                    target = teams.panel_target(made)
+                    teams.record(AuditSubject.PANEL, target, by, None, made.config_state())
+                return Written(made, [])
+            before = panel.config_state() if audited else {}
             versions.bump(
                 Panel.objects, panel.pk, version, "panel", **fields, updated_at=timezone.now()
             )
@@ -258,9 +280,13 @@ def write(
             # A cascade's certificate (Certificate.levels) holds for its chain instead: it
             # is in force only while every level is as measured (intake/escalation.py).
             voided = Certificate.objects.filter(panel=panel, levels__isnull=True).void_unless(
-                saved_panels.fingerprint_of(panel)
+                variant_setting.fingerprint_of(panel)
             )
             chain_record.certificates_voided(voided)
+            if audited:
+                # What the form wrote over what it was: a page changes nothing else.
+                after = before | {key: value for key, value in fields.items() if key in before}
+                teams.record(AuditSubject.PANEL, teams.panel_target(panel), by, before, after)
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None
@@ -352,7 +378,7 @@ def ensure_examples(root: Path = EXAMPLES_DIR.parent) -> None:
 # "start a run" form both offer it.
 
 
-class PanelChoiceField(django_forms.ModelChoiceField):
+class PanelChoiceField(django_forms.ModelChoiceField[Panel]):
     """The panels `user` may use, each labelled as that user sees it (`label`);
     `required_message` says what to do when none is chosen."""
 

@@ -24,4 +24,5 @@ def bump(
         rows = rows.filter(version=version)
     if not rows.update(**fields, version=models.F("version") + 1):
         raise Stale(kind, None)
-    return queryset.filter(pk=pk).values_list("version", flat=True).get()
+    bumped: int = queryset.filter(pk=pk).values_list("version", flat=True).get()
+    return bumped

@@ -19,6 +19,19 @@ class InvalidInput(MagiError, ValueError):
         super().__init__("; ".join(f"{f}: {' '.join(m)}" for f, m in errors.items()))
 
 
+class Refused(MagiError):
+    """Not started because a limit was reached (the judgements a user may start, a
+    budget); retry_after in seconds."""
+
+    # What a page or the API answers with it: 429, too many requests (a budget: 402).
+    status_code = 429
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
 class NotFound(MagiError):
     """What is asked for does not exist, or is not the caller's to see (another team's
     looks the same: HTTP 404, never 403)."""

@@ -10,7 +10,7 @@ import asyncio
 import dataclasses
 import logging
 from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from django.conf import settings
 
@@ -21,31 +21,38 @@ from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.llm import calls, completions, providers
 from judgements.models.agents import Agent
 from judgements.models.checks import finding_fields
-
-if TYPE_CHECKING:
-    # Only its type: the deliberation starts the checks (engine/deliberation.py imports
-    # this module), so importing it here would go round in a circle.
-    from judgements.engine.deliberation import Deliberation
+from judgements.models.judgements import Judgement
 
 log = logging.getLogger(__name__)
 
 
-def route_of(deliberation: "Deliberation", model: str) -> completions.ModelRoute:
+class Deliberating(Protocol):
+    """What the checks read of the deliberation that starts them (engine/deliberation.py
+    `Deliberation`, which imports this module): the judgement, its agents, the checks
+    already stored and the prompt variants it runs."""
+
+    judgement: Judgement
+    agents: list[Agent]
+    checks_done: set[tuple[str, int | None]]
+
+    @property
+    def variants(self) -> frozenset[prompts.Variant]: ...
+
+
+def route_of(deliberation: Deliberating, model: str) -> completions.ModelRoute:
     route: completions.ModelRoute = providers.route_for(model)
     if deliberation.judgement.evaluation_run_id is not None:
         route = dataclasses.replace(route, batch=True)
     return route
 
 
-def check_model(deliberation: "Deliberation") -> str:
+def check_model(deliberation: Deliberating) -> str:
     """The model of the judgement-wide checks: the deployment's choice, else the first
     agent's."""
     return settings.MAGI_CHECK_MODEL or deliberation.agents[0].model
 
 
-async def run_checks(
-    deliberation: "Deliberation", lease: HeldLease, clients: calls.Clients
-) -> None:
+async def run_checks(deliberation: Deliberating, lease: HeldLease, clients: calls.Clients) -> None:
     """Every check the judgement asked for (Judgement.checks_asked) not yet stored, at once:
     a kind asked of each agent once per agent, any other once."""
     done = deliberation.checks_done
@@ -65,7 +72,7 @@ async def run_checks(
     await asyncio.gather(*jobs)
 
 
-def subject_of(deliberation: "Deliberation", agent: Agent | None) -> checks.Subject:
+def subject_of(deliberation: Deliberating, agent: Agent | None) -> checks.Subject:
     briefs = tuple(prompts.AgentBrief(a.name, a.criteria) for a in deliberation.agents)
     brief = None if agent is None else prompts.AgentBrief(agent.name, agent.criteria)
     return checks.Subject(deliberation.judgement.content, briefs, brief, deliberation.variants)
@@ -86,7 +93,7 @@ def validated(check: checks.Check, question: checks.Question) -> Callable[[str],
 
 
 async def run_check(
-    deliberation: "Deliberation",
+    deliberation: Deliberating,
     check: checks.Check,
     agent: Agent | None,
     lease: HeldLease,

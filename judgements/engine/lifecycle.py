@@ -1,6 +1,7 @@
-"""A judgement's life: its states and the one function per change of state (the rows the
-engine writes while it runs one are engine/writes.py's). Synchronous ORM code; the
-engine awaits it through `db_call` (judgements/infrastructure/database.py).
+"""A judgement's life: one function per move of its state graph (models/judgements.py
+`JudgementStates`, declared beside the model); the rows the engine writes while it runs
+one are engine/writes.py's. Synchronous ORM code; the engine awaits it through `db_call`
+(judgements/infrastructure/database.py).
 
     idle ──claim──▶ judging ──finish──▶ approved | rejected
                      │ ▲ │
@@ -9,15 +10,19 @@ engine awaits it through `db_call` (judgements/infrastructure/database.py).
                      │ └──── claim again (lease expired, time not up): resume
                      └────── fail (a call failed) / expire (time up) ──▶ error
     idle | judging ──cancel_run (its evaluation run cancelled)──▶ error
+    judging ──finish as escalate (a verdict its level does not keep)──▶ approved | rejected
 
-A verdict its level does not keep, on a panel that escalates, is `escalated` as it is
-decided: the story's next level starts in the same transaction (intake/start.py
-`escalate`), and that level's verdict is in force instead (docs/escalation.md).
+Each moves the judgement through the one transition function (models/states.py): one
+conditional UPDATE from the move's sources, so two workers (or a worker and the sweeper)
+can never both move the same judgement: the loser's UPDATE matches no row. Each is
+logged at INFO with the worker, the round and how long the judgement had been running,
+so a judgement's life can be read from the logs.
 
-Each transition names the states it may start from and is one conditional UPDATE, so two
-workers (or a worker and the sweeper) can never both move the same judgement: the
-loser's UPDATE matches no row. Each is logged at INFO with the worker, the round and how
-long the judgement had been running, so a judgement's life can be read from the logs.
+A verdict its level does not keep, on a panel that escalates, is decided by the
+`escalate` move instead of `finish` (same states, the level marked `escalated`): the
+story's next level starts in the same transaction (intake/start.py `escalate`), and that
+level's verdict is in force instead (docs/escalation.md).
+
 Each publishes its own live event (judging started, finished, failed) once its
 transaction commits, so no caller can forget it or announce what was rolled back. The
 lease itself (taken, renewed, given up) is models/leases.py's, kept renewed by
@@ -45,16 +50,12 @@ from judgements.models.agents import Agent, RoundDecision
 from judgements.models.choices import Status
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement, JudgementQuerySet
+from judgements.models.judgements import JudgementStates as States
 from judgements.models.leases import RELEASED
+from judgements.models.states import Told, transition
 from judgements.outcome import marks, webhooks
 
 log = logging.getLogger(__name__)
-
-CLAIM_FROM = (Status.IDLE, Status.JUDGING)
-FINISH_FROM = (Status.JUDGING,)
-FAIL_FROM = (Status.JUDGING,)
-EXPIRE_FROM = (Status.JUDGING,)
-CANCEL_FROM = (Status.IDLE, Status.JUDGING)
 
 
 def round_of(judgement_id: int) -> int:
@@ -71,25 +72,15 @@ def round_of(judgement_id: int) -> int:
     return rules.round_under_way(counts)
 
 
-def log_transition(
-    judgement_id: int,
-    source: str,
-    target: str,
-    worker_id: str,
-    started_at: datetime | None,
-    round_number: int | None = None,
-) -> None:
-    """One line per change of state; the round is read from the stored decisions unless
-    the caller knows it (a query saved on every finish)."""
+def told(
+    judgement_id: int, source: str, started_at: datetime | None, round_number: int | None = None
+) -> Told:
+    """What the log says of a judgement moved: the round (read from the stored decisions
+    unless the caller knows it: a query saved on every finish) and how long it has run."""
     running = (timezone.now() - started_at).total_seconds() if started_at else 0.0
-    log.info(
-        "judgement %s: %s -> %s by worker %s in round %s, %.1f s after its start",
-        judgement_id,
-        source,
-        target,
-        worker_id or "-",
-        round_of(judgement_id) if round_number is None else round_number,
-        running,
+    number = round_of(judgement_id) if round_number is None else round_number
+    return Told(
+        f"judgement {judgement_id}", source, f" in round {number}, {running:.1f} s after its start"
     )
 
 
@@ -97,26 +88,26 @@ def claim(worker_id: str, candidates: JudgementQuerySet, limit: int) -> list[int
     """idle, or judging with an expired lease -> judging, leased to `worker_id`; oldest
     first, at most `limit`. Returns the ids now held. The lease's own claim
     (models/leases.py LeaseQuerySet.claim: rows other workers locked are skipped, the
-    UPDATE re-checks claimability), with the change of state beside it."""
+    UPDATE re-checks claimability), moving the state beside it."""
     now = timezone.now()
     with transaction.atomic():
         rows = (
             candidates.claimable(now)
-            .filter(status__in=CLAIM_FROM)
+            .filter(status__in=States.claim.sources)
             .claim(
                 worker_id,
                 limit,
                 order=("created_at", "pk"),
                 columns=("pk", "status", "started_at"),
                 now=now,
-                status=Status.JUDGING,
+                move=States.claim,
+                told=lambda row: told(row[0], row[1], row[2] or now),
                 started_at=Coalesce("started_at", now),
                 # Claimed while judging: its last worker's lease ran out.
                 takeovers=F("takeovers") + Case(When(status=Status.JUDGING, then=1), default=0),
             )
         )
-        for pk, source, started_at in rows:
-            log_transition(pk, source, Status.JUDGING, worker_id, started_at or now)
+        for pk, _, _ in rows:
             publish_on_commit(pk, Event.JUDGING_STARTED)
     return [pk for pk, _, _ in rows]
 
@@ -154,8 +145,12 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         # this transaction: a level that did not keep its verdict never decides a story).
         outcome = escalation.Outcome(fields["trust"], fields["contested"])
         following = escalation.next_level(record, outcome) if in_story else None
-        updated = judgement.filter(status__in=FINISH_FROM).update(
-            status=status,
+        updated = transition(
+            judgement,
+            States.finish if following is None else States.escalate,
+            status,
+            worker=worker_id,
+            told=[told(judgement_id, Status.JUDGING, record.started_at, rules.ROUNDS)],
             finished_at=timezone.now(),
             escalated=following is not None,
             **RELEASED,
@@ -178,7 +173,6 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
             )
         else:
             story_ended(record.pk, record.root_id, webhooks.FINISHED)
-    log_transition(judgement_id, Status.JUDGING, status, worker_id, record.started_at, rules.ROUNDS)
     return status
 
 
@@ -195,8 +189,12 @@ def fail(
     judgement = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
     started_at = judgement.values_list("started_at", flat=True).first()
     with transaction.atomic():
-        updated = judgement.filter(status__in=FAIL_FROM).update(
-            status=Status.ERROR,
+        updated = transition(
+            judgement,
+            States.fail,
+            Status.ERROR,
+            worker=worker_id,
+            told=[told(judgement_id, Status.JUDGING, started_at)],
             error_message=message,
             error_agent_id=agent_id,
             error_round=round_number,
@@ -206,8 +204,6 @@ def fail(
         if updated:
             publish_on_commit(judgement_id, Event.FAILED, message=message)
             story_ended(judgement_id, root_of(judgement_id), webhooks.FAILED)
-    if updated:
-        log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
     return bool(updated)
 
 
@@ -245,7 +241,7 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
     with transaction.atomic():
         overdue = list(
             Judgement.objects.overdue(now)
-            .filter(status__in=EXPIRE_FROM)
+            .filter(status__in=States.expire.sources)
             .select_for_update(skip_locked=True)
             .values_list("pk", "lease_owner", "started_at")[:limit]
         )
@@ -253,8 +249,12 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
             round_number = round_of(judgement_id)
             cause = f"worker {owner} stopped renewing its lease" if owner else "no worker held it"
             message = f"{timeout_message(round_number)}: {cause}"
-            Judgement.objects.filter(pk=judgement_id).update(
-                status=Status.ERROR,
+            transition(
+                Judgement.objects.filter(pk=judgement_id),
+                States.expire,
+                Status.ERROR,
+                worker=worker_id,
+                told=[told(judgement_id, Status.JUDGING, started_at, round_number)],
                 error_message=message,
                 error_round=round_number,
                 finished_at=now,
@@ -262,7 +262,6 @@ def expire_overdue(worker_id: str, limit: int = 100) -> list[tuple[int, str]]:
             )
             publish_on_commit(judgement_id, Event.FAILED, message=message)
             story_ended(judgement_id, root_of(judgement_id), webhooks.FAILED)
-            log_transition(judgement_id, Status.JUDGING, Status.ERROR, worker_id, started_at)
             expired.append((judgement_id, message))
     return expired
 
@@ -276,7 +275,7 @@ def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
     message = f"Cancelled: evaluation run {run.pk} was cancelled by {user.get_username()}"
     with transaction.atomic():
         rows = list(
-            run.judgements.filter(status__in=CANCEL_FROM)
+            run.judgements.filter(status__in=States.cancel.sources)
             .select_for_update(skip_locked=True)
             .values_list("pk", "status", "started_at")
         )
@@ -285,8 +284,12 @@ def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
         EvaluationRun.objects.filter(pk=run.pk, cancelled_at__isnull=True).update(
             cancelled_at=now, cancelled_by=user
         )
-        Judgement.objects.filter(pk__in=[pk for pk, _, _ in rows], status__in=CANCEL_FROM).update(
-            status=Status.ERROR,
+        transition(
+            Judgement.objects.filter(pk__in=[pk for pk, _, _ in rows]),
+            States.cancel,
+            Status.ERROR,
+            worker=f"cancel by {user.get_username()}",
+            told=[told(pk, source, started_at) for pk, source, started_at in rows],
             error_message=message,
             finished_at=now,
             **RELEASED,
@@ -294,8 +297,6 @@ def cancel_run(run: EvaluationRun, user: AbstractBaseUser) -> list[int]:
         for pk, _, _ in rows:
             publish_on_commit(pk, Event.FAILED)
         # No webhooks: a run's judgements are made without a callback_url.
-    for pk, source, started_at in rows:
-        log_transition(pk, source, Status.ERROR, f"cancel by {user.get_username()}", started_at)
     return [pk for pk, _, _ in rows]
 
 

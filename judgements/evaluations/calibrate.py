@@ -6,7 +6,7 @@ variants (core/calibration.py offsets_for). `manage.py calibrate PANEL` calls it
 
 Each agent's offset is fitted to its round-1 P(approve) against the cases'
 `expected_agents`, over the runs whose judgements ran `variants` (the CALIBRATED variant
-aside; by default the panel's own, intake/saved_panels.py variants_for): an answer's
+aside; by default the panel's own, panels/saved_panels.py variants_for): an answer's
 P(approve) depends on how it was asked (with `decision_first` it is read before any
 reason), so the offset is learned under the prompts it will correct. Held-out suites
 must not be among the runs (docs/panel-quality.md).
@@ -21,9 +21,9 @@ from judgements.audit import record as chain_record
 from judgements.core import calibration, prompt_variants
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import certify
-from judgements.intake import saved_panels
 from judgements.models import Certificate, EvaluationRun, Panel, RoundDecision, agents_fingerprint
 from judgements.models.certificates import RECALIBRATED_REASON
+from judgements.panels import variant_setting
 
 CALIBRATED = prompt_variants.Variant.CALIBRATED
 
@@ -47,7 +47,7 @@ def learn(
     `variants`. A changed calibration of a panel whose judgements read it (the calibrated
     variant) voids its certificates, as a change of its agents or variants does."""
     try:
-        named = saved_panels.variants_for(panel) if variants is None else variants
+        named = variant_setting.variants_for(panel) if variants is None else variants
         wanted = prompt_variants.parse(named) - {CALIBRATED}
     except ValueError as exc:
         raise InvalidInput({"variants": [str(exc)]}) from None
@@ -79,7 +79,7 @@ def learn(
 def store(panel: Panel, learned: calibration.PanelCalibration) -> list[int]:
     """Keep the calibration with the panel; the ids of the certificates it voided."""
     changed = panel.calibration != learned.as_dict()
-    read = CALIBRATED in saved_panels.variants_for(panel)
+    read = CALIBRATED in variant_setting.variants_for(panel)
     with transaction.atomic():
         panel.calibration = learned.as_dict()
         panel.save(update_fields=["calibration"])
@@ -112,4 +112,4 @@ def holds(panel: Panel) -> bool:
         return False
     stored = calibration.PanelCalibration.from_dict(panel.calibration)
     fingerprint = agents_fingerprint(panel.agents)
-    return stored.offsets_for(fingerprint, saved_panels.variants_for(panel)) is not None
+    return stored.offsets_for(fingerprint, variant_setting.variants_for(panel)) is not None

@@ -3,7 +3,7 @@ under which its verdicts may say "Not contested", with a stated bound on their a
 (judgements/core/certificate.py), stored with the panel (models/certificates.py).
 
 Only runs of the panel's current agents asked with its current prompt variants count (the
-same models and criteria, in order, and intake/saved_panels.py variants_for): a
+same models and criteria, in order, and panels/saved_panels.py variants_for): a
 certificate is about what was measured. Only decided judgements are samples; an error
 is no verdict. A panel whose runs reach no rule gets a certificate that says so, with the
 best bound reached: for a weak model that is the right answer, not a failure.
@@ -20,9 +20,9 @@ from judgements.core import certificate, checks, kept_verdicts
 from judgements.core.contested import Signal
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, run_reports, runs
-from judgements.intake import saved_panels
 from judgements.models import Certificate, CheckKind, EvaluationRun, Panel, agents_fingerprint
 from judgements.models.checks import setting_of
+from judgements.panels import variant_setting
 
 # The confidence sources a rule may read (Judgement.answer_confidence, .probe_confidence).
 SOURCES = ("answer", "probe")
@@ -48,7 +48,7 @@ DEFAULT_DELTA = 0.1
 def eligible_runs(panel: Panel) -> list[EvaluationRun]:
     """The panel's finished, uncancelled runs of exactly its current agents and prompt
     variants."""
-    fingerprint = saved_panels.fingerprint_of(panel)
+    fingerprint = variant_setting.fingerprint_of(panel)
     return finished_runs(
         panel, lambda run: agents_fingerprint(run.agents, run.prompt_variants or ()) == fingerprint
     )
@@ -123,7 +123,7 @@ def certify(
             panel=panel,
             created_by=user,
             agents=panel.agents,
-            fingerprint=saved_panels.fingerprint_of(panel),
+            fingerprint=variant_setting.fingerprint_of(panel),
             runs=[run.pk for run in chosen],
             suites=suites,
             target=target,
@@ -203,7 +203,7 @@ def current(panel: Panel) -> Certificate | None:
     nothing, they are unmeasured."""
     return (
         panel.certificates.filter(
-            voided_at__isnull=True, fingerprint=saved_panels.fingerprint_of(panel)
+            voided_at__isnull=True, fingerprint=variant_setting.fingerprint_of(panel)
         )
         .order_by("-created_at", "-id")
         .first()

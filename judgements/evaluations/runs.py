@@ -9,6 +9,7 @@ computed from them whenever it is asked for (judgements/evaluations/run_reports.
 import csv
 import io
 import math
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -21,8 +22,8 @@ from judgements.core.csv_cells import spreadsheet_safe, yes_no
 from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.evaluations import answers, run_reports
-from judgements.intake import rows, saved_panels, schemas, start
-from judgements.intake.case import Case, agents_of
+from judgements.intake import rows, schemas, start
+from judgements.intake.case import Case, CaseAgent
 from judgements.intake.schemas import NAME_MAX_CHARS, TITLE_MAX_CHARS
 from judgements.models import (
     FINISHED_STATUSES,
@@ -34,6 +35,7 @@ from judgements.models import (
     Suite,
     SuiteCase,
 )
+from judgements.panels import variant_setting
 
 MAX_REPEATS = 20
 
@@ -44,7 +46,7 @@ MAX_REPEATS = 20
 def start_run(
     *,
     panel: Panel | None,
-    agents: list[dict[str, Any]],
+    agents: Sequence[Mapping[str, object]],
     panel_name: str,
     suite: Suite,
     repeats: int,
@@ -60,7 +62,7 @@ def start_run(
     criteria (the second opinion's), so the report shows the panel against it; on unless
     turned off. `variants`: the prompt variants its judgements run
     (judgements/core/prompt_variants.py); None: the saved panel's, or the site's default
-    (intake/saved_panels.py variants_for); []: none.
+    (panels/saved_panels.py variants_for); []: none.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".
@@ -71,7 +73,7 @@ def start_run(
         run = EvaluationRun.objects.create(
             panel=panel,
             panel_name=panel_name.strip(),
-            agents=clean_agents,
+            agents=[agent.stored() for agent in clean_agents],
             suite=suite,
             repeats=repeats,
             creator=creator,
@@ -84,7 +86,7 @@ def start_run(
         # Refused over the limit of unfinished runs (the run above rolls back with it).
         start.submit(
             [
-                start.Checked(run_case(run, case, repeat, clean_agents))
+                run_case(run, case, repeat, clean_agents)
                 for repeat in range(1, run.repeats + 1)
                 for case in cases
             ],
@@ -95,12 +97,12 @@ def start_run(
 
 def checked_run(
     panel: Panel | None,
-    agents: list[dict[str, Any]],
+    agents: Sequence[Mapping[str, object]],
     panel_name: str,
     cases: list[SuiteCase],
     repeats: int,
     variants: list[str] | None,
-) -> tuple[list[prompt_variants.Variant], list[dict[str, Any]]]:
+) -> tuple[list[prompt_variants.Variant], tuple[CaseAgent, ...]]:
     """start_run's input checked, every error at once (but a suite with no cases): the
     prompt variants chosen and the agents as they will run. InvalidInput otherwise."""
     errors: dict[str, list[str]] = {}
@@ -108,7 +110,7 @@ def checked_run(
         errors["repeat"] = [f"Must be a whole number from 1 to {MAX_REPEATS}."]
     chosen: list[prompt_variants.Variant] = []
     try:
-        named = saved_panels.variants_for(panel) if variants is None else variants
+        named = variant_setting.variants_for(panel) if variants is None else variants
         chosen = sorted(prompt_variants.parse(named))
     except ValueError as exc:
         errors["variants"] = [str(exc)[0].upper() + str(exc)[1:] + "."]
@@ -127,15 +129,15 @@ def checked_run(
 
 
 def checked_agents(
-    agents: list[dict[str, Any]], first: SuiteCase, errors: dict[str, list[str]]
-) -> list[dict[str, Any]]:
+    agents: Sequence[Mapping[str, object]], first: SuiteCase, errors: dict[str, list[str]]
+) -> tuple[CaseAgent, ...]:
     """The agents checked inside a real case, so "agents[1].model" reads as it does for a
     judgement; the content is the suite's first (it passed these rules when the suite was
     imported). Their errors go into `errors`."""
     try:
         probe = {"title": "evaluation", "content": first.content, "agents": agents}
         checked = schemas.validated(schemas.Case, probe)
-        return [agent.model_dump() for agent in checked.agents or ()]
+        return tuple(agent.case_agent() for agent in checked.agents or ())
     except InvalidInput as exc:
         agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}
         errors.update(agent_errors)
@@ -143,18 +145,18 @@ def checked_agents(
             # The content no longer passes (MAGI_CONTENT_MAX_CHARS lowered since).
             other = [" ".join(m) for f, m in exc.errors.items() if f not in agent_errors]
             errors["suite"] = [f"Its first case is no longer valid: {' '.join(other)}"]
-        return []
+        return ()
 
 
 def run_case(
-    run: EvaluationRun, case: SuiteCase, repeat: int, agents: list[dict[str, str]]
+    run: EvaluationRun, case: SuiteCase, repeat: int, agents: tuple[CaseAgent, ...]
 ) -> Case:
     """A suite case as one judgement of the run. Runs measure a panel: they never hold
     a contested verdict for a person."""
     return Case(
         title=title_of(run.suite.name, case),
         content=case.content,
-        agents=agents_of(agents),
+        agents=agents,
         panel=run.panel,
         hold_contested=False,
         hold_unmeasured=False,

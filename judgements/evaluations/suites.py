@@ -212,7 +212,8 @@ def clean_text_field(
         errors[field] = ["Must be a string."]
         return ""
     try:
-        return TextField(max_chars=max_chars, required=required).clean(value)
+        cleaned: str = TextField(max_chars=max_chars, required=required).clean(value)
+        return cleaned
     except ValidationError as exc:
         errors[field] = list(exc.messages)
         return ""

@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from judgements.configuration import team_config
 from judgements.configuration.teams import record, set_members, set_reviewing, set_reviews_all
+from judgements.core.json_values import JsonObject
 from judgements.identity.provider import SignInRefused
 from judgements.models import AuditSubject, Identity, Membership, Panel, Team
 
@@ -48,16 +49,18 @@ class Grants:
         return bool(self.teams or self.staff)
 
 
-def person_from(claims: dict[str, Any], issuer: str) -> Person:
+def person_from(claims: JsonObject, issuer: str) -> Person:
     """The person an ID token's claims describe; SignInRefused when they lack an email."""
     email = str(claims.get("email") or "").strip()
     if not email:
         raise SignInRefused(
             "The provider did not send your email address: MAGI needs the `email` scope and claim."
         )
-    listed = claims.get(settings.MAGI_OIDC_GROUPS_CLAIM) or []
-    if isinstance(listed, str):
-        listed = [listed]
+    claimed = claims.get(settings.MAGI_OIDC_GROUPS_CLAIM) or []
+    # A list of group names, or one name; anything else names no group.
+    listed = [claimed] if isinstance(claimed, str) else claimed
+    if not isinstance(listed, list):
+        listed = []
     name = str(claims.get("name") or "").strip()
     return Person(
         issuer=issuer,

@@ -6,7 +6,6 @@ nonce checked. What goes wrong becomes one of two exceptions whose message is th
 
 import logging
 from functools import lru_cache
-from typing import Any
 
 import requests
 from authlib.integrations.base_client import OAuthError
@@ -22,6 +21,8 @@ from joserfc.errors import (
     InvalidKeyIdError,
     JoseError,
 )
+
+from judgements.core.json_values import JsonObject
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +76,12 @@ def configured_client(
     return app
 
 
-def discover(app: DjangoOAuth2App) -> dict[str, Any]:
+def discover(app: DjangoOAuth2App) -> JsonObject:
     """Read the discovery document again (a sign-in is rare; a stale endpoint is worse),
     keeping the keys already fetched. ProviderUnreachable when it does not answer."""
     app.server_metadata.pop("_loaded_at", None)
     try:
-        metadata = app.load_server_metadata()
+        metadata: JsonObject = app.load_server_metadata()
     except (requests.RequestException, ValueError) as exc:
         log.warning("OpenID Connect provider %s unreachable: %s", issuer(), exc)
         raise ProviderUnreachable(
@@ -103,10 +104,11 @@ def begin(request: HttpRequest) -> HttpResponse:
     app = client()
     discover(app)
     redirect_uri = request.build_absolute_uri(reverse("oidc-callback"))
-    return app.authorize_redirect(request, redirect_uri)
+    redirect: HttpResponse = app.authorize_redirect(request, redirect_uri)
+    return redirect
 
 
-def finish(request: HttpRequest) -> tuple[dict[str, Any], str]:
+def finish(request: HttpRequest) -> tuple[JsonObject, str]:
     """The checked claims of the ID token the provider's callback leads to, and the token
     itself (for the provider's logout). The state is used up whatever happens, so a
     callback URL works once."""

@@ -70,7 +70,10 @@ def db_call(
     creations held /healthz and every read for seconds); the database, not that thread,
     serialises what must be."""
     if for_request:
-        return DatabaseSyncToAsync(func, thread_sensitive=False)
+        request_call: Callable[P, Coroutine[Any, Any, R]] = DatabaseSyncToAsync(
+            func, thread_sensitive=False
+        )
+        return request_call
     if executor is not None:
         return sync_to_async(
             _dropping_dead_connections(func), thread_sensitive=False, executor=executor

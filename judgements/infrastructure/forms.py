@@ -7,6 +7,7 @@ A text field asks the same rule function with the same limit as the JSON schemas
 is typed or sent.
 """
 
+from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar
 from urllib.parse import unquote_to_bytes
@@ -89,7 +90,14 @@ def is_valid(
     """A form and the formset beside it, both validated so every error shows at once.
     not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
     valid = all([form.is_valid(), formset.is_valid()])
-    for bound_form in (form, *formset.forms):
+    return refuse_not_utf8([form, *formset.forms], not_utf8) and valid
+
+
+def refuse_not_utf8(bound_forms: Sequence[forms.BaseForm], not_utf8: AbstractSet[str]) -> bool:
+    """Each field of the validated forms whose posted bytes were not UTF-8 (not_utf8, by
+    its prefixed name) refused; False when there was one."""
+    valid = True
+    for bound_form in bound_forms:
         for name in bound_form.fields:
             if bound_form.add_prefix(name) in not_utf8:
                 bound_form.add_error(name, NOT_UTF8)

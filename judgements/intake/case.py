@@ -1,8 +1,9 @@
 """A case: one typed value from every way in to the row.
 
 The page (intake/cases.py `cleaned_case`), the API, the MCP tools and `manage.py judge`
-(their JSON validated by intake/schemas.py, then resolved by intake/json_cases.py
-`resolve_case`) and evaluation runs (evaluations/runs.py `run_case`) each make a `Case`;
+(their JSON validated where it comes in by intake/schemas.py, then resolved by
+intake/json_cases.py `resolve_case` in submit's turn) and evaluation runs
+(evaluations/runs.py `run_case`) each make a `Case` with its `CaseAgent`s;
 intake/start.py `submit` carries it through its checks, and intake/rows.py makes the
 judgement's rows from it. Frozen: a step that adds to it (the prompt variants, start.py
 `with_variants`) makes a new one.
@@ -10,14 +11,9 @@ judgement's rows from it. Frozen: a step that adds to it (the prompt variants, s
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TypeAlias
 
 from judgements.models.evaluations import SuiteCase
-from judgements.models.panels import Panel
-
-# A case as JSON was parsed (the command line's file, an MCP tool's arguments): any shape
-# at all until intake/schemas.py validates it into a case, or names what is wrong.
-JsonValue: TypeAlias = object
+from judgements.models.panels import Panel, StoredAgent
 
 
 @dataclass(frozen=True)
@@ -29,16 +25,17 @@ class CaseAgent:
     criteria: str
 
     @classmethod
-    def of(cls, agent: Mapping[str, str]) -> "CaseAgent":
-        """From an agent in the shape JSON and the forms give it: name, model, criteria."""
+    def of(cls, agent: StoredAgent | Mapping[str, str]) -> "CaseAgent":
+        """From an agent as a saved panel or an evaluation run stores it."""
         return cls(name=agent["name"], model=agent["model"], criteria=agent["criteria"])
 
-    def as_dict(self) -> dict[str, str]:
-        """In the shape a saved panel and an evaluation run store their agents."""
-        return {"name": self.name, "model": self.model, "criteria": self.criteria}
+    def stored(self) -> StoredAgent:
+        """As a saved panel and an evaluation run store it, and a certificate's fingerprint
+        reads it."""
+        return StoredAgent(name=self.name, model=self.model, criteria=self.criteria)
 
 
-def agents_of(agents: Iterable[Mapping[str, str]]) -> tuple[CaseAgent, ...]:
+def agents_of(agents: Iterable[StoredAgent] | Iterable[Mapping[str, str]]) -> tuple[CaseAgent, ...]:
     return tuple(CaseAgent.of(agent) for agent in agents)
 
 
@@ -55,7 +52,7 @@ class Case:
     content: str
     agents: tuple[CaseAgent, ...]
     hold_contested: bool | None = None
-    # The saved panel it starts from (intake/saved_panels.py), its agents copied above.
+    # The saved panel it starts from (panels/saved_panels.py), its agents copied above.
     panel: Panel | None = None
     # Where its end is POSTed (outcome/webhooks.py), checked: the API's and MCP's only.
     callback_url: str | None = None
@@ -64,9 +61,6 @@ class Case:
     suite_case: SuiteCase | None = None
     repeat: int | None = None
     plain_call: bool = False
-
-    def agent_dicts(self) -> list[dict[str, str]]:
-        return [agent.as_dict() for agent in self.agents]
 
     def models(self) -> list[str]:
         return [agent.model for agent in self.agents]

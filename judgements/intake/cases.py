@@ -16,9 +16,10 @@ from django.conf import settings
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
+from judgements.core.json_values import JsonValue
 from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
-from judgements.intake.case import Case, JsonValue, agents_of
+from judgements.intake.case import Case, CaseAgent
 from judgements.llm import providers
 from judgements.models.panels import Panel
 
@@ -206,7 +207,7 @@ def parse_case_json(raw: bytes, source: str) -> JsonValue:
             {"case": [f"{source} is not UTF-8 text: byte {exc.start + 1} is invalid."]}
         ) from None
     try:
-        return json.loads(decoded)
+        parsed: JsonValue = json.loads(decoded)
     except json.JSONDecodeError as exc:
         raise InvalidInput(
             {"case": [f"{source} is not valid JSON: {exc.msg} at line {exc.lineno}."]}
@@ -215,6 +216,7 @@ def parse_case_json(raw: bytes, source: str) -> JsonValue:
         raise InvalidInput({"case": [f"{source} nests arrays or objects too deeply."]}) from None
     except ValueError as exc:  # e.g. a number with more digits than Python converts
         raise InvalidInput({"case": [f"{source} cannot be read as JSON: {exc}."]}) from None
+    return parsed
 
 
 def agent_errors(formset: BaseAgentFormSet) -> dict[str, list[str]]:
@@ -235,7 +237,7 @@ def cleaned_case(
     return Case(
         title=form.cleaned_data["title"],
         content=form.cleaned_data["content"],
-        agents=agents_of(agent_form.cleaned_data for agent_form in formset.forms),
+        agents=tuple(CaseAgent(**agent_form.cleaned_data) for agent_form in formset.forms),
         hold_contested=HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
         panel=panel,
     )
@@ -243,4 +245,5 @@ def cleaned_case(
 
 def form_initial(case: Case) -> dict[str, Any]:
     """A case as the page's forms are filled from it (`bind`'s initial): "Run again"."""
-    return {"title": case.title, "content": case.content, "agents": case.agent_dicts()}
+    agents = [agent.stored() for agent in case.agents]
+    return {"title": case.title, "content": case.content, "agents": agents}

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 from judgements.core import kept_verdicts
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels
 from judgements.intake.case import Case, agents_of
 from judgements.models.certificates import Certificate
 from judgements.models.checks import checks_for
@@ -27,6 +26,7 @@ from judgements.models.choices import Trust
 from judgements.models.judgements import Judgement
 from judgements.models.panels import Panel
 from judgements.outcome.marks import LevelRule
+from judgements.panels import saved_panels, variant_setting
 
 # A chain longer than this is refused: every level is a full judgement (nine calls), and a
 # story that long is a configuration mistake, not a cascade.
@@ -176,8 +176,8 @@ def next_level(judgement: Judgement, outcome: Outcome) -> NextLevel | None:
 
 def chain_fingerprint(panels: list[Panel]) -> str:
     """What a cascade's certificate holds for: each level's agents and prompt variants
-    (saved_panels.fingerprint_of), in order. Any level changed, and it holds no more."""
-    levels = [saved_panels.fingerprint_of(panel) for panel in panels]
+    (variant_setting.fingerprint_of), in order. Any level changed, and it holds no more."""
+    levels = [variant_setting.fingerprint_of(panel) for panel in panels]
     return hashlib.sha256(json.dumps(["cascade", levels]).encode()).hexdigest()
 
 
@@ -228,7 +228,7 @@ def checks_asked(case: Case, first: Panel | None, level: int) -> list[str] | Non
         return None
     return checks_for(
         case.panel,
-        case.agent_dicts(),
+        [agent.stored() for agent in case.agents],
         evaluation=False,
         variants=case.prompt_variants or (),
         plain_call=case.plain_call,

@@ -7,14 +7,17 @@ API: the panel does not exist for this user, or its agents no longer pass."""
 from django.contrib.auth.models import User
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels, schemas
-from judgements.intake.case import Case, JsonValue, agents_of
+from judgements.intake import schemas
+from judgements.intake.case import Case
 from judgements.outcome import webhooks
+from judgements.panels import saved_panels
 
 
 def validate_case(
-    case: JsonValue, user: User | None, model: type[schemas.Case] = schemas.Case
+    case: object, user: User | None, model: type[schemas.Case] = schemas.Case
 ) -> Case:
+    """Whatever was given (JSON as parsed, a test's dict) validated by the case's model
+    and resolved: the one validator, when nothing needs checking in between."""
     return resolve_case(schemas.validated(model, case), user)
 
 
@@ -22,7 +25,7 @@ def resolve_case(case: schemas.Case, user: User | None) -> Case:
     """The validated case with its agents (a saved panel's, checked again: a model the
     deployment no longer serves shows as `panel.agents[0].model`) and its Panel or None."""
     errors: dict[str, list[str]] = {}
-    panel, agents = None, [agent.model_dump() for agent in case.agents or ()]
+    panel, agents = None, tuple(agent.case_agent() for agent in case.agents or ())
     if case.panel is not None:
         try:
             panel = saved_panels.resolve(case.panel, user)
@@ -40,7 +43,7 @@ def resolve_case(case: schemas.Case, user: User | None) -> Case:
     return Case(
         title=case.title,
         content=case.content,
-        agents=agents_of(agents),
+        agents=agents,
         hold_contested=case.hold_contested,
         panel=panel,
         callback_url=callback_url,

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from judgements.core.errors import MagiError
+from judgements.core.errors import Refused
 from judgements.models.access import ApiToken
 from judgements.models.choices import FINISHED_STATUSES
 from judgements.models.judgements import Judgement
@@ -21,18 +21,6 @@ from judgements.models.judgements import Judgement
 # No judgement of the user's will finish at a known time: ask the client to come back in
 # about the time a judgement takes.
 UNFINISHED_RETRY_SECONDS = 30
-
-
-class Refused(MagiError):
-    """A judgement not started because a limit was reached; retry_after in seconds."""
-
-    # What a page or the API answers with it: 429, too many requests (a budget: 402).
-    status_code = 429
-
-    def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(message)
-        self.message = message
-        self.retry_after = retry_after
 
 
 def check(user: User | None, api_token: ApiToken | None) -> None:

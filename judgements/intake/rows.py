@@ -13,7 +13,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 
 from judgements.core import prompt_variants, text
-from judgements.intake.case import Case, CaseAgent, agents_of
+from judgements.intake.case import Case, CaseAgent
 from judgements.models.access import ApiToken
 from judgements.models.agents import Agent
 from judgements.models.checks import checks_for
@@ -44,7 +44,7 @@ def judgement_row(
         ),
         checks_asked=checks_for(
             case.panel,
-            case.agent_dicts(),
+            [agent.stored() for agent in case.agents],
             evaluation=run is not None,
             variants=case.prompt_variants or (),
             plain_call=case.plain_call,
@@ -98,8 +98,8 @@ def case_of(judgement: Judgement) -> Case:
     return Case(
         title=judgement.title,
         content=judgement.content,
-        agents=agents_of(
-            {"name": a.name, "model": a.model, "criteria": a.criteria}
+        agents=tuple(
+            CaseAgent(name=a.name, model=a.model, criteria=a.criteria)
             for a in judgement.agents.all()
         ),
     )

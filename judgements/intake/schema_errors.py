@@ -3,9 +3,10 @@ the messages every entry point uses, and whether the input broke the schema (the
 400) or only a rule the schema cannot express (RULE: the API's 422)."""
 
 import re
-from typing import Any
+from collections.abc import Sequence
 
 from pydantic import BaseModel
+from pydantic_core import ErrorDetails
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
@@ -24,8 +25,22 @@ def whole(model: type[BaseModel] | None) -> tuple[str, str]:
     )
 
 
+# Where pydantic says an error is: field names and list indices, outermost first.
+Location = tuple[int | str, ...]
+
+
+def moved(error: ErrorDetails, location: Location) -> ErrorDetails:
+    """The error at another location (under "agents", or out of ninja's "query")."""
+    copied = error.copy()
+    copied["loc"] = location
+    return copied
+
+
 def invalid_input(
-    errors: list[Any], model: type[BaseModel] | None, agent_fields: tuple[str, ...], skip: int = 0
+    errors: Sequence[ErrorDetails],
+    model: type[BaseModel] | None,
+    agent_fields: tuple[str, ...],
+    skip: int = 0,
 ) -> InvalidInput:
     """pydantic's errors as InvalidInput, under the paths and messages every entry point
     uses. `model`: what was validated (its fields are named when an unknown one is
@@ -39,7 +54,7 @@ def invalid_input(
 
 
 def described(
-    error: Any, loc: tuple[Any, ...], model: type[BaseModel] | None, agent_fields: tuple[str, ...]
+    error: ErrorDetails, loc: Location, model: type[BaseModel] | None, agent_fields: tuple[str, ...]
 ) -> list[tuple[str, str]]:
     kind, ctx, message = error["type"], error.get("ctx") or {}, str(error["msg"])
     path = path_of(loc)
@@ -75,7 +90,7 @@ def model_message(model: type[BaseModel] | None, path: str) -> str | None:
     return messages.get(path) or messages.get(re.sub(r"\[\d+\]", "[]", path)) if path else None
 
 
-def len_of(error: Any) -> Any:
+def len_of(error: ErrorDetails) -> object:
     ctx = error.get("ctx") or {}
     return ctx.get("count", ctx.get("actual_length"))
 
@@ -97,7 +112,7 @@ def joined(path: str, sub: str) -> str:
     return f"{path}.{sub}"
 
 
-def path_of(loc: tuple[Any, ...], last: str | None = None) -> str:
+def path_of(loc: Location, last: str | None = None) -> str:
     """("agents", 1, "model") -> "agents[1].model"."""
     path = ""
     for part in loc:

@@ -13,7 +13,7 @@ name once compared as names are) answers 422. Both name the field path, as `erro
 below does: `agents[1].model`.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -31,13 +31,16 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_core import PydanticCustomError
+from pydantic.config import JsonDict, JsonValue
+from pydantic_core import ErrorDetails, PydanticCustomError
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schema_errors
+from judgements.intake.case import CaseAgent
 from judgements.llm import providers
 from judgements.outcome.webhooks import URL_MAX_CHARS
+from judgements.panels.saved_panels import NOT_A_REFERENCE
 
 TITLE_MAX_CHARS = 200
 NAME_MAX_CHARS = 100
@@ -49,15 +52,14 @@ BOTH_GIVEN = 'Give either "agents" or "panel", not both.'
 NEITHER_GIVEN = (
     f'Give "agents" (a list of {rules.PANEL_SIZE} agents) or "panel" (a saved panel\'s name or id).'
 )
-NOT_A_REFERENCE = "Must be a saved panel's name (a string) or id (an integer)."
 
 
-def both_fields(*names: str) -> dict[str, Any]:
+def both_fields(*names: str) -> dict[str, object]:
     """The context of an error about fields together: each named gets the message."""
     return {"fields": dict.fromkeys(names)}
 
 
-def rule_error(message: str, **ctx: Any) -> PydanticCustomError:
+def rule_error(message: str, **ctx: object) -> PydanticCustomError:
     return PydanticCustomError(RULE, message, ctx or None)
 
 
@@ -68,7 +70,7 @@ class Strict(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def unprintable_fields(cls, data: Any) -> Any:
+    def unprintable_fields(cls, data: object) -> object:
         # pydantic cannot even name a field whose name holds a lone surrogate; it is as
         # unknown as any other, named with the surrogate escaped.
         if isinstance(data, dict):
@@ -103,7 +105,7 @@ class TypedText(GroupedMetadata):
         yield Field(min_length=least, description=self.description, json_schema_extra=self.document)
         yield AfterValidator(self.after)
 
-    def before(self, value: Any) -> Any:
+    def before(self, value: object) -> object:
         # pydantic refuses a lone surrogate as not a string at all; it is one, and the
         # message says where it is.
         if isinstance(value, str) and text.first_surrogate(value.strip()) is not None:
@@ -124,7 +126,7 @@ class TypedText(GroupedMetadata):
             raise rule_error("Null characters are not allowed.")
         return value
 
-    def document(self, schema: dict[str, Any]) -> None:
+    def document(self, schema: JsonDict) -> None:
         schema["maxLength"] = self.max_chars()
 
 
@@ -164,7 +166,7 @@ def unknown_model(value: str) -> str:
     return value
 
 
-def no_surrogate_in_model(value: Any) -> Any:
+def no_surrogate_in_model(value: object) -> object:
     # The model is a choice, not free text; the "unknown model" message would repeat the
     # value, which a terminal cannot print.
     if isinstance(value, str) and text.first_surrogate(value) is not None:
@@ -172,9 +174,9 @@ def no_surrogate_in_model(value: Any) -> Any:
     return value
 
 
-def document_models(schema: dict[str, Any]) -> None:
+def document_models(schema: JsonDict) -> None:
     # Read when the schema is served: the models the deployment serves now.
-    models = providers.available_models()
+    models: list[JsonValue] = list(providers.available_models())
     if models:
         schema["enum"] = models
 
@@ -197,6 +199,10 @@ class Agent(Strict):
     model: ModelName
     criteria: Criteria
 
+    def case_agent(self) -> CaseAgent:
+        """The agent as a case holds it, typed (intake/case.py)."""
+        return CaseAgent(name=self.name, model=self.model, criteria=self.criteria)
+
 
 def distinct_names(agents: list[Agent]) -> list[Agent]:
     """Names compare as the database's constraint compares them (text.comparable_name):
@@ -213,7 +219,7 @@ def distinct_names(agents: list[Agent]) -> list[Agent]:
     return agents
 
 
-def three_first(value: Any) -> Any:
+def three_first(value: object) -> object:
     # The count before the agents themselves: with two agents, that is the one error.
     if isinstance(value, list) and len(value) != rules.PANEL_SIZE:
         raise PydanticCustomError(
@@ -232,7 +238,7 @@ Agents = Annotated[
 ]
 
 
-def whole_number(value: Any) -> Any:
+def whole_number(value: object) -> object:
     """JSON Schema's integer: 2.0 is one (a number without a fraction); true is not."""
     return int(value) if isinstance(value, float) and value.is_integer() else value
 
@@ -240,7 +246,7 @@ def whole_number(value: Any) -> Any:
 def reference(message: str) -> BeforeValidator:
     """A name (a string) or an id (an integer), else `message`."""
 
-    def check(value: Any) -> Any:
+    def check(value: object) -> object:
         value = whole_number(value)
         if isinstance(value, bool) or not isinstance(value, int | str):
             raise PydanticCustomError("reference_type", message)
@@ -256,7 +262,7 @@ PanelReference = Annotated[
 ]
 
 
-def not_documented_default(schema: dict[str, Any]) -> None:
+def not_documented_default(schema: JsonDict) -> None:
     # An optional field that takes no null: its absent default is not a value to send.
     schema.pop("default", None)
 
@@ -265,7 +271,7 @@ def optional(**kwargs: Any) -> Any:
     return Field(default=None, json_schema_extra=not_documented_default, **kwargs)
 
 
-def agents_or_panel(schema: dict[str, Any]) -> None:
+def agents_or_panel(schema: JsonDict) -> None:
     schema["oneOf"] = [{"required": ["agents"]}, {"required": ["panel"]}]
 
 
@@ -301,7 +307,7 @@ AGENT_FIELDS = tuple(Agent.model_fields)
 M = TypeVar("M", bound=BaseModel)
 
 
-def validated(model: type[M], data: Any) -> M:
+def validated(model: type[M], data: object) -> M:
     """`data` as `model`, or InvalidInput naming each field path (breaks_schema says
     whether the data breaks the schema, or only a rule it cannot express)."""
     try:
@@ -313,17 +319,20 @@ def validated(model: type[M], data: Any) -> M:
 AGENTS = TypeAdapter(Agents)
 
 
-def validated_agents(agents: Any) -> list[dict[str, str]]:
-    """Three agents checked as a case's are (a run's, a panel file's), errors under
-    `agents[1].model`."""
+def validated_agents(agents: object) -> tuple[CaseAgent, ...]:
+    """Three agents checked as a case's are (a saved panel's again, a panel file's),
+    errors under `agents[1].model`."""
     try:
-        return [agent.model_dump() for agent in AGENTS.validate_python(agents)]
+        return tuple(agent.case_agent() for agent in AGENTS.validate_python(agents))
     except ValidationError as exc:
-        errors = [{**e, "loc": ("agents", *e["loc"])} for e in exc.errors(include_url=False)]
+        found = exc.errors(include_url=False)
+        errors = [schema_errors.moved(e, ("agents", *e["loc"])) for e in found]
         raise invalid_input(errors, None) from None
 
 
-def invalid_input(errors: list[Any], model: type[BaseModel] | None, skip: int = 0) -> InvalidInput:
+def invalid_input(
+    errors: Sequence[ErrorDetails], model: type[BaseModel] | None, skip: int = 0
+) -> InvalidInput:
     return schema_errors.invalid_input(errors, model, AGENT_FIELDS, skip)
 
 

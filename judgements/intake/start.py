@@ -2,32 +2,39 @@
 `manage.py judge` and evaluation runs alike (async callers reach it through db_call,
 after a creation slot: `submit_from_loop`).
 
-An entry point only translates: its input into a case and a Submission, and what
-`submit` raises into its own answer (limits.Refused: 429; idempotency.KeyReused and
-InvalidInput: 422, or 400 for a case that breaks its schema). `submit` takes the same
-checks in the same order for every one of them:
+An entry point only translates: its input into a typed case and a Submission, and what
+`submit` raises into its own answer (core.errors.Refused: 429; idempotency.KeyReused and
+InvalidInput: 422, or 400 for a case that breaks its schema). A case comes validated by
+the one validator of its kind where it comes in: JSON by its pydantic model
+(intake/schemas.py: the API's body as ninja parses it, an MCP tool's arguments and the
+command line's file by `schemas.validated`), the page's by its forms, a run's by the run;
+`submit` takes a `Case`, or a `schemas.Case` whose saved panel it looks up in its turn,
+and the same checks in the same order for every one of them:
 
 1. limits: a cheap unlocked count (limits.check; an evaluation run's, limits.check_runs).
    Not for a retry with an Idempotency-Key (it gets its judgement back even over a
    limit), nor for the operator's command line (no creator).
 2. idempotency: a key stored before answers with the judgement it started (the same
    body) or idempotency.KeyReused (another body), and nothing more is checked.
-3. validation: a case given as JSON data is validated by its pydantic model
-   (intake/schemas.py). The API's case arrives validated by the same model (ninja parses
-   the body with it); the page's and a run's come `Checked` by their forms.
-4. panel resolution: a saved panel the case names, by id or name, looked up for the
+3. panel resolution: a saved panel the case names, by id or name, looked up for the
    creator and its agents checked again, and the callback URL checked
    (intake/json_cases.py). The prompt variants the judgement runs are the caller's own
    when it names them (an evaluation run's), else the saved panel's setting, else the
-   site's default (intake/saved_panels.py variants_for).
-5. budgets: the spending limits of the user, the team and the panel must cover the
-   estimate of every judgement started (intake/budgets.py: budgets.BudgetExceeded, a
-   limits.Refused the API answers 402).
+   site's default (panels/variant_setting.py variants_for).
+   3b. escalation: every level the saved panel may escalate to, checked for the team's
+   access and cycles (intake/escalation.py levels_after: InvalidInput naming `panel`).
+4. budgets: the spending limits of the user, the team and the panel (and of every
+   level's panel) must cover the estimate of every judgement started, each as if every
+   level ran (spending/budgets.py: budgets.BudgetExceeded, a core.errors.Refused the API
+   answers 402).
 
 Then, in one transaction under a lock on the user's row, 2 and 1 again (a request that
 went first may have stored the key or filled the limit), the judgements with their agents
 and the key are stored, and the engine is woken once the transaction commits (a caller's
 outer transaction that rolls back wakes nobody, and the woken worker finds the rows).
+
+A story's later levels come in through `escalate` (engine/lifecycle.py `finish`, in the
+transaction deciding the level before): admitted whole at submit, nothing is checked again.
 """
 
 from collections.abc import Sequence
@@ -42,22 +49,15 @@ from judgements.audit import chain
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import (
-    budgets,
-    escalation,
-    idempotency,
-    json_cases,
-    limits,
-    rows,
-    saved_panels,
-    schemas,
-)
-from judgements.intake.case import Case, JsonValue
+from judgements.intake import escalation, idempotency, json_cases, limits, rows, schemas
+from judgements.intake.case import Case
 from judgements.intake.creation_gate import creation_slot
 from judgements.models.access import ApiToken, IdempotencyKey
 from judgements.models.agents import Agent
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement
+from judgements.panels import variant_setting
+from judgements.spending import budgets
 
 
 @dataclass(frozen=True)
@@ -80,20 +80,17 @@ class Submission:
             )
 
 
-@dataclass(frozen=True)
-class Checked:
-    """A case its entry point validated and resolved itself: the page's (its forms ask
-    the same rules, intake/cases.py; its saved panel is the one the agents were filled
-    from) and an evaluation run's (its agents checked once for the run). Validation and
-    panel resolution pass it as it is."""
-
-    case: Case
+# What an entry point hands `submit`: a Case it validated and resolved itself (the page's
+# forms ask the same rules, intake/cases.py, and its saved panel is the one the agents
+# were filled from; a run's agents are checked once for the run), or JSON validated by
+# its pydantic model, whose saved panel step 3 looks up.
+Incoming = Case | schemas.Case
 
 
-# What an entry point hands `submit`: a case it validated itself (Checked), the API's body
-# as its schema parsed it, or JSON as parsed (the command line's file, an MCP tool's
-# arguments), which step 3 validates.
-Incoming = Checked | schemas.Case | JsonValue
+def Checked(case: Case) -> Case:
+    """A case its entry point checked itself is a Case, passed as it is (the wrapper it
+    once needed is gone; bench/panel_quality.py still names it)."""
+    return case
 
 
 @dataclass(frozen=True)
@@ -107,54 +104,49 @@ class Started:
         return self.judgements[0]
 
 
-def submit(
-    cases: Sequence[Incoming], by: Submission, model: type[schemas.Case] = schemas.Case
-) -> Started:
+def submit(cases: Sequence[Incoming], by: Submission) -> Started:
     """Start a judgement per case, in one transaction, after the checks in the module's
-    order. A case is JSON data (validated as `model`), a validated schemas.Case, or
-    Checked: each becomes a typed Case (intake/case.py). Raises limits.Refused,
-    idempotency.KeyReused or InvalidInput."""
+    order. A schemas.Case becomes a typed Case (intake/case.py) once its saved panel is
+    looked up. Raises core.errors.Refused, idempotency.KeyReused or InvalidInput."""
     # 1. A cheap unlocked look first: a burst of refused requests must not queue on the
-    # lock, nor pay for validation.
+    # lock, nor pay for looking panels up.
     if by.run is not None:
         limits.check_runs(by.creator)
     elif by.key is None and by.creator is not None:
         limits.check(by.creator, by.api_token)
     digest = idempotency.body_hash(by.body) if by.key is not None else ""
-    # 2. A retry answers with its judgement without paying for validation again.
+    # 2. A retry answers with its judgement without looking its panel up again.
     if by.key is not None:
         stored = idempotency.live_key(by.creator, by.key)
         if stored is not None:
             return replayed(stored, digest, by.key)
-    # 3 and 4.
-    ready = [with_variants(resolved(case, by.creator, model)) for case in cases]
-    # 4b. Every level a case's panel may escalate to (intake/escalation.py), checked for
+    # 3.
+    ready = [with_variants(resolved(case, by.creator)) for case in cases]
+    # 3b. Every level a case's panel may escalate to (intake/escalation.py), checked for
     # access; an evaluation run measures its panel alone and never escalates.
     chains = {} if by.run is not None else {c.panel.pk: escalation.levels_after(c.panel)
                                             for c in ready if c.panel is not None}  # fmt: skip
-    # 5.
-    first = ready[0].panel if ready else None
-    team = rows.team_for(first, by.api_token, by.run)
-    later = chains.get(first.pk, []) if first is not None else []
-    budgets.check(ready, by.creator, None if team is None else team.pk, later)
+    # 4.
+    team = rows.team_for(ready[0].panel if ready else None, by.api_token, by.run)
+    first = ready[0] if ready else None
+    panel, models = (first.panel, first.models()) if first else (None, [])
+    later = chains.get(panel.pk, []) if panel is not None else []
+    team_id = None if team is None else team.pk
+    budgets.check(panel, models, len(ready), by.creator, team_id, later)
     return store_and_wake(ready, by, digest)
 
 
-async def submit_from_loop(
-    cases: Sequence[Incoming], by: Submission, model: type[schemas.Case] = schemas.Case
-) -> Started:
+async def submit_from_loop(cases: Sequence[Incoming], by: Submission) -> Started:
     """`submit` for a request served on the event loop (the API's, the MCP tools'): in a
     creation slot (intake/creation_gate.py), through db_call."""
     async with creation_slot():
-        return await db_call(submit, for_request=True)(cases, by, model)
+        return await db_call(submit, for_request=True)(cases, by)
 
 
-def resolved(case: Incoming, user: User | None, model: type[schemas.Case]) -> Case:
-    """Steps 3 and 4 for one case: the case as a judgement is stored from."""
-    if isinstance(case, Checked):
-        return case.case
-    if not isinstance(case, schemas.Case):
-        case = schemas.validated(model, case)
+def resolved(case: Incoming, user: User | None) -> Case:
+    """Step 3 for one case: the case as a judgement is stored from."""
+    if isinstance(case, Case):
+        return case
     return json_cases.resolve_case(case, user)
 
 
@@ -164,7 +156,7 @@ def with_variants(case: Case) -> Case:
     panel sets none or there is no panel)."""
     if case.prompt_variants is not None:
         return case
-    chosen = saved_panels.variants_for(case.panel)
+    chosen = variant_setting.variants_for(case.panel)
     return replace(case, prompt_variants=tuple(sorted(str(variant) for variant in chosen)))
 
 
@@ -211,7 +203,7 @@ def escalate(following: escalation.NextLevel) -> Judgement:
     verdict its level did not keep (intake/escalation.py next_level), stored in the
     transaction that decides that level (engine/lifecycle.py `finish`) and woken once it
     commits. No limit, key or budget is checked again: the story was admitted whole at
-    submit, with every level's access and estimate (step 4b and 5)."""
+    submit, with every level's access and estimate (steps 3b and 4)."""
     level = following.level_of
     by = Submission(creator=level.creator, api_token=level.api_token)
     [started] = store([with_variants(following.case)], by, escalates=level)

@@ -12,7 +12,6 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from django.conf import settings
 
@@ -20,6 +19,7 @@ from judgements.core.errors import MagiError
 from judgements.llm import calls
 from judgements.llm.completions import ModelRoute
 from judgements.llm.local import servers
+from magi_site.model_settings import ProviderConfig
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +30,18 @@ class UnknownModelError(MagiError):
     pass
 
 
-def configured() -> dict[str, dict[str, Any]]:
+def configured() -> dict[str, ProviderConfig]:
     """Every provider, local models last."""
     return dict(each_configured())
 
 
-def each_configured() -> Iterator[tuple[str, dict[str, Any]]]:
+def each_configured() -> Iterator[tuple[str, ProviderConfig]]:
     """configured(), in its order, the local provider made only once it is reached: its
     model list looks at the disk (a stat and a package lookup), about 5% of the engine's
     event-loop CPU when every vote and check routed through it to a configured provider
     (bench/engine_cpu.py)."""
-    for name, provider in settings.MAGI_PROVIDERS.items():
+    providers: dict[str, ProviderConfig] = settings.MAGI_PROVIDERS
+    for name, provider in providers.items():
         yield name, servers.provider() if name == LOCAL_PROVIDER else provider
     if LOCAL_PROVIDER not in settings.MAGI_PROVIDERS:
         yield LOCAL_PROVIDER, servers.provider()
@@ -63,7 +64,7 @@ class ModelDiscovery:
         self._refreshing: set[str] = set()
         self._lock = threading.Lock()
 
-    def models(self, name: str, provider: dict[str, Any]) -> tuple[str, ...]:
+    def models(self, name: str, provider: ProviderConfig) -> tuple[str, ...]:
         listing = self._listings.get(name)
         if listing is None:
             return self.refresh(name, provider).models
@@ -71,7 +72,7 @@ class ModelDiscovery:
             self._refresh_in_background(name, provider)
         return listing.models
 
-    def refresh(self, name: str, provider: dict[str, Any]) -> Listing:
+    def refresh(self, name: str, provider: ProviderConfig) -> Listing:
         """Ask the endpoint now. A failure keeps the models listed before, with the error."""
         previous = self._listings.get(name)
         try:
@@ -86,7 +87,7 @@ class ModelDiscovery:
         self._listings[name] = listing
         return listing
 
-    def _refresh_in_background(self, name: str, provider: dict[str, Any]) -> None:
+    def _refresh_in_background(self, name: str, provider: ProviderConfig) -> None:
         with self._lock:
             if name in self._refreshing:
                 return
@@ -122,7 +123,7 @@ def discovering() -> list[str]:
     return [name for name, provider in configured().items() if provider.get("discover")]
 
 
-def models_of(name: str, provider: dict[str, Any]) -> list[str]:
+def models_of(name: str, provider: ProviderConfig) -> list[str]:
     models = list(provider["models"])
     if provider.get("discover"):
         models += [m for m in discovery.models(name, provider) if m not in models]

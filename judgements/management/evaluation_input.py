@@ -10,8 +10,9 @@ from typing import Any
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import runs, suites
-from judgements.intake import saved_panels, schemas
+from judgements.intake import schemas
 from judgements.models import Panel, Suite
+from judgements.panels import saved_panels, variant_setting
 
 PANEL_FILE_FIELDS = ("name", "description", "agents")
 
@@ -38,7 +39,7 @@ def parse_variants(value: str | None, errors: dict[str, list[str]]) -> list[str]
     if value is None:
         return None
     try:
-        return saved_panels.named_variants(value)
+        return variant_setting.named_variants(value)
     except ValueError as exc:
         errors["--variants"] = [str(exc)]
         return None
@@ -48,7 +49,7 @@ def same_variants(panel: Panel, variants: list[str], errors: dict[str, list[str]
     """A certificate measures the panel as it runs: a run with other variants than the
     panel's would not count, so --certify with them is refused before the run."""
     try:
-        own = saved_panels.variants_for(panel)
+        own = variant_setting.variants_for(panel)
     except InvalidInput as exc:
         errors.update(exc.errors)
         return

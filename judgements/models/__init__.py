@@ -49,6 +49,7 @@ from judgements.models.judgements import (
     UNREVIEWED,
     Judgement,
     JudgementQuerySet,
+    JudgementStates,
     held,
 )
 from judgements.models.leases import (
@@ -59,9 +60,12 @@ from judgements.models.leases import (
 from judgements.models.notifications import (
     Notification,
     NotificationChoice,
+    NotificationStates,
+    NotificationStatus,
 )
 from judgements.models.outcome import (
     Confirmation,
+    DeliveryStates,
     DeliveryStatus,
     Override,
     WebhookAttempt,
@@ -75,6 +79,7 @@ from judgements.models.panels import (
     Suite,
 )
 from judgements.models.policy import team_ids_of
+from judgements.models.states import Move, StateGraph, transition
 from judgements.models.teams import (
     AuditEntry,
     AuditSubject,
@@ -103,6 +108,7 @@ __all__ = [
     "CheckKind",
     "Confirmation",
     "Decision",
+    "DeliveryStates",
     "DeliveryStatus",
     "EntryKind",
     "EvaluationRun",
@@ -111,17 +117,22 @@ __all__ = [
     "Judgement",
     "JudgementCheck",
     "JudgementQuerySet",
+    "JudgementStates",
     "LLMAttempt",
     "LeaseQuerySet",
     "Leased",
     "Membership",
+    "Move",
     "Notification",
     "NotificationChoice",
+    "NotificationStates",
+    "NotificationStatus",
     "Override",
     "Panel",
     "RoundDecision",
     "SharedQuerySet",
     "SharedWithExamples",
+    "StateGraph",
     "Status",
     "Suite",
     "SuiteCase",
@@ -135,4 +146,5 @@ __all__ = [
     "is_id",
     "lease_expired",
     "team_ids_of",
+    "transition",
 ]

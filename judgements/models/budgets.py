@@ -1,5 +1,5 @@
 """Spending limits: a budget in USD or in tokens, per team, per user or per panel, per
-UTC day or month (judgements/intake/budgets.py counts the spend and refuses)."""
+UTC day or month (judgements/spending/budgets.py counts the spend and refuses)."""
 
 from django.conf import settings
 from django.db import models

@@ -14,7 +14,7 @@ from django.utils import timezone
 from judgements.core import kept_verdicts
 
 
-def agents_fingerprint(agents: Iterable[Mapping[str, str]], variants: Iterable[str] = ()) -> str:
+def agents_fingerprint(agents: Iterable[Mapping[str, object]], variants: Iterable[str] = ()) -> str:
     """The agents' models and criteria, in panel order, and the prompt variants they are
     asked with (judgements/core/prompt_variants.py), as one hash: a certificate holds
     for these and no others (names are labels, not part of what was

@@ -101,7 +101,7 @@ def last_found(found: Sequence[JudgementCheck], kind: str) -> JudgementCheck | N
 
 def checks_for(
     panel: "Panel | None",
-    agents: Sequence[Mapping[str, str]],
+    agents: Sequence[Mapping[str, object]],
     evaluation: bool,
     variants: Sequence[str] = (),
     plain_call: bool = False,
@@ -146,7 +146,7 @@ def setting_of(check: checks.Check) -> bool | None:
 
 
 def certified_rule(
-    panel_id: int, agents: Sequence[Mapping[str, Any]], variants: Sequence[str] = ()
+    panel_id: int, agents: Sequence[Mapping[str, object]], variants: Sequence[str] = ()
 ) -> Rule | None:
     """The rule of the panel's certificate in force for these agents asked with these
     prompt variants (as marks.certificate_in_force finds it), if there is one."""

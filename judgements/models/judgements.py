@@ -23,6 +23,7 @@ from judgements.models.choices import (
 from judgements.models.leases import Leased, LeaseQuerySet, lease_expired
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
+from judgements.models.states import Move, StateGraph
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -116,10 +117,26 @@ def waiting_for_review() -> models.Q:
     )
 
 
+class JudgementStates(StateGraph):
+    """A judgement's states and moves (engine/lifecycle.py makes each move, drawn at its
+    top): queued idle, judging while a worker holds it, then its verdict or an error. A
+    level of an escalation story whose verdict it does not keep ends by `escalate`: its
+    verdict stored, marked `escalated`, the story's next level in force instead
+    (docs/escalation.md)."""
+
+    states, initial, unstored = Status, Status.IDLE, (Status.HELD,)
+    claim = Move((Status.IDLE, Status.JUDGING), (Status.JUDGING,))
+    finish = Move((Status.JUDGING,), (Status.APPROVED, Status.REJECTED))
+    escalate = Move((Status.JUDGING,), (Status.APPROVED, Status.REJECTED))
+    fail = Move((Status.JUDGING,), (Status.ERROR,))
+    expire = Move((Status.JUDGING,), (Status.ERROR,))
+    cancel = Move((Status.IDLE, Status.JUDGING), (Status.ERROR,))
+
+
 class Judgement(Leased):
     title = models.CharField(max_length=200)
     content = models.TextField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.IDLE)
+    status = JudgementStates.column()
     error_message = models.TextField(blank=True)
     error_round = models.PositiveSmallIntegerField(null=True, blank=True)
     error_agent = models.ForeignKey(

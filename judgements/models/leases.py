@@ -15,11 +15,12 @@ querysets its four moves (`LeaseQuerySet`):
 One expiry formula (`expiry`), one test for "nobody holds it" (`lease_expired`), one
 claim (SELECT ... FOR UPDATE SKIP LOCKED, then a conditional UPDATE), so a worker sweeping
 at the same moment as another takes different rows, and a dead worker's rows come back
-after one lease whatever their kind. What the work may do while held, and how its status
-changes, stays with each kind (its one transition function).
+after one lease whatever their kind. What the work may do while held stays with each
+kind; how its state changes is its graph's, declared beside its model and moved by the
+one transition function (models/states.py), a claim's change of state included.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Self, TypeVar
 
@@ -27,10 +28,12 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from judgements.models.states import Move, Told, transition
+
 M = TypeVar("M", bound=models.Model)
 
 # The fields every ending writes beside its status: nobody holds the row any more.
-RELEASED: dict[str, Any] = {"lease_owner": "", "lease_expires_at": None}
+RELEASED: dict[str, str | None] = {"lease_owner": "", "lease_expires_at": None}
 
 
 def expiry(now: datetime) -> datetime:
@@ -44,7 +47,7 @@ def renew_every() -> float:
     return float(settings.MAGI_LEASE_SECONDS) / 3
 
 
-def taken_by(worker_id: str, now: datetime) -> dict[str, Any]:
+def taken_by(worker_id: str, now: datetime) -> dict[str, str | datetime]:
     """The fields a claim writes: the row is `worker_id`'s until its lease runs out."""
     return {"lease_owner": worker_id, "lease_expires_at": expiry(now)}
 
@@ -83,11 +86,15 @@ class LeaseQuerySet(models.QuerySet[M]):
         order: Sequence[str],
         columns: Sequence[str] = ("pk",),
         now: datetime | None = None,
-        **changes: Any,
+        move: Move | None = None,
+        told: Callable[[tuple[Any, ...]], Told] | None = None,
+        **changes: object,
     ) -> list[tuple[Any, ...]]:
         """Take up to `limit` free rows of this queryset, first by `order`, for
         `worker_id`, writing `changes` beside the lease. Returns each row's `columns`
-        (the first must be "pk") as they were before the claim.
+        (the first must be "pk") as they were before the claim. With a `move` (its one
+        target), the claim changes the rows' state too, through the one transition
+        function, each row logged as `told` says.
 
         PostgreSQL: FOR UPDATE SKIP LOCKED, so concurrent claims take different rows
         instead of queueing; the UPDATE then re-checks the same conditions. SQLite ignores
@@ -107,7 +114,15 @@ class LeaseQuerySet(models.QuerySet[M]):
             if not rows:
                 return []
             taken = self.free(now).filter(pk__in=[row[0] for row in rows])
-            updated = taken.update(**taken_by(worker_id, now), **changes)
+            if move is None:
+                updated = taken.update(**taken_by(worker_id, now), **changes)
+            else:
+                (target,) = move.targets
+                said = [told(row) for row in rows] if told else []
+                updated = transition(
+                    taken, move, target, worker=worker_id, told=said,
+                    **taken_by(worker_id, now), **changes,
+                )  # fmt: skip
             if updated != len(rows):  # pragma: no cover - the locks above make this impossible
                 raise transaction.TransactionManagementError("claimed rows changed under a lock")
         return rows
@@ -117,7 +132,7 @@ class LeaseQuerySet(models.QuerySet[M]):
         now = now or timezone.now()
         return self.held_by(worker_id).update(lease_expires_at=expiry(now))
 
-    def release(self, worker_id: str, **changes: Any) -> int:
+    def release(self, worker_id: str, **changes: object) -> int:
         """Give up `worker_id`'s leases on these rows, writing `changes` with it; how
         many it still held (a worker that lost a row to another changes nothing)."""
         return self.held_by(worker_id).update(**RELEASED, **changes)

@@ -7,6 +7,7 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.models.leases import Leased, LeaseQuerySet
+from judgements.models.states import Move, StateGraph
 
 
 class NotificationChoice(models.Model):
@@ -25,9 +26,23 @@ class NotificationChoice(models.Model):
         return f"notifications of {self.user}: {state}"
 
 
+class NotificationStatus(models.TextChoices):
+    UNSENT = "unsent", "Unsent"
+    SENT = "sent", "Sent"
+
+
+class NotificationStates(StateGraph):
+    """An email's states and moves (outcome/notifications.py `settle`, after each send):
+    sent (or nobody to send it to), else tried again at the next sweep with its error."""
+
+    states, initial = NotificationStatus, NotificationStatus.UNSENT
+    send = Move((NotificationStatus.UNSENT,), (NotificationStatus.SENT,))
+    retry = Move((NotificationStatus.UNSENT,), (NotificationStatus.UNSENT,))
+
+
 class NotificationQuerySet(LeaseQuerySet["Notification"]):
     def unsent(self) -> "NotificationQuerySet":
-        return self.filter(sent_at__isnull=True)
+        return self.filter(status=NotificationStatus.UNSENT)
 
 
 class Notification(Leased):
@@ -43,6 +58,8 @@ class Notification(Leased):
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    status = NotificationStates.column()
+    # When it was sent (or found to have nobody to go to): set with the status "sent".
     sent_at = models.DateTimeField(null=True, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
     error = models.TextField(blank=True)

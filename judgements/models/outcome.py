@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from judgements.models.choices import DECISION_OF_STATUS, Decision, Status
 from judgements.models.leases import Leased, LeaseQuerySet
+from judgements.models.states import Move, StateGraph
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -120,6 +121,16 @@ class DeliveryStatus(models.TextChoices):
     FAILED = "failed", "Failed"
 
 
+class DeliveryStates(StateGraph):
+    """A delivery's states and moves (outcome/webhooks.py `settle`, after each attempt):
+    delivered on a 2xx, given up when out of attempts, else retried after its backoff."""
+
+    states, initial = DeliveryStatus, DeliveryStatus.PENDING
+    deliver = Move((DeliveryStatus.PENDING,), (DeliveryStatus.DELIVERED,))
+    give_up = Move((DeliveryStatus.PENDING,), (DeliveryStatus.FAILED,))
+    retry = Move((DeliveryStatus.PENDING,), (DeliveryStatus.PENDING,))
+
+
 class WebhookDeliveryQuerySet(LeaseQuerySet["WebhookDelivery"]):
     def due(self, now: datetime) -> "WebhookDeliveryQuerySet":
         """Pending, its backoff over, and nobody holding it (a dead worker's lease ran out)."""
@@ -138,9 +149,7 @@ class WebhookDelivery(Leased):
     event = models.CharField(max_length=40)
     url = models.CharField(max_length=2000)
     payload = models.JSONField()
-    status = models.CharField(
-        max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
-    )
+    status = DeliveryStates.column()
     attempt_count = models.PositiveSmallIntegerField(default=0)
     next_attempt_at = models.DateTimeField(default=timezone.now)
     created_at = models.DateTimeField(default=timezone.now)

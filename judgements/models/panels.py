@@ -1,6 +1,6 @@
 """Saved panels and suites: a user's own, and the examples shipped with MAGI."""
 
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from django.conf import settings
 from django.db import models
@@ -17,6 +17,18 @@ if TYPE_CHECKING:
 _Shared = TypeVar("_Shared", bound="SharedWithExamples")
 
 
+class StoredAgent(TypedDict):
+    """One agent of a saved panel as its `agents` JSON holds it (validated as a case's
+    agents are when the panel is saved): the one description of that shape."""
+
+    name: str
+    model: str
+    criteria: str
+
+
+AGENT_FIELDS = tuple(StoredAgent.__annotations__)
+
+
 class SharedQuerySet(models.QuerySet[_Shared]):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
@@ -24,6 +36,11 @@ class SharedQuerySet(models.QuerySet[_Shared]):
         """What the user may use: their own, their teams' and the examples; staff, and
         the operator's command line (user None), everything (policy.shared_rows_visible)."""
         return policy.shared_rows_visible(self, user)
+
+    def editable_by(self, user: "User") -> "SharedQuerySet[_Shared]":
+        """What the user may change: staff everything; anyone else their own and their
+        teams' (policy.shared_rows_editable), as the row's editable_by says."""
+        return policy.shared_rows_editable(self, user)
 
 
 class SharedWithExamples(models.Model):
@@ -123,7 +140,7 @@ class Panel(SharedWithExamples):
     calibration = models.JSONField(null=True, blank=True)
     # The prompt variants its judgements and runs use (judgements/core/prompt_variants.py
     # names, validated by configuration/saving.py, kept in the order given); None: not set, the
-    # site's default (intake/saved_panels.py variants_for), [] the prompts as first
+    # site's default (panels/saved_panels.py variants_for), [] the prompts as first
     # measured whatever the default becomes.
     prompt_variants = models.JSONField(null=True, blank=True)
     # The saved panel a verdict this panel cannot keep (contested, or outside its
@@ -141,6 +158,13 @@ class Panel(SharedWithExamples):
 
     def get_absolute_url(self) -> str:
         return reverse("panel-edit", args=[self.pk])
+
+    def stored_agents(self) -> list[StoredAgent]:
+        """Its three agents, each with an agent's fields and no others."""
+        return [
+            StoredAgent(name=agent["name"], model=agent["model"], criteria=agent["criteria"])
+            for agent in self.agents
+        ]
 
     def config_state(self) -> dict[str, object]:
         """What a panel is as configuration, by names (as the API answers it and the audit

@@ -14,7 +14,7 @@ websocket). The querysets and models keep their methods (`Judgement.objects.visi
 admin's team scoping (admin/base.py TeamScoped) asks `made_or_shared` too.
 """
 
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from django.db import models
 
@@ -24,10 +24,31 @@ from judgements.models.teams import Membership
 if TYPE_CHECKING:
     from django.contrib.auth.models import AnonymousUser, User
 
-    from judgements.models.judgements import Judgement
-    from judgements.models.panels import Panel
-
 Rows = TypeVar("Rows", bound="models.QuerySet[Any, Any]")
+
+
+# What the rules read of a panel and a judgement (models/panels.py Panel,
+# models/judgements.py Judgement, whose methods ask these rules: named here by what they
+# hold, so that the rules need neither module).
+class Panel(Protocol):
+    @property
+    def team_id(self) -> int | None: ...
+    @property
+    def team_reviews(self) -> bool: ...
+    @property
+    def four_eyes(self) -> bool: ...
+    @property
+    def reviewers(self) -> "models.Manager[User]": ...
+
+
+class Judgement(Protocol):
+    @property
+    def panel(self) -> Panel | None: ...
+    @property
+    def creator_id(self) -> int | None: ...
+    @property
+    def team_id(self) -> int | None: ...
+
 
 OVERRIDE_PERMISSION = "judgements.override_judgement"
 
@@ -78,6 +99,14 @@ def shared_rows_visible(rows: Rows, user: "User | None") -> Rows:
     )
 
 
+def shared_rows_editable(rows: Rows, user: "User") -> Rows:
+    """may_use as a condition, for panels and suites: staff all; anyone else their own
+    and their teams' (an example, no owner and no team, only staff)."""
+    if user.is_staff:
+        return rows
+    return rows.filter(made_or_shared(user, "owner"))
+
+
 def teams_visible(teams: Rows, user: "User") -> Rows:
     """The teams `user` is in; staff every team."""
     if user.is_staff:
@@ -85,7 +114,7 @@ def teams_visible(teams: Rows, user: "User") -> Rows:
     return teams.filter(pk__in=team_ids_of(user))
 
 
-def budgets_visible(budgets: Rows, user: "User", panels: "models.QuerySet[Panel]") -> Rows:
+def budgets_visible(budgets: Rows, user: "User", panels: "models.QuerySet[Any]") -> Rows:
     """The budgets `user` may read: staff all; anyone else their own, their teams' and
     those of the panels (of `panels`) they may use."""
     if user.is_staff:
@@ -112,7 +141,7 @@ def overrides_what_they_see(user: "User | AnonymousUser") -> bool:
     return user.is_staff or user.has_perm(OVERRIDE_PERMISSION)
 
 
-def reviewed_panels(panels: "models.QuerySet[Panel]", user: "User") -> "models.QuerySet[Panel]":
+def reviewed_panels(panels: Rows, user: "User") -> Rows:
     """Of `panels`, those whose judgements `user` reviews: a member of the panel's team
     who is named as its reviewer, any member where the whole team reviews, and every panel
     of a team `user` reviews all of (Membership.reviews_all), whenever the panel joined
@@ -124,7 +153,7 @@ def reviewed_panels(panels: "models.QuerySet[Panel]", user: "User") -> "models.Q
     )
 
 
-def panel_reviewers(panel: "Panel") -> "models.QuerySet[User]":
+def panel_reviewers(panel: Panel) -> "models.QuerySet[User]":
     """Who reviews a panel's judgements besides staff, as reviewed_panels rules: the
     members of its team named as its reviewers, every member where the whole team
     reviews, and the team's reviewers of every panel (Membership.reviews_all: asked here,
@@ -142,14 +171,14 @@ def panel_reviewers(panel: "Panel") -> "models.QuerySet[User]":
     )
 
 
-def panel_reviewed_by(panel: "Panel", user: "User") -> bool:
+def panel_reviewed_by(panel: Panel, user: "User") -> bool:
     """The row-level twin of reviewed_panels."""
     if not in_team(user, panel.team_id):
         return False
     return panel_reviewers(panel).filter(pk=user.pk).exists()
 
 
-def reviewable_rows(judgements: Rows, user: "User", reviewed: "models.QuerySet[Panel]") -> Rows:
+def reviewable_rows(judgements: Rows, user: "User", reviewed: "models.QuerySet[Any]") -> Rows:
     """Of `judgements`, what `user` may confirm or override: staff and holders of the
     override permission what they see, a panel's reviewers (`reviewed`: reviewed_panels)
     its judgements; on a four-eyes panel nobody their own."""
@@ -160,7 +189,7 @@ def reviewable_rows(judgements: Rows, user: "User", reviewed: "models.QuerySet[P
     return found.exclude(creator=user, panel__four_eyes=True)
 
 
-def review_refusal(judgement: "Judgement", user: "User") -> ReviewRefusal | None:
+def review_refusal(judgement: Judgement, user: "User") -> ReviewRefusal | None:
     """Why `user` may not confirm or override `judgement` (None: they may), the row-level
     twin of reviewable_rows: four eyes (they started it, on a four-eyes panel), or not a
     reviewer."""

@@ -21,7 +21,6 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from judgements.core import pricing
-from judgements.intake import budgets
 from judgements.models import (
     Budget,
     DeliveryStatus,
@@ -30,6 +29,7 @@ from judgements.models import (
     Status,
     WebhookDelivery,
 )
+from judgements.spending import budgets
 
 VERDICT_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 1800)
 CALL_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 30, 60, 120)

@@ -11,7 +11,8 @@ every background job uses (models/leases.py) in a short transaction that skips r
 another worker locked, and the emails go out after it with no lock held (the worker
 renews the lease meanwhile: engine/lease.py `renewing`), so two live workers never send
 the same one; a failed send stays unsent, with its error, and is tried again next sweep.
-Each row ends through `settle`. A worker that dies between sending and recording it
+Each row changes state through `settle` (its graph, models/notifications.py
+`NotificationStates`). A worker that dies between sending and recording it
 leaves the row to be sent again once its lease expires: at least once, with the same
 Message-ID (`message_id`), which lets a mail system drop the second copy.
 """
@@ -34,9 +35,13 @@ from judgements.models import (
     Judgement,
     Notification,
     NotificationChoice,
+    NotificationStatus,
     Status,
 )
+from judgements.models import NotificationStates as States
 from judgements.models.judgements import held, waiting_for_review
+from judgements.models.leases import RELEASED
+from judgements.models.states import Move, Told, transition
 
 log = logging.getLogger(__name__)
 
@@ -101,23 +106,30 @@ def claim(worker_id: str, now: datetime, limit: int = BATCH * 4) -> list[Notific
     )
 
 
-def settle(ids: list[int], worker_id: str, outcome: str, **changes: object) -> int:
-    """unsent, held by `worker_id` -> sent (`sent_at` given) or unsent again (its error,
-    or a digest not due yet), releasing the lease: the one change of a notification's
-    state, logged at INFO. Returns how many rows were still ours."""
-    updated = Notification.objects.filter(pk__in=ids).unsent().release(worker_id, **changes)
-    target = "sent" if changes.get("sent_at") else "unsent"
-    # A digest not due yet is given back unchanged at every sweep: not a change of state.
-    log.log(
-        logging.INFO if changes else logging.DEBUG,
-        "notifications %s: unsent -> %s (%s) by worker %s%s",
-        ids,
+def settle(ids: list[int], worker_id: str, outcome: str, move: Move, **changes: object) -> int:
+    """unsent, held by `worker_id` -> sent (with its `sent_at`) or unsent again (its
+    error), releasing the lease: the one change of a notification's state, through the
+    one transition function. Returns how many rows were still ours."""
+    (target,) = move.targets
+    updated = transition(
+        Notification.objects.filter(pk__in=ids).held_by(worker_id),
+        move,
         target,
-        outcome,
-        worker_id,
-        "" if updated == len(ids) else f" ({len(ids) - updated} not ours any more)",
+        worker=worker_id,
+        told=[Told(f"notifications {ids} ({outcome})", NotificationStatus.UNSENT)],
+        **RELEASED,
+        **changes,
     )
+    if updated < len(ids):
+        log.info("notifications %s: %s not ours any more", ids, len(ids) - updated)
     return updated
+
+
+def give_back(ids: list[int], worker_id: str) -> int:
+    """A digest not due yet: its rows freed unchanged for the sweep that sends it, at
+    every sweep (no change of state: logged at DEBUG)."""
+    log.debug("notifications %s: their digest is not due yet, freed by %s", ids, worker_id)
+    return Notification.objects.filter(pk__in=ids).unsent().release(worker_id)
 
 
 def send_due(worker_id: str, now: datetime | None = None) -> int:
@@ -146,13 +158,13 @@ def send_to(
     held = [row.pk for row in rows]
     if not choice.enabled or not user.email or not settings.EMAIL_HOST:
         # Nothing to send them: the rows are done, not kept to pile up.
-        settle(held, worker_id, "nothing to send them", sent_at=now)
+        settle(held, worker_id, "nothing to send them", States.send, sent_at=now)
         return 0
     if choice.digest_minutes:
         last = choice.last_digest_at
         if last is not None and now - last < timedelta(minutes=choice.digest_minutes):
             # Not due yet: free them for the sweep that sends the digest.
-            settle(held, worker_id, "their digest is not due yet")
+            give_back(held, worker_id)
             return 0
         messages = [(digest_subject(rows), digest_body(rows), rows)]
     else:
@@ -167,9 +179,10 @@ def send_to(
         except Exception as exc:  # an SMTP server away or refusing: tried again next sweep
             log.warning("notification to %s not sent: %s", user, exc)
             error = f"{type(exc).__name__}: {exc}"[:500]
-            settle(ids, worker_id, "not sent", attempts=F("attempts") + 1, error=error)
+            retried = {"attempts": F("attempts") + 1, "error": error}
+            settle(ids, worker_id, "not sent", States.retry, **retried)
             continue
-        settle(ids, worker_id, "sent", sent_at=now, error="")
+        settle(ids, worker_id, "sent", States.send, sent_at=now, error="")
         count += 1
     if choice.digest_minutes and count:
         choice.last_digest_at = now

@@ -4,13 +4,14 @@ names, built from its record (`Panel.from_record`) like the other answers
 
 from typing import Annotated
 
+from django.contrib.auth.models import User
 from pydantic import Field
 
 from judgements import models
 from judgements.outcome.answers import AgentSpec, Answer, ETag, Id
+from judgements.panels import saved_panels
 
 # What an agent is given, in the order a case lists it.
-AGENT_FIELDS = ("name", "model", "criteria")
 
 
 class Panel(Answer):
@@ -54,7 +55,7 @@ class Panel(Answer):
     def from_record(cls, panel: models.Panel) -> "Panel":
         """A panel as GET /api/panels/ lists it (prefetch its reviewers and certificates
         for a list)."""
-        agents = [{field: agent[field] for field in AGENT_FIELDS} for agent in panel.agents]
+        agents = panel.stored_agents()
         return cls.model_validate(
             panel.config_state()
             | {
@@ -68,3 +69,13 @@ class Panel(Answer):
                 "etag": panel.etag(),
             }
         )
+
+
+def listing(user: User | None) -> list[Panel]:
+    """The panels a user may use, as GET /api/panels/ lists them."""
+    panels = (
+        saved_panels.visible(user)
+        .select_related("team", "escalate_to")
+        .prefetch_related("reviewers", "certificates")
+    )
+    return [Panel.from_record(panel) for panel in panels]

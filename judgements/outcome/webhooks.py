@@ -26,7 +26,7 @@ import time
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -40,12 +40,15 @@ from django.utils import timezone
 
 from judgements.infrastructure.database import db_call
 from judgements.models import (
+    DeliveryStates,
     DeliveryStatus,
     Judgement,
     WebhookAttempt,
     WebhookDelivery,
     WebhookSecret,
 )
+from judgements.models.leases import RELEASED
+from judgements.models.states import Move, Told, transition
 from judgements.outcome import answers
 
 log = logging.getLogger(__name__)
@@ -218,8 +221,9 @@ def post(delivery: WebhookDelivery, key: bytes) -> tuple[int | None, str]:
 
 
 def backoff_seconds(attempts_made: int) -> float:
-    initial = settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
-    return min(initial * 2 ** (attempts_made - 1), settings.MAGI_WEBHOOK_RETRY_MAX_WAIT)
+    initial: float = settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
+    longest: float = settings.MAGI_WEBHOOK_RETRY_MAX_WAIT
+    return min(initial * 2.0 ** (attempts_made - 1), longest)
 
 
 def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: str) -> str:
@@ -238,47 +242,49 @@ def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: s
     else:
         code, error = post(delivery, secret.key())
     duration_ms = int((time.monotonic() - started) * 1000)
-    delivered = code is not None and 200 <= code < 300
-    now = timezone.now()
-    changes: dict[str, Any]  # the delivery's fields to update
-    if delivered:
-        changes = {"status": DeliveryStatus.DELIVERED, "finished_at": now}
+    if code is not None and 200 <= code < 300:
+        move = DeliveryStates.deliver
     elif final or delivery.attempt_count >= settings.MAGI_WEBHOOK_MAX_ATTEMPTS:
-        changes = {"status": DeliveryStatus.FAILED, "finished_at": now}
+        move = DeliveryStates.give_up
     else:
-        wait = timedelta(seconds=backoff_seconds(delivery.attempt_count))
-        changes = {"next_attempt_at": now + wait}
+        move = DeliveryStates.retry
     with transaction.atomic():
         WebhookAttempt.objects.filter(pk=attempt_row.pk).update(
             status_code=code, duration_ms=duration_ms, error=error
         )
-        settle(delivery, worker_id, code or error, changes)
-    return str(changes.get("status", DeliveryStatus.PENDING))
+        settle(delivery, worker_id, code or error, move, timezone.now())
+    return str(move.targets[0])
 
 
 def settle(
-    delivery: WebhookDelivery, worker_id: str, outcome: object, changes: dict[str, Any]
+    delivery: WebhookDelivery, worker_id: str, outcome: object, move: Move, now: datetime
 ) -> bool:
     """pending, held by `worker_id` -> delivered | failed | pending (its next attempt
-    later), releasing the lease: the one change of a delivery's state, logged at INFO.
-    False when the lease is not ours any more: a worker that took too long leaves the
-    delivery to the one that took it over (its attempt is recorded all the same)."""
-    target = changes.get("status", DeliveryStatus.PENDING)
-    updated = WebhookDelivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING).release(
-        worker_id, **changes
+    later, after the backoff), releasing the lease: the one change of a delivery's state,
+    through the one transition function. A worker that took too long leaves the delivery
+    to the one that took it over (its attempt is recorded all the same): False."""
+    (target,) = move.targets
+    if move is DeliveryStates.retry:
+        wait = timedelta(seconds=backoff_seconds(delivery.attempt_count))
+        changes: dict[str, datetime] = {"next_attempt_at": now + wait}
+    else:
+        changes = {"finished_at": now}
+    about = (
+        f"webhook {delivery.webhook_id} ({delivery.event}, judgement {delivery.judgement_id}) "
+        f"attempt {delivery.attempt_count}"
     )
-    log.info(
-        "webhook %s (%s, judgement %s) attempt %s: %s; pending -> %s by worker %s%s",
-        delivery.webhook_id,
-        delivery.event,
-        delivery.judgement_id,
-        delivery.attempt_count,
-        outcome,
+    moved = transition(
+        WebhookDelivery.objects.filter(pk=delivery.pk).held_by(worker_id),
+        move,
         target,
-        worker_id,
-        "" if updated else " (not ours any more: left to its new holder)",
+        worker=worker_id,
+        told=[Told(about, DeliveryStatus.PENDING, f": {outcome}")],
+        **RELEASED,
+        **changes,
     )
-    return bool(updated)
+    if not moved:
+        log.info("%s: %s; not ours any more: left to its new holder", about, outcome)
+    return bool(moved)
 
 
 def renew_held(worker_id: str) -> int:

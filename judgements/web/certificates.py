@@ -147,13 +147,13 @@ class CertifyForm(forms.Form):
     )
 
     def clean_target(self) -> float:
-        value = self.cleaned_data["target"]
+        value: float = self.cleaned_data["target"]
         if not 0 < value < 100:
             raise forms.ValidationError("Must be above 0 and below 100 (a percentage).")
         return value
 
     def clean_delta(self) -> float:
-        value = self.cleaned_data["delta"]
+        value: float = self.cleaned_data["delta"]
         if not 0 < value < 1:
             raise forms.ValidationError("Must be above 0 and below 1.")
         return value

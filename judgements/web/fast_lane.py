@@ -35,13 +35,15 @@ def api_fast_lane(get_response: GetResponse) -> GetResponse:
             try:
                 match = resolve(request.path_info)
             except Resolver404:
-                return await get_response(request)
+                missing: HttpResponse = await get_response(request)
+                return missing
             if iscoroutinefunction(match.func):
                 request.resolver_match = match
                 response = security.process_request(request)
                 if response is None:
                     response = await match.func(request, *match.args, **match.kwargs)
                 return security.process_response(request, response)
-        return await get_response(request)
+        passed: HttpResponse = await get_response(request)
+        return passed
 
     return middleware

@@ -12,14 +12,15 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
 from judgements.configuration import saving
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import tryout
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import cases, limits, rows, saved_panels
-from judgements.intake.start import Checked, Submission, submit
+from judgements.intake import cases, rows
+from judgements.intake.start import Submission, submit
 from judgements.llm import providers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Panel
+from judgements.panels import saved_panels
 from judgements.web.judgement_pages import visible_judgement
 from judgements.web.signed_in import signed_in_user
 
@@ -39,7 +40,7 @@ class NewJudgementPage:
     chosen: Panel | None = None
     panel_problem: str = ""
     saved: Panel | None = None
-    refusal: limits.Refused | None = None
+    refusal: Refused | None = None
     status: int = 200
     examples: list[tryout.Example] = field(default_factory=list)
 
@@ -147,8 +148,8 @@ def judge(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     if is_valid(page.form, page.formset, not_utf8) and not page.panel_problem:
         case = cases.cleaned_case(page.form, page.formset, page.chosen)
         try:
-            started = submit([Checked(case)], Submission(creator=signed_in_user(request)))
-        except limits.Refused as exc:
+            started = submit([case], Submission(creator=signed_in_user(request)))
+        except Refused as exc:
             page.refusal, page.status = exc, exc.status_code
             return page.render(request)
         return redirect(started.judgement)

@@ -15,7 +15,7 @@ from judgements.web.signed_in import signed_in_user
 DIGEST_MAX_MINUTES = 7 * 24 * 60
 
 
-class NotificationForm(forms.ModelForm):
+class NotificationForm(forms.ModelForm[NotificationChoice]):
     class Meta:
         model = NotificationChoice
         fields = ["enabled", "digest_minutes"]
@@ -29,7 +29,7 @@ class NotificationForm(forms.ModelForm):
         }
 
     def clean_digest_minutes(self) -> int:
-        minutes = self.cleaned_data["digest_minutes"]
+        minutes: int = self.cleaned_data["digest_minutes"]
         if minutes > DIGEST_MAX_MINUTES:
             raise forms.ValidationError(f"Must be at most {DIGEST_MAX_MINUTES} (a week).")
         return minutes

@@ -13,16 +13,18 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements.configuration import saving
 from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate, cascade, certify
-from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
-from judgements.intake import budgets, cases, saved_panels
+from judgements.infrastructure.forms import error_summary, invalid_utf8_fields
+from judgements.intake import cases
 from judgements.models import Panel
+from judgements.panels import saved_panels, variant_setting
+from judgements.spending import budgets
 from judgements.web import certificates
 from judgements.web.signed_in import signed_in_user
 
@@ -44,13 +46,16 @@ def panel_list(request: HttpRequest) -> HttpResponse:
 
 def editable_panel(request: HttpRequest, panel_id: int) -> Panel:
     """The panel, if this user may edit it: another user's is not found (404), an example
-    a non-staff user may use but not edit is refused (403)."""
-    panel = get_object_or_404(Panel.objects.select_related("owner"), pk=panel_id)
-    if not panel.visible_to(signed_in_user(request)):
-        raise Http404("No panel matches the given query.")
-    if not panel.editable_by(signed_in_user(request)):
+    a non-staff user may use but not edit is refused (403). Asked of the database, as the
+    lists ask it (SharedQuerySet.visible_to, editable_by): one query when it may."""
+    user = signed_in_user(request)
+    panels = Panel.objects.select_related("owner", "team")
+    panel = panels.editable_by(user).filter(pk=panel_id).first()
+    if panel is not None:
+        return panel
+    if panels.visible_to(user).filter(pk=panel_id).exists():
         raise PermissionDenied("Only staff may edit an example panel.")
-    return panel
+    raise Http404("No panel matches the given query.")
 
 
 @login_required
@@ -65,7 +70,7 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
             if request.content_type == "application/x-www-form-urlencoded"
             else set()
         )
-        if is_valid(panel_form, formset, not_utf8):
+        if saving.validated(panel_form, formset, not_utf8):
             try:
                 saving.store(panel_form, formset, panel, signed_in_user(request))
             except InvalidInput as exc:
@@ -128,7 +133,7 @@ def unbound_forms(panel: Panel) -> tuple[saving.PanelForm, cases.BaseAgentFormSe
         "description": panel.description,
         "hold_contested": cases.hold_choice(panel.hold_contested),
         "run_checks": cases.hold_choice(panel.run_checks),
-        "prompt_variants": saved_panels.variants_text(panel.prompt_variants),
+        "prompt_variants": variant_setting.variants_text(panel.prompt_variants),
         "escalate_to": "" if panel.escalate_to_id is None else str(panel.escalate_to_id),
     }
     panel_form = saving.PanelForm(initial=initial, owner=panel.owner, panel=panel, team=panel.team)
@@ -155,7 +160,7 @@ def render_edit(
         "error_summary": error_summary(panel_form, formset=formset) if panel_form.is_bound else [],
         "certificate": certificates.view_of(shown),
         "eligible_runs": certify.eligible_runs(panel),
-        "variants_in_use": "+".join(sorted(saved_panels.variants_for(panel))) or "no variant",
+        "variants_in_use": "+".join(sorted(variant_setting.variants_for(panel))) or "no variant",
         "calibration": calibration_view(panel),
         "certify_form": certify_form,
         "certify_errors": error_summary(certify_form) if certify_form.is_bound else [],

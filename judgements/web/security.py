@@ -60,14 +60,14 @@ def content_security_policy_middleware(get_response: GetResponse) -> GetResponse
     if iscoroutinefunction(get_response):
 
         async def async_middleware(request: HttpRequest) -> HttpResponse:
-            response = await get_response(request)
+            response: HttpResponse = await get_response(request)
             response.setdefault("Content-Security-Policy", content_security_policy(request))
             return response
 
         return async_middleware
 
     def middleware(request: HttpRequest) -> HttpResponse:
-        response = get_response(request)
+        response: HttpResponse = get_response(request)
         response.setdefault("Content-Security-Policy", content_security_policy(request))
         return response
 
@@ -97,8 +97,12 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         path = request.path_info
         static_file = self.find_file(path) if self.autorefresh else self.files.get(path)
         if static_file is not None:
-            return await sync_to_async(self.serve, thread_sensitive=False)(static_file, request)
-        return await self.get_response(request)
+            served: HttpResponse = await sync_to_async(self.serve, thread_sensitive=False)(
+                static_file, request
+            )
+            return served
+        response: HttpResponse = await self.get_response(request)
+        return response
 
 
 def origin_key(url: str) -> tuple[str, str, int] | None:
@@ -114,8 +118,9 @@ def origin_key(url: str) -> tuple[str, str, int] | None:
     return scheme, parts.hostname.lower(), port or DEFAULT_PORTS[scheme]
 
 
-def header(scope: dict[str, Any], name: bytes) -> str | None:
-    for key, value in scope.get("headers", []):
+def header(scope: Scope, name: bytes) -> str | None:
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    for key, value in headers:
         if key.lower() == name:
             return value.decode("latin1")
     return None
@@ -181,6 +186,6 @@ class SameOriginWebsocket:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket" and not websocket_origin_allowed(scope):
-            denier = WebsocketDenier()
-            return await denier(scope, receive, send)
-        return await self.application(scope, receive, send)
+            await WebsocketDenier()(scope, receive, send)
+            return
+        await self.application(scope, receive, send)

@@ -13,11 +13,11 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
 from judgements.configuration import saving
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import runs, suites
 from judgements.infrastructure.forms import error_summary, field_of
-from judgements.intake import limits, saved_panels
 from judgements.models import EvaluationRun, Panel, Suite
+from judgements.panels import saved_panels
 from judgements.web.signed_in import signed_in_user
 
 
@@ -169,7 +169,7 @@ def suite_detail(request: HttpRequest, suite_id: int) -> HttpResponse:
         form = StartRunForm(request.POST, user=user)
         try:
             run = start_from_form(form, suite, user)
-        except limits.Refused as exc:
+        except Refused as exc:
             run, refusal = None, exc
         if run is not None:
             return redirect(run)
@@ -199,7 +199,7 @@ def matching_panel(suite: Suite, user: User) -> Panel | None:
 
 def start_from_form(form: StartRunForm, suite: Suite, creator: User) -> EvaluationRun | None:
     """The run the form asks for, or None with its errors on the form. A run over the
-    user's limit of unfinished runs raises limits.Refused."""
+    user's limit of unfinished runs raises Refused."""
     if not form.is_valid():
         return None
     panel = form.cleaned_data["panel"]

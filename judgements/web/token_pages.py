@@ -10,9 +10,10 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
+from judgements.configuration import budget_config
 from judgements.infrastructure.forms import error_summary
-from judgements.intake import budgets
 from judgements.models import ApiToken
+from judgements.spending import budgets
 from judgements.web.signed_in import signed_in_user
 
 
@@ -41,7 +42,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
         "form": form,
         "key": key,
         "tokens": ApiToken.objects.filter(user=user),
-        "budgets": [budgets.state_of(b) for b in budgets.visible_to(user).order_by("pk")],
+        "budgets": [budgets.state_of(b) for b in budget_config.visible_to(user).order_by("pk")],
         "error_summary": error_summary(form) if status == 400 else [],
     }
     return render(request, "judgements/tokens.html", context, status=status)

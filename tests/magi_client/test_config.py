@@ -291,11 +291,12 @@ def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
 
 
 VARIANTS_CERTIFY = """
-from judgements.intake import saved_panels
+from judgements.panels import saved_panels
 from judgements.models import Certificate, Panel
+from judgements.panels import variant_setting
 panel = Panel.objects.get(name="lab a")
 certificate = Certificate.objects.create(
-    panel=panel, agents=panel.agents, fingerprint=saved_panels.fingerprint_of(panel),
+    panel=panel, agents=panel.agents, fingerprint=variant_setting.fingerprint_of(panel),
     target=0.9, delta=0.1, samples=100, certified=True)
 print(certificate.pk)
 """

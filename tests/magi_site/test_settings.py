@@ -118,7 +118,7 @@ def test_an_empty_variable_means_the_default(environ):
 
 
 def test_the_settings_documentation_is_generated_from_the_settings():
-    """docs/settings.md is written by `python -m magi_site.environment`: regenerate it
+    """docs/settings.md is written by `python -m magi_site.settings_docs`: regenerate it
     when a setting changes."""
     assert settings_docs.DOCS_PATH.read_text() == settings_docs.markdown()
 

@@ -147,6 +147,7 @@ def test_the_api_modules_list_the_endpoints_they_register(module):
 OUTSIDE_NAMES = {
     "Any": "typing",
     "ParamSpec": "typing",
+    "TypedDict": "typing",
     "login_required": "django.contrib.auth.decorators",
 }
 # `module.name` or `Class.name` in a comment or a docstring (not a file name such as
@@ -170,7 +171,7 @@ def defined_names() -> set[str]:
     """Every class, function, method and assigned name of judgements/, magi_site/ and the
     client package."""
     names = set()
-    roots = (APP, REPO / "magi_site", REPO / "clients" / "magi-client" / "magi_client")
+    roots = (APP, REPO / "magi_site", REPO / "clients" / "magi-client" / "src" / "magi_client")
     for path in (path for root in roots for path in root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):

@@ -23,7 +23,7 @@ from judgements.models import (
     Suite,
     Team,
 )
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 
 # Transactional: the API reaches the database from its own threads (db_call).
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -86,8 +86,7 @@ RULES: dict[str, Rule] = {
     "api-batch-parts": NOT_TEAM_DATA,
     # The models the deployment reaches: the same for everyone.
     "api-models": NOT_TEAM_DATA,
-    "list_suites": Rule(api=True, lists=True),
-    "import_suite": NOT_TEAM_DATA,
+    "api-suites": Rule(api=True, lists=True),
     "api-suite-jsonl": Rule(api=True, shows="suite"),
     "api-suite": Rule(api=True, shows="suite"),
     # Starting a run names a panel and a suite: another team's are not there.
@@ -177,7 +176,7 @@ def world(fake_llm, settings):
         creator=ana, team=team_a,
     )  # fmt: skip
     started = submit(
-        [{**case, "title": SECRET_TITLE}], Submission(creator=bot, api_token=token)
+        [validated({**case, "title": SECRET_TITLE})], Submission(creator=bot, api_token=token)
     ).judgement
     return {"ana": ana, "bob": bob, "judgement": started, "panel": panel, "suite": suite,
             "run": run, "token": token, "budget": budget, "team": team_a}  # fmt: skip

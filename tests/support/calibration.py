@@ -2,8 +2,8 @@
 the calibration tests learn from (tests/judgements/evaluations/test_calibrate.py, and
 `manage.py calibrate` in tests/judgements/management/commands/test_calibrate.py)."""
 
-from judgements.intake import saved_panels
 from judgements.models import Certificate, Panel
+from judgements.panels import variant_setting
 
 # Every agent rejects every case, sure of it: P(approve) 0.2 where its criterion is met
 # (marker-ok), 0.01 where it is not (marker-bad). A lean to reject an offset can undo.
@@ -42,7 +42,7 @@ def certificate_of(panel: Panel) -> Certificate:
     return Certificate.objects.create(
         panel=panel,
         agents=panel.agents,
-        fingerprint=saved_panels.fingerprint_of(panel),
+        fingerprint=variant_setting.fingerprint_of(panel),
         target=0.9,
         delta=0.1,
         samples=16,

@@ -16,6 +16,19 @@ def case_for(models=DEFAULT_MODELS, **overrides) -> dict:
     return case
 
 
+def validated(case: dict):
+    """A case given as JSON as a JSON way in hands `submit`: validated by the case's
+    pydantic model where it comes in (intake/schemas.py)."""
+    from judgements.intake import schemas
+
+    return schemas.validated(schemas.Case, case)
+
+
+def json_case(models=DEFAULT_MODELS, **overrides):
+    """case_for's case, validated as a JSON way in hands it to `submit`."""
+    return validated(case_for(models, **overrides))
+
+
 def typed_case(models=DEFAULT_MODELS, **fields):
     """case_for's case as the typed value a page or a run hands `submit` (intake/case.py),
     with any of its other fields (panel, prompt_variants, ...)."""

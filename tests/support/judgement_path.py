@@ -104,10 +104,11 @@ class Walk:
                 if frame in self.started:
                     return
                 self.started.add(frame)
-        arguments = [frame.f_locals.get(name) for name in code.co_varnames[: code.co_argcount]]
+        named = code.co_argcount + code.co_kwonlyargcount
+        arguments = [frame.f_locals.get(name) for name in code.co_varnames[:named]]
         arguments += list(frame.f_locals.get("args", ()) or ())
         arguments += list((frame.f_locals.get("kwargs", {}) or {}).values())
-        if not any(carries_id(value) for value in arguments):
+        if not any(self.carries(value) for value in arguments):
             return
         relative = os.path.relpath(code.co_filename, PACKAGE)
         entered = last_file.get() != relative
@@ -115,9 +116,24 @@ class Walk:
         with self.lock:
             self.stops.append((relative, code.co_qualname, entered))
 
+    def carries(self, value: Any) -> bool:
+        """Whether an argument makes the call a stop: it carries the judgement."""
+        return carries_id(value)
+
     def entries(self) -> Counter[str]:
         """How often the walk enters each file."""
         return Counter(path for path, _, entered in self.stops if entered)
+
+    def report(self, figure: str, every_call: bool = False) -> None:
+        """Print the walk as the benches do: every stop (an entry into its file marked
+        `>`) when asked, the figure line, the stops, and how often each file is entered."""
+        if every_call:
+            for path, name, entered in self.stops:
+                print(f"  {'>' if entered else ' '} {path}: {name}")
+        print(f"figure: {figure}")
+        print(f"stops: {len(self.stops)}")
+        for path, times in self.entries().most_common():
+            print(f"  {times}x {path}")
 
     def figures(self) -> dict[str, int]:
         """What docs/architecture.md publishes: every stop, every entry into a file, the

@@ -7,7 +7,7 @@ from pydantic import BaseModel
 
 from judgements.api import resources
 from judgements.intake import schemas
-from judgements.models import ApiToken, AuditSubject
+from judgements.models import ApiToken
 
 
 class NoteWrite(schemas.Strict):
@@ -24,17 +24,10 @@ class NoteList(BaseModel):
     notes: list[Note]
 
 
-class Notes(resources.Resource):
+class Notes(resources.Resource[NoteWrite, Note]):
     """Notes kept in memory: created (not on a dry run) and read back."""
 
-    kind: ClassVar[str] = "note"
-    collection: ClassVar[str] = "/api/notes/"
-    write: ClassVar[type[BaseModel] | None] = NoteWrite
-    answer: ClassVar[type[BaseModel]] = Note
-    audit: ClassVar[AuditSubject] = AuditSubject.PANEL
-    list_answer: ClassVar[type[BaseModel] | None] = NoteList
-    list_key: ClassVar[str] = "notes"
-    exported: ClassVar[bool] = True
+    kind, plural, list_answer = "note", "notes", NoteList
     routes: ClassVar[dict[str, resources.Route]] = {
         "list": resources.Route("Every note."),
         "create": resources.Route("Write a note."),

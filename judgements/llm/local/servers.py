@@ -35,7 +35,6 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from django.conf import settings
 
@@ -47,6 +46,7 @@ from judgements.llm.local.files import (
     pinned_sha256,
     runtime_missing,
 )
+from magi_site.model_settings import ProviderConfig
 
 # How llm.py must ask each runtime's server for structured output: both take the full
 # schema inside `json_object` (llama-cpp-python's answers `json_schema` with HTTP 500), and
@@ -123,13 +123,15 @@ def parallel_slots() -> int:
     """Calls one local server answers at once: llama-cpp-python's serves one at a time."""
     if settings.MAGI_LOCAL_RUNTIME == "llama-cpp-python":
         return 1
-    return settings.MAGI_LOCAL_PARALLEL
+    slots: int = settings.MAGI_LOCAL_PARALLEL
+    return slots
 
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def _server_command(name: str, path: Path, port: int) -> list[str]:
@@ -337,22 +339,22 @@ async def local_base_url(model_name: str) -> str:
     return server.base_url
 
 
-def provider() -> dict[str, Any]:
+def provider() -> ProviderConfig:
     """Local models as one more provider (see providers.py): its endpoint is the server
     this module starts for each model, and it answers one call at a time."""
-    return {
-        "base_url": None,
-        "api_key": LOCAL_API_KEY,
-        "structured_output": STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME],
-        "models": sorted(local_model_files()),
-        "timeout": settings.MAGI_LOCAL_TIMEOUT,
-        "temperature": settings.MAGI_LLM_TEMPERATURE,
-        "seed": settings.MAGI_LLM_SEED,
-        "max_tokens": max(settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
-        "concurrency": parallel_slots(),
-        "discover": False,
-        "server": local_base_url,
-    }
+    return ProviderConfig(
+        base_url=None,
+        api_key=LOCAL_API_KEY,
+        structured_output=STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME],
+        models=sorted(local_model_files()),
+        timeout=settings.MAGI_LOCAL_TIMEOUT,
+        temperature=settings.MAGI_LLM_TEMPERATURE,
+        seed=settings.MAGI_LLM_SEED,
+        max_tokens=max(settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
+        concurrency=parallel_slots(),
+        discover=False,
+        server=local_base_url,
+    )
 
 
 def running_servers() -> dict[str, _Server]:

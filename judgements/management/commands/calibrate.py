@@ -24,8 +24,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from judgements.core import calibration
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import calibrate
-from judgements.intake import saved_panels
 from judgements.management import invalid_input
+from judgements.panels import saved_panels, variant_setting
 
 EXIT_LEARNED, EXIT_INVALID, EXIT_TOO_FEW = 0, 2, 3
 
@@ -48,7 +48,7 @@ class Command(BaseCommand):
             variants = None
             if options["variants"] is not None:
                 try:
-                    variants = saved_panels.named_variants(options["variants"])
+                    variants = variant_setting.named_variants(options["variants"])
                 except ValueError as exc:
                     raise InvalidInput({"--variants": [str(exc)]}) from None
             learned = calibrate.learn(panel, variants=variants)

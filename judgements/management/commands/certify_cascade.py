@@ -22,9 +22,9 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import cascade, certify
-from judgements.intake import saved_panels
 from judgements.management import invalid_input
 from judgements.outcome import answers
+from judgements.panels import saved_panels
 
 EXIT_STORED = 0
 

@@ -47,10 +47,11 @@ from judgements.engine import lifecycle
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, run_reports, runs, suites
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, saved_panels
 from judgements.management import evaluation_input, evaluation_report, invalid_input
 from judgements.models import Certificate, EvaluationRun, Judgement
 from judgements.outcome import answers
+from judgements.panels import saved_panels
+from judgements.spending import budgets
 
 EXIT_COMPLETED, EXIT_INVALID, EXIT_INTERRUPTED = 0, 2, 130
 # Judgements run elsewhere (by a worker) are looked at this often.

@@ -22,15 +22,16 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from judgements.core.errors import InvalidInput
+from judgements.core.json_values import JsonValue
 from judgements.engine.runner import EngineRunner
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import budgets, start
-from judgements.intake.case import JsonValue
+from judgements.intake import schemas, start
 from judgements.intake.cases import parse_case_json
 from judgements.management import invalid_input
 from judgements.models import Judgement, RoundDecision, Status
 from judgements.outcome import answers
+from judgements.spending import budgets
 
 EXIT_APPROVED, EXIT_ERROR, EXIT_INVALID, EXIT_REJECTED, EXIT_HELD = 0, 1, 2, 3, 4
 # As `magi gate`'s: refused by a spending limit.
@@ -62,7 +63,8 @@ class Command(BaseCommand):
         try:
             # No creator: the operator's command line, under no user's limits, may name
             # any saved panel.
-            judgement = start.submit([read_case(options["case"])], start.Submission()).judgement
+            case = schemas.validated(schemas.Case, read_case(options["case"]))
+            judgement = start.submit([case], start.Submission()).judgement
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)
         except budgets.BudgetExceeded as exc:

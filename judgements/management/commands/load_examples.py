@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand
 
 from judgements.configuration import saving
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels
+from judgements.panels import saved_panels
 
 EXIT_INVALID = 2
 

@@ -12,9 +12,9 @@ from django.contrib.auth import get_user_model
 from django.db.models import Sum
 
 from judgements.configuration import teams
-from judgements.intake import budgets
 from judgements.models import ApiToken, Budget, Judgement, LLMAttempt, Team, WebhookDelivery
 from judgements.models.judgements import waiting_for_review
+from judgements.spending import budgets
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
 from tests.support.openapi import check

@@ -16,7 +16,7 @@ from judgements.api import urls
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, Status
 from tests.support.api_client import TokenClient
-from tests.support.cases import case_for
+from tests.support.cases import case_for, json_case
 from tests.support.openapi import check
 
 pytestmark = [
@@ -106,7 +106,7 @@ async def test_errors_match_the_document(fake_llm, api, document, settings):
 
 async def test_overrides_match_the_document(fake_llm, api, staff_api, user, document):
     path = "/api/judgements/{judgement_id}/override"
-    judgement = (await sync_to_async(submit)([case_for()], Submission(creator=user))).judgement
+    judgement = (await sync_to_async(submit)([json_case()], Submission(creator=user))).judgement
     url = f"/api/judgements/{judgement.pk}/override"
     body = json.dumps({"decision": "reject", "reason": "Not on a Friday."})
 

@@ -20,7 +20,7 @@ def test_the_batch_takes_every_method_of_every_batched_kind_and_nothing_else():
     assert table == {
         (method, pattern.pattern)
         for resource in resources.registered()
-        if resource.batched
+        if resource.versioned
         for method, pattern in resource.paths().items()
     }
     assert ("PUT", r"/api/suites/(\d+)\.jsonl") in table

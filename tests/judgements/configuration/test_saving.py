@@ -13,9 +13,9 @@ from django.test import AsyncClient
 
 from judgements.configuration import saving
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels
 from judgements.llm.local import files as local_files
 from judgements.models import Judgement, Panel
+from judgements.panels import saved_panels
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
 from tests.support.commands import run_judge

@@ -18,7 +18,7 @@ from judgements.models import (
     Team,
 )
 from judgements.outcome import overrides, reviews
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ def contested_judgement(fake_llm, settings, by, panel: Panel) -> Judgement:
     token, _ = ApiToken.issue(by, "deploy")
     case = {**case_for(), "panel": panel.name, "agents": None}
     case = {key: value for key, value in case.items() if value is not None}
-    judgement = submit([case], Submission(creator=by, api_token=token)).judgement
+    judgement = submit([validated(case)], Submission(creator=by, api_token=token)).judgement
     Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED, contested=True)
     return Judgement.objects.get(pk=judgement.pk)
 

@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from judgements.core import pricing
 from judgements.evaluations import metrics
 from tests.support.evaluations import REPORT_KEYS
 
@@ -73,7 +74,7 @@ RECORDS = [
     # Not finished yet: counted in "judgements" and "cases" only.
     record("f", "approve", "judging", "A A A", seconds=None, tokens=tokens(999, 999, 999)),
 ]
-PRICES: dict[str, metrics.Price] = {
+PRICES: dict[str, pricing.Price] = {
     "model-a": {"prompt": 2.0, "completion": 8.0, "cached": 0.5},
     "model-b": {"prompt": 1.0, "completion": 4.0, "cached": None},
 }

@@ -10,7 +10,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 
 from judgements.core import prompt_variants
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs
 from judgements.intake import limits
@@ -119,7 +119,7 @@ def test_a_runs_judgements_leave_the_users_judgement_limits_alone(fake_llm, suit
 def test_it_refuses_a_run_over_the_users_unfinished_runs(fake_llm, suite, user, settings):
     settings.MAGI_UNFINISHED_RUNS_PER_USER = 1
     start(suite, user)
-    with pytest.raises(limits.Refused, match="1 evaluation runs not finished"):
+    with pytest.raises(Refused, match="1 evaluation runs not finished"):
         start(suite, user)
     assert EvaluationRun.objects.count() == 1
 

@@ -12,7 +12,7 @@ from tests.support.cases import case_for, typed_case
 def test_a_case_s_agents_keep_what_was_typed_in_panel_order():
     agents = case_for()["agents"]
     case = Case(title="T", content="C", agents=agents_of(agents))
-    assert case.agent_dicts() == agents
+    assert [agent.stored() for agent in case.agents] == agents
     assert case.models() == ["model-a", "model-b", "model-c"]
     assert case.agents[0] == CaseAgent("Melchior", "model-a", "Melchior approves only safe plans.")
 

@@ -4,7 +4,8 @@ saved panel looked up (judgements/intake/json_cases.py)."""
 import pytest
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import json_cases, saved_panels, schemas
+from judgements.intake import json_cases, schemas
+from judgements.panels import saved_panels
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db
@@ -14,7 +15,7 @@ def test_a_case_naming_a_panel_gets_a_copy_of_its_agents(make_panel, user):
     panel = make_panel("Desk", owner=user, models=("model-b", "model-c", "model-a"))
     case = json_cases.validate_case({"title": "Trip", "content": "To Japan", "panel": "Desk"}, user)
     assert case.panel == panel
-    assert case.agent_dicts() == saved_panels.agents_of(panel)
+    assert [agent.stored() for agent in case.agents] == saved_panels.agents_of(panel)
     assert json_cases.validate_case(case_for(), user).panel is None
 
 

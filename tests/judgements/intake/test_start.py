@@ -1,21 +1,23 @@
 """The one way in (judgements/intake/start.py): `submit` takes the same checks in the same
-order for every entry point: limits, idempotency, validation, panel resolution. Each test
-here fails if two of them swap. That every entry point goes through it is
-tests/packaging/test_one_way_in.py's."""
+order for every entry point: limits, idempotency, panel resolution, budgets; a case given
+as JSON comes validated by its schema where it comes in. Each test here fails if two of
+them swap. That every entry point goes through it is tests/packaging/test_one_way_in.py's."""
 
 import pytest
 
 from judgements.core import prompt_variants
-from judgements.core.errors import InvalidInput
+from judgements.core.errors import InvalidInput, Refused
 from judgements.core.prompt_variants import Variant
-from judgements.intake import idempotency, limits
+from judgements.intake import idempotency, json_cases
 from judgements.intake.start import Checked, Submission, submit
 from judgements.models import IdempotencyKey, Judgement
-from tests.support.cases import case_for, typed_case
+from tests.support.cases import json_case, typed_case, validated
 
 pytestmark = pytest.mark.django_db
 
 INVALID = {"title": "", "content": "To Japan", "panel": "Nope"}
+# Valid by its schema, but no such panel: refused when its panel is looked up.
+NO_SUCH_PANEL = {"title": "Trip", "content": "To Japan", "panel": "Nope"}
 
 
 @pytest.fixture
@@ -25,10 +27,10 @@ def one_a_window(settings, fake_llm):
     settings.MAGI_UNFINISHED_PER_USER = 0
 
 
-def test_over_a_limit_the_case_is_not_even_validated(one_a_window, user):
-    submit([case_for()], Submission(creator=user))
-    with pytest.raises(limits.Refused):
-        submit([INVALID], Submission(creator=user))
+def test_over_a_limit_the_cases_panel_is_not_even_looked_up(one_a_window, user):
+    submit([json_case()], Submission(creator=user))
+    with pytest.raises(Refused):
+        submit([validated(NO_SUCH_PANEL)], Submission(creator=user))
     assert Judgement.objects.count() == 1
 
 
@@ -38,24 +40,24 @@ def test_a_retry_gets_its_judgement_back_before_its_panel_is_looked_up_again(
     panel = make_panel("Desk", owner=user)
     case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
     by = Submission(creator=user, key="trip-1", body=case)
-    first = submit([case], by)
+    first = submit([validated(case)], by)
     panel.delete()
     # Over the limit too: a retry is neither limited nor checked again.
-    again = submit([case], by)
+    again = submit([validated(case)], by)
     assert again.replayed
     assert again.judgement == first.judgement
     assert Judgement.objects.count() == 1
 
 
-def test_a_key_used_with_another_body_is_refused_before_that_body_is_validated(fake_llm, user):
-    submit([case_for()], Submission(creator=user, key="k", body=case_for()))
+def test_a_key_used_with_another_body_is_refused_before_its_panel_is_looked_up(fake_llm, user):
+    submit([json_case()], Submission(creator=user, key="k", body=json_case().model_dump()))
     with pytest.raises(idempotency.KeyReused):
-        submit([INVALID], Submission(creator=user, key="k", body=INVALID))
+        submit([validated(NO_SUCH_PANEL)], Submission(creator=user, key="k", body=NO_SUCH_PANEL))
 
 
-def test_a_case_is_validated_before_its_panel_is_looked_up(fake_llm, user):
+def test_a_json_case_is_validated_where_it_comes_in_before_its_panel_is_looked_up(fake_llm, user):
     with pytest.raises(InvalidInput) as refused:
-        submit([INVALID], Submission(creator=user))
+        json_cases.validate_case(INVALID, user)
     assert list(refused.value.errors) == ["title"]
     assert not IdempotencyKey.objects.exists()
 
@@ -66,9 +68,9 @@ def test_a_panel_is_looked_up_for_the_creator_and_for_the_operator_among_all(
     make_panel("Theirs", owner=other_user)
     case = {"title": "Trip", "content": "To Japan", "panel": "Theirs"}
     with pytest.raises(InvalidInput) as refused:
-        submit([case], Submission(creator=user))
+        submit([validated(case)], Submission(creator=user))
     assert list(refused.value.errors) == ["panel"]
-    started = submit([case], Submission())
+    started = submit([validated(case)], Submission())
     assert started.judgement.panel is not None and started.judgement.panel.name == "Theirs"
     assert started.judgement.agents.count() == 3
 
@@ -101,7 +103,7 @@ def test_a_judgement_runs_its_saved_panels_prompt_variants(fake_llm, make_panel,
     panel.save(update_fields=["prompt_variants"])
     case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
     # As the API, the MCP tools and the gate send it, and as the page checks it.
-    from_json = submit([case], Submission(creator=user)).judgement
+    from_json = submit([validated(case)], Submission(creator=user)).judgement
     from_page = submit([Checked(typed_case(panel=panel))], Submission(creator=user))
     for judgement in (from_json, from_page.judgement):
         assert judgement.prompt_variants == ["decision_first", "quote"]
@@ -115,9 +117,11 @@ def test_without_a_panel_or_its_setting_a_judgement_runs_the_site_default(
 ):
     make_panel("Desk", owner=user)  # prompt_variants None: not set
     case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
-    assert submit([case], Submission(creator=user)).judgement.prompt_variants == []
-    assert submit([case_for()], Submission(creator=user)).judgement.prompt_variants == []
+    assert submit([validated(case)], Submission(creator=user)).judgement.prompt_variants == []
+    assert submit([json_case()], Submission(creator=user)).judgement.prompt_variants == []
     # The default, named in one place (prompt_variants.DEFAULT), whatever it is.
     monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({Variant.QUOTE}))
-    assert submit([case], Submission(creator=user)).judgement.prompt_variants == ["quote"]
-    assert submit([case_for()], Submission(creator=user)).judgement.prompt_variants == ["quote"]
+    assert submit([validated(case)], Submission(creator=user)).judgement.prompt_variants == [
+        "quote"
+    ]
+    assert submit([json_case()], Submission(creator=user)).judgement.prompt_variants == ["quote"]

@@ -11,10 +11,18 @@ from django.utils import timezone
 
 from judgements.configuration import teams
 from judgements.intake.start import Submission, submit
-from judgements.models import Judgement, Notification, NotificationChoice, Panel, Status, Team
+from judgements.models import (
+    Judgement,
+    Notification,
+    NotificationChoice,
+    NotificationStates,
+    Panel,
+    Status,
+    Team,
+)
 from judgements.models.leases import expiry
 from judgements.outcome import notifications
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 from tests.support.smtp_server import SmtpServer
 
 pytestmark = pytest.mark.django_db
@@ -52,7 +60,7 @@ def panel(fake_llm, people) -> Panel:
 def decided(panel: Panel, by: User, *, held: bool, title: str = "Refund 4711") -> Judgement:
     """A judgement of the panel's, decided and contested as the engine leaves it."""
     case = {key: value for key, value in case_for(title=title).items() if key != "agents"}
-    judgement = submit([{**case, "panel": panel.name}], Submission(creator=by)).judgement
+    judgement = submit([validated({**case, "panel": panel.name})], Submission(creator=by)).judgement
     Judgement.objects.filter(pk=judgement.pk).update(
         status=Status.APPROVED,
         contested=True,
@@ -195,5 +203,8 @@ def test_a_notification_sent_again_after_its_worker_died_is_the_same_message(
     assert notifications.send_due("w2", expiry(now) + timedelta(seconds=1)) == 2
     to_ana = smtp.inbox.to("ana@example.com")
     assert len(to_ana) == 2 and to_ana[0]["Message-ID"] == to_ana[1]["Message-ID"]
-    assert notifications.settle([ana_row.pk], "dead", "sent", sent_at=now) == 0
+    assert (
+        notifications.settle([ana_row.pk], "dead", "sent", NotificationStates.send, sent_at=now)
+        == 0
+    )
     assert Notification.objects.get(pk=ana_row.pk).sent_at != now

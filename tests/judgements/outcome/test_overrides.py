@@ -14,7 +14,7 @@ from judgements.configuration import teams
 from judgements.intake.start import Submission, submit
 from judgements.models import ApiToken, Confirmation, Judgement, Override, Panel, Status, Team
 from tests.support.api_client import token_client
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -201,7 +201,7 @@ def own_on_four_eyes(fake_llm, settings, user, other_user):
     teams.set_reviewing(panel, None, reviewers=[user, other_user], four_eyes=True)
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     case = {key: value for key, value in case_for().items() if key != "agents"}
-    judgement = submit([{**case, "panel": panel.pk}], Submission(creator=user)).judgement
+    judgement = submit([validated({**case, "panel": panel.pk})], Submission(creator=user)).judgement
     Judgement.objects.filter(pk=judgement.pk).update(
         status=Status.APPROVED, contested=True, finished_at=timezone.now()
     )

@@ -15,7 +15,7 @@ from django.urls import reverse
 
 from judgements.models import Confirmation, Judgement
 from tests.support.api_client import serve_one_wake_up, token_client
-from tests.support.cases import case_for
+from tests.support.cases import case_for, validated
 from tests.support.commands import run_judge
 from tests.support.webhooks import deliver, verify
 
@@ -282,7 +282,7 @@ def held(make_judgement, user, fake_llm, runner):
 
     split_votes(fake_llm)
     case = {**case_for(), "hold_contested": True}
-    judgement = submit([case], Submission(creator=user)).judgement
+    judgement = submit([validated(case)], Submission(creator=user)).judgement
     async_to_sync(runner.run_judgement)(judgement.pk)
     return Judgement.objects.get(pk=judgement.pk)
 

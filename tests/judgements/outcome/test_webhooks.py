@@ -14,7 +14,7 @@ from django.test import AsyncClient
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 
-from judgements.models import ApiToken, DeliveryStatus, Judgement, WebhookDelivery
+from judgements.models import ApiToken, DeliveryStates, DeliveryStatus, Judgement, WebhookDelivery
 from judgements.models.leases import expiry
 from judgements.outcome import webhooks
 from tests.support.api_client import TokenClient, serve_one_wake_up
@@ -308,7 +308,6 @@ def test_a_delivery_whose_worker_died_is_taken_over_once_its_lease_runs_out(
     [request] = receiver.received
     assert verify(secret, request)["id"] == judgement.pk
     assert request["headers"]["webhook-id"] == delivered.webhook_id
-    failed = {"status": DeliveryStatus.FAILED}
-    assert not webhooks.settle(delivery, "dead", 500, failed)
+    assert not webhooks.settle(delivery, "dead", 500, DeliveryStates.give_up, timezone.now())
     assert WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.DELIVERED
     assert webhooks.renew_held("dead") == 0

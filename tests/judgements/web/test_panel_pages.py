@@ -5,7 +5,7 @@ web/panel_pages.py)."""
 import pytest
 from django.urls import reverse
 
-from judgements.models import Judgement, Panel
+from judgements.models import AuditEntry, AuditSubject, Judgement, Panel
 from tests.support.cases import case_for
 from tests.support.forms import form_data
 
@@ -249,6 +249,21 @@ def test_the_owner_edits_a_panel(logged_in, make_panel, user):
     panel.refresh_from_db()
     assert panel.name == "Desk v2" and panel.agents[0]["criteria"] == "Stricter."
     assert "Saved the panel Desk v2." in logged_in.get(reverse("panel-list")).content.decode()
+
+
+def test_an_edit_is_audited_as_the_panel_was_and_now_is(logged_in, make_panel, user):
+    """The audit entry of a page's edit holds the panel as configuration before and after
+    (the form's fields over what it was), exactly as the panel now reads."""
+    panel = make_panel("Desk", owner=user)
+    before = panel.config_state()
+    data = edit_data(panel, name="Desk v2", hold_contested="yes", prompt_variants="none")
+    data |= {"agents-1-criteria": "Stricter.", "agents-2-model": "model-a"}
+    assert logged_in.post(panel.get_absolute_url(), data).status_code == 302
+    panel.refresh_from_db()
+    entry = AuditEntry.objects.filter(subject=AuditSubject.PANEL).latest("pk")
+    assert (entry.target, entry.by) == (f"panel {panel.pk} (Desk v2)", user)
+    assert entry.before == before and entry.after == panel.config_state()
+    assert entry.after != entry.before
 
 
 def test_an_edit_may_keep_the_panels_own_name(logged_in, make_panel, user):

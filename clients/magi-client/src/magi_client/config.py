@@ -22,7 +22,7 @@ from typing import Any, TextIO
 
 from magi_client import directory, server_state, writing
 from magi_client import plan as plan_module
-from magi_client.http import Refused, RequestFailed, Server, Unreachable
+from magi_client.http import Refused, RequestFailed, Server, Unreachable, whole
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -119,7 +119,7 @@ def requests_of(
         limits = server.call("GET", "/api/batch/")
     except Refused:  # a server from before parts: one request, as it always was
         return [sent]
-    max_bytes, max_count = int(limits["max_body_bytes"]), int(limits["max_operations"])
+    max_bytes, max_count = whole(limits, "max_body_bytes"), whole(limits, "max_operations")
     room = max_bytes - BATCH_ENVELOPE_BYTES
     sizes = [len(json.dumps(operation)) + len(", ") for operation in sent]
     if sum(sizes) <= room and len(sent) <= max_count:
@@ -189,7 +189,7 @@ def value_words(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def plan_lines(plan: dict) -> list[str]:
+def plan_lines(plan: dict[str, Any]) -> list[str]:
     """The plan as a person reads it in a pull request."""
     lines: list[str] = []
     for change in plan["changes"]:

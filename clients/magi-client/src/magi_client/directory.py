@@ -224,7 +224,7 @@ class Reader:
         self.check_budgets(spec, address)
         return spec
 
-    def scope(self, folder: Path, address: str, team: dict | None) -> dict[str, Any]:
+    def scope(self, folder: Path, address: str, team: dict[str, Any] | None) -> dict[str, Any]:
         panels = []
         first: dict[str, Problem] = {}
         for path in self.files(folder / "panels", ".yaml"):
@@ -320,7 +320,9 @@ class Reader:
             for index, item in enumerate(node.value):
                 self.map_lines(item, f"{path}[{index}]", source)
 
-    def panel(self, panel: dict, source: Source, team: dict | None) -> dict[str, Any]:
+    def panel(
+        self, panel: dict[str, Any], source: Source, team: dict[str, Any] | None
+    ) -> dict[str, Any]:
         whole = settled_panel({**PANEL_DEFAULTS, **panel})
         whole["reviewers"] = sorted(whole["reviewers"])
         if team is None and (whole["reviewers"] or whole["team_reviews"]):
@@ -387,7 +389,7 @@ class Reader:
 
     def check_member_budgets(self, teams: dict[str, dict[str, Any]]) -> None:
         """A member's budget is the member's, whatever the team: one file describes it."""
-        first: dict[tuple, str] = {}
+        first: dict[tuple[object, ...], str] = {}
         for team, spec in sorted(teams.items()):
             source = self.sources.get(f"teams.{team}")
             for index, budget in enumerate(spec.get("budgets", [])):
@@ -407,7 +409,7 @@ class Reader:
         if source is None or "budgets" not in spec:
             return
         panels = {comparable(panel["name"]) for panel in spec["panels"]}
-        seen: set[tuple] = set()
+        seen: set[tuple[object, ...]] = set()
         for index, budget in enumerate(spec["budgets"]):
             at = f"budgets[{index}]"
             if "panel" in budget and "user" in budget:

@@ -17,6 +17,7 @@ import time
 from typing import TextIO
 
 from magi_client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
+from magi_client.json_values import JsonObject
 from magi_client.receipts import NotValid, check_receipt, keys_of
 
 EXIT_APPROVED = 0
@@ -70,7 +71,7 @@ def default_key(panel: str, title: str, content: str) -> str:
     return f"magi-gate-{digest[:48]}"
 
 
-def judge(server: Server, case: dict, key: str, deadline: float) -> dict:
+def judge(server: Server, case: JsonObject, key: str, deadline: float) -> JsonObject:
     """Submit the case (retried with the same key) and follow it until it finishes or the
     deadline passes. The judgement as the API answers it."""
     path = None
@@ -98,27 +99,35 @@ def judge(server: Server, case: dict, key: str, deadline: float) -> dict:
             return judgement
 
 
-def deciding_level(judgement: dict) -> dict | None:
+def deciding_level(judgement: JsonObject) -> JsonObject | None:
     """The level of the judgement's escalation story whose verdict is in force (None: no
     story, or no level has decided)."""
-    story = judgement.get("escalation") or {}
+    story = judgement.get("escalation")
+    if not isinstance(story, dict):
+        return None
     decided_by = story.get("decided_by")
-    return next((lv for lv in story.get("levels", []) if lv.get("level") == decided_by), None)
+    levels = story.get("levels")
+    if decided_by is None or not isinstance(levels, list):
+        return None
+    found = (lv for lv in levels if isinstance(lv, dict) and lv.get("level") == decided_by)
+    return next(found, None)
 
 
-def verdict_line(judgement: dict, panel: str, page: str) -> str:
+def verdict_line(judgement: JsonObject, panel: str, page: str) -> str:
     status = judgement.get("status", "unknown")
-    words = [status, f"panel={panel}", f"judgement={judgement.get('id')}"]
+    words = [str(status), f"panel={panel}", f"judgement={judgement.get('id')}"]
     # The mark in words ("Contested", "Not contested", "Trust not measured for this
     # panel"): what a person may rely on, never a change of the verdict or the exit status.
     deciding = deciding_level(judgement)
     if deciding is not None:
         # An escalation story (docs/escalation.md): which level's verdict is in force.
         words.append(f"level={deciding['level']}")
-        words.append(f"level_panel={(deciding.get('panel') or {}).get('name')}")
+        level_panel = deciding.get("panel")
+        name = level_panel.get("name") if isinstance(level_panel, dict) else None
+        words.append(f"level_panel={name}")
         words.append(f"level_judgement={deciding['judgement']}")
     if judgement.get("trust_words"):
-        words.append(judgement["trust_words"])
+        words.append(str(judgement["trust_words"]))
     if judgement.get("error"):
         words.append(f"error={judgement['error']!r}")
     return "  ".join([*words, page])
@@ -175,10 +184,13 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
         return EXIT_ERROR
     # Fail-closed: only an approval in force is a go; an error or a status this command
     # does not know is not.
-    return EXIT_OF_STATUS.get(judgement.get("status", ""), EXIT_ERROR)
+    status = judgement.get("status")
+    return EXIT_OF_STATUS.get(status, EXIT_ERROR) if isinstance(status, str) else EXIT_ERROR
 
 
-def receipt_refusal(server: Server, keys: str | None, judgement: dict, content: str) -> str | None:
+def receipt_refusal(
+    server: Server, keys: str | None, judgement: JsonObject, content: str
+) -> str | None:
     """Why the approval's signed receipt does not check (with the keys file given, else
     the server's published keys), or None when it does: --require-receipt."""
     try:

@@ -8,11 +8,22 @@ means (an exit status, a tool's refusal)."""
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from magi_client.json_values import JsonObject
+
 # Between tries after a refusal (429 without Retry-After), a 5xx or a dropped connection.
 RETRY_SECONDS = 2.0
+
+
+def whole(answer: JsonObject, key: str) -> int:
+    """A whole number the server answered as `key`; RequestFailed when it did not."""
+    value = answer.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise RequestFailed(f"The server answered {key} = {value!r}, not a whole number.")
+    return value
 
 
 class RequestFailed(Exception):
@@ -58,19 +69,24 @@ class Server:
         self,
         method: str,
         path: str,
-        body: dict | None = None,
+        body: Mapping[str, object] | None = None,
         headers: dict[str, str] | None = None,
-    ) -> dict:
+    ) -> JsonObject:
         """One request; the JSON answer of a 2xx. Raises Refused, or RetryLater (Unreachable
         among them) for what a later try may get past."""
-        return json.loads(self.send(method, path, body, headers) or b"{}")
+        answer: JsonObject = json.loads(self.send(method, path, body, headers) or b"{}")
+        return answer
 
     def text(self, method: str, path: str) -> str:
         """One request whose answer is text (a suite's JSONL), as UTF-8."""
         return self.send(method, path, None, {"Accept": "*/*"}).decode("utf-8")
 
     def send(
-        self, method: str, path: str, body: dict | None, headers: dict[str, str] | None
+        self,
+        method: str,
+        path: str,
+        body: Mapping[str, object] | None,
+        headers: dict[str, str] | None,
     ) -> bytes:
         request = urllib.request.Request(
             self.url.rstrip("/") + path,

@@ -4,10 +4,12 @@ runtime. The server's own `magi` (judgements/cli/main.py) is this one plus `magi
 
 import argparse
 import sys
+from typing import TypeAlias
 
 from magi_client import config, gate, verify
 
-Commands = argparse._SubParsersAction  # the subcommands' parsers, for the server's mcp
+# The subcommands' parsers, for the server's mcp.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, Commands]:

@@ -106,7 +106,7 @@ def differences(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]
 Fields = list[dict[str, Any]]
 
 
-def fingerprint(panel: dict) -> tuple[list[tuple[str, str]], list[str]]:
+def fingerprint(panel: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
     """What a certificate measured: each agent's model and criteria, in order, and the
     prompt variants (a setting left out counted as none: the server's answer says what
     it voided)."""
@@ -129,7 +129,7 @@ def budget_homes(desired: dict[str, Any], server: ServerState) -> dict[int, str]
     """Which of the directory's teams describes each member's budget on the server: the
     one whose team.yaml lists it, or else the one an export writes it in."""
     members: dict[str, list[str]] = {}
-    listed: dict[tuple, str] = {}
+    listed: dict[tuple[object, ...], str] = {}
     for team, spec in sorted(desired["teams"].items()):
         stored = server.teams.get(team)
         members[team] = spec.get("members", stored.spec["members"] if stored else [])
@@ -140,7 +140,12 @@ def budget_homes(desired: dict[str, Any], server: ServerState) -> dict[int, str]
 
 
 def plan_team(
-    plan: Plan, team: str, spec: dict, server: ServerState, prune: bool, homes: dict[int, str]
+    plan: Plan,
+    team: str,
+    spec: dict[str, Any],
+    server: ServerState,
+    prune: bool,
+    homes: dict[int, str],
 ) -> None:
     address = f"teams.{team}"
     stored = server.teams.get(team)
@@ -173,7 +178,7 @@ def plan_team(
 
 
 def plan_scope(
-    plan: Plan, spec: dict, scope: Scope, team: str | None, address: str, prune: bool
+    plan: Plan, spec: dict[str, Any], scope: Scope, team: str | None, address: str, prune: bool
 ) -> None:
     where = f"{team}/" if team else ""
     # Each after the panel it escalates to: the batch creates that one first.
@@ -210,7 +215,7 @@ def plan_scope(
 
 
 def plan_suites(
-    plan: Plan, spec: dict, scope: Scope, team: str | None, address: str, prune: bool
+    plan: Plan, spec: dict[str, Any], scope: Scope, team: str | None, address: str, prune: bool
 ) -> None:
     where = f"{team}/" if team else ""
     wanted = {comparable(suite["name"]): suite for suite in spec.get("suites", [])}
@@ -243,7 +248,9 @@ def plan_suites(
             )
 
 
-def case_differences(before: list[dict], after: list[dict]) -> list[dict[str, Any]]:
+def case_differences(
+    before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     old = {case["id"]: case for case in before}
     new = {case["id"]: case for case in after}
     found: list[dict[str, Any]] = []
@@ -272,7 +279,7 @@ def budget_words(team: str, spec: dict[str, Any]) -> str:
     return f"budget of {team}: {whose}, a {spec['period']}, in {spec['unit']}"
 
 
-def budget_body(team: str, spec: dict, server: ServerState) -> dict[str, Any]:
+def budget_body(team: str, spec: dict[str, Any], server: ServerState) -> dict[str, Any]:
     if "panel" in spec:
         stored = server.scopes.get(team, Scope()).panels.get(comparable(spec["panel"]))
         # A panel made by this very batch has no id yet: its name, found in its team
@@ -291,7 +298,7 @@ def budget_body(team: str, spec: dict, server: ServerState) -> dict[str, Any]:
 def plan_budgets(
     plan: Plan,
     team: str,
-    wanted: list[dict],
+    wanted: list[dict[str, Any]],
     stored: list[Stored],
     server: ServerState,
     prune: bool,

@@ -242,7 +242,7 @@ def problems(value: Any, schema: Schema, path: str = "") -> list[tuple[str, str]
     return found
 
 
-def object_problems(value: dict, schema: Schema, path: str) -> list[tuple[str, str]]:
+def object_problems(value: dict[str, object], schema: Schema, path: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     known = schema.get("properties", {})
     prefix = f"{path}." if path else ""
@@ -257,7 +257,7 @@ def object_problems(value: dict, schema: Schema, path: str) -> list[tuple[str, s
     return found
 
 
-def array_problems(value: list, schema: Schema, path: str) -> list[tuple[str, str]]:
+def array_problems(value: list[object], schema: Schema, path: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
         low, high = schema.get("minItems", 0), schema.get("maxItems")

@@ -16,7 +16,7 @@ from typing import Any
 
 from magi_client import kinds, names
 from magi_client.directory import comparable, panel_spec
-from magi_client.http import Refused, Server
+from magi_client.http import Refused, RequestFailed, Server
 
 SUITE_OPTIONAL: dict[str, Any] = {"title": "", "expected_agents": None, "tags": []}
 
@@ -60,7 +60,7 @@ class ServerState:
         ]
 
     def user_budget_homes(
-        self, members: dict[str, list[str]], listed: dict[tuple, str] | None = None
+        self, members: dict[str, list[str]], listed: dict[tuple[object, ...], str] | None = None
     ) -> dict[int, str]:
         """Which team's team.yaml describes each member's budget (by its id): a member's
         budget is the member's, whatever team, so exactly one file holds it. The team
@@ -80,11 +80,14 @@ class ServerState:
         return homes
 
 
-def listed(server: Server, kind: str) -> list[dict]:
-    """A kind's list, where the server's registry says it is (magi_client/kinds.py)."""
+def listed(server: Server, kind: str) -> list[dict[str, Any]]:
+    """A kind's list, where the server's registry says it is (magi_client/kinds.py): its
+    objects, each read field by field as the server's schema documents it."""
     path, key = kinds.LISTS[kind]
-    answer: list[dict] = server.call("GET", path)[key]
-    return answer
+    answer = server.call("GET", path).get(key)
+    if not isinstance(answer, list) or not all(isinstance(item, dict) for item in answer):
+        raise RequestFailed(f"GET {path} did not answer a list of {key}.")
+    return [item for item in answer if isinstance(item, dict)]
 
 
 def read(server: Server) -> ServerState:
@@ -131,7 +134,7 @@ def is_staff(server: Server) -> bool:
     return True
 
 
-def scope_of(thing: dict, scopes: dict[str | None, Scope]) -> Scope | None:
+def scope_of(thing: dict[str, Any], scopes: dict[str | None, Scope]) -> Scope | None:
     if thing.get("team") is not None:
         return scopes.get(thing["team"])
     if thing.get("owner") is None:
@@ -139,7 +142,7 @@ def scope_of(thing: dict, scopes: dict[str | None, Scope]) -> Scope | None:
     return None  # someone's own, outside any team
 
 
-def budget_of(budget: dict, panel_names: dict[int, str]) -> Stored:
+def budget_of(budget: dict[str, Any], panel_names: dict[int, str]) -> Stored:
     spec: dict[str, Any] = {"period": budget["period"]}
     if budget.get("limit_usd") is not None:
         spec |= {"limit": budget["limit_usd"], "unit": "usd"}
@@ -153,12 +156,12 @@ def budget_of(budget: dict, panel_names: dict[int, str]) -> Stored:
     return Stored(budget["id"], budget["etag"], spec, extra)
 
 
-def user_budget_key(spec: dict[str, Any]) -> tuple:
+def user_budget_key(spec: dict[str, Any]) -> tuple[object, ...]:
     """What tells a member's budgets apart, across teams: the member, period and unit."""
     return (spec.get("user"), spec["period"], spec["unit"])
 
 
-def budget_key(spec: dict[str, Any]) -> tuple:
+def budget_key(spec: dict[str, Any]) -> tuple[object, ...]:
     """What tells a team's budgets apart: whose (the team, a panel, a user), the period and
     the unit."""
     panel = comparable(spec["panel"]) if "panel" in spec else None

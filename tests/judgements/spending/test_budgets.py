@@ -1,4 +1,4 @@
-"""Spending limits (judgements/intake/budgets.py): counted from the stored calls, checked
+"""Spending limits (judgements/spending/budgets.py): counted from the stored calls, checked
 before anything is stored or called, named with their reset in the refusal."""
 
 import email.message
@@ -12,7 +12,6 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from judgements.intake import budgets
 from judgements.intake.start import Submission, submit
 from judgements.models import (
     Agent,
@@ -23,9 +22,10 @@ from judgements.models import (
     LLMAttempt,
     Status,
 )
+from judgements.spending import budgets
 from magi_client import gate
 from magi_client.http import OverBudget, refusal
-from tests.support.cases import case_for
+from tests.support.cases import case_for, json_case
 from tests.support.evaluations import SUITE, start
 
 pytestmark = pytest.mark.django_db
@@ -56,10 +56,10 @@ def test_no_history_is_estimated_at_nine_calls_of_the_maximum(user):
 
 def test_it_refuses_what_the_budget_cannot_cover_and_names_it_with_its_reset(user):
     Budget.objects.create(user=user, period="day", limit_tokens=2_000)
-    first = submit([case_for()], Submission(creator=user)).judgement
+    first = submit([json_case()], Submission(creator=user)).judgement
     spend(first, 1_500)
     with pytest.raises(budgets.BudgetExceeded) as refused:
-        submit([case_for()], Submission(creator=user))
+        submit([json_case()], Submission(creator=user))
     message = refused.value.message
     assert "the budget of 2,000 tokens a day for the user ada" in message
     tomorrow = (timezone.now() + timedelta(days=1)).strftime("%Y-%m-%d") + " 00:00 UTC"
@@ -69,9 +69,9 @@ def test_it_refuses_what_the_budget_cannot_cover_and_names_it_with_its_reset(use
 
 def test_the_next_period_accepts_it(user):
     Budget.objects.create(user=user, period="day", limit_tokens=2_000)
-    first = submit([case_for()], Submission(creator=user)).judgement
+    first = submit([json_case()], Submission(creator=user)).judgement
     spend(first, 1_500, when=timezone.now() - timedelta(days=1))
-    assert submit([case_for()], Submission(creator=user)).judgement.pk
+    assert submit([json_case()], Submission(creator=user)).judgement.pk
 
 
 def test_a_run_is_refused_as_a_whole(user):
@@ -91,15 +91,15 @@ def test_a_usd_budget_counts_with_prices_and_refuses_without_them(user, settings
     }
     budget = Budget.objects.create(user=user, period="month", limit_usd=Decimal("0.02"))
     # Nine calls of 100 tokens at 10 USD a million: 0.009 USD estimated.
-    first = submit([case_for()], Submission(creator=user)).judgement
+    first = submit([json_case()], Submission(creator=user)).judgement
     spend(first, 1_200)  # 0.012 USD
     assert budgets.state_of(budget).spent.usd == pytest.approx(0.012)
     with pytest.raises(budgets.BudgetExceeded):
-        submit([case_for()], Submission(creator=user))  # 0.012 + 0.009 > 0.02
+        submit([json_case()], Submission(creator=user))  # 0.012 + 0.009 > 0.02
     # Without a price for the models, a budget in money cannot vouch for a start.
     settings.MAGI_MODEL_PRICES = {}
     with pytest.raises(budgets.BudgetExceeded):
-        submit([case_for()], Submission(creator=user))
+        submit([json_case()], Submission(creator=user))
 
 
 # Transactional: the engine and the API reach the database from their own threads.
@@ -108,7 +108,7 @@ def test_a_running_judgement_is_never_cut_off(user, runner):
     from asgiref.sync import async_to_sync
 
     Budget.objects.create(user=user, period="day", limit_tokens=1_000)
-    judgement = submit([case_for()], Submission(creator=user)).judgement
+    judgement = submit([json_case()], Submission(creator=user)).judgement
     spend(judgement, 5_000)  # over, while it waits to run
     assert async_to_sync(runner.run_judgement)(judgement.pk)
     judgement.refresh_from_db()
@@ -185,7 +185,7 @@ def test_the_spend_shows_on_the_tokens_page_and_in_metrics(logged_in, user):
     from judgements.monitoring.collector import spending
 
     budget = Budget.objects.create(user=user, period="day", limit_tokens=5_000)
-    spend(submit([case_for()], Submission(creator=user)).judgement, 1_234)
+    spend(submit([json_case()], Submission(creator=user)).judgement, 1_234)
     page = logged_in.get("/tokens/")
     row = page.content.decode().split(f'id="budget-{budget.pk}"')[1].split("</tr>")[0]
     assert "the user ada" in row and "1234 tokens" in row and "3766 tokens" in row

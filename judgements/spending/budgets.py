@@ -12,25 +12,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
 
-from judgements.audit import record as chain_record
 from judgements.core import pricing, rules
-from judgements.intake.case import Case
-from judgements.intake.limits import Refused
-from judgements.models import policy
+from judgements.core.errors import Refused
 from judgements.models.agents import LLMAttempt
 from judgements.models.budgets import Budget, BudgetPeriod
 from judgements.models.checks import JudgementCheck
 from judgements.models.judgements import Judgement
 from judgements.models.panels import Panel
-from judgements.models.teams import AuditEntry, AuditSubject
 
 RECENT = 20
 CALLS = rules.PANEL_SIZE * rules.ROUNDS
@@ -108,7 +102,7 @@ def spent(budget: Budget, now: datetime | None = None) -> Spend:
     return Spend(total, pricing.usd(tokens, settings.MAGI_MODEL_PRICES) if tokens else 0.0)
 
 
-def estimate(panel: Panel | None, models: list[str]) -> Spend:
+def estimate(panel: Panel | None, models: Sequence[str]) -> Spend:
     """One judgement's likely cost: the mean of the panel's last judgements, else nine
     calls at the configured maximum tokens."""
     if panel is not None:
@@ -158,19 +152,20 @@ def budgets_for(user: User | None, team_id: int | None, panel: Panel | None) -> 
 
 
 def check(
-    cases: Sequence[Case],
+    panel: Panel | None,
+    models: Sequence[str],
+    count: int,
     user: User | None,
     team_id: int | None,
     later: Sequence[Panel] = (),
 ) -> None:
-    """BudgetExceeded when a budget that applies cannot cover the cases' estimate.
-    `later`: the panels the cases' story may escalate to (intake/escalation.py): each
-    start is estimated as if every level ran, and their panels' budgets apply too, so a
-    story admitted is never cut off between levels."""
-    if not cases:
+    """BudgetExceeded when a budget that applies cannot cover the estimate of `count`
+    judgements started from `panel` (or on `models` without one). `later`: the panels
+    their story may escalate to (intake/escalation.py): each start is estimated as if
+    every level ran, and those panels' budgets apply too, so a story admitted is never
+    cut off between levels."""
+    if not count:
         return
-    panel = cases[0].panel
-    models = cases[0].models()
     now = timezone.now()
     applying = list(budgets_for(user, team_id, panel))
     applying += [b for p in later for b in budgets_for(None, None, p) if b not in applying]
@@ -181,13 +176,13 @@ def check(
         used = spent(budget, now)
         _, resets_at = period_bounds(budget.period, now)
         if budget.limit_tokens is not None:
-            over = used.tokens + each.tokens * len(cases) > budget.limit_tokens
+            over = used.tokens + each.tokens * count > budget.limit_tokens
         elif budget.limit_usd is not None:
             # A price missing counts as over: a budget in money cannot vouch for it.
             over = (
                 used.usd is None
                 or each.usd is None
-                or Decimal(str(used.usd + each.usd * len(cases))) > budget.limit_usd
+                or Decimal(str(used.usd + each.usd * count)) > budget.limit_usd
             )
         else:  # the constraint budget_one_limit rules this out
             over = False
@@ -217,32 +212,3 @@ def state_of(budget: Budget, now: datetime | None = None) -> State:
     elif budget.limit_usd is not None and used.usd is not None:
         left_usd = max(float(budget.limit_usd) - used.usd, 0.0)
     return State(budget, used, left_tokens, left_usd, resets_at)
-
-
-def visible_to(user: User) -> QuerySet[Budget]:
-    """The budgets a user may read: staff all; anyone else their own, their teams' and
-    those of the panels they may use."""
-    found = Budget.objects.select_related("team", "user", "panel")
-    return policy.budgets_visible(found, user, Panel.objects.all())
-
-
-def record_change(budget: Budget | None, before: dict[str, Any] | None, by: User | None) -> None:
-    """An audit entry for a budget made, changed or removed (models/teams.AuditEntry)."""
-    after = None if budget is None else audit_state(budget)
-    target = f"budget {budget.pk}" if budget is not None else f"budget {before and before['id']}"
-    if before != after:
-        with transaction.atomic():
-            entry = AuditEntry.objects.create(
-                subject=AuditSubject.BUDGET, target=target, by=by, before=before, after=after
-            )
-            chain_record.configuration(entry)
-
-
-def audit_state(budget: Budget) -> dict[str, Any]:
-    return {
-        "id": budget.pk,
-        "for": budget.scope_words(),
-        "period": budget.period,
-        "limit_usd": None if budget.limit_usd is None else str(budget.limit_usd),
-        "limit_tokens": budget.limit_tokens,
-    }

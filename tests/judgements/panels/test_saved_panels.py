@@ -1,10 +1,10 @@
-"""Naming a saved panel (judgements/intake/saved_panels.py): by id or by name, the user's
+"""Naming a saved panel (judgements/panels/saved_panels.py): by id or by name, the user's
 own before an example's, and the panels a user may not use."""
 
 import pytest
 
 from judgements.core.errors import InvalidInput
-from judgements.intake import saved_panels
+from judgements.panels import saved_panels
 
 pytestmark = pytest.mark.django_db
 
@@ -64,48 +64,3 @@ def test_ids_and_names_that_match_nothing_are_unknown(make_panel, user, referenc
     with pytest.raises(InvalidInput) as refused:
         saved_panels.resolve(reference, user)
     assert list(refused.value.errors) == ["panel"]
-
-
-def test_a_panels_variants_are_its_setting_else_the_site_default(make_panel):
-    panel = make_panel("Desk")
-    assert saved_panels.variants_for(panel) == saved_panels.site_default_variants()
-    assert saved_panels.variants_for(None) == saved_panels.site_default_variants()
-    panel.prompt_variants = ["decisions_only", "quote"]
-    assert saved_panels.variants_for(panel) == {"decisions_only", "quote"}
-    panel.prompt_variants = []
-    assert saved_panels.variants_for(panel) == frozenset()
-    # A setting that no longer parses (a variant removed since) is refused, naming the panel.
-    panel.prompt_variants = ["reason_last"]
-    with pytest.raises(InvalidInput) as refused:
-        saved_panels.variants_for(panel)
-    assert "reason_last" in refused.value.errors["panel"][0]
-
-
-@pytest.mark.parametrize(
-    ("typed", "setting"),
-    [
-        ("", None),
-        ("  ", None),
-        ("none", []),
-        ("quote+decision_first", ["quote", "decision_first"]),
-        (" calibrated + decision_first ", ["calibrated", "decision_first"]),
-    ],
-)
-def test_the_setting_is_typed_as_names_joined_with_plus(typed, setting):
-    assert saved_panels.variants_from_text(typed) == setting
-    shown = saved_panels.variants_text(setting)
-    assert saved_panels.variants_from_text(shown) == setting
-
-
-@pytest.mark.parametrize(
-    ("typed", "words"),
-    [
-        ("quote+reason_last", "Unknown prompt variant 'reason_last'"),
-        ("named_peers+decisions_only", "named_peers and decisions_only both say"),
-        ("quote+quote", "named twice"),
-        ("quote+", "Unknown prompt variant ''"),
-    ],
-)
-def test_a_bad_setting_says_what_is_wrong(typed, words):
-    with pytest.raises(ValueError, match=words):
-        saved_panels.variants_from_text(typed)

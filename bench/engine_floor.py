@@ -1,0 +1,159 @@
+"""The floor the engine is measured against (bench/throughput.py, bench/engine_cpu.py):
+the requests the engine sends for a judgement, built as it builds them, sent straight
+with the openai SDK from one event loop, each answer parsed and (optionally) stored as
+one row through the ORM: the least any engine making these calls must spend.
+"""
+
+import asyncio
+import json
+from collections.abc import Sequence
+from typing import Any
+
+# A request body as the SDK takes it (llm/completions.request_body's).
+Body = dict[str, Any]
+# Each judgement's agents, by judgement id: (agent id, model), in panel order.
+Panels = dict[int, list[tuple[int, str]]]
+
+
+def vote_bodies(
+    briefs: Sequence[tuple[str, str, str]], content: str
+) -> dict[tuple[str, int], Body]:
+    """The vote of each (name, criteria, model) in each round, earlier rounds approving,
+    keyed (model, round)."""
+    from judgements.core import prompts
+    from judgements.llm import completions, providers
+
+    bodies = {}
+    earlier: list[prompts.EarlierDecision] = []
+    for round_number in (1, 2, 3):
+        for name, criteria, model in briefs:
+            brief = prompts.AgentBrief(name, criteria)
+            messages = prompts.build_messages(brief, content, round_number, earlier)
+            body = completions.request_body(providers.route_for(model), messages)
+            bodies[(model, round_number)] = body
+        earlier = earlier + [
+            prompts.EarlierDecision(name, round_number, "approve", f"{name} approves")
+            for name, _, _ in briefs
+        ]
+    return bodies
+
+
+def check_body(
+    model: str, messages: list[dict[str, str]], max_tokens: int | None, schema: Body | None = None
+) -> Body:
+    """A check's request as engine/checks.py sends it: log-probabilities, and a schema
+    where the check's reply has one."""
+    from judgements.llm import completions, providers
+
+    route = providers.route_for(model)
+    body = {
+        "model": model,
+        "messages": messages,
+        "max_tokens": max_tokens or route.max_tokens,
+        "temperature": route.temperature,
+        **completions.LOGPROBS,
+    }
+    if route.seed is not None:
+        body["seed"] = route.seed
+    if schema is not None:
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": "check", "strict": True, "schema": schema},
+        }
+    return body
+
+
+def check_bodies(briefs: Sequence[tuple[str, str, str]], content: str) -> dict[Any, Body]:
+    """The checks beside round 1, as a judgement asks them by default: a probe of each
+    agent (keyed ("probe", model)), a second opinion and an injection screen."""
+    from judgements.core import check_prompts, prompts
+
+    bodies: dict[Any, Body] = {}
+    for name, criteria, model in briefs:
+        messages = check_prompts.probe_messages(prompts.AgentBrief(name, criteria), content)
+        bodies[("probe", model)] = check_body(model, messages, check_prompts.PROBE_MAX_TOKENS)
+    first = briefs[0][2]
+    messages = check_prompts.second_opinion_messages([c for _, c, _ in briefs], content)
+    schema = check_prompts.SECOND_OPINION_SCHEMA
+    bodies["second_opinion"] = check_body(first, messages, None, schema)
+    messages = check_prompts.screen_messages(content, "CANARY12")
+    bodies["screen"] = check_body(first, messages, check_prompts.SCREEN_MAX_TOKENS)
+    return bodies
+
+
+def panels_of(ids: list[int], alias: str = "default") -> Panels:
+    from judgements.models import Agent
+
+    panels: Panels = {pk: [] for pk in ids}
+    rows = Agent.objects.using(alias).filter(judgement_id__in=ids)
+    for agent in rows.order_by("judgement_id", "position"):
+        panels[agent.judgement_id].append((agent.pk, agent.model))
+    return panels
+
+
+async def asked(client: Any, body: Body, lost: list[str]) -> Any:
+    """The answer to `body`. The suite's server now and then loses a call in a burst of
+    hundreds (the engine rides that out with its retries): asked again, and counted in
+    `lost`."""
+    import openai
+
+    for _ in range(3):
+        try:
+            return await client.chat.completions.create(**body)
+        except openai.APIConnectionError:
+            lost.append(body["model"])
+    raise AssertionError("the server lost the same call three times")
+
+
+async def run(
+    client: Any,
+    bodies: dict[Any, Body],
+    panels: Panels,
+    *,
+    rows_in: str | None,
+    checks: bool = False,
+) -> None:
+    """Every judgement at once: the checks beside round 1 (with `checks`), three rounds
+    of three calls, each answer parsed and, with `rows_in` (a database alias), stored as
+    one row there."""
+    from judgements.models import JudgementCheck, RoundDecision
+
+    lost: list[str] = []
+
+    async def create(body: Body) -> Any:
+        return await asked(client, body, lost)
+
+    async def vote(agent_id: int, model: str, round_number: int) -> None:
+        completion = await create(bodies[(model, round_number)])
+        verdict = json.loads(completion.choices[0].message.content)
+        if rows_in is not None:
+            await RoundDecision.objects.using(rows_in).acreate(
+                agent_id=agent_id,
+                round=round_number,
+                decision=verdict["decision"],
+                reason=verdict["reason"],
+            )
+
+    async def check(judgement_id: int, kind: str, agent_id: int | None, body: Body) -> None:
+        completion = await create(body)
+        if rows_in is not None:
+            await JudgementCheck.objects.using(rows_in).acreate(
+                judgement_id=judgement_id, kind=kind, agent_id=agent_id, model=body["model"],
+                request={}, response_text=completion.choices[0].message.content or "",
+            )  # fmt: skip
+
+    async def rounds(panel: list[tuple[int, str]]) -> None:
+        for round_number in (1, 2, 3):
+            await asyncio.gather(*(vote(pk, model, round_number) for pk, model in panel))
+
+    async def judgement(judgement_id: int, panel: list[tuple[int, str]]) -> None:
+        jobs = [rounds(panel)]
+        if checks:
+            jobs += [check(judgement_id, "probe", pk, bodies[("probe", m)]) for pk, m in panel]
+            jobs.append(check(judgement_id, "second_opinion", None, bodies["second_opinion"]))
+            jobs.append(check(judgement_id, "screen", None, bodies["screen"]))
+        await asyncio.gather(*jobs)
+
+    await asyncio.gather(*(judgement(pk, panel) for pk, panel in panels.items()))
+    if lost:
+        print(f"  (floor batch: {len(lost)} calls lost by the server and asked again)", flush=True)
