@@ -16,7 +16,6 @@ certified" is the answer); 2 for invalid input, naming the field.
 
 import json
 import sys
-from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -38,13 +37,13 @@ class Command(BaseCommand):
         parser.add_argument("--delta", default=str(certify.DEFAULT_DELTA))
         parser.add_argument("--json", action="store_true", help="print the certificate as JSON")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: str, **options: object) -> None:
         try:
-            panel = saved_panels.resolve(options["panel"], None)
+            panel = saved_panels.resolve(str(options["panel"]), None)
             bounds = {}
             for name in ("target", "delta"):
                 try:
-                    bounds[name] = float(options[name])
+                    bounds[name] = float(str(options[name]))
                 except ValueError:
                     raise InvalidInput({f"--{name}": ["Must be a number."]}) from None
             found = cascade.certify_cascade(panel, target=bounds["target"], delta=bounds["delta"])

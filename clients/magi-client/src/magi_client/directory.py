@@ -17,9 +17,10 @@ refusal by the server is told against the file and line it came from, too.
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -41,6 +42,9 @@ PANEL_FIELDS = ["name", "description", "agents", *list(PANEL_DEFAULTS)[1:]]
 # escalate_to: the name of the panel its unkept verdicts go to before a person
 # (docs/escalation.md), one of the same team's panels or a shared one; left out: none.
 PANEL_OPTIONAL = {"prompt_variants": "run_checks", "escalate_to": "run_checks"}
+# A panel as a directory spells it, read or about to be sent: escalation_order keeps the
+# kind it is given.
+PanelSpec = TypeVar("PanelSpec", bound=Mapping[str, object])
 SUITE_LINE = re.compile(r"line (\d+)\.?(.*)")
 
 
@@ -72,15 +76,15 @@ def panel_spec(whole: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-def escalation_order(panels: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def escalation_order(panels: list[PanelSpec]) -> list[PanelSpec]:
     """The panels with each after the one of them it escalates to (the server refuses a
     panel naming one that does not exist yet); ValueError naming a panel of a cycle."""
-    by_key = {comparable(panel["name"]): panel for panel in panels}
-    ordered: list[dict[str, Any]] = []
+    by_key = {comparable(str(panel["name"])): panel for panel in panels}
+    ordered: list[PanelSpec] = []
     placed: set[str] = set()
     for panel in panels:
         trail: list[str] = []
-        key: str | None = comparable(panel["name"])
+        key: str | None = comparable(str(panel["name"]))
         while key is not None and key in by_key and key not in placed:
             if key in trail:
                 raise ValueError(by_key[key]["name"])
@@ -253,11 +257,11 @@ class Reader:
             suites.append({"name": path.stem, "cases": cases})
         return {"panels": panels, "suites": suites}
 
-    def check_escalations(self, panels: list[dict[str, Any]], address: str) -> None:
+    def check_escalations(self, panels: Sequence[Mapping[str, object]], address: str) -> None:
         """No chain of escalate_to among one scope's panels comes back to where it began
         (a team's panel may name a shared one, which names none of the team's)."""
         try:
-            escalation_order(panels)
+            escalation_order(list(panels))
         except ValueError as exc:
             name = str(exc)
             source = self.sources[f"{address}.panels.{names.settled(name)}"]
