@@ -284,8 +284,11 @@ def write(
             )
             chain_record.certificates_voided(voided)
             if audited:
-                # What the form wrote over what it was: a page changes nothing else.
-                after = before | {key: value for key, value in fields.items() if key in before}
+                # What the form wrote over what it was: a page changes nothing else. The
+                # panel it escalates to by name, as config_state says it.
+                target = fields["escalate_to"]
+                wrote = fields | {"escalate_to": None if target is None else target.name}
+                after = before | {key: value for key, value in wrote.items() if key in before}
                 teams.record(AuditSubject.PANEL, teams.panel_target(panel), by, before, after)
     except IntegrityError:
         # Another request took the name between the check and the write.

@@ -266,6 +266,18 @@ def test_an_edit_is_audited_as_the_panel_was_and_now_is(logged_in, make_panel, u
     assert entry.after != entry.before
 
 
+def test_an_edit_naming_a_panel_to_escalate_to_is_audited_by_its_name(logged_in, make_panel, user):
+    """The panel its unkept verdicts go to (docs/escalation.md) is set from the page and
+    audited as configuration says it: by name."""
+    panel, strong = make_panel("Desk", owner=user), make_panel("Strong desk", owner=user)
+    data = edit_data(panel, escalate_to=str(strong.pk))
+    assert logged_in.post(panel.get_absolute_url(), data).status_code == 302
+    panel.refresh_from_db()
+    assert panel.escalate_to == strong
+    entry = AuditEntry.objects.filter(subject=AuditSubject.PANEL).latest("pk")
+    assert entry.after == panel.config_state() and entry.after["escalate_to"] == "Strong desk"
+
+
 def test_an_edit_may_keep_the_panels_own_name(logged_in, make_panel, user):
     panel = make_panel("Desk", owner=user)
     response = logged_in.post(panel.get_absolute_url(), edit_data(panel, description="New"))
