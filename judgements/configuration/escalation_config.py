@@ -39,18 +39,24 @@ def resolve(
     panel: Panel | None,
 ) -> tuple[Panel | None, list[str]]:
     """The panel `reference` names for a panel of `owner` in `team` (`panel`: the one being
-    changed, None for a new one), and what is wrong with it (empty: nothing). None names
-    no panel: its verdicts go straight to a person. `by`: who asks (None: look only among
-    the candidates)."""
+    changed, None for a new one), and what is wrong with it (empty: nothing): `lookup`,
+    then the whole rule (`errors`). None names no panel: its verdicts go straight to a
+    person. `by`: who asks (None: look only among the candidates)."""
+    found, wrong = lookup(reference, by, owner=owner, team=team)
+    if found is None or wrong:
+        return found, wrong
+    return found, errors(panel, owner, team, found)
+
+
+def lookup(
+    reference: str | int | None, by: User | None, *, owner: User | None, team: Team | None
+) -> tuple[Panel | None, list[str]]:
+    """The panel `reference` names among those a panel of `owner` in `team` may escalate
+    to, else among those `by` may see (the rule then refuses it in words that name it),
+    and the error when it names none of them. The rule itself is `errors`': the page's
+    form looks the panel up, and saving.write checks the rule for the panel as written."""
     if reference is None or reference == "":
         return None, []
-    # The rule reads the panel as it will be saved (its team may be changing); unsaved.
-    subject = Panel(
-        pk=None if panel is None else panel.pk,
-        owner=owner,
-        team=team,
-        name="this panel" if panel is None else panel.name,
-    )
     found = _named(reference, candidates(owner, team))
     if found is None and by is not None:
         # A panel `by` may see but the team may not use is named in the refusal; one they
@@ -65,7 +71,21 @@ def resolve(
         else:
             shown = repr(text.escaped(reference))
         return None, [f"No panel {shown} that this panel's team may use."]
-    return found, escalation.target_errors(subject, found)
+    return found, []
+
+
+def errors(panel: Panel | None, owner: User | None, team: Team | None, target: Panel) -> list[str]:
+    """What is wrong with a panel of `owner` in `team` (`panel`: the one being changed,
+    None for a new one) escalating to `target`: the access rule for every level of the
+    chain it starts, and no cycle (intake/escalation.py target_errors)."""
+    # The rule reads the panel as it will be saved (its team may be changing); unsaved.
+    subject = Panel(
+        pk=None if panel is None else panel.pk,
+        owner=owner,
+        team=team,
+        name="this panel" if panel is None else panel.name,
+    )
+    return escalation.target_errors(subject, target)
 
 
 def _named(reference: str | int, panels: list[Panel]) -> Panel | None:

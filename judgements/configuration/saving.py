@@ -127,10 +127,11 @@ class PanelForm(django_forms.Form):
         ]
 
     def clean_escalate_to(self) -> Panel | None:
-        """The panel chosen, checked for the team's access, every level and cycles."""
+        """The panel chosen, looked up (escalation_config.lookup); the rule (the team's
+        access, every level, no cycle) is checked by `write` for the panel as written."""
         chosen = self.cleaned_data.get("escalate_to") or None
-        target, wrong = escalation_config.resolve(
-            chosen, self.owner, owner=self.owner, team=self.team, panel=self.panel
+        target, wrong = escalation_config.lookup(
+            chosen, self.owner, owner=self.owner, team=self.team
         )
         if wrong:
             raise ValidationError(wrong[0], code="invalid")
@@ -265,6 +266,9 @@ def write(
     } | (settings or {})
     try:
         with transaction.atomic():
+            if fields["escalate_to"] is not None:
+                team = fields.get("team", panel_form.team)
+                refuse_escalation(panel_form, panel, team, fields["escalate_to"])
             if panel is None:
                 made = Panel.objects.create(owner=panel_form.owner, **fields)
                 if audited:
@@ -295,6 +299,18 @@ def write(
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None
     panel.refresh_from_db()
     return Written(panel, voided)
+
+
+def refuse_escalation(
+    panel_form: PanelForm, panel: Panel | None, team: Team | None, target: Panel
+) -> None:
+    """InvalidInput naming `escalate_to` when the panel, as it is about to be written (in
+    `team`, its new one if it changes), may not escalate to `target`: the rule for every
+    level of the chain and no cycle (configuration/escalation_config.py), read in the
+    transaction that writes it, whoever wrote it (the page, the API, a directory)."""
+    wrong = escalation_config.errors(panel, panel_form.owner, team, target)
+    if wrong:
+        raise InvalidInput({escalation_config.FIELD: wrong})
 
 
 def save_panel(

@@ -74,7 +74,9 @@ def panel_edit(request: HttpRequest, panel_id: int) -> HttpResponse:
             try:
                 saving.store(panel_form, formset, panel, signed_in_user(request))
             except InvalidInput as exc:
-                panel_form.add_error("name", exc.errors["name"])
+                # A name taken meanwhile, or an escalation the rule refuses: beside its field.
+                for field, refusals in exc.errors.items():
+                    panel_form.add_error(field, refusals)
             else:
                 messages.success(request, f"Saved the panel {panel_form.cleaned_data['name']}.")
                 return redirect("panel-list")

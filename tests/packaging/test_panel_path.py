@@ -20,9 +20,9 @@ FIGURE = re.compile(r"\*\*(\d+) files, (\d+) returns\*\*")
 MOST_FILES = 8
 
 
-def walked() -> panel_path.PanelWalk:
+def walked(*options: str) -> panel_path.PanelWalk:
     done = subprocess.run(
-        [sys.executable, "bench/panel_path.py", "--json"],
+        [sys.executable, "bench/panel_path.py", "--json", *options],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -48,6 +48,17 @@ def test_a_panel_edit_goes_down_through_few_files_and_never_back():
     assert (int(figure[0]), int(figure[1])) == (len(entries), 0), (
         "copy the figure bench/panel_path.py prints into docs/architecture.md"
     )
+
+
+def test_an_edit_naming_a_panel_to_escalate_to_goes_down_too():
+    """The escalation rule (docs/escalation.md) is checked on the way down, where the
+    panel is written, not by a detour from the form and back."""
+    walk = walked("--escalating")
+    assert len(walk.entries()) <= MOST_FILES, walk.entries()
+    assert walk.files_left_and_entered_again() == 0, "\n".join(
+        f"{'>' if entered else ' '} {path}: {name}" for path, name, entered in walk.stops
+    )
+    assert ("intake/escalation.py", "target_errors") in [stop[:2] for stop in walk.stops]
 
 
 def test_the_walk_counts_a_file_left_and_entered_again():

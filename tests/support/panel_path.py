@@ -50,9 +50,10 @@ class PanelWalk(Walk):
         return entries.total() - len(entries)
 
 
-def edit(panel_id: int) -> PanelWalk:
-    """Post the panel's edit form as its owner would (its agents, their models changed),
-    walking the view; the panel is saved (a redirect) or AssertionError."""
+def edit(panel_id: int, escalate_to: int | None = None) -> PanelWalk:
+    """Post the panel's edit form as its owner would (its agents, their models changed;
+    `escalate_to`: naming that panel as the one its unkept verdicts go to), walking the
+    view; the panel is saved (a redirect) or AssertionError."""
     import sys
 
     from django.test import Client
@@ -64,6 +65,8 @@ def edit(panel_id: int) -> PanelWalk:
     client = Client(SERVER_NAME="localhost")
     client.force_login(panel.owner)
     form = posted_form(panel)
+    if escalate_to is not None:
+        form["escalate_to"] = str(escalate_to)
     walk = PanelWalk(panel_id)
     sys.setprofile(walk.profile)
     try:
@@ -71,7 +74,8 @@ def edit(panel_id: int) -> PanelWalk:
     finally:
         sys.setprofile(None)
     assert response.status_code == 302, response.content.decode()[:2000]
-    assert Panel.objects.get(pk=panel_id).name == NAME
+    saved = Panel.objects.get(pk=panel_id)
+    assert (saved.name, saved.escalate_to_id) == (NAME, escalate_to)
     return walk
 
 

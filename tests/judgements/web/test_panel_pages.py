@@ -278,6 +278,20 @@ def test_an_edit_naming_a_panel_to_escalate_to_is_audited_by_its_name(logged_in,
     assert entry.after == panel.config_state() and entry.after["escalate_to"] == "Strong desk"
 
 
+def test_an_escalation_the_rule_refuses_is_said_beside_its_field(logged_in, make_panel, user):
+    """A cycle (checked where the panel is written, for the panel as written) is refused
+    next to the field with the edit kept, and nothing changes."""
+    first, second = make_panel("Desk", owner=user), make_panel("Strong desk", owner=user)
+    Panel.objects.filter(pk=first.pk).update(escalate_to=second)
+    data = edit_data(second, description="Typed.", escalate_to=str(first.pk))
+    response = logged_in.post(second.get_absolute_url(), data)
+    html = response.content.decode()
+    assert response.status_code == 400 and 'id="id_escalate_to_error"' in html
+    assert "The escalation comes back to" in html and "Typed." in html
+    second.refresh_from_db()
+    assert (second.escalate_to_id, second.description) == (None, "")
+
+
 def test_an_edit_may_keep_the_panels_own_name(logged_in, make_panel, user):
     panel = make_panel("Desk", owner=user)
     response = logged_in.post(panel.get_absolute_url(), edit_data(panel, description="New"))
