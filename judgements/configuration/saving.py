@@ -1,5 +1,5 @@
 """Saving panels: the forms that edit a panel (on the new-judgement page and the panel's
-own page) and choose one, a panel given as JSON, and the shipped examples created once.
+own page), a panel given as JSON, and the shipped examples created once.
 
 A saved panel is three agents under a name, to start judgements from. Its agents are
 validated exactly as a judgement's are (intake/cases.py's AgentFormSet) and stored as
@@ -7,7 +7,7 @@ JSON. A judgement started from a panel copies them into its own Agent rows and r
 the panel (Judgement.panel), so editing the panel later changes no judgement. Example
 panels have no owner; they ship as YAML files in judgements/examples/panels/ and
 `manage.py load_examples` creates them (ensure_examples). Looking a panel up is
-panels/saved_panels.py's.
+panels/saved_panels.py's; choosing one of those a user may use, panel_choice.py's.
 """
 
 from collections.abc import Mapping, Sequence
@@ -26,13 +26,12 @@ from judgements.audit import record as chain_record
 from judgements.configuration import escalation_config, teams, versions
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
-from judgements.infrastructure.forms import TextField, field_of, is_valid, refuse_not_utf8
+from judgements.infrastructure.forms import TextField, is_valid, refuse_not_utf8
 from judgements.intake import cases
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
 from judgements.models.panels import StoredAgent
 from judgements.panels import variant_setting
-from judgements.panels.saved_panels import visible
 from magi_client import directory as config_directory
 
 EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "examples" / "panels"
@@ -391,48 +390,3 @@ def ensure_examples(root: Path = EXAMPLES_DIR.parent) -> None:
                 continue  # another process created it meanwhile
             file = shipped.sources[f"examples.panels.{name}"].file
             raise InvalidInput({f"{file}: {f}": m for f, m in exc.errors.items()}) from None
-
-
-# A choice of one of the panels a user may use, as the new-judgement page and a suite's
-# "start a run" form both offer it.
-
-
-class PanelChoiceField(django_forms.ModelChoiceField[Panel]):
-    """The panels `user` may use, each labelled as that user sees it (`label`);
-    `required_message` says what to do when none is chosen."""
-
-    def __init__(self, *, user: User | None = None, required_message: str, **kwargs: Any) -> None:
-        super().__init__(
-            queryset=Panel.objects.none(),
-            empty_label="Choose a panel…",
-            error_messages={
-                "required": required_message,
-                "invalid_choice": "That panel is not there any more, or is not yours to use.",
-            },
-            **kwargs,
-        )
-        self.for_user(user)
-
-    def for_user(self, user: User | None) -> None:
-        self.queryset = visible(user)
-        self.user = user
-
-    def label_from_instance(self, obj: Panel) -> str:
-        return label(obj, self.user)
-
-
-class ChoosePanelForm(django_forms.Form):
-    start_panel = PanelChoiceField(required_message="Choose a panel to start from.")
-
-    def __init__(self, *args: Any, user: User | None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        field_of(self, "start_panel", PanelChoiceField).for_user(user)
-
-
-def label(panel: Panel, user: User | None) -> str:
-    owner = panel.owner  # select_related by saved_panels.visible
-    if owner is None:
-        return f"{panel.name} (example)"
-    if user is not None and owner.pk == user.pk:
-        return panel.name
-    return f"{panel.name} ({owner.get_username()})"

@@ -11,7 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_http_methods
 
-from judgements.configuration import saving
+from judgements.configuration import panel_choice, saving
 from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import tryout
 from judgements.infrastructure.forms import error_summary, invalid_utf8_fields, is_valid
@@ -35,7 +35,7 @@ class NewJudgementPage:
 
     form: cases.JudgementForm
     formset: cases.BaseAgentFormSet
-    choose_form: saving.ChoosePanelForm
+    choose_form: panel_choice.ChoosePanelForm
     panel_form: saving.PanelForm
     chosen: Panel | None = None
     panel_problem: str = ""
@@ -98,7 +98,7 @@ def as_posted(request: HttpRequest) -> NewJudgementPage:
     return NewJudgementPage(
         form=form,
         formset=formset,
-        choose_form=saving.ChoosePanelForm(user=signed_in_user(request)),
+        choose_form=panel_choice.ChoosePanelForm(user=signed_in_user(request)),
         panel_form=new_panel_form(request),
         chosen=chosen,
         panel_problem=problem,
@@ -113,7 +113,7 @@ def refresh_models(request: HttpRequest, page: NewJudgementPage) -> HttpResponse
 
 def use_panel(request: HttpRequest, page: NewJudgementPage) -> HttpResponse:
     """Fill the agents from a saved panel; the title and content stay as typed."""
-    choose_form = saving.ChoosePanelForm(request.POST, user=signed_in_user(request))
+    choose_form = panel_choice.ChoosePanelForm(request.POST, user=signed_in_user(request))
     if not choose_form.is_valid():
         page.choose_form, page.status = choose_form, 400
         return page.render(request)
@@ -201,7 +201,7 @@ def blank(request: HttpRequest) -> NewJudgementPage:
     return NewJudgementPage(
         form=form,
         formset=formset,
-        choose_form=saving.ChoosePanelForm(user=signed_in_user(request)),
+        choose_form=panel_choice.ChoosePanelForm(user=signed_in_user(request)),
         panel_form=new_panel_form(request),
         chosen=chosen,
     )

@@ -12,7 +12,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from judgements.configuration import saving
+from judgements.configuration import panel_choice
 from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import runs, suites
 from judgements.infrastructure.forms import error_summary, field_of
@@ -144,7 +144,7 @@ def render_suite_list(
 
 
 class StartRunForm(forms.Form):
-    panel = saving.PanelChoiceField(required_message="Choose the panel to run.")
+    panel = panel_choice.PanelChoiceField(required_message="Choose the panel to run.")
     # Named as the API's and the command line's --repeat; runs.start_run checks it.
     repeat = forms.IntegerField(
         label="Repeats",
@@ -155,7 +155,7 @@ class StartRunForm(forms.Form):
 
     def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        field_of(self, "panel", saving.PanelChoiceField).for_user(user)
+        field_of(self, "panel", panel_choice.PanelChoiceField).for_user(user)
 
 
 @login_required
