@@ -23,11 +23,19 @@ import argparse
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support.cascade_simulation import CASCADES, tally  # noqa: E402 - after the path
+
+if TYPE_CHECKING:
+    import numpy
+    from django.contrib.auth.models import User
+
+    from judgements.models import Panel, Suite
+    from tests.support.llm_server import FakeLLM
 
 TARGET, DELTA = 0.9, 0.1
 RIGHT = 0.85  # the null: every verdict of every level right this often
@@ -51,18 +59,40 @@ def simulated(suites: int, sizes: list[int]) -> None:
 
 def through_server(suites: int, size: int, seed: int) -> None:
     sys.path.insert(0, str(ROOT / "bench"))
-    import asyncio
-
     import numpy
     import panel_quality  # noqa: F401 - sets Django up on a throwaway database
-    from django.conf import settings
     from django.contrib.auth import get_user_model
+
+    from judgements.evaluations import cascade
+
+    server = serve_scripted_models()
+    owner = get_user_model().objects.create_user("bench")
+    random = numpy.random.default_rng(seed)
+    certified = 0
+    for number in range(suites):
+        began = time.perf_counter()
+        suite, cases = null_suite(owner, number, size)
+        chain = null_chain(server, owner, number, cases, random)
+        run_levels(chain, suite, owner)
+        found = cascade.certify_cascade(chain[0], target=TARGET, delta=DELTA)
+        certified += found.certified
+        print(
+            f"suite {number + 1}: {size} cases, certified {found.certified}, kept {found.kept} "
+            f"({time.perf_counter() - began:.0f} s)",
+            flush=True,
+        )
+    server.stop()
+    print(
+        f"\nthrough the server: {certified} of {suites} null suites certified "
+        f"(every one a false certificate; the promise allows {DELTA:.0%})"
+    )
+
+
+def serve_scripted_models() -> "FakeLLM":
+    """The suite's OpenAI-compatible test server, the only provider, on a migrated database."""
+    from django.conf import settings
     from django.core.management import call_command
 
-    from judgements.engine.runner import EngineRunner
-    from judgements.evaluations import cascade, runs
-    from judgements.evaluations import suites as suite_files
-    from judgements.models import Panel
     from tests.support.llm_server import FakeLLM
 
     server = FakeLLM().start()
@@ -79,63 +109,76 @@ def through_server(suites: int, size: int, seed: int) -> None:
     }
     settings.MAGI_LOCAL_MODELS = {}
     call_command("migrate", verbosity=0)
-    owner = get_user_model().objects.create_user("bench")
-    random = numpy.random.default_rng(seed)
-    certified = 0
-    for number in range(suites):
-        began = time.perf_counter()
-        cases = [
-            {"id": f"c{i}", "content": f"marker-{number}-{i}: a plan.", "expected": "approve"}
-            for i in range(size)
-        ]
-        data = "".join(
-            f'{{"id": "{c["id"]}", "content": "{c["content"]}", "expected": "approve"}}\n'
-            for c in cases
-        )
-        suite = suite_files.import_suite(
-            name=f"null {number}", description="", owner=owner, data=data
-        )
-        chain: list[Panel] = []
-        for level in (2, 1):
-            model = f"level{level}-{number}"
-            script = server.script(model, votes="AAA")
-            for case in cases:
-                marker = case["content"].split(":")[0] + ":"
-                right = random.uniform() < RIGHT
-                script.votes_when[marker] = "AAA" if right else "RRR"
-                script.confidence_when[marker] = round(float(random.uniform(0.5, 1.0)), 2)
-            agents = [
-                {"name": name, "model": model, "criteria": f"Approve only plans ({name})."}
-                for name in ("Melchior", "Balthasar", "Casper")
-            ]
-            chain.insert(
-                0,
-                Panel.objects.create(
-                    name=f"level {level} of {number}",
-                    owner=owner,
-                    agents=agents,
-                    escalate_to=chain[0] if chain else None,
-                ),
-            )
-        for panel in chain:
-            run = runs.start_run(
-                panel=panel, agents=panel.agents, panel_name=panel.name, suite=suite,
-                repeats=1, creator=owner, plain_call=False,
-            )  # fmt: skip
-            for pk in run.judgements.values_list("pk", flat=True):
-                asyncio.run(EngineRunner(worker_id="bench").run_judgement(pk))
-        found = cascade.certify_cascade(chain[0], target=TARGET, delta=DELTA)
-        certified += found.certified
-        print(
-            f"suite {number + 1}: {size} cases, certified {found.certified}, kept {found.kept} "
-            f"({time.perf_counter() - began:.0f} s)",
-            flush=True,
-        )
-    server.stop()
-    print(
-        f"\nthrough the server: {certified} of {suites} null suites certified "
-        f"(every one a false certificate; the promise allows {DELTA:.0%})"
+    return server
+
+
+def null_suite(owner: "User", number: int, size: int) -> tuple["Suite", list[dict[str, str]]]:
+    """A labelled suite of `size` cases, every one expected approved, each with a marker
+    the scripted models answer by."""
+    from judgements.evaluations import suites as suite_files
+
+    cases = [
+        {"id": f"c{i}", "content": f"marker-{number}-{i}: a plan.", "expected": "approve"}
+        for i in range(size)
+    ]
+    data = "".join(
+        f'{{"id": "{c["id"]}", "content": "{c["content"]}", "expected": "approve"}}\n'
+        for c in cases
     )
+    suite = suite_files.import_suite(name=f"null {number}", description="", owner=owner, data=data)
+    return suite, cases
+
+
+def null_chain(
+    server: "FakeLLM",
+    owner: "User",
+    number: int,
+    cases: list[dict[str, str]],
+    random: "numpy.random.Generator",
+) -> list["Panel"]:
+    """Level 1 escalating to level 2, each on its own model scripted per case to be right
+    with probability RIGHT whatever the confidence it states."""
+    from judgements.models import Panel
+
+    chain: list[Panel] = []
+    for level in (2, 1):
+        model = f"level{level}-{number}"
+        script = server.script(model, votes="AAA")
+        for case in cases:
+            marker = case["content"].split(":")[0] + ":"
+            right = random.uniform() < RIGHT
+            script.votes_when[marker] = "AAA" if right else "RRR"
+            script.confidence_when[marker] = round(float(random.uniform(0.5, 1.0)), 2)
+        agents = [
+            {"name": name, "model": model, "criteria": f"Approve only plans ({name})."}
+            for name in ("Melchior", "Balthasar", "Casper")
+        ]
+        chain.insert(
+            0,
+            Panel.objects.create(
+                name=f"level {level} of {number}",
+                owner=owner,
+                agents=agents,
+                escalate_to=chain[0] if chain else None,
+            ),
+        )
+    return chain
+
+
+def run_levels(chain: list["Panel"], suite: "Suite", owner: "User") -> None:
+    """Each level's evaluation run on the suite, through intake and the engine like any."""
+    import asyncio
+
+    from judgements.engine.runner import EngineRunner
+    from judgements.evaluations import runs
+
+    for panel in chain:
+        run = runs.start_run(
+            panel=panel, agents=panel.agents, panel_name=panel.name, suite=suite,
+            repeats=1, creator=owner, plain_call=False,
+        )  # fmt: skip
+        for pk in run.judgements.values_list("pk", flat=True):
+            asyncio.run(EngineRunner(worker_id="bench").run_judgement(pk))
 
 
 def main() -> None:

@@ -287,17 +287,21 @@ def write(
             )
             chain_record.certificates_voided(voided)
             if audited:
-                # What the form wrote over what it was: a page changes nothing else. The
-                # panel it escalates to by name, as config_state says it.
-                target = fields["escalate_to"]
-                wrote = fields | {"escalate_to": None if target is None else target.name}
-                after = before | {key: value for key, value in wrote.items() if key in before}
+                after = edited_state(before, fields)
                 teams.record(AuditSubject.PANEL, teams.panel_target(panel), by, before, after)
     except IntegrityError:
         # Another request took the name between the check and the write.
         raise InvalidInput({"name": [f"A panel is already called {fields['name']!r}."]}) from None
     panel.refresh_from_db()
     return Written(panel, voided)
+
+
+def edited_state(before: dict[str, object], fields: Mapping[str, object]) -> dict[str, object]:
+    """A page's edit as configuration (Panel.config_state): what the form wrote over what
+    the panel was, a page changing nothing else; the panel it escalates to by name."""
+    target = fields.get("escalate_to")
+    wrote = {**fields, "escalate_to": target.name if isinstance(target, Panel) else target}
+    return before | {key: value for key, value in wrote.items() if key in before}
 
 
 def refuse_escalation(

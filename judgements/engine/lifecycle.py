@@ -162,18 +162,24 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         # carries the receipt naming that entry.
         chain_record.verdict(judgement_id)
         publish_on_commit(judgement_id, Event.FINISHED, status=status.value)
-        if following is not None:
-            started = start.escalate(following)
-            log.info(
-                "judgement %s: escalated to level %s (panel %s) as judgement %s",
-                judgement_id,
-                started.level,
-                following.panel.pk,
-                started.pk,
-            )
-        else:
-            story_ended(record.pk, record.root_id, webhooks.FINISHED)
+        go_on(record, following)
     return status
+
+
+def go_on(record: Judgement, following: escalation.NextLevel | None) -> None:
+    """After a level is decided, in its transaction: the story's next level started when
+    its verdict is not kept (docs/escalation.md), else the story's end told."""
+    if following is None:
+        story_ended(record.pk, record.root_id, webhooks.FINISHED)
+        return
+    started = start.escalate(following)
+    log.info(
+        "judgement %s: escalated to level %s (panel %s) as judgement %s",
+        record.pk,
+        started.level,
+        following.panel.pk,
+        started.pk,
+    )
 
 
 def fail(
