@@ -27,6 +27,7 @@ from judgements.models import (
     JudgementStates,
     Notification,
     NotificationStates,
+    Panel,
     RoundDecision,
     Status,
     WebhookDelivery,
@@ -214,6 +215,26 @@ def test_a_judgement_s_moves_all_go_through_its_graph(make_judgement, user, sett
     assert bypasses == []
     statuses = dict(Judgement.objects.values_list("pk", "status"))
     assert statuses == {ended.pk: Status.APPROVED, failed.pk: Status.ERROR, overdue.pk: "error"}
+
+
+def test_a_level_that_escalates_goes_through_its_graph(make_panel, make_judgement):
+    """A verdict its level does not keep (split 2-1: contested) ends by `escalate`, the
+    story's next level made in the same transaction (docs/escalation.md)."""
+    cheap, strong = make_panel(name="Cheap"), make_panel(name="Strong")
+    Panel.objects.filter(pk=cheap.pk).update(escalate_to=strong)
+    level = make_judgement(panel="Cheap", agents=None)
+    votes = approving(level)
+    casper = list(votes)[2]
+    RoundDecision.objects.filter(agent=casper).update(decision="reject")
+    votes[casper] = ["reject"] * 3
+    with watching_states() as bypasses:
+        assert lifecycle.claim("w1", Judgement.objects.filter(pk=level.pk), 1) == [level.pk]
+        assert lifecycle.finish(level.pk, "w1", votes) == Status.APPROVED
+    assert bypasses == []
+    level.refresh_from_db()
+    following = level.next_level
+    assert level.escalated and level.contested and following is not None
+    assert (following.status, following.level, following.panel) == (Status.IDLE, 2, strong)
 
 
 def test_a_cancelled_run_s_judgements_go_through_their_graph(fake_llm, user):
