@@ -59,13 +59,17 @@ def review_context(
     confirm_form: forms.Form | None = None,
 ) -> dict[str, Any]:
     """What the review part shows: the forms to a reviewer; to the author on a four-eyes
-    panel, why they have none and who reviews it instead."""
+    panel, why they have none and who reviews it instead. A level that escalated is not
+    reviewed (a review of it is refused, 409): no forms, and the story's last level named
+    instead, where a person reviews it if anyone does (docs/escalation.md)."""
     refused = overrides.refusal(request.user, judgement)
     four_eyes = refused and refused.reason == ReviewRefusal.FOUR_EYES
+    escalated = judgement.escalated
     return {
         "panel": live_page.build(judgement),
-        "may_override": refused is None,
-        "four_eyes": refused.message if refused and four_eyes else "",
+        "may_override": refused is None and not escalated,
+        "four_eyes": refused.message if refused and four_eyes and not escalated else "",
+        "reviewed_at": judgement.in_force() if escalated else None,
         "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
         "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,

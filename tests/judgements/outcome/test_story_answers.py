@@ -5,10 +5,10 @@ the one in force; a level that fails ends the story in error."""
 
 import pytest
 
-from judgements.intake import escalation, start
-from judgements.models import Judgement, Panel, Status
+from judgements.models import Judgement, Status
 from judgements.outcome import answers
 from judgements.outcome.story_answers import Escalation, story_levels
+from tests.support.stories import escalated_story
 
 pytestmark = pytest.mark.django_db
 
@@ -16,17 +16,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def story(make_panel, make_judgement):
     """A judgement of Cheap whose contested verdict escalated to Strong's level 2."""
-    cheap, strong = make_panel(name="Cheap"), make_panel(name="Strong")
-    Panel.objects.filter(pk=cheap.pk).update(escalate_to=strong)
-    root = make_judgement(panel="Cheap", agents=None)
-    Judgement.objects.filter(pk=root.pk).update(
-        status=Status.APPROVED, contested=True, trust="contested", escalated=True
-    )
-    root = Judgement.objects.select_related("panel").get(pk=root.pk)
-    following = escalation.next_level(root, escalation.Outcome("contested", True))
-    assert following is not None
-    second = start.escalate(following)
-    return Judgement.objects.get(pk=root.pk), second
+    return escalated_story(make_panel, make_judgement)
 
 
 def answer_of(judgement: Judgement) -> answers.Judgement:

@@ -9,6 +9,7 @@ from django.urls import reverse
 from judgements.models import Judgement, Status
 from tests.support.cases import case_for
 from tests.support.forms import form_data
+from tests.support.stories import escalated_story
 
 pytestmark = pytest.mark.django_db
 
@@ -278,3 +279,37 @@ def test_another_users_review_part_is_not_found(client, make_judgement, other_us
     theirs = make_judgement(creator=other_user)
     client.force_login(user)
     assert client.get(f"/judgements/{theirs.pk}/review/").status_code == 404
+
+
+# An escalation story (docs/escalation.md).
+
+
+@pytest.fixture
+def story(make_panel, make_judgement, user):
+    return escalated_story(make_panel, make_judgement, creator=user)
+
+
+def test_a_level_that_escalated_offers_no_review_and_names_the_last_level(admin_client, story):
+    """Reviewing a level that escalated is refused (409): its page shows no review form,
+    and says where the story is reviewed instead, its last level, linked."""
+    root, second = story
+    elsewhere = (
+        'class="review-elsewhere"',
+        f'<a href="{second.get_absolute_url()}">Level 2: Strong</a>',
+    )
+    for html in (
+        admin_client.get(root.get_absolute_url()).content.decode(),
+        admin_client.get(f"/judgements/{root.pk}/review/").content.decode(),
+    ):
+        assert "Override the panel" not in html and "Confirm the panel" not in html
+        assert all(words in html for words in elsewhere)
+    refused = admin_client.post(
+        reverse("judgement-confirm", args=[root.pk]), {"confirm-reason": "Fine."}
+    )
+    html = refused.content.decode()
+    assert refused.status_code == 409 and "escalated to level 2" in html
+    assert "Override the panel" not in html and all(words in html for words in elsewhere)
+    # The last level is reviewed as any judgement is, once decided.
+    Judgement.objects.filter(pk=second.pk).update(status=Status.REJECTED, contested=True)
+    html = admin_client.get(second.get_absolute_url()).content.decode()
+    assert "Override the panel" in html and 'class="review-elsewhere"' not in html
