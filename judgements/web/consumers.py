@@ -7,7 +7,7 @@ import contextlib
 import hashlib
 import logging
 from importlib import import_module
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -76,15 +76,24 @@ def visible_sync(user: User, judgement_id: int) -> bool:
     return judgement is not None and judgement.visible_to(user)
 
 
-def render_update_sync(judgement_id: int, drawn_running: bool = False) -> tuple[str, bool]:
-    """The page's live partials, and whether they bring the review part: they do when
-    the page was drawn before the judgement ended and it has ended since, for the page to
-    fetch (its forms need a CSRF token, which only a request gets). Only then: sent again,
-    it would empty a form being typed in."""
+class Rendered(NamedTuple):
+    """The page's live partials; whether they bring the review part (they do when the
+    page was drawn before the judgement ended and it has ended since, for the page to
+    fetch: its forms need a CSRF token, which only a request gets; only then, as sent
+    again it would empty a form being typed in); and the later levels of the escalation
+    story whose triangles they show (none but on a story's first page)."""
+
+    html: str
+    ended_now: bool
+    levels: list[int]
+
+
+def render_update_sync(judgement_id: int, drawn_running: bool = False) -> Rendered:
     view = live_page.load(judgement_id)
     ended_now = drawn_running and view.judgement.is_finished
     context = {"panel": view, "ended_now": ended_now}
-    return render_to_string("judgements/_live_update.html", context), ended_now
+    html = render_to_string("judgements/_live_update.html", context)
+    return Rendered(html, ended_now, [level.judgement.pk for level in view.later_levels])
 
 
 # Rendering only reads, so it runs in the thread pool instead of queueing behind the
@@ -119,6 +128,8 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         self.session_group = session_group_name(self.session_key)
         await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        # The groups of the later levels a story's first page shows (send_state joins them).
+        self.followed: set[str] = set()
         await self.accept()
         self.last_sent = ""
         # A page drawn before the judgement ended has no review forms: they come with
@@ -133,7 +144,8 @@ class JudgementConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if resync := getattr(self, "resync", None):
             resync.cancel()
-        for group in (self.group, getattr(self, "session_group", None)):
+        groups = [self.group, getattr(self, "session_group", None)]
+        for group in groups + sorted(getattr(self, "followed", ())):
             if group:
                 with contextlib.suppress(Exception):
                     await self.channel_layer.group_discard(group, self.channel_name)
@@ -156,7 +168,11 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         if self.closing or not await session_is_live(self.session_key, self.user_id):
             await self.close_once(CLOSE_UNAUTHENTICATED)
             return False
-        html, ended = await render_update(self.judgement_id, self.drawn_running)
+        html, ended, levels = await render_update(self.judgement_id, self.drawn_running)
+        if await self.follow(levels):
+            # A level it did not follow yet is on the page: drawn again once it is followed,
+            # so nothing that level did before is missed (docs/escalation.md).
+            html, ended, _ = await render_update(self.judgement_id, self.drawn_running)
         if only_if_changed and html == self.last_sent:
             return True
         if ended:
@@ -164,6 +180,15 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         self.last_sent = html
         await self.send(text_data=html)
         return True
+
+    async def follow(self, levels: list[int]) -> bool:
+        """Join the groups of the later levels a story's first page shows, each once, for
+        their events to redraw this page; whether one was new."""
+        new = {events.group_name_for(pk) for pk in levels} - self.followed
+        for group in sorted(new):
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.followed |= new
+        return bool(new)
 
     async def resync_forever(self) -> None:
         while True:
@@ -173,6 +198,8 @@ class JudgementConsumer(AsyncWebsocketConsumer):
             try:
                 await self.channel_layer.group_add(self.group, self.channel_name)
                 await self.channel_layer.group_add(self.session_group, self.channel_name)
+                for group in sorted(self.followed):
+                    await self.channel_layer.group_add(group, self.channel_name)
                 if not await self.send_state(only_if_changed=True):
                     return
             except Exception:

@@ -5,6 +5,7 @@ update cannot disagree. Nothing here is kept in memory between events.
 """
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from django.db.models import Q
 
@@ -98,6 +99,9 @@ class AgentBox:
     state: str
     thinking: bool
     score_tenths: int
+    # A later level's box on its story's first page (PanelView.later_levels): its ids its
+    # own, apart from the first level's boxes beside it.
+    id_prefix: str = ""
 
     @property
     def label(self) -> str:
@@ -109,7 +113,7 @@ class AgentBox:
 
     @property
     def dom_id(self) -> str:
-        return f"agent-box-{self.agent.position}"
+        return f"{self.id_prefix}agent-box-{self.agent.position}"
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,21 @@ class PanelView:
     def levels(self) -> list[Judgement]:
         """Its escalation story's levels, in order (itself alone when none)."""
         return self.judgement.story()
+
+    @cached_property
+    def later_levels(self) -> list["PanelView"]:
+        """On a story's first judgement's page: each later level as its own triangle, in
+        order (docs/escalation.md), rendered from the same partials; none on any other
+        page, and no query for a judgement that never escalated."""
+        if self.judgement.root_id is not None or not self.judgement.escalated:
+            return []
+        later = (
+            Judgement.objects.filter(root=self.judgement)
+            .select_related(*RELATED)
+            .prefetch_related(*PREFETCH)
+            .order_by("level")
+        )
+        return [build(level, id_prefix=f"level-{level.level}-") for level in later]
 
     @property
     def top(self) -> AgentBox:
@@ -227,7 +246,9 @@ def box_state(judgement: Judgement, agent: Agent, votes: list[str], thinking: bo
     return OUTCOME_STATES[rules.agent_outcome(votes)]
 
 
-def build(judgement: Judgement) -> PanelView:
+def build(judgement: Judgement, id_prefix: str = "") -> PanelView:
+    """The page's view of `judgement`; `id_prefix` before its boxes' ids (a later level
+    shown on its story's first page)."""
     agents = list(judgement.agents.all())
     decisions = {agent.pk: agent.ordered_decisions() for agent in agents}
     current_round = rules.round_under_way([len(d) for d in decisions.values()])
@@ -243,6 +264,7 @@ def build(judgement: Judgement) -> PanelView:
                 state=box_state(judgement, agent, votes, thinking),
                 thinking=thinking,
                 score_tenths=rules.score_tenths(votes),
+                id_prefix=id_prefix,
             )
         )
     queued = queued_ahead(judgement) if judgement.status == Status.IDLE else None

@@ -1,7 +1,8 @@
 """Escalation in a real browser against a live daphne (issue 56): a panel's page names the
 panel it escalates to; a case the first panel contests is decided by the second, live, and
 each level's page shows its own triangle with the levels linked in order; a case both
-contest waits for a person; and a panel another user owns is refused beside the field."""
+contest waits for a person; and a panel another user owns is refused beside the field.
+The first judgement's page also shows each later level as its own triangle, live."""
 
 import re
 
@@ -90,8 +91,31 @@ def test_a_contested_verdict_goes_to_the_stronger_panel_before_a_person(
     llm.script("model-b", votes="AAA")
     llm.script("model-c", votes="AAA", votes_when={"marker-split": "RRR"})
     llm.script("model-d", votes="AAA")
+    llm.gate.close()
     judge_with_cheap(page, "Offsite in Porto", "marker-split: 6 people, 2 nights.")
+    # The first judgement's page, drawn while its level runs, shows each later level as
+    # its own triangle once it starts, in order, updated live.
+    expect(page.locator("#level-2-triangle")).to_have_count(0)
+    for model in ("model-a", "model-b", "model-c"):
+        for round_number in (1, 2, 3):
+            llm.gate.allow(model, round_number)
+    llm.gate.wait_parked(("model-d", 1))
+    second = page.locator("#level-2-triangle")
+    expect(second).to_have_attribute("data-status", "judging")
+    expect(second.get_by_role("link", name="Level 2: Strong")).to_be_visible()
+    for position in (1, 2, 3):
+        expect(page.locator(f"#level-2-agent-box-{position}")).to_have_attribute(
+            "data-thinking", "true"
+        )
+    llm.gate.open()
+    expect(second).to_have_attribute("data-status", "approved")
+    expect(page.locator("#level-2-agent-box-3")).to_contain_text("Casper")
+    expect(page.locator("#level-2-agent-box-3")).to_have_attribute("data-state", "approve")
+    # The first level's own triangle stays its own, below its title.
+    expect(page.locator("#agent-box-3")).to_have_attribute("data-state", "reject")
     expect(page.locator("#judgement-status")).to_have_attribute("data-status", "approved")
+    # Reviewing the first level is refused: its page says where the story is reviewed.
+    expect(page.locator(".review-elsewhere")).to_contain_text("Level 2: Strong")
     levels = page.locator("#judgement-levels")
     expect(levels.get_by_role("heading", name="Escalation")).to_be_visible()
     expect(levels.locator('[data-level="1"]')).to_contain_text("escalated to level 2")

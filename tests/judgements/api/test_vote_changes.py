@@ -126,7 +126,7 @@ def test_the_json_result_reads_the_changes_from_the_prefetched_decisions(
 def test_the_live_page_and_its_update_say_it_in_words(client, judged, user):
     client.force_login(user)
     page = client.get(judged.get_absolute_url()).content.decode()
-    update, _ = consumers.render_update_sync(judged.pk)
+    update = consumers.render_update_sync(judged.pk).html
     models = dict(zip(("Melchior", "Balthasar", "Casper"), VOTES, strict=True))
     for html in (page, update):
         shown = boxes(html)

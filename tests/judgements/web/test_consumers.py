@@ -8,6 +8,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 
 from judgements.engine.runner import EngineRunner
+from judgements.models import Judgement, Panel
 from judgements.web.consumers import CLOSE_NOT_FOUND, CLOSE_UNAUTHENTICATED
 from magi_site.asgi import application
 from tests.support.sessions import session_cookie
@@ -239,3 +240,33 @@ async def test_the_resync_closes_a_socket_whose_session_is_gone(make_judgement, 
     assert ">Idle</div>" in await communicator.receive_from(timeout=5)
     await forget_session(cookie)  # and no engine event follows
     await expect_closed(communicator, CLOSE_UNAUTHENTICATED)
+
+
+async def test_a_story_s_first_page_follows_each_later_level_live(
+    fake_llm, make_panel, make_judgement, user
+):
+    """The first judgement's page shows each later level as its own triangle, in order
+    (docs/escalation.md), and its socket follows those levels: the level's own events
+    redraw it (nothing else would: the first level has ended)."""
+    fake_llm.script("model-c", votes="RRR")  # Casper rejects: split 2-1, contested
+    fake_llm.script("model-d")
+    cheap = await sync_to_async(make_panel)(name="Cheap")
+    strong = await sync_to_async(make_panel)(name="Strong", models=("model-d",) * 3)
+    await Panel.objects.filter(pk=cheap.pk).aupdate(escalate_to=strong)
+    root = await sync_to_async(make_judgement)(panel="Cheap", agents=None, creator=user)
+    assert await EngineRunner().run_judgement(root.pk)
+    second = await Judgement.objects.aget(root=root)
+    communicator, connected, _ = await connect(root.pk, user)
+    assert connected
+    drawn = await communicator.receive_from(timeout=5)
+    assert 'id="level-2-agent-box-3"' in drawn and 'data-level="2" data-status="idle"' in drawn
+    fake_llm.gate.close()
+    run = asyncio.create_task(EngineRunner().run_judgement(second.pk))
+    await sync_to_async(fake_llm.gate.wait_parked)(("model-d", 1))
+    thinking = await receive_until(communicator, 'data-level="2" data-status="judging"')
+    assert thinking.split('id="level-2-triangle"', 1)[1].count('data-thinking="true"') == 3
+    fake_llm.gate.open()
+    assert await run
+    decided = await receive_until(communicator, 'data-level="2" data-status="approved"')
+    assert decided.split('id="level-2-triangle"', 1)[1].count('data-state="approve"') == 3
+    await communicator.disconnect()

@@ -313,3 +313,25 @@ def test_a_level_that_escalated_offers_no_review_and_names_the_last_level(admin_
     Judgement.objects.filter(pk=second.pk).update(status=Status.REJECTED, contested=True)
     html = admin_client.get(second.get_absolute_url()).content.decode()
     assert "Override the panel" in html and 'class="review-elsewhere"' not in html
+
+
+def test_the_first_page_of_a_story_shows_each_later_level_s_triangle(logged_in, story):
+    root, second = story
+    html = logged_in.get(root.get_absolute_url()).content.decode()
+    section = html.split('id="judgement-level-triangles"', 1)[1]
+    section = section.split('<section id="judgement-override"', 1)[0]
+    assert 'id="level-2-triangle"' in section and 'data-status="idle"' in section
+    assert f'<a href="{second.get_absolute_url()}">Level 2: Strong</a>' in section
+    for position in (1, 2, 3):
+        assert f'id="agent-box-{position}"' in html  # the first level's own
+        assert f'id="level-2-agent-box-{position}"' in section
+    # Only the container is swapped live: the later levels' boxes are not swapped alone.
+    assert section.count('hx-swap-oob="morph"') == 1
+    # Each later level's own page is its own triangle alone.
+    own = logged_in.get(second.get_absolute_url()).content.decode()
+    assert 'id="level-2-triangle"' not in own and 'id="agent-box-1"' in own
+
+
+def test_a_judgement_that_never_escalated_shows_no_other_triangle(logged_in, make_judgement, user):
+    html = logged_in.get(make_judgement(creator=user).get_absolute_url()).content.decode()
+    assert 'id="judgement-level-triangles"' in html and 'class="level-triangle"' not in html

@@ -58,7 +58,7 @@ def test_a_verdict_with_no_certificate_says_trust_is_not_measured(
     assert "Not contested" not in outcome
     assert "held for a person" not in outcome
     # The live update renders the same partial.
-    update, _ = consumers.render_update_sync(judgement.pk)
+    update = consumers.render_update_sync(judgement.pk).html
     assert "<h3>Trust not measured for this panel</h3>" in update
     assert "Not contested" not in update
     as_md = logged_in.get(reverse("judgement-export-md", args=[judgement.pk])).content.decode()
