@@ -11,95 +11,43 @@ and its hash is the SHA-256 of that object's canonical JSON (docs/evidence.md).
 """
 
 import hashlib
-import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
+
+import rfc8785
 
 GENESIS_PREV = "0" * 64
 ENTRY_FIELDS = ("seq", "kind", "subject", "at", "payload", "prev_sha256")
 
-_ESCAPES = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-}
+
+# The package types its argument as JSON values; ours are checked as it writes them (a
+# TypedDict, say, is such a value but not a Mapping[str, value] to the type checker).
+_dumps = cast(Callable[[object], bytes], rfc8785.dumps)
 
 
 class NotCanonical(ValueError):
-    """A value JSON cannot carry canonically (NaN, infinity, a key that is not a string)."""
+    """A value JSON cannot carry canonically (NaN, infinity, a key that is not a string,
+    an integer beyond 2**53 that a double cannot hold)."""
 
 
-def canonical(value: Any) -> bytes:
-    """The RFC 8785 form of `value`: no whitespace, object members sorted by their keys'
-    UTF-16 code units, strings escaped minimally, numbers as ECMAScript prints them."""
-    return _serialise(value).encode("utf-8")
+def canonical(value: object) -> bytes:
+    """The RFC 8785 form of `value` (the JSON Canonicalization Scheme, from the `rfc8785`
+    package): no whitespace, object members sorted by their keys' UTF-16 code units,
+    strings escaped minimally, numbers as ECMAScript prints them."""
+    try:
+        return _dumps(value)
+    except rfc8785.CanonicalizationError as exc:
+        raise NotCanonical(str(exc)) from None
 
 
-def _serialise(value: Any) -> str:
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return _number(value)
-    if isinstance(value, str):
-        return _string(value)
-    if isinstance(value, Mapping):
-        for key in value:
-            if not isinstance(key, str):
-                raise NotCanonical(f"an object key must be a string, not {key!r}")
-        keys = sorted(value, key=lambda key: key.encode("utf-16-be"))
-        return "{" + ",".join(f"{_string(k)}:{_serialise(value[k])}" for k in keys) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ",".join(_serialise(item) for item in value) + "]"
-    raise NotCanonical(f"not a JSON value: {type(value).__name__}")
-
-
-def _string(text: str) -> str:
-    out = []
-    for char in text:
-        if char in _ESCAPES:
-            out.append(_ESCAPES[char])
-        elif ord(char) < 0x20:
-            out.append(f"\\u{ord(char):04x}")
-        else:
-            out.append(char)
-    return '"' + "".join(out) + '"'
-
-
-def _number(number: float) -> str:
-    """ECMAScript's Number.prototype.toString: the shortest digits that read back the
-    same (Python's repr finds them), laid out as ECMAScript lays them out."""
-    if math.isnan(number) or math.isinf(number):
-        raise NotCanonical("NaN and infinity have no JSON form")
-    if number == 0:
-        return "0"
-    sign = "-" if number < 0 else ""
-    mantissa, _, exponent = repr(abs(number)).partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    written = whole + fraction
-    digits = written.lstrip("0")
-    # The value is 0.DIGITS times ten to the power `point`.
-    point = len(whole) + (int(exponent) if exponent else 0) - (len(written) - len(digits))
-    digits = digits.rstrip("0") or "0"
-    n, k = point, len(digits)
-    if k <= n <= 21:
-        return sign + digits + "0" * (n - k)
-    if 0 < n <= 21:
-        return sign + digits[:n] + "." + digits[n:]
-    if -6 < n <= 0:
-        return sign + "0." + "0" * (-n) + digits
-    shown = digits[0] + ("." + digits[1:] if k > 1 else "")
-    return f"{sign}{shown}e{'+' if n - 1 >= 0 else '-'}{abs(n - 1)}"
+def stored_content(text: str) -> str:
+    """A text as MAGI stores it: the white space around it dropped (str.strip), nothing
+    else changed. The one normalisation of what is judged: the server applies it to every
+    text it takes (judgements/intake/schemas.py, Django's forms do the same), and `magi
+    gate` and `magi verify --content` to what they read, so a pipeline's bytes (git log's
+    trailing newline, a CRLF at the end) hash as the server stored them."""
+    return text.strip()
 
 
 def sha256_hex(data: bytes) -> str:

@@ -16,6 +16,7 @@ import os
 import time
 from typing import TextIO
 
+from magi_client.canonical import stored_content
 from magi_client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
 from magi_client.receipts import NotValid, check_receipt, keys_of
 
@@ -181,10 +182,12 @@ def receipt_refusal(server: Server, keys: str | None, judgement: dict, content: 
 
 
 def read_content(path: str | None, stdin: TextIO) -> str:
+    """The content as the server will store it (canonical.stored_content), so what is
+    sent, what the idempotency key hashes and what the receipt names are the same."""
     if path in (None, "-"):
-        return stdin.read()
+        return stored_content(stdin.read())
     with open(path, encoding="utf-8") as handle:
-        return handle.read()
+        return stored_content(handle.read())
 
 
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -10,6 +10,7 @@ import urllib.error
 import urllib.request
 from typing import Any, TextIO
 
+from magi_client.canonical import stored_content
 from magi_client.receipts import PACK_FORMAT, NotValid, check_pack, check_receipt, keys_of
 
 EXIT_VALID = 0
@@ -59,11 +60,20 @@ def read_bytes(path: str, what: str) -> bytes:
         raise BadInput(f"{what}: cannot read {path}: {exc}") from None
 
 
+def content_of(data: bytes) -> bytes:
+    """The content file as MAGI stored what it judged (canonical.stored_content): a
+    trailing newline or CRLF is not a different content."""
+    try:
+        return stored_content(data.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--content: not UTF-8 text: {exc}") from None
+
+
 def check(args: argparse.Namespace) -> dict:
     """The checked receipt's body; NotValid or BadInput otherwise."""
     document = read_json(args.receipt, "RECEIPT_FILE")
     keys = keys_of(read_json(args.keys, "--keys"))
-    content = None if args.content is None else read_bytes(args.content, "--content")
+    content = None if args.content is None else content_of(read_bytes(args.content, "--content"))
     if isinstance(document, dict) and document.get("format") == PACK_FORMAT:
         return check_pack(document, keys, content)
     return check_receipt(receipt_in(document), keys, content)
