@@ -1,22 +1,26 @@
-"""What the audit chain costs (docs/evidence.md): run by hand, never in the tests.
+"""What the audit log costs (docs/evidence.md): run by hand, never in the tests.
 
     python bench/audit_chain.py append  [--judgements 50]
-        CPU per judgement on SQLite, and the part of it spent appending to the chain and
-        signing its head (11 entries and one signature per judgement: submitted, nine
+        CPU per judgement on SQLite, and the part of it spent appending to the log and
+        signing the receipt (11 entries and one receipt per judgement: submitted, nine
         decisions, the verdict), through MAGI's own functions (tests/support/audit_history.py).
-    python bench/audit_chain.py workers [--workers 4] [--appends 250]
-        appends per second with WORKERS processes at once on a throwaway PostgreSQL
-        (Debian's postgresql package), each making APPENDS audited configuration changes
-        (an audit row and its entry, one transaction each), and the chain checked after.
-    python bench/audit_chain.py verify  [--entries 100000]
-        `audit verify` over ENTRIES entries on SQLite: audited configuration changes made
-        in bulk (an audit row and its entry each), each checked against its row.
+    python bench/audit_chain.py workers --workers 1,4,8 [--appends 2000]
+        appends per second with WORKERS writer processes at once on a throwaway PostgreSQL
+        (Debian's postgresql package), each making APPENDS appends (an entry each, one
+        transaction each, as the engine writes a decision's), with a sequencer process
+        placing them meanwhile; then every entry placed, the log checked (`audit verify`)
+        and its places counted: one tree, no gap, no fork.
+    python bench/audit_chain.py tree [--entries 1000000]
+        ENTRIES entries placed by the sequencer on SQLite, then: the sizes of inclusion and
+        consistency proofs, the time to make and to check one, and `audit verify` over the
+        whole log (each leaf, subtree, checkpoint and row checked).
 
-Each prints one line of figures.
+Each prints its figures.
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,12 +37,12 @@ KEY = "YmVuY2gtYXVkaXQta2V5LW5vdC1mb3ItcmVhbC11c2U"
 
 
 def timed_appends() -> dict[str, float]:
-    """Wrap the chain's append and signing with a CPU clock; the totals so far."""
-    from judgements.audit import chain
+    """Wrap the log's appends and the receipt's signing with a CPU clock; the totals."""
+    from judgements.audit import log, receipts
 
     spent = {"cpu": 0.0, "calls": 0}
-    for name in ("append", "sign_head"):
-        original = getattr(chain, name)
+    for module, name in ((log, "append"), (log, "append_many"), (receipts, "make")):
+        original = getattr(module, name)
 
         def clocked(*args, _original=original, **kwargs):
             started = time.process_time()
@@ -48,7 +52,7 @@ def timed_appends() -> dict[str, float]:
                 spent["cpu"] += time.process_time() - started
                 spent["calls"] += 1
 
-        setattr(chain, name, clocked)
+        setattr(module, name, clocked)
     return spent
 
 
@@ -77,129 +81,188 @@ def bench_append(judgements: int) -> None:
     audit = spent["cpu"]
     print(
         f"append: {judgements} judgements, CPU {total / judgements * 1000:.1f} ms per "
-        f"judgement, of which the chain {audit / judgements * 1000:.2f} ms "
-        f"({audit / total:.1%}; {spent['calls'] / judgements:.0f} appends and signatures "
+        f"judgement, of which the log {audit / judgements * 1000:.2f} ms "
+        f"({audit / total:.1%}; {spent['calls'] / judgements:.0f} appends and receipts "
         f"per judgement, {audit / spent['calls'] * 1e6:.0f} us each)"
     )
 
 
 def append_worker(appends: int, name: str) -> None:
-    """One process making `appends` audited changes (an audit row and its chain entry,
-    as configuration/teams.py's record writes every configuration change), each in a transaction
-    of its own, once the parent says go (start-up is not measured)."""
+    """One process making `appends` appends, each in a transaction of its own (as the
+    engine's writes do), once the parent says go (start-up is not measured)."""
     import django
 
     django.setup()
-    from django.db import connection
+    from django.db import connection, transaction
 
-    from judgements.configuration import teams
-    from judgements.models import AuditSubject
+    from judgements.audit import log
+    from judgements.models import EntryKind
 
     connection.ensure_connection()
     print("ready", flush=True)
     sys.stdin.readline()
     for number in range(appends):
-        teams.record(AuditSubject.TEAM, f"team {name}", None, [number], [number + 1])
+        with transaction.atomic():
+            log.append(EntryKind.CONFIGURATION, f"bench {name}", {"n": number, "by": name})
 
 
-def bench_workers(workers: int, appends: int) -> None:
+def sequencer_worker() -> None:
+    """The sequencer on its timer, as a worker runs it, until stdin closes."""
+    import threading
+
+    import django
+
+    django.setup()
+    from judgements.audit import sequencer
+
+    stop = threading.Event()
+
+    def until_closed() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=until_closed, daemon=True).start()
+    print("ready", flush=True)
+    while not stop.wait(0.2):
+        sequencer.run("bench-sequencer")
+    sequencer.run("bench-sequencer")
+
+
+def bench_workers(counts: list[int], appends: int) -> None:
     # tests/support/services.py reads Django's settings: a throwaway SQLite site for that.
     setup_django("http://127.0.0.1:9/v1", tempfile.mkdtemp(), MODELS)
     from tests.support.services import Postgres
 
     server = Postgres().init()
     try:
-        server.admin("CREATE DATABASE bench")
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("MAGI_", "DJANGO_"))},
-            "DATABASE_URL": server.url("bench"), "SECRET_KEY": "bench",
-            "DJANGO_SETTINGS_MODULE": "magi_site.settings", "MAGI_AUDIT_SIGNING_KEY": KEY,
-            "LOG_LEVEL": "WARNING",
-        }  # fmt: skip
-        run = [sys.executable, "manage.py", "migrate", "-v", "0"]
-        subprocess.run(run, cwd=ROOT, env=env, check=True)
-        me = [sys.executable, __file__, "append-worker", "--appends", str(appends)]
-        procs = [
-            subprocess.Popen(
-                [*me, "--name", f"w{n}"],
-                cwd=ROOT,
-                env=env,
-                text=True,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-            for n in range(workers)
-        ]
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        started = time.perf_counter()
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        codes = [proc.wait() for proc in procs]
-        elapsed = time.perf_counter() - started
-        assert codes == [0] * workers, codes
-        check = subprocess.run(
-            [sys.executable, "manage.py", "audit", "verify"],
-            cwd=ROOT, env=env, capture_output=True, text=True,
-        )  # fmt: skip
-        total = workers * appends
-        print(
-            f"workers: {workers} processes x {appends} audited changes on PostgreSQL: {total} "
-            f"appends in {elapsed:.2f} s wall, {total / elapsed:.0f} appends/s; "
-            f"chain: {(check.stdout or check.stderr).strip().splitlines()[0]}"
-        )
+        for workers in counts:
+            one_run(server, workers, appends)
     finally:
         server.destroy()
 
 
-def bench_verify(entries: int) -> None:
+def spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        args, cwd=ROOT, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+
+def one_run(server, workers: int, appends: int) -> None:
+    database = f"bench{workers}"
+    server.admin(f"CREATE DATABASE {database}")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("MAGI_", "DJANGO_"))},
+        "DATABASE_URL": server.url(database), "SECRET_KEY": "bench",
+        "DJANGO_SETTINGS_MODULE": "magi_site.settings", "MAGI_AUDIT_SIGNING_KEY": KEY,
+        "LOG_LEVEL": "WARNING",
+    }  # fmt: skip
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True
+    )
+    me = [sys.executable, __file__]
+    sequencing = spawn([*me, "sequencer-worker"], env)
+    procs = [
+        spawn([*me, "append-worker", "--appends", str(appends), "--name", f"w{n}"], env)
+        for n in range(workers)
+    ]
+    for proc in [sequencing, *procs]:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    started = time.perf_counter()
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+    codes = [proc.wait() for proc in procs]
+    elapsed = time.perf_counter() - started
+    assert sequencing.stdin is not None
+    sequencing.stdin.close()
+    assert sequencing.wait() == 0 and codes == [0] * workers, codes
+    check = subprocess.run(
+        [sys.executable, "manage.py", "audit", "verify"],
+        cwd=ROOT, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    total = workers * appends
+    print(
+        f"workers: {workers} processes x {appends} appends on PostgreSQL: {total} appends in "
+        f"{elapsed:.2f} s wall, {total / elapsed:.0f} appends/s; log: "
+        f"{(check.stdout + check.stderr).strip().splitlines()[-1]}",
+        flush=True,
+    )
+
+
+def bench_tree(entries: int) -> None:
     with tempfile.TemporaryDirectory() as var_dir:
-        setup_django("http://127.0.0.1:9/v1", var_dir, MODELS, MAGI_AUDIT_SIGNING_KEY=KEY)
+        setup_django("http://127.0.0.1:9/v1", var_dir, MODELS, MAGI_AUDIT_SIGNING_KEY=KEY,
+                     MAGI_AUDIT_LOG_BATCH="20000")  # fmt: skip
         from django.db import transaction
 
-        from judgements.audit import chain, facts, verification
-        from judgements.models import AuditEntry, ChainEntry, EntryKind
+        from judgements.audit import log, proofs, sequencer, verification
+        from judgements.models import ChainEntry, EntryKind, LogState
+        from magi_client import merkle
 
-        with transaction.atomic():
-            head = chain.locked_head()
-            rows = AuditEntry.objects.bulk_create(
-                AuditEntry(subject="team", target=f"team {n}", before=[], after=[f"u{n}"])
-                for n in range(entries - 1)
-            )
-            made = [
-                chain.next_entry(
-                    head, EntryKind.CONFIGURATION, row.target, facts.configuration(row)
+        log.start()
+        started = time.perf_counter()
+        for first in range(0, entries - 1, 20000):
+            with transaction.atomic():
+                log.append_many(
+                    [
+                        log.Entry(EntryKind.CERTIFICATE_VOIDED, f"bench {n}", {"n": n})
+                        for n in range(first, min(first + 20000, entries - 1))
+                    ]
                 )
-                for row in rows
-            ]
-            ChainEntry.objects.bulk_create(made, batch_size=2000)
-            chain.save_head(head)
-        started, cpu = time.perf_counter(), time.process_time()
-        report = verification.verify()
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+        sequencer.run("bench")
+        made = time.perf_counter() - started
+        size = LogState.objects.get().size
+        root = bytes.fromhex(LogState.objects.get().root_hash)
+        leaves = dict(
+            ChainEntry.objects.filter(seq__in=[0, size // 3, size - 1]).values_list(
+                "seq", "leaf_hash"
+            )
+        )
+        serve, check, lengths = [], [], []
+        for index in (0, size // 3, size - 1):
+            began = time.perf_counter()
+            proof = proofs.inclusion(index, size)
+            serve.append(time.perf_counter() - began)
+            lengths.append(len(proof))
+            began = time.perf_counter()
+            merkle.check_inclusion(
+                bytes.fromhex(leaves[index]), index, size, [bytes.fromhex(p) for p in proof], root
+            )
+            check.append(time.perf_counter() - began)
+        consistency = proofs.consistency(size // 2 + 1, size)
+        began, cpu = time.perf_counter(), time.process_time()
+        report = verification.verify(verification.trust_beside_the_data())
+        elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
+    made_ms, checked_us = statistics.median(serve) * 1000, statistics.median(check) * 1e6
     print(
-        f"verify: {report.entries} entries on SQLite in {elapsed:.1f} s wall, {cpu:.1f} s CPU "
-        f"({report.entries / elapsed:.0f} entries/s); clean: {report.clean}"
+        f"tree: {size} entries placed in {made:.0f} s; inclusion proofs {max(lengths)} hashes "
+        f"({max(lengths) * 32} bytes), made in {made_ms:.1f} ms, checked in {checked_us:.0f} "
+        f"us; consistency proof {len(consistency)} hashes ({len(consistency) * 32} bytes); "
+        f"audit verify {elapsed:.0f} s wall, {cpu:.0f} s CPU "
+        f"({report.entries / elapsed:.0f} entries/s), clean: {report.clean}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["append", "workers", "verify", "append-worker"])
+    parser.add_argument(
+        "what", choices=["append", "workers", "tree", "append-worker", "sequencer-worker"]
+    )
     parser.add_argument("--judgements", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--appends", type=int, default=250)
-    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--workers", default="1,4,8")
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--name", default="w")
     args = parser.parse_args()
     if args.what == "append":
         bench_append(args.judgements)
     elif args.what == "workers":
-        bench_workers(args.workers, args.appends)
-    elif args.what == "verify":
-        bench_verify(args.entries)
+        bench_workers([int(n) for n in args.workers.split(",")], args.appends)
+    elif args.what == "tree":
+        bench_tree(args.entries)
+    elif args.what == "sequencer-worker":
+        sequencer_worker()
     else:
         append_worker(args.appends, args.name)
 

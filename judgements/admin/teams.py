@@ -9,10 +9,11 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from judgements.admin.base import AuditAdmin, staff_user
+from judgements.admin.base import AuditAdmin, AuditedDeletion, staff_user
 from judgements.configuration import team_config, teams
 from judgements.configuration.budget_config import BudgetForm
 from judgements.intake import budgets
@@ -40,7 +41,7 @@ class TeamForm(forms.ModelForm):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(AuditedDeletion, admin.ModelAdmin):
     form = TeamForm
     list_display = ["name", "member_list", "all_panel_reviewer_list", "created_at"]
     search_fields = ["name", "members__username"]
@@ -94,7 +95,7 @@ class AuditEntryAdmin(AuditAdmin):
 
 
 @admin.register(Budget)
-class BudgetAdmin(admin.ModelAdmin):
+class BudgetAdmin(AuditedDeletion, admin.ModelAdmin):
     """Spending limits (judgements/intake/budgets.py); every change is audited."""
 
     form = BudgetForm
@@ -116,7 +117,11 @@ class BudgetAdmin(admin.ModelAdmin):
         super().save_model(request, obj, form, change)
         budgets.record_change(obj, before, staff_user(request))
 
-    def delete_model(self, request: HttpRequest, obj: Budget) -> None:
-        before = budgets.audit_state(obj)
-        super().delete_model(request, obj)
-        budgets.record_change(None, before, staff_user(request))
+
+# Django's own user admin, its deletions audited with the budgets and tokens they take.
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class UserAdmin(AuditedDeletion, DjangoUserAdmin):
+    pass

@@ -1,24 +1,29 @@
-"""Canonical JSON (RFC 8785, the JSON Canonicalization Scheme), its SHA-256, and a chain
-entry's hash and link: the pure parts the server's audit chain (judgements/audit/) and the
-client's `magi verify` share, so both hash the same bytes. No Django, no network.
+"""Canonical JSON (RFC 8785, from the `rfc8785` package), the one normalisation of the
+content MAGI judges, and the audit log's entries as leaves: the pure parts the server's
+log (judgements/audit/) and the client's `magi verify` share, so both hash the same bytes.
+No Django, no network.
 
-An entry of the chain is the object
+An entry of the log is the leaf
 
-    {"seq": 7, "kind": "verdict", "subject": "judgement 12", "at": "2026-11-25T18:00:00.000001Z",
-     "payload": {...}, "prev_sha256": "<hex of entry 6>"}
+    {"format": "magi-entry/1", "kind": "verdict", "subject": "judgement 12",
+     "judgement": 12, "at": "2026-11-25T18:00:00.000001Z", "payload": {...}}
 
-and its hash is the SHA-256 of that object's canonical JSON (docs/evidence.md).
+whose canonical JSON is hashed as RFC 9162 hashes a leaf (magi_client/merkle.py).
+An entry carried over from the hash chain before issue 55 is the leaf
+{"seq", "kind", "subject", "at", "payload", "prev_sha256"} it was then (docs/evidence.md).
 """
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import cast
 
 import rfc8785
 
-GENESIS_PREV = "0" * 64
-ENTRY_FIELDS = ("seq", "kind", "subject", "at", "payload", "prev_sha256")
+ENTRY_FORMAT = "magi-entry/1"
+ENTRY_FIELDS = ("format", "kind", "subject", "judgement", "at", "payload")
+# An entry of the hash chain before issue 55, carried into the log as it was.
+CHAIN_FIELDS = ("seq", "kind", "subject", "at", "payload", "prev_sha256")
 
 
 # The package types its argument as JSON values; ours are checked as it writes them (a
@@ -64,34 +69,47 @@ def timestamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
-def entry_body(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The hashed fields of an entry, as given (an entry may carry its own hash beside)."""
-    missing = [name for name in ENTRY_FIELDS if name not in entry]
-    if missing:
-        raise NotCanonical(f"an entry needs {', '.join(missing)}")
-    return {name: entry[name] for name in ENTRY_FIELDS}
+def entry_leaf(
+    kind: str, subject: str, judgement: int | None, at: str, payload: Mapping[str, object]
+) -> dict[str, object]:
+    """An entry as its leaf: the object whose canonical JSON the log hashes."""
+    return {
+        "format": ENTRY_FORMAT,
+        "kind": kind,
+        "subject": subject,
+        "judgement": judgement,
+        "at": at,
+        "payload": dict(payload),
+    }
 
 
-def entry_sha256(entry: Mapping[str, Any]) -> str:
-    return sha256_hex(canonical(entry_body(entry)))
+def is_chain_leaf(leaf: Mapping[str, object]) -> bool:
+    """An entry of the old hash chain (no format, a prev_sha256)."""
+    return "format" not in leaf and "prev_sha256" in leaf
 
 
-def chain_problems(entries: Iterable[Mapping[str, Any]]) -> list[str]:
-    """What is wrong with entries given with their `sha256`, in order of seq: an entry
-    whose hash does not match its fields, and (for consecutive entries) one that does not
-    name the one before it. Entries with gaps between them are each checked alone."""
-    problems = []
-    previous: Mapping[str, Any] | None = None
-    for entry in entries:
-        seq = entry.get("seq")
-        try:
-            if entry_sha256(entry) != entry.get("sha256"):
-                problems.append(f"entry {seq}: its sha256 does not match its fields")
-        except NotCanonical as exc:
-            problems.append(f"entry {seq}: {exc}")
-        before = None if previous is None else previous.get("seq")
-        follows = isinstance(seq, int) and isinstance(before, int) and seq == before + 1
-        if follows and previous is not None and entry.get("prev_sha256") != previous.get("sha256"):
-            problems.append(f"entry {seq}: prev_sha256 does not name entry {before}")
-        previous = entry
-    return problems
+def leaf_fields(leaf: Mapping[str, object]) -> dict[str, object]:
+    """The hashed fields of a leaf as given; NotCanonical when one is missing."""
+    names = CHAIN_FIELDS if is_chain_leaf(leaf) else ENTRY_FIELDS
+    missing = [name for name in names if name not in leaf]
+    if missing or (not is_chain_leaf(leaf) and leaf.get("format") != ENTRY_FORMAT):
+        raise NotCanonical(f"not a log entry of format {ENTRY_FORMAT}: it needs {', '.join(names)}")
+    return {name: leaf[name] for name in names}
+
+
+def leaf_hash(leaf: Mapping[str, object]) -> str:
+    """An entry's leaf hash, hex: SHA-256(0x00 || canonical(leaf))."""
+    return hashlib.sha256(b"\x00" + canonical(leaf_fields(leaf))).hexdigest()
+
+
+def record_sha256(leaf_hashes: Iterable[str]) -> str:
+    """What a receipt says of the entries about its judgement before it: the SHA-256 of
+    their leaf hashes, sorted, as bytes one after another (in no order of time, so
+    entries written at once by the engine's threads give one answer)."""
+    return sha256_hex(b"".join(sorted(bytes.fromhex(value) for value in leaf_hashes)))
+
+
+def call_sha256(call: Mapping[str, object]) -> str:
+    """A model call as the evidence pack shows it (an attempt's or a check's fields),
+    hashed whole: what the log holds of every prompt and reply."""
+    return sha256_hex(canonical(dict(call)))

@@ -173,7 +173,9 @@ def receipt_refusal(server: Server, keys: str | None, judgement: dict, content: 
                 jwks = json.loads(handle.read())
         else:
             jwks = server.call("GET", "/.well-known/magi-keys.json")
-        receipt = check_receipt(judgement.get("receipt"), keys_of(jwks), content.encode("utf-8"))
+        receipt = check_receipt(
+            judgement.get("receipt"), keys_of(jwks), content.encode("utf-8")
+        ).body
     except (OSError, ValueError, RequestFailed, NotValid) as exc:
         return str(exc) or type(exc).__name__
     if receipt.get("judgement") != judgement.get("id") or receipt.get("verdict") != "approved":

@@ -5,7 +5,7 @@ runtime. The server's own `magi` (judgements/cli/main.py) is this one plus `magi
 import argparse
 import sys
 
-from magi_client import config, gate, verify
+from magi_client import config, gate, verify, watch
 
 Commands = argparse._SubParsersAction  # the subcommands' parsers, for the server's mcp
 
@@ -16,6 +16,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Commands]:
     gate.add_parser(commands)
     config.add_parsers(commands)
     verify.add_parser(commands)
+    watch.add_parser(commands)
     return parser, commands
 
 
