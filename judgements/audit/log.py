@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from judgements.audit import facts
 from judgements.models import ChainEntry, EntryKind, LogState
-from magi_client.canonical import canonical, entry_leaf, leaf_hash, timestamp
+from magi_client.canonical import canonical, entry_leaf, entry_leaf_hash, timestamp
 
 LOG_ID = 1
 Payload = Mapping[str, object]
@@ -41,15 +41,15 @@ class Entry:
 def row_of(entry: Entry, at: datetime) -> ChainEntry:
     """The entry's row, unsaved, its leaf hash computed from exactly what is stored."""
     subject = entry.subject[:120]
-    payload = dict(entry.payload)
-    leaf = entry_leaf(str(entry.kind), subject, entry.judgement_id, timestamp(at), payload)
+    payload = canonical(dict(entry.payload)).decode("utf-8")
+    digest = entry_leaf_hash(str(entry.kind), subject, entry.judgement_id, timestamp(at), payload)
     return ChainEntry(
         kind=entry.kind,
         subject=subject,
         judgement_id=entry.judgement_id,
         at=at,
-        payload=canonical(payload).decode("utf-8"),
-        leaf_hash=leaf_hash(leaf),
+        payload=payload,
+        leaf_hash=digest,
     )
 
 
