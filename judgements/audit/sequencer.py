@@ -14,6 +14,7 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 
 from judgements.audit import keys, log
 from judgements.models import ChainEntry, Checkpoint, LogNode, LogState
@@ -83,13 +84,12 @@ def place_batch(worker_id: str, limit: int) -> int:
         if not queued:
             return 0
         tree = edge_of(state.size)
-        nodes, places = [], []
-        for pk, leaf in queued:
-            places.append(ChainEntry(pk=pk, seq=tree.size))
+        nodes = []
+        for _, leaf in queued:
             for node, value in tree.append(bytes.fromhex(leaf)):
                 nodes.append(LogNode(key=node_key(node), hash=value.hex()))
         LogNode.objects.bulk_create(nodes, batch_size=1000)
-        ChainEntry.objects.bulk_update(places, ["seq"], batch_size=500)
+        place(queued, state.size)
         root = tree.root()
         Checkpoint.objects.create(size=tree.size, root_hash=root.hex(), note=signed(state, tree))
         LogState.objects.filter(pk=LOG_ID).update(size=tree.size, root_hash=root.hex())
@@ -98,6 +98,19 @@ def place_batch(worker_id: str, limit: int) -> int:
         len(queued), state.size, tree.size, worker_id,
     )  # fmt: skip
     return len(queued)
+
+
+def place(queued: list[tuple[int, str]], first: int) -> None:
+    """Give the queued rows their places from `first` on, in the order given: one UPDATE
+    per run of consecutive ids (ids a writer took and has not committed leave a gap)."""
+    start = 0
+    for end in range(1, len(queued) + 1):
+        if end == len(queued) or queued[end][0] != queued[end - 1][0] + 1:
+            low, high = queued[start][0], queued[end - 1][0]
+            ChainEntry.objects.filter(pk__gte=low, pk__lte=high).update(
+                seq=F("id") + (first + start - low)
+            )
+            start = end
 
 
 def signed(state: LogState, tree: merkle.CompactRange) -> str:

@@ -66,7 +66,7 @@ class _Refused(Exception):
 
 
 _INT_LIMIT = 2**53 - 1
-_string = cast(Callable[[str], str], json.encoder.encode_basestring)
+_string = json.encoder.encode_basestring
 
 
 def _write(value: object, out: list[str]) -> None:
