@@ -20,7 +20,7 @@ from judgements.models import ChainEntry
 from judgements.outcome.receipt_answers import ConsistencyProof, InclusionProof, LogCheckpoint
 
 router = Router(tags=["audit log"])
-ANSWERS = {400: schemas.Invalid, 404: schemas.Error}
+ANSWERS: dict[int, type[schemas.Answer]] = {400: schemas.Invalid, 404: schemas.Error}
 Size = Annotated[int, Query(ge=1, le=2**62, description="A tree size the log has reached.")]
 
 
