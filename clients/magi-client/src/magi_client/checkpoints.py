@@ -67,6 +67,15 @@ def signed_note(
     return f"{body}\n{SIGNATURE_DASH}{origin} {base64.b64encode(signature).decode('ascii')}\n"
 
 
+def strict_base64(text: str) -> bytes:
+    """Base64 in its one spelling: the decoder alone also takes a last character whose
+    unused bits are set, which would let one checkpoint be written several ways."""
+    raw = base64.b64decode(text, validate=True)
+    if base64.b64encode(raw).decode("ascii") != text:
+        raise binascii.Error("not in its one spelling")
+    return raw
+
+
 def parse(text: str) -> tuple[Checkpoint, list[tuple[str, bytes, bytes]]]:
     """The checkpoint a note holds and its signature lines (name, key hash, signature);
     BadCheckpoint when it is not one."""
@@ -80,7 +89,7 @@ def parse(text: str) -> tuple[Checkpoint, list[tuple[str, bytes, bytes]]]:
     if not origin or not size_text.isdigit() or (size_text != "0" and size_text.startswith("0")):
         raise BadCheckpoint("a checkpoint's second line is its size in decimal")
     try:
-        root = base64.b64decode(root_text, validate=True)
+        root = strict_base64(root_text)
     except binascii.Error:
         raise BadCheckpoint("a checkpoint's third line is its root hash in base64") from None
     if len(root) != 32:
@@ -93,7 +102,7 @@ def parse(text: str) -> tuple[Checkpoint, list[tuple[str, bytes, bytes]]]:
             raise BadCheckpoint(f"not a signature line: {line[:80]!r}")
         name, encoded = line[len(SIGNATURE_DASH) :].split(" ")
         try:
-            raw = base64.b64decode(encoded, validate=True)
+            raw = strict_base64(encoded)
         except binascii.Error:
             raise BadCheckpoint("a signature line's signature is not base64") from None
         if len(raw) < 5:
