@@ -9,9 +9,10 @@ manage.py audit verify [--all] [--keys FILE|URL] [--checkpoint FILE]
 manage.py audit keys             print the public keys as a JWK set
 manage.py audit new-key          print a new signing key for MAGI_AUDIT_SIGNING_KEY
 manage.py audit rotate-key       a new key in var/, the old one kept for checking
-manage.py audit retire-key X     print the line that keeps retired key X (its public
+manage.py audit retire-key -- X  print the line that keeps retired key X (its public
                                  half) for checking, signed with the current key, for
-                                 MAGI_AUDIT_RETIRED_KEYS
+                                 MAGI_AUDIT_RETIRED_KEYS (the `--`: a key in base64url may
+                                 begin with `-`, which would read as an option)
 """
 
 import json
@@ -81,7 +82,10 @@ class Command(BaseCommand):
         actions.add_parser("new-key", help="print a new signing key (a deployment's)")
         actions.add_parser("rotate-key", help="rotate the key kept in var/")
         retiring = actions.add_parser("retire-key", help="sign a retired key's retirement")
-        retiring.add_argument("public", help="the retired key's public half, base64url")
+        retiring.add_argument(
+            "public",
+            help="the retired key's public half, base64url; after `--` if it begins with `-`",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:

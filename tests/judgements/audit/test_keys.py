@@ -103,8 +103,16 @@ def test_the_commands_print_and_rotate_the_keys(embedded):
     call_command("audit", "new-key", stdout=out)
     assert len(keys.unb64url(out.getvalue().strip())) == 32
     out = io.StringIO()
-    call_command("audit", "retire-key", key["x"], stdout=out)
+    call_command("audit", "retire-key", "--", key["x"], stdout=out)
     assert out.getvalue().strip().startswith(f"{key['x']}.{keys.current_kid()}.")
+
+
+def test_retire_key_takes_a_key_that_begins_with_a_dash(embedded):
+    # One key in 64 does, in base64url: as documented, after `--`.
+    public = "-" + keys.b64url(bytes(32))[1:]
+    out = io.StringIO()
+    call_command("audit", "retire-key", "--", public, stdout=out)
+    assert out.getvalue().strip().startswith(f"{public}.{keys.current_kid()}.")
 
 
 def test_rotate_key_refuses_a_deployments_key(settings):
