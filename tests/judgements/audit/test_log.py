@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from judgements.audit import log, record, verification
 from judgements.configuration import teams
 from judgements.models import ChainEntry, EntryKind, Judgement, LogState, Team
+from judgements.models.chain import INSERT_BATCH
 from magi_client.canonical import entry_leaf, leaf_hash, timestamp
 from tests.support.audit_history import placed
 
@@ -29,6 +30,30 @@ def test_an_entry_is_queued_with_the_hash_of_its_leaf(make_judgement):
     )
     assert entry.leaf_hash == leaf_hash(leaf)
     assert entry.payload == '{"audit_entry":1}'
+
+
+def test_entries_appended_at_once_are_stored_as_given_in_the_order_given(make_judgement):
+    """More than one INSERT's worth (models/chain.py INSERT_BATCH): each row read back is
+    the entry given, its leaf hash the hash of what is stored, ids in the order given."""
+    judgement = make_judgement()
+    given = [
+        log.Entry(EntryKind.CONFIGURATION, f"team {n}", {"n": n, "text": "é\n\u2028"}, judgement.pk)
+        for n in range(INSERT_BATCH + 5)
+    ]
+    with transaction.atomic():
+        made = log.append_many(given)
+    assert [row.pk for row in made] == sorted(row.pk for row in made)
+    stored = {row.pk: row for row in ChainEntry.objects.filter(pk__in=[row.pk for row in made])}
+    for entry, row in zip(given, made, strict=True):
+        again = stored[row.pk]
+        assert (again.kind, again.subject, again.judgement_id, again.at, again.seq) == (
+            entry.kind, entry.subject, judgement.pk, row.at, None,
+        )  # fmt: skip
+        assert json.loads(again.payload) == entry.payload
+        leaf = entry_leaf(
+            again.kind, again.subject, judgement.pk, timestamp(again.at), entry.payload
+        )
+        assert again.leaf_hash == row.leaf_hash == leaf_hash(leaf)
 
 
 def test_the_first_submission_starts_the_log_with_its_genesis(make_judgement):

@@ -50,6 +50,8 @@ def canonical(value: object) -> bytes:
     an integer beyond 2**53, a lone surrogate, a key that is not a string) the package
     refuses, naming it."""
     try:
+        if type(value) is str:  # a leaf's fields: the commonest call, made short
+            return _string(value).encode("utf-8")
         parts: list[str] = []
         _write(value, parts)
         return "".join(parts).encode("utf-8")
