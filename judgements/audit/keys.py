@@ -137,12 +137,20 @@ def sign_bytes(data: bytes) -> bytes:
 
 def sign(body: Any) -> dict[str, str]:
     """A detached Ed25519 signature over canonical(body), with the key's id."""
+    return signature_of(canonical(body))
+
+
+def signature_of(data: bytes) -> dict[str, str]:
+    """A detached Ed25519 signature over `data` (a body already in canonical JSON), with
+    the key's id."""
     key = signing_key()
-    return {
-        "alg": "EdDSA",
-        "kid": jwk_of(public_bytes(key))["kid"],
-        "value": b64url(key.sign(canonical(body))),
-    }
+    return {"alg": "EdDSA", "kid": kid_of(public_bytes(key)), "value": b64url(key.sign(data))}
+
+
+@functools.lru_cache(maxsize=8)
+def kid_of(public: bytes) -> str:
+    """A public key's kid (its JWK thumbprint), worked out once per key."""
+    return jwk_of(public)["kid"]
 
 
 def rotate() -> tuple[str, str]:

@@ -115,22 +115,29 @@ def body(judgement: Judgement, entry: ChainEntry) -> dict[str, Any]:
     }
 
 
-def make(entry: ChainEntry) -> Receipt:
-    """Sign and store the receipt of the verdict `entry` (just appended) put in force."""
-    if entry.judgement_id is None:
-        raise ValueError(f"entry {entry.pk} is about no judgement: it has no receipt")
-    judgement = (
+def loaded(judgement_id: int) -> Judgement:
+    """The judgement with all a receipt and its entry read (agents, their decisions, the
+    review, the certificate), in a fixed number of queries: read in the transaction that
+    puts its verdict in force, after the change."""
+    return (
         Judgement.objects.select_related("override__by", "confirmation__by", "certificate")
         .prefetch_related("agents__decisions")
-        .get(pk=entry.judgement_id)
+        .get(pk=judgement_id)
     )
-    signed = body(judgement, entry)
-    signature = keys.sign(signed)
+
+
+def make(entry: ChainEntry, judgement: Judgement) -> Receipt:
+    """Sign and store the receipt of the verdict `entry` (just appended) put in force,
+    from `judgement` as `loaded` read it in the same transaction."""
+    if entry.judgement_id != judgement.pk:
+        raise ValueError(f"entry {entry.pk} is not about judgement {judgement.pk}")
+    signed = canonical(body(judgement, entry))
+    signature = keys.signature_of(signed)
     return Receipt.objects.create(
         judgement_id=judgement.pk,
         entry=entry,
         event=entry.kind,
-        body=canonical(signed).decode("utf-8"),
+        body=signed.decode("utf-8"),
         kid=signature["kid"],
         signature=signature["value"],
     )
@@ -188,4 +195,4 @@ def attach_inclusions(judgements: list[Judgement]) -> None:
         setattr(judgement, ATTACHED, proven.get(judgement.pk))
 
 
-__all__ = ["attach_inclusions", "body", "make", "served", "subject_of"]
+__all__ = ["attach_inclusions", "body", "loaded", "make", "served", "subject_of"]

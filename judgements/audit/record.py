@@ -65,28 +65,36 @@ def check(row: JudgementCheck, agent: Agent | None) -> None:
     )
 
 
-def verdict(judgement_id: int) -> None:
-    """The panel's verdict, then its receipt."""
-    judgement = Judgement.objects.prefetch_related("agents").get(pk=judgement_id)
-    in_force(EntryKind.VERDICT, judgement_id, facts.verdict(judgement))
+def judgement_read(judgement_id: int) -> Judgement:
+    """The judgement with everything its verdict's entry and receipt read, in a fixed
+    number of queries (receipts.loaded)."""
+    return receipts.loaded(judgement_id)
+
+
+def verdict(judgement: Judgement) -> None:
+    """The panel's verdict, then its receipt, from the judgement as `judgement_read` read
+    it in the transaction that decides it, with the fields that decided it set
+    (engine/lifecycle.py finish): one reading for both, and no reading back."""
+    in_force(EntryKind.VERDICT, judgement, facts.verdict(judgement))
 
 
 def override(row: Override) -> None:
-    judgement = Judgement.objects.get(pk=row.judgement_id)
+    judgement = receipts.loaded(row.judgement_id)
     stored = Override.objects.get(pk=row.pk)
-    in_force(EntryKind.OVERRIDE, row.judgement_id, facts.override(stored, judgement))
+    in_force(EntryKind.OVERRIDE, judgement, facts.override(stored, judgement))
 
 
 def confirmation(row: Confirmation) -> None:
-    judgement = Judgement.objects.get(pk=row.judgement_id)
+    judgement = receipts.loaded(row.judgement_id)
     stored = Confirmation.objects.get(pk=row.pk)
-    in_force(EntryKind.CONFIRMATION, row.judgement_id, facts.confirmation(stored, judgement))
+    in_force(EntryKind.CONFIRMATION, judgement, facts.confirmation(stored, judgement))
 
 
-def in_force(kind: EntryKind, judgement_id: int, payload: log.Payload) -> None:
-    """An entry that puts a verdict in force, then its receipt, signed and stored once."""
-    entry = log.append(kind, facts.subject_of(judgement_id), payload, judgement_id)
-    receipts.make(entry)
+def in_force(kind: EntryKind, judgement: Judgement, payload: log.Payload) -> None:
+    """An entry that puts a verdict in force, then its receipt, signed and stored once,
+    from the same reading of the judgement (receipts.loaded)."""
+    entry = log.append(kind, facts.subject_of(judgement.pk), payload, judgement.pk)
+    receipts.make(entry, judgement)
 
 
 def certificate(row: Certificate) -> None:

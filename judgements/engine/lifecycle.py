@@ -133,18 +133,20 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         status = Status.APPROVED if verdict is rules.Vote.APPROVE else Status.REJECTED
         # The mark goes beside the verdict, in the same transaction, so the webhook
         # stored here already carries it (and "held" where the case asked for that).
-        record = Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement_id)
-        updated = judgement.filter(status__in=FINISH_FROM).update(
-            status=status,
-            finished_at=timezone.now(),
+        record = chain_record.judgement_read(judgement_id)
+        decided = {
+            "status": status,
+            "finished_at": timezone.now(),
             **RELEASED,
             **marks.outcome_fields(record, verdict.value),
-        )
-        if not updated:
+        }
+        if not judgement.filter(status__in=FINISH_FROM).update(**decided):
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
-        # The verdict into the audit chain, its head signed, before the webhook that
-        # carries the receipt naming that entry.
-        chain_record.verdict(judgement_id)
+        # The verdict into the audit log and its receipt signed, before the webhook that
+        # carries the receipt: from the one reading above with the fields just written.
+        for name, value in decided.items():
+            setattr(record, name, value)
+        chain_record.verdict(record)
         publish_on_commit(judgement_id, Event.FINISHED, status=status.value)
         webhooks.enqueue(judgement_id, webhooks.FINISHED)
     log_transition(judgement_id, Status.JUDGING, status, worker_id, record.started_at, rules.ROUNDS)

@@ -111,7 +111,7 @@ def test_an_append_only_reads_the_rows_it_describes(fake_llm, settings):
     rows = Judgement.objects.filter(pk=judgement)
     before = rows.values().get()
     with transaction.atomic():
-        record.verdict(judgement)
+        record.verdict(record.judgement_read(judgement))
     assert rows.values().get() == before
     verdicts = ChainEntry.objects.filter(judgement_id=judgement, kind="verdict")
     first, again = verdicts.values_list("payload", flat=True)
