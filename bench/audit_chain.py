@@ -1,44 +1,60 @@
-"""What the audit chain costs (docs/evidence.md): run by hand, never in the tests.
+"""What the audit log costs (docs/evidence.md): run by hand, never in the tests.
 
     python bench/audit_chain.py append  [--judgements 50]
-        CPU per judgement on SQLite, and the part of it spent appending to the chain and
-        signing its head (11 entries and one signature per judgement: submitted, nine
+        CPU per judgement on SQLite, and the part of it spent appending to the log and
+        signing the receipt (11 entries and one receipt per judgement: submitted, nine
         decisions, the verdict), through MAGI's own functions (tests/support/audit_history.py).
-    python bench/audit_chain.py workers [--workers 4] [--appends 250]
-        appends per second with WORKERS processes at once on a throwaway PostgreSQL
-        (Debian's postgresql package), each making APPENDS audited configuration changes
-        (an audit row and its entry, one transaction each), and the chain checked after.
-    python bench/audit_chain.py verify  [--entries 100000]
-        `audit verify` over ENTRIES entries on SQLite: audited configuration changes made
-        in bulk (an audit row and its entry each), each checked against its row.
+    python bench/audit_chain.py workers --workers 1,4,8 [--appends 2000] [--repeats 3]
+                                        [--tree OLD_CHECKOUT --tree .] [--bare]
+        appends per second with WORKERS writer processes at once on a throwaway PostgreSQL
+        (Debian's postgresql package), each making APPENDS appends (an entry each, one
+        transaction each, as the engine writes a decision's), with a sequencer process
+        placing them meanwhile; then every entry placed and the tree checked: its places
+        counted and every checkpoint's root recomputed (one tree, no gap, no fork). Beside
+        the rate: CPU per append of the writers, their PostgreSQL server processes, the
+        sequencer and the rest of PostgreSQL (/proc), context switches, what the writers'
+        server processes wait on (pg_stat_activity, sampled), and how many entries were
+        still queued when the writers ended. Each --tree is a checkout whose code is
+        measured (its own migrations, its own log.append and sequencer; a `git worktree`
+        of an older commit), sides alternating, their order flipped every repeat; --bare
+        adds the floor: the same rows, hashed the same, inserted by psycopg alone.
+    python bench/audit_chain.py tree [--entries 1000000]
+        ENTRIES entries placed by the sequencer on SQLite, then: the sizes of inclusion and
+        consistency proofs, the time to make and to check one, and `audit verify` over the
+        whole log (each leaf, subtree, checkpoint and row checked).
 
-Each prints one line of figures.
+Each prints its figures.
 """
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+# The code measured: this tree, or (workers --tree) the tree a worker process was started in.
+ROOT = Path(os.environ.get("BENCH_TREE") or Path(__file__).resolve().parents[1])
 sys.path.insert(0, str(ROOT))
 
 from tests.support.bench_site import setup_django  # noqa: E402 - after the path above
 
 MODELS = ("model-a", "model-b", "model-c")
+MEASURES = ("append", "workers", "tree")
 KEY = "YmVuY2gtYXVkaXQta2V5LW5vdC1mb3ItcmVhbC11c2U"
 
 
 def timed_appends() -> dict[str, float]:
-    """Wrap the chain's append and signing with a CPU clock; the totals so far."""
-    from judgements.audit import chain
+    """Wrap the log's appends and the receipt's signing with a CPU clock; the totals."""
+    from judgements.audit import log, receipts
 
     spent = {"cpu": 0.0, "calls": 0}
-    for name in ("append", "sign_head"):
-        original = getattr(chain, name)
+    for module, name in ((log, "append"), (log, "append_many"), (receipts, "make")):
+        original = getattr(module, name)
 
         def clocked(*args, _original=original, **kwargs):
             started = time.process_time()
@@ -48,7 +64,7 @@ def timed_appends() -> dict[str, float]:
                 spent["cpu"] += time.process_time() - started
                 spent["calls"] += 1
 
-        setattr(chain, name, clocked)
+        setattr(module, name, clocked)
     return spent
 
 
@@ -77,129 +93,411 @@ def bench_append(judgements: int) -> None:
     audit = spent["cpu"]
     print(
         f"append: {judgements} judgements, CPU {total / judgements * 1000:.1f} ms per "
-        f"judgement, of which the chain {audit / judgements * 1000:.2f} ms "
-        f"({audit / total:.1%}; {spent['calls'] / judgements:.0f} appends and signatures "
+        f"judgement, of which the log {audit / judgements * 1000:.2f} ms "
+        f"({audit / total:.1%}; {spent['calls'] / judgements:.0f} appends and receipts "
         f"per judgement, {audit / spent['calls'] * 1e6:.0f} us each)"
     )
 
 
 def append_worker(appends: int, name: str) -> None:
-    """One process making `appends` audited changes (an audit row and its chain entry,
-    as configuration/teams.py's record writes every configuration change), each in a transaction
-    of its own, once the parent says go (start-up is not measured)."""
+    """One process making `appends` appends, each in a transaction of its own (as the
+    engine's writes do), once the parent says go (start-up is not measured); it waits to
+    be told to exit, so that its and its server process's CPU can still be read."""
     import django
 
     django.setup()
-    from django.db import connection
+    from django.db import connection, transaction
 
-    from judgements.configuration import teams
-    from judgements.models import AuditSubject
+    from judgements.audit import log
+    from judgements.models import EntryKind
 
     connection.ensure_connection()
-    print("ready", flush=True)
+    print(f"ready {connection.connection.info.backend_pid}", flush=True)
     sys.stdin.readline()
     for number in range(appends):
-        teams.record(AuditSubject.TEAM, f"team {name}", None, [number], [number + 1])
+        with transaction.atomic():
+            log.append(EntryKind.CONFIGURATION, f"bench {name}", {"n": number, "by": name})
+    print("done", flush=True)
+    sys.stdin.readline()
 
 
-def bench_workers(workers: int, appends: int) -> None:
+def bare_worker(appends: int, name: str) -> None:
+    """The floor: the same rows, hashed the same (magi_client, no Django), each inserted
+    in a transaction of its own with psycopg alone: what the database and this machine
+    allow, without MAGI's code around the statement."""
+    import psycopg
+
+    from magi_client.canonical import canonical, entry_leaf_hash, timestamp
+
+    conn = psycopg.connect(os.environ["DATABASE_URL"])
+    print(f"ready {conn.info.backend_pid}", flush=True)
+    sys.stdin.readline()
+    for number in range(appends):
+        at = datetime.now(UTC)
+        payload = canonical({"n": number, "by": name}).decode()
+        digest = entry_leaf_hash("configuration", f"bench {name}", None, timestamp(at), payload)
+        with conn.transaction():
+            conn.execute(
+                "INSERT INTO judgements_chainentry (kind, subject, judgement_id, at, payload, "
+                "prev_sha256, leaf_hash) VALUES (%s, %s, NULL, %s, %s, '', %s) RETURNING id",
+                ("configuration", f"bench {name}", at, payload, digest),
+            ).fetchone()
+    print("done", flush=True)
+    sys.stdin.readline()
+
+
+def sequencer_worker() -> None:
+    """The sequencer on its timer, as a worker runs it, until stdin closes."""
+    import threading
+
+    import django
+
+    django.setup()
+    from django.conf import settings
+    from django.db import connection
+
+    from judgements.audit import sequencer
+
+    stop = threading.Event()
+
+    def until_closed() -> None:
+        sys.stdin.read()
+        stop.set()
+
+    threading.Thread(target=until_closed, daemon=True).start()
+    connection.ensure_connection()
+    print(f"ready {connection.connection.info.backend_pid}", flush=True)
+    while not stop.wait(settings.MAGI_AUDIT_LOG_INTERVAL):
+        sequencer.run("bench-sequencer")
+    sequencer.run("bench-sequencer")
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes so far (/proc/PID/stat fields 14 and 15)."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids(server) -> list[int]:
+    """The postmaster and every process it forked."""
+    master = int((server.data / "postmaster.pid").read_text().split()[0])
+    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True)
+    return [master, *map(int, children.stdout.split())]
+
+
+@dataclass(frozen=True)
+class Side:
+    """What writes: a tree's MAGI (log.append in a transaction) or the bare floor."""
+
+    tree: Path
+    bare: bool = False
+
+    @property
+    def name(self) -> str:
+        return "bare psycopg" if self.bare else self.tree.name
+
+
+def bench_workers(counts: list[int], appends: int, sides: list[Side], repeats: int) -> None:
     # tests/support/services.py reads Django's settings: a throwaway SQLite site for that.
     setup_django("http://127.0.0.1:9/v1", tempfile.mkdtemp(), MODELS)
     from tests.support.services import Postgres
 
     server = Postgres().init()
+    results: dict[tuple[str, int], list[dict[str, float]]] = {}
     try:
-        server.admin("CREATE DATABASE bench")
-        env = {
-            **{k: v for k, v in os.environ.items() if not k.startswith(("MAGI_", "DJANGO_"))},
-            "DATABASE_URL": server.url("bench"), "SECRET_KEY": "bench",
-            "DJANGO_SETTINGS_MODULE": "magi_site.settings", "MAGI_AUDIT_SIGNING_KEY": KEY,
-            "LOG_LEVEL": "WARNING",
-        }  # fmt: skip
-        run = [sys.executable, "manage.py", "migrate", "-v", "0"]
-        subprocess.run(run, cwd=ROOT, env=env, check=True)
-        me = [sys.executable, __file__, "append-worker", "--appends", str(appends)]
-        procs = [
-            subprocess.Popen(
-                [*me, "--name", f"w{n}"],
-                cwd=ROOT,
-                env=env,
-                text=True,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-            )
-            for n in range(workers)
-        ]
-        for proc in procs:
-            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
-        started = time.perf_counter()
-        for proc in procs:
-            assert proc.stdin is not None
-            proc.stdin.write("go\n")
-            proc.stdin.flush()
-        codes = [proc.wait() for proc in procs]
-        elapsed = time.perf_counter() - started
-        assert codes == [0] * workers, codes
-        check = subprocess.run(
-            [sys.executable, "manage.py", "audit", "verify"],
-            cwd=ROOT, env=env, capture_output=True, text=True,
-        )  # fmt: skip
-        total = workers * appends
-        print(
-            f"workers: {workers} processes x {appends} audited changes on PostgreSQL: {total} "
-            f"appends in {elapsed:.2f} s wall, {total / elapsed:.0f} appends/s; "
-            f"chain: {(check.stdout or check.stderr).strip().splitlines()[0]}"
-        )
+        for repeat in range(repeats):
+            for workers in counts:
+                # Sides alternate, their order flipped every repeat: a machine whose load
+                # drifts slows both sides alike.
+                for side in sides if repeat % 2 == 0 else sides[::-1]:
+                    database = f"bench_{repeat}_{workers}_{sides.index(side)}"
+                    run = one_run(server, database, side, workers, appends)
+                    results.setdefault((side.name, workers), []).append(run)
     finally:
         server.destroy()
+    print(f"\nmedians over {repeats} repeat(s), load average now {os.getloadavg()[0]:.1f}:")
+    for (name, workers), runs in sorted(results.items(), key=lambda item: item[0][1]):
+        median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
+        rates = ", ".join(f"{run['rate']:.0f}" for run in runs)
+        print(f"  {name}, {workers} writer(s): {fmt(median)} (appends/s: {rates})")
 
 
-def bench_verify(entries: int) -> None:
+def fmt(run: dict[str, float]) -> str:
+    return (
+        f"{run['rate']:.0f} appends/s; CPU per append (us): writers {run['writers']:.0f}, "
+        f"their PostgreSQL backends {run['backends']:.0f}, sequencer {run['sequencer']:.0f}, "
+        f"its backend {run['seq_backend']:.0f}, the rest of PostgreSQL {run['pg_rest']:.0f}; "
+        f"queued when the writers ended {run['queued']:.0f}; context switches per append "
+        f"(writers and backends) {run['switches']:.1f}, {run['forced']:.2f} of them forced"
+    )
+
+
+def context_switches(pids: list[int]) -> tuple[int, int]:
+    """Voluntary and involuntary context switches of these processes so far."""
+    counts = [0, 0]
+    for pid in pids:
+        try:
+            lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            if line.startswith("voluntary_ctxt_switches"):
+                counts[0] += int(line.split()[1])
+            elif line.startswith("nonvoluntary_ctxt_switches"):
+                counts[1] += int(line.split()[1])
+    return counts[0], counts[1]
+
+
+class WaitSampler:
+    """What the writers' server processes wait on, sampled every 20 ms from
+    pg_stat_activity while they append (a lock they queue on would show)."""
+
+    def __init__(self, url: str, pids: list[int]) -> None:
+        import collections
+        import threading
+
+        self.seen: collections.Counter[str] = collections.Counter()
+        self.url, self.pids = url, pids
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self.sample, daemon=True)
+        self.thread.start()
+
+    def sample(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as conn:
+            while not self.done.wait(0.02):
+                rows = conn.execute(
+                    "SELECT state, wait_event_type, wait_event FROM pg_stat_activity "
+                    "WHERE pid = ANY(%s)",
+                    [self.pids],
+                ).fetchall()
+                for state, kind, event in rows:
+                    self.seen[f"{state}:{kind}:{event}"] += 1
+
+    def stop(self) -> None:
+        self.done.set()
+        self.thread.join()
+
+
+def spawn(args: list[str], env: dict[str, str], tree: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        args, cwd=tree, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+
+def tell(proc: subprocess.Popen[str], line: str) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(line)
+    proc.stdin.flush()
+
+
+def one_run(server, database: str, side: Side, workers: int, appends: int) -> dict[str, float]:
+    """One run of `workers` writers of `side` beside its tree's sequencer, on a fresh
+    database migrated by that tree: appends/s and CPU per append by process."""
+    import psycopg
+
+    server.admin(f"CREATE DATABASE {database}")
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("MAGI_", "DJANGO_"))},
+        "DATABASE_URL": server.url(database), "SECRET_KEY": "bench",
+        "DJANGO_SETTINGS_MODULE": "magi_site.settings", "MAGI_AUDIT_SIGNING_KEY": KEY,
+        "LOG_LEVEL": "WARNING", "MAGI_AUDIT_LOG_INTERVAL": "0.2",
+        # The tree's own code first (the virtualenv's editable install points at this one).
+        "PYTHONPATH": f"{side.tree}:{side.tree / 'clients/magi-client/src'}",
+        "BENCH_TREE": str(side.tree),
+    }  # fmt: skip
+    tree = side.tree
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=tree, env=env, check=True
+    )
+    me = [sys.executable, __file__]
+    sequencing = spawn([*me, "sequencer-worker"], env, tree)
+    kind = "bare-worker" if side.bare else "append-worker"
+    procs = [
+        spawn([*me, kind, "--appends", str(appends), "--name", f"w{n}"], env, tree)
+        for n in range(workers)
+    ]
+    backend: dict[subprocess.Popen[str], int] = {}
+    for proc in [sequencing, *procs]:
+        assert proc.stdout is not None
+        word, pid = proc.stdout.readline().split()
+        assert word == "ready", word
+        backend[proc] = int(pid)
+    groups = {
+        "writers": [proc.pid for proc in procs],
+        "backends": [backend[proc] for proc in procs],
+        "sequencer": [sequencing.pid],
+        "seq_backend": [backend[sequencing]],
+    }
+    mine = {pid for pids in groups.values() for pid in pids}
+    groups["pg_rest"] = [pid for pid in postgres_pids(server) if pid not in mine]
+    before = {name: cpu_seconds(pids) for name, pids in groups.items()}
+    switches = context_switches(groups["writers"] + groups["backends"])
+    waits = WaitSampler(server.url(database), groups["backends"])
+    started = time.perf_counter()
+    for proc in procs:
+        tell(proc, "go\n")
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
+    elapsed = time.perf_counter() - started
+    after = {name: cpu_seconds(pids) for name, pids in groups.items()}
+    switched = context_switches(groups["writers"] + groups["backends"])
+    waits.stop()
+    with psycopg.connect(server.url(database)) as conn:
+        row = conn.execute("SELECT count(*) FROM judgements_chainentry WHERE seq IS NULL")
+        queued = row.fetchone()
+    for proc in procs:
+        tell(proc, "exit\n")
+    codes = [proc.wait() for proc in procs]
+    assert sequencing.stdin is not None
+    sequencing.stdin.close()
+    assert sequencing.wait() == 0 and codes == [0] * workers, codes
+    check = subprocess.run(
+        [*me, "tree-check"], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    server.admin(f"DROP DATABASE {database}")
+    total = workers * appends
+    run = {name: (after[name] - before[name]) / total * 1e6 for name in groups}
+    run.update(rate=total / elapsed, queued=float(queued[0] if queued else 0))
+    run["switches"] = (switched[0] - switches[0]) / total
+    run["forced"] = (switched[1] - switches[1]) / total
+    busiest = ", ".join(f"{what} {count}" for what, count in waits.seen.most_common(4))
+    print(f"  the writers' server processes, sampled every 20 ms: {busiest}")
+    print(
+        f"{side.name}, {workers} writer(s) x {appends} on PostgreSQL, load average "
+        f"{os.getloadavg()[0]:.1f}: {total} in {elapsed:.2f} s, {fmt(run)}; {check.stdout.strip()}",
+        flush=True,
+    )
+    return run
+
+
+def tree_check() -> None:
+    """The log as a tree (audit/tree_checks.py): places without gap, subtrees and every
+    checkpoint's root as the leaves make them; the bench's entries describe no rows."""
+    import django
+
+    django.setup()
+    from judgements.audit import tree_checks, verification
+    from judgements.models import Checkpoint, LogState
+
+    walk = tree_checks.TreeWalk()
+    walk.wanted = set(Checkpoint.objects.values_list("size", flat=True))
+    for rows in tree_checks.entries():
+        tree_checks.add_batch(rows, walk)
+    tree_checks.check_checkpoints(
+        walk, LogState.objects.get(), dict(verification.trust_beside_the_data().keys)
+    )
+    print(
+        f"the tree: {walk.tree.size} entries placed, {len(walk.wanted)} checkpoints, "
+        f"{len(walk.problems)} problems (a fork or a gap would be one)"
+    )
+
+
+def bench_tree(entries: int) -> None:
     with tempfile.TemporaryDirectory() as var_dir:
-        setup_django("http://127.0.0.1:9/v1", var_dir, MODELS, MAGI_AUDIT_SIGNING_KEY=KEY)
+        setup_django("http://127.0.0.1:9/v1", var_dir, MODELS, MAGI_AUDIT_SIGNING_KEY=KEY,
+                     MAGI_AUDIT_LOG_BATCH="20000")  # fmt: skip
         from django.db import transaction
 
-        from judgements.audit import chain, facts, verification
-        from judgements.models import AuditEntry, ChainEntry, EntryKind
+        from judgements.audit import facts, log, proofs, sequencer, verification
+        from judgements.models import AuditEntry, ChainEntry, EntryKind, LogState
+        from magi_client import merkle
 
-        with transaction.atomic():
-            head = chain.locked_head()
-            rows = AuditEntry.objects.bulk_create(
-                AuditEntry(subject="team", target=f"team {n}", before=[], after=[f"u{n}"])
-                for n in range(entries - 1)
-            )
-            made = [
-                chain.next_entry(
-                    head, EntryKind.CONFIGURATION, row.target, facts.configuration(row)
+        log.start()
+        started = time.perf_counter()
+        # Audited changes made in bulk: an audit row and its entry each, so that verify
+        # checks every entry against its row.
+        for first in range(0, entries - 1, 20000):
+            with transaction.atomic():
+                rows = AuditEntry.objects.bulk_create(
+                    AuditEntry(subject="team", target=f"team {n}", before=[], after=[f"u{n}"])
+                    for n in range(first, min(first + 20000, entries - 1))
                 )
-                for row in rows
-            ]
-            ChainEntry.objects.bulk_create(made, batch_size=2000)
-            chain.save_head(head)
-        started, cpu = time.perf_counter(), time.process_time()
-        report = verification.verify()
-        elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
+                log.append_many(
+                    [
+                        log.Entry(EntryKind.CONFIGURATION, row.target, facts.configuration(row))
+                        for row in rows
+                    ]
+                )
+        sequencer.run("bench")
+        made = time.perf_counter() - started
+        size = LogState.objects.get().size
+        root = bytes.fromhex(LogState.objects.get().root_hash)
+        leaves = dict(
+            ChainEntry.objects.filter(seq__in=[0, size // 3, size - 1]).values_list(
+                "seq", "leaf_hash"
+            )
+        )
+        serve, check, lengths = [], [], []
+        for index in (0, size // 3, size - 1):
+            began = time.perf_counter()
+            proof = proofs.inclusion(index, size)
+            serve.append(time.perf_counter() - began)
+            lengths.append(len(proof))
+            began = time.perf_counter()
+            merkle.check_inclusion(
+                bytes.fromhex(leaves[index]), index, size, [bytes.fromhex(p) for p in proof], root
+            )
+            check.append(time.perf_counter() - began)
+        consistency = proofs.consistency(size // 2 + 1, size)
+        began, cpu = time.perf_counter(), time.process_time()
+        report = verification.verify(verification.trust_beside_the_data())
+        elapsed, cpu = time.perf_counter() - began, time.process_time() - cpu
+    made_ms, checked_us = statistics.median(serve) * 1000, statistics.median(check) * 1e6
     print(
-        f"verify: {report.entries} entries on SQLite in {elapsed:.1f} s wall, {cpu:.1f} s CPU "
-        f"({report.entries / elapsed:.0f} entries/s); clean: {report.clean}"
+        f"tree: {size} entries placed in {made:.0f} s; inclusion proofs {max(lengths)} hashes "
+        f"({max(lengths) * 32} bytes), made in {made_ms:.1f} ms, checked in {checked_us:.0f} "
+        f"us; consistency proof {len(consistency)} hashes ({len(consistency) * 32} bytes); "
+        f"audit verify {elapsed:.0f} s wall, {cpu:.0f} s CPU "
+        f"({report.entries / elapsed:.0f} entries/s), clean: {report.clean}"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("what", choices=["append", "workers", "verify", "append-worker"])
+    parser.add_argument(
+        "what",
+        choices=[*MEASURES, "append-worker", "bare-worker", "sequencer-worker", "tree-check"],
+    )
     parser.add_argument("--judgements", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--appends", type=int, default=250)
-    parser.add_argument("--entries", type=int, default=100_000)
+    parser.add_argument("--workers", default="1,4,8")
+    parser.add_argument("--appends", type=int, default=2000)
+    parser.add_argument("--entries", type=int, default=1_000_000)
     parser.add_argument("--name", default="w")
+    parser.add_argument(
+        "--tree",
+        action="append",
+        type=Path,
+        help="workers: a checkout whose code to measure (repeat to compare trees side by side)",
+    )
+    parser.add_argument("--repeats", type=int, default=1, help="workers: runs of each side")
+    parser.add_argument(
+        "--bare", action="store_true", help="workers: and the floor, psycopg alone, beside"
+    )
     args = parser.parse_args()
     if args.what == "append":
         bench_append(args.judgements)
     elif args.what == "workers":
-        bench_workers(args.workers, args.appends)
-    elif args.what == "verify":
-        bench_verify(args.entries)
+        sides = [Side(tree.resolve()) for tree in args.tree or [ROOT]]
+        if args.bare:
+            sides.append(Side(ROOT, bare=True))
+        counts = [int(n) for n in args.workers.split(",")]
+        bench_workers(counts, args.appends, sides, args.repeats)
+    elif args.what == "tree":
+        bench_tree(args.entries)
+    elif args.what == "bare-worker":
+        bare_worker(args.appends, args.name)
+    elif args.what == "sequencer-worker":
+        sequencer_worker()
+    elif args.what == "tree-check":
+        tree_check()
     else:
         append_worker(args.appends, args.name)
 

@@ -119,22 +119,57 @@ class VerdictSettings(Env):
 
 
 class AuditSettings(Env):
-    """The audit chain and receipts."""
+    """The audit log and receipts."""
 
-    # --- Audit chain and receipts ([evidence.md](evidence.md))
+    # --- Audit log and receipts ([evidence.md](evidence.md))
     magi_audit_signing_key: str = setting(
         "",
-        "the Ed25519 key that signs receipts and the chain's head: its 32-byte private seed "
+        "the Ed25519 key that signs receipts and the log's checkpoints: its 32-byte private seed "
         "in base64url (`manage.py audit new-key` prints one); unset, MAGI makes and keeps "
         "one in `var/audit-signing-key`",
         shown="—",
     )
     magi_audit_retired_keys: CommaList = setting(
         [],
-        "public keys of earlier signing keys, kept for checking old receipts: base64url "
-        "Ed25519 public keys, comma-separated (`manage.py audit rotate-key` keeps the "
-        "embedded default's in `var/audit-retired-keys`)",
+        "earlier signing keys, kept for checking old receipts, each with its retirement "
+        "signed by a later key: the lines `manage.py audit retire-key` prints, "
+        "comma-separated (`manage.py audit rotate-key` keeps the embedded default's in "
+        "`var/audit-retired-keys`)",
         shown="— (none)",
+    )
+    magi_audit_log_origin: str = setting(
+        "",
+        "the audit log's name in its checkpoints (the signed notes witnesses keep), such as "
+        "`magi.example.com/audit-log`: no spaces, no `+`; read when the log starts, and "
+        "kept",
+        shown="`magi.invalid/` and random letters",
+        pattern=r"^[^\s+]*$",
+        max_length=200,
+    )
+    magi_audit_log_interval: float = setting(
+        1.0, "seconds between the sequencer's runs: how soon an entry gets its checkpoint", gt=0
+    )
+    magi_audit_log_batch: int = setting(
+        5000, "entries the sequencer places at most under one checkpoint", ge=1
+    )
+    magi_audit_checkpoint_dir: str = setting(
+        "",
+        "a directory, append-only for MAGI (a write-once mount, `chattr +a`), where every "
+        "checkpoint is also written as `checkpoint-<size>.txt`; empty: none",
+        shown="— (none)",
+    )
+    magi_audit_checkpoint_webhooks: CommaList = setting(
+        [],
+        "URLs every checkpoint is POSTed to as a `log.checkpoint` event (on "
+        "MAGI_WEBHOOK_HOSTS, signed with MAGI_AUDIT_CHECKPOINT_WEBHOOK_SECRET), "
+        "comma-separated",
+        shown="— (none)",
+    )
+    magi_audit_checkpoint_webhook_secret: str = setting(
+        "",
+        "the secret checkpoint events are signed with, shared with their receivers: "
+        "`whsec_` then base64 of 32 random bytes; needed with MAGI_AUDIT_CHECKPOINT_WEBHOOKS",
+        shown="—",
     )
 
 

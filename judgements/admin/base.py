@@ -7,6 +7,7 @@ from django.contrib.auth.models import User
 from django.db.models import Model, Q, QuerySet
 from django.http import HttpRequest
 
+from judgements.configuration import deletions
 from judgements.models import policy
 
 
@@ -68,3 +69,14 @@ class TeamScoped(admin.ModelAdmin[M]):
         if self.examples:
             allowed |= Q(**{f"{maker}__isnull": True, f"{team}__isnull": True})
         return found.filter(allowed)
+
+
+class AuditedDeletion(admin.ModelAdmin[M]):
+    """The admin's delete, one row or "delete selected", audited with what goes with it
+    (configuration/deletions.py)."""
+
+    def delete_model(self, request: HttpRequest, obj: M) -> None:
+        deletions.delete([obj], staff_user(request))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[M]) -> None:
+        deletions.delete(list(queryset), staff_user(request))

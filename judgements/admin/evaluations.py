@@ -8,7 +8,13 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped, staff_user
+from judgements.admin.base import (
+    AuditAdmin,
+    AuditedDeletion,
+    ReadOnlyInline,
+    TeamScoped,
+    staff_user,
+)
 from judgements.configuration import teams
 from judgements.evaluations.charts import percent
 from judgements.models import (
@@ -42,7 +48,7 @@ class PanelForm(forms.ModelForm[Panel]):
 
 
 @admin.register(Panel)
-class PanelAdmin(TeamScoped[Panel]):
+class PanelAdmin(AuditedDeletion[Panel], TeamScoped[Panel]):
     scope = ("owner", "team")
     examples = True
     """Saved panels are made and edited on the site (/panels/), which validates their

@@ -7,7 +7,7 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from judgements.admin.base import AuditAdmin, ReadOnlyInline, TeamScoped
+from judgements.admin.base import AuditAdmin, AuditedDeletion, ReadOnlyInline, TeamScoped
 from judgements.models import (
     ApiToken,
     ChainEntry,
@@ -110,7 +110,7 @@ class RoundDecisionAdmin(TeamScoped[RoundDecision], AuditAdmin[RoundDecision]):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(TeamScoped[ApiToken]):
+class ApiTokenAdmin(AuditedDeletion[ApiToken], TeamScoped[ApiToken]):
     scope = ("user", "team")
     """Tokens are issued with `manage.py api_token`; here they can be seen and revoked."""
 
@@ -156,13 +156,13 @@ class WebhookDeliveryAdmin(TeamScoped[WebhookDelivery], AuditAdmin[WebhookDelive
 
 @admin.register(ChainEntry)
 class ChainEntryAdmin(AuditAdmin[ChainEntry]):
-    """The audit chain (docs/evidence.md), read-only; for superusers alone, as it names
+    """The audit log (docs/evidence.md), read-only; for superusers alone, as it names
     every team's judgements. `manage.py audit verify` checks it."""
 
     list_display = ["seq", "kind", "subject", "at"]
     list_filter = ["kind"]
     search_fields = ["subject"]
-    fields = ("seq", "kind", "subject", "at", "payload", "prev_sha256", "sha256")
+    fields = ("seq", "kind", "subject", "judgement", "at", "payload", "leaf_hash", "prev_sha256")
     readonly_fields = fields
 
     def has_view_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:

@@ -9,10 +9,12 @@ from django import forms
 from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from judgements.admin.base import AuditAdmin, staff_user
+from judgements.admin.base import AuditAdmin, AuditedDeletion, staff_user
 from judgements.configuration import budget_config, team_config, teams
 from judgements.configuration.budget_config import BudgetForm
 from judgements.models import AuditEntry, Budget, Team, team_ids_of
@@ -40,7 +42,7 @@ class TeamForm(forms.ModelForm[Team]):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin[Team]):
+class TeamAdmin(AuditedDeletion[Team], admin.ModelAdmin[Team]):
     form = TeamForm
     list_display = ["name", "member_list", "all_panel_reviewer_list", "created_at"]
     search_fields = ["name", "members__username"]
@@ -94,7 +96,7 @@ class AuditEntryAdmin(AuditAdmin[AuditEntry]):
 
 
 @admin.register(Budget)
-class BudgetAdmin(admin.ModelAdmin[Budget]):
+class BudgetAdmin(AuditedDeletion[Budget], admin.ModelAdmin[Budget]):
     """Spending limits (judgements/spending/budgets.py); every change is audited."""
 
     form = BudgetForm
@@ -116,7 +118,11 @@ class BudgetAdmin(admin.ModelAdmin[Budget]):
         super().save_model(request, obj, form, change)
         budget_config.record_change(obj, before, staff_user(request))
 
-    def delete_model(self, request: HttpRequest, obj: Budget) -> None:
-        before = budget_config.audit_state(obj)
-        super().delete_model(request, obj)
-        budget_config.record_change(None, before, staff_user(request))
+
+# Django's own user admin, its deletions audited with the budgets and tokens they take.
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class UserAdmin(AuditedDeletion[User], DjangoUserAdmin[User]):
+    pass

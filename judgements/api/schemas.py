@@ -152,22 +152,29 @@ class EvidencePack(Answer):
     """One judgement's evidence pack (docs/evidence.md describes every field): check it
     offline with `magi verify PACK --keys KEYS`."""
 
-    format: Literal["magi-evidence/1"]
+    format: Literal["magi-evidence/2"]
     judgement: int
     title: str
     content: str
     created_at: str = Field(json_schema_extra={"format": "date-time"})
     status: str = Field(description="What the panel decided.")
     verdict: str = Field(description="The verdict in force.")
+    mark: dict[str, Any] = Field(description="contested, trust, contest_reasons.")
+    certificate: dict[str, Any] | None = Field(
+        description="The certificate the mark was read against."
+    )
     agents: list[dict[str, Any]] = Field(
         description="Each agent: its criteria, decisions, and every attempt (prompt and reply)."
     )
     checks: list[dict[str, Any]] = Field(description="The calls beside the vote, each whole.")
     review: dict[str, Any] | None
     receipt: SignedReceipt | None
-    entries: list[dict[str, Any]] = Field(description="The judgement's audit chain entries.")
-    head_signatures: list[dict[str, Any]] = Field(
-        description="The chain's signed heads at its verdict and review entries."
+    checkpoint: str | None = Field(
+        description="The log's latest checkpoint (a C2SP signed note) the entries are proven in."
+    )
+    entries: list[dict[str, Any]] = Field(
+        description="Every log entry about the judgement, in the order written: its index, "
+        "leaf, leaf hash and inclusion proof in the checkpoint."
     )
     keys: dict[str, Any] = Field(
         description="MAGI's public keys, for convenience: check with the published ones."

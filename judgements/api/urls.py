@@ -15,6 +15,7 @@ from judgements.api import (
     evaluation_endpoints,
     judgement_endpoints,
     kinds,  # noqa: F401 - registers every kind of configuration
+    log_endpoints,
     resource_routes,
     resources,
 )
@@ -32,6 +33,7 @@ for tag, router in kind_routers:
     if tag != "evaluations":
         api.add_router("/", router)
 api.add_router("/", batch_endpoints.router)
+api.add_router("/", log_endpoints.router)
 
 AsyncView = Callable[..., Awaitable[HttpResponse]]
 

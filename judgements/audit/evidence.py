@@ -1,29 +1,17 @@
 """One judgement's evidence pack: everything a third party needs to check what MAGI
-decided about it, offline, as one JSON document (format magi-evidence/1, docs/evidence.md):
+decided about it, offline, as one JSON document (format magi-evidence/2, docs/evidence.md):
 the content, every prompt sent and reply received (its attempts and checks), the
-decisions, the review, the signed receipt, the judgement's chain entries and the signed
-heads at its verdict and review. `magi verify PACK --keys KEYS` checks it
-(magi_client/receipts.py's check_pack)."""
+decisions, the mark, the review, the signed receipt, and every log entry about the
+judgement with its inclusion proof in the latest checkpoint. `magi verify PACK --keys
+KEYS` checks it field by field (magi_client/packs.py)."""
 
 import json
 from typing import Any
 
-from judgements.audit import keys, receipts
-from judgements.models import ChainEntry, ChainSignature, Judgement
+from judgements.audit import facts, keys, log, proofs, receipts
+from judgements.models import ChainEntry, Checkpoint, Judgement
 from magi_client.canonical import timestamp
 from magi_client.receipts import PACK_FORMAT
-
-CALL_FIELDS = (
-    "attempt", "model", "provider", "base_url", "request", "response_text", "error",
-    "duration_ms", "prompt_tokens", "completion_tokens", "cached_tokens",
-)  # fmt: skip
-
-
-def call_of(row: Any) -> dict[str, Any]:
-    """A model call as stored (an agent's attempt or a check's), every prompt and reply."""
-    return {name: getattr(row, name) for name in CALL_FIELDS} | {
-        "started_at": timestamp(row.started_at)
-    }
 
 
 def agents_of(judgement: Judgement) -> list[dict[str, Any]]:
@@ -46,8 +34,7 @@ def agents_of(judgement: Judgement) -> list[dict[str, Any]]:
                 for d in agent.ordered_decisions()
             ],
             "attempts": [
-                {"round": a.round, "outcome": a.outcome} | call_of(a)
-                for a in agent.attempts.order_by("round", "attempt", "pk")
+                facts.attempt_call(a) for a in agent.attempts.order_by("round", "attempt", "pk")
             ],
         }
         for agent in judgement.agents.all()
@@ -64,7 +51,7 @@ def checks_of(judgement: Judgement) -> list[dict[str, Any]]:
             "p_approve": check.p_approve,
             "steered": check.steered,
         }
-        | call_of(check)
+        | facts.call_of(check)
         for check in found
     ]
 
@@ -75,25 +62,19 @@ def review_of(judgement: Judgement) -> dict[str, Any] | None:
     return None if review is None or found is None else review | {"reason": found.reason}
 
 
-def entries_of(judgement_id: int) -> list[dict[str, Any]]:
+def entries_of(judgement_id: int, checkpoint: Checkpoint | None) -> list[dict[str, Any]]:
+    """Every entry about the judgement, in the order written, each as its leaf with its
+    leaf hash, its place, and its inclusion proof in `checkpoint` (None: not placed yet)."""
+    rows = list(ChainEntry.objects.filter(judgement_id=judgement_id).order_by("id"))
+    proven = proofs.inclusions([row.seq for row in rows], checkpoint)
     return [
         {
-            "seq": entry.seq,
-            "kind": entry.kind,
-            "subject": entry.subject,
-            "at": timestamp(entry.at),
-            "payload": json.loads(entry.payload),
-            "prev_sha256": entry.prev_sha256,
-            "sha256": entry.sha256,
+            "index": row.seq,
+            "leaf": log.leaf_of(row, json.loads(row.payload)),
+            "leaf_hash": row.leaf_hash,
+            "proof": None if inclusion is None else inclusion["proof"],
         }
-        for entry in ChainEntry.objects.filter(judgement_id=judgement_id).order_by("seq")
-    ]
-
-
-def signatures_at(seqs: list[int]) -> list[dict[str, Any]]:
-    return [
-        {"seq": row.seq, "sha256": row.sha256, "kid": row.kid, "value": row.signature}
-        for row in ChainSignature.objects.filter(seq__in=seqs).order_by("seq", "pk")
+        for row, inclusion in zip(rows, proven, strict=True)
     ]
 
 
@@ -102,7 +83,8 @@ def pack(judgement: Judgement, *, with_levels: bool = True) -> dict[str, Any]:
     `levels`: the other levels of its escalation story (docs/escalation.md), each a whole
     pack of its own that `magi verify` checks alike; empty for a judgement that never
     escalated."""
-    entries = entries_of(judgement.pk)
+    checkpoint = proofs.latest()
+    certificate = receipts.certificate_of(judgement)
     story = judgement.story() if with_levels else [judgement]
     others = Judgement.objects.with_results().filter(
         pk__in=[level.pk for level in story if level.pk != judgement.pk]
@@ -115,12 +97,18 @@ def pack(judgement: Judgement, *, with_levels: bool = True) -> dict[str, Any]:
         "created_at": timestamp(judgement.created_at),
         "status": judgement.status,
         "verdict": judgement.verdict,
+        "mark": {
+            "contested": judgement.contested,
+            "trust": judgement.trust,
+            "contest_reasons": list(judgement.contest_reasons),
+        },
+        "certificate": certificate,
         "agents": agents_of(judgement),
         "checks": checks_of(judgement),
         "review": review_of(judgement),
-        "receipt": receipts.signed(judgement),
-        "entries": entries,
-        "head_signatures": signatures_at([entry["seq"] for entry in entries]),
+        "receipt": receipts.served(judgement),
+        "checkpoint": None if checkpoint is None else checkpoint.note,
+        "entries": entries_of(judgement.pk, checkpoint),
         # For convenience only: a checker takes the keys from MAGI's published address.
         "keys": keys.jwks(),
         "level": judgement.level,

@@ -1,9 +1,11 @@
-"""The Ed25519 key that signs receipts and the chain's head, with its key id, and the
+"""The Ed25519 key that signs receipts and the log's checkpoints, with its key id, and the
 public keys anyone checks them with (published as a JWK set at
 /.well-known/magi-keys.json). Kept like the secret key: `MAGI_AUDIT_SIGNING_KEY` for a
 deployment, else `var/audit-signing-key`, made on first use. Rotation keeps the public
 halves of earlier keys (`MAGI_AUDIT_RETIRED_KEYS`, `var/audit-retired-keys`) so old
-receipts still check."""
+receipts still check, each with its retirement signed by a later key: a checker trusts a
+retired key only when a key it trusts signed its retirement
+(magi_client/receipts.py trusted_keys), so a line added to var/ is not a key."""
 
 import functools
 import os
@@ -17,7 +19,15 @@ from django.conf import settings
 
 from judgements.core.errors import MagiError
 from magi_client.canonical import canonical
-from magi_client.receipts import NotValid, b64url, jwk_of, unb64url
+from magi_client.receipts import (
+    NotValid,
+    RetiredJwk,
+    Retirement,
+    b64url,
+    jwk_of,
+    retirement_body,
+    unb64url,
+)
 
 KEY_FILE = "audit-signing-key"
 RETIRED_FILE = "audit-retired-keys"
@@ -79,33 +89,68 @@ def current_kid() -> str:
     return jwk_of(public_bytes(signing_key()))["kid"]
 
 
-def retired_public_keys() -> list[str]:
-    """The retired keys' public halves: the setting's, then var/'s."""
+def retired_lines() -> list[str]:
+    """The retired keys as kept: the setting's, then var/'s; each `X.KID.SIGNATURE` (the
+    public key, and its retirement signed by key KID) or, from before issue 55, `X`."""
     kept = retired_file().read_text().split() if retired_file().is_file() else []
     return [*settings.MAGI_AUDIT_RETIRED_KEYS, *kept]
 
 
-def jwks() -> dict[str, Any]:
-    """The current key and every retired one, as a JWK set (RFC 7517, RFC 8037)."""
-    found = [jwk_of(public_bytes(signing_key()))]
-    for public in retired_public_keys():
+def retired_jwk(line: str) -> RetiredJwk:
+    public, _, signed = line.partition(".")
+    kid, _, value = signed.partition(".")
+    try:
         raw = unb64url(public)
-        if len(raw) != 32:
-            raise KeyRefused(f"MAGI_AUDIT_RETIRED_KEYS: {public!r} is not an Ed25519 public key")
-        jwk = jwk_of(raw)
+    except NotValid:
+        raw = b""
+    if len(raw) != 32:
+        raise KeyRefused(f"MAGI_AUDIT_RETIRED_KEYS: {public!r} is not an Ed25519 public key")
+    key = jwk_of(raw)
+    return RetiredJwk(
+        kty=key["kty"], crv=key["crv"], x=key["x"], kid=key["kid"], use=key["use"],
+        alg=key["alg"], retired=Retirement(kid=kid, value=value) if kid and value else {},
+    )  # fmt: skip
+
+
+def jwks() -> dict[str, Any]:
+    """The current key and every retired one, as a JWK set (RFC 7517, RFC 8037); a retired
+    key carries `retired`: its retirement's signature (empty when it has none)."""
+    found: list[Any] = [jwk_of(public_bytes(signing_key()))]
+    for line in retired_lines():
+        jwk = retired_jwk(line)
         if jwk["kid"] not in {key["kid"] for key in found}:
             found.append(jwk)
     return {"keys": found}
 
 
+def retirement(public: str) -> str:
+    """The line that keeps a retired key (its public half, base64url) for checking: the
+    key and its retirement, signed with the current key."""
+    signed = sign(retirement_body(public))
+    return f"{public}.{signed['kid']}.{signed['value']}"
+
+
+def sign_bytes(data: bytes) -> bytes:
+    """An Ed25519 signature over `data` with the current key (a checkpoint's note)."""
+    return signing_key().sign(data)
+
+
 def sign(body: Any) -> dict[str, str]:
     """A detached Ed25519 signature over canonical(body), with the key's id."""
+    return signature_of(canonical(body))
+
+
+def signature_of(data: bytes) -> dict[str, str]:
+    """A detached Ed25519 signature over `data` (a body already in canonical JSON), with
+    the key's id."""
     key = signing_key()
-    return {
-        "alg": "EdDSA",
-        "kid": jwk_of(public_bytes(key))["kid"],
-        "value": b64url(key.sign(canonical(body))),
-    }
+    return {"alg": "EdDSA", "kid": kid_of(public_bytes(key)), "value": b64url(key.sign(data))}
+
+
+@functools.lru_cache(maxsize=8)
+def kid_of(public: bytes) -> str:
+    """A public key's kid (its JWK thumbprint), worked out once per key."""
+    return jwk_of(public)["kid"]
 
 
 def rotate() -> tuple[str, str]:
@@ -118,7 +163,7 @@ def rotate() -> tuple[str, str]:
             "half (manage.py audit keys) to MAGI_AUDIT_RETIRED_KEYS"
         )
     old = signing_key()
-    with retired_file().open("a") as handle:
-        handle.write(b64url(public_bytes(old)) + "\n")
     key_file().write_text(new_seed() + "\n")
+    with retired_file().open("a") as handle:
+        handle.write(retirement(b64url(public_bytes(old))) + "\n")
     return jwk_of(public_bytes(old))["kid"], current_kid()

@@ -1,36 +1,25 @@
-"""A verdict's signed receipt: what MAGI says it decided, about which content, with which
-agents, signed so that anyone with the published keys can check it offline (`magi
-verify`, magi_client/receipts.py). The API's answer, the webhook and `magi gate --json`
-carry it (outcome/answers.py); docs/evidence.md describes every field.
+"""A verdict's receipt: what MAGI decided, about which content, with which agents, signed
+once when the verdict, an override or a confirmation is put in force, in the same
+transaction, and stored as the bytes signed (models/chain.py Receipt). It is served as
+stored, with the inclusion proof of the entry it names in the latest checkpoint: nothing
+rebuilds a receipt from rows, so a row changed later changes no receipt. The API's
+answer, the webhook and `magi gate --json` carry it (outcome/answers.py); `magi verify`
+checks it (magi_client/receipts.py); docs/evidence.md describes every field.
 
-The receipt names the judgement's latest entry that put a verdict in force (the verdict,
-a confirmation or an override) and is dated by it, so the same history always gives the
-same receipt. A judgement without such an entry (not decided, or decided before the
-chain started) has none.
+The body is built in one place, `body`.
 """
 
+import json
 from typing import Any
 
-from judgements.audit import keys
-from judgements.models import ChainEntry, Judgement, Status
-from judgements.models.chain import IN_FORCE_KINDS
-from magi_client.canonical import text_sha256, timestamp
+from judgements.audit import keys, proofs
+from judgements.audit.facts import subject_of
+from judgements.models import ChainEntry, Judgement, Receipt
+from magi_client.canonical import canonical, record_sha256, text_sha256, timestamp
 from magi_client.receipts import RECEIPT_FORMAT
 
-DECIDED = (Status.APPROVED, Status.REJECTED)
-
-
-def entry_in_force(judgement: Judgement) -> ChainEntry | None:
-    """The judgement's latest entry that put a verdict in force (prefetched by
-    Judgement.objects.with_results(), else read)."""
-    prefetched = getattr(judgement, "entries_in_force", None)
-    if prefetched is not None:
-        return prefetched[0] if prefetched else None
-    return (
-        ChainEntry.objects.filter(judgement_id=judgement.pk, kind__in=IN_FORCE_KINDS)
-        .order_by("-seq")
-        .first()
-    )
+# Where attach_inclusions leaves a judgement's receipt's inclusion for served().
+ATTACHED = "receipt_inclusion"
 
 
 def review_of(judgement: Judgement) -> dict[str, Any] | None:
@@ -58,15 +47,25 @@ def certificate_of(judgement: Judgement) -> dict[str, Any] | None:
     }
 
 
+def record_of(entry: ChainEntry) -> dict[str, Any]:
+    """The judgement's entries written before `entry`: how many, and their leaf hashes'
+    SHA-256 (magi_client/canonical.py record_sha256), so a pack cannot leave one out."""
+    earlier = ChainEntry.objects.filter(judgement=entry.judgement_id, id__lt=entry.pk)
+    hashes = list(earlier.values_list("leaf_hash", flat=True))
+    return {"entries": len(hashes), "sha256": record_sha256(hashes)}
+
+
 def body(judgement: Judgement, entry: ChainEntry) -> dict[str, Any]:
-    """The receipt's signed body, from a judgement loaded with its results
-    (Judgement.objects.with_results())."""
+    """The receipt's signed body, from the judgement's rows as they are in the
+    transaction that puts its verdict in force."""
     agents = list(judgement.agents.all())
     decisions = {agent.position: agent.ordered_decisions() for agent in agents}
     rounds = sorted({d.round for made in decisions.values() for d in made})
     return {
         "format": RECEIPT_FORMAT,
         "judgement": judgement.pk,
+        "event": entry.kind,
+        "title_sha256": text_sha256(judgement.title),
         "content_sha256": text_sha256(judgement.content),
         "agents": [
             {
@@ -111,16 +110,90 @@ def body(judgement: Judgement, entry: ChainEntry) -> dict[str, Any]:
         },
         "certificate": certificate_of(judgement),
         "at": timestamp(entry.at),
-        "chain": {"seq": entry.seq, "entry_sha256": entry.sha256, "kind": entry.kind},
+        "entry": {"kind": entry.kind, "leaf_hash": entry.leaf_hash},
+        "record": record_of(entry),
     }
 
 
-def signed(judgement: Judgement) -> dict[str, Any] | None:
-    """The signed receipt of a decided judgement, or None (docs/evidence.md)."""
-    if judgement.status not in DECIDED:
+def loaded(judgement_id: int) -> Judgement:
+    """The judgement with all a receipt and its entry read (agents, their decisions, the
+    review, the certificate; its panel, whose escalation engine/lifecycle.py's finish
+    reads), in a fixed number of queries: read in the transaction that puts its verdict
+    in force, after the change."""
+    return (
+        Judgement.objects.select_related("panel", "override__by", "confirmation__by", "certificate")
+        .prefetch_related("agents__decisions")
+        .get(pk=judgement_id)
+    )
+
+
+def make(entry: ChainEntry, judgement: Judgement) -> Receipt:
+    """Sign and store the receipt of the verdict `entry` (just appended) put in force,
+    from `judgement` as `loaded` read it in the same transaction."""
+    if entry.judgement_id != judgement.pk:
+        raise ValueError(f"entry {entry.pk} is not about judgement {judgement.pk}")
+    signed = canonical(body(judgement, entry))
+    signature = keys.signature_of(signed)
+    return Receipt.objects.create(
+        judgement_id=judgement.pk,
+        entry=entry,
+        event=entry.kind,
+        body=signed.decode("utf-8"),
+        kid=signature["kid"],
+        signature=signature["value"],
+    )
+
+
+def in_force(judgement: Judgement) -> Receipt | None:
+    """The judgement's latest receipt (prefetched by Judgement.objects.with_results(),
+    else read): the one of the verdict in force."""
+    prefetched = getattr(judgement, "receipts_newest_first", None)
+    if prefetched is not None:
+        return prefetched[0] if prefetched else None
+    return (
+        Receipt.objects.select_related("entry")
+        .filter(judgement_id=judgement.pk)
+        .order_by("-id")
+        .first()
+    )
+
+
+def document(receipt: Receipt, inclusion: proofs.Inclusion | None) -> dict[str, Any]:
+    """The receipt as served: its body and signature as stored, and its inclusion."""
+    return {
+        "receipt": json.loads(receipt.body),
+        "signature": {"alg": "EdDSA", "kid": receipt.kid, "value": receipt.signature},
+        "inclusion": inclusion,
+    }
+
+
+def served(judgement: Judgement) -> dict[str, Any] | None:
+    """The signed receipt of the verdict in force with its inclusion proof in the latest
+    checkpoint (or the one attach_inclusions found for many at once), or None: not
+    decided, an error, or decided before receipts were stored (docs/evidence.md)."""
+    receipt = in_force(judgement)
+    if receipt is None:
         return None
-    entry = entry_in_force(judgement)
-    if entry is None:
-        return None
-    receipt = body(judgement, entry)
-    return {"receipt": receipt, "signature": keys.sign(receipt)}
+    if hasattr(judgement, ATTACHED):
+        inclusion = getattr(judgement, ATTACHED)
+    else:
+        (inclusion,) = proofs.inclusions([receipt.entry.seq], proofs.latest())
+    return document(receipt, inclusion)
+
+
+def attach_inclusions(judgements: list[Judgement]) -> None:
+    """Each judgement's receipt's inclusion proof, for many in a fixed number of queries
+    (judgements loaded with_results); served() reads it."""
+    found = [(judgement, in_force(judgement)) for judgement in judgements]
+    with_receipts = [(j, r) for j, r in found if r is not None]
+    checkpoint = proofs.latest() if with_receipts else None
+    made = proofs.inclusions([r.entry.seq for _, r in with_receipts], checkpoint)
+    proven = {
+        judgement.pk: inclusion
+        for (judgement, _), inclusion in zip(with_receipts, made, strict=True)
+    }
+    for judgement in judgements:
+        setattr(judgement, ATTACHED, proven.get(judgement.pk))
+
+
+__all__ = ["attach_inclusions", "body", "loaded", "make", "served", "subject_of"]

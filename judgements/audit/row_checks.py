@@ -1,6 +1,8 @@
-"""Each chain entry against the rows it describes, a batch at a time: the rows are read
+"""Each log entry against the rows it describes, a batch at a time: the rows are read
 again and described by the same functions that wrote the entries (audit/facts.py), and
-every field that differs is named. Used by audit/verification.py."""
+every field that differs is named. Every model call and check an entry hashes is noted as
+covered, so audit/coverage.py can name those no entry holds. Used by
+audit/verification.py."""
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -14,9 +16,12 @@ from judgements.models import (
     Confirmation,
     EntryKind,
     Judgement,
+    JudgementCheck,
+    LLMAttempt,
     Override,
     RoundDecision,
 )
+from magi_client.canonical import call_sha256
 
 Item = tuple[ChainEntry, dict[str, Any]]
 
@@ -32,6 +37,11 @@ class Problem:
         return self.message if self.seq is None else f"entry {self.seq}: {self.message}"
 
 
+def where(entry: ChainEntry) -> int | None:
+    """The entry's place, for a problem (None: still queued, named in the message)."""
+    return entry.seq
+
+
 @dataclass
 class Known:
     """What the chain itself says that explains a missing row: certificates whose panel a
@@ -39,6 +49,9 @@ class Known:
 
     certificate_panels: dict[int, int] = field(default_factory=dict)
     deleted_panels: set[int] = field(default_factory=set)
+    # The model calls and checks an entry hashes, by row id (audit/coverage.py).
+    covered_attempts: set[int] = field(default_factory=set)
+    covered_checks: set[int] = field(default_factory=set)
 
     def certificate_gone_with_panel(self, certificate_id: object) -> bool:
         panel = (
@@ -53,22 +66,29 @@ def differences(
     """Every field where the entry and the row's description differ, by name."""
     entry, payload = item
     problems = []
-    for key in sorted(set(payload) | set(found)):
+    # An entry of the old hash chain says fewer things: only those are compared.
+    names = set(payload) if entry.prev_sha256 else set(payload) | set(found)
+    for key in sorted(names):
         said, now = payload.get(key), found.get(key)
         if said == now or tolerate(key, now):
             continue
-        if key.endswith("_sha256"):
+        if key in CALL_KEYS:
+            what = "the call (its prompt, reply, model or error) was edited, or is gone"
+        elif key.endswith("_sha256"):
             what = f"the {key.removesuffix('_sha256')} text was edited (its SHA-256 differs)"
         else:
             what = f"{key} is {now!r} in the database, {said!r} in the chain"
-        problems.append(Problem(entry.seq, f"{entry.kind} of {entry.subject}: {what}"))
+        problems.append(Problem(where(entry), f"{entry.kind} of {entry.subject}: {what}"))
     return problems[:1]
+
+
+CALL_KEYS = ("attempt_sha256", "call_sha256")
 
 
 def gone(item: Item, what: str) -> list[Problem]:
     entry, _ = item
     return [
-        Problem(entry.seq, f"{entry.kind} of {entry.subject}: {what} is gone from the database")
+        Problem(where(entry), f"{entry.kind} of {entry.subject}: {what} is gone from the database")
     ]
 
 
@@ -93,6 +113,26 @@ def check_submitted(items: list[Item], known: Known) -> list[Problem]:
     return problems
 
 
+def attempts_of(items: list[Item]) -> dict[Any, list[LLMAttempt]]:
+    """The judgements' calls by (judgement, agent, round)."""
+    found: dict[Any, list[LLMAttempt]] = {}
+    for row in LLMAttempt.objects.filter(
+        agent__judgement_id__in=ids(items, "judgement")
+    ).select_related("agent"):
+        found.setdefault((row.agent.judgement_id, row.agent.position, row.round), []).append(row)
+    return found
+
+
+def matching(calls: list[LLMAttempt], said: object, known: Known) -> LLMAttempt | None:
+    """Of an agent's calls in a round, one no entry has claimed whose fields hash to what
+    this entry says; noted as covered."""
+    for row in calls:
+        if row.pk not in known.covered_attempts and call_sha256(facts.attempt_call(row)) == said:
+            known.covered_attempts.add(row.pk)
+            return row
+    return None
+
+
 def check_decision(items: list[Item], known: Known) -> list[Problem]:
     rows: dict[Any, RoundDecision] = {
         (row.agent.judgement_id, row.agent.position, row.round): row
@@ -100,14 +140,60 @@ def check_decision(items: list[Item], known: Known) -> list[Problem]:
             agent__judgement_id__in=ids(items, "judgement")
         ).select_related("agent")
     }
+    calls = attempts_of(items)
     problems = []
     for item in items:
         payload = item[1]
-        row = rows.get((payload.get("judgement"), payload.get("agent"), payload.get("round")))
+        key = (payload.get("judgement"), payload.get("agent"), payload.get("round"))
+        row = rows.get(key)
         if row is None:
             problems += gone(item, "the decision")
+            continue
+        made = [call for call in calls.get(key, []) if call.outcome == "ok"]
+        call = matching(made, payload.get("attempt_sha256"), known) or next(iter(made), None)
+        problems += differences(item, facts.decision(row, row.agent, call))
+    return problems
+
+
+def check_attempt(items: list[Item], known: Known) -> list[Problem]:
+    calls = attempts_of(items)
+    problems = []
+    for item in items:
+        payload = item[1]
+        key = (payload.get("judgement"), payload.get("agent"), payload.get("round"))
+        found = calls.get(key, [])
+        unused = [call for call in found if call.outcome != "ok"] or found
+        call = matching(found, payload.get("call_sha256"), known) or next(iter(unused), None)
+        if call is None:
+            problems += gone(item, "the call")
         else:
-            problems += differences(item, facts.decision(row, row.agent))
+            problems += differences(item, facts.attempt(call, call.agent))
+    return problems
+
+
+def check_check(items: list[Item], known: Known) -> list[Problem]:
+    found: dict[Any, list[JudgementCheck]] = {}
+    for row in JudgementCheck.objects.filter(
+        judgement_id__in=ids(items, "judgement")
+    ).select_related("agent"):
+        position = None if row.agent is None else row.agent.position
+        found.setdefault((row.judgement_id, row.kind, position), []).append(row)
+    problems = []
+    for item in items:
+        payload = item[1]
+        rows = found.get((payload.get("judgement"), payload.get("kind"), payload.get("agent")), [])
+        match = [
+            row for row in rows if call_sha256(facts.call_of(row)) == payload.get("call_sha256")
+        ]
+        found_row = next(iter(match or rows), None)
+        if found_row is None:
+            problems += gone(item, "the check")
+            continue
+        row = found_row
+        if match:
+            known.covered_checks.add(row.pk)
+        position = None if row.agent is None else row.agent.position
+        problems += differences(item, facts.check(row, position))
     return problems
 
 
@@ -185,6 +271,8 @@ def check_configuration(items: list[Item], known: Known) -> list[Problem]:
 CHECKS: dict[str, Callable[[list[Item], Known], list[Problem]]] = {
     EntryKind.SUBMITTED: check_submitted,
     EntryKind.DECISION: check_decision,
+    EntryKind.ATTEMPT: check_attempt,
+    EntryKind.CHECK: check_check,
     EntryKind.VERDICT: check_verdict,
     EntryKind.OVERRIDE: lambda items, known: check_review(items, known, Override),
     EntryKind.CONFIRMATION: lambda items, known: check_review(items, known, Confirmation),
@@ -205,5 +293,5 @@ def check_rows(items: list[Item], known: Known) -> list[Problem]:
         if check is not None:
             problems += check(group, known)
         elif kind != EntryKind.GENESIS:
-            problems += [Problem(entry.seq, f"unknown kind {kind!r}") for entry, _ in group]
+            problems += [Problem(where(entry), f"unknown kind {kind!r}") for entry, _ in group]
     return problems

@@ -1,105 +1,93 @@
-"""`manage.py audit verify`: the whole chain checked, entry by entry, against itself, its
-signatures and the rows it describes, naming the first entry that differs (as AWS
-CloudTrail's validate-logs names the first log file changed or missing).
+"""`manage.py audit verify`: the whole log checked against itself, its checkpoints, the
+keys the checker trusts, a checkpoint kept outside the database, and the rows it
+describes, naming the first entry that differs (as AWS CloudTrail's validate-logs names
+the first digest or log file changed or missing).
 
-1. Links: every entry in its place (1, 2, 3, ... no gaps), its SHA-256 that of its own
-   fields, its prev_sha256 that of the entry before; the head row at the last entry.
+1. The tree (audit/tree_checks.py): every leaf hashes what its row says, places run
+   0, 1, 2 ... up to the log's size, the stored subtrees and every checkpoint's root are
+   those the leaves make, each checkpoint is signed by a trusted key; a kept checkpoint
+   (--checkpoint) is a prefix of the log.
 2. Rows: each entry against the rows it describes (audit/row_checks.py).
-3. Signatures: each signed head checks with a published key and signs a hash the chain
-   holds; every verdict and review entry has its signature.
-4. Rows without entries: a judgement made after the chain started with no "submitted"
-   entry, a decision, a verdict, a review, a certificate or an audit row with none.
+3. Receipts: each signed by a trusted key, naming its entry, saying what it says; each
+   judgement's latest one what its rows say now (audit/receipt_checks.py).
+4. Rows without entries, by id (audit/coverage.py), and what the caller adds (the live
+   configuration against its last audited state: configuration/live_state.py).
+
+The keys trusted are those given (--keys), or else this server's own, read beside the
+data (its settings and var/), which the report says.
 """
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from judgements.audit import chain, keys
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from judgements.audit import keys as signing
+from judgements.audit.coverage import Seen, rows_without_entries
+from judgements.audit.receipt_checks import check_receipts
 from judgements.audit.row_checks import Item, Known, Problem, check_rows
-from judgements.models import (
-    AuditEntry,
-    Certificate,
-    ChainEntry,
-    ChainHead,
-    ChainSignature,
-    Confirmation,
-    EntryKind,
-    Judgement,
-    Override,
-    RoundDecision,
-    Status,
+from judgements.audit.tree_checks import (
+    TreeWalk,
+    add_batch,
+    check_checkpoints,
+    check_kept,
+    entries,
+    parsed,
 )
-from magi_client.canonical import GENESIS_PREV, NotCanonical, canonical, entry_sha256, timestamp
-from magi_client.receipts import NotValid, check_signature, keys_of
+from judgements.models import ChainEntry, Checkpoint, EntryKind, LogState
+from magi_client import checkpoints
+from magi_client.receipts import NotValid, trusted_keys
 
-BATCH = 2000
-SIGNED_KINDS = {EntryKind.VERDICT, EntryKind.OVERRIDE, EntryKind.CONFIRMATION}
+Extra = Callable[[], list[Problem]]
 
 
-@dataclass
-class Walk:
-    """What the walk has seen so far."""
+@dataclass(frozen=True)
+class Trust:
+    """The keys a check trusts, and where they came from, in words."""
 
-    entries: int = 0
-    last_seq: int = 0
-    last_sha256: str = GENESIS_PREV
-    hashes: dict[int, str] = field(default_factory=dict)
-    signed_seqs: set[int] = field(default_factory=set)
-    genesis: dict[str, Any] | None = None
-    genesis_at: Any = None
-    seen: dict[str, set[Any]] = field(default_factory=dict)
-    problems: list[Problem] = field(default_factory=list)
+    keys: Mapping[str, Ed25519PublicKey]
+    source: str
+    refused: list[str] = field(default_factory=list)
 
-    def saw(self, kind: str, key: Any) -> None:
-        self.seen.setdefault(kind, set()).add(key)
+
+def trust_given(jwks: object, source: str) -> Trust:
+    """The keys of a JWK set the checker gave (retired ones only if a trusted key signed
+    their retirement). NotValid when it is not a JWK set."""
+    found = trusted_keys(jwks)
+    return Trust(found.keys, source, found.refused)
+
+
+def trust_beside_the_data() -> Trust:
+    """This server's own keys: its signing key and the retired keys in its settings and
+    var/, beside the data they check."""
+    try:
+        found = trusted_keys(signing.jwks())
+    except (NotValid, signing.KeyRefused) as exc:
+        return Trust({}, f"none: the server's keys cannot be read ({exc})")
+    source = (
+        "this server's own signing key and retired keys (its settings and var/), read beside "
+        "the data: give --keys with keys you hold to check against them instead"
+    )
+    return Trust(found.keys, source, found.refused)
 
 
 @dataclass(frozen=True)
 class Report:
     entries: int
+    queued: int
     problems: list[Problem]
     judgements_before: int
+    keys: str
+    refused_keys: list[str]
 
     @property
     def clean(self) -> bool:
         return not self.problems
 
 
-def verify() -> Report:
-    walk = Walk()
-    known = known_from_chain()
-    batch: list[Item] = []
-    for entry in entries():
-        item = check_links(walk, entry)
-        if item is not None:
-            batch.append(item)
-        if len(batch) >= BATCH:
-            walk.problems += check_rows(batch, known)
-            batch = []
-    walk.problems += check_rows(batch, known)
-    check_head(walk)
-    walk.problems += check_signatures(walk)
-    walk.problems += rows_without_entries(walk)
-    walk.problems.sort(key=lambda problem: (problem.seq is None, problem.seq or 0))
-    before = (walk.genesis or {}).get("judgements_before", 0)
-    return Report(walk.entries, walk.problems, before if isinstance(before, int) else 0)
-
-
-def entries() -> Iterator[ChainEntry]:
-    """Every entry in order of its place, a batch of rows at a time."""
-    last = -1
-    while True:
-        rows = list(ChainEntry.objects.filter(seq__gt=last).order_by("seq")[:BATCH])
-        yield from rows
-        if len(rows) < BATCH:
-            return
-        last = rows[-1].seq
-
-
-def known_from_chain() -> Known:
-    """The certificates' panels and the panels deleted, as the chain itself records them."""
+def known_from_log() -> Known:
+    """The certificates' panels and the panels deleted, as the log itself records them."""
     known = Known()
     for kind, payload in ChainEntry.objects.filter(
         kind__in=[EntryKind.CERTIFICATE, EntryKind.CONFIGURATION]
@@ -117,165 +105,55 @@ def known_from_chain() -> Known:
     return known
 
 
-def check_links(walk: Walk, entry: ChainEntry) -> Item | None:
-    """The entry's place, hash and link; its parsed payload, or None when it cannot be read."""
-    walk.entries += 1
-    expected = walk.last_seq + 1
-    if entry.seq != expected:
-        walk.problems.append(
-            Problem(
-                expected,
-                f"missing: the chain jumps from entry {walk.last_seq} to entry {entry.seq} "
-                "(entries were deleted)",
+def note(items: list[Item], seen: Seen) -> None:
+    for entry, payload in items:
+        if entry.kind == EntryKind.GENESIS:
+            if not entry.prev_sha256:
+                seen.genesis = payload
+        elif entry.kind in (EntryKind.DECISION, EntryKind.ATTEMPT):
+            seen.saw(
+                entry.kind, (payload.get("judgement"), payload.get("agent"), payload.get("round"))
             )
-        )
-    try:
-        payload = json.loads(entry.payload)
-        if not isinstance(payload, dict) or canonical(payload).decode() != entry.payload:
-            raise ValueError("not canonical")
-        body = {
-            "seq": entry.seq,
-            "kind": entry.kind,
-            "subject": entry.subject,
-            "at": timestamp(entry.at),
-            "payload": payload,
-            "prev_sha256": entry.prev_sha256,
-        }
-        digest = entry_sha256(body)
-    except (ValueError, NotCanonical):
-        walk.problems.append(Problem(entry.seq, "its payload is not canonical JSON: it was edited"))
-        payload, digest = None, ""
-    if payload is not None and digest != entry.sha256:
-        walk.problems.append(
-            Problem(
-                entry.seq,
-                f"{entry.kind} of {entry.subject}: its SHA-256 does not match its contents "
-                "(the entry was edited, or moved from another place)",
-            )
-        )
-    if entry.prev_sha256 != walk.last_sha256 and entry.seq == expected:
-        walk.problems.append(
-            Problem(
-                entry.seq,
-                f"{entry.kind} of {entry.subject}: it does not follow entry {walk.last_seq} "
-                "(its prev_sha256 names another entry: entries were reordered or rewritten)",
-            )
-        )
-    walk.last_seq, walk.last_sha256 = entry.seq, entry.sha256
-    walk.hashes[entry.seq] = entry.sha256
-    if payload is None:
-        return None
-    note_entry(walk, entry, payload)
-    return entry, payload
+        elif entry.kind in (EntryKind.CERTIFICATE, EntryKind.CERTIFICATE_VOIDED):
+            seen.saw(entry.kind, payload.get("certificate"))
+        elif entry.kind == EntryKind.CONFIGURATION:
+            seen.saw(entry.kind, payload.get("audit_entry"))
+        else:
+            seen.saw(entry.kind, payload.get("judgement"))
 
 
-def note_entry(walk: Walk, entry: ChainEntry, payload: dict[str, Any]) -> None:
-    if entry.kind == EntryKind.GENESIS:
-        if walk.genesis is not None:
-            walk.problems.append(Problem(entry.seq, "a second genesis entry"))
-        walk.genesis, walk.genesis_at = payload, entry.at
-    elif entry.kind == EntryKind.DECISION:
-        walk.saw(entry.kind, (payload.get("judgement"), payload.get("agent"), payload.get("round")))
-    elif entry.kind in (EntryKind.CERTIFICATE, EntryKind.CERTIFICATE_VOIDED):
-        walk.saw(entry.kind, payload.get("certificate"))
-    elif entry.kind == EntryKind.CONFIGURATION:
-        walk.saw(entry.kind, payload.get("audit_entry"))
-    else:
-        walk.saw(entry.kind, payload.get("judgement"))
-    if entry.kind in SIGNED_KINDS:
-        walk.saw("signed", entry.seq)
-
-
-def check_head(walk: Walk) -> None:
-    head = ChainHead.objects.filter(pk=chain.HEAD_ID).first()
-    at, digest = (0, "") if head is None else (head.seq, head.sha256)
-    if at != walk.last_seq or (at and digest != walk.last_sha256):
-        walk.problems.append(
-            Problem(
-                walk.last_seq + 1 if at > walk.last_seq else walk.last_seq,
-                f"the chain ends at entry {walk.last_seq} but its head is at entry {at}: "
-                "entries at its end were deleted or rewritten",
-            )
-        )
-
-
-def check_signatures(walk: Walk) -> list[Problem]:
-    try:
-        public = keys_of(keys.jwks())
-    except (NotValid, keys.KeyRefused) as exc:
-        return [Problem(None, f"the signing keys cannot be read: {exc}")]
-    problems, signed = [], set()
-    for row in ChainSignature.objects.order_by("seq", "pk"):
-        signed.add(row.seq)
-        if walk.hashes.get(row.seq) != row.sha256:
-            problems.append(
-                Problem(row.seq, "its signed head names a hash the chain does not hold")
-            )
-            continue
-        document = {
-            "head": chain.head_body(row.seq, row.sha256),
-            "signature": {"alg": "EdDSA", "kid": row.kid, "value": row.signature},
-        }
+def verify(trust: Trust, kept: str | None = None, extra: Sequence[Extra] = ()) -> Report:
+    """Check everything; `kept`: a checkpoint kept outside the database, as text."""
+    state = LogState.objects.filter(pk=1).first()
+    walk, seen, known = TreeWalk(), Seen(), known_from_log()
+    walk.wanted = set(Checkpoint.objects.values_list("size", flat=True))
+    outside = None
+    if kept is not None:
         try:
-            check_signature(document, "head", public)
-        except NotValid as exc:
-            problems.append(Problem(row.seq, f"forged signature: {exc}"))
-    for seq in sorted(walk.seen.get("signed", set()) - signed):
-        problems.append(Problem(seq, "its signature of the chain's head is gone"))
-    return problems
-
-
-def rows_without_entries(walk: Walk) -> list[Problem]:
-    """Rows made after the chain started that no entry describes."""
-    if walk.genesis is None:
-        return []
-    before, since = walk.genesis.get("judgements_before", 0), walk.genesis_at
-    seen = walk.seen
-    later = Judgement.objects.filter(pk__gt=before)
-    missing: list[tuple[str, Any]] = []
-    missing += [
-        ("submitted", pk)
-        for pk in later.values_list("pk", flat=True)
-        if pk not in seen.get(EntryKind.SUBMITTED, set())
-    ]
-    decided = later.filter(status__in=[Status.APPROVED, Status.REJECTED]).values_list(
-        "pk", flat=True
-    )
-    missing += [("verdict", pk) for pk in decided if pk not in seen.get(EntryKind.VERDICT, set())]
-    decisions = RoundDecision.objects.filter(agent__judgement__pk__gt=before).values_list(
-        "agent__judgement_id", "agent__position", "round"
-    )
-    missing += [
-        ("decision", key) for key in decisions if key not in seen.get(EntryKind.DECISION, set())
-    ]
-    for kind, model in ((EntryKind.OVERRIDE, Override), (EntryKind.CONFIRMATION, Confirmation)):
-        reviewed = model.objects.filter(at__gte=since).values_list("judgement_id", flat=True)
-        missing += [(kind, pk) for pk in reviewed if pk not in seen.get(kind, set())]
-    made = Certificate.objects.filter(created_at__gte=since).values_list("pk", flat=True)
-    missing += [
-        ("certificate", pk) for pk in made if pk not in seen.get(EntryKind.CERTIFICATE, set())
-    ]
-    audited = AuditEntry.objects.filter(at__gte=since).values_list("pk", flat=True)
-    missing += [
-        ("configuration", pk)
-        for pk in audited
-        if pk not in seen.get(EntryKind.CONFIGURATION, set())
-    ]
-    return [
-        Problem(
-            None,
-            f"no {kind} entry for {what_of(kind, key)}: its row was added, or its entry "
-            "removed, outside MAGI",
-        )
-        for kind, key in missing
-    ]
-
-
-def what_of(kind: str, key: Any) -> str:
-    if kind == "decision":
-        return f"judgement {key[0]}, agent {key[1]}, round {key[2]}"
-    if kind == "certificate":
-        return f"certificate {key}"
-    if kind == "configuration":
-        return f"audit row {key}"
-    return f"judgement {key}"
+            outside = checkpoints.checked(kept, trust.keys)
+            walk.wanted.add(outside.size)
+        except checkpoints.BadCheckpoint as exc:
+            walk.problems.append(Problem(None, f"the kept checkpoint: {exc}"))
+    count = 0
+    for rows in entries():
+        items = add_batch(rows, walk)
+        count += len(rows)
+        note(items, seen)
+        walk.problems += check_rows(items, known)
+    queued = list(ChainEntry.objects.filter(seq__isnull=True).order_by("id"))
+    items = [item for item in (parsed(row, walk) for row in queued) if item is not None]
+    note(items, seen)
+    walk.problems += check_rows(items, known)
+    check_checkpoints(walk, state, dict(trust.keys))
+    if outside is not None:
+        check_kept(walk, outside, state)
+    walk.problems += check_receipts(trust.keys)
+    walk.problems += rows_without_entries(seen, known)
+    for more in extra:
+        walk.problems += more()
+    walk.problems.sort(key=lambda problem: (problem.seq is None, problem.seq or 0))
+    before = (seen.genesis or {}).get("judgements_before", 0)
+    return Report(
+        count, len(queued), walk.problems, before if isinstance(before, int) else 0,
+        trust.source, trust.refused,
+    )  # fmt: skip

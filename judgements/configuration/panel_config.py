@@ -15,7 +15,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judgements.configuration import escalation_config, names, saving, teams
+from judgements.configuration import deletions, escalation_config, names, saving, teams
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Panel, Team, is_id
@@ -120,6 +120,7 @@ def delete(change: Change, panel_id: int) -> None:
                 }
             )
         target = teams.panel_target(panel)
+        deletions.record_deleted(deletions.going_with([panel]), change.by, skip=[panel])
         if not Panel.objects.filter(pk=panel.pk, version=panel.version).delete()[0]:
             raise etags.Stale("panel", None)
         teams.record(AuditSubject.PANEL, target, change.by, before, None)

@@ -128,12 +128,9 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         verdict = rules.panel_decision(finals)
         status = Status.APPROVED if verdict is rules.Vote.APPROVE else Status.REJECTED
         # The mark goes beside the verdict, in the same transaction, so the webhook
-        # stored here already carries it (and "held" where the case asked for that).
-        record = (
-            Judgement.objects.select_related("panel")
-            .prefetch_related("agents__decisions")
-            .get(pk=judgement_id)
-        )
+        # stored here already carries it (and "held" where the case asked for that); one
+        # reading of the judgement for the mark, the verdict's log entry and its receipt.
+        record = chain_record.judgement_read(judgement_id)
         # A level of an escalation story (docs/escalation.md), or one that may start it.
         in_story = record.root_id is not None or (
             record.panel is not None and record.panel.escalate_to_id is not None
@@ -145,22 +142,28 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         # this transaction: a level that did not keep its verdict never decides a story).
         outcome = escalation.Outcome(fields["trust"], fields["contested"])
         following = escalation.next_level(record, outcome) if in_story else None
+        decided = {
+            "finished_at": timezone.now(),
+            "escalated": following is not None,
+            **RELEASED,
+            **fields,
+        }
         updated = transition(
             judgement,
             States.finish if following is None else States.escalate,
             status,
             worker=worker_id,
             told=[told(judgement_id, Status.JUDGING, record.started_at, rules.ROUNDS)],
-            finished_at=timezone.now(),
-            escalated=following is not None,
-            **RELEASED,
-            **fields,
+            **decided,
         )
         if not updated:
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
-        # The verdict into the audit chain, its head signed, before the webhook that
-        # carries the receipt naming that entry.
-        chain_record.verdict(judgement_id)
+        # The verdict into the audit log and its receipt signed, before the webhook that
+        # carries the receipt: from the one reading above with the fields just written.
+        record.status = status
+        for name, value in decided.items():
+            setattr(record, name, value)
+        chain_record.verdict(record)
         publish_on_commit(judgement_id, Event.FINISHED, status=status.value)
         go_on(record, following)
     return status

@@ -26,11 +26,12 @@ from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
 from judgements.models.judgements import Judgement
-from judgements.outcome import notifications, webhooks
+from judgements.outcome import checkpoints, notifications, webhooks
 
 log = logging.getLogger(__name__)
 
 anotify = db_call(notifications.deliver)
+asequence = db_call(checkpoints.sequence_and_publish)
 arenew_deliveries = db_call(webhooks.renew_held)
 arenew_notifications = db_call(notifications.renew_held)
 
@@ -248,6 +249,18 @@ class EngineRunner:
                 log.exception("notifications failed; trying again later")
             await asyncio.sleep(settings.MAGI_SWEEP_INTERVAL)
 
+    async def sequence_forever(self) -> None:
+        """Place the audit log's queued entries and sign their checkpoint, publishing it
+        (outcome/checkpoints.py); every worker tries, the one holding the sequencer's
+        lease does it."""
+        while True:
+            try:
+                if await asequence(self.worker_id):
+                    self.webhooks_due.set()  # a checkpoint's events may be due
+            except Exception:
+                log.exception("audit log sequencing failed; trying again later")
+            await asyncio.sleep(settings.MAGI_AUDIT_LOG_INTERVAL)
+
     async def listen_forever(self) -> None:
         """Start judgements as their wake-ups arrive on the engine's channel."""
         layer = get_channel_layer()
@@ -274,3 +287,4 @@ class EngineRunner:
             group.create_task(self.listen_forever())
             group.create_task(self.deliver_webhooks_forever())
             group.create_task(self.deliver_notifications_forever())
+            group.create_task(self.sequence_forever())

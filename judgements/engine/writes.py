@@ -49,7 +49,10 @@ def attempt_row(
 def store_failed_attempt(
     agent: Agent, round_number: int, route: completions.ModelRoute, entry: calls.AttemptRecord
 ) -> None:
-    attempt_row(agent, round_number, route, entry).save()
+    with transaction.atomic():
+        row = attempt_row(agent, round_number, route, entry)
+        row.save()
+        chain_record.attempt(row, agent)
 
 
 def store_rechecked_attempt(
@@ -58,7 +61,9 @@ def store_rechecked_attempt(
     """A valid answer a check found wanting: kept for the audit, never a vote."""
     row = attempt_row(agent, round_number, route, entry)
     row.outcome = AttemptOutcome.RECHECKED
-    row.save()
+    with transaction.atomic():
+        row.save()
+        chain_record.attempt(row, agent)
 
 
 def store_decision(
@@ -76,7 +81,8 @@ def store_decision(
         held = Judgement.objects.held_by(worker_id).filter(pk=agent.judgement_id)
         if not held.select_for_update().exists():
             raise LeaseLost(f"judgement {agent.judgement_id} is no longer held by {worker_id}")
-        attempt_row(agent, round_number, route, result.attempt).save()
+        made = attempt_row(agent, round_number, route, result.attempt)
+        made.save()
         try:
             with transaction.atomic():
                 stored = RoundDecision.objects.create(
@@ -91,10 +97,12 @@ def store_decision(
                     cached_tokens=result.attempt.cached_tokens,
                     p_approve=result.p_approve,
                 )
-                chain_record.decision(stored, agent)
+                chain_record.decision(stored, agent, made)
                 return stored
         except IntegrityError:
-            # Already decided by an earlier holder of the lease: the stored one stands.
+            # Already decided by an earlier holder of the lease: the stored one stands,
+            # and this call is logged as one that made no decision.
+            chain_record.attempt(made, agent)
             return RoundDecision.objects.get(agent=agent, round=round_number)
 
 
@@ -117,7 +125,10 @@ def store_failed_check(
     route: completions.ModelRoute,
     entry: calls.AttemptRecord,
 ) -> None:
-    check_row(judgement_id, kind, agent, route, entry).save()
+    with transaction.atomic():
+        row = check_row(judgement_id, kind, agent, route, entry)
+        row.save()
+        chain_record.check(row, agent)
 
 
 def store_check(
@@ -139,6 +150,7 @@ def store_check(
         for name, value in finding.items():
             setattr(row, name, value)
         row.save()
+        chain_record.check(row, agent)
 
 
 # Awaitable forms for the engine's event loop, named as Django names its async ORM calls.

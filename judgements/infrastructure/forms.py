@@ -16,6 +16,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from judgements.core import text
+from magi_client.canonical import stored_content
 
 FieldKind = TypeVar("FieldKind", bound=forms.Field)
 
@@ -29,9 +30,16 @@ class TextField(forms.CharField):
     data-max-chars instead, and a longer text comes back with an error, kept whole.
     """
 
-    def __init__(self, *, max_chars: int, **kwargs: Any) -> None:
+    def __init__(self, *, max_chars: int, strip: bool = True, **kwargs: Any) -> None:
         self.max_chars = max_chars
-        super().__init__(**kwargs)
+        # The one normalisation of a text MAGI stores (magi_client/canonical.py), the
+        # API's and the command line's too, instead of Django's own strip.
+        self.normalise = strip
+        super().__init__(strip=False, **kwargs)
+
+    def to_python(self, value: Any) -> str:
+        text = str(super().to_python(value))
+        return stored_content(text) if self.normalise else text
 
     def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
         return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}

@@ -41,6 +41,7 @@ from judgements.intake.case import CaseAgent
 from judgements.llm import providers
 from judgements.outcome.webhooks import URL_MAX_CHARS
 from judgements.panels.saved_panels import NOT_A_REFERENCE
+from magi_client.canonical import stored_content
 
 TITLE_MAX_CHARS = 200
 NAME_MAX_CHARS = 100
@@ -108,13 +109,13 @@ class TypedText(GroupedMetadata):
     def before(self, value: object) -> object:
         # pydantic refuses a lone surrogate as not a string at all; it is one, and the
         # message says where it is.
-        if isinstance(value, str) and text.first_surrogate(value.strip()) is not None:
-            problem = text.text_problem(value.strip(), self.max_chars())
+        if isinstance(value, str) and text.first_surrogate(stored_content(value)) is not None:
+            problem = text.text_problem(stored_content(value), self.max_chars())
             raise rule_error(problem[1] if problem else "Holds a lone UTF-16 surrogate.")
         return value
 
     def after(self, value: str) -> str:
-        value = value.strip()
+        value = stored_content(value)
         if not value:
             if not self.required:
                 return value

@@ -45,7 +45,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 
-from judgements.audit import chain
+from judgements.audit import log as audit_log
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
@@ -215,10 +215,10 @@ def store(
     cases: Sequence[Case], by: Submission, escalates: Judgement | None = None
 ) -> list[Judgement]:
     """The judgements and their agents, in two bulk inserts: a 500-case evaluation run
-    must not cost thousands of round trips. Each is appended to the audit chain.
+    must not cost thousands of round trips. Each is appended to the audit log.
     `escalates`: the level these continue (one case: the story's next level)."""
-    # Before the rows: a chain started now counts only the judgements made before it.
-    chain.start()
+    # Before the rows: a log started now counts only the judgements made before it.
+    audit_log.start()
     made = [
         rows.judgement_row(case, by.creator, api_token=by.api_token, run=by.run) for case in cases
     ]

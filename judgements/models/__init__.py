@@ -23,9 +23,11 @@ from judgements.models.certificates import (
 )
 from judgements.models.chain import (
     ChainEntry,
-    ChainHead,
-    ChainSignature,
+    Checkpoint,
     EntryKind,
+    LogNode,
+    LogState,
+    Receipt,
 )
 from judgements.models.checks import (
     CheckKind,
@@ -103,9 +105,8 @@ __all__ = [
     "BudgetPeriod",
     "Certificate",
     "ChainEntry",
-    "ChainHead",
-    "ChainSignature",
     "CheckKind",
+    "Checkpoint",
     "Confirmation",
     "Decision",
     "DeliveryStates",
@@ -121,6 +122,8 @@ __all__ = [
     "LLMAttempt",
     "LeaseQuerySet",
     "Leased",
+    "LogNode",
+    "LogState",
     "Membership",
     "Move",
     "Notification",
@@ -129,6 +132,7 @@ __all__ = [
     "NotificationStatus",
     "Override",
     "Panel",
+    "Receipt",
     "RoundDecision",
     "SharedQuerySet",
     "SharedWithExamples",

@@ -1,38 +1,110 @@
-"""The audit chain's rows: each entry of one append-only, hash-chained log of what matters
-for the history (judgements/audit/chain.py appends, audit/verification.py checks), the
-head that serialises appends, and the signatures of the head. Never edited."""
+"""The audit log's rows: its entries (each a leaf of one Merkle tree, judgements/audit/log.py
+appends them, audit/sequencer.py gives them their place), the tree's stored subtrees, the
+signed checkpoints, the log's state with the sequencer's lease, and the receipts signed
+when a verdict is put in force. Never edited but by the sequencer's placing.
 
-from django.db import models
+The sequencer's states, on its one LogState row (the lease every background job uses,
+models/leases.py):
+
+    free ──claim──▶ held by one worker: it places queued entries, a batch at a time,
+                    and signs a checkpoint per batch, under the row's lock
+      ▲                 │
+      └─────release─────┘  (or expiry: a worker that died; the next claim goes on)
+"""
+
+import functools
+from collections.abc import Sequence
+
+from django.db import connections, models
 from django.utils import timezone
+
+from judgements.models.leases import Leased, LeaseQuerySet
 
 
 class EntryKind(models.TextChoices):
-    GENESIS = "genesis", "Start of the chain"
+    GENESIS = "genesis", "Start of the log"
     SUBMITTED = "submitted", "Judgement submitted"
+    ATTEMPT = "attempt", "Model call that made no decision"
     DECISION = "decision", "Agent's decision"
+    CHECK = "check", "Check beside the vote"
     VERDICT = "verdict", "Panel's verdict"
     CONFIRMATION = "confirmation", "Verdict confirmed"
     OVERRIDE = "override", "Verdict overridden"
     CERTIFICATE = "certificate", "Certificate made"
     CERTIFICATE_VOIDED = "certificate_voided", "Certificate voided"
-    CONFIGURATION = "configuration", "Panel, team, reviewer or budget change"
+    CONFIGURATION = "configuration", "Panel, team, budget, user or token changed or deleted"
 
 
-# The kinds that put a verdict in force: a receipt names the latest of them.
+# The kinds that put a verdict in force: each makes a receipt.
 IN_FORCE_KINDS = (EntryKind.VERDICT, EntryKind.OVERRIDE, EntryKind.CONFIRMATION)
 
 
-class ChainEntry(models.Model):
-    """One entry: its place (`seq`, from 1, no gaps), what happened (`kind`, `subject`,
-    `payload` as canonical JSON), when, and the SHA-256 of the one before and of itself
-    (magi_client/canonical.py says over which bytes)."""
+# The fields a writer fills (their attribute names); `seq` stays NULL (queued) until the
+# sequencer places it.
+QUEUED_COLUMNS = ("kind", "subject", "judgement_id", "at", "payload", "prev_sha256", "leaf_hash")
 
-    seq = models.PositiveBigIntegerField(unique=True)
+
+class ChainEntryQuerySet(models.QuerySet["ChainEntry"]):
+    def queue(self, rows: Sequence["ChainEntry"]) -> list["ChainEntry"]:
+        """Store new entries, queued, with one INSERT ... RETURNING id written out here
+        rather than bulk_create: appending is the log's hot path (every model call, every
+        decision), and the ORM's machinery around the one statement cost a writer as much
+        CPU as the statement itself (docs/benchmarks.md, the audit log). The rows come
+        back saved, their ids in the order given (as bulk_create's)."""
+        connection = connections[self.db]
+        if not connection.features.can_return_rows_from_bulk_insert:
+            return self.bulk_create(rows)  # an SQLite before 3.35: no RETURNING
+        moment = connection.ops.adapt_datetimefield_value
+        for start in range(0, len(rows), INSERT_BATCH):
+            chunk = rows[start : start + INSERT_BATCH]
+            params = [
+                value
+                for row in chunk
+                for value in (
+                    str(row.kind), row.subject, row.judgement_id, moment(row.at), row.payload,
+                    row.prev_sha256, row.leaf_hash,
+                )
+            ]  # fmt: skip
+            with connection.cursor() as cursor:
+                cursor.execute(insert_sql(self.db, len(chunk)), params)
+                ids = [found for (found,) in cursor.fetchall()]
+            for row, pk in zip(chunk, ids, strict=True):
+                row.pk = pk
+                row._state.adding, row._state.db = False, self.db
+        return list(rows)
+
+
+# Rows per INSERT: 7 parameters each, under SQLite's 32,766 and PostgreSQL's 65,535.
+INSERT_BATCH = 1000
+
+
+@functools.cache
+def insert_sql(alias: str, rows: int) -> str:
+    """The INSERT of `rows` queued entries on database `alias`, made once."""
+    quote = connections[alias].ops.quote_name
+    column_of = {field.attname: field.column for field in ChainEntry._meta.concrete_fields}
+    columns = ", ".join(quote(column_of[name]) for name in QUEUED_COLUMNS)
+    values = ", ".join(["(" + ", ".join(["%s"] * len(QUEUED_COLUMNS)) + ")"] * rows)
+    return (
+        f"INSERT INTO {quote(ChainEntry._meta.db_table)} ({columns}) "
+        f"VALUES {values} RETURNING {quote('id')}"
+    )
+
+
+class ChainEntry(models.Model):
+    """One entry of the log: what happened (`kind`, `subject`, the `judgement` it is
+    about, `payload` as canonical JSON), when, its leaf hash, and its place in the tree
+    (`seq`, from 0; None while queued for the sequencer). The leaf is the canonical JSON
+    of exactly these fields (magi_client/canonical.py entry_leaf); an entry carried over
+    from the hash chain before issue 55 keeps its old form and `prev_sha256`."""
+
+    # Its leaf index, given by the sequencer; writers leave it empty (no lock, no order).
+    seq = models.PositiveBigIntegerField(null=True, blank=True, unique=True)
     kind = models.CharField(max_length=24, choices=EntryKind.choices)
     # What it is about in words, as "judgement 12": the row may be gone since.
     subject = models.CharField(max_length=120)
-    # The judgement it is about, if any. No constraint and nothing done on delete: deleting
-    # the judgement leaves its entries to show it (a key only so answers can prefetch).
+    # The judgement it is about, if any: in the leaf too. No constraint and nothing done
+    # on delete: deleting the judgement leaves its entries to show it.
     judgement = models.ForeignKey(
         "judgements.Judgement",
         null=True,
@@ -46,41 +118,107 @@ class ChainEntry(models.Model):
     # Canonical JSON (RFC 8785) as text, byte for byte as hashed: a JSON column would
     # reorder it on PostgreSQL.
     payload = models.TextField()
-    prev_sha256 = models.CharField(max_length=64)
-    sha256 = models.CharField(max_length=64)
+    # Only an entry of the old hash chain: the SHA-256 of the entry before it.
+    prev_sha256 = models.CharField(max_length=64, blank=True)
+    # SHA-256(0x00 || leaf), lowercase hex (magi_client/merkle.py).
+    leaf_hash = models.CharField(max_length=64)
+
+    objects = ChainEntryQuerySet.as_manager()
 
     class Meta:
         ordering = ["seq"]
-        verbose_name_plural = "chain entries"
-        indexes = [models.Index(fields=["judgement_id", "seq"], name="chain_judgement_idx")]
+        verbose_name_plural = "log entries"
+        indexes = [
+            models.Index(fields=["judgement_id", "seq"], name="chain_judgement_idx"),
+            models.Index(
+                fields=["id"], name="chain_queued_idx", condition=models.Q(seq__isnull=True)
+            ),
+            models.Index(fields=["leaf_hash"], name="chain_leaf_hash_idx"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.seq}: {self.get_kind_display()} ({self.subject})"
+        place = "queued" if self.seq is None else str(self.seq)
+        return f"{place}: {self.get_kind_display()} ({self.subject})"
 
 
-class ChainHead(models.Model):
-    """The one row (pk 1) every append locks: the last entry's place and hash."""
+class LogStateQuerySet(LeaseQuerySet["LogState"]):
+    pass
 
-    seq = models.PositiveBigIntegerField(default=0)
-    sha256 = models.CharField(max_length=64, blank=True)
+
+class LogState(Leased):
+    """The one row (pk 1): the tree the sequencer has built (its size and root hash), the
+    log's name (`origin`, in every checkpoint), and the sequencer's lease."""
+
+    size = models.PositiveBigIntegerField(default=0)
+    root_hash = models.CharField(max_length=64, blank=True)
+    origin = models.CharField(max_length=200)
+
+    objects = LogStateQuerySet.as_manager()
 
     def __str__(self) -> str:
-        return f"head at {self.seq}"
+        return f"log {self.origin} at size {self.size}"
 
 
-class ChainSignature(models.Model):
-    """The chain's head at `seq` signed with Ed25519 by key `kid` (judgements/audit/keys.py):
-    made on every verdict and review, so rewriting the chain before it needs the key."""
+class LogNode(models.Model):
+    """A complete subtree of the log's tree, stored once made: 2**level leaves from
+    index * 2**level, keyed by index * 64 + level. Proofs are read from these."""
 
-    seq = models.PositiveBigIntegerField()
-    sha256 = models.CharField(max_length=64)
+    key = models.BigIntegerField(primary_key=True)
+    hash = models.CharField(max_length=64)
+
+    def __str__(self) -> str:
+        return f"node {self.key % 64}/{self.key // 64}"
+
+
+class Checkpoint(models.Model):
+    """The tree at one size, signed (a C2SP signed note, magi_client/checkpoints.py): one
+    per batch the sequencer places. `published`: copied where the database's writer cannot
+    rewrite it (the append-only directory, the webhook subscribers)."""
+
+    size = models.PositiveBigIntegerField(unique=True)
+    root_hash = models.CharField(max_length=64)
+    note = models.TextField()
+    made_at = models.DateTimeField(default=timezone.now)
+    published = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["size"]
+        indexes = [
+            models.Index(
+                fields=["size"],
+                name="checkpoint_unpublished_idx",
+                condition=models.Q(published=False),
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"checkpoint at size {self.size}"
+
+
+class Receipt(models.Model):
+    """A verdict's receipt, made and signed once when the verdict, an override or a
+    confirmation is put in force, in its transaction, and served as stored: `body` is the
+    canonical JSON signed, byte for byte (judgements/audit/receipts.py)."""
+
+    judgement = models.ForeignKey(
+        "judgements.Judgement",
+        on_delete=models.DO_NOTHING,
+        db_constraint=False,
+        related_name="receipts",
+    )
+    # The entry that put the verdict in force, which the body names by its leaf hash.
+    entry = models.ForeignKey(
+        ChainEntry, on_delete=models.DO_NOTHING, db_constraint=False, related_name="receipts"
+    )
+    event = models.CharField(max_length=24, choices=EntryKind.choices)
+    body = models.TextField()
     kid = models.CharField(max_length=64)
     signature = models.CharField(max_length=100)
-    signed_at = models.DateTimeField(default=timezone.now)
+    made_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
-        ordering = ["seq"]
-        indexes = [models.Index(fields=["seq"], name="chain_signature_seq_idx")]
+        ordering = ["judgement_id", "id"]
+        indexes = [models.Index(fields=["judgement_id", "id"], name="receipt_judgement_idx")]
 
     def __str__(self) -> str:
-        return f"signature of {self.seq} by {self.kid}"
+        return f"receipt of judgement {self.judgement_id} ({self.event})"

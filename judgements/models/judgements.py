@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from judgements.core import rules
 from judgements.models import policy
-from judgements.models.chain import IN_FORCE_KINDS, ChainEntry
+from judgements.models.chain import Receipt
 from judgements.models.choices import (
     DECISION_OF_STATUS,
     FINISHED_STATUSES,
@@ -35,12 +35,12 @@ class JudgementQuerySet(LeaseQuerySet["Judgement"]):
 
     def with_results(self) -> "JudgementQuerySet":
         """What a judgement's answer reads (outcome/answers.py), in a fixed number of queries."""
-        # Its chain entries that put a verdict in force, newest first: its receipt's
+        # Its receipts as signed, newest first: the first is the one in force
         # (judgements/audit/receipts.py).
         in_force = models.Prefetch(
-            "chain_entries",
-            queryset=ChainEntry.objects.filter(kind__in=IN_FORCE_KINDS).order_by("-seq"),
-            to_attr="entries_in_force",
+            "receipts",
+            queryset=Receipt.objects.select_related("entry").order_by("-id"),
+            to_attr="receipts_newest_first",
         )
         return self.select_related(
             "override__by", "confirmation__by", "panel", "certificate"

@@ -143,8 +143,13 @@ class WebhookDelivery(Leased):
     `webhook-id` header, the same on every attempt so a receiver can drop duplicates.
     The worker posting it holds its lease (Leased, models/leases.py), like a judgement's."""
 
+    # None: an event of the audit log's (a checkpoint), sent to its subscribers.
     judgement = models.ForeignKey(
-        "judgements.Judgement", on_delete=models.CASCADE, related_name="webhook_deliveries"
+        "judgements.Judgement",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="webhook_deliveries",
     )
     event = models.CharField(max_length=40)
     url = models.CharField(max_length=2000)

@@ -1,7 +1,8 @@
 """The signed receipt as the answers carry it and the API's schema documents it: the
-shape of judgements/audit/receipts.py's dict, field by field (docs/evidence.md). Every
-field is required and none is converted, so the answer is the signed body exactly and
-its signature still checks."""
+shape of judgements/audit/receipts.py's body, field by field, with its inclusion proof
+(docs/evidence.md); and the log's checkpoint and proofs as its GET endpoints answer them.
+Every field is required and none is converted, so the answer is the signed body as
+stored and its signature still checks."""
 
 from typing import Annotated, Any, Literal
 
@@ -64,30 +65,39 @@ class ReceiptCertificate(Part):
     created_at: Timestamp
 
 
-class ReceiptChainPlace(Part):
-    seq: int = Field(description="The entry's place in the audit chain.")
-    entry_sha256: Sha256
+class ReceiptEntry(Part):
     kind: Literal["verdict", "override", "confirmation"]
+    leaf_hash: Sha256 = Field(description="The log entry's leaf hash (RFC 9162), lowercase hex.")
+
+
+class ReceiptRecord(Part):
+    entries: int = Field(description="How many log entries about the judgement came before.")
+    sha256: Sha256 = Field(description="SHA-256 of their leaf hashes, sorted, as bytes.")
 
 
 class ReceiptBody(Part):
     """What is signed: canonical JSON (RFC 8785) of this object."""
 
-    format: Literal["magi-receipt/1"]
+    format: Literal["magi-receipt/2"]
     judgement: int
+    event: Literal["verdict", "override", "confirmation"] = Field(
+        description="What put this verdict in force."
+    )
+    title_sha256: Sha256
     content_sha256: Sha256 = Field(description="SHA-256 of the content as UTF-8.")
     agents: list[ReceiptAgent]
     rounds: list[ReceiptRound]
     scores: list[ReceiptScore]
     panel_verdict: str
-    verdict: str = Field(description="The verdict in force when the entry was written.")
+    verdict: str = Field(description="The verdict in force when the receipt was signed.")
     review: ReceiptReview | None
     mark: ReceiptMark
     certificate: ReceiptCertificate | None = Field(
         description="The certificate the mark was read against."
     )
-    at: Timestamp = Field(description="When the entry named in chain was written.")
-    chain: ReceiptChainPlace
+    at: Timestamp = Field(description="When its log entry was written.")
+    entry: ReceiptEntry
+    record: ReceiptRecord
 
 
 class ReceiptSignature(Part):
@@ -96,13 +106,48 @@ class ReceiptSignature(Part):
     value: str = Field(description="Ed25519 over canonical(receipt), base64url.")
 
 
+class Inclusion(Part):
+    """A log entry proven in a checkpoint (RFC 9162 inclusion proof)."""
+
+    checkpoint: str = Field(description="The signed checkpoint (a C2SP signed note).")
+    index: int = Field(ge=0, description="The entry's leaf index.")
+    proof: list[Sha256]
+
+
 class SignedReceipt(Part):
-    """A verdict's receipt, signed (docs/evidence.md); check it with `magi verify`."""
+    """A verdict's receipt, signed once when it was put in force (docs/evidence.md), with
+    its entry's inclusion proof in the latest checkpoint (null until the sequencer has
+    placed it); check it with `magi verify`."""
 
     receipt: ReceiptBody
     signature: ReceiptSignature
+    inclusion: Inclusion | None
 
 
 def receipt_of(judgement: Judgement) -> SignedReceipt | None:
-    found: dict[str, Any] | None = receipts.signed(judgement)
+    found: dict[str, Any] | None = receipts.served(judgement)
     return None if found is None else SignedReceipt.model_validate(found)
+
+
+# --- the log's GET endpoints ------------------------------------------------------------
+
+
+class LogCheckpoint(Part):
+    """The log's latest checkpoint."""
+
+    checkpoint: str = Field(description="The signed note (C2SP tlog-checkpoint), as signed.")
+    size: int = Field(ge=0)
+    root_hash: Sha256
+
+
+class InclusionProof(Part):
+    leaf_hash: Sha256
+    index: int = Field(ge=0)
+    tree_size: int = Field(ge=1)
+    proof: list[Sha256]
+
+
+class ConsistencyProof(Part):
+    first: int = Field(ge=1)
+    second: int = Field(ge=1)
+    proof: list[Sha256]

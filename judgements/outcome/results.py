@@ -5,7 +5,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from judgements.audit import evidence
+from judgements.audit import evidence, receipts
 from judgements.models import Judgement, is_id
 from judgements.outcome import answers, reviews
 
@@ -37,10 +37,13 @@ def visible_pack(judgement_id: int, user: User) -> dict[str, Any] | None:
 
 
 def recent_results(user: User, limit: int = 50) -> list[answers.Judgement]:
-    found = Judgement.objects.visible_to(user).with_results()[:limit]
+    found = list(Judgement.objects.visible_to(user).with_results()[:limit])
+    receipts.attach_inclusions(found)
     return [answers.Judgement.from_record(j) for j in found]
 
 
 def queued_results(user: User, limit: int = 50) -> list[answers.Judgement]:
     """The review queue: contested judgements nobody has reviewed, newest first."""
-    return [answers.Judgement.from_record(j) for j in reviews.queue(user).with_results()[:limit]]
+    found = list(reviews.queue(user).with_results()[:limit])
+    receipts.attach_inclusions(found)
+    return [answers.Judgement.from_record(j) for j in found]

@@ -58,6 +58,9 @@ FAILED = "judgement.failed"  # error: a call failed for good, or its time ran ou
 OVERRIDDEN = "judgement.overridden"  # a human put another verdict in force
 CONFIRMED = "judgement.confirmed"  # a human reviewed the panel's verdict and kept it
 EVENTS = (FINISHED, FAILED, OVERRIDDEN, CONFIRMED)
+# The audit log signed a checkpoint (outcome/checkpoints.py): to its subscribers
+# (MAGI_AUDIT_CHECKPOINT_WEBHOOKS), about no judgement.
+CHECKPOINT = "log.checkpoint"
 
 URL_MAX_CHARS = 2000
 # What a receiver answers is not used; reading a little lets the connection close cleanly.
@@ -146,6 +149,13 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
     )
 
 
+def enqueue_checkpoint(url: str, payload: dict[str, Any]) -> WebhookDelivery:
+    """Store a checkpoint event for one subscriber; in the caller's transaction."""
+    return WebhookDelivery.objects.create(
+        judgement=None, event=CHECKPOINT, url=url, payload=payload
+    )
+
+
 # --- delivering -----------------------------------------------------------------------
 
 
@@ -226,21 +236,31 @@ def backoff_seconds(attempts_made: int) -> float:
     return min(initial * 2.0 ** (attempts_made - 1), longest)
 
 
-def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: str) -> str:
-    """Send one claimed delivery and record how it went; returns the delivery's status."""
+def key_of(delivery: WebhookDelivery) -> bytes | None:
+    """What a delivery is signed with: its judgement's creator's secret, or for the log's
+    checkpoints MAGI_AUDIT_CHECKPOINT_WEBHOOK_SECRET; None when there is none."""
+    if delivery.judgement is None:
+        secret = settings.MAGI_AUDIT_CHECKPOINT_WEBHOOK_SECRET
+        return base64.b64decode(secret.removeprefix(WebhookSecret.PREFIX)) if secret else None
     creator_id = delivery.judgement.creator_id
-    secret = (
+    found = (
         WebhookSecret.objects.filter(user_id=creator_id).first() if creator_id is not None else None
     )
+    return None if found is None else found.key()
+
+
+def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: str) -> str:
+    """Send one claimed delivery and record how it went; returns the delivery's status."""
+    key = key_of(delivery)
     parts = urlsplit(delivery.url)
     final = False
     started = time.monotonic()
-    if secret is None:
-        code, error, final = None, "the judgement's creator has no webhook secret", True
+    if key is None:
+        code, error, final = None, "no webhook secret to sign it with", True
     elif not allowed(parts.scheme, (parts.hostname or "").lower()):
         code, error, final = None, "the host is no longer on MAGI_WEBHOOK_HOSTS", True
     else:
-        code, error = post(delivery, secret.key())
+        code, error = post(delivery, key)
     duration_ms = int((time.monotonic() - started) * 1000)
     if code is not None and 200 <= code < 300:
         move = DeliveryStates.deliver

@@ -1,7 +1,7 @@
-"""The audit chain on a real PostgreSQL: workers in separate processes appending at once
-make one chain that `manage.py audit verify` finds clean, and each way of changing the
-history directly in the database is named (one way per test), as on SQLite
-(tests/judgements/audit/test_verification.py)."""
+"""The audit log on a real PostgreSQL: workers in separate processes appending at once,
+with sequencers in separate processes placing their entries, make one log that `manage.py
+audit verify` finds clean, and each way of changing the history directly in the database
+is named (one way per test), as on SQLite (tests/judgements/audit/test_verification.py)."""
 
 import subprocess
 import sys
@@ -35,15 +35,35 @@ def history(database: str, judgements: int, worker: str) -> subprocess.Popen:
     )  # fmt: skip
 
 
-def made(database: str, judgements: int = 12) -> None:
-    process = history(database, judgements, "w1")
+def sequencer(database: str, worker: str) -> subprocess.Popen:
+    """A process placing the queued entries, as a worker's timer runs the sequencer."""
+    code = (
+        "import django; django.setup()\n"
+        "from tests.support.audit_history import placed\n"
+        f"print(placed({worker!r}))\n"
+    )
+    return subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, env=env_for(database),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def place(database: str, worker: str = "s1") -> None:
+    process = sequencer(database, worker)
     _, err = process.communicate(timeout=300)
     assert process.returncode == 0, err
 
 
-def audit_verify(database: str) -> subprocess.CompletedProcess[str]:
+def made(database: str, judgements: int = 12) -> None:
+    process = history(database, judgements, "w1")
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    place(database)
+
+
+def audit_verify(database: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "manage.py", "audit", "verify"],
+        [sys.executable, "manage.py", "audit", "verify", *args],
         cwd=REPO, env=env_for(database), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
 
@@ -69,30 +89,30 @@ def judgement_ids(database: str) -> list[int]:
     return [row[0] for row in sql(database, "SELECT id FROM judgements_judgement ORDER BY id")]
 
 
-def tampered(database: str) -> str:
-    done = audit_verify(database)
+def tampered(database: str, *args: str) -> str:
+    done = audit_verify(database, *args)
     assert done.returncode == 1, done.stdout + done.stderr
     return done.stderr.splitlines()[0]
 
 
-def test_four_workers_at_once_make_one_chain_that_checks_clean(database):
+def test_four_workers_and_two_sequencers_at_once_make_one_log_that_checks_clean(database):
     workers = [history(database, 50, f"w{n}") for n in range(4)]
-    for worker in workers:
-        _, err = worker.communicate(timeout=900)
-        assert worker.returncode == 0, err
+    sequencers = [sequencer(database, f"s{n}") for n in range(2)]
+    for process in workers + sequencers:
+        _, err = process.communicate(timeout=900)
+        assert process.returncode == 0, err
+    place(database)
     seqs = [row[0] for row in sql(database, "SELECT seq FROM judgements_chainentry ORDER BY seq")]
     # 200 judgements of 11 entries each, 40 overrides, 24 confirmations, 20 team changes.
     assert len(seqs) == 1 + 200 * 11 + 40 + 24 + 20
-    assert seqs == list(range(1, len(seqs) + 1))
-    links = sql(
-        database,
-        "SELECT count(*) FROM judgements_chainentry e JOIN judgements_chainentry p "
-        "ON p.seq = e.seq - 1 WHERE e.prev_sha256 <> p.sha256",
-    )
-    assert links == [(0,)]
+    assert seqs == list(range(len(seqs)))
+    sizes = [
+        row[0] for row in sql(database, "SELECT size FROM judgements_checkpoint ORDER BY size")
+    ]
+    assert sizes[-1] == len(seqs) and len(set(sizes)) == len(sizes)
     done = audit_verify(database)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.startswith(f"clean: {len(seqs)} entries checked")
+    assert f"clean: {len(seqs)} entries checked" in done.stdout
 
 
 def test_an_edited_reason_is_named(database):
@@ -110,7 +130,7 @@ def test_an_edited_reason_is_named(database):
     )
 
 
-def test_a_flipped_verdict_is_named(database):
+def test_a_status_flip_is_named(database):
     made(database)
     judgement = judgement_ids(database)[2]
     sql(database, "UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
@@ -145,8 +165,132 @@ def test_a_deleted_entry_is_named(database):
     seq = seq_of(database, "verdict", judgement_ids(database)[1])
     sql(database, "DELETE FROM judgements_chainentry WHERE seq = %s", seq)
     assert tampered(database) == (
-        f"TAMPERED: entry {seq}: missing: the chain jumps from entry {seq - 1} to entry "
+        f"TAMPERED: entry {seq}: missing: the log jumps from place {seq - 1} to place "
         f"{seq + 1} (entries were deleted)"
+    )
+
+
+def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint(
+    database, tmp_path
+):
+    made(database)
+    ((size, note),) = sql(
+        database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
+    )
+    kept = tmp_path / "checkpoint.txt"
+    kept.write_text(note)
+    last = judgement_ids(database)[-1]
+    ((first,),) = sql(
+        database, "SELECT min(seq) FROM judgements_chainentry WHERE judgement_id = %s", last
+    )
+    for statement in (
+        "DELETE FROM judgements_receipt WHERE judgement_id = %s",
+        "DELETE FROM judgements_llmattempt WHERE agent_id IN "
+        "(SELECT id FROM judgements_agent WHERE judgement_id = %s)",
+        "DELETE FROM judgements_rounddecision WHERE agent_id IN "
+        "(SELECT id FROM judgements_agent WHERE judgement_id = %s)",
+        "DELETE FROM judgements_override WHERE judgement_id = %s",
+        "DELETE FROM judgements_confirmation WHERE judgement_id = %s",
+        "UPDATE judgements_judgement SET error_agent_id = NULL WHERE id = %s",
+        "DELETE FROM judgements_agent WHERE judgement_id = %s",
+        "DELETE FROM judgements_judgement WHERE id = %s",
+    ):
+        sql(database, statement, last)
+    # Its entries and every later one gone, the tree rebuilt and signed again from what is left.
+    sql(database, "DELETE FROM judgements_chainentry WHERE seq >= %s", first)
+    sql(database, "DELETE FROM judgements_checkpoint")
+    sql(database, "DELETE FROM judgements_lognode")
+    sql(database, "UPDATE judgements_chainentry SET seq = NULL")
+    sql(database, "UPDATE judgements_logstate SET size = 0, root_hash = ''")
+    place(database)
+    assert audit_verify(database).returncode == 0
+    assert tampered(database, "--checkpoint", str(kept)).startswith(
+        f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
+    )
+
+
+def test_a_backdated_override_is_named(database):
+    made(database)
+    judgement = judgement_ids(database)[1]  # approved by its panel, not overridden
+    ((user,),) = sql(database, "SELECT id FROM auth_user ORDER BY id LIMIT 1")
+    sql(
+        database,
+        "INSERT INTO judgements_override (judgement_id, by_id, at, panel_status, decision, reason) "
+        "VALUES (%s, %s, '2001-01-01', 'approved', 'reject', 'backdated')",
+        judgement, user,
+    )  # fmt: skip
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"no override entry for judgement {judgement}" in done.stderr
+
+
+def test_an_edited_reply_is_named(database):
+    made(database)
+    judgement = judgement_ids(database)[3]
+    sql(
+        database,
+        "UPDATE judgements_llmattempt t SET response_text = 'edited' FROM judgements_agent a "
+        "WHERE t.agent_id = a.id AND a.judgement_id = %s AND a.position = 3 AND t.round = 1",
+        judgement,
+    )
+    assert tampered(database).endswith(
+        f"decision of judgement {judgement}, agent 3, round 1: the call (its prompt, reply, model "
+        "or error) was edited, or is gone"
+    )
+
+
+def test_an_edited_budget_is_named(database):
+    made(database)
+    code = (
+        "import django; django.setup()\n"
+        "from django.contrib.auth import get_user_model\n"
+        "from judgements.configuration import budget_config\n"
+        "staff = get_user_model().objects.get(username='ops-w1')\n"
+        "budget_config.create(staff, {'user': 'maker-w1', 'period': 'day', 'limit_usd': '5'})\n"
+        "from tests.support.audit_history import placed; placed()\n"
+    )
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env_for(database), check=True)
+    assert audit_verify(database).returncode == 0
+    sql(database, "UPDATE judgements_budget SET limit_usd = 5000")
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1 and "differs from its last audited state" in done.stderr
+
+
+def test_a_key_added_to_the_retired_keys_is_not_trusted(database, tmp_path):
+    """A checkpoint re-signed with a key of the attacker's, whose public half they added to
+    the retired keys beside the data: refused with the keys given."""
+    made(database)
+    ((size, note),) = sql(
+        database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
+    )
+    forge = (
+        "import sys\n"
+        "from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey\n"
+        "from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat\n"
+        "from magi_client import checkpoints\n"
+        "key = Ed25519PrivateKey.generate()\n"
+        "public = key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw)\n"
+        "found, _ = checkpoints.parse(sys.stdin.read())\n"
+        "note = checkpoints.signed_note(found.origin, found.size, found.root, public, key.sign)\n"
+        "print(note, end='')\n"
+    )
+    forged = subprocess.run(
+        [sys.executable, "-c", forge],
+        input=note,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    keys = subprocess.run(
+        [sys.executable, "manage.py", "audit", "keys"], cwd=REPO, env=env_for(database),
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    (tmp_path / "keys.json").write_text(keys)
+    sql(database, "UPDATE judgements_checkpoint SET note = %s WHERE size = %s", forged, size)
+    assert tampered(database, "--keys", str(tmp_path / "keys.json")) == (
+        f"TAMPERED: checkpoint at size {size}: the checkpoint is not signed by any of the keys "
+        "given"
     )
 
 
@@ -154,37 +298,10 @@ def test_two_swapped_entries_are_named(database):
     made(database)
     judgement = judgement_ids(database)[2]
     first = seq_of(database, "submitted", judgement)
-    sql(database, "UPDATE judgements_chainentry SET seq = 0 WHERE seq = %s", first)
+    sql(database, "UPDATE judgements_chainentry SET seq = 999999999 WHERE seq = %s", first)
     sql(database, "UPDATE judgements_chainentry SET seq = %s WHERE seq = %s", first, first + 1)
-    sql(database, "UPDATE judgements_chainentry SET seq = %s WHERE seq = 0", first + 1)
+    sql(database, "UPDATE judgements_chainentry SET seq = %s WHERE seq = 999999999", first + 1)
     assert tampered(database).startswith(
-        f"TAMPERED: entry {first}: decision of judgement {judgement}, agent 1, round 1: its "
-        "SHA-256 does not match its contents"
-    )
-
-
-def test_a_head_re_signed_with_another_key_is_named(database):
-    made(database)
-    ((signature_id, seq, digest),) = sql(
-        database,
-        "SELECT id, seq, sha256 FROM judgements_chainsignature ORDER BY seq DESC LIMIT 1",
-    )
-    forge = (
-        "from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey\n"
-        "from magi_client.canonical import canonical\n"
-        "from magi_client.receipts import b64url\n"
-        f"body = {{'format': 'magi-chain-head/1', 'seq': {seq}, 'sha256': {digest!r}}}\n"
-        "print(b64url(Ed25519PrivateKey.generate().sign(canonical(body))))\n"
-    )
-    forged = subprocess.run(
-        [sys.executable, "-c", forge], cwd=REPO, capture_output=True, text=True, check=True
-    ).stdout.strip()
-    sql(
-        database,
-        "UPDATE judgements_chainsignature SET signature = %s WHERE id = %s",
-        forged,
-        signature_id,
-    )
-    assert tampered(database).startswith(
-        f"TAMPERED: entry {seq}: forged signature: the head's signature does not match"
+        f"TAMPERED: entry {first}: the stored subtree of level 0 at place {first} is not the one "
+        "its leaves make"
     )

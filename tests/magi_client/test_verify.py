@@ -59,9 +59,9 @@ def test_the_gates_receipt_checks_offline(approval):
         "--content", str(approval["content"]),
     )  # fmt: skip
     assert done.returncode == verify.EXIT_VALID, done.stderr
-    assert (
-        done.stdout.startswith("valid: judgement ") and " approved, content sha256 " in done.stdout
-    )
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("valid: judgement ") and " approved, content sha256 " in last
+    assert done.stdout.startswith("keys: 1 trusted, from ")
 
 
 def test_the_receipt_alone_checks_with_the_keys_url(approval, magi, tmp_path):
@@ -154,4 +154,33 @@ def test_an_evidence_pack_checks_offline_and_fails_once_changed(approval, magi, 
     edited.write_text(json.dumps(pack))
     done = magi_command("verify", str(edited), "--keys", str(approval["keys"]))
     assert done.returncode == verify.EXIT_NOT_VALID
-    assert "agent 1's round 1 in the pack is not what its chain entry hashed" in done.stderr
+    assert "the pack's decisions is not what its signed receipt says" in done.stderr
+    assert (
+        'the pack\'s own "keys" were not used'
+        in magi_command("verify", str(good), "--keys", str(approval["keys"])).stdout
+    )
+
+
+def test_the_documented_recipe_pipes_git_log_into_the_gate_and_exits_0(magi, votes, tmp_path):
+    """docs/gate.md: `git log -1 --format=%B | magi gate ... --require-receipt`: the commit
+    message ends in a newline the server does not store, and the receipt still checks."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=ci", "-c", "user.email=ci@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run(
+        [*git, "commit", "-q", "--allow-empty", "-m", "Deploy abc123: ship-it.\r"], check=True
+    )
+    script = (
+        f"git -C {repo} log -1 --format=%B | {INSTALLED_MAGI} gate --panel deploy "
+        "--title 'Deploy abc123' --require-receipt"
+    )
+    env = {"MAGI_URL": magi.url, "MAGI_TOKEN": magi.token, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        ["bash", "-o", "pipefail", "-c", script],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == gate.EXIT_APPROVED, done.stderr

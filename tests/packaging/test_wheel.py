@@ -137,7 +137,7 @@ def test_the_installed_app_migrates_and_serves_its_files(installed, tmp_path):
     assert "exit status: 0 approved" in gate_help.stdout.replace("\n", " ")
     # The client's commands and the server's own `magi mcp`, with the client's schemas.
     commands = run([installed.with_name("magi"), "--help"], cwd=tmp_path).stdout
-    assert "{gate,plan,apply,export,verify,mcp}" in commands
+    assert "{gate,plan,apply,export,verify,audit,mcp}" in commands
     schemas = (
         "from importlib.resources import files;"
         "print(sorted(p.name for p in files('magi_client.schemas').iterdir()))"

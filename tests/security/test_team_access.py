@@ -59,6 +59,10 @@ RULES: dict[str, Rule] = {
     "healthz": NOT_TEAM_DATA,
     # The audit chain's public keys: anyone's to read (docs/evidence.md).
     "public-keys": NOT_TEAM_DATA,
+    # The audit log's checkpoint and proofs: hashes only, public as a transparency log's.
+    "api-log-checkpoint": NOT_TEAM_DATA,
+    "api-log-inclusion": NOT_TEAM_DATA,
+    "api-log-consistency": NOT_TEAM_DATA,
     "openapi-json": NOT_TEAM_DATA,
     "openapi-view": NOT_TEAM_DATA,
     "api-root": NOT_TEAM_DATA,

@@ -1,7 +1,8 @@
-"""A history for the audit chain's tests and bench/audit_chain.py, made through MAGI's own
+"""A history for the audit log's tests and bench/audit_chain.py, made through MAGI's own
 change functions without a model: judgements submitted the one way in, claimed, each
 agent's three decisions stored, the verdict finished, some overridden or confirmed, a
-team's members changed. Run on its own against any database:
+team's members changed; and the log's queued entries placed by its sequencer
+(`placed`). Run on its own against any database:
 
     DATABASE_URL=... python -m tests.support.audit_history JUDGEMENTS WORKER
 """
@@ -85,6 +86,14 @@ def make_history(judgements: int, worker: str) -> list[int]:
         if number % 10 == 0:
             teams.set_members(team, [creator] if number % 20 else [creator, staff], staff)
     return made
+
+
+def placed(worker: str = "tests") -> int:
+    """Every queued entry placed in the log, under signed checkpoints, as a worker's
+    sequencer run places them (audit/sequencer.py)."""
+    from judgements.audit import sequencer
+
+    return sequencer.run(worker)
 
 
 if __name__ == "__main__":

@@ -110,11 +110,21 @@ class Gate:
         self._closed = False
         self._allowed: set[tuple[str, int]] = set()
         self._parked: list[tuple[str, int]] = []
+        # The most calls parked at once since the gate last closed: how many reached the
+        # server together. A call leaves the gate before its answer is written, so unlike
+        # FakeLLM.in_flight this never counts a call whose answer the client already has.
+        self.most_parked = 0
 
     def close(self) -> None:
         with self._cond:
             self._closed = True
             self._allowed.clear()
+            self.most_parked = 0
+
+    def parked(self) -> list[tuple[str, int]]:
+        """The calls parked at the gate now."""
+        with self._cond:
+            return list(self._parked)
 
     def open(self) -> None:
         with self._cond:
@@ -131,6 +141,7 @@ class Gate:
         key = (model, round_number)
         with self._cond:
             self._parked.append(key)
+            self.most_parked = max(self.most_parked, len(self._parked))
             self._cond.notify_all()
             try:
                 self._cond.wait_for(lambda: not self._closed or key in self._allowed, timeout)

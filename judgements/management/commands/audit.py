@@ -1,60 +1,142 @@
-"""The audit chain from the operator's command line (docs/evidence.md).
+"""The audit log from the operator's command line (docs/evidence.md).
 
-manage.py audit verify [--all]   walk the chain against itself, its signatures and the
-                                 rows it describes; exit 0 clean, 1 naming the first
-                                 entry that differs (--all: every problem)
+manage.py audit verify [--all] [--keys FILE|URL] [--checkpoint FILE]
+                                 check the whole log against itself, its checkpoints, the
+                                 keys given (else this server's own, which it says), a
+                                 checkpoint kept elsewhere, and the rows it describes;
+                                 exit 0 clean, 1 naming the first problem (--all: every
+                                 one), 2 bad input
 manage.py audit keys             print the public keys as a JWK set
 manage.py audit new-key          print a new signing key for MAGI_AUDIT_SIGNING_KEY
 manage.py audit rotate-key       a new key in var/, the old one kept for checking
+manage.py audit retire-key -- X  print the line that keeps retired key X (its public
+                                 half) for checking, signed with the current key, for
+                                 MAGI_AUDIT_RETIRED_KEYS (the `--`: a key in base64url may
+                                 begin with `-`, which would read as an option)
 """
 
 import json
 import sys
+import urllib.error
+import urllib.request
 from argparse import ArgumentParser
 from typing import Any
 
 from django.core.management.base import BaseCommand
 
 from judgements.audit import keys, verification
+from judgements.configuration import live_state
+from magi_client.receipts import NotValid, unb64url
 
 EXIT_CLEAN = 0
 EXIT_TAMPERED = 1
 EXIT_INVALID = 2
 
 
+class BadInput(Exception):
+    """A --keys or --checkpoint that cannot be read; exit 2."""
+
+
+def read_source(source: str, what: str) -> bytes:
+    try:
+        if source.startswith(("http://", "https://")):
+            with urllib.request.urlopen(source, timeout=30) as response:
+                return bytes(response.read())
+        with open(source, "rb") as handle:
+            return handle.read()
+    except (OSError, urllib.error.URLError, ValueError) as exc:
+        raise BadInput(f"{what}: cannot read {source}: {exc}") from None
+
+
+def kept_checkpoint(source: str) -> str:
+    """A checkpoint's note from a file: the note itself (the append-only directory's), or
+    `magi audit watch`'s state file (JSON with "checkpoint")."""
+    text = read_source(source, "--checkpoint").decode("utf-8", "replace")
+    if text.lstrip().startswith("{"):
+        try:
+            found = json.loads(text).get("checkpoint")
+        except (ValueError, AttributeError):
+            found = None
+        if not isinstance(found, str):
+            raise BadInput(f'--checkpoint: {source} is JSON without a "checkpoint" note')
+        return found
+    return text
+
+
 class Command(BaseCommand):
-    help = "Check the audit chain (verify), or show and manage its signing keys."
+    help = "Check the audit log (verify), or show and manage its signing keys."
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
-        checking = actions.add_parser("verify", help="check the whole chain")
+        checking = actions.add_parser("verify", help="check the whole log")
         checking.add_argument("--all", action="store_true", help="list every problem found")
+        checking.add_argument(
+            "--keys", help="trust only these keys: a JWK set file or URL (default: this server's)"
+        )
+        checking.add_argument(
+            "--checkpoint",
+            help="a checkpoint kept outside the database (a witness's state file, a file of "
+            "the append-only directory): the log must extend it",
+        )
         actions.add_parser("keys", help="print the public keys as a JWK set")
         actions.add_parser("new-key", help="print a new signing key (a deployment's)")
         actions.add_parser("rotate-key", help="rotate the key kept in var/")
+        retiring = actions.add_parser("retire-key", help="sign a retired key's retirement")
+        retiring.add_argument(
+            "public",
+            help="the retired key's public half, base64url; after `--` if it begins with `-`",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             if options["action"] == "verify":
-                sys.exit(self.verify(options["all"]))
+                sys.exit(self.verify(options))
             if options["action"] == "keys":
                 self.stdout.write(json.dumps(keys.jwks(), indent=2))
             elif options["action"] == "new-key":
                 self.stdout.write(keys.new_seed())
+            elif options["action"] == "retire-key":
+                self.stdout.write(self.retire(options["public"]))
             else:
                 old, new = keys.rotate()
                 self.stdout.write(f"signing with {new}; {old} kept for checking")
-        except keys.KeyRefused as exc:
+        except (keys.KeyRefused, BadInput) as exc:
             self.stderr.write(f"invalid input: {exc}")
             sys.exit(EXIT_INVALID)
 
-    def verify(self, every: bool) -> int:
-        report = verification.verify()
-        start = f"the chain starts after judgement {report.judgements_before}"
+    def retire(self, public: str) -> str:
+        try:
+            if len(unb64url(public)) != 32:
+                raise NotValid("not 32 bytes")
+        except NotValid as exc:
+            raise keys.KeyRefused(f"{public!r} is not an Ed25519 public key: {exc}") from None
+        return keys.retirement(public)
+
+    def trust(self, source: str | None) -> verification.Trust:
+        if source is None:
+            return verification.trust_beside_the_data()
+        try:
+            document = json.loads(read_source(source, "--keys"))
+            return verification.trust_given(document, f"the keys given ({source})")
+        except (ValueError, NotValid) as exc:
+            raise BadInput(f"--keys: {source} is not a JWK set: {exc}") from None
+
+    def verify(self, options: dict[str, Any]) -> int:
+        trust = self.trust(options["keys"])
+        kept = None if options["checkpoint"] is None else kept_checkpoint(options["checkpoint"])
+        report = verification.verify(trust, kept, [live_state.differences])
+        self.stdout.write(f"keys: {report.keys}")
+        for refused in report.refused_keys:
+            self.stdout.write(f"not trusted: {refused}")
         if report.clean:
-            self.stdout.write(f"clean: {report.entries} entries checked; {start}")
+            queued = f", {report.queued} queued for the next checkpoint" if report.queued else ""
+            against = "" if kept is None else "; it extends the kept checkpoint"
+            self.stdout.write(
+                f"clean: {report.entries} entries checked{queued}{against}; the log starts "
+                f"after judgement {report.judgements_before}"
+            )
             return EXIT_CLEAN
-        shown = report.problems if every else report.problems[:1]
+        shown = report.problems if options["all"] else report.problems[:1]
         for problem in shown:
             self.stderr.write(f"TAMPERED: {problem}")
         more = len(report.problems) - len(shown)

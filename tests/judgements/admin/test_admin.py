@@ -151,3 +151,36 @@ def test_the_audit_chain_is_shown_to_superusers_only_and_never_changed(
     staff = django_user_model.objects.create_user("ops", password="pw", is_staff=True)
     client.force_login(staff)
     assert client.get(reverse("admin:judgements_chainentry_changelist")).status_code == 403
+
+
+def test_deleting_a_user_in_the_admin_audits_the_user_their_budget_and_their_token(
+    admin_client, django_user_model
+):
+    """Issue 55: deletions through the admin leave audit rows (and log entries), for what
+    the deletion takes along too (configuration/deletions.py)."""
+    from judgements.models import ApiToken, AuditEntry, Budget, ChainEntry
+
+    gone = django_user_model.objects.create_user("leaving")
+    budget = Budget.objects.create(user=gone, period="day", limit_tokens=5)
+    token, _ = ApiToken.issue(gone, "ci")
+    url = reverse("admin:auth_user_delete", args=[gone.pk])
+    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    deleted = AuditEntry.objects.filter(after__isnull=True).order_by("pk")
+    assert sorted(deleted.values_list("target", flat=True)) == sorted(
+        [f"user {gone.pk}", f"budget {budget.pk}", f"token {token.pk}"]
+    )
+    audited = ChainEntry.objects.filter(kind="configuration").values_list("subject", flat=True)
+    assert f"token {token.pk}" in list(audited)
+
+
+def test_deleting_selected_panels_in_the_admin_audits_each(admin_client, user):
+    from judgements.models import AuditEntry
+
+    made = [Panel.objects.create(name=f"p{n}", owner=user, agents=[]) for n in range(2)]
+    url = reverse("admin:judgements_panel_changelist")
+    answer = admin_client.post(
+        url, {"action": "delete_selected", "_selected_action": [p.pk for p in made], "post": "yes"}
+    )
+    assert answer.status_code == 302
+    targets = set(AuditEntry.objects.filter(after__isnull=True).values_list("target", flat=True))
+    assert targets == {f"panel {p.pk}" for p in made}

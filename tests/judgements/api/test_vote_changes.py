@@ -9,6 +9,7 @@ from asgiref.sync import async_to_sync
 from django.contrib.auth import get_user_model
 from django.urls import reverse
 
+from judgements.audit import receipts
 from judgements.models import ApiToken, Judgement, Status
 from judgements.outcome import answers
 from judgements.web import consumers
@@ -118,6 +119,7 @@ def test_the_json_result_reads_the_changes_from_the_prefetched_decisions(
 ):
     make_judgement()
     judgements = list(Judgement.objects.with_results())
+    receipts.attach_inclusions(judgements)  # as the lists do (outcome/results.py)
     with django_assert_num_queries(0):
         results = [answers.Judgement.from_record(j).as_json() for j in judgements]
     assert changes_in(results[1]) == CHANGES

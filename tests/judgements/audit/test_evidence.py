@@ -1,26 +1,29 @@
 """One judgement's evidence pack, from the API and the judgement's page, checks offline
-and fails when its content, a reason, a review or a signed head is changed
-(judgements/audit/evidence.py, magi_client/receipts.py's check_pack)."""
+field by field and fails, naming what, when any field, prompt, reply, entry or proof in
+it is changed or left out (judgements/audit/evidence.py, magi_client/packs.py)."""
 
 import copy
+import re
 
 import pytest
 from django.test import Client
 
 from judgements.models import ApiToken
 from judgements.outcome import reviews
-from magi_client.receipts import NotValid, check_pack, keys_of
-from tests.support.audit_history import REVIEW_REASON, judge_one
+from magi_client.packs import check_pack
+from magi_client.receipts import NotValid, keys_of
+from tests.support.audit_history import REVIEW_REASON, judge_one, placed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def pack(fake_llm, user, staff, settings):
-    """A judgement of ada's, confirmed by staff, as its pack from the API."""
+    """A judgement of ada's, confirmed by staff, placed in the log, as its pack from the API."""
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     judgement = judge_one("w1", user, "I am going to travel to <b>Japan</b> next week.")
     reviews.confirm(judgement, staff, REVIEW_REASON)
+    placed()
     token = ApiToken.issue(user, "tests")[1]
     response = Client().get(
         f"/api/judgements/{judgement}/evidence", headers={"Authorization": f"Bearer {token}"}
@@ -34,45 +37,77 @@ def keys() -> dict:
 
 
 def test_the_pack_checks_offline_and_holds_every_prompt_and_reply(pack):
-    receipt = check_pack(pack, keys())
+    checked = check_pack(pack, keys())
+    receipt = checked.receipt.body
     assert receipt["verdict"] == "approved" and receipt["review"]["kind"] == "confirmation"
+    assert receipt["event"] == "confirmation"
     attempts = [a for agent in pack["agents"] for a in agent["attempts"]]
     assert len(attempts) == 9
     assert all(a["request"] and a["response_text"] for a in attempts)
-    assert [e["kind"] for e in pack["entries"]] == ["submitted"] + ["decision"] * 9 + [
-        "verdict",
-        "confirmation",
-    ]
-    assert [h["seq"] for h in pack["head_signatures"]] == [e["seq"] for e in pack["entries"][-2:]]
+    kinds = [e["leaf"]["kind"] for e in pack["entries"]]
+    assert kinds == ["submitted"] + ["decision"] * 9 + ["verdict", "confirmation"]
+    assert checked.entries == checked.proven == 12
+    assert checked.receipt.checkpoint is not None
 
 
 @pytest.mark.parametrize(
     "change, failure",
     [
         (lambda p: p.update(content=p["content"] + " "), "not the content that was judged"),
+        (lambda p: p.update(title="Another title"), "the pack's title is not what its signed"),
+        (lambda p: p.update(verdict="rejected"), "the pack's verdict is not what its signed"),
+        (lambda p: p.update(status="rejected"), "the pack's status is not what its signed"),
+        (
+            lambda p: p["mark"].update(contested=not p["mark"]["contested"]),
+            "the pack's mark is not what its signed",
+        ),
+        (lambda p: p["agents"][2].update(score_tenths=10), "scores is not what its signed"),
         (
             lambda p: p["agents"][1]["decisions"][2].update(reason="It is safe."),
-            "agent 2's round 3 in the pack is not what its chain entry hashed",
+            "the pack's decisions is not what its signed receipt says",
         ),
-        (lambda p: p["review"].update(reason="Looks fine."), "the pack's review is not the one"),
+        (lambda p: p["review"].update(reason="Looks fine."), "the pack's review is not what"),
         (
             lambda p: p["agents"][0].update(criteria="Anything goes."),
-            "criteria are not those its submitted entry hashed",
+            "the pack's agents is not what its signed receipt says",
         ),
         (
-            lambda p: p["entries"][3]["payload"].update(decision="maybe"),
-            "its sha256 does not match its fields",
+            lambda p: p["agents"][0]["attempts"][1].update(response_text='{"decision": "reject"}'),
+            "agent 1's call in round 2 (attempt 1) is not what the log holds",
         ),
         (
-            lambda p: p["head_signatures"][0].update(value=p["head_signatures"][1]["value"]),
-            "the head's signature does not match its contents",
+            lambda p: p["agents"][2]["attempts"][0]["request"].update(model="another-model"),
+            "agent 3's call in round 1 (attempt 1) is not what the log holds",
+        ),
+        (
+            lambda p: p["agents"][0]["attempts"].pop(),
+            "a call of this judgement that the pack leaves",
+        ),
+        (
+            lambda p: p["entries"][3]["leaf"]["payload"].update(decision="maybe"),
+            "entry 4 of the pack: its leaf hash does not match its leaf",
+        ),
+        (lambda p: p["entries"].pop(2), "not those the receipt counted: one was left out"),
+        (
+            lambda p: p["entries"][5].update(proof=p["entries"][6]["proof"]),
+            "entry 6 of the pack is not in the log's checkpoint",
+        ),
+        (
+            lambda p: p["receipt"]["inclusion"].update(
+                index=p["receipt"]["inclusion"]["index"] - 1
+            ),
+            "the inclusion proof does not hold",
+        ),
+        (
+            lambda p: p.update(checkpoint=p["checkpoint"].replace("\n", "\n1", 1)),
+            "the pack's checkpoint",
         ),
     ],
 )
 def test_a_changed_pack_fails_naming_what(pack, change, failure):
     changed = copy.deepcopy(pack)
     change(changed)
-    with pytest.raises(NotValid, match=failure):
+    with pytest.raises(NotValid, match=re.escape(failure)):
         check_pack(changed, keys())
 
 
@@ -85,6 +120,7 @@ def test_the_judgements_page_links_its_pack(pack, user):
     assert "<b>Japan</b>" not in page  # the content stays data
     download = browser.get(f"/judgements/{pack['judgement']}.evidence.json")
     assert download["Content-Disposition"].endswith('.evidence.json"')
+    assert download.json() == pack
     check_pack(download.json(), keys())
 
 

@@ -1,6 +1,7 @@
-"""Every verdict's signed receipt, in the API's answer and the webhook, checked offline
-with the published keys; any byte changed fails it (judgements/audit/receipts.py,
-magi_client/receipts.py)."""
+"""Every verdict's receipt, signed once when it is put in force and served as stored, in
+the API's answer and the webhook, checked offline with the published keys and its
+inclusion proof; any byte changed fails it, and a row changed later changes no receipt
+(judgements/audit/receipts.py, magi_client/receipts.py)."""
 
 import json
 
@@ -9,11 +10,11 @@ from django.test import Client
 from django.utils import timezone
 
 from judgements.audit import receipts
-from judgements.models import ApiToken, ChainEntry, Judgement, Status
+from judgements.models import ApiToken, ChainEntry, Judgement, Receipt, Status
 from judgements.outcome import overrides, webhooks
 from magi_client.canonical import text_sha256
 from magi_client.receipts import NotValid, check_receipt, keys_of
-from tests.support.audit_history import REVIEW_REASON, judge_one
+from tests.support.audit_history import REVIEW_REASON, judge_one, placed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -21,7 +22,9 @@ pytestmark = pytest.mark.django_db(transaction=True)
 @pytest.fixture
 def decided(fake_llm, user, settings):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
-    return judge_one("w1", user, "I am going to travel to Japan next week.")
+    judgement = judge_one("w1", user, "I am going to travel to Japan next week.")
+    placed()
+    return judgement
 
 
 def api_get(user, path: str) -> dict:
@@ -47,15 +50,15 @@ def test_the_keys_are_published_without_sign_in_as_a_jwk_set():
 
 def test_the_apis_answer_carries_a_receipt_that_checks_offline(decided, user):
     answer = api_get(user, f"/api/judgements/{decided}/")
-    receipt = check_receipt(answer["receipt"], published_keys(), answer_content(decided))
+    checked = check_receipt(answer["receipt"], published_keys(), answer_content(decided))
+    receipt = checked.body
     verdict = ChainEntry.objects.get(judgement_id=decided, kind="verdict")
     assert receipt["judgement"] == decided
     assert receipt["verdict"] == receipt["panel_verdict"] == answer["status"] == "approved"
-    assert receipt["chain"] == {
-        "seq": verdict.seq,
-        "entry_sha256": verdict.sha256,
-        "kind": "verdict",
-    }
+    assert receipt["entry"] == {"leaf_hash": verdict.leaf_hash, "kind": "verdict"}
+    assert checked.checkpoint is not None
+    assert (checked.index, checked.checkpoint.size) == (verdict.seq, 12)
+    assert receipt["record"]["entries"] == 10  # submitted and nine decisions
     assert [a["model"] for a in receipt["agents"]] == ["model-a", "model-b", "model-c"]
     assert [len(r["decisions"]) for r in receipt["rounds"]] == [3, 3, 3]
     assert [s["score_tenths"] for s in receipt["scores"]] == [10, 5, 0]
@@ -67,7 +70,7 @@ def answer_content(judgement_id: int) -> bytes:
 
 def test_a_receipt_fails_after_any_byte_of_it_changes(decided):
     judgement = Judgement.objects.with_results().get(pk=decided)
-    text = json.dumps(receipts.signed(judgement))
+    text = json.dumps(receipts.served(judgement))
     keys = published_keys()
     check_receipt(json.loads(text), keys)
     changed = 0
@@ -79,6 +82,9 @@ def test_a_receipt_fails_after_any_byte_of_it_changes(decided):
                 continue
             if document == json.loads(text):
                 continue  # the same JSON value (a key's place, say): nothing changed
+            same = [document.get(k) == json.loads(text)[k] for k in ("receipt", "signature")]
+            if "inclusion" not in document and all(same):
+                continue  # its inclusion renamed away: a signed receipt, not yet proven
             with pytest.raises(NotValid):
                 check_receipt(document, keys)
             changed += 1
@@ -87,7 +93,7 @@ def test_a_receipt_fails_after_any_byte_of_it_changes(decided):
 
 def test_a_receipt_fails_for_other_content(decided):
     judgement = Judgement.objects.with_results().get(pk=decided)
-    document = receipts.signed(judgement)
+    document = receipts.served(judgement)
     content = judgement.content.encode("utf-8")
     check_receipt(document, published_keys(), content)
     with pytest.raises(NotValid, match="not the content that was judged"):
@@ -96,12 +102,31 @@ def test_a_receipt_fails_for_other_content(decided):
 
 def test_an_override_gives_a_receipt_of_the_verdict_in_force(decided, staff):
     overrides.override(decided, staff, "reject", REVIEW_REASON)
-    document = receipts.signed(Judgement.objects.with_results().get(pk=decided))
-    receipt = check_receipt(document, published_keys())
+    document = receipts.served(Judgement.objects.with_results().get(pk=decided))
+    checked = check_receipt(document, published_keys())
+    receipt = checked.body
     assert (receipt["verdict"], receipt["panel_verdict"]) == ("rejected", "approved")
     assert receipt["review"]["kind"] == "override"
     assert receipt["review"]["reason_sha256"] == text_sha256(REVIEW_REASON)
-    assert receipt["chain"]["kind"] == "override"
+    assert receipt["entry"]["kind"] == receipt["event"] == "override"
+    assert checked.checkpoint is None  # not yet placed by the sequencer
+    placed()
+    document = receipts.served(Judgement.objects.with_results().get(pk=decided))
+    assert check_receipt(document, published_keys()).checkpoint is not None
+
+
+def test_a_status_flipped_in_the_database_then_the_receipt_fetched_again_still_says_what_was_signed(
+    decided, user
+):
+    """The issue's first failure: a receipt signed on read said "rejected" after an UPDATE
+    made it so. Stored once, it says what the verdict was; the rows no longer agree."""
+    Judgement.objects.filter(pk=decided).update(status=Status.REJECTED)
+    answer = api_get(user, f"/api/judgements/{decided}/")
+    receipt = check_receipt(answer["receipt"], published_keys()).body
+    assert (answer["status"], receipt["verdict"], receipt["panel_verdict"]) == (
+        "rejected", "approved", "approved",
+    )  # fmt: skip
+    assert Receipt.objects.filter(judgement_id=decided).count() == 1
 
 
 def test_the_webhook_carries_the_receipt(decided, user, receiver):
@@ -109,6 +134,7 @@ def test_the_webhook_carries_the_receipt(decided, user, receiver):
     delivery = webhooks.enqueue(decided, webhooks.FINISHED)
     assert delivery is not None
     check_receipt(delivery.payload["receipt"], published_keys())
+    assert delivery.payload["receipt"]["inclusion"]["checkpoint"].startswith("magi.invalid/")
 
 
 def test_an_undecided_judgement_has_no_receipt(make_judgement, user):
@@ -117,7 +143,7 @@ def test_an_undecided_judgement_has_no_receipt(make_judgement, user):
     Judgement.objects.filter(pk=judgement.pk).update(
         status=Status.ERROR, finished_at=timezone.now()
     )
-    assert receipts.signed(Judgement.objects.with_results().get(pk=judgement.pk)) is None
+    assert receipts.served(Judgement.objects.with_results().get(pk=judgement.pk)) is None
 
 
 def test_the_api_schema_and_the_webhook_describe_the_receipt():
@@ -127,12 +153,16 @@ def test_the_api_schema_and_the_webhook_describe_the_receipt():
     assert "receipt" in judgement["required"]
     body = schemas["ReceiptBody"]
     assert set(body["required"]) >= {
-        "judgement", "content_sha256", "agents", "rounds", "scores", "verdict", "mark",
-        "certificate", "at", "chain",
+        "judgement", "event", "content_sha256", "agents", "rounds", "scores", "verdict", "mark",
+        "certificate", "at", "entry", "record",
     }  # fmt: skip
     assert schemas["ReceiptSignature"]["properties"]["alg"]["const"] == "EdDSA"
     webhook = document["webhooks"]["judgementEvent"]["post"]["requestBody"]["content"]
     assert webhook["application/json"]["schema"]["$ref"] == "#/components/schemas/WebhookEvent"
+    assert "inclusion" in schemas["SignedReceipt"]["required"]
+    paths = document["paths"]
+    for path in ("/api/log/checkpoint", "/api/log/proof/inclusion", "/api/log/proof/consistency"):
+        assert "security" not in paths[path]["get"] or paths[path]["get"]["security"] == [{}]
     event = schemas["WebhookEvent"]
     assert "receipt" in event["required"]
     assert "SignedReceipt" in json.dumps(event["properties"]["receipt"])

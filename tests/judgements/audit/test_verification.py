@@ -1,28 +1,47 @@
 """`manage.py audit verify` names each way of changing the history behind MAGI's back,
-one way per test, on SQLite (judgements/audit/verification.py, audit/row_checks.py).
+one way per test, on SQLite (judgements/audit/verification.py and the checks it runs:
+tree_checks, row_checks, receipt_checks, coverage, configuration/live_state.py).
 tests/durability/test_audit_chain_postgres.py does the same on PostgreSQL."""
 
 import io
+import json
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from judgements.audit import chain, keys, verification
-from judgements.models import ChainEntry, ChainHead, ChainSignature, Judgement, Override
-from magi_client.canonical import canonical, entry_sha256, timestamp
+from judgements.audit import keys, verification
+from judgements.configuration import budget_config
+from judgements.models import ChainEntry, Checkpoint, Judgement, LogState, Override
+from magi_client import checkpoints
 from magi_client.receipts import b64url
-from tests.support.audit_history import make_history
+from tests.support.audit_history import make_history, placed
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def history(fake_llm, settings):
-    """Six judgements (one overridden, one confirmed) and a team change, untouched."""
+    """Eight judgements (two overridden, one confirmed), a team change and a budget, all
+    placed in the log under signed checkpoints; untouched."""
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
-    return make_history(8, "w1")
+    made = make_history(8, "w1")
+    staff = Judgement.objects.get(pk=made[0]).override.by
+    budget_config.create(
+        staff,
+        {
+            "team": None,
+            "user": "maker-w1",
+            "panel": None,
+            "panel_team": None,
+            "period": "day",
+            "limit_usd": 5,
+            "limit_tokens": None,
+        },
+    )
+    placed()
+    return made
 
 
 def sql(statement: str, *params) -> None:
@@ -30,24 +49,35 @@ def sql(statement: str, *params) -> None:
         cursor.execute(statement, params)
 
 
-def verify_command() -> tuple[object, str, str]:
+def verify_command(*args: str) -> tuple[object, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with pytest.raises(SystemExit) as exited:
-        call_command("audit", "verify", stdout=out, stderr=err)
+        call_command("audit", "verify", *args, stdout=out, stderr=err)
     return exited.value.code, out.getvalue(), err.getvalue()
 
 
-def first_problem() -> str:
-    report = verification.verify()
-    assert report.problems, "the change went unnoticed"
-    return str(report.problems[0])
+def problems(kept: str | None = None) -> list[str]:
+    from judgements.configuration import live_state
+
+    report = verification.verify(
+        verification.trust_beside_the_data(), kept, [live_state.differences]
+    )
+    return [str(problem) for problem in report.problems]
 
 
-def seq_of(kind: str, judgement_id: int | None = None) -> int:
-    entries = ChainEntry.objects.filter(kind=kind)
-    if judgement_id is not None:
-        entries = entries.filter(judgement_id=judgement_id)
-    return entries.values_list("seq", flat=True)[0]
+def first_problem(kept: str | None = None) -> str:
+    found = problems(kept)
+    assert found, "the change went unnoticed"
+    return found[0]
+
+
+def seq_of(kind: str, judgement_id: int) -> int:
+    return int(seqs_of(kind, judgement_id)[0] or 0)
+
+
+def seqs_of(kind: str, judgement_id: int) -> list:
+    entries = ChainEntry.objects.filter(kind=kind, judgement_id=judgement_id)
+    return list(entries.values_list("seq", flat=True))
 
 
 def test_an_untouched_history_checks_clean(history):
@@ -55,9 +85,10 @@ def test_an_untouched_history_checks_clean(history):
     assert (code, err) == (0, "")
     entries = ChainEntry.objects.count()
     assert f"clean: {entries} entries checked" in out
-    # Genesis, 8 submitted, 72 decisions, 8 verdicts, 2 overrides, 1 confirmation, 1 team.
-    assert entries == 1 + 8 + 72 + 8 + 2 + 1 + 1
-    assert list(ChainEntry.objects.values_list("seq", flat=True)) == list(range(1, entries + 1))
+    assert "keys: this server's own signing key and retired keys" in out
+    # Genesis, 8 submitted, 72 decisions, 8 verdicts, 2 overrides, 1 confirmation, 1 team, 1 budget.
+    assert entries == 1 + 8 + 72 + 8 + 2 + 1 + 1 + 1
+    assert list(ChainEntry.objects.values_list("seq", flat=True)) == list(range(entries))
 
 
 def test_an_edited_reason_is_named(history):
@@ -74,14 +105,17 @@ def test_an_edited_reason_is_named(history):
     assert f"decision of judgement {judgement}, agent 2, round 3: the reason text was edited" in err
 
 
-def test_a_flipped_verdict_is_named(history):
+def test_a_status_flip_is_named_and_its_receipt_disagrees(history):
     judgement = history[2]
     sql("UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
-    problem = first_problem()
-    seq = seq_of("verdict", judgement)
-    assert problem == (
-        f"entry {seq}: verdict of judgement {judgement}: status is 'rejected' in the "
-        "database, 'approved' in the chain"
+    found = problems()
+    assert found[0] == (
+        f"entry {seq_of('verdict', judgement)}: verdict of judgement {judgement}: status is "
+        "'rejected' in the database, 'approved' in the chain"
+    )
+    assert (
+        f"judgement {judgement}: its receipt says 'approved' (in force 'approved'), the database "
+        "'rejected' (in force 'rejected')" in found
     )
 
 
@@ -92,6 +126,23 @@ def test_an_edited_override_is_named(history):
         f"entry {seq_of('override', history[5])}: override of judgement {history[5]}: "
         "decision is 'approve' in the database, 'reject' in the chain"
     )
+
+
+def test_a_backdated_override_is_found_by_its_id(history, staff):
+    """An override row dated before the log started, on a judgement made after it: the
+    search goes by id, not by the row's own date."""
+    judgement = history[1]
+    sql(
+        "INSERT INTO judgements_override (judgement_id, by_id, at, panel_status, decision, "
+        "reason) VALUES (%s, %s, '2001-01-01 00:00:00', 'approved', 'reject', 'backdated')",
+        judgement, staff.pk,
+    )  # fmt: skip
+    found = problems()
+    assert (
+        f"no override entry for judgement {judgement}: its row was added, or its entry "
+        "removed, outside MAGI" in found
+    )
+    assert any(f"judgement {judgement}: its receipt says" in problem for problem in found)
 
 
 def test_a_deleted_judgement_is_named(history):
@@ -107,73 +158,120 @@ def test_a_deleted_entry_is_named(history):
     seq = seq_of("verdict", history[1])
     sql("DELETE FROM judgements_chainentry WHERE seq = %s", seq)
     assert first_problem() == (
-        f"entry {seq}: missing: the chain jumps from entry {seq - 1} to entry {seq + 1} "
+        f"entry {seq}: missing: the log jumps from place {seq - 1} to place {seq + 1} "
         "(entries were deleted)"
     )
 
 
-def test_entries_deleted_at_the_end_are_named(history):
-    last = ChainHead.objects.get().seq
-    sql("DELETE FROM judgements_chainentry WHERE seq >= %s", last - 1)
-    assert first_problem() == (
-        f"entry {last - 1}: the chain ends at entry {last - 2} but its head is at entry "
-        f"{last}: entries at its end were deleted or rewritten"
+def truncate(after: int) -> None:
+    """What an attacker with the database does: the last judgement's rows, entries,
+    subtrees, receipt and checkpoints deleted, the log's state set back to match."""
+    size = after
+    sql(
+        "DELETE FROM judgements_receipt WHERE entry_id IN "
+        "(SELECT id FROM judgements_chainentry WHERE seq >= %s)",
+        size,
     )
-
-
-def test_two_swapped_entries_are_named(history):
-    first = seq_of("submitted", history[2])
-    sql("UPDATE judgements_chainentry SET seq = 0 WHERE seq = %s", first)
-    sql("UPDATE judgements_chainentry SET seq = %s WHERE seq = %s", first, first + 1)
-    sql("UPDATE judgements_chainentry SET seq = %s WHERE seq = 0", first + 1)
-    assert first_problem().startswith(
-        f"entry {first}: decision of judgement {history[2]}, agent 1, round 1: its SHA-256 "
-        "does not match its contents"
+    sql("DELETE FROM judgements_chainentry WHERE seq >= %s", size)
+    sql("DELETE FROM judgements_checkpoint")
+    sql(
+        "DELETE FROM judgements_lognode "
+        "WHERE key / 64 * (1 << (key % 64)) + (1 << (key % 64)) > %s",
+        size,
     )
+    sql("UPDATE judgements_logstate SET size = 0, root_hash = ''")
 
 
-def test_a_signature_made_with_another_key_is_named(history, settings):
-    signature = ChainSignature.objects.order_by("seq").reverse()[0]
-    # The same kid, another key: what a forger who knows the format but not the key signs.
-    settings.MAGI_AUDIT_SIGNING_KEY = b64url(b"another key, not MAGI's, 32 byte")
-    forged = keys.sign(chain.head_body(signature.seq, signature.sha256))["value"]
-    sql("UPDATE judgements_chainsignature SET signature = %s WHERE id = %s", forged, signature.pk)
-    settings.MAGI_AUDIT_SIGNING_KEY = "bWFnaS10ZXN0LWF1ZGl0LWtleS1ub3QtZm9yLXVzZSE"
-    assert first_problem().startswith(
-        f"entry {signature.seq}: forged signature: the head's signature does not match"
-    )
+def test_a_truncated_tail_with_its_head_reset_fails_against_a_kept_checkpoint(history, tmp_path):
+    kept = Checkpoint.objects.order_by("-size")[0]
+    state = tmp_path / "witness.json"
+    state.write_text(json.dumps({"checkpoint": kept.note}))
+    judgement = history[-1]
+    first = int(ChainEntry.objects.filter(judgement_id=judgement).order_by("seq")[0].seq or 0)
+    Judgement.objects.filter(pk=judgement).delete()
+    truncate(first)
+    # The sequencer signs what is left: the database checks clean on its own...
+    sql("DELETE FROM judgements_lognode")
+    sql("UPDATE judgements_chainentry SET seq = NULL")
+    placed()
+    assert not [p for p in problems() if "audit row" not in p and "budget" not in p]
+    # ...but not against the checkpoint a witness kept.
+    code, _, err = verify_command("--checkpoint", str(state))
+    assert code == 1
+    size = LogState.objects.get().size
+    assert size < kept.size
+    assert f"the log has {size} entries but the kept checkpoint has {kept.size}: its tail" in err
 
 
-def test_a_rewritten_chain_is_caught_by_its_signatures(history):
-    """Whoever edits an entry and recomputes every hash after it (the head too) still
-    cannot sign the new head: the signatures name the first signed place."""
+def test_a_rewritten_log_is_caught_by_its_checkpoints(history):
+    """Whoever edits an entry and recomputes its leaf hash and every stored subtree still
+    cannot sign the new root."""
     judgement = history[6]
     seq = seq_of("verdict", judgement)
-    prev = ChainEntry.objects.get(seq=seq - 1).sha256
-    for entry in ChainEntry.objects.filter(seq__gte=seq).order_by("seq"):
-        payload = canonical_payload(entry, flip=entry.seq == seq)
-        body = {
-            "seq": entry.seq, "kind": entry.kind, "subject": entry.subject,
-            "at": timestamp(entry.at), "payload": payload, "prev_sha256": prev,
-        }  # fmt: skip
-        prev = entry_sha256(body)
-        sql(
-            "UPDATE judgements_chainentry SET payload = %s, prev_sha256 = %s, sha256 = %s "
-            "WHERE id = %s",
-            canonical(payload).decode(), body["prev_sha256"], prev, entry.pk,
-        )  # fmt: skip
-    sql("UPDATE judgements_chainhead SET sha256 = %s", prev)
+    entry = ChainEntry.objects.get(seq=seq)
+    payload = json.loads(entry.payload) | {"status": "rejected"}
+    from judgements.audit import log
+    from magi_client.canonical import canonical, leaf_hash
+
+    text = canonical(payload).decode()
+    digest = leaf_hash(log.leaf_of(entry, payload))
+    sql(
+        "UPDATE judgements_chainentry SET payload = %s, leaf_hash = %s WHERE id = %s",
+        text,
+        digest,
+        entry.pk,
+    )
     sql("UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
-    assert first_problem() == f"entry {seq}: its signed head names a hash the chain does not hold"
+    found = problems()
+    assert any("is not the one its leaves make" in p for p in found), found
+    assert any("do not make its root" in p for p in found)
 
 
-def canonical_payload(entry: ChainEntry, flip: bool) -> dict:
-    import json
+def test_a_key_added_to_the_retired_keys_signs_nothing_trusted(history, settings, tmp_path):
+    """An attacker appends their own key to var/audit-retired-keys and signs a checkpoint
+    with it: audit verify with the keys given trusts it not, and without them says so."""
+    settings.VAR_DIR = tmp_path
+    own = keys.private_key(keys.new_seed())
+    public = keys.public_bytes(own)
+    (tmp_path / keys.RETIRED_FILE).write_text(b64url(public) + "\n")
+    state = LogState.objects.get()
+    forged = checkpoints.signed_note(state.origin, state.size, bytes(32), public, own.sign)
+    Checkpoint.objects.filter(size=state.size).update(note=forged)
+    keys_file = tmp_path / "keys.json"
+    keys_file.write_text(json.dumps(keys.jwks()))
+    code, out, err = verify_command("--keys", str(keys_file))
+    assert code == 1
+    assert (
+        f"checkpoint at size {state.size}: the checkpoint is not signed by any of the keys given"
+        in err
+    )
+    assert "not trusted: retired key" in out
 
-    payload = json.loads(entry.payload)
-    if flip:
-        payload["status"] = "rejected"
-    return payload
+
+def test_an_edited_reply_is_named(history):
+    judgement = history[3]
+    sql(
+        'UPDATE judgements_llmattempt SET response_text = \'{"decision": "reject"}\' WHERE id = '
+        "(SELECT t.id FROM judgements_llmattempt t JOIN judgements_agent a ON t.agent_id = a.id "
+        "WHERE a.judgement_id = %s AND a.position = 1 AND t.round = 2)",
+        judgement,
+    )
+    found = problems()
+    assert found[0].endswith(
+        f"decision of judgement {judgement}, agent 1, round 2: the call (its prompt, reply, "
+        "model or error) was edited, or is gone"
+    )
+    assert any("is in no entry: its prompt, reply, model or error was edited" in p for p in found)
+
+
+def test_an_edited_budget_is_named(history):
+    sql("UPDATE judgements_budget SET limit_usd = 5000")
+    assert any("budget" in p and "differs from its last audited state" in p for p in problems())
+
+
+def test_a_deleted_budget_is_named(history):
+    sql("DELETE FROM judgements_budget")
+    assert any("budget" in p and "is gone" in p for p in problems())
 
 
 def test_a_judgement_added_behind_magis_back_is_named(history):
@@ -184,20 +282,20 @@ def test_a_judgement_added_behind_magis_back_is_named(history):
         "CURRENT_TIMESTAMP, '', '[]', '[]', 0, '[]', '[]', 0, 0)"
     )
     added = Judgement.objects.order_by("-pk")[0].pk
-    problems = [str(p) for p in verification.verify().problems]
     assert (
         f"no submitted entry for judgement {added}: its row was added, or its entry "
-        "removed, outside MAGI" in problems
+        "removed, outside MAGI" in problems()
     )
 
 
-def test_judgements_before_the_chain_have_no_entries_and_check_clean(make_judgement):
-    """A database migrated with judgements in it: the chain starts after them."""
+def test_judgements_before_the_log_have_no_entries_and_check_clean(make_judgement):
+    """A database migrated with judgements in it: the log starts after them."""
     old = make_judgement()
     ChainEntry.objects.all().delete()
-    ChainHead.objects.all().delete()
+    LogState.objects.all().delete()
     new = make_judgement()
-    report = verification.verify()
+    placed()
+    report = verification.verify(verification.trust_beside_the_data())
     assert report.clean, report.problems
     assert report.judgements_before == old.pk
     assert ChainEntry.objects.filter(judgement_id=new.pk).exists()

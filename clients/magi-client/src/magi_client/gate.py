@@ -16,6 +16,7 @@ import os
 import time
 from typing import TextIO
 
+from magi_client.canonical import stored_content
 from magi_client.http import OverBudget, RequestFailed, RetryLater, Server, Unreachable
 from magi_client.json_values import JsonObject
 from magi_client.receipts import NotValid, check_receipt, keys_of
@@ -206,7 +207,7 @@ def receipt_refusal(
             if deciding is None
             else (deciding.get("receipt"), deciding.get("judgement"))
         )
-        receipt = check_receipt(signed, keys_of(jwks), content.encode("utf-8"))
+        receipt = check_receipt(signed, keys_of(jwks), content.encode("utf-8")).body
     except (OSError, ValueError, RequestFailed, NotValid) as exc:
         return str(exc) or type(exc).__name__
     if receipt.get("judgement") != judgement_id or receipt.get("verdict") != "approved":
@@ -215,10 +216,12 @@ def receipt_refusal(
 
 
 def read_content(path: str | None, stdin: TextIO) -> str:
+    """The content as the server will store it (canonical.stored_content), so what is
+    sent, what the idempotency key hashes and what the receipt names are the same."""
     if path in (None, "-"):
-        return stdin.read()
+        return stored_content(stdin.read())
     with open(path, encoding="utf-8") as handle:
-        return handle.read()
+        return stored_content(handle.read())
 
 
 def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TypeAlias
 
-from magi_client import config, gate, verify
+from magi_client import config, gate, verify, watch
 
 # The subcommands' parsers, for the server's mcp.
 Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -18,6 +18,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, Commands]:
     gate.add_parser(commands)
     config.add_parsers(commands)
     verify.add_parser(commands)
+    watch.add_parser(commands)
     return parser, commands
 
 

@@ -1,30 +1,46 @@
-"""Ed25519 signatures over canonical JSON, the public keys as a JWK set, and checking a
-receipt or an evidence pack offline: what `magi verify` runs and what the server's
-signer (judgements/audit/keys.py) produces. docs/evidence.md describes every field.
+"""Ed25519 signatures over canonical JSON, the public keys as a JWK set (and which of
+them a checker trusts), and checking a receipt offline with its inclusion proof: what
+`magi verify` runs and what the server's signer (judgements/audit/keys.py) produces.
+docs/evidence.md describes every field; magi_client/packs.py checks a whole pack.
 
 A signed document is `{"<name>": BODY, "signature": {"alg": "EdDSA", "kid": KID,
-"value": BASE64URL}}` where the signature is Ed25519 over canonical(BODY).
+"value": BASE64URL}}` where the signature is Ed25519 over canonical(BODY). A receipt
+also carries `inclusion`: the checkpoint it was proven against and its inclusion proof.
 """
 
 import base64
 import binascii
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TypedDict
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
-from magi_client.canonical import (
-    NotCanonical,
-    canonical,
-    chain_problems,
-    sha256_hex,
-    text_sha256,
-)
+from magi_client import checkpoints, merkle
+from magi_client.canonical import NotCanonical, canonical, sha256_hex
 
-RECEIPT_FORMAT = "magi-receipt/1"
-PACK_FORMAT = "magi-evidence/1"
-HEAD_FORMAT = "magi-chain-head/1"
+RECEIPT_FORMAT = "magi-receipt/2"
+PACK_FORMAT = "magi-evidence/2"
+RETIREMENT_FORMAT = "magi-key-retired/1"
+
+
+class Jwk(TypedDict):
+    kty: str
+    crv: str
+    x: str
+    kid: str
+    use: str
+    alg: str
+
+
+class Retirement(TypedDict, total=False):
+    kid: str  # the key that signed the retirement
+    value: str  # its signature over retirement_body(x), base64url
+
+
+class RetiredJwk(Jwk):
+    retired: Retirement
 
 
 class NotValid(Exception):
@@ -47,7 +63,7 @@ def unb64url(text: str) -> bytes:
     return raw
 
 
-def jwk_of(public: bytes) -> dict[str, str]:
+def jwk_of(public: bytes) -> Jwk:
     """A raw Ed25519 public key as a JWK (RFC 8037), its kid the RFC 7638 thumbprint."""
     x = b64url(public)
     thumbprint = b64url(
@@ -56,11 +72,29 @@ def jwk_of(public: bytes) -> dict[str, str]:
     return {"kty": "OKP", "crv": "Ed25519", "x": x, "kid": thumbprint, "use": "sig", "alg": "EdDSA"}
 
 
-def keys_of(jwks: Any) -> dict[str, Ed25519PublicKey]:
-    """kid -> key of a JWK set's Ed25519 keys; NotValid when it is not a JWK set."""
+def retirement_body(public: str) -> dict[str, str]:
+    """What a retirement signs: that the key with this public half (base64url) signed for
+    MAGI until it was retired, so what it signed still checks."""
+    return {"format": RETIREMENT_FORMAT, "x": public}
+
+
+@dataclass
+class TrustedKeys:
+    """The keys a checker trusts (kid -> key), and the retired keys it does not, with why."""
+
+    keys: dict[str, Ed25519PublicKey] = field(default_factory=dict)
+    refused: list[str] = field(default_factory=list)
+
+
+def trusted_keys(jwks: object) -> TrustedKeys:
+    """The Ed25519 keys of a JWK set the checker trusts: every key it gave that is not
+    marked retired, and each retired key whose retirement a trusted key signed (so a key
+    added beside the data, without a trusted key's signature, is not trusted). NotValid
+    when it is not a JWK set."""
     if not isinstance(jwks, Mapping) or not isinstance(jwks.get("keys"), list):
         raise NotValid('the keys are not a JWK set (an object with a "keys" list)')
-    found = {}
+    trusted = TrustedKeys()
+    retired: dict[str, tuple[Ed25519PublicKey, str, object]] = {}
     for key in jwks["keys"]:
         if not isinstance(key, Mapping) or key.get("kty") != "OKP" or key.get("crv") != "Ed25519":
             continue
@@ -70,8 +104,44 @@ def keys_of(jwks: Any) -> dict[str, Ed25519PublicKey]:
         # The kid is the key's thumbprint: a set cannot pass one key off under another's kid.
         if jwk_of(raw)["kid"] != key.get("kid"):
             raise NotValid(f"key {key.get('kid')!r}: its kid is not its thumbprint")
-        found[str(key["kid"])] = Ed25519PublicKey.from_public_bytes(raw)
-    return found
+        public = Ed25519PublicKey.from_public_bytes(raw)
+        if "retired" in key:
+            retired[str(key["kid"])] = (public, str(key["x"]), key["retired"])
+        else:
+            trusted.keys[str(key["kid"])] = public
+    while True:
+        found = {
+            kid: public
+            for kid, (public, x, signature) in retired.items()
+            if retirement_checks(x, signature, trusted.keys)
+        }
+        if not found:
+            break
+        trusted.keys.update(found)
+        retired = {kid: value for kid, value in retired.items() if kid not in found}
+    trusted.refused = [
+        f"retired key {kid}: its retirement is not signed by a key trusted here" for kid in retired
+    ]
+    return trusted
+
+
+def retirement_checks(x: str, signature: object, keys: Mapping[str, Ed25519PublicKey]) -> bool:
+    if not isinstance(signature, Mapping):
+        return False
+    document = {
+        "retirement": retirement_body(x),
+        "signature": {"alg": "EdDSA", "kid": signature.get("kid"), "value": signature.get("value")},
+    }
+    try:
+        check_signature(document, "retirement", keys)
+    except NotValid:
+        return False
+    return True
+
+
+def keys_of(jwks: object) -> dict[str, Ed25519PublicKey]:
+    """kid -> key of the keys of a JWK set the checker trusts (trusted_keys)."""
+    return trusted_keys(jwks).keys
 
 
 def check_signature(document: Mapping[str, Any], name: str, keys: Mapping[str, Any]) -> None:
@@ -95,12 +165,60 @@ def check_signature(document: Mapping[str, Any], name: str, keys: Mapping[str, A
         ) from None
 
 
-def check_receipt(document: Any, keys: Mapping[str, Any], content: bytes | None = None) -> dict:
-    """The receipt's body if `document` is a receipt signed by one of `keys` (and, given
-    `content`, about exactly those bytes); NotValid naming what failed."""
+def hex_hash(value: object, what: str) -> bytes:
+    if not isinstance(value, str) or len(value) != 64:
+        raise NotValid(f"{what} is not a SHA-256 in hex")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise NotValid(f"{what} is not a SHA-256 in hex") from None
+
+
+def check_inclusion(
+    inclusion: object, leaf: str, keys: Mapping[str, Ed25519PublicKey]
+) -> tuple[checkpoints.Checkpoint, int]:
+    """The checkpoint an inclusion proof proves `leaf` (a leaf hash, hex) in, and its
+    index; NotValid naming what failed."""
+    if not isinstance(inclusion, Mapping) or not isinstance(inclusion.get("proof"), list):
+        raise NotValid("the inclusion is not {checkpoint, index, proof}")
+    try:
+        checkpoint = checkpoints.checked(str(inclusion.get("checkpoint")), keys)
+    except checkpoints.BadCheckpoint as exc:
+        raise NotValid(f"its checkpoint: {exc}") from None
+    index = inclusion.get("index")
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise NotValid("the inclusion's index is not a number")
+    proof = [hex_hash(item, "a hash of the inclusion proof") for item in inclusion["proof"]]
+    try:
+        merkle.check_inclusion(
+            hex_hash(leaf, "the leaf hash"), index, checkpoint.size, proof, checkpoint.root
+        )
+    except merkle.ProofFailed as exc:
+        raise NotValid(f"the inclusion proof does not hold: {exc}") from None
+    return checkpoint, index
+
+
+@dataclass(frozen=True)
+class CheckedReceipt:
+    body: dict[str, Any]
+    checkpoint: checkpoints.Checkpoint | None  # None: not yet in a checkpoint
+    index: int | None
+
+
+def check_receipt(
+    document: object, keys: Mapping[str, Ed25519PublicKey], content: bytes | None = None
+) -> CheckedReceipt:
+    """The receipt if `document` is a receipt signed by one of `keys` (and, given
+    `content`, about exactly those bytes), with its inclusion proof checked when it
+    carries one; NotValid naming what failed."""
     if not isinstance(document, Mapping) or not isinstance(document.get("receipt"), Mapping):
         raise NotValid('not a receipt: no "receipt" object')
     receipt = document["receipt"]
+    if receipt.get("format") == "magi-receipt/1":
+        raise NotValid(
+            "a receipt of format magi-receipt/1 was signed when it was read, from whatever "
+            "the database said then: it is not evidence (docs/evidence.md)"
+        )
     if receipt.get("format") != RECEIPT_FORMAT:
         raise NotValid(f"unknown receipt format {receipt.get('format')!r}")
     check_signature(document, "receipt", keys)
@@ -109,76 +227,10 @@ def check_receipt(document: Any, keys: Mapping[str, Any], content: bytes | None 
             "the content's SHA-256 is not the receipt's content_sha256: it is not the "
             "content that was judged"
         )
-    return dict(receipt)
-
-
-def check_pack(pack: Any, keys: Mapping[str, Any], content: bytes | None = None) -> dict:
-    """The receipt's body if `pack` is an evidence pack whose receipt checks, whose content
-    is what the receipt names, whose chain entries hash right and hold the pack's own
-    record (docs/evidence.md); NotValid naming the first thing that does not."""
-    if not isinstance(pack, Mapping) or pack.get("format") != PACK_FORMAT:
-        raise NotValid(f"not an evidence pack of format {PACK_FORMAT}")
-    text = pack.get("content")
-    if not isinstance(text, str):
-        raise NotValid("the pack holds no content")
-    receipt = check_receipt(pack.get("receipt"), keys, text.encode("utf-8"))
-    if content is not None and sha256_hex(content) != receipt["content_sha256"]:
-        raise NotValid("the content given is not the content the pack's receipt names")
-    entries = pack.get("entries")
-    if not isinstance(entries, list) or not all(isinstance(e, Mapping) for e in entries):
-        raise NotValid("the pack's entries are not a list of entries")
-    problems = chain_problems(entries)
-    if problems:
-        raise NotValid(problems[0])
-    check_pack_record(pack, receipt, entries)
-    check_heads(pack, keys)
-    return receipt
-
-
-def check_pack_record(pack: Mapping[str, Any], receipt: Mapping[str, Any], entries: list) -> None:
-    """The entries name the receipt's place in the chain; the pack's content, criteria,
-    decisions and review reason are the ones its entries hashed."""
-    place = receipt.get("chain") or {}
-    by_seq = {entry.get("seq"): entry for entry in entries}
-    named = by_seq.get(place.get("seq"))
-    if named is None or named.get("sha256") != place.get("entry_sha256"):
-        raise NotValid("the pack's entries do not hold the entry the receipt names")
-    payloads: dict[str, list[Mapping[str, Any]]] = {}
-    for entry in entries:
-        if isinstance(entry.get("payload"), Mapping):
-            payloads.setdefault(str(entry.get("kind")), []).append(entry["payload"])
-    for submitted in payloads.get("submitted", []):
-        if submitted.get("content_sha256") != text_sha256(str(pack.get("content"))):
-            raise NotValid("the pack's content is not the content its submitted entry hashed")
-        criteria = [a.get("criteria_sha256") for a in submitted.get("agents") or []]
-        held = [text_sha256(str(a.get("criteria"))) for a in pack.get("agents") or []]
-        if criteria != held:
-            raise NotValid("the pack's agents' criteria are not those its submitted entry hashed")
-    hashed = {(p.get("agent"), p.get("round")): p for p in payloads.get("decision", [])}
-    for agent in pack.get("agents") or []:
-        for decision in agent.get("decisions") or []:
-            where = f"agent {agent.get('position')}'s round {decision.get('round')}"
-            entry = hashed.get((agent.get("position"), decision.get("round")))
-            if entry is None:
-                raise NotValid(f"no chain entry for {where}")
-            same = entry.get("decision") == decision.get("decision")
-            if not same or entry.get("reason_sha256") != text_sha256(str(decision.get("reason"))):
-                raise NotValid(f"{where} in the pack is not what its chain entry hashed")
-    review = pack.get("review")
-    if isinstance(review, Mapping):
-        said = payloads.get(str(review.get("kind")), [])
-        if not said or said[-1].get("reason_sha256") != text_sha256(str(review.get("reason"))):
-            raise NotValid("the pack's review is not the one its chain entry hashed")
-
-
-def check_heads(pack: Mapping[str, Any], keys: Mapping[str, Any]) -> None:
-    """Each signed head the pack holds signs one of its entries, with a key given."""
-    hashes = {entry.get("seq"): entry.get("sha256") for entry in pack.get("entries") or []}
-    for head in pack.get("head_signatures") or []:
-        if not isinstance(head, Mapping) or hashes.get(head.get("seq")) != head.get("sha256"):
-            raise NotValid("a signed head of the pack names no entry of the pack")
-        document = {
-            "head": {"format": HEAD_FORMAT, "seq": head.get("seq"), "sha256": head.get("sha256")},
-            "signature": {"alg": "EdDSA", "kid": head.get("kid"), "value": head.get("value")},
-        }
-        check_signature(document, "head", keys)
+    entry = receipt.get("entry")
+    if not isinstance(entry, Mapping):
+        raise NotValid("the receipt names no log entry")
+    if document.get("inclusion") is None:
+        return CheckedReceipt(dict(receipt), None, None)
+    checkpoint, index = check_inclusion(document["inclusion"], str(entry.get("leaf_hash")), keys)
+    return CheckedReceipt(dict(receipt), checkpoint, index)

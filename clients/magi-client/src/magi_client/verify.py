@@ -1,16 +1,30 @@
 """`magi verify RECEIPT_FILE`: check a MAGI receipt or evidence pack offline, with the
-public keys MAGI publishes (/.well-known/magi-keys.json, a JWK set) and, if given, the
-content it is about. It reads a receipt, an evidence pack, an API answer or `magi gate
---json`'s output alike. Exit 0: valid; 1: not valid, naming what failed; 2: bad input.
+keys you trust (--keys: a JWK set you hold, or MAGI's published one at
+/.well-known/magi-keys.json), the content it is about and a checkpoint a witness kept,
+if given. It reads a receipt, an evidence pack, an API answer or `magi gate --json`'s
+output alike; it never trusts keys or checkpoints found inside what it checks, and says
+what it read. Exit 0: valid; 1: not valid, naming what failed; 2: bad input.
 """
 
 import argparse
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from typing import Any, TextIO
 
-from magi_client.receipts import PACK_FORMAT, NotValid, check_pack, check_receipt, keys_of
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from magi_client import checkpoints
+from magi_client.canonical import stored_content
+from magi_client.packs import check_pack
+from magi_client.receipts import (
+    PACK_FORMAT,
+    CheckedReceipt,
+    NotValid,
+    check_receipt,
+    trusted_keys,
+)
 
 EXIT_VALID = 0
 EXIT_NOT_VALID = 1
@@ -59,29 +73,95 @@ def read_bytes(path: str, what: str) -> bytes:
         raise BadInput(f"{what}: cannot read {path}: {exc}") from None
 
 
-def check(args: argparse.Namespace) -> dict:
-    """The checked receipt's body; NotValid or BadInput otherwise."""
+def content_of(data: bytes) -> bytes:
+    """The content file as MAGI stored what it judged (canonical.stored_content): a
+    trailing newline or CRLF is not a different content."""
+    try:
+        return stored_content(data.decode("utf-8")).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"--content: not UTF-8 text: {exc}") from None
+
+
+def kept_checkpoint(source: str, keys: Mapping[str, Ed25519PublicKey]) -> checkpoints.Checkpoint:
+    """A checkpoint kept outside MAGI: `magi audit watch`'s state file, or a note."""
+    try:
+        with open(source, "rb") as handle:
+            text = handle.read().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"--checkpoint: cannot read {source}: {exc}") from None
+    if text.lstrip().startswith("{"):
+        try:
+            text = str(json.loads(text)["checkpoint"])
+        except (ValueError, KeyError, TypeError):
+            raise BadInput(f"--checkpoint: {source} is JSON without a checkpoint") from None
+    try:
+        return checkpoints.checked(text, keys)
+    except checkpoints.BadCheckpoint as exc:
+        raise NotValid(f"the kept checkpoint: {exc}") from None
+
+
+def against_kept(proven: checkpoints.Checkpoint | None, kept: checkpoints.Checkpoint) -> None:
+    """The receipt's or pack's checkpoint is the one kept: same log, size and root."""
+    if proven is None:
+        raise NotValid(
+            "it carries no inclusion proof yet: nothing to check against the kept checkpoint"
+        )
+    if proven.origin != kept.origin:
+        raise NotValid(f"it is of log {proven.origin!r}, the kept checkpoint of {kept.origin!r}")
+    if proven.size != kept.size:
+        raise NotValid(
+            f"it was proven in the log at size {proven.size}, the kept checkpoint is at size "
+            f"{kept.size}: fetch it again after `magi audit watch` (or the proof at that size: "
+            "GET /api/log/proof/inclusion?leaf_hash=...&tree_size=...)"
+        )
+    if proven.root != kept.root:
+        raise NotValid(
+            "its checkpoint and the kept one have the same size and different roots: a fork"
+        )
+
+
+def check(args: argparse.Namespace, stdout: TextIO) -> CheckedReceipt:
+    """The checked receipt; NotValid or BadInput otherwise."""
     document = read_json(args.receipt, "RECEIPT_FILE")
-    keys = keys_of(read_json(args.keys, "--keys"))
-    content = None if args.content is None else read_bytes(args.content, "--content")
+    trusted = trusted_keys(read_json(args.keys, "--keys"))
+    stdout.write(f"keys: {len(trusted.keys)} trusted, from {args.keys} (only those given)\n")
+    for refused in trusted.refused:
+        stdout.write(f"not trusted: {refused}\n")
+    content = None if args.content is None else content_of(read_bytes(args.content, "--content"))
+    kept = None if args.checkpoint is None else kept_checkpoint(args.checkpoint, trusted.keys)
     if isinstance(document, dict) and document.get("format") == PACK_FORMAT:
-        return check_pack(document, keys, content)
-    return check_receipt(receipt_in(document), keys, content)
+        if "keys" in document:
+            stdout.write('the pack\'s own "keys" were not used\n')
+        pack = check_pack(document, trusted.keys, content)
+        stdout.write(f"entries: {pack.entries}, {pack.proven} proven in the pack's checkpoint\n")
+        if kept is not None:
+            against_kept(pack.checkpoint, kept)
+        return pack.receipt
+    receipt = check_receipt(receipt_in(document), trusted.keys, content)
+    if kept is not None:
+        against_kept(receipt.checkpoint, kept)
+    return receipt
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
     try:
-        receipt = check(args)
+        checked = check(args, stdout)
     except BadInput as exc:
         stderr.write(f"magi verify: bad input: {exc}\n")
         return EXIT_BAD_INPUT
     except NotValid as exc:
         stderr.write(f"magi verify: NOT VALID: {exc}\n")
         return EXIT_NOT_VALID
-    chain = receipt.get("chain") or {}
+    receipt = checked.body
+    proven = checked.checkpoint
+    where = (
+        "not yet in a checkpoint"
+        if proven is None
+        else f"entry {checked.index} of {proven.origin} at size {proven.size}"
+    )
     stdout.write(
         f"valid: judgement {receipt.get('judgement')} {receipt.get('verdict')}, content sha256 "
-        f"{receipt.get('content_sha256')}, chain entry {chain.get('seq')}\n"
+        f"{receipt.get('content_sha256')}, {where}\n"
     )
     return EXIT_VALID
 
@@ -102,7 +182,13 @@ def add_parser(commands: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     parser.add_argument(
         "--keys",
         required=True,
-        help="MAGI's public keys: a JWK set file, or its URL (/.well-known/magi-keys.json)",
+        help="the keys to trust: a JWK set file, or its URL (/.well-known/magi-keys.json); "
+        "a retired key only when a trusted key signed its retirement",
     )
     parser.add_argument("--content", help="the content judged: checked against the receipt")
+    parser.add_argument(
+        "--checkpoint",
+        help="a checkpoint a witness kept (magi audit watch's --state file, or a checkpoint "
+        "file): the receipt must be proven in it",
+    )
     parser.set_defaults(run=run)

@@ -1,0 +1,83 @@
+"""The live configuration against its last audited state, for `manage.py audit verify`:
+each panel, budget, team, user and token as the audit describes it now (the same
+functions that wrote its audit rows), against the `after` of its last audit row, which
+audit verify has checked against the log. A limit raised, a row deleted, a panel's
+criteria edited or a member added behind MAGI's back each show here."""
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db.models import Model
+
+from judgements.audit.row_checks import Problem
+from judgements.configuration import budget_config, people, team_config
+from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Team
+
+
+def token_state(token: ApiToken) -> dict[str, object]:
+    return {"user": token.user.get_username(), "name": token.name, "prefix": token.prefix}
+
+
+# subject -> (the model, its state as the audit writes it, the fields compared)
+KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | None]] = {
+    AuditSubject.PANEL: (Panel, lambda panel: panel.config_state(), None),
+    AuditSubject.BUDGET: (Budget, budget_config.audit_state, None),
+    AuditSubject.TEAM: (Team, team_config.state, ("name",)),
+    AuditSubject.MEMBERSHIP: (Team, lambda team: team_config.state(team)["members"], None),
+    AuditSubject.USER: (User, people.state, ("username", "email")),
+    AuditSubject.TOKEN: (ApiToken, token_state, ("user", "name", "prefix")),
+}
+
+
+def id_of(target: str) -> int | None:
+    words = target.split()
+    return int(words[1]) if len(words) > 1 and words[1].isdecimal() else None
+
+
+def last_audited(subjects: Iterable[str]) -> dict[tuple[str, int], object]:
+    """(subject, id) -> the `after` of its last audit row, by id (never by time)."""
+    found: dict[tuple[str, int], object] = {}
+    rows = AuditEntry.objects.filter(subject__in=list(subjects)).order_by("pk")
+    for subject, target, after in rows.values_list("subject", "target", "after"):
+        pk = id_of(target)
+        if pk is not None:
+            found[(subject, pk)] = after
+    return found
+
+
+def deleted(audited: dict[tuple[str, int], object], subject: str, pk: int) -> bool:
+    return (subject, pk) in audited and audited[(subject, pk)] is None
+
+
+def compared(state: object, fields: tuple[str, ...] | None) -> object:
+    if fields is None or not isinstance(state, dict):
+        return state
+    return {name: state.get(name) for name in fields}
+
+
+def differences() -> list[Problem]:
+    audited = last_audited(KINDS)
+    problems = []
+    for subject, (model, state_of, fields) in KINDS.items():
+        live = {row.pk: row for row in model._default_manager.all()}
+        for (kind, pk), after in audited.items():
+            if kind != subject:
+                continue
+            row = live.get(pk)
+            if (
+                row is None
+                and subject == AuditSubject.MEMBERSHIP
+                and deleted(audited, AuditSubject.TEAM, pk)
+            ):
+                continue  # the team's deletion is audited: its members went with it
+            now = None if row is None else compared(state_of(row), fields)
+            if compared(after, fields) != now:
+                what = "is gone" if row is None else "differs from its last audited state"
+                problems.append(
+                    Problem(
+                        None,
+                        f"{subject} {pk} {what}: it was changed outside MAGI ({model.__name__})",
+                    )
+                )
+    return problems
