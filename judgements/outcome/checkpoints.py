@@ -65,7 +65,7 @@ def publish(checkpoint: Checkpoint) -> bool:
     """Keep one checkpoint outside the database; False when another worker did."""
     if settings.MAGI_AUDIT_CHECKPOINT_DIR:
         write_file(checkpoint)
-    payload = {
+    payload: webhooks.CheckpointEvent = {
         "event": webhooks.CHECKPOINT,
         "checkpoint": checkpoint.note,
         "size": checkpoint.size,

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -149,7 +149,16 @@ def enqueue(judgement_id: int, event: str) -> WebhookDelivery | None:
     )
 
 
-def enqueue_checkpoint(url: str, payload: dict[str, Any]) -> WebhookDelivery:
+class CheckpointEvent(TypedDict):
+    """A checkpoint webhook's body (docs/evidence.md): the signed note, its size, its root."""
+
+    event: str
+    checkpoint: str
+    size: int
+    root_hash: str
+
+
+def enqueue_checkpoint(url: str, payload: CheckpointEvent) -> WebhookDelivery:
     """Store a checkpoint event for one subscriber; in the caller's transaction."""
     return WebhookDelivery.objects.create(
         judgement=None, event=CHECKPOINT, url=url, payload=payload

@@ -90,7 +90,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             if options["action"] == "verify":
-                sys.exit(self.verify(options))
+                sys.exit(self.verify(options["keys"], options["checkpoint"], every=options["all"]))
             if options["action"] == "keys":
                 self.stdout.write(json.dumps(keys.jwks(), indent=2))
             elif options["action"] == "new-key":
@@ -121,9 +121,10 @@ class Command(BaseCommand):
         except (ValueError, NotValid) as exc:
             raise BadInput(f"--keys: {source} is not a JWK set: {exc}") from None
 
-    def verify(self, options: dict[str, Any]) -> int:
-        trust = self.trust(options["keys"])
-        kept = None if options["checkpoint"] is None else kept_checkpoint(options["checkpoint"])
+    def verify(self, keys: str | None, checkpoint: str | None, *, every: bool) -> int:
+        """--keys, --checkpoint; `every` (--all): every problem listed, not the first."""
+        trust = self.trust(keys)
+        kept = None if checkpoint is None else kept_checkpoint(checkpoint)
         report = verification.verify(trust, kept, [live_state.differences])
         self.stdout.write(f"keys: {report.keys}")
         for refused in report.refused_keys:
@@ -136,7 +137,7 @@ class Command(BaseCommand):
                 f"after judgement {report.judgements_before}"
             )
             return EXIT_CLEAN
-        shown = report.problems if options["all"] else report.problems[:1]
+        shown = report.problems if every else report.problems[:1]
         for problem in shown:
             self.stderr.write(f"TAMPERED: {problem}")
         more = len(report.problems) - len(shown)
