@@ -29,11 +29,9 @@ Each prints its figures.
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -172,212 +170,6 @@ def sequencer_worker() -> None:
     sequencer.run("bench-sequencer")
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU of these processes so far (/proc/PID/stat fields 14 and 15)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def postgres_pids(server) -> list[int]:
-    """The postmaster and every process it forked."""
-    master = int((server.data / "postmaster.pid").read_text().split()[0])
-    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True)
-    return [master, *map(int, children.stdout.split())]
-
-
-@dataclass(frozen=True)
-class Side:
-    """What writes: a tree's MAGI (log.append in a transaction) or the bare floor."""
-
-    tree: Path
-    bare: bool = False
-
-    @property
-    def name(self) -> str:
-        return "bare psycopg" if self.bare else self.tree.name
-
-
-def bench_workers(counts: list[int], appends: int, sides: list[Side], repeats: int) -> None:
-    # tests/support/services.py reads Django's settings: a throwaway SQLite site for that.
-    setup_django("http://127.0.0.1:9/v1", tempfile.mkdtemp(), MODELS)
-    from tests.support.services import Postgres
-
-    server = Postgres().init()
-    results: dict[tuple[str, int], list[dict[str, float]]] = {}
-    try:
-        for repeat in range(repeats):
-            for workers in counts:
-                # Sides alternate, their order flipped every repeat: a machine whose load
-                # drifts slows both sides alike.
-                for side in sides if repeat % 2 == 0 else sides[::-1]:
-                    database = f"bench_{repeat}_{workers}_{sides.index(side)}"
-                    run = one_run(server, database, side, workers, appends)
-                    results.setdefault((side.name, workers), []).append(run)
-    finally:
-        server.destroy()
-    print(f"\nmedians over {repeats} repeat(s), load average now {os.getloadavg()[0]:.1f}:")
-    for (name, workers), runs in sorted(results.items(), key=lambda item: item[0][1]):
-        median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
-        rates = ", ".join(f"{run['rate']:.0f}" for run in runs)
-        print(f"  {name}, {workers} writer(s): {fmt(median)} (appends/s: {rates})")
-
-
-def fmt(run: dict[str, float]) -> str:
-    return (
-        f"{run['rate']:.0f} appends/s; CPU per append (us): writers {run['writers']:.0f}, "
-        f"their PostgreSQL backends {run['backends']:.0f}, sequencer {run['sequencer']:.0f}, "
-        f"its backend {run['seq_backend']:.0f}, the rest of PostgreSQL {run['pg_rest']:.0f}; "
-        f"queued when the writers ended {run['queued']:.0f}; context switches per append "
-        f"(writers and backends) {run['switches']:.1f}, {run['forced']:.2f} of them forced"
-    )
-
-
-def context_switches(pids: list[int]) -> tuple[int, int]:
-    """Voluntary and involuntary context switches of these processes so far."""
-    counts = [0, 0]
-    for pid in pids:
-        try:
-            lines = Path(f"/proc/{pid}/status").read_text().splitlines()
-        except FileNotFoundError:
-            continue
-        for line in lines:
-            if line.startswith("voluntary_ctxt_switches"):
-                counts[0] += int(line.split()[1])
-            elif line.startswith("nonvoluntary_ctxt_switches"):
-                counts[1] += int(line.split()[1])
-    return counts[0], counts[1]
-
-
-class WaitSampler:
-    """What the writers' server processes wait on, sampled every 20 ms from
-    pg_stat_activity while they append (a lock they queue on would show)."""
-
-    def __init__(self, url: str, pids: list[int]) -> None:
-        import collections
-        import threading
-
-        self.seen: collections.Counter[str] = collections.Counter()
-        self.url, self.pids = url, pids
-        self.done = threading.Event()
-        self.thread = threading.Thread(target=self.sample, daemon=True)
-        self.thread.start()
-
-    def sample(self) -> None:
-        import psycopg
-
-        with psycopg.connect(self.url, autocommit=True) as conn:
-            while not self.done.wait(0.02):
-                rows = conn.execute(
-                    "SELECT state, wait_event_type, wait_event FROM pg_stat_activity "
-                    "WHERE pid = ANY(%s)",
-                    [self.pids],
-                ).fetchall()
-                for state, kind, event in rows:
-                    self.seen[f"{state}:{kind}:{event}"] += 1
-
-    def stop(self) -> None:
-        self.done.set()
-        self.thread.join()
-
-
-def spawn(args: list[str], env: dict[str, str], tree: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        args, cwd=tree, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
-
-
-def tell(proc: subprocess.Popen[str], line: str) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write(line)
-    proc.stdin.flush()
-
-
-def one_run(server, database: str, side: Side, workers: int, appends: int) -> dict[str, float]:
-    """One run of `workers` writers of `side` beside its tree's sequencer, on a fresh
-    database migrated by that tree: appends/s and CPU per append by process."""
-    import psycopg
-
-    server.admin(f"CREATE DATABASE {database}")
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("MAGI_", "DJANGO_"))},
-        "DATABASE_URL": server.url(database), "SECRET_KEY": "bench",
-        "DJANGO_SETTINGS_MODULE": "magi_site.settings", "MAGI_AUDIT_SIGNING_KEY": KEY,
-        "LOG_LEVEL": "WARNING", "MAGI_AUDIT_LOG_INTERVAL": "0.2",
-        # The tree's own code first (the virtualenv's editable install points at this one).
-        "PYTHONPATH": f"{side.tree}:{side.tree / 'clients/magi-client/src'}",
-        "BENCH_TREE": str(side.tree),
-    }  # fmt: skip
-    tree = side.tree
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v", "0"], cwd=tree, env=env, check=True
-    )
-    me = [sys.executable, __file__]
-    sequencing = spawn([*me, "sequencer-worker"], env, tree)
-    kind = "bare-worker" if side.bare else "append-worker"
-    procs = [
-        spawn([*me, kind, "--appends", str(appends), "--name", f"w{n}"], env, tree)
-        for n in range(workers)
-    ]
-    backend: dict[subprocess.Popen[str], int] = {}
-    for proc in [sequencing, *procs]:
-        assert proc.stdout is not None
-        word, pid = proc.stdout.readline().split()
-        assert word == "ready", word
-        backend[proc] = int(pid)
-    groups = {
-        "writers": [proc.pid for proc in procs],
-        "backends": [backend[proc] for proc in procs],
-        "sequencer": [sequencing.pid],
-        "seq_backend": [backend[sequencing]],
-    }
-    mine = {pid for pids in groups.values() for pid in pids}
-    groups["pg_rest"] = [pid for pid in postgres_pids(server) if pid not in mine]
-    before = {name: cpu_seconds(pids) for name, pids in groups.items()}
-    switches = context_switches(groups["writers"] + groups["backends"])
-    waits = WaitSampler(server.url(database), groups["backends"])
-    started = time.perf_counter()
-    for proc in procs:
-        tell(proc, "go\n")
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline().strip() == "done"
-    elapsed = time.perf_counter() - started
-    after = {name: cpu_seconds(pids) for name, pids in groups.items()}
-    switched = context_switches(groups["writers"] + groups["backends"])
-    waits.stop()
-    with psycopg.connect(server.url(database)) as conn:
-        row = conn.execute("SELECT count(*) FROM judgements_chainentry WHERE seq IS NULL")
-        queued = row.fetchone()
-    for proc in procs:
-        tell(proc, "exit\n")
-    codes = [proc.wait() for proc in procs]
-    assert sequencing.stdin is not None
-    sequencing.stdin.close()
-    assert sequencing.wait() == 0 and codes == [0] * workers, codes
-    check = subprocess.run(
-        [*me, "tree-check"], cwd=tree, env=env, capture_output=True, text=True, check=True
-    )
-    server.admin(f"DROP DATABASE {database}")
-    total = workers * appends
-    run = {name: (after[name] - before[name]) / total * 1e6 for name in groups}
-    run.update(rate=total / elapsed, queued=float(queued[0] if queued else 0))
-    run["switches"] = (switched[0] - switches[0]) / total
-    run["forced"] = (switched[1] - switches[1]) / total
-    busiest = ", ".join(f"{what} {count}" for what, count in waits.seen.most_common(4))
-    print(f"  the writers' server processes, sampled every 20 ms: {busiest}")
-    print(
-        f"{side.name}, {workers} writer(s) x {appends} on PostgreSQL, load average "
-        f"{os.getloadavg()[0]:.1f}: {total} in {elapsed:.2f} s, {fmt(run)}; {check.stdout.strip()}",
-        flush=True,
-    )
-    return run
-
-
 def tree_check() -> None:
     """The log as a tree (audit/tree_checks.py): places without gap, subtrees and every
     checkpoint's root as the leaves make them; the bench's entries describe no rows."""
@@ -485,11 +277,16 @@ def main() -> None:
     if args.what == "append":
         bench_append(args.judgements)
     elif args.what == "workers":
-        sides = [Side(tree.resolve()) for tree in args.tree or [ROOT]]
+        # The parent's side of the measure (bench/audit_workers.py, beside this script);
+        # the processes it starts run this script's *-worker and tree-check.
+        import audit_workers
+
+        sides = [audit_workers.Side(tree.resolve()) for tree in args.tree or [ROOT]]
         if args.bare:
-            sides.append(Side(ROOT, bare=True))
+            sides.append(audit_workers.Side(ROOT, bare=True))
         counts = [int(n) for n in args.workers.split(",")]
-        bench_workers(counts, args.appends, sides, args.repeats)
+        run = audit_workers.Bench(Path(__file__), KEY, MODELS, args.appends)
+        audit_workers.bench_workers(run, counts, sides, args.repeats)
     elif args.what == "tree":
         bench_tree(args.entries)
     elif args.what == "bare-worker":
