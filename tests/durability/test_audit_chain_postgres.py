@@ -246,7 +246,8 @@ def test_an_edited_budget_is_named(database):
         "from django.contrib.auth import get_user_model\n"
         "from judgements.configuration import budget_config\n"
         "staff = get_user_model().objects.get(username='ops-w1')\n"
-        "budget_config.create(staff, {'user': 'maker-w1', 'period': 'day', 'limit_usd': '5'})\n"
+        "budget_config.create(staff, {'team': None, 'user': 'maker-w1', 'panel': None,\n"
+        "    'panel_team': None, 'period': 'day', 'limit_usd': 5, 'limit_tokens': None})\n"
         "from tests.support.audit_history import placed; placed()\n"
     )
     subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env_for(database), check=True)
