@@ -662,6 +662,64 @@ def outcome_of(case: dict, panel: dict, args: argparse.Namespace, column: Column
     return run_panel(case, panel, args.model, column)
 
 
+def cell(column: Column, outcome: Outcome) -> str:
+    return (
+        f"{column.name} {outcome.verdict} {outcome.votes}"
+        f"{' contested' if outcome.contested else ''} {outcome.seconds:.1f}s"
+    )
+
+
+def interleaved(
+    args: argparse.Namespace,
+    columns: list[Column],
+    stopped: list[Column],
+    cases: list[dict],
+    panels: dict[str, dict],
+) -> None:
+    """Whole judgements: every column on a case before the next case, so a slow hour or a
+    warm cache favours no column's seconds."""
+    for index, case in enumerate(cases, 1):
+        panel = panels[case["panel"]]
+        line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
+        for column in columns:
+            outcome = column.outcomes.get(case["id"])
+            if outcome is None:
+                outcome = outcome_of(case, panel, args, column)
+                column.outcomes[case["id"]] = outcome
+            line.append(cell(column, outcome))
+        print(" | ".join(line), flush=True)
+        # Written after every case, so a run stopped early still leaves its figures.
+        report(args, columns + stopped, cases, final=index == len(cases))
+
+
+def by_column(
+    args: argparse.Namespace,
+    columns: list[Column],
+    stopped: list[Column],
+    cases: list[dict],
+    panels: dict[str, dict],
+) -> None:
+    """Round-1 answers: one column over every case before the next column. What a wording
+    answers does not depend on the order (temperature 0, a fixed seed); its seconds do,
+    and a local server keeps each slot's last prompt, so a column's rules, the same from
+    one case to the next, are read once instead of once a case (round-1 seconds are not a
+    figure to compare)."""
+    # The competitors first: the floor every wording is read against.
+    for column in sorted(columns, key=lambda column: not column.competitor):
+        for index, case in enumerate(cases, 1):
+            if case["id"] in column.outcomes:
+                continue
+            outcome = outcome_of(case, panels[case["panel"]], args, column)
+            column.outcomes[case["id"]] = outcome
+            print(
+                f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7} | "
+                + cell(column, outcome),
+                flush=True,
+            )
+            report(args, columns + stopped, cases, final=False)
+    report(args, columns + stopped, cases, final=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", help="the model every agent and the plain call use")
@@ -724,21 +782,10 @@ def main() -> None:
             stopped = resume(
                 args.json_out, columns, args.model, "round-1" if args.round_1 else "full"
             )
-    for index, case in enumerate(cases, 1):
-        panel = panels[case["panel"]]
-        line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
-        for column in columns:
-            outcome = column.outcomes.get(case["id"])
-            if outcome is None:
-                outcome = outcome_of(case, panel, args, column)
-                column.outcomes[case["id"]] = outcome
-            line.append(
-                f"{column.name} {outcome.verdict} {outcome.votes}"
-                f"{' contested' if outcome.contested else ''} {outcome.seconds:.1f}s"
-            )
-        print(" | ".join(line), flush=True)
-        # Written after every case, so a run stopped early still leaves its figures.
-        report(args, columns + stopped, cases, final=index == len(cases))
+    if args.round_1:
+        by_column(args, columns, stopped, cases, panels)
+    else:
+        interleaved(args, columns, stopped, cases, panels)
     if server is not None:
         server.stop()
 
