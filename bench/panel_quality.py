@@ -250,8 +250,8 @@ def copied_reasons(agents: list[dict]) -> tuple[int, int]:
 
 # --- the competitors: plain calls of the same model ----------------------------------------
 
-PLAIN = "plain call"  # the second opinion: all three criteria must hold
-PLAIN_RULE = "plain told the rule"  # the three criteria and the exact rule
+PLAIN = "plain call"  # all three criteria must hold (issues 42 and 48's plain call)
+PLAIN_RULE = "plain told the rule"  # the three criteria and the exact rule: the second opinion
 PER_CRITERION = "plain per criterion"  # one call per criterion, combined by the rule
 COMPETITORS = (PLAIN, PLAIN_RULE, PER_CRITERION)
 
@@ -309,9 +309,9 @@ async def ask_competitor(name: str, case: dict, panel: dict, model: str) -> Outc
         )
     else:
         told = (
-            check_prompts.second_opinion_messages
+            check_prompts.all_criteria_messages
             if name == PLAIN
-            else (check_prompts.plain_rule_messages)
+            else check_prompts.plain_rule_messages
         )
         answers_ = [await plain_answer(clients, told(criteria, content), model)]
     seconds = time.perf_counter() - began

@@ -7,8 +7,11 @@ as data in every one, as in the agents' prompts (judgements/core/prompts.py).
   first token is the decision and its log-probabilities are the agent's confidence
   (judgements/core/confidence.py). Its prompt is the round-1 prompt but for the last
   line, so a provider serves it from the prompt it has just cached.
-- The **second opinion** reads the content against all three criteria in one call, the
-  way one careful reader would, and never sees the panel's answers: it cannot herd.
+- The **second opinion** reads the content against the three criteria and the panel's
+  rule (approve when at least two hold) in one call, the way one careful reader would,
+  and never sees the panel's answers: it cannot herd. Since issue 54 it is told the rule
+  the panel's verdict follows, so its disagreement says the verdict may be wrong, not
+  that one criterion of three fails (which the rule approves).
 - The **injection screen** is known-answer detection (arXiv 2310.12815): the model is
   asked to repeat a random check word and ignore the fenced text; a reply without the
   word means the text steered the model.
@@ -90,14 +93,19 @@ ONE_CRITERION = """Approve it if it meets
 the criterion below; reject it if it fails it."""
 
 
-def second_opinion_messages(criteria: Sequence[str], content: str) -> list[dict[str, str]]:
-    """The second opinion: every criterion must hold."""
+def all_criteria_messages(criteria: Sequence[str], content: str) -> list[dict[str, str]]:
+    """One plain call that approves only when every criterion holds: the second opinion
+    until issue 54, the quality bench's "plain call" (bench/panel_quality.py)."""
     return plain_call_messages(ALL_OF_THREE, criteria, content)
 
 
 def plain_rule_messages(criteria: Sequence[str], content: str) -> list[dict[str, str]]:
-    """One plain call told the criteria and the exact rule ("plain call told the rule")."""
+    """One plain call told the criteria and the exact rule ("plain call told the rule"):
+    the second opinion, and the evaluation report's plain call."""
     return plain_call_messages(TWO_OF_THREE, criteria, content)
+
+
+second_opinion_messages = plain_rule_messages
 
 
 def plain_criterion_messages(criterion: str, content: str) -> list[dict[str, str]]:

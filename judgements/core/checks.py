@@ -197,8 +197,9 @@ def read_probe(reply: Reply) -> Found:
 
 @register
 class SecondOpinion(Check):
-    """One call reading the content against all three criteria at once; it never sees the
-    panel's answers. Its disagreement with the verdict is the `second_opinion` signal."""
+    """One call reading the content against the three criteria and the panel's rule (two
+    of three must hold); it never sees the panel's answers. Its disagreement with the
+    verdict is the `second_opinion` signal."""
 
     kind = "second_opinion"
     label = "Second opinion"
@@ -214,8 +215,9 @@ class SecondOpinion(Check):
         if verdict is None or found.decision is None or found.decision == verdict:
             return None
         return (
-            f"A second opinion, reading the content against all three criteria at once, "
-            f"decided {verb(found.decision)} against the panel's {verb(verdict)}."
+            f"A second opinion, reading the content against the three criteria and the "
+            f"panel's rule (two of three must hold), decided {verb(found.decision)} against "
+            f"the panel's {verb(verdict)}."
         )
 
     def shown(self, found: Found, decision: str | None) -> tuple[str, bool] | None:

@@ -33,8 +33,8 @@ def test_the_second_opinion_fences_the_content_and_lists_every_criterion():
     assert "1. One.\n2. Two.\n3. Three." in messages[0]["content"]
 
 
-def test_the_second_opinion_asks_for_all_three_criteria_as_measured():
-    system = check_prompts.second_opinion_messages(["One.", "Two.", "Three."], CONTENT)[0]
+def test_the_all_criteria_plain_call_asks_for_all_three_as_measured():
+    system = check_prompts.all_criteria_messages(["One.", "Two.", "Three."], CONTENT)[0]
     assert system["content"].startswith(
         "Decide whether to approve or reject the content the user sends. Approve it only if"
         " it\nmeets all three criteria below; reject it if it fails any of them.\n\n1. One."
@@ -47,7 +47,9 @@ def test_the_plain_call_told_the_rule_approves_on_two_of_three():
     assert "Approve it if it meets at least two of the three criteria below" in system
     assert "reject it if it fails two or more of them" in system
     assert "1. One. 2. Two. 3. Three." in system
-    assert messages[1] == check_prompts.second_opinion_messages(["One."] * 3, CONTENT)[1]
+    assert messages[1] == check_prompts.all_criteria_messages(["One."] * 3, CONTENT)[1]
+    # The second opinion is the plain call told the rule.
+    assert check_prompts.second_opinion_messages(["One.", "Two.", "Three."], CONTENT) == messages
 
 
 def test_the_plain_call_on_one_criterion_names_it_alone_and_fences_the_content():
