@@ -720,8 +720,25 @@ def by_column(
     report(args, columns + stopped, cases, final=True)
 
 
+def print_table(path: Path) -> None:
+    """The table of a file a run wrote, over the cases every column judged (a column
+    stopped early is read on the cases it reached, the others on theirs)."""
+    dump = json.loads(path.read_text())
+    columns = [
+        Column(name, frozenset(), {k: Outcome(**v) for k, v in outcomes.items()})
+        for name, outcomes in dump["outcomes"].items()
+    ]
+    cases = [c for s in dump["suites"].split(",") for c in load_cases(s)]
+    shown = argparse.Namespace(
+        model=dump["model"], suites=dump["suites"], round_1=dump.get("mode") == "round-1",
+        json_out=None,
+    )  # fmt: skip
+    report(shown, columns, cases, final=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, help="print the table of a file a run wrote")
     parser.add_argument("--model", help="the model every agent and the plain call use")
     parser.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
     parser.add_argument("--suites", default="heldout,heldout2", help="comma-separated suites")
@@ -753,6 +770,9 @@ def main() -> None:
         help="keep the outcomes already in --json-out and run only the cases missing there",
     )
     args = parser.parse_args()
+    if args.table:
+        print_table(args.table)
+        return
     server = None
     if args.fake:
         # The panel scripted wrong on approvable cases, the plain calls right on them: the
