@@ -720,14 +720,20 @@ def by_column(
     report(args, columns + stopped, cases, final=True)
 
 
-def print_table(path: Path) -> None:
+def print_table(path: Path, counted: frozenset[str] | None = None) -> None:
     """The table of a file a run wrote, over the cases every column judged (a column
-    stopped early is read on the cases it reached, the others on theirs)."""
+    stopped early is read on the cases it reached, the others on theirs). `counted`: read
+    the contested mark as if these signals (contested.Signal values) were the counted
+    ones, from the signals each judgement stored; None: the mark as it was stored."""
     dump = json.loads(path.read_text())
     columns = [
         Column(name, frozenset(), {k: Outcome(**v) for k, v in outcomes.items()})
         for name, outcomes in dump["outcomes"].items()
     ]
+    if counted is not None:
+        for outcome in (o for column in columns for o in column.outcomes.values()):
+            if outcome.contested is not None:
+                outcome.contested = bool(counted & set(outcome.signals))
     cases = [c for s in dump["suites"].split(",") for c in load_cases(s)]
     shown = argparse.Namespace(
         model=dump["model"], suites=dump["suites"], round_1=dump.get("mode") == "round-1",
@@ -739,6 +745,11 @@ def print_table(path: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--table", type=Path, help="print the table of a file a run wrote")
+    parser.add_argument(
+        "--counted",
+        help="with --table: the signals that contest a verdict, comma-separated, instead of "
+        "those the run counted",
+    )
     parser.add_argument("--model", help="the model every agent and the plain call use")
     parser.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
     parser.add_argument("--suites", default="heldout,heldout2", help="comma-separated suites")
@@ -771,7 +782,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.table:
-        print_table(args.table)
+        counted = None if args.counted is None else frozenset(args.counted.split(","))
+        print_table(args.table, counted)
         return
     server = None
     if args.fake:
