@@ -66,6 +66,10 @@ class Record:
     plain: str | None = None
     vote_tokens: int | None = None
     plain_tokens: int | None = None
+    # The plain call on each agent's criterion (in panel order; None where it was not asked
+    # or failed), and their tokens together: the "plain per criterion" competitor.
+    plain_criteria: tuple[str | None, ...] = ()
+    plain_criteria_tokens: int | None = None
 
     @property
     def finished(self) -> bool:

@@ -44,6 +44,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
     votes = votes_of(run)
     tokens, vote_tokens = vote_token_sums(run)
     plain = check_token_sums(run, tokens)
+    per_criterion = plain_criteria_of(run)
     records = []
     for judgement in judgements:
         # A case deleted in the admin leaves its judgements (suite_case None) out:
@@ -60,6 +61,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                 tokens.get(pk, {}),
                 plain.get(pk, {}),
                 vote_tokens.get(pk),
+                per_criterion.get(pk, {}),
             )
         )
     position_of = {row["case_id"]: index for index, row in enumerate(cases.values())}
@@ -138,6 +140,31 @@ def check_token_sums(run: EvaluationRun, tokens: Tokens) -> dict[int, dict[str, 
     return plain
 
 
+def plain_criteria_of(run: EvaluationRun) -> dict[int, dict[str, Any]]:
+    """Judgement id -> its plain calls on each criterion (core/checks.py PlainCriterion):
+    "decisions" in panel order (None where the call failed or was not asked) and their
+    "tokens" together, every attempt."""
+    rows = (
+        JudgementCheck.objects.filter(
+            judgement__evaluation_run=run, kind=CheckKind.PLAIN_CRITERION
+        )
+        .order_by("judgement_id", "agent__position", "attempt", "pk")
+        .values_list(
+            "judgement_id", "agent__position", "decision", "error", "prompt_tokens",
+            "completion_tokens",
+        )
+    )  # fmt: skip
+    found: dict[int, dict[str, Any]] = {}
+    for judgement_id, position, decision, error, prompt, completion in rows:
+        entry = found.setdefault(
+            judgement_id, {"decisions": [None] * rules.PANEL_SIZE, "tokens": 0}
+        )
+        entry["tokens"] += (prompt or 0) + (completion or 0)
+        if not error and position is not None:
+            entry["decisions"][position - 1] = decision
+    return found
+
+
 def record_of(
     judgement: Mapping[str, Any],
     case: Mapping[str, Any],
@@ -145,6 +172,7 @@ def record_of(
     tokens: dict[str, dict[str, int | None]],
     plain: dict[str, Any],
     vote_tokens: int | None,
+    per_criterion: Mapping[str, Any] | None = None,
 ) -> metrics.Record:
     """One judgement of the run, as its plain values read, as a metrics record."""
     started, finished = judgement["started_at"], judgement["finished_at"]
@@ -169,6 +197,8 @@ def record_of(
         plain=plain.get("decision"),
         vote_tokens=vote_tokens,
         plain_tokens=plain.get("tokens"),
+        plain_criteria=tuple((per_criterion or {}).get("decisions", ())),
+        plain_criteria_tokens=(per_criterion or {}).get("tokens"),
     )
 
 
@@ -182,10 +212,10 @@ def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> d
         repeats=run.repeats,
         prices=settings.MAGI_MODEL_PRICES,
     )
+    finished = [r for r in records if r.finished]
     return figures | {
-        "plain_call": plain_call.comparison(
-            [r for r in records if r.finished], asked=run.plain_call, model=plain_model(run)
-        )
+        "plain_call": plain_call.comparison(finished, asked=run.plain_call, model=plain_model(run)),
+        "plain_per_criterion": plain_call.per_criterion(finished, asked=run.plain_call),
     }
 
 

@@ -133,6 +133,7 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
         ],
         "agent_headings": [label for label, _, _ in AGENT_FIGURES],
         "plain_call": plain_call_table(report),
+        "per_criterion": per_criterion_table(report),
         "confidence": [
             {
                 "source": CONFIDENCE_SOURCES.get(source, source),
@@ -157,6 +158,7 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
 
 # The panel beside the plain call (evaluations/plain_call.py): (label, figure key, better).
 PLAIN_FIGURES = (
+    ("Verdicts right", "right", "higher"),
     ("Clean accuracy", "clean_accuracy", "higher"),
     ("Approvable requests approved", "approvable_approved", "higher"),
     ("Rejects rejected", "rejects_rejected", "higher"),
@@ -220,6 +222,34 @@ def plain_call_table(report: dict[str, Any]) -> dict[str, Any] | None:
         "compared": found.get("compared", 0),
         "missing": found.get("plain_missing", 0),
     }
+
+
+def per_criterion_table(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The agents, then the panel, beside a plain call on each criterion combined by the
+    exact rule, as rows of text; None when the run did not ask the plain calls."""
+    found = report.get("plain_per_criterion")
+    if not found or not found.get("asked"):
+        return None
+    agents = found["agents"]
+    rows = [
+        {
+            "label": "Agents right, final decisions (round-1 votes)",
+            "better": "higher",
+            "panel": f"{proportion_text(agents['panel'])} "
+            f"({proportion_text(agents['panel_round1'])})",
+            "plain": proportion_text(agents["plain"]),
+        }
+    ]
+    rows += [
+        {
+            "label": label,
+            "better": better,
+            "panel": proportion_text(found["panel"].get(key)),
+            "plain": proportion_text(found["plain"].get(key)),
+        }
+        for label, key, better in PLAIN_FIGURES
+    ]
+    return {"rows": rows, "compared": found["compared"], "missing": found["plain_missing"]}
 
 
 # The report's confidence sources (metrics.confidence_separation), as the table names them.

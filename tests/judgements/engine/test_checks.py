@@ -270,3 +270,19 @@ def test_an_evaluation_run_asks_every_check_not_turned_off(db, checks_unset, set
     assert checks_for(None, agents, evaluation=False) == []
     settings.MAGI_SECOND_OPINION = False
     assert checks_for(None, agents, evaluation=True) == ["probe", "screen"]
+
+
+def test_a_run_that_asks_its_plain_calls_asks_the_competitors_and_nothing_else_does(
+    db, checks_unset, settings
+):
+    agents = case_for()["agents"]
+    settings.MAGI_SECOND_OPINION = False  # the plain calls are asked whatever it says
+    assert checks_for(None, agents, evaluation=True, plain_call=True) == [
+        "probe",
+        "screen",
+        "second_opinion",
+        "plain_criterion",
+    ]
+    settings.MAGI_SECOND_OPINION = True
+    for evaluation in (True, False):
+        assert "plain_criterion" not in checks_for(None, agents, evaluation=evaluation)
