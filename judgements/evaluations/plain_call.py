@@ -27,7 +27,7 @@ calls (and their re-asks) against the one call.
 
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from judgements.core import rules
 from judgements.evaluations import metrics
@@ -55,8 +55,18 @@ def wilson(part: int, whole: int, z: float = Z_95) -> tuple[float, float]:
     return low, high
 
 
-def proportion(part: int, whole: int) -> dict[str, Any]:
-    """{"count", "of", "ratio", "low", "high"}: ratio and bounds None when whole is 0."""
+class Proportion(TypedDict):
+    """A count of a whole, its ratio and the 95 % Wilson interval (None when whole is 0)."""
+
+    count: int
+    of: int
+    ratio: float | None
+    low: float | None
+    high: float | None
+
+
+def proportion(part: int, whole: int) -> Proportion:
+    """Ratio and bounds None when whole is 0."""
     if not whole:
         return {"count": part, "of": whole, "ratio": None, "low": None, "high": None}
     low, high = wilson(part, whole)
@@ -89,7 +99,7 @@ FIGURES = (
 )
 
 
-def figures(pairs: Sequence[tuple[Compared, str]]) -> dict[str, Any]:
+def figures(pairs: Sequence[tuple[Compared, str]]) -> dict[str, Proportion]:
     """The four figures of one side, from (record, that side's verdict) pairs."""
     clean = [(r, got) for r, got in pairs if INJECTION_TAG not in r.tags]
     approvable = [got for r, got in clean if r.expected == APPROVE]
@@ -142,7 +152,7 @@ def per_criterion_verdict(decisions: Sequence[str | None]) -> str | None:
     return rules.panel_decision(known).value
 
 
-def agents_right(decided: Sequence[tuple[Sequence[str], Sequence[str]]]) -> dict[str, Any]:
+def agents_right(decided: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Proportion:
     """Each agent's decision against its expected one, over (decisions, expected) pairs."""
     pairs = [pair for got, expected in decided for pair in zip(got, expected, strict=True)]
     return proportion(sum(got == expected for got, expected in pairs), len(pairs))

@@ -4,6 +4,7 @@ run's report in lines, and the certificate. (With --json it prints the report as
 
 from typing import Any
 
+from judgements.evaluations.plain_call import Proportion
 from judgements.models import Certificate, EvaluationRun
 
 
@@ -100,7 +101,7 @@ VERDICT_FIGURES = (
 )
 
 
-def side(figure: dict[str, Any]) -> str:
+def side(figure: Proportion) -> str:
     """A proportion as "count/whole [low to high]", its 95% Wilson interval; "-" of none."""
     if not figure["of"]:
         return "-"

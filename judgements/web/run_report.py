@@ -4,6 +4,7 @@ charts laid out (evaluations/charts.py), and two runs of one suite side by side.
 from typing import Any
 
 from judgements.evaluations import certify, charts, runs
+from judgements.evaluations.plain_call import Proportion
 from judgements.models import EvaluationRun, agents_fingerprint
 from judgements.web import certificates
 
@@ -166,7 +167,7 @@ PLAIN_FIGURES = (
 )
 
 
-def proportion_text(figures: dict[str, Any] | None) -> str:
+def proportion_text(figures: Proportion | None) -> str:
     """'14 of 24 (58%; 95% interval 39 % to 76 %)', or 'n/a' with nothing to count."""
     if not figures or not figures.get("of"):
         return "n/a"

@@ -11,6 +11,7 @@ suite holds it to the reference implementation (jsonschema) on every file it che
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -201,12 +202,13 @@ SUITE_CASE: Schema = {
 MAJORITY = 2
 
 
-def rule_problem(case: dict[str, Any]) -> str | None:
+def rule_problem(case: Mapping[str, object]) -> str | None:
     """Why a schema-valid case's `expected` contradicts its `expected_agents` under the
     exact rule, in the server's words; None when it does not (or gives no agents)."""
-    agents = case.get("expected_agents")
-    if agents is None:
+    listed = case.get("expected_agents")
+    if not isinstance(listed, list):
         return None
+    agents = [str(agent) for agent in listed]
     by_rule = "approve" if agents.count("approve") >= MAJORITY else "reject"
     if by_rule == case["expected"]:
         return None
