@@ -14,9 +14,9 @@ from judgements.models import (
     RoundDecision,
     Status,
     Trust,
-    agents_fingerprint,
 )
 from judgements.models.checks import checks_for
+from judgements.panels import variant_setting
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -199,7 +199,7 @@ def certify(panel, absent: list[str], source: str | None = None) -> Certificate:
     return Certificate.objects.create(
         panel=panel,
         agents=panel.agents,
-        fingerprint=agents_fingerprint(panel.agents),
+        fingerprint=variant_setting.fingerprint_of(panel),
         target=0.9,
         delta=0.1,
         samples=40,
