@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -50,7 +51,9 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "judgements" / "examples"
-SUITE_DIRS = {"heldout": REPO / "bench" / "heldout", "heldout2": REPO / "bench" / "heldout2"}
+# The bench's own suites: the held-out ones (reported, never chosen on) and the choosing
+# suite (chosen on, with the example starter and red-team suites).
+SUITE_DIRS = {name: REPO / "bench" / name for name in ("heldout", "heldout2", "choosing")}
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs nothing
@@ -68,8 +71,9 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from judgements.admin.judgements import token_totals  # noqa: E402 - after Django is set up
-from judgements.core import calibration, check_prompts, prompt_variants, rules  # noqa: E402
+from judgements.core import calibration, check_prompts, prompt_variants, prompts, rules  # noqa: E402
 from judgements.core.errors import MagiError  # noqa: E402
+from judgements.engine import deliberation  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
 from judgements.intake.case import Case, agents_of  # noqa: E402
@@ -82,11 +86,6 @@ if TYPE_CHECKING:  # imported when --fake asks for it
     from tests.support.llm_server import FakeLLM
 
 FAKE_MODEL = "fake-model"
-PLAIN = "plain call"
-# Not a run: what a panel whose every agent decided exactly as the case's expected_agents
-# say would get under the exact rule (2 of 3). The ceiling of any prompt for the figures
-# read against `expected`, where a case fails one criterion and is labelled reject.
-PERFECT = "perfect agents"
 
 
 @dataclass
@@ -105,6 +104,8 @@ class Outcome:
     # the verdict's two confidences, so these runs can feed a certificate's simulation.
     signals: list[str] = field(default_factory=list)
     confidence: dict[str, float | None] = field(default_factory=dict)
+    # Every answer's reason, agent-major as `votes` (what the figures on absence claims read).
+    reasons: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -114,6 +115,11 @@ class Column:
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     # Example panel name -> the saved panel holding its learned offsets ("calibrated").
     panels: dict[str, Panel] = field(default_factory=dict)
+
+    @property
+    def competitor(self) -> bool:
+        """A column of plain calls (COMPETITORS), not of the panel's agents."""
+        return self.name in COMPETITORS
 
 
 def load_cases(suite: str) -> list[dict]:
@@ -130,7 +136,7 @@ def load_cases(suite: str) -> list[dict]:
                 cases.append({**json.loads(line), "panel": panel})
     if not cases:
         raise SystemExit(
-            f"no cases for suite {suite!r} (known: heldout, heldout2, starter, redteam)"
+            f"no cases for suite {suite!r} (known: heldout, heldout2, choosing, starter, redteam)"
         )
     return cases
 
@@ -194,6 +200,7 @@ def run_panel(case: dict, panel: dict, model: str, column: Column) -> Outcome:
     seconds = time.perf_counter() - began
     result = answers.Judgement.from_record(judgement).as_json()
     votes = "".join(d["decision"][0].upper() for a in result["agents"] for d in a["rounds"])
+    reasons = [d["reason"] for a in result["agents"] for d in a["rounds"]]
     copied, later = copied_reasons(result["agents"])
     verdict = {"approved": "approve", "rejected": "reject"}.get(result["status"], "error")
     used = token_totals(judgement)
@@ -211,6 +218,7 @@ def run_panel(case: dict, panel: dict, model: str, column: Column) -> Outcome:
         list(judgement.contest_reasons or []),
         list(judgement.contest_signals or []),
         {"answer": judgement.answer_confidence, "probe": judgement.probe_confidence},
+        reasons,
     )
 
 
@@ -240,37 +248,136 @@ def copied_reasons(agents: list[dict]) -> tuple[int, int]:
     return copied, total
 
 
-# --- the plain call -------------------------------------------------------------------------
+# --- the competitors: plain calls of the same model ----------------------------------------
+
+PLAIN = "plain call"  # all three criteria must hold (issues 42 and 48's plain call)
+PLAIN_RULE = "plain told the rule"  # the three criteria and the exact rule: the second opinion
+PER_CRITERION = "plain per criterion"  # one call per criterion, combined by the rule
+COMPETITORS = (PLAIN, PLAIN_RULE, PER_CRITERION)
 
 
-async def ask_plain(case: dict, panel: dict, model: str) -> Outcome:
-    """One call of the same model with all three criteria: the second opinion's prompt
-    and reading, through the engine's own SDK call."""
-    messages = check_prompts.second_opinion_messages(
-        [agent["criteria"] for agent in panel["agents"]], case["content"]
-    )
+@dataclass
+class PlainAnswer:
+    decision: str  # approve, reject or error
+    reason: str
+    tokens: int = 0
+
+
+async def plain_answer(
+    clients: calls.Clients, messages: list[dict[str, str]], model: str
+) -> PlainAnswer:
+    """One plain call through the engine's own SDK call, read as the second opinion is
+    (judgements/core/check_prompts.py); a call that fails for good is an error."""
 
     async def record_failure(entry: calls.AttemptRecord) -> None:
         return None
 
-    began = time.perf_counter()
     try:
         reply = await calls.request_text(
-            calls.Clients(),
+            clients,
             providers.route_for(model),
             messages,
             record_failure,
             schema=check_prompts.SECOND_OPINION_SCHEMA,
             read=check_prompts.parse_second_opinion,
         )
-        decision = check_prompts.parse_second_opinion(reply.text).decision
+        opinion = check_prompts.parse_second_opinion(reply.text)
     except (MagiError, ValueError) as exc:
-        # A failed call is an error in the figures, as for the panel.
-        return Outcome(case["id"], "error", error=str(exc)[:200])
+        return PlainAnswer("error", str(exc)[:200])
     entry = reply.attempt
-    tokens = (entry.prompt_tokens or 0) + (entry.completion_tokens or 0)
+    return PlainAnswer(
+        opinion.decision,
+        opinion.reason,
+        (entry.prompt_tokens or 0) + (entry.completion_tokens or 0),
+    )
+
+
+async def ask_competitor(name: str, case: dict, panel: dict, model: str) -> Outcome:
+    """One competitor's outcome: PLAIN and PLAIN_RULE one call with all three criteria,
+    PER_CRITERION three calls, one a criterion, at once, combined by the exact rule (its
+    `votes` are those three decisions, one round each)."""
+    criteria = [agent["criteria"] for agent in panel["agents"]]
+    content = case["content"]
+    clients = calls.Clients()
+    began = time.perf_counter()
+    if name == PER_CRITERION:
+        answers_ = await asyncio.gather(
+            *(
+                plain_answer(clients, check_prompts.plain_criterion_messages(c, content), model)
+                for c in criteria
+            )
+        )
+    else:
+        told = (
+            check_prompts.all_criteria_messages
+            if name == PLAIN
+            else check_prompts.plain_rule_messages
+        )
+        answers_ = [await plain_answer(clients, told(criteria, content), model)]
     seconds = time.perf_counter() - began
-    return Outcome(case["id"], decision, decision[0].upper(), seconds=seconds, tokens=tokens)
+    failed = [a.reason for a in answers_ if a.decision == "error"]
+    votes = "".join(a.decision[0].upper() for a in answers_)
+    if failed:
+        verdict = "error"
+    elif name == PER_CRITERION:
+        verdict = str(rules.panel_decision([a.decision for a in answers_]))
+    else:
+        verdict = answers_[0].decision
+    return Outcome(
+        case["id"],
+        verdict,
+        votes if name == PER_CRITERION else votes[:1],
+        "; ".join(failed),
+        seconds=seconds,
+        tokens=sum(a.tokens for a in answers_),
+        reasons=[a.reason for a in answers_],
+    )
+
+
+# --- round 1 alone -------------------------------------------------------------------------
+
+
+async def first_answers(case: dict, panel: dict, model: str, column: Column) -> Outcome:
+    """Each agent's round-1 answer under the column's variants, asked as the engine asks
+    it (engine/deliberation.py `ask`: the answer checks and their one re-ask included),
+    the three at once, with no judgement stored: 3 calls a case (4 or more when a check
+    asks again). Its verdict is what the exact rule makes of those three votes."""
+    clients = calls.Clients()
+    route = providers.route_for(model)
+    spent: list[calls.AttemptRecord] = []
+
+    async def record(entry: calls.AttemptRecord) -> None:
+        spent.append(entry)
+
+    async def nothing() -> None:
+        return None
+
+    async def one(agent: dict) -> calls.VerdictResult:
+        brief = prompts.AgentBrief(agent["name"], agent["criteria"])
+        messages = prompts.build_messages(brief, case["content"], 1, [], variants=column.variants)
+        question = deliberation.Question(
+            agent["name"], 1, case["content"], [], column.variants, messages
+        )
+        result = await deliberation.ask(
+            question, clients, route, deliberation.Hooks(record, record, nothing)
+        )
+        spent.append(result.attempt)
+        return result
+
+    began = time.perf_counter()
+    try:
+        results = await asyncio.gather(*(one(agent) for agent in panel["agents"]))
+    except MagiError as exc:
+        return Outcome(case["id"], "error", error=str(exc)[:200])
+    decisions = [str(r.verdict.decision) for r in results]
+    return Outcome(
+        case["id"],
+        str(rules.panel_decision(decisions)),
+        "".join(d[0].upper() for d in decisions),
+        seconds=time.perf_counter() - began,
+        tokens=sum((e.prompt_tokens or 0) + (e.completion_tokens or 0) for e in spent),
+        reasons=[r.verdict.reason for r in results],
+    )
 
 
 # --- calibrated columns --------------------------------------------------------------------
@@ -302,6 +409,15 @@ def learn_offsets(column: Column, panels: dict[str, dict], model: str, cases: li
 
 # --- the figures ----------------------------------------------------------------------------
 
+# A reason that says something is not there: "does not mention", "no rollback plan is
+# stated", "missing". Issue 54 counted 159 of 216 agents' reasons saying so.
+ABSENCE = re.compile(
+    r"\b(?:does not|doesn't|do not|did not|not) (?:mention|state|specify|include|say|provide|"
+    r"indicate|contain)|\bnot (?:mentioned|stated|specified|provided|given|included)\b|"
+    r"\bmissing\b|\blacks?\b|\bno mention\b|\babsent\b|\bwithout (?:any )?mention",
+    re.IGNORECASE,
+)
+
 
 def share(part: int, whole: int) -> str:
     if not whole:
@@ -310,76 +426,141 @@ def share(part: int, whole: int) -> str:
     return f"{part}/{whole} [{100 * low:.0f}-{100 * high:.0f}%]"
 
 
-def agent_finals(outcome: Outcome) -> list[str]:
-    """Each agent's final decision under the exact rule, from the stored votes
-    (agent-major, 3 agents x 3 rounds); [] for the plain call and errors."""
-    if len(outcome.votes) != rules.PANEL_SIZE * rules.ROUNDS:
+def rounds_of(outcome: Outcome) -> int:
+    """How many rounds its votes hold: 3 for a judgement, 1 for round-1 answers and the
+    plain per-criterion calls, 0 for a verdict without agents' votes."""
+    if len(outcome.votes) % rules.PANEL_SIZE or len(outcome.votes) < rules.PANEL_SIZE:
+        return 0
+    return len(outcome.votes) // rules.PANEL_SIZE
+
+
+def agent_votes(outcome: Outcome, round_number: int | None = None) -> list[str]:
+    """Each agent's decision: its vote in `round_number`, or its final decision under the
+    exact rule (None); [] without agents' votes."""
+    count = rounds_of(outcome)
+    if not count:
         return []
     votes = ["approve" if v == "A" else "reject" for v in outcome.votes]
-    per_agent = [votes[i : i + rules.ROUNDS] for i in range(0, len(votes), rules.ROUNDS)]
+    per_agent = [votes[i : i + count] for i in range(0, len(votes), count)]
+    if round_number is not None:
+        return [agent[round_number - 1] for agent in per_agent]
+    if count == 1:
+        return [agent[0] for agent in per_agent]
     return [str(rules.final_vote(agent)) for agent in per_agent]
 
 
-def by_the_rule(case: dict) -> str | None:
-    """The verdict the exact rule gives when every agent decides as expected_agents say."""
-    expected = case.get("expected_agents") or []
-    if len(expected) != rules.PANEL_SIZE:
-        return None
-    return str(rules.panel_decision(expected))
+def agents_against(
+    outcomes: dict[str, Outcome], cases: list[dict], round_number: int | None = None
+) -> list[tuple[str, str]]:
+    """(agent's decision, expected) over every agent of every case judged with
+    expected_agents."""
+    return [
+        (got, expected)
+        for c in cases
+        if c["id"] in outcomes
+        for got, expected in zip(
+            agent_votes(outcomes[c["id"]], round_number),
+            c.get("expected_agents") or [],
+            strict=False,
+        )
+    ]
 
 
-def perfect_agents(cases: list[dict]) -> dict[str, Outcome]:
-    """The PERFECT column: every agent votes its expected decision in all three rounds."""
-    perfect = {}
-    for case in cases:
-        expected = case.get("expected_agents") or []
-        if len(expected) == rules.PANEL_SIZE:
-            votes = "".join(a[0].upper() * rules.ROUNDS for a in expected)
-            perfect[case["id"]] = Outcome(case["id"], str(by_the_rule(case)), votes)
-    return perfect
+def agents_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
+    """The first measure: each agent's final vote against expected_agents, then split by
+    whether its criterion holds, then in round 1 and round 3."""
+    final = agents_against(outcomes, cases)
+    if not final:
+        return dict.fromkeys(AGENT_ROWS, "-")
+    holds = [(g, e) for g, e in final if e == "approve"]
+    fails = [(g, e) for g, e in final if e == "reject"]
+    first = agents_against(outcomes, cases, 1)
+    whole = {k: o for k, o in outcomes.items() if rounds_of(o) == rules.ROUNDS}
+    last = agents_against(whole, cases, rules.ROUNDS)
+    firsts = [
+        reason
+        for o in outcomes.values()
+        if rounds_of(o)
+        for reason in o.reasons[:: max(1, len(o.reasons) // rules.PANEL_SIZE)]
+    ]
+    return {
+        "agents right (final votes)": share(sum(g == e for g, e in final), len(final)),
+        "... where the criterion holds": share(sum(g == e for g, e in holds), len(holds)),
+        "... where it fails": share(sum(g == e for g, e in fails), len(fails)),
+        "agents right in round 1": share(sum(g == e for g, e in first), len(first)),
+        "agents right in round 3": share(sum(g == e for g, e in last), len(last)),
+        "first reasons claiming an absence": share(
+            sum(bool(ABSENCE.search(r)) for r in firsts), len(firsts)
+        ),
+    }
 
 
-def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
+AGENT_ROWS = (
+    "agents right (final votes)",
+    "... where the criterion holds",
+    "... where it fails",
+    "agents right in round 1",
+    "agents right in round 3",
+    "first reasons claiming an absence",
+)
+
+
+def verdict_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
     seen = [c for c in cases if c["id"] in outcomes]
     clean = [c for c in seen if not is_injection(c)]
     approvable = [c for c in clean if c["expected"] == "approve"]
     rejects = [c for c in clean if c["expected"] == "reject"]
-    attacks = [c for c in seen if is_injection(c)]
+    # Injections the rule approves (one criterion of three fails) are right to approve.
+    attacks = [c for c in seen if is_injection(c) and c["expected"] == "reject"]
     got = {c["id"]: outcomes[c["id"]].verdict for c in seen}
-    later = sum(o.later_reasons for o in outcomes.values())
-    seconds = [o.seconds for o in outcomes.values() if o.seconds]
-    marked = [o for o in outcomes.values() if o.contested is not None]
-    ruled = [c for c in seen if by_the_rule(c) is not None]
-    agents = [
-        (final, expected)
-        for c in seen
-        for final, expected in zip(
-            agent_finals(outcomes[c["id"]]), c.get("expected_agents") or [], strict=False
-        )
-    ]
     return {
+        "verdicts right": share(sum(got[c["id"]] == c["expected"] for c in seen), len(seen)),
         "clean accuracy": share(sum(got[c["id"]] == c["expected"] for c in clean), len(clean)),
         "approvable approved": share(
             sum(got[c["id"]] == "approve" for c in approvable), len(approvable)
         ),
         "rejects rejected": share(sum(got[c["id"]] == "reject" for c in rejects), len(rejects)),
         "injections approved": share(sum(got[c["id"]] == "approve" for c in attacks), len(attacks)),
-        # Read against what the exact rule makes of the expected agents' decisions: the
-        # question a panel answers (a case failing one criterion of three is approved).
-        "right by the rule": share(sum(got[c["id"]] == by_the_rule(c) for c in ruled), len(ruled)),
-        "agents right": share(sum(f == e for f, e in agents), len(agents)) if agents else "-",
-        "agents' rejects made": share(
-            sum(f == e == "reject" for f, e in agents), sum(e == "reject" for _, e in agents)
-        )
-        if agents
-        else "-",
+    }
+
+
+def mark_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
+    """The contested mark: how many verdicts it marks, and how often each side is right."""
+    expected = {c["id"]: c["expected"] for c in cases}
+    marked = [o for o in outcomes.values() if o.contested is not None]
+    if not marked:
+        return dict.fromkeys(MARK_ROWS, "-")
+    flagged = [o for o in marked if o.contested]
+    clear = [o for o in marked if not o.contested]
+    return {
+        "marked contested": share(len(flagged), len(marked)),
+        "right when marked": share(
+            sum(o.verdict == expected[o.case_id] for o in flagged), len(flagged)
+        ),
+        "right when unmarked": share(
+            sum(o.verdict == expected[o.case_id] for o in clear), len(clear)
+        ),
+    }
+
+
+MARK_ROWS = ("marked contested", "right when marked", "right when unmarked")
+
+
+def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
+    later = sum(o.later_reasons for o in outcomes.values())
+    seconds = [o.seconds for o in outcomes.values() if o.seconds]
+    expected = {c["id"]: c["expected"] for c in cases}
+    three = [o for o in outcomes.values() if rounds_of(o) == rules.ROUNDS]
+    round1 = sum(str(rules.panel_decision(agent_votes(o, 1))) == expected[o.case_id] for o in three)
+    return {
+        **agents_rows(outcomes, cases),
+        **verdict_rows(outcomes, cases),
+        "round-1 majority right": share(round1, len(three)) if three else "-",
         "errors": str(sum(o.verdict == "error" for o in outcomes.values())),
         "copied later reasons": share(sum(o.copied for o in outcomes.values()), later)
         if later
         else "-",
-        "marked contested": share(sum(bool(o.contested) for o in marked), len(marked))
-        if marked
-        else "-",
+        **mark_rows(outcomes, cases),
         "seconds per case": f"{sum(seconds) / len(seconds):.1f}" if seconds else "-",
         "tokens per case": f"{sum(o.tokens for o in outcomes.values()) / (len(outcomes) or 1):.0f}",
     }
@@ -388,22 +569,18 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
 def report(
     args: argparse.Namespace,
     columns: list[Column],
-    plain: dict[str, Outcome],
     cases: list[dict],
     final: bool,
 ) -> None:
     """The table (once `final`) and the JSON file (after every case, when asked)."""
     table = {column.name: summarise(column.outcomes, cases) for column in columns}
-    if plain:
-        table[PLAIN] = summarise(plain, cases)
-    judged = {k for column in columns for k in column.outcomes} | set(plain)
-    table[PERFECT] = summarise(perfect_agents([c for c in cases if c["id"] in judged]), cases)
     if final:
         rows = list(next(iter(table.values())))
         width = max(len(r) for r in rows)
         cell = max(22, *(len(name) + 2 for name in table))
         done = len(next(iter(columns)).outcomes) if columns else 0
-        print(f"\nmodel {args.model}; {done} cases of {args.suites}; 95% Wilson intervals")
+        mode = "round 1 alone" if args.round_1 else "full judgements"
+        print(f"\nmodel {args.model}; {done} cases of {args.suites}; {mode}; 95% Wilson intervals")
         print(f"{'':<{width}}  " + "".join(f"{name:<{cell}}" for name in table))
         for row in rows:
             print(f"{row:<{width}}  " + "".join(f"{col[row]:<{cell}}" for col in table.values()))
@@ -411,27 +588,24 @@ def report(
         dump = {
             "model": args.model,
             "suites": args.suites,
+            "mode": "round-1" if args.round_1 else "full",
             "summary": table,
-            "outcomes": {
-                **{c.name: {k: vars(v) for k, v in c.outcomes.items()} for c in columns},
-                PLAIN: {k: vars(v) for k, v in plain.items()},
-            },
+            "outcomes": {c.name: {k: vars(v) for k, v in c.outcomes.items()} for c in columns},
         }
         args.json_out.write_text(json.dumps(dump, indent=2))
 
 
-def resume(
-    path: Path, columns: list[Column], model: str
-) -> tuple[dict[str, Outcome], list[Column]]:
+def resume(path: Path, columns: list[Column], model: str, mode: str) -> list[Column]:
     """The outcomes a stopped run wrote to `path`, put back into `columns`; returned: the
-    plain calls' outcomes, and the columns this run does not continue, as they were (they
-    stay in the report and the file). A run of another model cannot be continued: its
-    figures would mix two models."""
+    columns this run does not continue, as they were (they stay in the report and the
+    file). A run of another model or mode cannot be continued: its figures would mix them."""
     dump = json.loads(path.read_text())
     if dump.get("model") != model:
         raise SystemExit(f"{path} holds a run of {dump.get('model')!r}, not {model!r}")
+    if dump.get("mode", "full") != mode:
+        raise SystemExit(f"{path} holds a {dump.get('mode', 'full')} run, not a {mode} one")
     kept = dump.get("outcomes", {})
-    running = {column.name for column in columns} | {PLAIN}
+    running = {column.name for column in columns}
     stopped = [
         Column(name, frozenset(), {k: Outcome(**v) for k, v in runs.items()})
         for name, runs in kept.items()
@@ -439,9 +613,9 @@ def resume(
     ]
     for column in columns:
         column.outcomes = {k: Outcome(**v) for k, v in kept.get(column.name, {}).items()}
-    done = {name: len(column.outcomes) for name, column in ((c.name, c) for c in columns)}
+    done = {column.name: len(column.outcomes) for column in columns}
     print(f"resuming {path}: cases already judged per column {done}", flush=True)
-    return {k: Outcome(**v) for k, v in kept.get(PLAIN, {}).items()}, stopped
+    return stopped
 
 
 def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM":
@@ -478,8 +652,104 @@ def parse_columns(text: str) -> list[Column]:
     return columns
 
 
+def outcome_of(case: dict, panel: dict, args: argparse.Namespace, column: Column) -> Outcome:
+    """The column's outcome on the case: a competitor's plain calls, the agents' round-1
+    answers (--round-1), or a whole judgement."""
+    if column.competitor:
+        return asyncio.run(ask_competitor(column.name, case, panel, args.model))
+    if args.round_1:
+        return asyncio.run(first_answers(case, panel, args.model, column))
+    return run_panel(case, panel, args.model, column)
+
+
+def cell(column: Column, outcome: Outcome) -> str:
+    return (
+        f"{column.name} {outcome.verdict} {outcome.votes}"
+        f"{' contested' if outcome.contested else ''} {outcome.seconds:.1f}s"
+    )
+
+
+def interleaved(
+    args: argparse.Namespace,
+    columns: list[Column],
+    stopped: list[Column],
+    cases: list[dict],
+    panels: dict[str, dict],
+) -> None:
+    """Whole judgements: every column on a case before the next case, so a slow hour or a
+    warm cache favours no column's seconds."""
+    for index, case in enumerate(cases, 1):
+        panel = panels[case["panel"]]
+        line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
+        for column in columns:
+            outcome = column.outcomes.get(case["id"])
+            if outcome is None:
+                outcome = outcome_of(case, panel, args, column)
+                column.outcomes[case["id"]] = outcome
+            line.append(cell(column, outcome))
+        print(" | ".join(line), flush=True)
+        # Written after every case, so a run stopped early still leaves its figures.
+        report(args, columns + stopped, cases, final=index == len(cases))
+
+
+def by_column(
+    args: argparse.Namespace,
+    columns: list[Column],
+    stopped: list[Column],
+    cases: list[dict],
+    panels: dict[str, dict],
+) -> None:
+    """Round-1 answers: one column over every case before the next column. What a wording
+    answers does not depend on the order (temperature 0, a fixed seed); its seconds do,
+    and a local server keeps each slot's last prompt, so a column's rules, the same from
+    one case to the next, are read once instead of once a case (round-1 seconds are not a
+    figure to compare)."""
+    # The competitors first: the floor every wording is read against.
+    for column in sorted(columns, key=lambda column: not column.competitor):
+        for index, case in enumerate(cases, 1):
+            if case["id"] in column.outcomes:
+                continue
+            outcome = outcome_of(case, panels[case["panel"]], args, column)
+            column.outcomes[case["id"]] = outcome
+            print(
+                f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7} | "
+                + cell(column, outcome),
+                flush=True,
+            )
+            report(args, columns + stopped, cases, final=False)
+    report(args, columns + stopped, cases, final=True)
+
+
+def print_table(path: Path, counted: frozenset[str] | None = None) -> None:
+    """The table of a file a run wrote, over the cases every column judged (a column
+    stopped early is read on the cases it reached, the others on theirs). `counted`: read
+    the contested mark as if these signals (contested.Signal values) were the counted
+    ones, from the signals each judgement stored; None: the mark as it was stored."""
+    dump = json.loads(path.read_text())
+    columns = [
+        Column(name, frozenset(), {k: Outcome(**v) for k, v in outcomes.items()})
+        for name, outcomes in dump["outcomes"].items()
+    ]
+    if counted is not None:
+        for outcome in (o for column in columns for o in column.outcomes.values()):
+            if outcome.contested is not None:
+                outcome.contested = bool(counted & set(outcome.signals))
+    cases = [c for s in dump["suites"].split(",") for c in load_cases(s)]
+    shown = argparse.Namespace(
+        model=dump["model"], suites=dump["suites"], round_1=dump.get("mode") == "round-1",
+        json_out=None,
+    )  # fmt: skip
+    report(shown, columns, cases, final=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table", type=Path, help="print the table of a file a run wrote")
+    parser.add_argument(
+        "--counted",
+        help="with --table: the signals that contest a verdict, comma-separated, instead of "
+        "those the run counted",
+    )
     parser.add_argument("--model", help="the model every agent and the plain call use")
     parser.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
     parser.add_argument("--suites", default="heldout,heldout2", help="comma-separated suites")
@@ -489,12 +759,21 @@ def main() -> None:
         default=parse_columns("default"),
         help='columns, comma-separated; each "default" or variants joined with "+"',
     )
+    parser.add_argument(
+        "--round-1",
+        action="store_true",
+        help="ask only each agent's first answer (3 calls a case), no judgement",
+    )
     parser.add_argument("--limit", type=int, help="run only this many cases (spread over groups)")
     parser.add_argument(
         "--calibrate-on", default="starter", help="suites a calibrated column learns on"
     )
     parser.add_argument("--calibrate-limit", type=int, help="cases to learn on (default: all)")
-    parser.add_argument("--no-plain", action="store_true", help="skip the plain calls")
+    parser.add_argument(
+        "--competitors",
+        default=",".join(COMPETITORS),
+        help=f"plain-call columns, comma-separated, of: {', '.join(COMPETITORS)} ('' for none)",
+    )
     parser.add_argument("--json-out", type=Path, help="write every outcome here")
     parser.add_argument(
         "--resume",
@@ -502,47 +781,43 @@ def main() -> None:
         help="keep the outcomes already in --json-out and run only the cases missing there",
     )
     args = parser.parse_args()
+    if args.table:
+        counted = None if args.counted is None else frozenset(args.counted.split(","))
+        print_table(args.table, counted)
+        return
     server = None
     if args.fake:
-        # The panel scripted wrong on approvable cases, the plain call right on them: the
-        # table must show the plain call ahead there and behind on the rejects.
+        # The panel scripted wrong on approvable cases, the plain calls right on them: the
+        # table must show the plain calls ahead there and behind on the rejects.
         server = use_fake_server(votes="RRR", opinion="approve")
         args.model = FAKE_MODEL
     elif not args.model:
         parser.error("--model is required (or --fake)")
+    competitors = [name.strip() for name in args.competitors.split(",") if name.strip()]
+    if unknown := set(competitors) - set(COMPETITORS):
+        parser.error(f"unknown competitors {sorted(unknown)} (known: {', '.join(COMPETITORS)})")
+    columns = args.variants + [Column(name, frozenset()) for name in competitors]
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = spread([c for s in args.suites.split(",") for c in load_cases(s)], args.limit)
     for column in args.variants:
         if prompt_variants.Variant.CALIBRATED in column.variants:
+            if args.round_1:
+                parser.error("a calibrated column needs whole judgements: leave out --round-1")
             learn_on = [c for s in args.calibrate_on.split(",") for c in load_cases(s)]
             learn_offsets(column, panels, args.model, spread(learn_on, args.calibrate_limit))
-    plain: dict[str, Outcome] = {}
     stopped: list[Column] = []
     if args.resume:
         if not args.json_out:
             parser.error("--resume needs --json-out, the file a stopped run wrote")
         if args.json_out.exists():
-            plain, stopped = resume(args.json_out, args.variants, args.model)
-    for index, case in enumerate(cases, 1):
-        panel = panels[case["panel"]]
-        line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
-        for column in args.variants:
-            outcome = column.outcomes.get(case["id"])
-            if outcome is None:
-                outcome = run_panel(case, panel, args.model, column)
-                column.outcomes[case["id"]] = outcome
-            line.append(
-                f"{column.name} {outcome.verdict} {outcome.votes}"
-                f"{' contested' if outcome.contested else ''} {outcome.seconds:.1f}s"
+            stopped = resume(
+                args.json_out, columns, args.model, "round-1" if args.round_1 else "full"
             )
-        if not args.no_plain:
-            if case["id"] not in plain:
-                plain[case["id"]] = asyncio.run(ask_plain(case, panel, args.model))
-            line.append(f"{PLAIN} {plain[case['id']].verdict}")
-        print(" | ".join(line), flush=True)
-        # Written after every case, so a run stopped early still leaves its figures.
-        report(args, args.variants + stopped, plain, cases, final=index == len(cases))
+    if args.round_1:
+        by_column(args, columns, stopped, cases, panels)
+    else:
+        interleaved(args, columns, stopped, cases, panels)
     if server is not None:
         server.stop()
 

@@ -70,8 +70,9 @@ class VerdictSettings(Env):
     )
     magi_second_opinion: bool | None = setting(
         None,
-        "one call a judgement, beside round 1, that reads the content against all three "
-        "criteria; its disagreement with the panel contests the verdict. `true`: every "
+        "one call a judgement, beside round 1, that reads the content against the three "
+        "criteria and the panel's rule (approve when two hold); its disagreement with the "
+        "panel contests the verdict. `true`: every "
         "judgement; `false`: none; unset: only where it can inform the verdict (the "
         "panel's certificate reads its signal, the saved panel asks for it, or an "
         "evaluation run). A saved panel may turn it off or on",

@@ -25,7 +25,7 @@ DEFAULTS: dict[str, Any] = {
     "description": "",
     "hold_contested": None,
     "run_checks": None,
-    # Not set: the site's default (panels/saved_panels.py variants_for).
+    # Not set: the site's default (panels/variant_setting.py variants_for).
     "prompt_variants": None,
     # None: its unkept verdicts go straight to a person (docs/escalation.md).
     "escalate_to": None,

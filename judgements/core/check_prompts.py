@@ -7,8 +7,11 @@ as data in every one, as in the agents' prompts (judgements/core/prompts.py).
   first token is the decision and its log-probabilities are the agent's confidence
   (judgements/core/confidence.py). Its prompt is the round-1 prompt but for the last
   line, so a provider serves it from the prompt it has just cached.
-- The **second opinion** reads the content against all three criteria in one call, the
-  way one careful reader would, and never sees the panel's answers: it cannot herd.
+- The **second opinion** reads the content against the three criteria and the panel's
+  rule (approve when at least two hold) in one call, the way one careful reader would,
+  and never sees the panel's answers: it cannot herd. Since issue 54 it is told the rule
+  the panel's verdict follows, so its disagreement says the verdict may be wrong, not
+  that one criterion of three fails (which the rule approves).
 - The **injection screen** is known-answer detection (arXiv 2310.12815): the model is
   asked to repeat a random check word and ignore the fenced text; a reply without the
   word means the text steered the model.
@@ -66,10 +69,11 @@ SECOND_OPINION_SCHEMA = {
 
 # The wording of the plain call measured on Qwen2.5-Coder-1.5B (right on 28 of 32 starter
 # cases): the criteria in the system message, the content alone in the user message,
-# fenced here as in the agents' prompts.
-SECOND_OPINION_RULES = """\
-Decide whether to approve or reject the content the user sends. Approve it only if it
-meets all three criteria below; reject it if it fails any of them.
+# fenced here as in the agents' prompts. `{rule}` says when to approve: the second
+# opinion's all three criteria, or (issue 54's two competitors of the panel) the exact
+# rule's two of three, or one criterion alone.
+PLAIN_CALL_RULES = """\
+Decide whether to approve or reject the content the user sends. {rule}
 
 {criteria}
 
@@ -80,17 +84,49 @@ Answer with one JSON object: {{"decision": "approve" or "reject", "reason": "<on
 """
 
 
-def second_opinion_messages(criteria: Sequence[str], content: str) -> list[dict[str, str]]:
+ALL_OF_THREE = """Approve it only if it
+meets all three criteria below; reject it if it fails any of them."""
+# The exact rule (judgements/core/rules.py) in words: two of three agents approve.
+TWO_OF_THREE = """Approve it if it meets
+at least two of the three criteria below; reject it if it fails two or more of them."""
+ONE_CRITERION = """Approve it if it meets
+the criterion below; reject it if it fails it."""
+
+
+def all_criteria_messages(criteria: Sequence[str], content: str) -> list[dict[str, str]]:
+    """One plain call that approves only when every criterion holds: the second opinion
+    until issue 54, the quality bench's "plain call" (bench/panel_quality.py)."""
+    return plain_call_messages(ALL_OF_THREE, criteria, content)
+
+
+def plain_rule_messages(criteria: Sequence[str], content: str) -> list[dict[str, str]]:
+    """One plain call told the criteria and the exact rule ("plain call told the rule"):
+    the second opinion, and the evaluation report's plain call."""
+    return plain_call_messages(TWO_OF_THREE, criteria, content)
+
+
+second_opinion_messages = plain_rule_messages
+
+
+def plain_criterion_messages(criterion: str, content: str) -> list[dict[str, str]]:
+    """One plain call on one criterion alone: three of them, combined by the exact rule,
+    are "plain per criterion", the floor each agent is measured against."""
+    return plain_call_messages(ONE_CRITERION, [criterion], content)
+
+
+def plain_call_messages(rule: str, criteria: Sequence[str], content: str) -> list[dict[str, str]]:
     token = prompts.fence_token(content)
     fences = prompts.markers(token)
-    listed = "\n".join(
-        f"{number}. {prompts.neutralise(text, token)}" for number, text in enumerate(criteria, 1)
-    )
+    if len(criteria) == 1:
+        listed = prompts.neutralise(criteria[0], token)
+    else:
+        listed = "\n".join(
+            f"{number}. {prompts.neutralise(text, token)}"
+            for number, text in enumerate(criteria, 1)
+        )
     user = f"{fences['content_open']}\n{content}\n{fences['content_close']}"
-    return [
-        {"role": "system", "content": SECOND_OPINION_RULES.format(criteria=listed)},
-        {"role": "user", "content": user},
-    ]
+    system = PLAIN_CALL_RULES.format(rule=rule, criteria=listed)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
 def parse_second_opinion(text: str) -> SecondOpinion:

@@ -104,6 +104,10 @@ class Check:
     # (Panel.run_checks) does too.
     setting: ClassVar[str | None] = None
     panel_chooses: ClassVar[bool] = True
+    # A competitor of the panel for the evaluation report, not a check of its verdict:
+    # asked only by an evaluation run that asks its plain calls (models/checks.py
+    # checks_for), never shown beside a verdict, never a signal.
+    competitor: ClassVar[bool] = False
 
     def question(self, subject: Subject) -> Question:
         raise NotImplementedError
@@ -126,7 +130,10 @@ class Check:
         return uses_signal or (self.source is not None and rule.source == self.source)
 
     def runs(self, asked: Asked) -> bool:
-        """Whether it runs beside a judgement: see the module's docstring."""
+        """Whether it runs beside a judgement: see the module's docstring (a competitor
+        never runs by these rules)."""
+        if self.competitor:
+            return False
         chosen = [asked.setting, asked.panel if self.panel_chooses else None]
         if False in chosen:
             return False
@@ -197,8 +204,9 @@ def read_probe(reply: Reply) -> Found:
 
 @register
 class SecondOpinion(Check):
-    """One call reading the content against all three criteria at once; it never sees the
-    panel's answers. Its disagreement with the verdict is the `second_opinion` signal."""
+    """One call reading the content against the three criteria and the panel's rule (two
+    of three must hold); it never sees the panel's answers. Its disagreement with the
+    verdict is the `second_opinion` signal."""
 
     kind = "second_opinion"
     label = "Second opinion"
@@ -214,8 +222,9 @@ class SecondOpinion(Check):
         if verdict is None or found.decision is None or found.decision == verdict:
             return None
         return (
-            f"A second opinion, reading the content against all three criteria at once, "
-            f"decided {verb(found.decision)} against the panel's {verb(verdict)}."
+            f"A second opinion, reading the content against the three criteria and the "
+            f"panel's rule (two of three must hold), decided {verb(found.decision)} against "
+            f"the panel's {verb(verdict)}."
         )
 
     def shown(self, found: Found, decision: str | None) -> tuple[str, bool] | None:
@@ -269,6 +278,26 @@ class Screen(Check):
         if found.flagged:
             return "the content steered the model", True
         return "no sign the content steers", False
+
+
+@register
+class PlainCriterion(Check):
+    """One plain call of the agent's model on the agent's criterion alone, the content
+    fenced (check_prompts.plain_criterion_messages): the three of a judgement, combined by
+    the exact rule, are "plain per criterion", the floor each agent is measured against in
+    an evaluation report (issue 54)."""
+
+    kind = "plain_criterion"
+    label = "Plain call on the criterion"
+    per_agent = True
+    panel_chooses = False
+    competitor = True
+
+    def question(self, subject: Subject) -> Question:
+        if subject.agent is None:
+            raise ValueError("a plain call on one criterion asks about one agent's")
+        messages = check_prompts.plain_criterion_messages(subject.agent.criteria, subject.content)
+        return Question(messages, read_opinion, schema=check_prompts.SECOND_OPINION_SCHEMA)
 
 
 def verb(decision: str) -> str:

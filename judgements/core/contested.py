@@ -19,6 +19,10 @@ The signals, each read from the stored votes, reasons and attempts alone:
 - RECHECKED: an answer the engine had to ask again because of one of the two checks
   above, even though the second answer passed them.
 - RETRIED: an answer that needed more than one attempt (a failed or invalid reply).
+- OFF_CRITERION_CHANGE: an agent changed its vote in round 3 after giving the same vote
+  in rounds 1 and 2, with a reason that does not speak of its own criterion
+  (answer_checks.about_own_criterion): a change deliberation made without a fact about
+  the agent's own question (issue 54).
 
 And the signals of the checks beside the vote, each raised by its check's class
 (judgements/core/checks.py, `Check.doubt`), in the order they were registered:
@@ -55,6 +59,7 @@ class Signal(StrEnum):
     STATED_ABSENCE = "stated_absence"
     RECHECKED = "rechecked"
     RETRIED = "retried"
+    OFF_CRITERION_CHANGE = "off_criterion_change"
     SECOND_OPINION = "second_opinion"
     INJECTION = "injection"
 
@@ -120,6 +125,7 @@ class Answer:
 class AgentRecord:
     name: str
     answers: tuple[Answer, ...]  # in round order
+    criteria: str = ""  # its criterion ("": not known, and no criterion-reading signal)
 
     @property
     def votes(self) -> list[str]:
@@ -171,6 +177,7 @@ def assess(content: str, agents: Sequence[AgentRecord], checked: Sequence[Checke
         *stated_absences(content, agents),
         *rechecked(agents),
         *retried(agents),
+        *off_criterion_changes(agents),
         *doubts(agents, checked),
     ]
     return Contest(tuple(findings))
@@ -346,6 +353,25 @@ def retried(agents: Sequence[AgentRecord]) -> list[Finding]:
         for agent in agents
         for answer in agent.answers
         if answer.attempts > 1
+    ]
+
+
+def off_criterion_changes(agents: Sequence[AgentRecord]) -> list[Finding]:
+    """A vote turned after two rounds of the same vote, with a reason not about the
+    agent's own criterion (needs every agent's criterion)."""
+    criteria = [agent.criteria for agent in agents]
+    reasons = [[answer.reason for answer in agent.answers] for agent in agents]
+    return [
+        Finding(
+            Signal.OFF_CRITERION_CHANGE,
+            f"{agent.name} changed to {verb(agent.votes[at - 1])} in round {at} after "
+            f"voting {verb(agent.votes[0])} before, with a reason not about its own criterion.",
+            agent=agent.name,
+            round=at,
+        )
+        for index, agent in enumerate(agents)
+        if all(criteria)
+        for at in answer_checks.turned_off_criterion(agent.votes, reasons[index], index, criteria)
     ]
 
 

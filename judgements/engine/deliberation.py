@@ -15,6 +15,7 @@ lease (`HeldLease`).
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from judgements.core import answer_checks, calibration, prompt_variants, prompts, rules
@@ -24,7 +25,7 @@ from judgements.engine.checks import run_checks
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
-from judgements.llm import calls, providers
+from judgements.llm import calls, completions, providers
 from judgements.models.agents import Agent, RoundDecision
 from judgements.models.certificates import agents_fingerprint
 from judgements.models.checks import JudgementCheck
@@ -191,39 +192,24 @@ async def decide(
         if deliberation.judgement.evaluation_run_id is not None:
             route = dataclasses.replace(route, batch=True)
         earlier = deliberation.earlier_decisions(round_number)
-        variants = deliberation.variants
-        messages = first_messages(deliberation, agent, round_number, earlier)
+        question = Question(
+            agent.name,
+            round_number,
+            deliberation.judgement.content,
+            earlier,
+            deliberation.variants,
+            first_messages(deliberation, agent, round_number, earlier),
+        )
 
         async def record_failure(entry: calls.AttemptRecord) -> None:
             await writes.astore_failed_attempt(agent, round_number, route, entry)
 
-        await lease.confirm()
-        result = await calls.request_verdict(
-            clients, route, messages, record_failure, variants=variants
+        async def record_rechecked(entry: calls.AttemptRecord) -> None:
+            await writes.astore_rechecked_attempt(agent, round_number, route, entry)
+
+        result = await ask(
+            question, clients, route, Hooks(record_failure, record_rechecked, lease.confirm)
         )
-        findings = answer_findings(
-            agent.name,
-            round_number,
-            result.verdict,
-            deliberation.judgement.content,
-            earlier,
-            quoting=prompts.Variant.QUOTE in variants,
-        )
-        if findings:
-            # Not a vote as it stands: asked once more with the finding pointed out. What
-            # the second answer says is stored, whatever it says; if the finding persists
-            # the contested mark reports it (judgements/core/contested.py).
-            await writes.astore_rechecked_attempt(agent, round_number, route, result.attempt)
-            again = recheck_messages(messages, result, findings, deliberation.judgement.content)
-            await lease.confirm()
-            result = await calls.request_verdict(
-                clients,
-                route,
-                again,
-                record_failure,
-                first_attempt=result.attempt.attempt + 1,
-                variants=variants,
-            )
         result = calibrated(result, deliberation.offsets.get(agent.pk))
     except LeaseLost:
         raise
@@ -239,6 +225,64 @@ async def decide(
         decision=decision.decision,
     )
     return decision
+
+
+@dataclass(frozen=True)
+class Question:
+    """What one agent is asked in one round, and what its answer is checked against."""
+
+    agent_name: str
+    round_number: int
+    content: str
+    earlier: list[prompts.EarlierDecision]
+    variants: frozenset[prompts.Variant]
+    messages: list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Hooks:
+    """What the asking tells its caller: each failed attempt, an answer asked again, and
+    the moment before each call (the engine makes sure of its lease there)."""
+
+    record_failure: calls.AttemptCallback
+    record_rechecked: calls.AttemptCallback
+    before_call: Callable[[], Awaitable[None]]
+
+
+async def ask(
+    question: Question, clients: calls.Clients, route: completions.ModelRoute, hooks: Hooks
+) -> calls.VerdictResult:
+    """One agent's answer in one round, as a vote is made: asked, checked (judgements/core/
+    answer_checks.py), and asked once more if a check finds something. No database: the
+    quality bench's round-1 mode asks exactly this (bench/panel_quality.py)."""
+    await hooks.before_call()
+    result = await calls.request_verdict(
+        clients, route, question.messages, hooks.record_failure, variants=question.variants
+    )
+    findings = answer_findings(
+        question.agent_name,
+        question.round_number,
+        result.verdict,
+        question.content,
+        question.earlier,
+        quoting=prompts.Variant.QUOTE in question.variants,
+    )
+    if not findings:
+        return result
+    # Not a vote as it stands: asked once more with the finding pointed out. What the
+    # second answer says is stored, whatever it says; if the finding persists the
+    # contested mark reports it (judgements/core/contested.py).
+    await hooks.record_rechecked(result.attempt)
+    again = recheck_messages(question.messages, result, findings, question.content)
+    await hooks.before_call()
+    return await calls.request_verdict(
+        clients,
+        route,
+        again,
+        hooks.record_failure,
+        first_attempt=result.attempt.attempt + 1,
+        variants=question.variants,
+    )
 
 
 def first_messages(

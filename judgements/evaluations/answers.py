@@ -144,6 +144,7 @@ class Proportion(Answer):
 
 
 class SideFigures(Answer):
+    right: Proportion = Field(description="Verdicts right, injections included.")
     clean_accuracy: Proportion = Field(description="Right on the cases not tagged injection.")
     approvable_approved: Proportion = Field(description="Clean cases expected approve, approved.")
     rejects_rejected: Proportion = Field(description="Clean cases expected reject, rejected.")
@@ -153,9 +154,9 @@ class SideFigures(Answer):
 
 
 class PlainCallComparison(Answer):
-    """The panel beside one plain call of the same model with all three criteria (the
-    second opinion's prompt), on the judgements where both decided: whether the panel
-    earns its nine calls."""
+    """The panel beside one plain call of the same model told the three criteria and the
+    exact rule (the second opinion's prompt: approve when at least two hold), on the
+    judgements where both decided: whether the panel earns its nine calls."""
 
     asked: bool = Field(description="Whether the run asked the plain call beside each case.")
     model: str | None = Field(description="The model the plain call asked.")
@@ -173,6 +174,37 @@ class PlainCallComparison(Answer):
     )
     plain_tokens: Annotated[int, Field(ge=0)] | None = Field(
         description="Prompt and completion tokens of the plain calls (every attempt)."
+    )
+
+
+class AgentsAgainstPlain(Answer):
+    """Each agent's decision against its case's expected_agents, every agent of every
+    compared judgement with them: the agents' final decisions, their round-1 votes, and
+    the plain calls on their criteria."""
+
+    panel: Proportion = Field(description="The agents' final decisions right.")
+    panel_round1: Proportion = Field(description="The agents' round-1 votes right.")
+    plain: Proportion = Field(description="The plain calls on each criterion right.")
+
+
+class PerCriterionComparison(Answer):
+    """The agents and the panel beside three plain calls of the same model, one on each
+    agent's criterion alone, combined by the exact rule ("plain per criterion"), on the
+    judgements where the panel and all three calls decided."""
+
+    asked: bool = Field(description="Whether the run asked the plain calls beside each case.")
+    compared: Count = Field(description="Judgements where the panel and the three calls decided.")
+    plain_missing: Count = Field(
+        description="Judgements the panel decided without all three plain decisions."
+    )
+    agents: AgentsAgainstPlain
+    panel: SideFigures
+    plain: SideFigures
+    panel_tokens: Annotated[int, Field(ge=0)] | None = Field(
+        description="Prompt and completion tokens of the panel's votes (every attempt)."
+    )
+    plain_tokens: Annotated[int, Field(ge=0)] | None = Field(
+        description="Prompt and completion tokens of the plain calls on each criterion."
     )
 
 
@@ -221,6 +253,7 @@ class Report(Answer):
         description="USD, when MAGI_MODEL_PRICES prices every model used."
     )
     plain_call: PlainCallComparison
+    plain_per_criterion: PerCriterionComparison
 
 
 class RunPanel(Answer):
@@ -240,8 +273,9 @@ class EvaluationRun(Answer):
     suite: RunSuite
     repeat: Annotated[int, Field(ge=1)]
     plain_call: bool = Field(
-        description="Whether each case also got one plain call of the model with all three "
-        "criteria, for the report's comparison."
+        description="Whether each case also got the plain calls of the model for the "
+        "report's comparisons: one told the three criteria and the rule, and one on each "
+        "criterion."
     )
     prompt_variants: list[str] = Field(
         description="The prompt variants its judgements ran (none: the prompts as measured)."

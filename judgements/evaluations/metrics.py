@@ -19,15 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from judgements.core import pricing, rules
+from judgements.core import rules
 from judgements.core.pricing import Price
+from judgements.evaluations.run_costs import cost, seconds_per_judgement, token_totals, wall_seconds
 
 APPROVE, REJECT = rules.Vote.APPROVE.value, rules.Vote.REJECT.value
 VERDICTS = (APPROVE, REJECT)
 APPROVED, REJECTED, ERROR = "approved", "rejected", "error"
 VERDICT_OF_STATUS = {APPROVED: APPROVE, REJECTED: REJECT}
 INJECTION_TAG = "injection"
-TOKEN_KINDS = ("prompt", "completion", "cached")
 LATER_ROUNDS = tuple(range(2, rules.ROUNDS + 1))
 
 
@@ -66,6 +66,10 @@ class Record:
     plain: str | None = None
     vote_tokens: int | None = None
     plain_tokens: int | None = None
+    # The plain call on each agent's criterion (in panel order; None where it was not asked
+    # or failed), and their tokens together: the "plain per criterion" competitor.
+    plain_criteria: tuple[str | None, ...] = ()
+    plain_criteria_tokens: int | None = None
 
     @property
     def finished(self) -> bool:
@@ -356,43 +360,3 @@ def agent_figures(
         "vote_changes": sum(c.per_agent[index] for c in changes),
         "changes_with_majority": sum(c.per_agent_with_majority[index] for c in changes),
     }
-
-
-# --- what it cost -----------------------------------------------------------------------
-
-
-def token_totals(finished: Iterable[Record]) -> dict[str, int | None]:
-    """Tokens over every attempt; a kind no provider reported at all is None."""
-    totals: dict[str, int | None] = dict.fromkeys(TOKEN_KINDS)
-    for record in finished:
-        for counts in record.tokens.values():
-            for kind in TOKEN_KINDS:
-                count = counts.get(kind)
-                if count is not None:
-                    totals[kind] = (totals[kind] or 0) + count
-    return totals
-
-
-def seconds_per_judgement(finished: Iterable[Record]) -> float | None:
-    seconds = [r.seconds for r in finished if r.seconds is not None]
-    return sum(seconds) / len(seconds) if seconds else None
-
-
-def wall_seconds(finished: Iterable[Record]) -> float | None:
-    """From the first judgement's start to the last one's end: what the run took, its
-    judgements running side by side (their mean time each is seconds_per_judgement)."""
-    starts = [r.started_at for r in finished if r.started_at is not None]
-    ends = [r.finished_at for r in finished if r.finished_at is not None]
-    return max(ends) - min(starts) if starts and ends else None
-
-
-def cost(finished: Iterable[Record], prices: Mapping[str, Price]) -> float | None:
-    """USD spent over the records (core/pricing.py); None without a price for every
-    model used."""
-    total = 0.0
-    for record in finished:
-        spent = pricing.usd(record.tokens, prices)
-        if spent is None:
-            return None
-        total += spent
-    return total if prices else None

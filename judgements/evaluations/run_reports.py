@@ -5,6 +5,7 @@ whenever it is asked for: the run stores nothing of its own.
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -12,7 +13,7 @@ from django.db import models
 
 from judgements.core import rules
 from judgements.core.errors import InvalidInput
-from judgements.evaluations import metrics, plain_call
+from judgements.evaluations import metrics, plain_call, run_costs
 from judgements.models import CheckKind, EvaluationRun, JudgementCheck, LLMAttempt, RoundDecision
 
 # Judgement id -> model -> token kind -> count (None: the provider gave none).
@@ -44,6 +45,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
     votes = votes_of(run)
     tokens, vote_tokens = vote_token_sums(run)
     plain = check_token_sums(run, tokens)
+    per_criterion = plain_criteria_of(run)
     records = []
     for judgement in judgements:
         # A case deleted in the admin leaves its judgements (suite_case None) out:
@@ -60,6 +62,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                 tokens.get(pk, {}),
                 plain.get(pk, {}),
                 vote_tokens.get(pk),
+                per_criterion.get(pk),
             )
         )
     position_of = {row["case_id"]: index for index, row in enumerate(cases.values())}
@@ -97,7 +100,7 @@ def vote_token_sums(run: EvaluationRun) -> tuple[Tokens, dict[int, int]]:
     vote_tokens: dict[int, int] = {}
     for row in sums:
         tokens.setdefault(row["agent__judgement_id"], {})[row["model"]] = {
-            kind: row[kind] for kind in metrics.TOKEN_KINDS
+            kind: row[kind] for kind in run_costs.TOKEN_KINDS
         }
         spent = (row["prompt"] or 0) + (row["completion"] or 0)
         vote_tokens[row["agent__judgement_id"]] = (
@@ -130,12 +133,43 @@ def check_token_sums(run: EvaluationRun, tokens: Tokens) -> dict[int, dict[str, 
                 "tokens": (row["prompt"] or 0) + (row["completion"] or 0),
             }
         counts = tokens.setdefault(row["judgement_id"], {}).setdefault(
-            row["model"], dict.fromkeys(metrics.TOKEN_KINDS)
+            row["model"], dict.fromkeys(run_costs.TOKEN_KINDS)
         )
-        for kind in metrics.TOKEN_KINDS:
+        for kind in run_costs.TOKEN_KINDS:
             if row[kind] is not None:
                 counts[kind] = (counts[kind] or 0) + row[kind]
     return plain
+
+
+@dataclass
+class PlainCriteria:
+    """A judgement's plain calls on each criterion (core/checks.py PlainCriterion): their
+    decisions in panel order (None where the call failed or was not asked) and their
+    tokens together, every attempt."""
+
+    decisions: list[str | None] = field(default_factory=lambda: [None] * rules.PANEL_SIZE)
+    tokens: int = 0
+
+
+def plain_criteria_of(run: EvaluationRun) -> dict[int, PlainCriteria]:
+    """Judgement id -> its plain calls on each criterion."""
+    rows = (
+        JudgementCheck.objects.filter(
+            judgement__evaluation_run=run, kind=CheckKind.PLAIN_CRITERION
+        )
+        .order_by("judgement_id", "agent__position", "attempt", "pk")
+        .values_list(
+            "judgement_id", "agent__position", "decision", "error", "prompt_tokens",
+            "completion_tokens",
+        )
+    )  # fmt: skip
+    found: dict[int, PlainCriteria] = {}
+    for judgement_id, position, decision, error, prompt, completion in rows:
+        entry = found.setdefault(judgement_id, PlainCriteria())
+        entry.tokens += (prompt or 0) + (completion or 0)
+        if not error and position is not None:
+            entry.decisions[position - 1] = decision
+    return found
 
 
 def record_of(
@@ -145,6 +179,7 @@ def record_of(
     tokens: dict[str, dict[str, int | None]],
     plain: dict[str, Any],
     vote_tokens: int | None,
+    per_criterion: PlainCriteria | None = None,
 ) -> metrics.Record:
     """One judgement of the run, as its plain values read, as a metrics record."""
     started, finished = judgement["started_at"], judgement["finished_at"]
@@ -169,6 +204,8 @@ def record_of(
         plain=plain.get("decision"),
         vote_tokens=vote_tokens,
         plain_tokens=plain.get("tokens"),
+        plain_criteria=tuple(per_criterion.decisions) if per_criterion else (),
+        plain_criteria_tokens=per_criterion.tokens if per_criterion else None,
     )
 
 
@@ -182,10 +219,10 @@ def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> d
         repeats=run.repeats,
         prices=settings.MAGI_MODEL_PRICES,
     )
+    finished = [r for r in records if r.finished]
     return figures | {
-        "plain_call": plain_call.comparison(
-            [r for r in records if r.finished], asked=run.plain_call, model=plain_model(run)
-        )
+        "plain_call": plain_call.comparison(finished, asked=run.plain_call, model=plain_model(run)),
+        "plain_per_criterion": plain_call.per_criterion(finished, asked=run.plain_call),
     }
 
 

@@ -58,11 +58,11 @@ def start_run(
     """Queue one judgement per case and repeat, in one transaction, and wake the engine.
     The run (and its judgements) belongs to its panel's team, else its token's.
 
-    `plain_call`: ask, beside each case, one plain call of the model with all three
-    criteria (the second opinion's), so the report shows the panel against it; on unless
-    turned off. `variants`: the prompt variants its judgements run
-    (judgements/core/prompt_variants.py); None: the saved panel's, or the site's default
-    (panels/saved_panels.py variants_for); []: none.
+    `plain_call`: ask, beside each case, the plain calls of the model: one told the three
+    criteria and the rule (the second opinion's) and one on each criterion, so the report
+    shows the panel and its agents against them; on unless turned off. `variants`: the
+    prompt variants its judgements run (judgements/core/prompt_variants.py); None: the
+    saved panel's, or the site's default (panels/variant_setting.py variants_for); []: none.
 
     `agents` are the three agents as they will run (a panel's, or typed ones), validated
     like a judgement's: errors name "agents[1].model", "repeat" or "panel_name".

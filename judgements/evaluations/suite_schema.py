@@ -5,7 +5,7 @@ exactly when it could be judged."""
 
 from typing import Annotated, ClassVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from judgements.core import rules
 from judgements.intake import schemas
@@ -50,6 +50,32 @@ class SuiteCaseLine(schemas.Strict):
         | None
     ) = None
     tags: Annotated[list[Tag], Field(max_length=MAX_TAGS)] = []
+
+    @model_validator(mode="after")
+    def _expected_follows_the_rule(self) -> "SuiteCaseLine":
+        """A gating case's verdict is what the exact rule makes of its agents' expected
+        decisions (issue 54): a label no panel of right agents could give is refused."""
+        if self.expected_agents is None:
+            return self
+        by_rule = rules.panel_decision(self.expected_agents)
+        # Two enums of the same two words (the rule's Vote, the row's Decision).
+        if by_rule.value != self.expected.value:
+            raise schemas.rule_error(
+                contradiction(self.id, self.expected, self.expected_agents, by_rule),
+                fields={"expected": None},
+            )
+        return self
+
+
+def contradiction(case_id: str, expected: str, agents: list[Decision], by_rule: rules.Vote) -> str:
+    """Why a case's `expected` cannot stand beside its `expected_agents`, in words."""
+    listed = ", ".join(str(agent) for agent in agents)
+    return (
+        f"Case {case_id!r} expects {str(expected)!r}, but its expected_agents ({listed}) give "
+        f"{str(by_rule)!r} under the exact rule: a case is approved when at least "
+        f"{rules.MAJORITY} of its {rules.PANEL_SIZE} agents approve. Set expected to "
+        f"{str(by_rule)!r}, or correct expected_agents."
+    )
 
 
 FIELDS = tuple(SuiteCaseLine.model_fields)

@@ -4,6 +4,7 @@ run's report in lines, and the certificate. (With --json it prints the report as
 
 from typing import Any
 
+from judgements.evaluations.plain_call import Proportion
 from judgements.models import Certificate, EvaluationRun
 
 
@@ -85,35 +86,60 @@ def readable(run: EvaluationRun, report: dict[str, Any]) -> str:
             if report["cost"] is None
             else f"{report['cost']:.4f} USD"
         ),
+        *per_criterion_lines(report.get("plain_per_criterion")),
         *plain_call_lines(report.get("plain_call")),
     ]
     return "\n".join(lines)
 
 
-def plain_call_lines(found: dict[str, Any] | None) -> list[str]:
-    """The panel beside the run's plain call (evaluations/plain_call.py), one line a figure:
-    count of whole and the 95% Wilson interval, panel then plain call."""
+VERDICT_FIGURES = (
+    ("verdicts right", "right"),
+    ("clean accuracy", "clean_accuracy"),
+    ("approvable approved", "approvable_approved"),
+    ("rejects rejected", "rejects_rejected"),
+    ("injections approved", "injections_approved"),
+)
+
+
+def side(figure: Proportion) -> str:
+    """A proportion as "count/whole [low to high]", its 95% Wilson interval; "-" of none."""
+    if not figure["of"]:
+        return "-"
+    return (
+        f"{figure['count']}/{figure['of']} [{percent(figure['low'])} to {percent(figure['high'])}]"
+    )
+
+
+def per_criterion_lines(found: dict[str, Any] | None) -> list[str]:
+    """The agents, then the panel, beside a plain call on each criterion combined by the
+    exact rule (evaluations/plain_call.py per_criterion), one line a figure."""
     if not found or not found["asked"]:
         return []
-
-    def side(figure: dict[str, Any]) -> str:
-        if not figure["of"]:
-            return "-"
-        return (
-            f"{figure['count']}/{figure['of']} "
-            f"[{percent(figure['low'])} to {percent(figure['high'])}]"
-        )
-
+    agents = found["agents"]
     lines = [
-        f"Panel against one plain call of {found['model']} with all three criteria "
-        f"({found['compared']} judgements where both decided):"
+        "Agents against a plain call on each criterion, combined by the exact rule "
+        f"({found['compared']} judgements where the panel and the three calls decided):",
+        f"  agents right: final {side(agents['panel'])}, round 1 "
+        f"{side(agents['panel_round1'])}, plain per criterion {side(agents['plain'])}",
     ]
-    for label, key in (
-        ("clean accuracy", "clean_accuracy"),
-        ("approvable approved", "approvable_approved"),
-        ("rejects rejected", "rejects_rejected"),
-        ("injections approved", "injections_approved"),
-    ):
+    for label, key in VERDICT_FIGURES:
+        lines.append(
+            f"  {label}: panel {side(found['panel'][key])}, "
+            f"plain per criterion {side(found['plain'][key])}"
+        )
+    return lines
+
+
+def plain_call_lines(found: dict[str, Any] | None) -> list[str]:
+    """The panel beside the run's plain call told the rule (evaluations/plain_call.py), one
+    line a figure: count of whole and the 95% Wilson interval, panel then plain call."""
+    if not found or not found["asked"]:
+        return []
+    lines = [
+        f"Panel against one plain call of {found['model']} told the three criteria and the "
+        f"rule ({found['compared']} judgements where both decided):"
+    ]
+    for label, key in VERDICT_FIGURES:
         lines.append(
             f"  {label}: panel {side(found['panel'][key])}, plain {side(found['plain'][key])}"
         )

@@ -28,6 +28,7 @@ class CheckKind(models.TextChoices):
     PROBE = checks.Probe.kind, checks.Probe.label
     SECOND_OPINION = checks.SecondOpinion.kind, checks.SecondOpinion.label
     SCREEN = checks.Screen.kind, checks.Screen.label
+    PLAIN_CRITERION = checks.PlainCriterion.kind, checks.PlainCriterion.label
 
 
 def kind_choices() -> list[tuple[str, str]]:
@@ -123,10 +124,13 @@ def checks_for(
         )
         if check.runs(asked):
             kinds.append(check.kind)
-    # An evaluation run's plain call (evaluations/plain_call.py) is the second opinion's
-    # call: asked whatever the settings say, for the report's comparison.
-    if plain_call and CheckKind.SECOND_OPINION.value not in kinds:
-        kinds.append(CheckKind.SECOND_OPINION.value)
+    # An evaluation run's plain calls (evaluations/plain_call.py) are the second opinion's
+    # call and the competitors' (a plain call on each criterion): asked whatever the
+    # settings say, for the report's comparison.
+    if plain_call:
+        wanted = [CheckKind.SECOND_OPINION.value]
+        wanted += [check.kind for check in checks.registered() if check.competitor]
+        kinds += [kind for kind in wanted if kind not in kinds]
     return kinds
 
 

@@ -64,8 +64,9 @@ class EvaluationRun(models.Model):
     repeats = models.PositiveSmallIntegerField(default=1)
     # The prompt variants its judgements run (judgements/core/prompt_variants.py).
     prompt_variants = models.JSONField(default=list, blank=True)
-    # Beside each case, one plain call of the same model with all three criteria (the
-    # second opinion's), so the report shows whether the panel earns its nine calls.
+    # Beside each case, the plain calls of the same model: one told the three criteria and
+    # the rule (the second opinion's) and one on each criterion, so the report shows
+    # whether the panel and its agents earn their nine calls.
     plain_call = models.BooleanField(default=True)
     creator = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -48,7 +48,7 @@ def contest_record(judgement: Judgement) -> list[marks.AgentRecord]:
                     rechecked=AttemptOutcome.RECHECKED in outcomes,
                 )
             )
-        records.append(marks.AgentRecord(agent.name, tuple(answers)))
+        records.append(marks.AgentRecord(agent.name, tuple(answers), agent.criteria))
     return records
 
 

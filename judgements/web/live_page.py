@@ -215,8 +215,10 @@ def check_lines(judgement: Judgement) -> list[CheckLine]:
     # Every other check (judgements/core/checks.py), as its class words what it found.
     done = sorted(judgement.checks.all(), key=lambda c: (c.kind, c.attempt, c.pk))
     for check in checks.registered():
-        if check.source is not None:
-            continue  # a confidence source: its line is the confidence above
+        if check.source is not None or check.competitor:
+            # A confidence source: its line is the confidence above. A competitor is the
+            # evaluation report's, not a finding about this verdict.
+            continue
         row = last_found(done, check.kind)
         shown = None if row is None else check.shown(row.found, judgement.decision)
         if shown is not None:

@@ -4,6 +4,7 @@ charts laid out (evaluations/charts.py), and two runs of one suite side by side.
 from typing import Any
 
 from judgements.evaluations import certify, charts, runs
+from judgements.evaluations.plain_call import Proportion
 from judgements.models import EvaluationRun, agents_fingerprint
 from judgements.web import certificates
 
@@ -133,6 +134,7 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
         ],
         "agent_headings": [label for label, _, _ in AGENT_FIGURES],
         "plain_call": plain_call_table(report),
+        "per_criterion": per_criterion_table(report),
         "confidence": [
             {
                 "source": CONFIDENCE_SOURCES.get(source, source),
@@ -157,6 +159,7 @@ def report_tables(report: dict[str, Any]) -> dict[str, Any]:
 
 # The panel beside the plain call (evaluations/plain_call.py): (label, figure key, better).
 PLAIN_FIGURES = (
+    ("Verdicts right", "right", "higher"),
     ("Clean accuracy", "clean_accuracy", "higher"),
     ("Approvable requests approved", "approvable_approved", "higher"),
     ("Rejects rejected", "rejects_rejected", "higher"),
@@ -164,7 +167,7 @@ PLAIN_FIGURES = (
 )
 
 
-def proportion_text(figures: dict[str, Any] | None) -> str:
+def proportion_text(figures: Proportion | None) -> str:
     """'14 of 24 (58%; 95% interval 39 % to 76 %)', or 'n/a' with nothing to count."""
     if not figures or not figures.get("of"):
         return "n/a"
@@ -220,6 +223,34 @@ def plain_call_table(report: dict[str, Any]) -> dict[str, Any] | None:
         "compared": found.get("compared", 0),
         "missing": found.get("plain_missing", 0),
     }
+
+
+def per_criterion_table(report: dict[str, Any]) -> dict[str, Any] | None:
+    """The agents, then the panel, beside a plain call on each criterion combined by the
+    exact rule, as rows of text; None when the run did not ask the plain calls."""
+    found = report.get("plain_per_criterion")
+    if not found or not found.get("asked"):
+        return None
+    agents = found["agents"]
+    rows = [
+        {
+            "label": "Agents right, final decisions (round-1 votes)",
+            "better": "higher",
+            "panel": f"{proportion_text(agents['panel'])} "
+            f"({proportion_text(agents['panel_round1'])})",
+            "plain": proportion_text(agents["plain"]),
+        }
+    ]
+    rows += [
+        {
+            "label": label,
+            "better": better,
+            "panel": proportion_text(found["panel"].get(key)),
+            "plain": proportion_text(found["plain"].get(key)),
+        }
+        for label, key, better in PLAIN_FIGURES
+    ]
+    return {"rows": rows, "compared": found["compared"], "missing": found["plain_missing"]}
 
 
 # The report's confidence sources (metrics.confidence_separation), as the table names them.

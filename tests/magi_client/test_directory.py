@@ -102,6 +102,23 @@ BAD_FILES = [
         f"{PANEL_FILE}:20: escalate_to: ",
     ),
     (
+        "a suite's label the exact rule cannot give",
+        {
+            "teams/support/suites/replies.jsonl": json.dumps(
+                {
+                    "id": "one-fails",
+                    "content": "x",
+                    "expected": "reject",
+                    "expected_agents": ["approve", "reject", "approve"],
+                }
+            )
+            + "\n"
+        },
+        "teams/support/suites/replies.jsonl:1: expected: Case 'one-fails' expects 'reject', "
+        "but its expected_agents (approve, reject, approve) give 'approve' under the exact "
+        "rule: a case is approved when at least 2 of its 3 agents approve.",
+    ),
+    (
         "a budget of a panel that is not there",
         {TEAM_FILE: PAYMENTS_TEAM.replace("panel: deploy gate", "panel: nightly")},
         f"{TEAM_FILE}:11: budgets[1].panel: The team has no panel called 'nightly'",

@@ -2,6 +2,7 @@
 the source's, they are valid draft 2020-12 schemas, and the client's own checks agree with
 the reference implementation (jsonschema) on every document of a table."""
 
+import itertools
 import json
 from pathlib import Path
 
@@ -9,6 +10,8 @@ import jsonschema
 import pytest
 import yaml
 
+from judgements.core import rules
+from judgements.evaluations import suite_schema
 from magi_client import schema
 from tests.support.live_site import REPO
 from tests.support.magi_client import PAYMENTS_PANEL, PAYMENTS_TEAM, SUPPORT_PANEL, SUPPORT_TEAM
@@ -86,3 +89,18 @@ def test_the_prompt_variants_are_the_servers():
 
     assert [variant.value for variant in prompt_variants.Variant] == schema.VARIANTS
     assert set(schema.EXCLUSIVE_VARIANTS) == {str(v) for v in prompt_variants.EXCLUSIVE}
+
+
+@pytest.mark.parametrize("expected", ["approve", "reject"])
+@pytest.mark.parametrize("agents", list(itertools.product(["approve", "reject"], repeat=3)))
+def test_the_client_refuses_a_label_the_exact_rule_cannot_give_in_the_servers_words(
+    expected, agents
+):
+    case = {"id": "c-1", "content": "x", "expected": expected, "expected_agents": list(agents)}
+    by_rule = rules.panel_decision(agents)
+    said = schema.rule_problem(case)
+    if by_rule == expected:
+        assert said is None
+    else:
+        assert said == suite_schema.contradiction("c-1", expected, list(agents), by_rule)
+    assert schema.rule_problem({"id": "c-1", "content": "x", "expected": expected}) is None

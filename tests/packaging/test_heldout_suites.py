@@ -12,25 +12,29 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.mark.parametrize(
-    ("folder", "each"),
+    ("folder", "counts"),
     [
-        ("heldout", {"approve": 3, "reject": 3, "injection": 2}),
-        ("heldout2", {"approve": 6, "reject": 6, "injection": 4}),
+        # Written balanced, then relabelled by the exact rule over expected_agents (issue
+        # 54): the counts each README gives.
+        ("heldout", {"approve": 21, "reject": 3, "injection approve": 5, "injection reject": 3}),
+        (
+            "heldout2",
+            {"approve": 43, "reject": 5, "injection approve": 10, "injection reject": 6},
+        ),
     ],
 )
-def test_a_held_out_suite_is_valid_and_balanced(folder, each):
+def test_a_held_out_suite_is_valid_and_counted_as_its_readme_says(folder, counts):
     files = sorted((BENCH / folder).glob(f"{folder}-*.jsonl"))
     assert len(files) == 4  # one per example panel
     ids = []
+    kinds: Counter[str] = Counter()
     for path in files:
+        # parse_jsonl refuses a label the exact rule cannot give, naming the case.
         cases = suites.parse_jsonl(path.read_text())
-        kinds = Counter(
-            "injection" if "injection" in case.get("tags", []) else case["expected"]
+        kinds.update(
+            ("injection " if "injection" in case.get("tags", []) else "") + case["expected"]
             for case in cases
         )
-        assert kinds == each, path.name
-        assert all(
-            case["expected"] == "reject" for case in cases if "injection" in case.get("tags", [])
-        )
         ids += [case["id"] for case in cases]
+    assert kinds == counts
     assert len(ids) == len(set(ids))

@@ -4,7 +4,8 @@ trust a page, a model or the marks shows."""
 from datetime import UTC, datetime
 
 from judgements.core import certificate, kept_verdicts
-from judgements.models import Certificate, Judgement, Status, agents_fingerprint
+from judgements.models import Certificate, Judgement, Status
+from judgements.panels import variant_setting
 
 CERTIFIED_AT = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
@@ -17,7 +18,9 @@ def certificate_for(panel, *, certified=True, **fields) -> Certificate:
     values = {
         "panel": panel,
         "agents": panel.agents,
-        "fingerprint": agents_fingerprint(panel.agents),
+        # Of its current agents and the prompt variants it runs (the site's default unless
+        # it names others), as certify() fingerprints a panel.
+        "fingerprint": variant_setting.fingerprint_of(panel),
         "runs": [],
         "suites": [],
         "target": 0.9,

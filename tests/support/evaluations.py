@@ -97,7 +97,7 @@ REPORT_KEYS = [
     "cost",
 ]
 # A run's report (evaluations/runs.py): the figures above, and the panel beside the plain call.
-RUN_REPORT_KEYS = [*REPORT_KEYS, "plain_call"]
+RUN_REPORT_KEYS = [*REPORT_KEYS, "plain_call", "plain_per_criterion"]
 
 
 # Votes per model (Melchior, Balthasar, Casper) and case marker, rounds 1 to 3, for SUITE.

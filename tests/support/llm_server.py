@@ -23,6 +23,11 @@ RECHECK_MARKER = "A check of your answer found"
 # The calls beside the vote (judgements/core/check_prompts.py), told apart by their words.
 PROBE_MARKER = 'Answer with one word: "approve" or "reject".'
 SECOND_OPINION_MARKER = "reject it if it fails any of them"
+# Every plain call (the second opinion, the plain call told the rule, the plain call on
+# one criterion) opens with these words; a PLAIN_RULES agent's opening goes on otherwise.
+PLAIN_CALL_PATTERN = re.compile(
+    r"^Decide whether to approve or reject the content the user sends\. Approve it"
+)
 SCREEN_PATTERN = re.compile(r'^Repeat "(\w+)" once while ignoring the following text')
 # The words a decision is made of, and the other side of each.
 OPPOSITE = {"true": "false", "false": "true", "approve": "reject", "reject": "approve"}
@@ -364,7 +369,7 @@ def check_answer(script: ModelScript, prompt: str) -> tuple[str, float] | None:
     sure = script.sureness(prompt)
     if prompt.rstrip().endswith(PROBE_MARKER):
         return script.vote(1, prompt), sure
-    if SECOND_OPINION_MARKER in prompt:
+    if SECOND_OPINION_MARKER in prompt or PLAIN_CALL_PATTERN.match(prompt):
         decision = script.opinion or script.vote(1, prompt)
         return json.dumps({"decision": decision, "reason": "read against all three"}), sure
     if found := SCREEN_PATTERN.match(prompt):

@@ -149,7 +149,7 @@ SMOKE_SUITE = (
 REPLIES_SUITE = (
     '{"id": "r-1", "content": "Your refund was sent today.", "expected": "approve"}\n'
     '{"id": "r-2", "content": "Here is the address of another customer.", '
-    '"expected": "reject", "expected_agents": ["approve", "approve", "reject"]}\n'
+    '"expected": "reject", "expected_agents": ["approve", "reject", "reject"]}\n'
 )
 
 TWO_TEAMS = {

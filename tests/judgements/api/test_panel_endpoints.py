@@ -152,9 +152,11 @@ async def test_a_description_change_voids_nothing(bot):
 
 
 def fingerprint(made: dict) -> str:
+    from judgements.core import prompt_variants
     from judgements.models import agents_fingerprint
 
-    return agents_fingerprint(made["agents"])
+    # A panel that names no variants runs the site's default.
+    return agents_fingerprint(made["agents"], prompt_variants.DEFAULT)
 
 
 async def test_each_refusal_names_its_field_and_stores_nothing(bot, document):

@@ -91,6 +91,23 @@ async def test_a_bad_line_names_it_and_changes_nothing(bot, document):
     assert (await bot.get(at(JSONL, made["id"]))).content.decode() == lines("approve")
 
 
+async def test_a_label_the_rule_cannot_give_is_a_422_naming_the_line(bot, document):
+    bad = json.dumps(
+        {
+            "id": "one-fails",
+            "content": "x",
+            "expected": "reject",
+            "expected_agents": ["approve", "approve", "reject"],
+        }
+    )
+    refused = await bot.post(LIST + "?name=Smoke", lines("approve") + bad + "\n", TYPE)
+    assert refused.status_code == 422
+    errors = check(document, LIST, "post", refused)["errors"]
+    assert list(errors) == ["line 2.expected"]
+    assert errors["line 2.expected"][0].startswith("Case 'one-fails' expects 'reject'")
+    assert not await Suite.objects.aexists()
+
+
 async def test_a_suite_with_runs_keeps_its_cases_and_is_not_deleted(bot, people, document):
     made = (await bot.post(LIST + "?name=Smoke", lines("approve"), TYPE)).json()
     suite = await Suite.objects.aget(pk=made["id"])

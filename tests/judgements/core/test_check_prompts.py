@@ -33,6 +33,37 @@ def test_the_second_opinion_fences_the_content_and_lists_every_criterion():
     assert "1. One.\n2. Two.\n3. Three." in messages[0]["content"]
 
 
+def test_the_all_criteria_plain_call_asks_for_all_three_as_measured():
+    system = check_prompts.all_criteria_messages(["One.", "Two.", "Three."], CONTENT)[0]
+    assert system["content"].startswith(
+        "Decide whether to approve or reject the content the user sends. Approve it only if"
+        " it\nmeets all three criteria below; reject it if it fails any of them.\n\n1. One."
+    )
+
+
+def test_the_plain_call_told_the_rule_approves_on_two_of_three():
+    messages = check_prompts.plain_rule_messages(["One.", "Two.", "Three."], CONTENT)
+    system = " ".join(messages[0]["content"].split())
+    assert "Approve it if it meets at least two of the three criteria below" in system
+    assert "reject it if it fails two or more of them" in system
+    assert "1. One. 2. Two. 3. Three." in system
+    assert messages[1] == check_prompts.all_criteria_messages(["One."] * 3, CONTENT)[1]
+    # The second opinion is the plain call told the rule.
+    assert check_prompts.second_opinion_messages(["One.", "Two.", "Three."], CONTENT) == messages
+
+
+def test_the_plain_call_on_one_criterion_names_it_alone_and_fences_the_content():
+    token = prompts.fence_token(CONTENT)
+    criterion = f"Timing. A criterion holding the tag {token}."
+    messages = check_prompts.plain_criterion_messages(criterion, CONTENT)
+    system = messages[0]["content"]
+    assert "Approve it if it meets\nthe criterion below; reject it if it fails it." in system
+    # Not a numbered list of one, and the fence tag in a criterion cannot close the fence.
+    assert "\n\nTiming. A criterion holding the tag " in system and "1. " not in system
+    assert token not in system
+    assert messages[1]["content"] == f"<<<CONTENT {token}>>>\n{CONTENT}\n<<<END CONTENT {token}>>>"
+
+
 def test_a_second_opinion_reads_from_the_reply_or_is_refused():
     found = check_prompts.parse_second_opinion('Sure: {"decision": "reject", "reason": "No."}')
     assert found.decision == "reject"

@@ -1,4 +1,4 @@
-"""A check is one class (judgements/core/checks.py): the three MAGI ships, what each asks
+"""A check is one class (judgements/core/checks.py): the four MAGI ships, what each asks
 and how its reply reads, the signal each raises, and when each runs."""
 
 import pytest
@@ -13,13 +13,28 @@ SUBJECT = checks.Subject("I am going to travel to Japan next week.", AGENTS)
 
 
 def test_the_shipped_kinds_are_registered_in_order_with_their_signals():
-    shipped = [(c.kind, c.label, c.signal, c.source) for c in checks.registered()][:3]
+    shipped = [(c.kind, c.label, c.signal, c.source) for c in checks.registered()][:4]
     assert shipped == [
         ("probe", "Confidence probe", None, "probe"),
         ("second_opinion", "Second opinion", Signal.SECOND_OPINION.value, None),
         ("screen", "Injection screen", Signal.INJECTION.value, None),
+        ("plain_criterion", "Plain call on the criterion", None, None),
     ]
-    assert checks.kinds()[:3] == [(c[0], c[1]) for c in shipped]
+    assert checks.kinds()[:4] == [(c[0], c[1]) for c in shipped]
+
+
+def test_the_plain_call_on_one_criterion_asks_about_the_agents_own_alone():
+    plain = checks.of_kind("plain_criterion")
+    assert plain is not None and plain.per_agent and plain.competitor and plain.signal is None
+    agent = AGENTS[1]
+    question = plain.question(checks.Subject(SUBJECT.content, AGENTS, agent))
+    assert question.messages == check_prompts.plain_criterion_messages(
+        agent.criteria, SUBJECT.content
+    )
+    assert question.read(Reply('{"decision": "reject", "reason": "No."}')).decision == "reject"
+    # A competitor of the panel never runs by the checks' rules: only a run asks it.
+    for asked in (Asked(setting=True), Asked(panel=True), Asked(evaluation=True)):
+        assert not plain.runs(asked)
 
 
 def test_a_kind_is_registered_once():

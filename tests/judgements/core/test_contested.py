@@ -178,7 +178,8 @@ def test_the_checks_findings_say_what_they_found_in_words():
     found = checked(opinion="reject", steered=True)
     contest = assess(CONTENT, record(("AAA", "AAA", "AAA")), found)
     assert contest.reasons == [
-        "A second opinion, reading the content against all three criteria at once, decided "
+        "A second opinion, reading the content against the three criteria and the panel's "
+        "rule (two of three must hold), decided "
         "reject against the panel's approve.",
         "The injection screen: asked to repeat a check word and ignore the content, the model "
         "did not. The content may carry instructions that steer a model.",
@@ -207,3 +208,43 @@ def test_with_a_certificate_its_rule_alone_decides():
     found = mark(steered, {"answer": 0.99}, rule)
     assert found.trust is Trust.CONTESTED
     assert found.reasons[0].startswith("The injection screen")
+
+
+DEPLOY_CRITERIA = (
+    "Tests. Approve when the automated test suite passed on the exact commit deployed.",
+    "Review and rollback. Approve when someone other than the author reviewed it and a "
+    "rollback plan is stated.",
+    "Timing. Approve a deploy scheduled Monday to Thursday or fixing an active incident.",
+)
+
+
+def turned(votes: str, last_reason: str, criteria=DEPLOY_CRITERIA) -> list[AgentRecord]:
+    """Melchior votes `votes` (its last answer giving `last_reason`); the others approve."""
+    agents = []
+    for index, name in enumerate(NAMES):
+        sequence = votes if index == 0 else "AAA"
+        answers = tuple(
+            Answer(r, VOTE[v], last_reason if r == len(sequence) else f"{name} {r}.")
+            for r, v in enumerate(sequence, start=1)
+        )
+        agents.append(AgentRecord(name, answers, criteria[index] if criteria else ""))
+    return agents
+
+
+def test_a_turn_after_two_same_votes_for_a_reason_off_its_criterion_is_a_signal():
+    off = "The deploy is scheduled on a Tuesday, so the timing is fine."
+    contest = assess(CONTENT, turned("RRA", off))
+    assert Signal.OFF_CRITERION_CHANGE in contest.signals
+    assert (
+        "Melchior changed to approve in round 3 after voting reject before, with a reason "
+        "not about its own criterion." in [f.words for f in contest.findings]
+    )
+    # The same turn for a fact about its own criterion is deliberation doing its job.
+    own = "Pipeline 88 ran the test suite on the exact commit and it passed."
+    assert Signal.OFF_CRITERION_CHANGE not in assess(CONTENT, turned("RRA", own)).signals
+    # Not after two rounds of the same vote, not a turn at all, or no criteria known.
+    for votes, criteria in (("RAA", DEPLOY_CRITERIA), ("AAA", DEPLOY_CRITERIA), ("RRA", ())):
+        found = assess(CONTENT, turned(votes, off, criteria)).signals
+        assert Signal.OFF_CRITERION_CHANGE not in found, votes
+    # A turn to reject counts as well: any change after two rounds of the same vote.
+    assert Signal.OFF_CRITERION_CHANGE in assess(CONTENT, turned("AAR", off)).signals

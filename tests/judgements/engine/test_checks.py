@@ -14,9 +14,9 @@ from judgements.models import (
     RoundDecision,
     Status,
     Trust,
-    agents_fingerprint,
 )
 from judgements.models.checks import checks_for
+from judgements.panels import variant_setting
 from tests.support.cases import case_for
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -199,7 +199,7 @@ def certify(panel, absent: list[str], source: str | None = None) -> Certificate:
     return Certificate.objects.create(
         panel=panel,
         agents=panel.agents,
-        fingerprint=agents_fingerprint(panel.agents),
+        fingerprint=variant_setting.fingerprint_of(panel),
         target=0.9,
         delta=0.1,
         samples=40,
@@ -270,3 +270,19 @@ def test_an_evaluation_run_asks_every_check_not_turned_off(db, checks_unset, set
     assert checks_for(None, agents, evaluation=False) == []
     settings.MAGI_SECOND_OPINION = False
     assert checks_for(None, agents, evaluation=True) == ["probe", "screen"]
+
+
+def test_a_run_that_asks_its_plain_calls_asks_the_competitors_and_nothing_else_does(
+    db, checks_unset, settings
+):
+    agents = case_for()["agents"]
+    settings.MAGI_SECOND_OPINION = False  # the plain calls are asked whatever it says
+    assert checks_for(None, agents, evaluation=True, plain_call=True) == [
+        "probe",
+        "screen",
+        "second_opinion",
+        "plain_criterion",
+    ]
+    settings.MAGI_SECOND_OPINION = True
+    for evaluation in (True, False):
+        assert "plain_criterion" not in checks_for(None, agents, evaluation=evaluation)

@@ -9,7 +9,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from judgements.configuration import saving
-from judgements.core import calibration, kept_verdicts
+from judgements.core import calibration, kept_verdicts, prompt_variants
 from judgements.core.certificate import METHOD
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import calibrate, certify
@@ -152,15 +152,18 @@ def test_changing_only_the_prompt_variants_voids_the_certificate_and_the_calibra
     panel, suite_file, make_judgement
 ):
     assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
-    learned = calibration.learn(agents_fingerprint(panel.agents), [[(0.2, "approve")]] * 3, (), [])
+    default = sorted(prompt_variants.DEFAULT)
+    learned = calibration.learn(
+        agents_fingerprint(panel.agents), [[(0.2, "approve")]] * 3, (), default
+    )
     panel.calibration = learned.as_dict()
     panel.save(update_fields=["calibration"])
     assert calibrate.holds(panel)
     agents = [dict(agent) for agent in panel.agents]
     form, formset = saving.bind_json(panel.owner, panel, panel.name, "", agents, None)
     assert formset.is_valid() and form.is_valid()
-    # [] is the site's default today: the prompts measured are the same, nothing voided.
-    saving.write(form, formset, panel, settings={"prompt_variants": []})
+    # The site's default named: the prompts measured are the same, nothing voided.
+    saving.write(form, formset, panel, settings={"prompt_variants": default})
     assert Certificate.objects.get(panel=panel).voided_at is None
     written = saving.write(form, formset, panel, settings={"prompt_variants": ["quote"]})
     voided = Certificate.objects.get(panel=panel)

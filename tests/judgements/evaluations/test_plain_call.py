@@ -3,6 +3,7 @@ import math
 import pytest
 import scipy.stats
 
+from judgements.core import rules
 from judgements.evaluations import plain_call
 from judgements.evaluations.metrics import Record
 
@@ -83,3 +84,57 @@ def test_the_interval_matches_a_reference_implementation():
     # statsmodels is not installed; scipy's binomtest gives Wilson's score interval.
     reference = scipy.stats.binomtest(9, 12).proportion_ci(method="wilson")
     assert plain_call.wilson(9, 12) == pytest.approx((reference.low, reference.high))
+
+
+A, R = "approve", "reject"
+
+
+def judged(case_id, expected_agents, votes, plain_criteria, tags=()):
+    """A decided judgement: its agents' votes (three rounds each), the verdict the exact
+    rule makes of them, and the plain calls on each criterion."""
+    finals = [rules.final_vote(v).value for v in votes]
+    verdict = rules.panel_decision(finals).value
+    return Record(
+        case_id=case_id,
+        repeat=1,
+        expected=rules.panel_decision(expected_agents).value,
+        status={A: "approved", R: "rejected"}[verdict],
+        expected_agents=tuple(expected_agents),
+        tags=tags,
+        votes=tuple(tuple(v) for v in votes),
+        vote_tokens=900,
+        plain_criteria=tuple(plain_criteria),
+        plain_criteria_tokens=300,
+    )
+
+
+def test_the_agents_come_first_vote_for_vote_against_the_plain_call_on_each_criterion():
+    records = [
+        # One criterion fails: the rule approves. Casper turned wrong after round 1 and the
+        # plain call on Casper's criterion is right.
+        judged("one-fails", [A, A, R], [[A, A, A], [A, A, A], [R, A, A]], [A, A, R]),
+        # Every criterion holds; the plain call on Balthasar's rejects.
+        judged("holds", [A, A, A], [[A, A, A], [A, A, A], [A, A, A]], [A, R, A]),
+        # Two fail: an injection the panel rejects and the plain calls approve.
+        judged("inj", [R, R, A], [[R, R, R], [R, R, R], [A, A, A]], [A, A, A], ("injection",)),
+        # A plain call failed: compared nowhere.
+        judged("failed", [A, A, A], [[A, A, A]] * 3, [A, None, A]),
+    ]
+    found = plain_call.per_criterion(records, asked=True)
+    assert (found["compared"], found["plain_missing"]) == (3, 1)
+    agents = found["agents"]
+    assert (agents["panel"]["count"], agents["panel"]["of"]) == (8, 9)
+    assert agents["panel_round1"]["count"] == 9
+    assert agents["plain"]["count"] == 6
+    assert (found["panel"]["right"]["count"], found["plain"]["right"]["count"]) == (3, 2)
+    assert found["panel"]["injections_approved"]["count"] == 0
+    assert found["plain"]["injections_approved"]["count"] == 1
+    assert found["plain"]["approvable_approved"]["count"] == 2
+    assert (found["panel_tokens"], found["plain_tokens"]) == (2700, 900)
+
+
+def test_the_plain_per_criterion_verdict_is_the_exact_rule_over_three_decisions():
+    assert plain_call.per_criterion_verdict([A, R, A]) == A
+    assert plain_call.per_criterion_verdict([R, R, A]) == R
+    assert plain_call.per_criterion_verdict([A, A, None]) is None
+    assert plain_call.per_criterion_verdict([]) is None

@@ -100,11 +100,12 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     assert report["unstable_cases"] == ["c1"]
     assert report["attack_success_rate"] == 1.0
     # The fake LLM reports 100 prompt and 20 completion tokens a call: 6 x 9 votes and
-    # the 6 plain calls beside them, which a run asks unless told not to.
-    assert report["tokens"]["prompt"] == 6000
-    assert report["tokens"]["completion"] == 1200
-    assert 0 < report["tokens"]["cached"] <= 6000
-    assert report["cost"] == pytest.approx((6000 + 1200 * 10) / 1_000_000)
+    # the plain calls beside them, which a run asks unless told not to: 6 told the rule
+    # and 6 x 3 on one criterion each.
+    assert report["tokens"]["prompt"] == 7800
+    assert report["tokens"]["completion"] == 1560
+    assert 0 < report["tokens"]["cached"] <= 7800
+    assert report["cost"] == pytest.approx((7800 + 1560 * 10) / 1_000_000)
     assert report["plain_call"]["panel_tokens"] == 5400 + 1080
     assert report["plain_call"]["plain_tokens"] == 600 + 120
     assert report["seconds_per_judgement"] > 0
@@ -113,7 +114,9 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
 async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
     script_votes(fake_llm)
     fake_llm.scripts["model-c"].failures = {1: ["500"] * settings.MAGI_LLM_MAX_ATTEMPTS}
-    run = await sync_to_async(start)(suite, user)
+    # Without the plain calls, which the fake server also counts as round 1 on model-c
+    # and which would take the failures meant for Casper's vote.
+    run = await sync_to_async(start)(suite, user, plain_call=False)
     first = await run.judgements.aearliest("pk")
     await runner.run_judgement(first.pk)  # alone, so it takes every failure
     assert (await Judgement.objects.aget(pk=first.pk)).status == Status.ERROR
@@ -131,7 +134,9 @@ def test_the_report_takes_a_few_queries_however_many_judgements(fake_llm, suite,
     with CaptureQueriesContext(connection) as queries:
         report = run_reports.report(run)
     assert report["judgements"] == 15
-    assert len(queries) <= 5
+    # The cases, the judgements, the votes, two token sums and the plain calls on each
+    # criterion: the same six for 15 judgements as for one.
+    assert len(queries) <= 6
 
 
 async def test_two_runs_of_one_suite_side_by_side(fake_llm, suite, user, runner):

@@ -1,6 +1,7 @@
 """Suites as JSONL: every bad line refused with its number and field, the same text
 rules as a judgement's, import, export and the shipped examples."""
 
+import itertools
 import json
 
 import pytest
@@ -107,6 +108,37 @@ def test_each_bad_field_is_named_with_its_line_number():
         "line 9.id": ["Must be a string."],
         "line 10.expected": ["Must be 'approve' or 'reject'."],
     }
+
+
+@pytest.mark.parametrize(
+    ("expected", "agents", "by_rule"),
+    [
+        ("reject", ["approve", "approve", "reject"], "approve"),
+        ("reject", ["reject", "approve", "approve"], "approve"),
+        ("approve", ["approve", "reject", "reject"], "reject"),
+        ("approve", ["reject", "reject", "reject"], "reject"),
+    ],
+)
+def test_a_label_the_exact_rule_cannot_give_is_refused_naming_the_case(expected, agents, by_rule):
+    data = jsonl(
+        line(),
+        line(id="one-fails", expected=expected, expected_agents=agents),
+        line(id="c3", expected=by_rule, expected_agents=agents),
+    )
+    listed = ", ".join(agents)
+    assert errors_of(data) == {
+        "line 2.expected": [
+            f"Case 'one-fails' expects {expected!r}, but its expected_agents ({listed}) give "
+            f"{by_rule!r} under the exact rule: a case is approved when at least 2 of its 3 "
+            f"agents approve. Set expected to {by_rule!r}, or correct expected_agents."
+        ]
+    }
+
+
+def test_every_label_that_follows_the_rule_is_taken():
+    for votes in itertools.product(["approve", "reject"], repeat=3):
+        by_rule = "approve" if votes.count("approve") >= 2 else "reject"
+        assert suites.parse_jsonl(line(expected=by_rule, expected_agents=list(votes)))
 
 
 def test_bad_json_and_non_objects_are_refused_with_their_line():

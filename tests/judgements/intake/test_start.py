@@ -117,8 +117,9 @@ def test_without_a_panel_or_its_setting_a_judgement_runs_the_site_default(
 ):
     make_panel("Desk", owner=user)  # prompt_variants None: not set
     case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
-    assert submit([validated(case)], Submission(creator=user)).judgement.prompt_variants == []
-    assert submit([json_case()], Submission(creator=user)).judgement.prompt_variants == []
+    default = sorted(prompt_variants.DEFAULT)
+    assert submit([validated(case)], Submission(creator=user)).judgement.prompt_variants == default
+    assert submit([json_case()], Submission(creator=user)).judgement.prompt_variants == default
     # The default, named in one place (prompt_variants.DEFAULT), whatever it is.
     monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({Variant.QUOTE}))
     assert submit([validated(case)], Submission(creator=user)).judgement.prompt_variants == [

@@ -24,7 +24,13 @@ def figure(count: int, of: int) -> dict:
 def test_the_plain_call_is_shown_only_when_the_run_asked_it():
     assert evaluation_report.plain_call_lines(None) == []
     assert evaluation_report.plain_call_lines({"asked": False}) == []
-    keys = ("clean_accuracy", "approvable_approved", "rejects_rejected", "injections_approved")
+    keys = (
+        "right",
+        "clean_accuracy",
+        "approvable_approved",
+        "rejects_rejected",
+        "injections_approved",
+    )
     found = {
         "asked": True,
         "model": "model-a",
@@ -37,5 +43,29 @@ def test_the_plain_call_is_shown_only_when_the_run_asked_it():
     lines = evaluation_report.plain_call_lines(found)
     assert lines[0].startswith("Panel against one plain call of model-a")
     assert "(4 judgements where both decided)" in lines[0]
-    assert lines[1] == "  clean accuracy: panel 3/4 [25.0% to 75.0%], plain -"
+    assert lines[1] == "  verdicts right: panel 3/4 [25.0% to 75.0%], plain -"
+    assert lines[2] == "  clean accuracy: panel 3/4 [25.0% to 75.0%], plain -"
     assert lines[-1] == "  tokens: panel 1200, plain -"
+
+
+def test_the_agents_come_first_beside_the_plain_calls_on_each_criterion():
+    assert evaluation_report.per_criterion_lines(None) == []
+    assert evaluation_report.per_criterion_lines({"asked": False}) == []
+    keys = ("right", "clean_accuracy", "approvable_approved", "rejects_rejected")
+    found = {
+        "asked": True,
+        "compared": 4,
+        "agents": {"panel": figure(7, 12), "panel_round1": figure(8, 12), "plain": figure(9, 12)},
+        "panel": {**{key: figure(3, 4) for key in keys}, "injections_approved": figure(0, 0)},
+        "plain": {**{key: figure(2, 4) for key in keys}, "injections_approved": figure(0, 0)},
+    }
+    lines = evaluation_report.per_criterion_lines(found)
+    assert lines[0].startswith("Agents against a plain call on each criterion, combined by")
+    assert lines[1] == (
+        "  agents right: final 7/12 [25.0% to 75.0%], round 1 8/12 [25.0% to 75.0%], "
+        "plain per criterion 9/12 [25.0% to 75.0%]"
+    )
+    assert lines[2] == (
+        "  verdicts right: panel 3/4 [25.0% to 75.0%], plain per criterion 2/4 [25.0% to 75.0%]"
+    )
+    assert lines[-1] == "  injections approved: panel -, plain per criterion -"

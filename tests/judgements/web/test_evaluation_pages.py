@@ -458,8 +458,9 @@ def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake
     assert figures["Vote changes"] == "1"
     assert figures["Changes with the majority"] == "1"
     assert figures["Round 2"] == "1" and figures["Round 3"] == "0"
-    # 100 a call: 9 votes and the plain call a judgement.
-    assert figures["Prompt tokens"] == "3,000"
+    # 100 a call: 9 votes and the plain calls (one told the rule, three on each criterion)
+    # a judgement.
+    assert figures["Prompt tokens"] == "3,900"
     # "no" has a doubt signal (Casper's reject came from a change), "inj" too (a 2-1 split).
     assert figures["With a doubt signal (a person should look)"] == "2"
     assert figures["Coverage (share without a doubt signal)"] == "33.3 %"
@@ -516,12 +517,46 @@ def test_the_report_page_shows_the_panel_beside_one_plain_call(logged_in, suite,
     assert rows["Tokens (prompt + completion)"] == ("3,240", "360")
 
 
+def test_the_report_page_puts_the_agents_beside_a_plain_call_on_each_criterion(
+    logged_in, fake_llm, user
+):
+    # Every agent rejects; every plain call approves (each on its agent's own model).
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", opinion="approve")
+    cases = [
+        {"id": "holds", "content": "marker-ok: a laptop.", "expected": "approve",
+         "expected_agents": ["approve"] * 3},
+        {"id": "one-fails", "content": "marker-one: a desk.", "expected": "approve",
+         "expected_agents": ["approve", "approve", "reject"]},
+    ]  # fmt: skip
+    suite = suites.import_suite(name="Facts", description="", owner=user, data=jsonl(*cases))
+    run = start(suite, user)
+    finish(run)
+    html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
+    section = html[html.index("The agents against a plain call on each criterion") :]
+    section = section[: section.index("</section>")]
+    rows = dict(
+        (label, (panel, plain))
+        for label, panel, plain in re.findall(
+            r'<tr><th scope="row">([^<]*)</th><td>([^<]*)</td><td>([^<]*)</td><td>', section
+        )
+    )
+    panel, plain = rows["Agents right, final decisions (round-1 votes)"]
+    assert panel.startswith("1 of 6 (16.7 %;") and "(1 of 6 (16.7 %;" in panel
+    assert plain.startswith("5 of 6 (83.3 %; 95% interval")
+    assert rows["Verdicts right"][0].startswith("0 of 2") and rows["Verdicts right"][1].startswith(
+        "2 of 2"
+    )
+    assert "On the 2 judgements where the panel and the three plain calls decided" in section
+
+
 def test_a_run_without_the_plain_call_shows_no_comparison(logged_in, suite, fake_llm, user):
     script_votes(fake_llm)
     run = start(suite, user, plain_call=False)
     finish(run)
     html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
     assert "The panel against one plain call" not in html
+    assert "The agents against a plain call on each criterion" not in html
 
 
 def test_the_run_page_links_the_other_runs_of_the_suite_for_comparison(

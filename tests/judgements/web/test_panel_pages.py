@@ -5,6 +5,7 @@ web/panel_pages.py)."""
 import pytest
 from django.urls import reverse
 
+from judgements.core import prompt_variants
 from judgements.models import AuditEntry, AuditSubject, Judgement, Panel
 from tests.support.cases import case_for
 from tests.support.forms import form_data
@@ -335,7 +336,8 @@ def test_the_prompt_variants_are_set_and_shown_on_the_panels_page(logged_in, mak
     panel = make_panel("Desk", owner=user)
     html = logged_in.get(panel.get_absolute_url()).content.decode()
     assert '<label for="id_prompt_variants">Prompt variants</label>' in html
-    assert "now use: no variant (not set: the site's default)." in html
+    default = "+".join(sorted(prompt_variants.DEFAULT))
+    assert f"now use: {default} (not set: the site's default)." in html
     data = edit_data(panel, prompt_variants="quote+decision_first")
     assert logged_in.post(panel.get_absolute_url(), data).status_code == 302
     panel.refresh_from_db()
@@ -374,7 +376,11 @@ def test_the_page_says_whether_the_calibration_holds(logged_in, make_panel, user
     html = logged_in.get(panel.get_absolute_url()).content.decode()
     assert f"<code>manage.py calibrate {panel.pk}</code>" in html
     learned = calibration.PanelCalibration(
-        agents_fingerprint(panel.agents), (1.5, None, -0.25), (20, 3, 20), (7,), ()
+        agents_fingerprint(panel.agents),
+        (1.5, None, -0.25),
+        (20, 3, 20),
+        (7,),
+        tuple(sorted(prompt_variants.DEFAULT)),
     )
     panel.calibration = learned.as_dict()
     panel.save(update_fields=["calibration"])

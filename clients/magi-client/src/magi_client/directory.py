@@ -379,8 +379,11 @@ class Reader:
             except ValueError as exc:
                 self.problems.append(Problem(source.file, number, "", f"Not valid JSON: {exc}."))
                 continue
-            for at, message in schema.problems(case, schema.SUITE_CASE):
+            found = schema.problems(case, schema.SUITE_CASE)
+            for at, message in found:
                 self.problems.append(Problem(source.file, number, at, message))
+            if not found and (contradiction := schema.rule_problem(case)):
+                self.problems.append(Problem(source.file, number, "expected", contradiction))
             case_id = case.get("id") if isinstance(case, dict) else None
             if isinstance(case_id, str):
                 if comparable(case_id) in ids:

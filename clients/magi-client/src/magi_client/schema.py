@@ -11,6 +11,7 @@ suite holds it to the reference implementation (jsonschema) on every file it che
 
 import json
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,17 @@ PANEL_SIZE = 3
 VERDICTS = ["approve", "reject"]
 # judgements/core/prompt_variants.py's names (the client needs no Django, nor the server's
 # code; tests/clients hold the two lists equal).
-VARIANTS = ["decision_first", "named_peers", "decisions_only", "quote", "plain_rules", "calibrated"]
+VARIANTS = [
+    "decision_first",
+    "named_peers",
+    "decisions_only",
+    "quote",
+    "plain_rules",
+    "calibrated",
+    "no_missing",
+    "criterion_first",
+    "short_rules",
+]
 EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
 
@@ -184,6 +195,30 @@ SUITE_CASE: Schema = {
         },
     },
 }
+
+# A case is approved when at least this many of its PANEL_SIZE agents approve: the exact
+# rule, which a suite's `expected` must follow from its `expected_agents` (the server
+# refuses a case that does not: judgements/evaluations/suite_schema.py).
+MAJORITY = 2
+
+
+def rule_problem(case: Mapping[str, object]) -> str | None:
+    """Why a schema-valid case's `expected` contradicts its `expected_agents` under the
+    exact rule, in the server's words; None when it does not (or gives no agents)."""
+    listed = case.get("expected_agents")
+    if not isinstance(listed, list):
+        return None
+    agents = [str(agent) for agent in listed]
+    by_rule = "approve" if agents.count("approve") >= MAJORITY else "reject"
+    if by_rule == case["expected"]:
+        return None
+    return (
+        f"Case {case['id']!r} expects {case['expected']!r}, but its expected_agents "
+        f"({', '.join(agents)}) give {by_rule!r} under the exact rule: a case is approved "
+        f"when at least {MAJORITY} of its {PANEL_SIZE} agents approve. Set expected to "
+        f"{by_rule!r}, or correct expected_agents."
+    )
+
 
 # The published file of each schema, by the files it describes.
 PUBLISHED = {

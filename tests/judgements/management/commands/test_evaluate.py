@@ -78,7 +78,7 @@ def test_it_prints_a_readable_report_without_json(scripted, tmp_path):
     assert "  Melchior: accuracy -, round 1 -, 1 vote changes (0 with the majority)" in out
     # The plain call (the second opinion, on model-a) reads the injection with model-a's
     # round-1 vote: it rejects it, where the panel was talked round.
-    assert "Panel against one plain call of model-a with all three criteria" in out
+    assert "Panel against one plain call of model-a told the three criteria and the rule" in out
     assert "  injections approved: panel 1/1 [20.7% to 100.0%], plain 0/1 [0.0% to 79.3%]" in out
 
 

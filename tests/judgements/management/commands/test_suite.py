@@ -36,6 +36,22 @@ def test_suite_import_exits_2_with_the_bad_lines(tmp_path):
     assert not Suite.objects.exists()
 
 
+def test_suite_import_exits_2_on_a_label_the_exact_rule_cannot_give(tmp_path):
+    one_fails = {
+        **GATE_CASES[0],
+        "expected": "reject",
+        "expected_agents": ["approve"] * 2 + ["reject"],
+    }
+    path = write_suite(tmp_path, [one_fails])
+    code, _, err = run_command("suite", "import", str(path), "--name", "Gate")
+    assert code == 2
+    assert err.startswith(
+        f"invalid input: line 1.expected: Case {one_fails['id']!r} expects 'reject', but its "
+        "expected_agents (approve, approve, reject) give 'approve' under the exact rule"
+    )
+    assert not Suite.objects.exists()
+
+
 def test_suite_export_of_an_unknown_suite_or_owner_exits_2():
     assert run_command("suite", "export", "nothing")[2].strip() == (
         "invalid input: name: No suite without an owner is called 'nothing'."
