@@ -57,14 +57,15 @@ class Variant(StrEnum):
 # every judgement ran before DEFAULT, kept so a run can still ask for them.
 ORIGINAL = "original"
 # What every judgement runs unless it, its saved panel or its evaluation run names other
-# variants: the criterion first and the content after it, and no `missing` key (issue 54).
-# Chosen on round-1 answers of the choosing, starter and red-team suites (56 cases, never
-# the held-out ones), Qwen2.5-Coder-1.5B, beside the plain call on each criterion: agents
-# right 119/168, against 115 for criterion_first alone, 110 for no_missing alone, 107 for
-# the original prompts and 102 for the plain calls (docs/panel-quality.md has every figure
-# and the commands). Judgements and runs store the variants they resolved, so the old ones
-# keep saying what ran.
-DEFAULT: frozenset[Variant] = frozenset({Variant.CRITERION_FIRST, Variant.NO_MISSING})
+# variants: still the original prompts. Issue 54 chose criterion_first+no_missing on
+# round-1 answers of 56 cases never reported (agents right 119/168 against 107/168 for the
+# original prompts), but on the held-out cases it did not confirm: on the 24 judged, its
+# agents were right 40/72 where the original prompts' were 45/72, its verdicts 11/24
+# against 15/24, and it copied more later reasons (14/144 against 4/144). A wording that
+# fails its confirmation is not shipped; it stays a variant (docs/panel-quality.md has
+# every figure and the commands). Judgements and runs store the variants they resolved,
+# so the old ones keep saying what ran.
+DEFAULT: frozenset[Variant] = frozenset()
 
 # Two ways of showing the earlier rounds: a judgement can use one of them, not both.
 EXCLUSIVE = frozenset({Variant.NAMED_PEERS, Variant.DECISIONS_ONLY})

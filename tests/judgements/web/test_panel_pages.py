@@ -336,7 +336,7 @@ def test_the_prompt_variants_are_set_and_shown_on_the_panels_page(logged_in, mak
     panel = make_panel("Desk", owner=user)
     html = logged_in.get(panel.get_absolute_url()).content.decode()
     assert '<label for="id_prompt_variants">Prompt variants</label>' in html
-    default = "+".join(sorted(prompt_variants.DEFAULT))
+    default = "+".join(sorted(prompt_variants.DEFAULT)) or "no variant"
     assert f"now use: {default} (not set: the site's default)." in html
     data = edit_data(panel, prompt_variants="quote+decision_first")
     assert logged_in.post(panel.get_absolute_url(), data).status_code == 302
