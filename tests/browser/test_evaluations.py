@@ -52,9 +52,11 @@ def user_page(new_context, usernames, live_magi):
 
 def test_a_user_imports_a_suite_runs_a_panel_and_reads_the_report(user_page, llm):
     page = user_page
-    # The first round-1 answer of model-a is a 400, which is final: that judgement ends
-    # in error while the others go on.
-    llm.script("model-a", votes_when=VOTES["model-a"], failures={1: ["400"]})
+    # The first round-1 vote of model-a is a 400, which is final: that judgement ends in
+    # error while the others go on (the run's plain calls beside the votes are answered).
+    llm.script(
+        "model-a", votes_when=VOTES["model-a"], failures={1: ["400"]}, vote_failures_only=True
+    )
     for model in ("model-b", "model-c"):
         llm.script(model, votes_when=VOTES[model])
 

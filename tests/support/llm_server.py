@@ -46,6 +46,9 @@ class ModelScript:
     votes: str = "AAA"  # one letter per round: A approve, R reject
     delay: float = 0.0  # seconds before answering, to stand in for a model thinking
     failures: dict[int, list[str]] = field(default_factory=dict)  # round -> failures in order
+    # The failures meet the votes alone: the calls beside them (checks, an evaluation run's
+    # plain calls), which pass no gate and would otherwise take them first, are answered.
+    vote_failures_only: bool = False
     reason: str | None = None
     # marker -> votes: a prompt holding the marker (in the judged content, say) gets these
     # votes instead of `votes`; the first marker found, in the dict's order, wins.
@@ -318,7 +321,8 @@ class FakeLLM:
                 if check is None:
                     # The calls beside the vote pass no gate: the tests order votes.
                     fake.gate.wait(model, round_number)
-                failure = fake._next_failure(model, round_number)
+                beside_the_vote = check is not None and script.vote_failures_only
+                failure = None if beside_the_vote else fake._next_failure(model, round_number)
                 if failure in HTTP_FAILURES:
                     status = HTTP_FAILURES[failure]
                     message = f"scripted failure {status}"
