@@ -14,6 +14,7 @@ on are api/suite_endpoints.py's).
 Errors name the field of a run ("agents[1].model", "suite").
 """
 
+from collections.abc import Callable
 from typing import Annotated
 
 from django.contrib.auth.models import User
@@ -27,7 +28,7 @@ from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
 from judgements.evaluations import cascade, certify, runs
 from judgements.infrastructure.database import db_call
-from judgements.models import ID_MAX, ApiToken, EvaluationRun, Panel, Suite, is_id
+from judgements.models import ID_MAX, ApiToken, Certificate, EvaluationRun, Panel, Suite, is_id
 from judgements.outcome import answers
 from judgements.panels import saved_panels
 
@@ -190,26 +191,45 @@ def visible_panel(panel_id: int, user: User) -> Panel | None:
     return saved_panels.by_id(saved_panels.visible(user), panel_id) if is_id(panel_id) else None
 
 
-def current_certificate(panel_id: int, user: User) -> Status[schemas.Error] | answers.Certificate:
+def newest_certificate(
+    panel_id: int, user: User, current: Callable[[Panel], Certificate | None], of: str
+) -> Status[schemas.Error] | answers.Certificate:
+    """The certificate `current` finds for the panel, or 404 naming what it would be `of`
+    (a panel's agents or the chain it starts)."""
     panel = visible_panel(panel_id, user)
     if panel is None:
         return Status(404, schemas.Error(error=f"No panel {panel_id}."))
-    found = certify.current(panel)
+    found = current(panel)
     if found is None:
         return Status(
-            404, schemas.Error(error=f"Panel {panel_id} holds no certificate for its agents.")
+            404, schemas.Error(error=f"Panel {panel_id} holds no certificate for its {of}.")
         )
     return answers.Certificate.from_record(found)
 
 
-def certified(
-    panel_id: int, user: User, body: evaluation_schemas.CertifyRequest
-) -> Status[schemas.Error | answers.Certificate]:
+def panel_to_certify(
+    panel_id: int, user: User
+) -> Panel | Status[schemas.Error | answers.Certificate]:
+    """The panel `user` may certify, or the certifying endpoint's answer saying why not
+    (404, 403)."""
     panel = visible_panel(panel_id, user)
     if panel is None:
         return Status(404, schemas.Error(error=f"No panel {panel_id}."))
     if not panel.editable_by(user):
         return Status(403, schemas.Error(error="Only staff may certify an example panel."))
+    return panel
+
+
+def current_certificate(panel_id: int, user: User) -> Status[schemas.Error] | answers.Certificate:
+    return newest_certificate(panel_id, user, certify.current, "agents")
+
+
+def certified(
+    panel_id: int, user: User, body: evaluation_schemas.CertifyRequest
+) -> Status[schemas.Error | answers.Certificate]:
+    panel = panel_to_certify(panel_id, user)
+    if isinstance(panel, Status):
+        return panel
     made = certify.certify(
         panel, user=user, target=body.target, delta=body.delta, run_ids=body.runs
     )
@@ -250,25 +270,15 @@ async def certify_panel(
 
 
 def current_cascade(panel_id: int, user: User) -> Status[schemas.Error] | answers.Certificate:
-    panel = visible_panel(panel_id, user)
-    if panel is None:
-        return Status(404, schemas.Error(error=f"No panel {panel_id}."))
-    found = cascade.current(panel)
-    if found is None:
-        return Status(
-            404, schemas.Error(error=f"Panel {panel_id} holds no certificate for its chain.")
-        )
-    return answers.Certificate.from_record(found)
+    return newest_certificate(panel_id, user, cascade.current, "chain")
 
 
 def cascade_certified(
     panel_id: int, user: User, body: evaluation_schemas.CertifyCascadeRequest
 ) -> Status[schemas.Error | answers.Certificate]:
-    panel = visible_panel(panel_id, user)
-    if panel is None:
-        return Status(404, schemas.Error(error=f"No panel {panel_id}."))
-    if not panel.editable_by(user):
-        return Status(403, schemas.Error(error="Only staff may certify an example panel."))
+    panel = panel_to_certify(panel_id, user)
+    if isinstance(panel, Status):
+        return panel
     made = cascade.certify_cascade(panel, user=user, target=body.target, delta=body.delta)
     return Status(201, answers.Certificate.from_record(made))
 
