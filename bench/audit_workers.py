@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.support.bench_site import setup_django
+from tests.support.bench_site import cpu_seconds, postgres_pids, setup_django
 
 
 @dataclass(frozen=True)
@@ -64,25 +64,6 @@ def bench_workers(bench: Bench, counts: list[int], sides: list[Side], repeats: i
         median = {key: statistics.median(run[key] for run in runs) for key in runs[0]}
         rates = ", ".join(f"{run['rate']:.0f}" for run in runs)
         print(f"  {name}, {workers} writer(s): {fmt(median)} (appends/s: {rates})")
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU of these processes so far (/proc/PID/stat fields 14 and 15)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def postgres_pids(server) -> list[int]:
-    """The postmaster and every process it forked."""
-    master = int((server.data / "postmaster.pid").read_text().split()[0])
-    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True)
-    return [master, *map(int, children.stdout.split())]
 
 
 def fmt(run: dict[str, float]) -> str:
@@ -172,7 +153,7 @@ class Processes:
             "seq_backend": [self.backend[self.sequencing]],
         }
         mine = {pid for pids in groups.values() for pid in pids}
-        groups["pg_rest"] = [pid for pid in postgres_pids(server) if pid not in mine]
+        groups["pg_rest"] = [pid for pid in postgres_pids(server.data) if pid not in mine]
         return groups
 
 

@@ -69,28 +69,6 @@ BRIEFS = [
 ]
 CONTENT = "I am going to travel to Japan next week."
 VOTES_PER_JUDGEMENT = 9
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU of these processes so far (/proc/PID/stat fields 14 and 15)."""
-    total = 0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except FileNotFoundError:
-            continue
-        total += int(fields[11]) + int(fields[12])
-    return total / TICKS
-
-
-def postgres_pids(postgres: Any) -> list[int]:
-    """The postmaster and every backend it forked."""
-    master = int((postgres.data / "postmaster.pid").read_text().split()[0])
-    children = subprocess.run(
-        ["pgrep", "-P", str(master)], capture_output=True, text=True
-    ).stdout.split()
-    return [master, *map(int, children)]
 
 
 class Bench:
@@ -166,7 +144,7 @@ class Bench:
     def side_pids(self) -> dict[str, list[int]]:
         assert self.llm is not None and self.redis.process is not None
         return {
-            "postgres": postgres_pids(self.postgres),
+            "postgres": bench_site.postgres_pids(self.postgres.data),
             "redis": [self.redis.process.pid],
             "model server": [self.llm.pid],
         }
@@ -185,11 +163,11 @@ class Bench:
             started = [start(processes, f"worker-{n}", log_dir) for n in range(workers)]
             ids = self.store(count)
             pids = {"engine": [p.pid for p in started], **self.side_pids()}
-            before = {side: cpu_seconds(each) for side, each in pids.items()}
+            before = {side: bench_site.cpu_seconds(each) for side, each in pids.items()}
             began = time.time()
             wake_all(self.redis.url, ids)
             self.wait_finished(ids)
-            after = {side: cpu_seconds(each) for side, each in pids.items()}
+            after = {side: bench_site.cpu_seconds(each) for side, each in pids.items()}
             for process in started if profile else []:
                 process.kill(signal.SIGINT)  # the profiled worker writes its profile
         finally:
@@ -248,7 +226,7 @@ class Bench:
         panels = engine_floor.panels_of(self.store(count), self.services.ALIAS)
         bodies = engine_floor.vote_bodies(BRIEFS, CONTENT)
         pids = self.side_pids()
-        before = {side: cpu_seconds(each) for side, each in pids.items()}
+        before = {side: bench_site.cpu_seconds(each) for side, each in pids.items()}
 
         async def run() -> None:
             async with openai.AsyncOpenAI(
@@ -264,7 +242,7 @@ class Bench:
         began_cpu, began = time.process_time(), time.time()
         asyncio.run(run())
         wall, own = time.time() - began, time.process_time() - began_cpu
-        after = {side: cpu_seconds(each) for side, each in pids.items()}
+        after = {side: bench_site.cpu_seconds(each) for side, each in pids.items()}
         cpu = {"engine": own, **{side: after[side] - before[side] for side in pids}}
         return {"wall": wall, "cpu": cpu}
 

@@ -1,5 +1,6 @@
 """What the bench scripts share: the suite's OpenAI-compatible server in a process of its
-own (its CPU is not the bench's), and Django on a fresh SQLite database pointed at it."""
+own (its CPU is not the bench's), Django on a fresh SQLite database pointed at it, and
+the CPU a group of processes has used (/proc), a throwaway PostgreSQL's included."""
 
 import os
 import subprocess
@@ -49,3 +50,23 @@ def setup_django(
     django.setup()
     if migrate:
         call_command("migrate", verbosity=0)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU of these processes so far (/proc/PID/stat fields 14 and 15); a
+    process that has ended counts nothing."""
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_pids(data: Path) -> list[int]:
+    """The postmaster of the cluster in `data` and every process it forked."""
+    master = int((data / "postmaster.pid").read_text().split()[0])
+    children = subprocess.run(["pgrep", "-P", str(master)], capture_output=True, text=True)
+    return [master, *map(int, children.stdout.split())]
