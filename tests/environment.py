@@ -4,7 +4,7 @@ suite runs on a fresh machine with no environment at all."""
 import os
 
 os.environ.setdefault("SECRET_KEY", "magi-test-secret-key-not-for-production")
-# The audit chain's signing key (docs/evidence.md): a fixed one, so no test writes var/.
+# The audit log's signing key (docs/evidence.md): a fixed one, so no test writes var/.
 os.environ.setdefault("MAGI_AUDIT_SIGNING_KEY", "bWFnaS10ZXN0LWF1ZGl0LWtleS1ub3QtZm9yLXVzZSE")
 # Tests configure their own providers; the developer's real keys must not leak in.
 for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "REDIS_URL", "DATABASE_URL", "MAGI_MODELS"):

@@ -1,5 +1,5 @@
 """The audit's other records: every LLM attempt as sent, reviews, API tokens, webhook
-deliveries and the audit chain."""
+deliveries and the audit log."""
 
 from django.contrib import admin
 from django.db.models import Model

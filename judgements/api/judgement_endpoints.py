@@ -136,7 +136,7 @@ async def judgement_evidence(
     request: HttpRequest, judgement_id: JudgementId
 ) -> dict[str, Any] | Status[schemas.Error]:
     """One judgement's evidence pack: its content, every prompt and reply, the checks,
-    the review, the signed receipt and its audit chain entries (docs/evidence.md).
+    the review, the signed receipt and its audit log entries (docs/evidence.md).
     `magi verify PACK --keys KEYS` checks it offline."""
     user = token_of(request).user
     pack = await db_call(results.visible_pack, for_request=True)(judgement_id, user)

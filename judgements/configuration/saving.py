@@ -222,7 +222,7 @@ def store(
 ) -> Panel:
     """Save validated forms as a new panel of panel_form.owner, or over `panel`, audited
     as made by `by` (None: the operator, the shipped examples) like the API's changes
-    (configuration/panel_config.py), so the audit chain holds the pages' panel changes too."""
+    (configuration/panel_config.py), so the audit log holds the pages' panel changes too."""
     with transaction.atomic():
         return write(panel_form, formset, panel, audited=True, by=by).panel
 

@@ -1,4 +1,4 @@
-"""The site's own pages: the health probe, the audit chain's public keys, logging out."""
+"""The site's own pages: the health probe, the audit log's public keys, logging out."""
 
 from asgiref.sync import async_to_sync
 from django.conf import settings
@@ -20,7 +20,7 @@ async def healthz(request: HttpRequest) -> JsonResponse:
 
 @require_GET
 def public_keys(request: HttpRequest) -> JsonResponse:
-    """The keys that check receipts and the chain's signed heads, the retired ones
+    """The keys that check receipts and the log's signed checkpoints, the retired ones
     included, as a JWK set; no sign-in: anyone may check (docs/evidence.md)."""
     response = JsonResponse(keys.jwks())
     response["Cache-Control"] = "public, max-age=300"

@@ -99,7 +99,7 @@ urlpatterns = [
         name="evaluation-progress",
     ),
     path("healthz", site_pages.healthz, name="healthz"),
-    # The audit chain's public keys as a JWK set, for anyone checking a receipt
+    # The audit log's public keys as a JWK set, for anyone checking a receipt
     # (docs/evidence.md); jwks.json is the name many tools look for.
     path(".well-known/magi-keys.json", site_pages.public_keys, name="public-keys"),
     path(".well-known/jwks.json", site_pages.public_keys),

@@ -57,7 +57,7 @@ RULES: dict[str, Rule] = {
     "oidc-callback": NOT_TEAM_DATA,
     "metrics": NOT_TEAM_DATA,
     "healthz": NOT_TEAM_DATA,
-    # The audit chain's public keys: anyone's to read (docs/evidence.md).
+    # The audit log's public keys: anyone's to read (docs/evidence.md).
     "public-keys": NOT_TEAM_DATA,
     # The audit log's checkpoint and proofs: hashes only, public as a transparency log's.
     "api-log-checkpoint": NOT_TEAM_DATA,
