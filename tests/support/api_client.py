@@ -4,8 +4,9 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.test import AsyncClient
 
+from judgements.configuration import teams
 from judgements.engine.runner import EngineRunner
-from judgements.models import ApiToken
+from judgements.models import ApiToken, Team
 
 
 class TokenClient(AsyncClient):
@@ -23,9 +24,13 @@ class TokenClient(AsyncClient):
         return super().generic(*args, headers=headers, **kwargs)
 
 
-def token_client(user) -> TokenClient:
-    """A client carrying a fresh API token of `user`, as a program holding one calls."""
-    return TokenClient(f"Bearer {ApiToken.issue(user, 'tests')[1]}")
+def token_client(user, team: Team | None = None) -> TokenClient:
+    """A client carrying a fresh API token of `user`, as a program holding one calls; a
+    `team`'s token (a service token) when one is given."""
+    token, key = ApiToken.issue(user, "tests")
+    if team is not None:
+        teams.assign(token, team)
+    return TokenClient(f"Bearer {key}")
 
 
 async def serve_one_wake_up() -> bool:

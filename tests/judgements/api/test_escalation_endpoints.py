@@ -12,10 +12,10 @@ from django.contrib.auth import get_user_model
 from django.db.models import Sum
 
 from judgements.configuration import teams
-from judgements.models import ApiToken, Budget, Judgement, LLMAttempt, Team, WebhookDelivery
+from judgements.models import Budget, Judgement, LLMAttempt, Team, WebhookDelivery
 from judgements.models.judgements import waiting_for_review
 from judgements.spending import budgets
-from tests.support.api_client import TokenClient, serve_one_wake_up
+from tests.support.api_client import TokenClient, serve_one_wake_up, token_client
 from tests.support.cases import case_for
 from tests.support.openapi import check
 
@@ -48,26 +48,19 @@ def team(people):
     return team
 
 
-def client_of(user, team: Team | None = None) -> TokenClient:
-    token, key = ApiToken.issue(user, "config")
-    if team is not None:
-        teams.assign(token, team)
-    return TokenClient(f"Bearer {key}")
-
-
 @pytest.fixture
 def bot(people, team) -> TokenClient:
-    return client_of(people["bot"], team)
+    return token_client(people["bot"], team)
 
 
 @pytest.fixture
 def ana(people) -> TokenClient:
-    return client_of(people["ana"])
+    return token_client(people["ana"])
 
 
 @pytest.fixture
 def eve(people) -> TokenClient:
-    return client_of(people["eve"])
+    return token_client(people["eve"])
 
 
 def panel(name: str, models=("model-a", "model-b", "model-c"), **fields) -> dict:

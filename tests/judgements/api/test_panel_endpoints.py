@@ -12,8 +12,8 @@ from django.contrib.auth import get_user_model
 from judgements.configuration import teams
 from judgements.core import etags
 from judgements.llm import providers
-from judgements.models import ApiToken, AuditEntry, AuditSubject, Certificate, Panel, Team
-from tests.support.api_client import TokenClient
+from judgements.models import AuditEntry, AuditSubject, Certificate, Panel, Team
+from tests.support.api_client import TokenClient, token_client
 from tests.support.cases import case_for
 from tests.support.openapi import check
 
@@ -36,17 +36,10 @@ def team(people):
     return team
 
 
-def client_of(user, team: Team | None = None) -> TokenClient:
-    token, key = ApiToken.issue(user, "config")
-    if team is not None:
-        teams.assign(token, team)
-    return TokenClient(f"Bearer {key}")
-
-
 @pytest.fixture
 def bot(people, team) -> TokenClient:
     """The team's service token: a bot user in the team, its token the team's."""
-    return client_of(people["bot"], team)
+    return token_client(people["bot"], team)
 
 
 def body(name: str = "Deploy gate", **fields) -> dict:
@@ -104,7 +97,7 @@ async def test_a_change_needs_the_current_etag_and_a_stale_one_gets_412(bot, doc
 
 async def test_two_concurrent_changes_with_one_etag_one_wins_and_one_gets_412(bot, people):
     made = (await bot.post(LIST, body(), JSON)).json()
-    other = await sync_to_async(client_of)(people["ana"])
+    other = await sync_to_async(token_client)(people["ana"])
     answers = await asyncio.gather(
         bot.put(
             url(made["id"]), body(description="bot's"), JSON, headers={"If-Match": made["etag"]}
@@ -232,7 +225,7 @@ async def test_changing_the_prompt_variants_voids_the_certificate(bot, document)
 async def test_a_team_s_panels_have_distinct_names(bot, people, team):
     await bot.post(LIST, body(), JSON)
     # Another member owns a panel of the same name, given to the same team.
-    again = await (await sync_to_async(client_of)(people["ana"])).post(
+    again = await (await sync_to_async(token_client)(people["ana"])).post(
         LIST, body("DEPLOY gate", team="Payments"), JSON
     )
     assert again.status_code == 422
@@ -246,7 +239,7 @@ async def test_another_team_s_panel_is_not_found_and_an_example_is_forbidden(
     bot, people, document, example_panels
 ):
     made = (await bot.post(LIST, body(), JSON)).json()
-    eve = await sync_to_async(client_of)(people["eve"])
+    eve = await sync_to_async(token_client)(people["eve"])
     for response in (
         await eve.get(url(made["id"])),
         await eve.put(url(made["id"]), body(), JSON, headers={"If-Match": "*"}),
@@ -279,7 +272,7 @@ async def test_a_panel_is_deleted_with_its_etag(bot, document):
 
 async def test_staff_make_an_example_panel_and_it_stays_one(bot, people, document):
     await get_user_model().objects.filter(username="ana").aupdate(is_staff=True)
-    staff = await sync_to_async(client_of)(await get_user_model().objects.aget(username="ana"))
+    staff = await sync_to_async(token_client)(await get_user_model().objects.aget(username="ana"))
     refused = await bot.post(LIST, body(example=True), JSON)
     assert refused.status_code == 403
     response = await staff.post(LIST, body("Shared gate", example=True), JSON)
