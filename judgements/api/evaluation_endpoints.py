@@ -39,6 +39,12 @@ NOT_A_SUITE = "Must be a suite's name (a string) or id (an integer)."
 # Digits only (Django's int converter): anything else under /api/ is a JSON 404.
 ObjectId = Annotated[int, Path(description="Its id.")]
 ERRORS = {(401, 404): schemas.Error}
+# What both certifying endpoints answer (a panel's agents, the chain it starts).
+CERTIFIED = {
+    201: answers.Certificate,
+    (400, 422): schemas.Invalid,
+    (401, 403, 404, 413, 429): schemas.Error,
+}
 
 
 def resolve_suite(reference: object, user: User) -> Suite:
@@ -249,11 +255,7 @@ async def read_certificate(
 @router.post(
     "/panels/{int:panel_id}/certificate",
     url_name="api-certify",
-    response={
-        201: answers.Certificate,
-        (400, 422): schemas.Invalid,
-        (401, 403, 404, 413, 429): schemas.Error,
-    },
+    response=CERTIFIED,
 )
 async def certify_panel(
     request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyRequest
@@ -298,11 +300,7 @@ async def read_cascade_certificate(
 @router.post(
     "/panels/{int:panel_id}/cascade-certificate",
     url_name="api-certify-cascade",
-    response={
-        201: answers.Certificate,
-        (400, 422): schemas.Invalid,
-        (401, 403, 404, 413, 429): schemas.Error,
-    },
+    response=CERTIFIED,
 )
 async def certify_cascade(
     request: HttpRequest, panel_id: ObjectId, body: evaluation_schemas.CertifyCascadeRequest
