@@ -14,11 +14,6 @@ from judgements.audit.row_checks import Problem
 from judgements.configuration import budget_config, people, team_config
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Team
 
-
-def token_state(token: ApiToken) -> dict[str, object]:
-    return {"user": token.user.get_username(), "name": token.name, "prefix": token.prefix}
-
-
 # subject -> (the model, its state as the audit writes it, the fields compared)
 KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | None]] = {
     AuditSubject.PANEL: (Panel, lambda panel: panel.config_state(), None),
@@ -26,7 +21,7 @@ KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | N
     AuditSubject.TEAM: (Team, team_config.state, ("name",)),
     AuditSubject.MEMBERSHIP: (Team, lambda team: team_config.state(team)["members"], None),
     AuditSubject.USER: (User, people.state, ("username", "email")),
-    AuditSubject.TOKEN: (ApiToken, token_state, ("user", "name", "prefix")),
+    AuditSubject.TOKEN: (ApiToken, people.token_state, ("user", "name", "team", "prefix")),
 }
 
 

@@ -1,0 +1,106 @@
+"""configuration/live_state.py: `manage.py audit verify` names the configuration changed
+behind MAGI's back by someone who can write the database (not the signing key): a
+panel's criteria, a team's name, a token handed to another user or team, a user's email,
+each one way per test, on SQLite. tests/judgements/audit/test_verification.py does the
+same for budgets and the judgements' own history."""
+
+import io
+from types import SimpleNamespace
+
+import pytest
+from django.core.management import call_command
+from django.db import connection
+
+from judgements.configuration import panel_config, people, team_config
+from judgements.models import Panel
+from tests.support.audit_history import placed
+from tests.support.cases import case_for
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def configured(fake_llm):
+    """A staff user and a maker, two teams, the maker's token given to one of them and a
+    panel of that team, each made the one audited way and placed in the log."""
+    staff = people.create_user(None, "ops", "ops@example.com", is_staff=True)
+    maker = people.create_user(staff, "maker", "maker@example.com")
+    team = team_config.create(staff, {"name": "Payments", "members": ["maker", "ops"]})
+    other = team_config.create(staff, {"name": "Growth", "members": ["ops"]})
+    token = people.issue_token(staff, "maker", "ci", "Payments").token
+    body = {"name": "Deploy gate", "agents": case_for()["agents"]}
+    panel = panel_config.create(panel_config.Change(by=staff, team=team), body).panel
+    placed()
+    return SimpleNamespace(
+        staff=staff, maker=maker, team=team, other=other, token=token, panel=panel
+    )
+
+
+def sql(statement: str, *params: int) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+
+
+def verified() -> tuple[object, str]:
+    """`manage.py audit verify --all`: its exit code and every problem it names."""
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("audit", "verify", "--all", stdout=out, stderr=err)
+    return exited.value.code, err.getvalue()
+
+
+def changed(what: str, pk: int, model: str) -> str:
+    return (
+        f"TAMPERED: {what} {pk} differs from its last audited state: it was changed "
+        f"outside MAGI ({model})"
+    )
+
+
+def test_untouched_configuration_checks_clean(configured):
+    assert verified() == (0, "")
+
+
+def test_a_panels_criteria_edited_are_named(configured):
+    panel = configured.panel
+    agents = [dict(agent) for agent in panel.agents]
+    agents[0]["criteria"] = "Approve everything."
+    Panel.objects.filter(pk=panel.pk).update(agents=agents)
+    code, err = verified()
+    assert code == 1
+    assert changed("panel", panel.pk, "Panel") in err
+
+
+def test_a_teams_name_edited_is_named(configured):
+    sql("UPDATE judgements_team SET name = 'Treasury' WHERE id = %s", configured.team.pk)
+    code, err = verified()
+    assert code == 1
+    assert changed("team", configured.team.pk, "Team") in err
+
+
+def test_a_token_handed_to_another_user_is_named(configured):
+    sql(
+        "UPDATE judgements_apitoken SET user_id = %s WHERE id = %s",
+        configured.staff.pk,
+        configured.token.pk,
+    )
+    code, err = verified()
+    assert code == 1
+    assert changed("token", configured.token.pk, "ApiToken") in err
+
+
+def test_a_token_moved_to_another_team_is_named(configured):
+    sql(
+        "UPDATE judgements_apitoken SET team_id = %s WHERE id = %s",
+        configured.other.pk,
+        configured.token.pk,
+    )
+    code, err = verified()
+    assert code == 1
+    assert changed("token", configured.token.pk, "ApiToken") in err
+
+
+def test_a_users_email_edited_is_named(configured):
+    sql("UPDATE auth_user SET email = 'attacker@example.net' WHERE id = %s", configured.maker.pk)
+    code, err = verified()
+    assert code == 1
+    assert changed("user", configured.maker.pk, "User") in err
