@@ -6,12 +6,14 @@ same for budgets and the judgements' own history."""
 
 import io
 from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
-from judgements.configuration import panel_config, people, team_config
+from judgements.configuration import panel_config, people, team_config, teams
+from judgements.identity.people import follow_groups, grants_for
 from judgements.models import Panel
 from tests.support.audit_history import placed
 from tests.support.cases import case_for
@@ -104,3 +106,48 @@ def test_a_users_email_edited_is_named(configured):
     code, err = verified()
     assert code == 1
     assert changed("user", configured.maker.pk, "User") in err
+
+
+def test_a_user_made_staff_is_named(configured):
+    sql("UPDATE auth_user SET is_staff = TRUE WHERE id = %s", configured.maker.pk)
+    code, err = verified()
+    assert code == 1
+    assert changed("user", configured.maker.pk, "User") in err
+
+
+def test_a_user_made_staff_through_magi_checks_clean(configured):
+    people.set_staff(configured.staff, "maker", True)
+    placed()
+    assert verified() == (0, "")
+
+
+def test_a_reviewer_added_to_a_panel_is_named(configured):
+    sql(
+        "INSERT INTO judgements_panel_reviewers (panel_id, user_id) VALUES (%s, %s)",
+        configured.panel.pk,
+        configured.maker.pk,
+    )
+    code, err = verified()
+    assert code == 1
+    assert changed("panel", configured.panel.pk, "Panel") in err
+
+
+def test_reviewers_set_through_magi_check_clean(configured):
+    """A panel's reviewing is audited apart from the panel (subject `reviewers`): its rows
+    amend the panel's last audited state."""
+    teams.set_reviewing(configured.panel, configured.staff, reviewers=[configured.maker])
+    teams.set_reviewing(configured.panel, configured.staff, four_eyes=True)
+    placed()
+    assert verified() == (0, "")
+    sql("UPDATE judgements_panel SET four_eyes = FALSE WHERE id = %s", configured.panel.pk)
+    assert changed("panel", configured.panel.pk, "Panel") in verified()[1]
+
+
+def test_staff_given_by_a_sign_ins_groups_checks_clean(configured):
+    """A sign-in's groups audit the staff role apart (subject `staff`): its rows amend the
+    user's last audited state."""
+    mapping: dict[str, dict[str, Any]] = {"admins": {"team": None, "role": "staff"}}
+    grants = grants_for(("admins",), mapping)
+    follow_groups(configured.maker, grants, mapping, "https://idp.example.com/realms/acme")
+    placed()
+    assert verified() == (0, "")
