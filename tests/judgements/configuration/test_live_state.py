@@ -58,6 +58,12 @@ def changed(what: str, pk: int, model: str) -> str:
     )
 
 
+def assert_named(what: str, pk: int, model: str) -> None:
+    code, err = verified()
+    assert code == 1, "the change went unnoticed"
+    assert changed(what, pk, model) in err, err
+
+
 def test_untouched_configuration_checks_clean(configured):
     assert verified() == (0, "")
 
@@ -67,52 +73,31 @@ def test_a_panels_criteria_edited_are_named(configured):
     agents = [dict(agent) for agent in panel.agents]
     agents[0]["criteria"] = "Approve everything."
     Panel.objects.filter(pk=panel.pk).update(agents=agents)
-    code, err = verified()
-    assert code == 1
-    assert changed("panel", panel.pk, "Panel") in err
+    assert_named("panel", panel.pk, "Panel")
 
 
 def test_a_teams_name_edited_is_named(configured):
     sql("UPDATE judgements_team SET name = 'Treasury' WHERE id = %s", configured.team.pk)
-    code, err = verified()
-    assert code == 1
-    assert changed("team", configured.team.pk, "Team") in err
+    assert_named("team", configured.team.pk, "Team")
 
 
-def test_a_token_handed_to_another_user_is_named(configured):
+@pytest.mark.parametrize("column", ["user_id", "team_id"])
+def test_a_token_handed_to_another_user_or_team_is_named(configured, column):
+    other = configured.staff if column == "user_id" else configured.other
     sql(
-        "UPDATE judgements_apitoken SET user_id = %s WHERE id = %s",
-        configured.staff.pk,
-        configured.token.pk,
+        f"UPDATE judgements_apitoken SET {column} = %s WHERE id = %s", other.pk, configured.token.pk
     )
-    code, err = verified()
-    assert code == 1
-    assert changed("token", configured.token.pk, "ApiToken") in err
-
-
-def test_a_token_moved_to_another_team_is_named(configured):
-    sql(
-        "UPDATE judgements_apitoken SET team_id = %s WHERE id = %s",
-        configured.other.pk,
-        configured.token.pk,
-    )
-    code, err = verified()
-    assert code == 1
-    assert changed("token", configured.token.pk, "ApiToken") in err
+    assert_named("token", configured.token.pk, "ApiToken")
 
 
 def test_a_users_email_edited_is_named(configured):
     sql("UPDATE auth_user SET email = 'attacker@example.net' WHERE id = %s", configured.maker.pk)
-    code, err = verified()
-    assert code == 1
-    assert changed("user", configured.maker.pk, "User") in err
+    assert_named("user", configured.maker.pk, "User")
 
 
 def test_a_user_made_staff_is_named(configured):
     sql("UPDATE auth_user SET is_staff = TRUE WHERE id = %s", configured.maker.pk)
-    code, err = verified()
-    assert code == 1
-    assert changed("user", configured.maker.pk, "User") in err
+    assert_named("user", configured.maker.pk, "User")
 
 
 def test_a_user_made_staff_through_magi_checks_clean(configured):
@@ -127,9 +112,7 @@ def test_a_reviewer_added_to_a_panel_is_named(configured):
         configured.panel.pk,
         configured.maker.pk,
     )
-    code, err = verified()
-    assert code == 1
-    assert changed("panel", configured.panel.pk, "Panel") in err
+    assert_named("panel", configured.panel.pk, "Panel")
 
 
 def test_reviewers_set_through_magi_check_clean(configured):
