@@ -15,9 +15,9 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from judgements.admin.base import AuditAdmin, AuditedDeletion, staff_user
-from judgements.configuration import budget_config, team_config, teams
+from judgements.configuration import budget_config, people, team_config, teams
 from judgements.configuration.budget_config import BudgetForm
-from judgements.models import AuditEntry, Budget, Team, team_ids_of
+from judgements.models import AuditEntry, AuditSubject, Budget, Team, team_ids_of
 from judgements.spending import budgets
 
 
@@ -125,4 +125,12 @@ admin.site.unregister(get_user_model())
 
 @admin.register(get_user_model())
 class UserAdmin(AuditedDeletion[User], DjangoUserAdmin[User]):
-    pass
+    def save_model(self, request: HttpRequest, obj: User, form: object, change: bool) -> None:
+        # Audited as people.py audits a user, so `audit verify` finds a username, email
+        # or staff role changed here in the log (configuration/live_state.py).
+        stored = User.objects.filter(pk=obj.pk).first() if change else None
+        before = None if stored is None else people.state(stored)
+        super().save_model(request, obj, form, change)
+        teams.record(
+            AuditSubject.USER, f"user {obj.pk}", staff_user(request), before, people.state(obj)
+        )

@@ -1,8 +1,10 @@
 """The live configuration against its last audited state, for `manage.py audit verify`:
-each panel, budget, team, user and token as the audit describes it now (the same
-functions that wrote its audit rows), against the `after` of its last audit row, which
-audit verify has checked against the log. A limit raised, a row deleted, a panel's
-criteria edited or a member added behind MAGI's back each show here."""
+each panel (its reviewers too), budget, team, user (staff or not) and token as the audit
+describes it now (the same functions that wrote its audit rows), against the `after` of
+its last audit row and what later rows amending it set (a panel's reviewing, a user's
+staff role), which audit verify has checked against the log. A limit raised, a row
+deleted, a panel's criteria or reviewers edited, a member added or someone made staff
+behind MAGI's back each show here."""
 
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -14,19 +16,31 @@ from judgements.audit.row_checks import Problem
 from judgements.configuration import budget_config, people, team_config
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Team
 
-
-def token_state(token: ApiToken) -> dict[str, object]:
-    return {"user": token.user.get_username(), "name": token.name, "prefix": token.prefix}
-
-
 # subject -> (the model, its state as the audit writes it, the fields compared)
 KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | None]] = {
     AuditSubject.PANEL: (Panel, lambda panel: panel.config_state(), None),
     AuditSubject.BUDGET: (Budget, budget_config.audit_state, None),
     AuditSubject.TEAM: (Team, team_config.state, ("name",)),
     AuditSubject.MEMBERSHIP: (Team, lambda team: team_config.state(team)["members"], None),
-    AuditSubject.USER: (User, people.state, ("username", "email")),
-    AuditSubject.TOKEN: (ApiToken, token_state, ("user", "name", "prefix")),
+    AuditSubject.USER: (User, people.state, ("username", "email", "is_staff")),
+    AuditSubject.TOKEN: (ApiToken, people.token_state, ("user", "name", "team", "prefix")),
+}
+
+
+def reviewing(after: object) -> dict[str, object]:
+    return dict(after) if isinstance(after, dict) else {}
+
+
+def staff_role(after: object) -> dict[str, object]:
+    return {"is_staff": after}
+
+
+# Rows that set a part of another kind's state: (subject, target's first word) -> the
+# kind they amend and the part they set. A panel's reviewing (configuration/teams.py's
+# set_reviewing, the admin) and a user's staff role followed from a sign-in's groups.
+AMENDS: dict[tuple[str, str], tuple[str, Callable[[object], dict[str, object]]]] = {
+    (AuditSubject.REVIEWERS, "panel"): (AuditSubject.PANEL, reviewing),
+    (AuditSubject.STAFF, "user"): (AuditSubject.USER, staff_role),
 }
 
 
@@ -36,13 +50,20 @@ def id_of(target: str) -> int | None:
 
 
 def last_audited(subjects: Iterable[str]) -> dict[tuple[str, int], object]:
-    """(subject, id) -> the `after` of its last audit row, by id (never by time)."""
+    """(subject, id) -> the `after` of its last audit row, by id (never by time), with
+    what the later rows that amend it (AMENDS) set."""
     found: dict[tuple[str, int], object] = {}
-    rows = AuditEntry.objects.filter(subject__in=list(subjects)).order_by("pk")
+    amending = sorted({subject for subject, _ in AMENDS})
+    rows = AuditEntry.objects.filter(subject__in=[*subjects, *amending]).order_by("pk")
     for subject, target, after in rows.values_list("subject", "target", "after"):
         pk = id_of(target)
-        if pk is not None:
+        amends = AMENDS.get((subject, target.split(" ", 1)[0]))
+        if pk is None or (subject in amending and amends is None):
+            continue
+        if amends is None:
             found[(subject, pk)] = after
+        elif isinstance(state := found.get((amends[0], pk)), dict):
+            found[(amends[0], pk)] = state | amends[1](after)
     return found
 
 

@@ -36,6 +36,17 @@ def state(user: User) -> dict[str, object]:
     return {"username": user.get_username(), "email": user.email, "is_staff": user.is_staff}
 
 
+def token_state(token: ApiToken) -> dict[str, object]:
+    """A token as the audit records it: whose, its name, its team and its prefix."""
+    team = token.team.name if token.team_id is not None and token.team else None
+    return {
+        "user": token.user.get_username(),
+        "name": token.name,
+        "team": team,
+        "prefix": token.prefix,
+    }
+
+
 def require_staff(by: User | None) -> None:
     """The command line's operator (None) and staff only."""
     if by is not None and not by.is_staff:
@@ -109,6 +120,5 @@ def issue_token(by: User | None, username: str, name: str, team_name: str | None
         token, key = ApiToken.issue(users[0], name.strip())
         if team is not None:
             teams.assign(token, team)
-        after = {"user": username, "name": token.name, "team": team_name, "prefix": token.prefix}
-        teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, None, after)
+        teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, None, token_state(token))
     return Issued(token, key)

@@ -85,7 +85,6 @@ UNMIRRORED = {
     "audit/tree_checks.py": "audit/test_verification.py (truncation, rewriting, keys)",
     "audit/receipt_checks.py": "audit/test_verification.py (a status flip, a backdated override)",
     "audit/coverage.py": "audit/test_verification.py (rows added, replies edited)",
-    "configuration/live_state.py": "audit/test_verification.py (a budget edited or deleted)",
     "configuration/deletions.py": "admin/test_admin.py (deletions audited)",
     "outcome/checkpoints.py": "audit/test_sequencer.py (the directory, the webhook event)",
     "api/log_endpoints.py": "audit/test_sequencer.py (the log endpoints)",

@@ -19,7 +19,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 
-from judgements.configuration import team_config, teams
+from judgements.configuration import assignment, team_config, teams
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
@@ -85,7 +85,7 @@ class Command(BaseCommand):
         elif action == "assign":
             team = team_named(options["name"])
             thing = assigned(options)
-            teams.assign(thing, team)
+            assignment.assign(thing, team, None)
             self.stdout.write(f"{type(thing).__name__.lower()} {thing.pk} now belongs to {team}")
         else:
             self.reviewers(options)

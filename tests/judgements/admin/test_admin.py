@@ -184,3 +184,26 @@ def test_deleting_selected_panels_in_the_admin_audits_each(admin_client, user):
     assert answer.status_code == 302
     targets = set(AuditEntry.objects.filter(after__isnull=True).values_list("target", flat=True))
     assert targets == {f"panel {p.pk}" for p in made}
+
+
+def test_a_user_made_staff_in_the_admin_is_audited(admin_client):
+    """Issue 55: the admin's user form is audited as people.py audits a user, so `audit
+    verify` (configuration/live_state.py compares the staff role) finds it in the log."""
+    from judgements.audit import verification
+    from judgements.configuration import live_state, people
+    from judgements.models import AuditEntry, AuditSubject
+    from tests.support.audit_history import placed
+
+    maker = people.create_user(None, "maker", "maker@example.com")
+    form = {"username": "maker", "email": "maker@example.com", "is_active": "on"}
+    form |= {"is_staff": "on", "date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"}
+    url = reverse("admin:auth_user_change", args=[maker.pk])
+    assert admin_client.post(url, form).status_code == 302
+    last = AuditEntry.objects.filter(subject=AuditSubject.USER).order_by("pk").last()
+    assert last is not None and last.after == people.state(maker.__class__.objects.get(pk=maker.pk))
+    assert last.after["is_staff"] is True
+    placed()
+    report = verification.verify(
+        verification.trust_beside_the_data(), None, [live_state.differences]
+    )
+    assert report.clean, report.problems
