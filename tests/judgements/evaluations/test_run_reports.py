@@ -114,9 +114,9 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
 async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
     script_votes(fake_llm)
     fake_llm.scripts["model-c"].failures = {1: ["500"] * settings.MAGI_LLM_MAX_ATTEMPTS}
-    # Without the plain calls, which the fake server also counts as round 1 on model-c
-    # and which would take the failures meant for Casper's vote.
-    run = await sync_to_async(start)(suite, user, plain_call=False)
+    # The failures meet Casper's vote, not the run's plain calls beside it.
+    fake_llm.scripts["model-c"].vote_failures_only = True
+    run = await sync_to_async(start)(suite, user)
     first = await run.judgements.aearliest("pk")
     await runner.run_judgement(first.pk)  # alone, so it takes every failure
     assert (await Judgement.objects.aget(pk=first.pk)).status == Status.ERROR
