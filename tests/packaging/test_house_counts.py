@@ -50,8 +50,20 @@ def test_the_counts_see_any_where_an_annotation_says_it():
         "def f(x: Any, y: 'dict[str, Any]') -> dict[str, Any]: ...\n"
         "z: list[typing.Any] = []\n"
         "w: int = 0\n"
+        "Anything = Any\n"
+        "Loose = typing.Any | None\n"
+        "limit = 5\n"
     )
     said = list(house_counts.annotations(tree))
-    assert [house_counts.names_any(a) for a in said] == [True, True, True, True, True, False]
+    assert [house_counts.names_any(a) for a in said] == [
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        True,
+        False,
+    ]
     assert sum(map(house_counts.dicts_of_any, said)) == 3
     assert house_counts.type_ignores("x = 1  # type: ignore[misc]  # why\n# type: int\n") == 1

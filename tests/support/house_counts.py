@@ -42,10 +42,13 @@ def annotations(tree: ast.AST) -> Iterator[ast.expr]:
 
 def written_annotations(tree: ast.AST) -> Iterator[ast.expr]:
     # A type alias is an annotation written once for many (`Scope = dict[str, Any]`): a
-    # module's assignment of a subscripted type counts as one.
+    # module's assignment of a subscripted type counts as one, and so does one that names
+    # `Any` itself (`Anything = Any`, `Loose = Any | None`), so no other name hides it.
     if isinstance(tree, ast.Module):
         for statement in tree.body:
-            if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Subscript):
+            if isinstance(statement, ast.Assign) and (
+                isinstance(statement.value, ast.Subscript) or names_any(statement.value)
+            ):
                 yield statement.value
     for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
