@@ -2,6 +2,7 @@
 the websocket's same-origin check (scheme, host and port, as Django's CSRF check does)."""
 
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from inspect import isawaitable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,7 +10,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django.http.request import split_domain_port, validate_host
 from django.utils.decorators import sync_and_async_middleware
 from whitenoise.middleware import WhiteNoiseMiddleware
@@ -25,7 +26,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 # What a middleware is given: the next handler, sync or async (a response, or an
 # awaitable of one).
-GetResponse = Callable[[HttpRequest], Any]
+GetResponse = Callable[[HttpRequest], HttpResponseBase | Awaitable[HttpResponseBase]]
 # An ASGI application, as Django's handler and the MCP SDK's (Starlette) both take it.
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
@@ -59,16 +60,18 @@ def content_security_policy_middleware(get_response: GetResponse) -> GetResponse
     request onto the process's one thread for sync code."""
     if iscoroutinefunction(get_response):
 
-        async def async_middleware(request: HttpRequest) -> HttpResponse:
-            response: HttpResponse = await get_response(request)
+        async def async_middleware(request: HttpRequest) -> HttpResponseBase:
+            response: HttpResponseBase = await get_response(request)
             response.setdefault("Content-Security-Policy", content_security_policy(request))
             return response
 
         return async_middleware
 
-    def middleware(request: HttpRequest) -> HttpResponse:
-        response: HttpResponse = get_response(request)
-        response.setdefault("Content-Security-Policy", content_security_policy(request))
+    def middleware(request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
+        response = get_response(request)
+        # A sync handler's answer is a response (the check says so to the type checker).
+        if isinstance(response, HttpResponseBase):
+            response.setdefault("Content-Security-Policy", content_security_policy(request))
         return response
 
     return middleware
@@ -88,21 +91,19 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         if self.is_async:
             markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.is_async:
             return self.__acall__(request)
         return super().__call__(request)
 
-    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         path = request.path_info
         static_file = self.find_file(path) if self.autorefresh else self.files.get(path)
         if static_file is not None:
-            served: HttpResponse = await sync_to_async(self.serve, thread_sensitive=False)(
-                static_file, request
-            )
-            return served
-        response: HttpResponse = await self.get_response(request)
-        return response
+            return await sync_to_async(self.serve, thread_sensitive=False)(static_file, request)
+        response = self.get_response(request)
+        # An async handler's answer is awaitable (the check says so to the type checker).
+        return await response if isawaitable(response) else response
 
 
 def origin_key(url: str) -> tuple[str, str, int] | None:
