@@ -27,7 +27,8 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 # What a middleware is given: the next handler, sync or async (a response, or an
 # awaitable of one).
 GetResponse = Callable[[HttpRequest], HttpResponseBase | Awaitable[HttpResponseBase]]
-# An ASGI application, as Django's handler and the MCP SDK's (Starlette) both take it.
+# An ASGI application, as Django's handler and the MCP SDK's (Starlette) both take it:
+# their signatures say Any of a scope's and a message's values, and so do these.
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[Mapping[str, Any]], Awaitable[None]]
@@ -127,7 +128,7 @@ def header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def websocket_is_secure(scope: dict[str, Any]) -> bool:
+def websocket_is_secure(scope: Scope) -> bool:
     """Whether the page's connection came over TLS: the scope's own scheme, or the TLS
     proxy's header when SECURE_PROXY_SSL_HEADER says to trust one (as for HTTP)."""
     if scope.get("scheme") == "wss":
@@ -141,7 +142,7 @@ def websocket_is_secure(scope: dict[str, Any]) -> bool:
     return value is not None and value.split(",", 1)[0].strip() == expected
 
 
-def served_origin(scope: dict[str, Any]) -> tuple[str, str, int] | None:
+def served_origin(scope: Scope) -> tuple[str, str, int] | None:
     """The origin of the site this socket was opened on, from its Host header, when that
     host is one we serve."""
     host = header(scope, b"host")
@@ -170,7 +171,7 @@ def trusted_origin(origin: tuple[str, str, int]) -> bool:
     return False
 
 
-def websocket_origin_allowed(scope: dict[str, Any]) -> bool:
+def websocket_origin_allowed(scope: Scope) -> bool:
     origin = header(scope, b"origin")
     key = origin_key(origin) if origin else None
     if key is None:
