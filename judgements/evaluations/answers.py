@@ -2,7 +2,8 @@
 pydantic models, each built from its record (`from_record`), so what the API documents
 is what every surface sends."""
 
-from typing import Annotated, Any
+from collections.abc import Mapping
+from typing import Annotated
 
 from pydantic import Field
 
@@ -291,10 +292,11 @@ class EvaluationRun(Answer):
 
     @classmethod
     def from_record(
-        cls, run: RunRecord, progress: dict[str, Any], report: dict[str, Any] | None
+        cls, run: RunRecord, progress: Mapping[str, object], report: Mapping[str, object] | None
     ) -> "EvaluationRun":
         """The run as it is, with its progress and (once done) its report as
-        evaluations/runs.py computes them."""
+        evaluations/runs.py computes them (runs.Progress, run_reports.RunReport), validated
+        here."""
         return cls(
             id=run.pk,
             panel=RunPanel(id=run.panel_id, name=run.panel_name),

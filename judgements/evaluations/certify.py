@@ -10,7 +10,7 @@ best bound reached: for a weak model that is the right answer, not a failure.
 """
 
 from collections.abc import Callable
-from typing import Any
+from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -210,7 +210,20 @@ def current(panel: Panel) -> Certificate | None:
     )
 
 
-def checked_on(found: Certificate, run: EvaluationRun) -> dict[str, Any] | None:
+class Checked(TypedDict):
+    """A certificate's rule on a run it was not measured on (`checked_on`)."""
+
+    decided: int
+    kept: int
+    right: int
+    accuracy: float | None
+    low: float | None
+    high: float | None
+    confidence: float
+    holds: bool
+
+
+def checked_on(found: Certificate, run: EvaluationRun) -> Checked | None:
     """A certificate's rule applied, unchanged, to a run it was not measured on: how many
     verdicts it kept, how many of those were right, and the kept accuracy with its own
     two-sided interval at the certificate's confidence. None when the rule cannot apply

@@ -7,9 +7,11 @@ the chart as well, so nothing is told by colour alone, and each chart carries a 
 a description for screen readers.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal
+
+from judgements.evaluations.report_figures import ChartedReport
 
 DECISIONS = ("approve", "reject")
 
@@ -160,7 +162,7 @@ def percent(share: float | None) -> str:
     return f"{share * 100:.1f}".removesuffix(".0") + " %"
 
 
-def confusion_heat_map(confusion: dict[str, Any]) -> HeatMap:
+def confusion_heat_map(confusion: Mapping[str, Mapping[str, int]]) -> HeatMap:
     """Expected verdicts in rows, the panel's verdicts in columns; a cell's colour says
     right (green) or wrong (red) and grows with its share of the row, and its text says
     the count, right or wrong, and its row share."""
@@ -304,7 +306,7 @@ def ratio_row(series: str, share: float | None) -> Row:
     return (series, share, percent(share))
 
 
-def vote_changes_per_round(report: dict[str, Any]) -> BarChart:
+def vote_changes_per_round(report: ChartedReport) -> BarChart:
     """Per round 2 and 3: how many votes changed, and (when the report breaks it down by
     round) how many of those changes went with the majority of the previous round."""
     changes = report.get("vote_changes_by_round") or {}
@@ -322,7 +324,7 @@ def vote_changes_per_round(report: dict[str, Any]) -> BarChart:
     )
 
 
-def vote_changes_per_agent(report: dict[str, Any]) -> BarChart:
+def vote_changes_per_agent(report: ChartedReport) -> BarChart:
     """Per agent: its vote changes, and of those how many went with the majority."""
     groups = [
         (
@@ -342,7 +344,9 @@ def vote_changes_per_agent(report: dict[str, Any]) -> BarChart:
     )
 
 
-COMPARED_RATIOS = (
+COMPARED_RATIOS: tuple[
+    tuple[str, Literal["accuracy", "round1_majority_accuracy", "attack_success_rate"]], ...
+] = (
     ("Accuracy", "accuracy"),
     ("Round-1 majority accuracy", "round1_majority_accuracy"),
     ("Attack success rate", "attack_success_rate"),
@@ -350,7 +354,7 @@ COMPARED_RATIOS = (
 
 
 def ratios_side_by_side(
-    report_a: dict[str, Any], report_b: dict[str, Any], name_a: str, name_b: str
+    report_a: ChartedReport, report_b: ChartedReport, name_a: str, name_b: str
 ) -> BarChart:
     """The headline ratios of two runs, bar beside bar."""
     groups = [
@@ -365,7 +369,7 @@ def ratios_side_by_side(
     )
 
 
-def trust_curve(report: dict[str, Any]) -> BarChart:
+def trust_curve(report: ChartedReport) -> BarChart:
     """Accuracy against coverage (evaluations/metrics.py `trust`): for each level, the share
     of judgements kept (those with at most that many kinds of contested signal) and how
     often the kept ones were right. Level 0 keeps only clean records."""

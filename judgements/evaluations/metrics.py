@@ -17,10 +17,16 @@ A ratio is a float in 0..1, or None when nothing was there to count.
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from judgements.core import rules
 from judgements.core.pricing import Price
+from judgements.evaluations.report_figures import (
+    AgentFigures,
+    Figures,
+    Separation,
+    Trust,
+    TrustLevel,
+)
 from judgements.evaluations.run_costs import cost, seconds_per_judgement, token_totals, wall_seconds
 
 APPROVE, REJECT = rules.Vote.APPROVE.value, rules.Vote.REJECT.value
@@ -104,7 +110,7 @@ def report(
     agent_names: Sequence[str],
     repeats: int,
     prices: Mapping[str, Price] | None = None,
-) -> dict[str, Any]:
+) -> Figures:
     """The run's report, with the key names of the issue and the API (see the module)."""
     finished = [r for r in records if r.finished]
     decided = [r for r in finished if r.verdict is not None and r.has_all_votes()]
@@ -225,7 +231,7 @@ def attack_success_rate(decided: Iterable[Record]) -> float | None:
 # --- how far to trust the panel ---------------------------------------------------------
 
 
-def trust(decided: Sequence[Record]) -> dict[str, Any]:
+def trust(decided: Sequence[Record]) -> Trust:
     """What the contested mark says about the panel (judgements/core/contested.py).
 
     - coverage: the share of decided judgements not contested, which a team may act on
@@ -256,8 +262,8 @@ def trust(decided: Sequence[Record]) -> dict[str, Any]:
     }
 
 
-def trust_curve(marked: Sequence[Record]) -> list[dict[str, Any]]:
-    points = []
+def trust_curve(marked: Sequence[Record]) -> list[TrustLevel]:
+    points: list[TrustLevel] = []
     most = max((len(r.signals) for r in marked), default=0)
     for level in range(most + 1):
         kept = [r for r in marked if len(r.signals) <= level]
@@ -271,13 +277,13 @@ def trust_curve(marked: Sequence[Record]) -> list[dict[str, Any]]:
     return points
 
 
-def confidence_separation(decided: Sequence[Record]) -> dict[str, Any]:
+def confidence_separation(decided: Sequence[Record]) -> dict[str, Separation]:
     """How well each confidence source tells right verdicts from wrong ones: the area
     under the ROC curve (1: every right verdict more confident than every wrong one; 0.5:
     no better than chance; None: nothing to compare), over the judgements where it is
     known."""
     sources = sorted({source for r in decided for source in r.confidence})
-    separation = {}
+    separation: dict[str, Separation] = {}
     for source in sources:
         known = [r for r in decided if r.confidence.get(source) is not None]
         separation[source] = {
@@ -345,7 +351,7 @@ def change_counts(record: Record) -> ChangeCounts:
 
 def agent_figures(
     index: int, name: str, decided: Sequence[Record], changes: Sequence[ChangeCounts]
-) -> dict[str, Any]:
+) -> AgentFigures:
     """Accuracy of the agent's final decision and of its round-1 vote against
     expected_agents (over the judgements whose case gives them), and its vote changes."""
     labelled = [(r, r.expected_agents) for r in decided if r.expected_agents is not None]

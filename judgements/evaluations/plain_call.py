@@ -27,7 +27,7 @@ calls (and their re-asks) against the one call.
 
 import math
 from collections.abc import Sequence
-from typing import Any, Protocol, TypedDict
+from typing import Protocol, TypedDict
 
 from judgements.core import rules
 from judgements.evaluations import metrics
@@ -114,12 +114,48 @@ def figures(pairs: Sequence[tuple[Compared, str]]) -> dict[str, Proportion]:
     }
 
 
+class PlainCallComparison(TypedDict):
+    """The report's "plain_call" (`comparison`)."""
+
+    asked: bool
+    model: str | None
+    compared: int
+    plain_missing: int
+    # Figure name (FIGURES) -> its proportion, of each side.
+    panel: dict[str, Proportion]
+    plain: dict[str, Proportion]
+    panel_clean_margin: int
+    panel_tokens: int | None
+    plain_tokens: int | None
+
+
+class AgentsAgainstPlain(TypedDict):
+    panel: Proportion
+    panel_round1: Proportion
+    plain: Proportion
+
+
+class PerCriterionComparison(TypedDict):
+    """The report's "plain_per_criterion" (`per_criterion`)."""
+
+    asked: bool
+    compared: int
+    plain_missing: int
+    agents: AgentsAgainstPlain
+    panel: dict[str, Proportion]
+    plain: dict[str, Proportion]
+    panel_tokens: int | None
+    plain_tokens: int | None
+
+
 def token_sum(values: Sequence[int | None]) -> int | None:
     known = [value for value in values if value is not None]
     return sum(known) if known else None
 
 
-def comparison(records: Sequence[Compared], *, asked: bool, model: str | None) -> dict[str, Any]:
+def comparison(
+    records: Sequence[Compared], *, asked: bool, model: str | None
+) -> PlainCallComparison:
     """The panel and the plain call side by side on the finished records where both
     decided. `asked`: whether the run asked the plain call; `model`: the model that
     answered it (the deployment's MAGI_CHECK_MODEL, else the first agent's)."""
@@ -158,7 +194,7 @@ def agents_right(decided: Sequence[tuple[Sequence[str], Sequence[str]]]) -> Prop
     return proportion(sum(got == expected for got, expected in pairs), len(pairs))
 
 
-def per_criterion(records: Sequence[metrics.Record], *, asked: bool) -> dict[str, Any]:
+def per_criterion(records: Sequence[metrics.Record], *, asked: bool) -> PerCriterionComparison:
     """The agents and the panel beside three plain calls, one on each criterion, combined
     by the exact rule, on the finished records where the panel and all three calls
     decided. First the agents, vote for vote against the cases' expected_agents (their

@@ -4,9 +4,9 @@ the run's plain call, and two runs of one suite compared. Computed from the judg
 whenever it is asked for: the run stores nothing of its own.
 """
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from datetime import datetime
+from typing import TypedDict
 
 from django.conf import settings
 from django.db import models
@@ -14,10 +14,63 @@ from django.db import models
 from judgements.core import rules
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import metrics, plain_call, run_costs
+from judgements.evaluations.plain_call import PerCriterionComparison, PlainCallComparison
+from judgements.evaluations.report_figures import Figures
 from judgements.models import CheckKind, EvaluationRun, JudgementCheck, LLMAttempt, RoundDecision
 
 # Judgement id -> model -> token kind -> count (None: the provider gave none).
 Tokens = dict[int, dict[str, dict[str, int | None]]]
+
+
+class RunReport(Figures):
+    """A run's report (`report`): what the API answers (answers.Report validates it), the
+    run page shows and `manage.py evaluate` prints."""
+
+    plain_call: PlainCallComparison
+    plain_per_criterion: PerCriterionComparison
+
+
+class ComparedRun(TypedDict):
+    run: int
+    panel_name: str
+    created_at: str
+    report: RunReport
+
+
+class RunsCompared(TypedDict):
+    """Two runs of one suite side by side (`compare`): runs "a" and "b"."""
+
+    suite: str
+    a: ComparedRun
+    b: ComparedRun
+    changed_cases: list[str]
+
+
+class PlainCheck(TypedDict):
+    """A judgement's second opinion, the run's plain call (check_token_sums)."""
+
+    decision: str | None
+    model: str
+    tokens: int
+
+
+# The values of a judgement and of its case that record_of reads (records_of's queries).
+class JudgementRow(TypedDict):
+    repeat: int | None
+    status: str
+    started_at: datetime | None
+    finished_at: datetime | None
+    contested: bool | None
+    contest_signals: list[str] | None
+    answer_confidence: float | None
+    probe_confidence: float | None
+
+
+class CaseRow(TypedDict):
+    case_id: str
+    expected: str
+    expected_agents: list[str] | None
+    tags: list[str]
 
 
 def records_of(run: EvaluationRun) -> list[metrics.Record]:
@@ -60,7 +113,7 @@ def records_of(run: EvaluationRun) -> list[metrics.Record]:
                 case,
                 votes.get(pk, []),
                 tokens.get(pk, {}),
-                plain.get(pk, {}),
+                plain.get(pk),
                 vote_tokens.get(pk),
                 per_criterion.get(pk),
             )
@@ -109,7 +162,7 @@ def vote_token_sums(run: EvaluationRun) -> tuple[Tokens, dict[int, int]]:
     return tokens, vote_tokens
 
 
-def check_token_sums(run: EvaluationRun, tokens: Tokens) -> dict[int, dict[str, Any]]:
+def check_token_sums(run: EvaluationRun, tokens: Tokens) -> dict[int, PlainCheck]:
     """The calls beside the vote cost tokens too (judgements/engine/checks.py): added to
     `tokens`. Returns the second opinion's per judgement, the run's plain call, whose
     decision the report compares ("decision", "model", "tokens")."""
@@ -124,7 +177,7 @@ def check_token_sums(run: EvaluationRun, tokens: Tokens) -> dict[int, dict[str, 
         )
         .order_by()
     )
-    plain: dict[int, dict[str, Any]] = {}
+    plain: dict[int, PlainCheck] = {}
     for row in check_sums:
         if row["kind"] == CheckKind.SECOND_OPINION:
             plain[row["judgement_id"]] = {
@@ -173,11 +226,11 @@ def plain_criteria_of(run: EvaluationRun) -> dict[int, PlainCriteria]:
 
 
 def record_of(
-    judgement: Mapping[str, Any],
-    case: Mapping[str, Any],
+    judgement: JudgementRow,
+    case: CaseRow,
     votes: list[list[str]],
     tokens: dict[str, dict[str, int | None]],
-    plain: dict[str, Any],
+    plain: PlainCheck | None,
     vote_tokens: int | None,
     per_criterion: PlainCriteria | None = None,
 ) -> metrics.Record:
@@ -201,15 +254,15 @@ def record_of(
             "answer": judgement["answer_confidence"],
             "probe": judgement["probe_confidence"],
         },
-        plain=plain.get("decision"),
+        plain=plain["decision"] if plain else None,
         vote_tokens=vote_tokens,
-        plain_tokens=plain.get("tokens"),
+        plain_tokens=plain["tokens"] if plain else None,
         plain_criteria=tuple(per_criterion.decisions) if per_criterion else (),
         plain_criteria_tokens=per_criterion.tokens if per_criterion else None,
     )
 
 
-def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> dict[str, Any]:
+def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> RunReport:
     """The run's report (metrics.report): of the panel's own verdicts, overrides aside,
     with the panel beside the run's plain call (plain_call.comparison)."""
     records = records_of(run) if records is None else records
@@ -220,10 +273,11 @@ def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> d
         prices=settings.MAGI_MODEL_PRICES,
     )
     finished = [r for r in records if r.finished]
-    return figures | {
-        "plain_call": plain_call.comparison(finished, asked=run.plain_call, model=plain_model(run)),
-        "plain_per_criterion": plain_call.per_criterion(finished, asked=run.plain_call),
-    }
+    return RunReport(
+        **figures,
+        plain_call=plain_call.comparison(finished, asked=run.plain_call, model=plain_model(run)),
+        plain_per_criterion=plain_call.per_criterion(finished, asked=run.plain_call),
+    )
 
 
 def plain_model(run: EvaluationRun) -> str | None:
@@ -232,12 +286,12 @@ def plain_model(run: EvaluationRun) -> str | None:
     return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
 
 
-def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
+def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> RunsCompared:
     """Two runs of the same suite side by side, with the cases whose verdicts differ
     between them (panel A against B, or before and after a change of criteria)."""
     if run_a.suite_id != run_b.suite_id:
         raise InvalidInput({"run": ["Only runs of the same suite can be compared."]})
-    sides = {}
+    sides: dict[str, ComparedRun] = {}
     verdicts = {}
     for key, run in (("a", run_a), ("b", run_b)):
         records = records_of(run)
@@ -253,7 +307,7 @@ def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> dict[str, Any]:
         for case_id in dict.fromkeys([*verdicts["a"], *verdicts["b"]])
         if verdicts["a"].get(case_id) != verdicts["b"].get(case_id)
     ]
-    return {"suite": run_a.suite.name, **sides, "changed_cases": changed}
+    return {"suite": run_a.suite.name, "a": sides["a"], "b": sides["b"], "changed_cases": changed}
 
 
 def case_verdicts(records: list[metrics.Record]) -> dict[str, list[str]]:

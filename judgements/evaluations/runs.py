@@ -11,7 +11,7 @@ import io
 import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.db import models, transaction
@@ -185,7 +185,26 @@ def cancel(run: EvaluationRun, user: User) -> list[int]:
 # --- following --------------------------------------------------------------------------
 
 
-def progress(run: EvaluationRun) -> dict[str, Any]:
+class RoundProgress(TypedDict):
+    round: int
+    votes: int
+    of: int
+
+
+class Progress(TypedDict):
+    """How far a run is (`progress`): what the API answers (answers.Progress validates
+    it), the run page shows and `manage.py evaluate` prints as it goes."""
+
+    total: int
+    finished: int
+    errors: int
+    running: int
+    done: bool
+    rounds: list[RoundProgress]
+    seconds_left: int | None
+
+
+def progress(run: EvaluationRun) -> Progress:
     """How far the run is: counts of its judgements ("total", "finished", "errors",
     "running", "done"), the votes stored in each round ("rounds": [{"round", "votes",
     "of"}]) and, while it runs, an estimate of the seconds left ("seconds_left", None
@@ -206,13 +225,16 @@ def progress(run: EvaluationRun) -> dict[str, Any]:
         .values_list("round", "votes")
     )
     votes_each = rules.PANEL_SIZE * counts["total"]
-    rounds = [
+    rounds: list[RoundProgress] = [
         {"round": n, "votes": per_round.get(n, 0), "of": votes_each}
         for n in range(1, rules.ROUNDS + 1)
     ]
     done = counts["finished"] == counts["total"]
     return {
-        **counts,
+        "total": counts["total"],
+        "finished": counts["finished"],
+        "errors": counts["errors"],
+        "running": counts["running"],
         "done": done,
         "rounds": rounds,
         "seconds_left": None if done else seconds_left(run, first_start, sum(per_round.values())),

@@ -9,7 +9,7 @@ Errors name the line and the field ("line 3.expected"), or "name" / "description
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -35,10 +35,22 @@ VERDICTS = suite_schema.VERDICTS
 NO_CASES = "The suite holds no cases: write one JSON object a line."
 
 
+class Case(TypedDict):
+    """A suite's case as parse_jsonl cleans it (suite_schema.SuiteCaseLine) and cases_of
+    reads it back: title "" and expected_agents None when absent, tags [] when absent."""
+
+    id: str
+    title: str
+    content: str
+    expected: str
+    expected_agents: list[str] | None
+    tags: list[str]
+
+
 # --- reading --------------------------------------------------------------------------
 
 
-def parse_jsonl(data: bytes | str) -> list[dict[str, Any]]:
+def parse_jsonl(data: bytes | str) -> list[Case]:
     """The cleaned cases of a JSONL suite, or InvalidInput naming each bad line and field.
 
     A case comes back as {"id", "title", "content", "expected", "expected_agents", "tags"}:
@@ -54,7 +66,7 @@ def parse_jsonl(data: bytes | str) -> list[dict[str, Any]]:
             {"cases": [f"A suite holds at most {limit} cases; this one has {len(numbered)}."]}
         )
     errors: dict[str, list[str]] = {}
-    cases: list[dict[str, Any]] = []
+    cases: list[Case] = []
     first_line_of: dict[str, int] = {}
     for number, line in numbered:
         if len({key.split(".")[0] for key in errors}) >= MAX_LINE_ERRORS:
@@ -115,7 +127,7 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
     return lines
 
 
-def clean_case(line: str) -> dict[str, Any]:
+def clean_case(line: str) -> Case:
     """One line's case, cleaned (suite_schema.SuiteCaseLine); InvalidInput with paths
     relative to the line ("", ".id")."""
     try:
@@ -132,7 +144,15 @@ def clean_case(line: str) -> dict[str, Any]:
         raise InvalidInput(
             {("" if path == "" else f".{path}"): messages for path, messages in exc.errors.items()}
         ) from None
-    return cleaned.model_dump(mode="json")
+    agents = cleaned.expected_agents
+    return {
+        "id": cleaned.id,
+        "title": cleaned.title,
+        "content": cleaned.content,
+        "expected": cleaned.expected.value,
+        "expected_agents": None if agents is None else [agent.value for agent in agents],
+        "tags": list(cleaned.tags),
+    }
 
 
 # --- storing --------------------------------------------------------------------------
@@ -166,7 +186,7 @@ def validated(
     data: bytes | str,
     suite: Suite | None = None,
     team: Team | None = None,
-) -> tuple[str, str, list[dict[str, Any]]]:
+) -> tuple[str, str, list[Case]]:
     """A suite's name, description and cases as stored, or InvalidInput with every
     problem at once. `suite`: the one being replaced, whose own name is no clash; `team`:
     the team it is (or goes) in, whose suites its name must differ from instead."""
@@ -177,7 +197,7 @@ def validated(
     )
     if clean_name and name_taken(clean_name, owner, suite, team):
         errors["name"] = [f"There is already a suite called {clean_name!r}."]
-    cases: list[dict[str, Any]] = []
+    cases: list[Case] = []
     try:
         cases = parse_jsonl(data)
     except InvalidInput as exc:
@@ -187,7 +207,7 @@ def validated(
     return clean_name, clean_description, cases
 
 
-def store_cases(suite: Suite, cases: list[dict[str, Any]]) -> None:
+def store_cases(suite: Suite, cases: list[Case]) -> None:
     """Give the suite these cases, in this order, in place of any it had."""
     SuiteCase.objects.filter(suite=suite).delete()
     SuiteCase.objects.bulk_create(
@@ -236,7 +256,7 @@ def name_taken(
     return any(text.comparable_name(other) == key for other in names)
 
 
-def cases_of(suite: Suite) -> list[dict[str, Any]]:
+def cases_of(suite: Suite) -> list[Case]:
     """The suite's cases in the shape parse_jsonl returns."""
     return [
         {

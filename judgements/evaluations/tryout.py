@@ -7,7 +7,6 @@ content and the panel's agents (`find`), and the judgement records the panel lik
 
 import functools
 from dataclasses import dataclass
-from typing import Any
 
 from judgements.evaluations import suites
 from judgements.models import Panel
@@ -30,12 +29,12 @@ class Example:
 
 
 @functools.cache
-def starter_cases(panel_name: str) -> tuple[dict[str, Any], ...]:
+def starter_cases(panel_name: str) -> tuple[suites.Case, ...]:
     """Its starter suite's first case of each expected verdict (none if it ships none)."""
     path = STARTER_SUITES / f"starter-{panel_name}.jsonl"
     if not path.exists():
         return ()
-    chosen: dict[str, dict[str, Any]] = {}
+    chosen: dict[str, suites.Case] = {}
     for case in suites.parse_jsonl(path.read_text(encoding="utf-8")):
         chosen.setdefault(case["expected"], case)
     return tuple(chosen[kind] for kind in ("approve", "reject") if kind in chosen)

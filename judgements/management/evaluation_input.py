@@ -4,11 +4,13 @@ saved panel) and the suite stored under the file's name.
 """
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
+from judgements.core.json_values import JsonValue
 from judgements.evaluations import runs, suites
 from judgements.intake import schemas
 from judgements.models import Panel, Suite
@@ -17,7 +19,26 @@ from judgements.panels import saved_panels, variant_setting
 PANEL_FILE_FIELDS = ("name", "description", "agents")
 
 
-def certify_options(options: dict[str, Any]) -> tuple[float, float]:
+class CertifyOptions(TypedDict):
+    """--target and --delta as typed (commands/evaluate.py's add_arguments)."""
+
+    target: str
+    delta: str
+
+
+class EvaluateOptions(CertifyOptions):
+    """What `manage.py evaluate` parses: its arguments, as typed, and Django's verbosity."""
+
+    suite: str | None
+    panel: str
+    repeat: str
+    variants: str | None
+    json: bool
+    certify: bool
+    verbosity: int
+
+
+def certify_options(options: CertifyOptions) -> tuple[float, float]:
     """--target and --delta as numbers in (0, 1); InvalidInput naming each that is not."""
     errors: dict[str, list[str]] = {}
     values = []
@@ -67,9 +88,11 @@ def parse_repeat(value: str, errors: dict[str, list[str]]) -> int:
     return 1
 
 
-def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | None, Any, str]:
+def read_panel(
+    reference: str, errors: dict[str, list[str]]
+) -> tuple[Panel | None, Sequence[Mapping[str, object]], str]:
     """(Panel or None, agents, name) from a panel file or a saved panel. A file's agents
-    are its JSON as read: start_run validates them."""
+    are its JSON as read (none when they are not valid): start_run validates them again."""
     path = Path(reference)
     if not path.is_file():
         try:
@@ -80,7 +103,7 @@ def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | No
             return None, [], ""
         return panel, saved_panels.agents_of(panel), panel.name
     try:
-        spec = json.loads(path.read_bytes().decode("utf-8-sig"))
+        spec: JsonValue = json.loads(path.read_bytes().decode("utf-8-sig"))
     except OSError as exc:
         errors["panel"] = [f"Cannot read {reference}: {exc.strerror}."]
         return None, [], ""
@@ -104,10 +127,13 @@ def read_panel(reference: str, errors: dict[str, list[str]]) -> tuple[Panel | No
         schemas.validated_agents(agents)
     except InvalidInput as exc:
         errors.update({f"panel.{f}": m for f, m in exc.errors.items() if f.startswith("agents")})
-    return None, agents, name
+        return None, [], name
+    # Agents that passed are a JSON list of objects.
+    assert isinstance(agents, list)
+    return None, [agent for agent in agents if isinstance(agent, dict)], name
 
 
-def suite_for(path: Path, data: bytes, cases: list[dict[str, Any]]) -> Suite:
+def suite_for(path: Path, data: bytes, cases: list[suites.Case]) -> Suite:
     """The owner-less suite named after the file: reused when its cases are the file's,
     created when there is none, refused when it holds other cases."""
     name = path.stem

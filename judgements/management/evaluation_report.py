@@ -2,13 +2,17 @@
 run's report in lines, and the certificate. (With --json it prints the report as JSON.)
 """
 
-from typing import Any
-
-from judgements.evaluations.plain_call import Proportion
+from judgements.evaluations.plain_call import (
+    PerCriterionComparison,
+    PlainCallComparison,
+    Proportion,
+)
+from judgements.evaluations.run_reports import RunReport
+from judgements.evaluations.runs import Progress
 from judgements.models import Certificate, EvaluationRun
 
 
-def progress_line(state: dict[str, Any]) -> str:
+def progress_line(state: Progress) -> str:
     errors = state["errors"]
     return (
         f"progress: {state['finished']}/{state['total']} judgements finished, "
@@ -38,7 +42,7 @@ def percent(value: float | None) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
 
-def readable(run: EvaluationRun, report: dict[str, Any]) -> str:
+def readable(run: EvaluationRun, report: RunReport) -> str:
     confusion = report["confusion"]
     delib = report["deliberation"]
     by_round = report["vote_changes_by_round"]
@@ -110,7 +114,7 @@ def side(figure: Proportion) -> str:
     )
 
 
-def per_criterion_lines(found: dict[str, Any] | None) -> list[str]:
+def per_criterion_lines(found: PerCriterionComparison | None) -> list[str]:
     """The agents, then the panel, beside a plain call on each criterion combined by the
     exact rule (evaluations/plain_call.py per_criterion), one line a figure."""
     if not found or not found["asked"]:
@@ -130,7 +134,7 @@ def per_criterion_lines(found: dict[str, Any] | None) -> list[str]:
     return lines
 
 
-def plain_call_lines(found: dict[str, Any] | None) -> list[str]:
+def plain_call_lines(found: PlainCallComparison | None) -> list[str]:
     """The panel beside the run's plain call told the rule (evaluations/plain_call.py), one
     line a figure: count of whole and the 95% Wilson interval, panel then plain call."""
     if not found or not found["asked"]:

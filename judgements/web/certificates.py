@@ -107,7 +107,7 @@ class CertificateView:
         return f"Certified: at least {self.bound} on {self.coverage} of verdicts"
 
 
-def check_words(check: dict[str, Any] | None) -> dict[str, Any] | None:
+def check_words(check: certify.Checked | None) -> dict[str, Any] | None:
     """A certificate's rule on a run it was not measured on (certify.checked_on), in
     words: "kept 31 of 40, 29 right: 93.5 % (90 % interval 82.0 % to 98.7 %)"."""
     if check is None:

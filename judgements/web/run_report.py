@@ -1,17 +1,19 @@
 """A run's report as the pages show it: the figures picked and formatted as tables, the
 charts laid out (evaluations/charts.py), and two runs of one suite side by side."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from judgements.evaluations import certify, charts, runs
 from judgements.evaluations.plain_call import Proportion
+from judgements.evaluations.run_reports import RunReport, RunsCompared
 from judgements.models import EvaluationRun, agents_fingerprint
 from judgements.web import certificates
 
 # --- progress in words ----------------------------------------------------------------
 
 
-def progress_text(progress: dict[str, Any]) -> str:
+def progress_text(progress: runs.Progress) -> str:
     """'12 of 32 judged, 1 error, 3 under way; about 4 min left'."""
     text = f"{progress['finished']} of {progress['total']} judged"
     errors = progress["errors"]
@@ -80,7 +82,7 @@ AGENT_FIGURES = (
 )
 
 
-def figure(report: dict[str, Any], path: str) -> Any:
+def figure(report: Mapping[str, Any], path: str) -> Any:
     """A figure by its key path ("tokens.prompt"); a list counts its items."""
     value: Any = report
     for key in path.split("."):
@@ -118,7 +120,7 @@ def difference(a: float | None, b: float | None, kind: str) -> str:
     return f"{delta:+,}"
 
 
-def report_tables(report: dict[str, Any]) -> dict[str, Any]:
+def report_tables(report: Mapping[str, Any]) -> dict[str, Any]:
     """The report's figures as rows of text, for the page's tables."""
     return {
         "figures": [
@@ -177,7 +179,7 @@ def proportion_text(figures: Proportion | None) -> str:
     )
 
 
-def plain_call_table(report: dict[str, Any]) -> dict[str, Any] | None:
+def plain_call_table(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The panel and the plain call side by side, as rows of text; None when the run
     did not ask the plain call (a run stored before it existed)."""
     found = report.get("plain_call")
@@ -225,7 +227,7 @@ def plain_call_table(report: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def per_criterion_table(report: dict[str, Any]) -> dict[str, Any] | None:
+def per_criterion_table(report: Mapping[str, Any]) -> dict[str, Any] | None:
     """The agents, then the panel, beside a plain call on each criterion combined by the
     exact rule, as rows of text; None when the run did not ask the plain calls."""
     found = report.get("plain_per_criterion")
@@ -283,7 +285,7 @@ def run_certificate(run: EvaluationRun) -> dict[str, Any] | None:
     }
 
 
-def report_charts(report: dict[str, Any]) -> dict[str, Any]:
+def report_charts(report: RunReport) -> dict[str, Any]:
     return {
         "heat_map": charts.confusion_heat_map(report.get("confusion") or {}),
         "per_round": charts.vote_changes_per_round(report),
@@ -296,14 +298,14 @@ def report_charts(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def compared(
-    run_a: EvaluationRun, run_b: EvaluationRun, comparison: dict[str, Any]
+    run_a: EvaluationRun, run_b: EvaluationRun, comparison: RunsCompared
 ) -> dict[str, Any]:
     """Both runs' figures and charts, and the difference B minus A of each figure (once both
     are done: a run under way shows its progress instead)."""
     sides: list[dict[str, Any]] = []  # a template's context, one per run
-    for letter, run in (("A", run_a), ("B", run_b)):
+    for letter, run, side in (("A", run_a, comparison["a"]), ("B", run_b, comparison["b"])):
         progress = runs.progress(run)
-        report = comparison[letter.lower()]["report"] if progress["done"] else None
+        report = side["report"] if progress["done"] else None
         sides.append(
             {
                 "letter": letter,
@@ -333,7 +335,7 @@ def compared(
     return context
 
 
-def compared_rows(report_a: dict[str, Any], report_b: dict[str, Any]) -> list[dict[str, Any]]:
+def compared_rows(report_a: Mapping[str, Any], report_b: Mapping[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for label, path, kind in FIGURES:
         a, b = figure(report_a, path), figure(report_b, path)

@@ -10,7 +10,7 @@ invalid input, naming the field.
 
 import json
 from argparse import ArgumentParser
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.core.management.base import BaseCommand
 
@@ -19,6 +19,15 @@ from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
 
 EXIT_INVALID = 2
+
+
+class ApiTokenOptions(TypedDict):
+    """What add_arguments parses."""
+
+    username: str
+    name: str
+    team: str | None
+    json: bool
 
 
 class Command(BaseCommand):
@@ -30,7 +39,7 @@ class Command(BaseCommand):
         parser.add_argument("--team", help="the team whose token it is (what it starts is theirs)")
         parser.add_argument("--json", action="store_true", help="print id, key and more as JSON")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[ApiTokenOptions]) -> None:
         try:
             issued = people.issue_token(None, options["username"], options["name"], options["team"])
         except InvalidInput as exc:

@@ -20,7 +20,7 @@ import sys
 import urllib.error
 import urllib.request
 from argparse import ArgumentParser
-from typing import Any
+from typing import NotRequired, TypedDict, Unpack
 
 from django.core.management.base import BaseCommand
 
@@ -63,6 +63,16 @@ def kept_checkpoint(source: str) -> str:
     return text
 
 
+class AuditOptions(TypedDict):
+    """What add_arguments parses: the action, and the arguments of the one given."""
+
+    action: str
+    all: NotRequired[bool]
+    keys: NotRequired[str | None]
+    checkpoint: NotRequired[str | None]
+    public: NotRequired[str]
+
+
 class Command(BaseCommand):
     help = "Check the audit log (verify), or show and manage its signing keys."
 
@@ -87,7 +97,7 @@ class Command(BaseCommand):
             help="the retired key's public half, base64url; after `--` if it begins with `-`",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[AuditOptions]) -> None:
         try:
             if options["action"] == "verify":
                 sys.exit(self.verify(options["keys"], options["checkpoint"], every=options["all"]))

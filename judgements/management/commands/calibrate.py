@@ -17,7 +17,7 @@ panel, a bad --variants, or no finished run to learn from.
 """
 
 import sys
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -28,6 +28,13 @@ from judgements.management import invalid_input
 from judgements.panels import saved_panels, variant_setting
 
 EXIT_LEARNED, EXIT_INVALID, EXIT_TOO_FEW = 0, 2, 3
+
+
+class CalibrateOptions(TypedDict):
+    """What add_arguments parses."""
+
+    panel: str
+    variants: str | None
 
 
 class Command(BaseCommand):
@@ -42,7 +49,7 @@ class Command(BaseCommand):
             "no variant); default: the panel's own",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[CalibrateOptions]) -> None:
         try:
             panel = saved_panels.resolve(options["panel"], None)
             variants = None

@@ -1,11 +1,18 @@
 """Give a newcomer a login within a minute of the run command."""
 
 import secrets
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+
+
+class EnsureAdminOptions(TypedDict):
+    """What add_arguments parses."""
+
+    username: str
+    url: str
 
 
 class Command(BaseCommand):
@@ -15,7 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--username", default="admin")
         parser.add_argument("--url", default="http://127.0.0.1:8000/")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[EnsureAdminOptions]) -> None:
         users = get_user_model()
         password_file = settings.VAR_DIR / "admin-password.txt"
         username = options["username"]

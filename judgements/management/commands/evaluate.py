@@ -36,7 +36,7 @@ import json
 import logging
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import NoReturn, Unpack
 
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
@@ -46,8 +46,10 @@ from judgements.core.errors import InvalidInput
 from judgements.engine import lifecycle
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, run_reports, runs, suites
+from judgements.evaluations.run_reports import RunReport
 from judgements.infrastructure.database import db_call
 from judgements.management import evaluation_input, evaluation_report, invalid_input
+from judgements.management.evaluation_input import EvaluateOptions
 from judgements.models import Certificate, EvaluationRun, Judgement
 from judgements.outcome import answers
 from judgements.panels import saved_panels
@@ -96,7 +98,7 @@ class Command(BaseCommand):
             help="with --certify: the bound holds at confidence 1 - delta (default 0.1)",
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[EvaluateOptions]) -> None:
         try:
             target, delta = evaluation_input.certify_options(options)
             if options["suite"] is None:
@@ -141,7 +143,7 @@ class Command(BaseCommand):
         self.write_certified(options, report, certificate, run)
         sys.exit(EXIT_COMPLETED)
 
-    def certify_only(self, options: dict[str, Any], target: float, delta: float) -> None:
+    def certify_only(self, options: EvaluateOptions, target: float, delta: float) -> None:
         """--certify without a suite: certify the saved panel from the runs it has."""
         try:
             panel = saved_panels.resolve(options["panel"], None)
@@ -153,8 +155,8 @@ class Command(BaseCommand):
 
     def write_certified(
         self,
-        options: dict[str, Any],
-        report: dict[str, Any] | None,
+        options: EvaluateOptions,
+        report: RunReport | None,
         certificate: Certificate,
         run: EvaluationRun | None,
     ) -> None:
@@ -174,7 +176,7 @@ class Command(BaseCommand):
 
     # --- input ------------------------------------------------------------------------
 
-    def start(self, options: dict[str, Any]) -> EvaluationRun:
+    def start(self, options: EvaluateOptions) -> EvaluationRun:
         """Validate every input (all errors at once), then store the suite and the run in
         one transaction: invalid input stores nothing."""
         errors: dict[str, list[str]] = {}
@@ -185,6 +187,7 @@ class Command(BaseCommand):
             errors["panel"] = ["--certify needs a saved panel's name or id, not a panel file."]
         if options["certify"] and panel is not None and variants is not None:
             evaluation_input.same_variants(panel, variants, errors)
+        assert options["suite"] is not None  # handle asked for it
         path = Path(options["suite"])
         try:
             data = path.read_bytes()

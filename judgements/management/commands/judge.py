@@ -17,7 +17,7 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.core.management.base import BaseCommand, CommandParser
 
@@ -45,6 +45,13 @@ EXIT_OF_VERDICT: dict[str, int] = {
 PROGRESS_RECHECK_SECONDS = 1.0
 
 
+class JudgeOptions(TypedDict):
+    """What add_arguments parses."""
+
+    case: str
+    json: bool
+
+
 class Command(BaseCommand):
     help = "Judge the case in CASE.json (or - for standard input) and report the decision."
     # Django's system checks read the URL configuration, the admin and the templates,
@@ -59,7 +66,7 @@ class Command(BaseCommand):
         # lines written when judge ran them still work (and its help reads as before).
         parser.add_argument("--skip-checks", action="store_true", help="Skip system checks.")
 
-    def handle(self, *args: str, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[JudgeOptions]) -> None:
         try:
             # No creator: the operator's command line, under no user's limits, may name
             # any saved panel.

@@ -3,7 +3,7 @@ after migrating, so a newcomer can judge with one click. Existing examples are l
 they are (edits by staff included); a deleted or renamed one comes back."""
 
 import sys
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.core.management.base import BaseCommand
 
@@ -14,10 +14,16 @@ from judgements.panels import saved_panels
 EXIT_INVALID = 2
 
 
+class LoadExamplesOptions(TypedDict):
+    """What Django parses for every command that this one reads."""
+
+    verbosity: int
+
+
 class Command(BaseCommand):
     help = "Create the shipped example panels and suites that do not exist yet."
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[LoadExamplesOptions]) -> None:
         # Imported here: the suites are another part of MAGI than the panels.
         from judgements.evaluations import suites
 

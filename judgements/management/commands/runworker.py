@@ -1,10 +1,16 @@
 import asyncio
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements.engine.runner import EngineRunner
+
+
+class RunWorkerOptions(TypedDict):
+    """What add_arguments parses."""
+
+    channels: list[str]
 
 
 class Command(BaseCommand):
@@ -16,7 +22,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("channels", nargs="+", help=f"must be {settings.MAGI_ENGINE_CHANNEL}")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[RunWorkerOptions]) -> None:
         unknown = set(options["channels"]) - {settings.MAGI_ENGINE_CHANNEL}
         if unknown:
             raise CommandError(

@@ -11,7 +11,7 @@ Exit 2 for invalid input, naming the field or the line.
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict, Unpack
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -24,6 +24,16 @@ from judgements.management import invalid_input
 from judgements.models import Suite
 
 EXIT_OK, EXIT_INVALID = 0, 2
+
+
+class SuiteOptions(TypedDict):
+    """What add_arguments parses: the action, and the arguments of the one given."""
+
+    action: str
+    file: NotRequired[str]
+    name: NotRequired[str]
+    description: NotRequired[str]
+    owner: NotRequired[str | None]
 
 
 class Command(BaseCommand):
@@ -41,7 +51,7 @@ class Command(BaseCommand):
         exporting.add_argument("--owner", help="the owning user's username (default: none)")
         actions.add_parser("list", help="list the suites")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[SuiteOptions]) -> None:
         try:
             if options["action"] == "import":
                 suite = import_file(options)
@@ -67,7 +77,7 @@ def owner_of(username: str | None) -> User | None:
     return user
 
 
-def import_file(options: dict[str, Any]) -> Suite:
+def import_file(options: SuiteOptions) -> Suite:
     owner = owner_of(options["owner"])
     try:
         data = Path(options["file"]).read_bytes()
@@ -84,7 +94,7 @@ def import_file(options: dict[str, Any]) -> Suite:
         raise InvalidInput(exc.errors) from None
 
 
-def find_suite(options: dict[str, Any]) -> Suite:
+def find_suite(options: SuiteOptions) -> Suite:
     owner = owner_of(options["owner"])
     key = text.comparable_name(options["name"])
     for suite in Suite.objects.filter(owner=owner):

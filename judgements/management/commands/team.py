@@ -14,9 +14,10 @@ as the author: the operator's command line. Exit 2 for invalid input, naming the
 
 import sys
 from argparse import ArgumentParser
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, Unpack
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
 from judgements.configuration import assignment, team_config, teams
@@ -27,6 +28,21 @@ from judgements.models import ApiToken, Panel, Suite, Team
 
 EXIT_OK, EXIT_INVALID = 0, 2
 SWITCH = {"on": True, "off": False}
+
+
+class TeamOptions(TypedDict):
+    """What add_arguments parses: the action, and the arguments of the one given."""
+
+    action: str
+    name: NotRequired[str]
+    usernames: NotRequired[list[str]]
+    # assign: one of --panel, --suite, --token; reviewers: the panel's id.
+    panel: NotRequired[int | None]
+    suite: NotRequired[int | None]
+    token: NotRequired[int | None]
+    users: NotRequired[str | None]
+    whole_team: NotRequired[str | None]
+    four_eyes: NotRequired[str | None]
 
 
 class Command(BaseCommand):
@@ -55,14 +71,14 @@ class Command(BaseCommand):
         reviewing.add_argument("--whole-team", choices=sorted(SWITCH))
         reviewing.add_argument("--four-eyes", choices=sorted(SWITCH))
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[TeamOptions]) -> None:
         try:
             self.act(options)
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)
         sys.exit(EXIT_OK)
 
-    def act(self, options: dict[str, Any]) -> None:
+    def act(self, options: TeamOptions) -> None:
         action = options["action"]
         if action == "create":
             name = options["name"].strip()
@@ -105,8 +121,10 @@ class Command(BaseCommand):
         for token in team.api_tokens.all():
             self.stdout.write(f"token {token.pk} {token.name!r} ({token.prefix}…)")
 
-    def reviewers(self, options: dict[str, Any]) -> None:
-        panel = Panel.objects.filter(pk=options["panel"]).first()
+    def reviewers(self, options: TeamOptions) -> None:
+        # The reviewers action's panel is required (an int); assign's may be None.
+        panel_id = options["panel"]
+        panel = Panel.objects.filter(pk=panel_id).first() if panel_id is not None else None
         if panel is None:
             raise InvalidInput({"panel": [f"No panel {options['panel']}."]})
         users = None
@@ -131,7 +149,7 @@ def team_named(name: str) -> Team:
     return team
 
 
-def users_named(names: list[str], field: str) -> list[Any]:
+def users_named(names: list[str], field: str) -> list[User]:
     found = {
         user.get_username(): user for user in get_user_model().objects.filter(username__in=names)
     }
@@ -142,11 +160,22 @@ def users_named(names: list[str], field: str) -> list[Any]:
     return [found[name] for name in names]
 
 
-def assigned(options: dict[str, Any]) -> Panel | Suite | ApiToken:
-    for field, model in (("panel", Panel), ("suite", Suite), ("token", ApiToken)):
-        if options[field] is not None:
-            thing = model.objects.filter(pk=options[field]).first()
+# What a team can be given, by option.
+ASSIGNABLE: tuple[
+    tuple[Literal["panel", "suite", "token"], type[Panel | Suite | ApiToken]], ...
+] = (
+    ("panel", Panel),
+    ("suite", Suite),
+    ("token", ApiToken),
+)
+
+
+def assigned(options: TeamOptions) -> Panel | Suite | ApiToken:
+    for field, model in ASSIGNABLE:
+        pk = options[field]
+        if pk is not None:
+            thing = model.objects.filter(pk=pk).first()
             if thing is None:
-                raise InvalidInput({field: [f"No {field} {options[field]}."]})
+                raise InvalidInput({field: [f"No {field} {pk}."]})
             return thing
     raise InvalidInput({"panel": ["Name a panel, a suite or a token."]})  # argparse requires one

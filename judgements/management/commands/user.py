@@ -12,7 +12,7 @@ author (the operator's command line). Exit 2 for invalid input, naming the field
 
 import sys
 from argparse import ArgumentParser
-from typing import Any
+from typing import NotRequired, TypedDict, Unpack
 
 from django.core.management.base import BaseCommand
 
@@ -22,6 +22,16 @@ from judgements.management import invalid_input
 
 EXIT_OK, EXIT_INVALID = 0, 2
 SWITCH = {"on": True, "off": False}
+
+
+class UserOptions(TypedDict):
+    """What add_arguments parses: the action, and the arguments of the one given."""
+
+    action: str
+    username: NotRequired[str]
+    email: NotRequired[str]
+    staff: NotRequired[bool]
+    switch: NotRequired[str]
 
 
 class Command(BaseCommand):
@@ -38,14 +48,14 @@ class Command(BaseCommand):
         staffing.add_argument("switch", choices=sorted(SWITCH))
         actions.add_parser("list", help="every user: username, email, staff, teams")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[UserOptions]) -> None:
         try:
             self.act(options)
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)
         sys.exit(EXIT_OK)
 
-    def act(self, options: dict[str, Any]) -> None:
+    def act(self, options: UserOptions) -> None:
         action = options["action"]
         if action == "create":
             user = people.create_user(None, options["username"], options["email"], options["staff"])

@@ -1,9 +1,16 @@
-from typing import Any
+from typing import TypedDict, Unpack
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements.models import WebhookSecret
+
+
+class WebhookSecretOptions(TypedDict):
+    """What add_arguments parses."""
+
+    username: str
+    rotate: bool
 
 
 class Command(BaseCommand):
@@ -16,7 +23,7 @@ class Command(BaseCommand):
         parser.add_argument("username")
         parser.add_argument("--rotate", action="store_true", help="replace the existing secret")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Unpack[WebhookSecretOptions]) -> None:
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"no user called {options['username']!r}", returncode=2)

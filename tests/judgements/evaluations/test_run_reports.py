@@ -31,8 +31,8 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     await run_all(runner, run, repeat=1)
     progress = await sync_to_async(runs.progress)(run)
     # The estimate: the time so far per vote stored (27), times the votes due (27).
-    assert isinstance(progress.pop("seconds_left"), int)
-    assert progress == {
+    assert isinstance(progress["seconds_left"], int)
+    assert {key: value for key, value in progress.items() if key != "seconds_left"} == {
         "total": 6,
         "finished": 3,
         "errors": 0,
@@ -104,11 +104,13 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
     # and 6 x 3 on one criterion each.
     assert report["tokens"]["prompt"] == 7800
     assert report["tokens"]["completion"] == 1560
-    assert 0 < report["tokens"]["cached"] <= 7800
+    cached = report["tokens"]["cached"]
+    assert cached is not None and 0 < cached <= 7800
     assert report["cost"] == pytest.approx((7800 + 1560 * 10) / 1_000_000)
     assert report["plain_call"]["panel_tokens"] == 5400 + 1080
     assert report["plain_call"]["plain_tokens"] == 600 + 120
-    assert report["seconds_per_judgement"] > 0
+    seconds = report["seconds_per_judgement"]
+    assert seconds is not None and seconds > 0
 
 
 async def test_errors_are_counted_apart(fake_llm, suite, user, runner):

@@ -293,7 +293,7 @@ def test_every_example_panel_has_a_starter_a_red_team_and_a_held_out_suite():
 
 
 def test_the_shipped_suites_parse_and_have_the_promised_mix():
-    found: dict[str, list[dict]] = {"starter": [], "redteam": [], "holdout": []}
+    found: dict[str, list[suites.Case]] = {"starter": [], "redteam": [], "holdout": []}
     for path in suites.example_files():
         found[path.stem.split("-", 1)[0]].extend(suites.parse_jsonl(path.read_bytes()))
     starter, redteam, holdout = found["starter"], found["redteam"], found["holdout"]
@@ -318,6 +318,7 @@ def test_each_shipped_case_is_a_valid_judgement_for_its_panel(settings):
         panel = yaml.safe_load((panels_dir / f"{path.stem.split('-', 1)[1]}.yaml").read_text())
         for case in suites.parse_jsonl(path.read_bytes()):
             # The panel rule: approved exactly when at least two agents approve.
+            assert case["expected_agents"] is not None, case["id"]
             approvals = case["expected_agents"].count("approve")
             assert (approvals >= 2) == (case["expected"] == "approve"), case["id"]
             validate_case(

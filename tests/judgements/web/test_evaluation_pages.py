@@ -664,10 +664,19 @@ def test_another_users_run_cannot_be_cancelled(client, suite, user, other_user, 
 
 
 def test_the_progress_text_gives_the_estimate_in_words():
+    from judgements.evaluations.runs import Progress
     from judgements.web.run_report import duration, progress_text
 
     assert [duration(s) for s in (40, 61, 240, 3900)] == ["40 s", "1 min", "4 min", "1 h 5 min"]
-    progress = {"finished": 2, "total": 8, "errors": 1, "running": 3, "seconds_left": 250}
+    progress: Progress = {
+        "total": 8,
+        "finished": 2,
+        "errors": 1,
+        "running": 3,
+        "done": False,
+        "rounds": [],
+        "seconds_left": 250,
+    }
     assert progress_text(progress) == "2 of 8 judged, 1 error, 3 under way; about 4 min left"
 
 
