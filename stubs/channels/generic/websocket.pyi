@@ -34,7 +34,6 @@ class _ChannelLayer(Protocol):
     async def group_discard(self, group: str, channel: str) -> None: ...
 
 class AsyncWebsocketConsumer:
-    groups: list[str]
     scope: _ConsumerScope
     # Set before connect() when the project configures a channel layer (this one does).
     channel_layer: _ChannelLayer
