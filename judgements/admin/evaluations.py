@@ -35,7 +35,11 @@ class PanelForm(forms.ModelForm[Panel]):
         model = Panel
         fields = ["team", "reviewers", "team_reviews", "four_eyes", "notify_contested"]
 
-    def clean(self) -> dict[str, Any]:
+    # What the audit says the panel's reviewing was before this form's changes (set by
+    # PanelAdmin.save_model, recorded by its save_related).
+    reviewing_before: object
+
+    def clean(self) -> dict[str, object]:
         cleaned = super().clean() or {}
         reviewers = list(cleaned.get("reviewers") or [])
         errors = teams.reviewing_errors(
@@ -90,13 +94,16 @@ class PanelAdmin(AuditedDeletion[Panel], TeamScoped[Panel]):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def save_model(self, request: HttpRequest, obj: Panel, form: Any, change: bool) -> None:
+    def save_model(self, request: HttpRequest, obj: Panel, form: PanelForm, change: bool) -> None:
         # What the audit says it was, read before the form's changes are saved and kept
         # on the form (one per request; the admin itself serves every request).
         form.reviewing_before = teams.reviewers_state(Panel.objects.get(pk=obj.pk))
         super().save_model(request, obj, form, change)
 
-    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+    # formsets: Any as Django's own signature has it (the admin's inline formsets).
+    def save_related(
+        self, request: HttpRequest, form: PanelForm, formsets: Any, change: bool
+    ) -> None:
         super().save_related(request, form, formsets, change)
         panel = form.instance
         teams.record(

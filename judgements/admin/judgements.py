@@ -1,8 +1,6 @@
 """The judgements in the admin: the audit history, newest first, with each judgement's
 agents, round decisions and LLM attempts."""
 
-from typing import Any
-
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet, Sum
@@ -45,11 +43,11 @@ class DecisionFilter(admin.SimpleListFilter):
     parameter_name = "decision"
 
     def lookups(
-        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Any]"
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Judgement]"
     ) -> list[tuple[str, str]]:
         return [("approve", "Approved"), ("reject", "Rejected"), ("none", "No decision")]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Judgement]) -> QuerySet[Judgement]:
         match self.value():
             case "approve":
                 return queryset.filter(status=Status.APPROVED)
@@ -65,12 +63,12 @@ class ModelFilter(admin.SimpleListFilter):
     parameter_name = "model"
 
     def lookups(
-        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Any]"
+        self, request: HttpRequest, model_admin: "admin.ModelAdmin[Judgement]"
     ) -> list[tuple[str, str]]:
         models = Agent.objects.order_by("model").values_list("model", flat=True).distinct()
         return [(m, m) for m in models]
 
-    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Judgement]) -> QuerySet[Judgement]:
         if self.value():
             return queryset.filter(agents__model=self.value()).distinct()
         return queryset

@@ -10,9 +10,9 @@ connection handling, and fail at once: a client is told now rather than kept wai
 
 import functools
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ParamSpec, TypeVar
+from typing import ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.db import DatabaseSyncToAsync
@@ -58,7 +58,7 @@ def _dropping_dead_connections(func: Callable[P, R]) -> Callable[P, R]:
 
 def db_call(
     func: Callable[P, R], *, for_request: bool = False, executor: ThreadPoolExecutor | None = None
-) -> Callable[P, Coroutine[Any, Any, R]]:
+) -> Callable[P, Awaitable[R]]:
     """Make a synchronous ORM function awaitable: retried while the database is away; or
     (`for_request`) as a request's, with stale connections closed around it; or on an
     `executor` of its own (work that also waits on the network, such as webhook
@@ -70,9 +70,7 @@ def db_call(
     creations held /healthz and every read for seconds); the database, not that thread,
     serialises what must be."""
     if for_request:
-        request_call: Callable[P, Coroutine[Any, Any, R]] = DatabaseSyncToAsync(
-            func, thread_sensitive=False
-        )
+        request_call: Callable[P, Awaitable[R]] = DatabaseSyncToAsync(func, thread_sensitive=False)
         return request_call
     if executor is not None:
         return sync_to_async(
@@ -81,7 +79,7 @@ def db_call(
     guarded = _dropping_dead_connections(func)
     # Made on first use, when the settings say how many threads (db_executor), then kept:
     # building it again for every call was a measurable part of the engine's CPU.
-    made: list[Callable[P, Coroutine[Any, Any, R]]] = []
+    made: list[Callable[P, Awaitable[R]]] = []
 
     @functools.wraps(func)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:

@@ -16,7 +16,7 @@ import logging
 import time
 from collections.abc import AsyncIterator, Coroutine
 from enum import StrEnum
-from typing import Any
+from typing import Never
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, get_channel_layer
@@ -53,7 +53,9 @@ LAYER_BACKOFF_SECONDS = 1.0
 DOWN_UNTIL = "magi_down_until"
 
 
-async def send_to_layer(layer: BaseChannelLayer, send: Coroutine[Any, Any, Any], what: str) -> bool:
+async def send_to_layer(
+    layer: BaseChannelLayer, send: Coroutine[object, Never, object], what: str
+) -> bool:
     """Await a call `send` on `layer`, bounded in time; log and swallow its failure."""
     if time.monotonic() < getattr(layer, DOWN_UNTIL, 0.0):
         send.close()

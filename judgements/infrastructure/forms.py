@@ -9,7 +9,7 @@ is typed or sent.
 
 from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar
 from urllib.parse import unquote_to_bytes
 
 from django import forms
@@ -19,6 +19,7 @@ from judgements.core import text
 from magi_client.canonical import stored_content
 
 FieldKind = TypeVar("FieldKind", bound=forms.Field)
+FormKind = TypeVar("FormKind", bound=forms.BaseForm)
 
 
 class TextField(forms.CharField):
@@ -37,11 +38,11 @@ class TextField(forms.CharField):
         self.normalise = strip
         super().__init__(strip=False, **kwargs)
 
-    def to_python(self, value: Any) -> str:
+    def to_python(self, value: object) -> str:
         text = str(super().to_python(value))
         return stored_content(text) if self.normalise else text
 
-    def widget_attrs(self, widget: forms.Widget) -> dict[str, Any]:
+    def widget_attrs(self, widget: forms.Widget) -> dict[str, object]:
         return {**super().widget_attrs(widget), "data-max-chars": str(self.max_chars)}
 
     def validate(self, value: str) -> None:
@@ -93,7 +94,9 @@ def invalid_utf8_fields(body: bytes) -> set[str]:
 
 
 def is_valid(
-    form: forms.Form, formset: "forms.BaseFormSet[Any]", not_utf8: AbstractSet[str] = frozenset()
+    form: forms.Form,
+    formset: "forms.BaseFormSet[FormKind]",
+    not_utf8: AbstractSet[str] = frozenset(),
 ) -> bool:
     """A form and the formset beside it, both validated so every error shows at once.
     not_utf8 names posted fields whose bytes were not UTF-8 (see invalid_utf8_fields)."""
@@ -116,15 +119,24 @@ def refuse_not_utf8(bound_forms: Sequence[forms.BaseForm], not_utf8: AbstractSet
 # --- the error summary ------------------------------------------------------------------
 
 
+class ErrorEntry(TypedDict):
+    """One line of a page's error summary: the field's label, the id its link focuses
+    (both empty for an error of the whole form) and the message."""
+
+    label: str
+    id: str
+    message: str
+
+
 def error_summary(
     *forms_with_errors: forms.BaseForm,
-    formset: "forms.BaseFormSet[Any] | None" = None,
+    formset: "forms.BaseFormSet[FormKind] | None" = None,
     formset_label: str = "Agent",
-) -> list[dict[str, Any]]:
+) -> list[ErrorEntry]:
     """Every field error of the forms (and a formset's, "Agent 2: Model: ..."), in page
     order, for the summary at the top of a page (templates/judgements/_error_summary.html)
     whose links move focus to the field."""
-    entries = []
+    entries: list[ErrorEntry] = []
     for form in forms_with_errors:
         entries += field_errors(form, "")
     if formset is not None:
@@ -134,9 +146,10 @@ def error_summary(
     return entries
 
 
-def field_errors(form: forms.BaseForm, label_prefix: str) -> list[dict[str, Any]]:
-    entries = [
-        {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": error}
+def field_errors(form: forms.BaseForm, label_prefix: str) -> list[ErrorEntry]:
+    # A field's errors iterate as their messages (str, or a lazy translation of one).
+    entries: list[ErrorEntry] = [
+        {"label": f"{label_prefix}{field.label}", "id": field.id_for_label, "message": str(error)}
         for field in form
         for error in field.errors
     ]

@@ -6,8 +6,9 @@ import asyncio
 import contextlib
 import hashlib
 import logging
+from collections.abc import Mapping
 from importlib import import_module
-from typing import Any, NamedTuple
+from typing import NamedTuple
 from urllib.parse import parse_qs
 
 from channels.generic.websocket import AsyncWebsocketConsumer
@@ -118,7 +119,8 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         self.judgement_id = int(self.scope["url_route"]["kwargs"]["judgement_id"])
         self.group = events.group_name_for(self.judgement_id)
         self.session_key = getattr(self.scope.get("session"), "session_key", None)
-        if user is None or not user.is_authenticated or not self.session_key:
+        # AuthMiddlewareStack's user is a lazy User, or AnonymousUser when signed out.
+        if not isinstance(user, User) or not user.is_authenticated or not self.session_key:
             await self.close(code=CLOSE_UNAUTHENTICATED)
             return
         self.user_id = user.pk
@@ -150,10 +152,11 @@ class JudgementConsumer(AsyncWebsocketConsumer):
                 with contextlib.suppress(Exception):
                     await self.channel_layer.group_discard(group, self.channel_name)
 
-    async def judgement_event(self, event: dict[str, Any]) -> None:
+    # A channel-layer message (events.publish); the page is redrawn from the database.
+    async def judgement_event(self, event: Mapping[str, object]) -> None:
         await self.send_state()
 
-    async def session_ended(self, event: dict[str, Any]) -> None:
+    async def session_ended(self, event: Mapping[str, object]) -> None:
         await self.close_once(CLOSE_UNAUTHENTICATED)
 
     async def close_once(self, code: int) -> None:

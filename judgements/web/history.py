@@ -9,13 +9,13 @@ the audit (overrides, confirmations, the admin, the API) keeps them.
 
 import csv
 import io
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import date, datetime, time, timedelta
-from typing import Any
 
 from django import forms
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet
+from django.http import QueryDict
 from django.utils import timezone
 
 from judgements.core.csv_cells import spreadsheet_safe, yes_no
@@ -74,14 +74,14 @@ class HistoryFilter(forms.Form):
     runs = forms.ChoiceField(required=False, choices=RUNS, label="Evaluation runs")
     hidden = forms.BooleanField(required=False, label="Show hidden judgements")
 
-    def __init__(self, data: Mapping[str, Any] | None, *, user: User) -> None:
+    def __init__(self, data: QueryDict | None, *, user: User) -> None:
         super().__init__(data)
         panels = Panel.objects.all() if user.is_staff else Panel.objects.filter(owner=user)
         field_of(self, "panel", forms.ChoiceField).choices = [("", "Any")] + [
             (p.pk, p.name) for p in panels.order_by("name")
         ]
 
-    def clean(self) -> dict[str, Any]:
+    def clean(self) -> dict[str, object]:
         super().clean()
         cleaned = self.cleaned_data
         since, until = cleaned.get("since"), cleaned.get("until")

@@ -1,7 +1,7 @@
 """A judgement's own pages: the live page, its exports as JSON, Markdown and its evidence
 pack, and hiding it from the history list."""
 
-from typing import Any
+from typing import TypedDict
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -38,6 +38,19 @@ def judgement_detail(request: HttpRequest, judgement_id: int) -> HttpResponse:
     return render_detail(request, judgement)
 
 
+class ReviewContext(TypedDict):
+    """The live page's review part (`review_context`), for judgements/detail.html and
+    its _override.html."""
+
+    panel: live_page.PanelView
+    may_override: bool
+    four_eyes: str
+    reviewed_at: Judgement | None
+    override_form: forms.Form
+    confirm_form: forms.Form
+    override_refusal: str
+
+
 def render_detail(
     request: HttpRequest,
     judgement: Judgement,
@@ -57,7 +70,7 @@ def review_context(
     refusal: str = "",
     override_form: forms.Form | None = None,
     confirm_form: forms.Form | None = None,
-) -> dict[str, Any]:
+) -> ReviewContext:
     """What the review part shows: the forms to a reviewer; to the author on a four-eyes
     panel, why they have none and who reviews it instead. A level that escalated is not
     reviewed (a review of it is refused, 409): no forms, and the story's last level named

@@ -7,7 +7,7 @@ may use but not edit answers 403. Editing a panel changes no judgement already s
 from it: those copied its agents (saved_panels).
 """
 
-from typing import Any
+from typing import TypedDict
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -176,7 +176,21 @@ def render_edit(
     return render(request, "judgements/panel_edit.html", context, status=status)
 
 
-def calibration_view(panel: Panel) -> dict[str, Any] | None:
+class CalibratedAgent(TypedDict):
+    name: str
+    offset: float | None
+    samples: int
+
+
+class CalibrationView(TypedDict):
+    """A panel's stored calibration as its edit page shows it (`calibration_view`)."""
+
+    holds: bool
+    runs: list[int]
+    agents: list[CalibratedAgent]
+
+
+def calibration_view(panel: Panel) -> CalibrationView | None:
     """The panel's stored calibration as the edit page shows it: each agent's offset (None:
     too few labels to learn one), the runs it was learned from, and whether it still holds
     for the panel's agents and variants. None: never learned."""

@@ -1,10 +1,10 @@
 """An evaluation run's page: its live progress (per round, with an estimate), cancelling it,
 its report, and its exports."""
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from django.contrib.auth.decorators import login_required
-from django.core.paginator import InvalidPage, Paginator
+from django.core.paginator import InvalidPage, Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -12,7 +12,8 @@ from django.views.decorators.http import require_GET, require_POST
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import run_reports, runs
-from judgements.models import EvaluationRun
+from judgements.evaluations.run_reports import RunReport
+from judgements.models import EvaluationRun, Judgement
 from judgements.web.run_report import (
     compared,
     progress_text,
@@ -20,6 +21,7 @@ from judgements.web.run_report import (
     report_tables,
     run_certificate,
 )
+from judgements.web.run_report_shapes import ReportCharts, ReportTables, RunCertificate
 from judgements.web.signed_in import signed_in_user
 
 # htmx stops polling when a poll is answered with this status (and still swaps it in).
@@ -88,7 +90,21 @@ def evaluation_progress(request: HttpRequest, run_id: int) -> HttpResponse:
 JUDGEMENTS_PER_PAGE = 100
 
 
-def run_state(run: EvaluationRun, page_number: str = "1") -> dict[str, Any]:
+class RunState(TypedDict):
+    """What the run page and its live part show (`run_state`); the report's tables,
+    charts and certificate once the run is done."""
+
+    run: EvaluationRun
+    progress: runs.Progress
+    progress_text: str
+    judgements: Page[Judgement]
+    report: RunReport | None
+    tables: NotRequired[ReportTables]
+    charts: NotRequired[ReportCharts]
+    run_certificate: NotRequired[RunCertificate | None]
+
+
+def run_state(run: EvaluationRun, page_number: str = "1") -> RunState:
     """What the run page and its live part show: progress, a page of the judgements, and
     once the run is done its report with charts and tables."""
     progress = runs.progress(run)
@@ -99,7 +115,7 @@ def run_state(run: EvaluationRun, page_number: str = "1") -> dict[str, Any]:
         page = Paginator(judgements, JUDGEMENTS_PER_PAGE).page(page_number)
     except InvalidPage:
         raise Http404(f"There is no page {page_number!r} of this run's judgements.") from None
-    state = {
+    state: RunState = {
         "run": run,
         "progress": progress,
         "progress_text": progress_text(progress),
@@ -108,12 +124,10 @@ def run_state(run: EvaluationRun, page_number: str = "1") -> dict[str, Any]:
     }
     if progress["done"]:
         report = run_reports.report(run)
-        state.update(
-            report=report,
-            tables=report_tables(report),
-            charts=report_charts(report),
-            run_certificate=run_certificate(run),
-        )
+        state["report"] = report
+        state["tables"] = report_tables(report)
+        state["charts"] = report_charts(report)
+        state["run_certificate"] = run_certificate(run)
     return state
 
 

@@ -2,13 +2,23 @@
 charts laid out (evaluations/charts.py), and two runs of one suite side by side."""
 
 from collections.abc import Mapping
-from typing import Any
 
 from judgements.evaluations import certify, charts, runs
 from judgements.evaluations.plain_call import Proportion
 from judgements.evaluations.run_reports import RunReport, RunsCompared
 from judgements.models import EvaluationRun, agents_fingerprint
 from judgements.web import certificates
+from judgements.web.run_report_shapes import (
+    Compared,
+    ComparedRow,
+    PerCriterionTable,
+    PlainCallTable,
+    ReportCharts,
+    ReportTables,
+    RunCertificate,
+    Side,
+    SideBySideRow,
+)
 
 # --- progress in words ----------------------------------------------------------------
 
@@ -82,12 +92,15 @@ AGENT_FIGURES = (
 )
 
 
-def figure(report: Mapping[str, Any], path: str) -> Any:
-    """A figure by its key path ("tokens.prompt"); a list counts its items."""
-    value: Any = report
+def figure(report: Mapping[str, object], path: str) -> float | None:
+    """A figure by its key path ("tokens.prompt"); a list counts its items. Every figure
+    the tables name is a number, None (undefined) or a list."""
+    value: object = report
     for key in path.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
-    return len(value) if isinstance(value, list) else value
+        value = value.get(key) if isinstance(value, Mapping) else None
+    if isinstance(value, list):
+        return len(value)
+    return value if isinstance(value, int | float) else None
 
 
 def shown(value: float | None, kind: str) -> str:
@@ -120,7 +133,7 @@ def difference(a: float | None, b: float | None, kind: str) -> str:
     return f"{delta:+,}"
 
 
-def report_tables(report: Mapping[str, Any]) -> dict[str, Any]:
+def report_tables(report: RunReport) -> ReportTables:
     """The report's figures as rows of text, for the page's tables."""
     return {
         "figures": [
@@ -130,7 +143,7 @@ def report_tables(report: Mapping[str, Any]) -> dict[str, Any]:
         "agents": [
             {
                 "name": agent["name"],
-                "values": [shown(agent.get(key), kind) for _, key, kind in AGENT_FIGURES],
+                "values": [shown(figure(agent, key), kind) for _, key, kind in AGENT_FIGURES],
             }
             for agent in report.get("agents") or []
         ],
@@ -179,13 +192,13 @@ def proportion_text(figures: Proportion | None) -> str:
     )
 
 
-def plain_call_table(report: Mapping[str, Any]) -> dict[str, Any] | None:
+def plain_call_table(report: RunReport) -> PlainCallTable | None:
     """The panel and the plain call side by side, as rows of text; None when the run
     did not ask the plain call (a run stored before it existed)."""
     found = report.get("plain_call")
     if not found or not found.get("asked"):
         return None
-    rows = [
+    rows: list[SideBySideRow] = [
         {
             "label": label,
             "better": better,
@@ -227,14 +240,14 @@ def plain_call_table(report: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def per_criterion_table(report: Mapping[str, Any]) -> dict[str, Any] | None:
+def per_criterion_table(report: RunReport) -> PerCriterionTable | None:
     """The agents, then the panel, beside a plain call on each criterion combined by the
     exact rule, as rows of text; None when the run did not ask the plain calls."""
     found = report.get("plain_per_criterion")
     if not found or not found.get("asked"):
         return None
     agents = found["agents"]
-    rows = [
+    rows: list[SideBySideRow] = [
         {
             "label": "Agents right, final decisions (round-1 votes)",
             "better": "higher",
@@ -262,7 +275,7 @@ CONFIDENCE_SOURCES = {
 }
 
 
-def run_certificate(run: EvaluationRun) -> dict[str, Any] | None:
+def run_certificate(run: EvaluationRun) -> RunCertificate | None:
     """The certificate of the run's saved panel for its current agents (certified or
     not), its figures and the chart of its curve; None when the run has no saved panel or
     the panel no certificate. `from_this_run`: whether this run was one it measured;
@@ -285,7 +298,7 @@ def run_certificate(run: EvaluationRun) -> dict[str, Any] | None:
     }
 
 
-def report_charts(report: RunReport) -> dict[str, Any]:
+def report_charts(report: RunReport) -> ReportCharts:
     return {
         "heat_map": charts.confusion_heat_map(report.get("confusion") or {}),
         "per_round": charts.vote_changes_per_round(report),
@@ -297,12 +310,10 @@ def report_charts(report: RunReport) -> dict[str, Any]:
 # --- two runs side by side -------------------------------------------------------------
 
 
-def compared(
-    run_a: EvaluationRun, run_b: EvaluationRun, comparison: RunsCompared
-) -> dict[str, Any]:
+def compared(run_a: EvaluationRun, run_b: EvaluationRun, comparison: RunsCompared) -> Compared:
     """Both runs' figures and charts, and the difference B minus A of each figure (once both
     are done: a run under way shows its progress instead)."""
-    sides: list[dict[str, Any]] = []  # a template's context, one per run
+    sides: list[Side] = []
     for letter, run, side in (("A", run_a, comparison["a"]), ("B", run_b, comparison["b"])):
         progress = runs.progress(run)
         report = side["report"] if progress["done"] else None
@@ -319,7 +330,7 @@ def compared(
             }
         )
     side_a, side_b = sides
-    context = {
+    context: Compared = {
         "run_a": run_a,
         "run_b": run_b,
         "sides": sides,
@@ -335,8 +346,8 @@ def compared(
     return context
 
 
-def compared_rows(report_a: Mapping[str, Any], report_b: Mapping[str, Any]) -> list[dict[str, Any]]:
-    rows = []
+def compared_rows(report_a: RunReport, report_b: RunReport) -> list[ComparedRow]:
+    rows: list[ComparedRow] = []
     for label, path, kind in FIGURES:
         a, b = figure(report_a, path), figure(report_b, path)
         rows.append(

@@ -2,6 +2,7 @@
 the websocket's same-origin check (scheme, host and port, as Django's CSRF check does)."""
 
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from inspect import isawaitable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -9,7 +10,7 @@ from asgiref.sync import iscoroutinefunction, markcoroutinefunction, sync_to_asy
 from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.core.exceptions import DisallowedHost
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django.http.request import split_domain_port, validate_host
 from django.utils.decorators import sync_and_async_middleware
 from whitenoise.middleware import WhiteNoiseMiddleware
@@ -25,8 +26,9 @@ DEFAULT_PORTS = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 
 # What a middleware is given: the next handler, sync or async (a response, or an
 # awaitable of one).
-GetResponse = Callable[[HttpRequest], Any]
-# An ASGI application, as Django's handler and the MCP SDK's (Starlette) both take it.
+GetResponse = Callable[[HttpRequest], HttpResponseBase | Awaitable[HttpResponseBase]]
+# An ASGI application, as Django's handler and the MCP SDK's (Starlette) both take it:
+# their signatures say Any of a scope's and a message's values, and so do these.
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
 Send = Callable[[Mapping[str, Any]], Awaitable[None]]
@@ -59,16 +61,18 @@ def content_security_policy_middleware(get_response: GetResponse) -> GetResponse
     request onto the process's one thread for sync code."""
     if iscoroutinefunction(get_response):
 
-        async def async_middleware(request: HttpRequest) -> HttpResponse:
-            response: HttpResponse = await get_response(request)
+        async def async_middleware(request: HttpRequest) -> HttpResponseBase:
+            response: HttpResponseBase = await get_response(request)
             response.setdefault("Content-Security-Policy", content_security_policy(request))
             return response
 
         return async_middleware
 
-    def middleware(request: HttpRequest) -> HttpResponse:
-        response: HttpResponse = get_response(request)
-        response.setdefault("Content-Security-Policy", content_security_policy(request))
+    def middleware(request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
+        response = get_response(request)
+        # A sync handler's answer is a response (the check says so to the type checker).
+        if isinstance(response, HttpResponseBase):
+            response.setdefault("Content-Security-Policy", content_security_policy(request))
         return response
 
     return middleware
@@ -88,21 +92,19 @@ class StaticFilesMiddleware(WhiteNoiseMiddleware):
         if self.is_async:
             markcoroutinefunction(self)
 
-    def __call__(self, request: HttpRequest) -> Any:
+    def __call__(self, request: HttpRequest) -> HttpResponseBase | Awaitable[HttpResponseBase]:
         if self.is_async:
             return self.__acall__(request)
         return super().__call__(request)
 
-    async def __acall__(self, request: HttpRequest) -> HttpResponse:
+    async def __acall__(self, request: HttpRequest) -> HttpResponseBase:
         path = request.path_info
         static_file = self.find_file(path) if self.autorefresh else self.files.get(path)
         if static_file is not None:
-            served: HttpResponse = await sync_to_async(self.serve, thread_sensitive=False)(
-                static_file, request
-            )
-            return served
-        response: HttpResponse = await self.get_response(request)
-        return response
+            return await sync_to_async(self.serve, thread_sensitive=False)(static_file, request)
+        response = self.get_response(request)
+        # An async handler's answer is awaitable (the check says so to the type checker).
+        return await response if isawaitable(response) else response
 
 
 def origin_key(url: str) -> tuple[str, str, int] | None:
@@ -126,7 +128,7 @@ def header(scope: Scope, name: bytes) -> str | None:
     return None
 
 
-def websocket_is_secure(scope: dict[str, Any]) -> bool:
+def websocket_is_secure(scope: Scope) -> bool:
     """Whether the page's connection came over TLS: the scope's own scheme, or the TLS
     proxy's header when SECURE_PROXY_SSL_HEADER says to trust one (as for HTTP)."""
     if scope.get("scheme") == "wss":
@@ -140,7 +142,7 @@ def websocket_is_secure(scope: dict[str, Any]) -> bool:
     return value is not None and value.split(",", 1)[0].strip() == expected
 
 
-def served_origin(scope: dict[str, Any]) -> tuple[str, str, int] | None:
+def served_origin(scope: Scope) -> tuple[str, str, int] | None:
     """The origin of the site this socket was opened on, from its Host header, when that
     host is one we serve."""
     host = header(scope, b"host")
@@ -169,7 +171,7 @@ def trusted_origin(origin: tuple[str, str, int]) -> bool:
     return False
 
 
-def websocket_origin_allowed(scope: dict[str, Any]) -> bool:
+def websocket_origin_allowed(scope: Scope) -> bool:
     origin = header(scope, b"origin")
     key = origin_key(origin) if origin else None
     if key is None:

@@ -1,15 +1,17 @@
 """The suites' pages: import a suite (a JSONL file), read its cases, export it, and start
 a run of a panel over it."""
 
-from typing import Any
+from collections.abc import MutableMapping
 
 from django import forms
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
+from django.core.files.uploadedfile import UploadedFile
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_http_methods
 
 from judgements.configuration import panel_choice
@@ -47,8 +49,12 @@ class SuiteImportForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 10, "spellcheck": "false"}),
     )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        data: QueryDict | None = None,
+        files: MultiValueDict[str, UploadedFile] | None = None,
+    ) -> None:
+        super().__init__(data, files)
         # A posted text over the body limit is refused before any view sees it, so the
         # limit is said up front (a file counts apart).
         self.fields["jsonl_text"].help_text = (
@@ -153,8 +159,14 @@ class StartRunForm(forms.Form):
         "more than once shows which cases get unstable verdicts.",
     )
 
-    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        data: QueryDict | None = None,
+        *,
+        user: User,
+        initial: MutableMapping[str, object] | None = None,
+    ) -> None:
+        super().__init__(data, initial=initial)
         field_of(self, "panel", panel_choice.PanelChoiceField).for_user(user)
 
 
