@@ -228,14 +228,18 @@ def check_review(
         row.judgement_id: row
         for row in model.objects.filter(judgement_id__in=ids(items, "judgement"))
     }
-    describe = facts.override if model is Override else facts.confirmation
     problems = []
     for item in items:
         row = rows.get(item[1].get("judgement"))
         if row is None or row.judgement_id not in judgements:
             problems += gone(item, f"the {item[0].kind}")
+            continue
+        # Each row is of `model`: described by its own kind's function.
+        judgement = judgements[row.judgement_id]
+        if isinstance(row, Override):
+            problems += differences(item, facts.override(row, judgement))
         else:
-            problems += differences(item, describe(row, judgements[row.judgement_id]))  # type: ignore[arg-type]  # the model's own row
+            problems += differences(item, facts.confirmation(row, judgement))
     return problems
 
 
