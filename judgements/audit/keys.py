@@ -114,7 +114,8 @@ def retired_jwk(line: str) -> RetiredJwk:
 
 
 class Jwks(TypedDict):
-    """The public keys, as /.well-known/magi-keys.json serves them."""
+    """The public keys, as /.well-known/magi-keys.json serves them (a retired one a
+    RetiredJwk)."""
 
     keys: list[Jwk]
 

@@ -13,7 +13,7 @@ import json
 from typing import TypedDict
 
 from judgements.audit import keys, proofs
-from judgements.audit.facts import Score, subject_of
+from judgements.audit.facts import AgentFact, Score, subject_of
 from judgements.core.json_values import JsonValue
 from judgements.models import ChainEntry, Judgement, Receipt
 from magi_client.canonical import canonical, record_sha256, text_sha256, timestamp
@@ -82,20 +82,17 @@ def record_of(entry: ChainEntry) -> Record:
     return {"entries": len(hashes), "sha256": record_sha256(hashes)}
 
 
-class ReceiptAgent(TypedDict):
-    position: int
-    name: str
-    model: str
-    criteria_sha256: str
-
-
 class ReceiptDecision(TypedDict):
+    """One agent's decision in a round, its reason named by its SHA-256."""
+
     agent: int
     decision: str
     reason_sha256: str
 
 
 class ReceiptRound(TypedDict):
+    """A round's decisions, by agent."""
+
     round: int
     decisions: list[ReceiptDecision]
 
@@ -109,6 +106,8 @@ class Mark(TypedDict):
 
 
 class EntryRef(TypedDict):
+    """The log entry that put the verdict in force."""
+
     kind: str
     leaf_hash: str
 
@@ -122,7 +121,7 @@ class Body(TypedDict):
     event: str
     title_sha256: str
     content_sha256: str
-    agents: list[ReceiptAgent]
+    agents: list[AgentFact]
     rounds: list[ReceiptRound]
     scores: list[Score]
     panel_verdict: str
