@@ -16,7 +16,7 @@ proceeds only on "status": "approved".
 """
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -24,6 +24,7 @@ from ninja import Header, Path, Query, Router, Status
 
 from judgements.api import schemas
 from judgements.api.site import WAIT_MAX_SECONDS, body_of, token_of
+from judgements.audit import evidence
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, start
@@ -134,7 +135,7 @@ async def read_judgement(
 )
 async def judgement_evidence(
     request: HttpRequest, judgement_id: JudgementId
-) -> dict[str, Any] | Status[schemas.Error]:
+) -> evidence.Pack | Status[schemas.Error]:
     """One judgement's evidence pack: its content, every prompt and reply, the checks,
     the review, the signed receipt and its audit log entries (docs/evidence.md).
     `magi verify PACK --keys KEYS` checks it offline."""

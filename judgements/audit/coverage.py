@@ -8,10 +8,12 @@ after the log started is looked for whatever its id."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 from django.db.models import Q
 
 from judgements.audit.row_checks import Known, Problem
+from judgements.core.json_values import JsonObject, JsonValue
 from judgements.models import (
     AuditEntry,
     Certificate,
@@ -25,7 +27,8 @@ from judgements.models import (
     Status,
 )
 
-Key = int | tuple[object, ...] | None
+# What an entry names a row by, as its payload says it (JSON; a row's own id is an int).
+Key: TypeAlias = "JsonValue | tuple[JsonValue, ...]"
 
 
 @dataclass
@@ -34,7 +37,7 @@ class Seen:
     certificate ids, audit row ids; and the genesis."""
 
     keys: dict[str, set[Key]] = field(default_factory=dict)
-    genesis: dict[str, object] | None = None
+    genesis: JsonObject | None = None
 
     def saw(self, kind: str, key: Key) -> None:
         self.keys.setdefault(kind, set()).add(key)

@@ -6,15 +6,37 @@ judgement with its inclusion proof in the latest checkpoint. `magi verify PACK -
 KEYS` checks it field by field (magi_client/packs.py)."""
 
 import json
-from typing import Any
+from typing import TypedDict
 
 from judgements.audit import facts, keys, log, proofs, receipts
+from judgements.core.json_values import JsonValue
 from judgements.models import ChainEntry, Checkpoint, Judgement
 from magi_client.canonical import timestamp
 from magi_client.receipts import PACK_FORMAT
 
 
-def agents_of(judgement: Judgement) -> list[dict[str, Any]]:
+class PackDecision(TypedDict):
+    round: int
+    decision: str
+    reason: str
+    missing: list[JsonValue]
+    p_approve: float | None
+
+
+class PackAgent(TypedDict):
+    """An agent with its criteria, decisions and every call, as written."""
+
+    position: int
+    name: str
+    model: str
+    criteria: str
+    final_decision: str | None
+    score_tenths: int | None
+    decisions: list[PackDecision]
+    attempts: list[facts.AttemptCall]
+
+
+def agents_of(judgement: Judgement) -> list[PackAgent]:
     return [
         {
             "position": agent.position,
@@ -41,7 +63,17 @@ def agents_of(judgement: Judgement) -> list[dict[str, Any]]:
     ]
 
 
-def checks_of(judgement: Judgement) -> list[dict[str, Any]]:
+class PackCheck(facts.Call):
+    """A check's finding, then its call (those keys first, as written)."""
+
+    kind: str
+    agent: int | None
+    decision: str | None
+    p_approve: float | None
+    steered: bool | None
+
+
+def checks_of(judgement: Judgement) -> list[PackCheck]:
     found = judgement.checks.select_related("agent").order_by("started_at", "pk")
     return [
         {
@@ -50,19 +82,34 @@ def checks_of(judgement: Judgement) -> list[dict[str, Any]]:
             "decision": check.decision,
             "p_approve": check.p_approve,
             "steered": check.steered,
+            **facts.call_of(check),
         }
-        | facts.call_of(check)
         for check in found
     ]
 
 
-def review_of(judgement: Judgement) -> dict[str, Any] | None:
+class PackReview(receipts.Review):
+    """The receipt's review with the reason in words."""
+
+    reason: str
+
+
+def review_of(judgement: Judgement) -> PackReview | None:
     review = receipts.review_of(judgement)
     found = judgement.override_or_none or judgement.confirmation_or_none
-    return None if review is None or found is None else review | {"reason": found.reason}
+    return None if review is None or found is None else {**review, "reason": found.reason}
 
 
-def entries_of(judgement_id: int, checkpoint: Checkpoint | None) -> list[dict[str, Any]]:
+class PackEntry(TypedDict):
+    """A log entry: its leaf, leaf hash, place and inclusion proof (None: not placed)."""
+
+    index: int | None
+    leaf: dict[str, object]
+    leaf_hash: str
+    proof: list[str] | None
+
+
+def entries_of(judgement_id: int, checkpoint: Checkpoint | None) -> list[PackEntry]:
     """Every entry about the judgement, in the order written, each as its leaf with its
     leaf hash, its place, and its inclusion proof in `checkpoint` (None: not placed yet)."""
     rows = list(ChainEntry.objects.filter(judgement_id=judgement_id).order_by("id"))
@@ -78,7 +125,30 @@ def entries_of(judgement_id: int, checkpoint: Checkpoint | None) -> list[dict[st
     ]
 
 
-def pack(judgement: Judgement, *, with_levels: bool = True) -> dict[str, Any]:
+class Pack(TypedDict):
+    """An evidence pack (format magi-evidence/2, docs/evidence.md)."""
+
+    format: str
+    judgement: int
+    title: str
+    content: str
+    created_at: str
+    status: str
+    verdict: str
+    mark: receipts.Mark
+    certificate: receipts.CertificateRef | None
+    agents: list[PackAgent]
+    checks: list[PackCheck]
+    review: PackReview | None
+    receipt: receipts.Served | None
+    checkpoint: str | None
+    entries: list[PackEntry]
+    keys: keys.Jwks
+    level: int
+    levels: list["Pack"]
+
+
+def pack(judgement: Judgement, *, with_levels: bool = True) -> Pack:
     """The pack of a judgement loaded with its results (Judgement.objects.with_results()).
     `levels`: the other levels of its escalation story (docs/escalation.md), each a whole
     pack of its own that `magi verify` checks alike; empty for a judgement that never

@@ -5,10 +5,11 @@ unchanged history: texts are named by their SHA-256, people by their id, a model
 (every prompt and reply) by the SHA-256 of its fields as the evidence pack shows them.
 """
 
-from typing import Any
+from typing import TypedDict
 
 from django.db.models import Max, Model
 
+from judgements.core.json_values import JsonValue
 from judgements.models import (
     Agent,
     AuditEntry,
@@ -23,10 +24,6 @@ from judgements.models import (
 )
 from magi_client.canonical import call_sha256, text_sha256, timestamp
 
-CALL_FIELDS = (
-    "attempt", "model", "provider", "base_url", "request", "response_text", "error",
-    "duration_ms", "prompt_tokens", "completion_tokens", "cached_tokens",
-)  # fmt: skip
 # The rows `audit verify` looks for an entry of, by id: those after the genesis's.
 LOOKED_FOR: dict[str, type[Model]] = {
     "override": Override,
@@ -42,7 +39,14 @@ def subject_of(judgement_id: int) -> str:
     return f"judgement {judgement_id}"
 
 
-def genesis() -> dict[str, Any]:
+class Genesis(TypedDict):
+    """The genesis entry's payload: the last row id of each kind made before the log."""
+
+    judgements_before: int
+    before: dict[str, int]
+
+
+def genesis() -> Genesis:
     """The log's first entry: the last row of each kind made before it, by id."""
     last = Judgement.objects.aggregate(last=Max("pk"))["last"] or 0
     before = {
@@ -52,15 +56,51 @@ def genesis() -> dict[str, Any]:
     return {"judgements_before": last, "before": before}
 
 
-def call_of(row: LLMAttempt | JudgementCheck) -> dict[str, Any]:
+class Call(TypedDict):
+    """A model call as its entry hashes it (call_sha256) and the evidence pack shows it."""
+
+    attempt: int
+    model: str
+    provider: str
+    base_url: str
+    request: JsonValue
+    response_text: str
+    error: str
+    duration_ms: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    started_at: str
+
+
+def call_of(row: LLMAttempt | JudgementCheck) -> Call:
     """A model call as stored and as the evidence pack shows it: every prompt and reply."""
-    found: dict[str, Any] = {name: getattr(row, name) for name in CALL_FIELDS}
-    return found | {"started_at": timestamp(row.started_at)}
+    return {
+        "attempt": row.attempt,
+        "model": row.model,
+        "provider": row.provider,
+        "base_url": row.base_url,
+        "request": row.request,
+        "response_text": row.response_text,
+        "error": row.error,
+        "duration_ms": row.duration_ms,
+        "prompt_tokens": row.prompt_tokens,
+        "completion_tokens": row.completion_tokens,
+        "cached_tokens": row.cached_tokens,
+        "started_at": timestamp(row.started_at),
+    }
 
 
-def attempt_call(row: LLMAttempt) -> dict[str, Any]:
+class AttemptCall(Call):
+    """An agent's call with its round and outcome (those keys first, as written)."""
+
+    round: int
+    outcome: str
+
+
+def attempt_call(row: LLMAttempt) -> AttemptCall:
     """An agent's attempt as the pack shows it: its round and outcome, then the call."""
-    return {"round": row.round, "outcome": row.outcome} | call_of(row)
+    return {"round": row.round, "outcome": row.outcome, **call_of(row)}
 
 
 def asked_to_hold(judgement: Judgement) -> bool:
@@ -72,7 +112,16 @@ def asked_to_hold(judgement: Judgement) -> bool:
     )
 
 
-def agent_fact(agent: Agent) -> dict[str, Any]:
+class AgentFact(TypedDict):
+    """An agent as submitted: its criteria named by their SHA-256."""
+
+    position: int
+    name: str
+    model: str
+    criteria_sha256: str
+
+
+def agent_fact(agent: Agent) -> AgentFact:
     return {
         "position": agent.position,
         "name": agent.name,
@@ -81,7 +130,17 @@ def agent_fact(agent: Agent) -> dict[str, Any]:
     }
 
 
-def submitted(judgement: Judgement) -> dict[str, Any]:
+class Submitted(TypedDict):
+    """A `submitted` entry's payload."""
+
+    judgement: int
+    created_at: str
+    title_sha256: str
+    content_sha256: str
+    agents: list[AgentFact]
+
+
+def submitted(judgement: Judgement) -> Submitted:
     """A judgement as submitted: what was judged, by which agents."""
     return {
         "judgement": judgement.pk,
@@ -92,7 +151,20 @@ def submitted(judgement: Judgement) -> dict[str, Any]:
     }
 
 
-def decision(row: RoundDecision, agent: Agent, attempt: LLMAttempt | None) -> dict[str, Any]:
+class DecisionFact(TypedDict):
+    """A `decision` entry's payload."""
+
+    judgement: int
+    agent: int
+    round: int
+    decision: str
+    reason_sha256: str
+    missing: list[JsonValue]
+    p_approve: float | None
+    attempt_sha256: str | None
+
+
+def decision(row: RoundDecision, agent: Agent, attempt: LLMAttempt | None) -> DecisionFact:
     """One agent's decision in one round, with the call that made it; found again by
     (judgement, agent, round)."""
     return {
@@ -107,7 +179,17 @@ def decision(row: RoundDecision, agent: Agent, attempt: LLMAttempt | None) -> di
     }
 
 
-def attempt(row: LLMAttempt, agent: Agent) -> dict[str, Any]:
+class AttemptFact(TypedDict):
+    """An `attempt` entry's payload."""
+
+    judgement: int
+    agent: int
+    round: int
+    outcome: str
+    call_sha256: str
+
+
+def attempt(row: LLMAttempt, agent: Agent) -> AttemptFact:
     """A call of an agent's that made no decision (failed, or asked again after a check)."""
     return {
         "judgement": agent.judgement_id,
@@ -118,7 +200,19 @@ def attempt(row: LLMAttempt, agent: Agent) -> dict[str, Any]:
     }
 
 
-def check(row: JudgementCheck, position: int | None) -> dict[str, Any]:
+class CheckFact(TypedDict):
+    """A `check` entry's payload."""
+
+    judgement: int
+    kind: str
+    agent: int | None
+    decision: str | None
+    p_approve: float | None
+    steered: bool | None
+    call_sha256: str
+
+
+def check(row: JudgementCheck, position: int | None) -> CheckFact:
     """A call beside the vote with what it found (nothing, when it failed)."""
     return {
         "judgement": row.judgement_id,
@@ -131,7 +225,29 @@ def check(row: JudgementCheck, position: int | None) -> dict[str, Any]:
     }
 
 
-def verdict(judgement: Judgement) -> dict[str, Any]:
+class Score(TypedDict):
+    """An agent's final score in tenths and its decision (None until decided)."""
+
+    agent: int
+    score_tenths: int | None
+    decision: str | None
+
+
+class VerdictFact(TypedDict):
+    """A `verdict` entry's payload."""
+
+    judgement: int
+    status: str
+    finished_at: str | None
+    scores: list[Score]
+    contested: bool | None
+    contest_reasons: list[JsonValue]
+    trust: str | None
+    certificate: int | None
+    held: bool
+
+
+def verdict(judgement: Judgement) -> VerdictFact:
     """The panel's verdict with each agent's score, the mark and the certificate it was
     read against, and whether it was held for a person."""
     return {
@@ -154,7 +270,19 @@ def verdict(judgement: Judgement) -> dict[str, Any]:
     }
 
 
-def override(row: Override, judgement: Judgement) -> dict[str, Any]:
+class OverrideFact(TypedDict):
+    """An `override` entry's payload (`released`: the verdict was held for a person)."""
+
+    judgement: int
+    by: int | None
+    at: str
+    panel_status: str
+    decision: str
+    reason_sha256: str
+    released: bool
+
+
+def override(row: Override, judgement: Judgement) -> OverrideFact:
     return {
         "judgement": row.judgement_id,
         "by": row.by_id,
@@ -166,7 +294,18 @@ def override(row: Override, judgement: Judgement) -> dict[str, Any]:
     }
 
 
-def confirmation(row: Confirmation, judgement: Judgement) -> dict[str, Any]:
+class ConfirmationFact(TypedDict):
+    """A `confirmation` entry's payload."""
+
+    judgement: int
+    by: int | None
+    at: str
+    panel_status: str
+    reason_sha256: str
+    released: bool
+
+
+def confirmation(row: Confirmation, judgement: Judgement) -> ConfirmationFact:
     return {
         "judgement": row.judgement_id,
         "by": row.by_id,
@@ -177,7 +316,22 @@ def confirmation(row: Confirmation, judgement: Judgement) -> dict[str, Any]:
     }
 
 
-def certificate(row: Certificate) -> dict[str, Any]:
+class CertificateFact(TypedDict):
+    """A `certificate` entry's payload."""
+
+    certificate: int
+    panel: int | None
+    created_at: str
+    fingerprint: str
+    certified: bool
+    target: float
+    delta: float
+    samples: int
+    rule: JsonValue
+    bound: float | None
+
+
+def certificate(row: Certificate) -> CertificateFact:
     return {
         "certificate": row.pk,
         "panel": row.panel_id,
@@ -192,7 +346,16 @@ def certificate(row: Certificate) -> dict[str, Any]:
     }
 
 
-def certificate_voided(row: Certificate) -> dict[str, Any]:
+class CertificateVoided(TypedDict):
+    """A `certificate_voided` entry's payload."""
+
+    certificate: int
+    panel: int | None
+    voided_at: str | None
+    void_reason: str
+
+
+def certificate_voided(row: Certificate) -> CertificateVoided:
     return {
         "certificate": row.pk,
         "panel": row.panel_id,
@@ -201,7 +364,20 @@ def certificate_voided(row: Certificate) -> dict[str, Any]:
     }
 
 
-def configuration(row: AuditEntry) -> dict[str, Any]:
+class ConfigurationFact(TypedDict):
+    """A `configuration` entry's payload: the audit row as written."""
+
+    audit_entry: int
+    subject: str
+    target: str
+    by: int | None
+    actor: str
+    at: str
+    before: JsonValue
+    after: JsonValue
+
+
+def configuration(row: AuditEntry) -> ConfigurationFact:
     """A change of a panel, team, reviewers, budget, suite, user or token: its audit row
     (models/teams.AuditEntry) as it was written."""
     return {

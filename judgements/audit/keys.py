@@ -11,7 +11,7 @@ import functools
 import os
 import secrets
 from pathlib import Path
-from typing import Any
+from typing import Literal, TypedDict
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
@@ -20,6 +20,7 @@ from django.conf import settings
 from judgements.core.errors import MagiError
 from magi_client.canonical import canonical
 from magi_client.receipts import (
+    Jwk,
     NotValid,
     RetiredJwk,
     Retirement,
@@ -112,10 +113,17 @@ def retired_jwk(line: str) -> RetiredJwk:
     )  # fmt: skip
 
 
-def jwks() -> dict[str, Any]:
+class Jwks(TypedDict):
+    """The public keys, as /.well-known/magi-keys.json serves them (a retired one a
+    RetiredJwk)."""
+
+    keys: list[Jwk]
+
+
+def jwks() -> Jwks:
     """The current key and every retired one, as a JWK set (RFC 7517, RFC 8037); a retired
     key carries `retired`: its retirement's signature (empty when it has none)."""
-    found: list[Any] = [jwk_of(public_bytes(signing_key()))]
+    found: list[Jwk] = [jwk_of(public_bytes(signing_key()))]
     for line in retired_lines():
         jwk = retired_jwk(line)
         if jwk["kid"] not in {key["kid"] for key in found}:
@@ -135,12 +143,20 @@ def sign_bytes(data: bytes) -> bytes:
     return signing_key().sign(data)
 
 
-def sign(body: Any) -> dict[str, str]:
+class Signature(TypedDict):
+    """A detached signature: a receipt's, a retirement's."""
+
+    alg: Literal["EdDSA"]
+    kid: str
+    value: str
+
+
+def sign(body: object) -> Signature:
     """A detached Ed25519 signature over canonical(body), with the key's id."""
     return signature_of(canonical(body))
 
 
-def signature_of(data: bytes) -> dict[str, str]:
+def signature_of(data: bytes) -> Signature:
     """A detached Ed25519 signature over `data` (a body already in canonical JSON), with
     the key's id."""
     key = signing_key()

@@ -10,10 +10,11 @@ The body is built in one place, `body`.
 """
 
 import json
-from typing import Any
+from typing import TypedDict
 
 from judgements.audit import keys, proofs
-from judgements.audit.facts import subject_of
+from judgements.audit.facts import AgentFact, Score, subject_of
+from judgements.core.json_values import JsonValue
 from judgements.models import ChainEntry, Judgement, Receipt
 from magi_client.canonical import canonical, record_sha256, text_sha256, timestamp
 from magi_client.receipts import RECEIPT_FORMAT
@@ -22,7 +23,17 @@ from magi_client.receipts import RECEIPT_FORMAT
 ATTACHED = "receipt_inclusion"
 
 
-def review_of(judgement: Judgement) -> dict[str, Any] | None:
+class Review(TypedDict):
+    """The person's review in force: an override or a confirmation."""
+
+    kind: str
+    by: str
+    at: str
+    decision: str
+    reason_sha256: str
+
+
+def review_of(judgement: Judgement) -> Review | None:
     review = judgement.override_or_none or judgement.confirmation_or_none
     if review is None:
         return None
@@ -35,7 +46,16 @@ def review_of(judgement: Judgement) -> dict[str, Any] | None:
     }
 
 
-def certificate_of(judgement: Judgement) -> dict[str, Any] | None:
+class CertificateRef(TypedDict):
+    """The certificate the verdict's mark was read against."""
+
+    id: int
+    fingerprint: str
+    certified: bool
+    created_at: str
+
+
+def certificate_of(judgement: Judgement) -> CertificateRef | None:
     found = judgement.certificate
     if found is None:
         return None
@@ -47,7 +67,14 @@ def certificate_of(judgement: Judgement) -> dict[str, Any] | None:
     }
 
 
-def record_of(entry: ChainEntry) -> dict[str, Any]:
+class Record(TypedDict):
+    """How many of the judgement's entries came before, and their leaf hashes' SHA-256."""
+
+    entries: int
+    sha256: str
+
+
+def record_of(entry: ChainEntry) -> Record:
     """The judgement's entries written before `entry`: how many, and their leaf hashes'
     SHA-256 (magi_client/canonical.py record_sha256), so a pack cannot leave one out."""
     earlier = ChainEntry.objects.filter(judgement=entry.judgement_id, id__lt=entry.pk)
@@ -55,7 +82,59 @@ def record_of(entry: ChainEntry) -> dict[str, Any]:
     return {"entries": len(hashes), "sha256": record_sha256(hashes)}
 
 
-def body(judgement: Judgement, entry: ChainEntry) -> dict[str, Any]:
+class ReceiptDecision(TypedDict):
+    """One agent's decision in a round, its reason named by its SHA-256."""
+
+    agent: int
+    decision: str
+    reason_sha256: str
+
+
+class ReceiptRound(TypedDict):
+    """A round's decisions, by agent."""
+
+    round: int
+    decisions: list[ReceiptDecision]
+
+
+class Mark(TypedDict):
+    """The contested mark and the trust set with the verdict."""
+
+    contested: bool | None
+    trust: str | None
+    contest_reasons: list[JsonValue]
+
+
+class EntryRef(TypedDict):
+    """The log entry that put the verdict in force."""
+
+    kind: str
+    leaf_hash: str
+
+
+class Body(TypedDict):
+    """A receipt's signed body (docs/evidence.md; outcome/receipt_answers.py ReceiptBody
+    describes it to the API). Stored as canonical(body): only its contents are signed."""
+
+    format: str
+    judgement: int
+    event: str
+    title_sha256: str
+    content_sha256: str
+    agents: list[AgentFact]
+    rounds: list[ReceiptRound]
+    scores: list[Score]
+    panel_verdict: str
+    verdict: str
+    review: Review | None
+    mark: Mark
+    certificate: CertificateRef | None
+    at: str
+    entry: EntryRef
+    record: Record
+
+
+def body(judgement: Judgement, entry: ChainEntry) -> Body:
     """The receipt's signed body, from the judgement's rows as they are in the
     transaction that puts its verdict in force."""
     agents = list(judgement.agents.all())
@@ -158,7 +237,15 @@ def in_force(judgement: Judgement) -> Receipt | None:
     )
 
 
-def document(receipt: Receipt, inclusion: proofs.Inclusion | None) -> dict[str, Any]:
+class Served(TypedDict):
+    """A receipt as served: its body as stored (parsed), its signature, its inclusion."""
+
+    receipt: Body
+    signature: keys.Signature
+    inclusion: proofs.Inclusion | None
+
+
+def document(receipt: Receipt, inclusion: proofs.Inclusion | None) -> Served:
     """The receipt as served: its body and signature as stored, and its inclusion."""
     return {
         "receipt": json.loads(receipt.body),
@@ -167,7 +254,7 @@ def document(receipt: Receipt, inclusion: proofs.Inclusion | None) -> dict[str, 
     }
 
 
-def served(judgement: Judgement) -> dict[str, Any] | None:
+def served(judgement: Judgement) -> Served | None:
     """The signed receipt of the verdict in force with its inclusion proof in the latest
     checkpoint (or the one attach_inclusions found for many at once), or None: not
     decided, an error, or decided before receipts were stored (docs/evidence.md)."""

@@ -4,11 +4,12 @@ every field that differs is named. Every model call and check an entry hashes is
 covered, so audit/coverage.py can name those no entry holds. Used by
 audit/verification.py."""
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 from judgements.audit import facts
+from judgements.core.json_values import JsonObject, JsonValue
 from judgements.models import (
     AuditEntry,
     Certificate,
@@ -23,7 +24,10 @@ from judgements.models import (
 )
 from magi_client.canonical import call_sha256
 
-Item = tuple[ChainEntry, dict[str, Any]]
+# An entry with its payload as parsed (tree_checks.parsed: a JSON object, canonical).
+Item = tuple[ChainEntry, JsonObject]
+# Rows looked up by what an entry says (JSON, so any value: one not a row's key finds none).
+Said: TypeAlias = "JsonValue | tuple[JsonValue, ...]"
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,9 @@ class Known:
 
 
 def differences(
-    item: Item, found: dict[str, Any], tolerate: Callable[[str, Any], bool] = lambda k, v: False
+    item: Item,
+    found: Mapping[str, object],
+    tolerate: Callable[[str, object], bool] = lambda k, v: False,
 ) -> list[Problem]:
     """Every field where the entry and the row's description differ, by name."""
     entry, payload = item
@@ -92,12 +98,12 @@ def gone(item: Item, what: str) -> list[Problem]:
     ]
 
 
-def ids(items: Iterable[Item], key: str) -> list[Any]:
+def ids(items: Iterable[Item], key: str) -> list[JsonValue]:
     return [payload.get(key) for _, payload in items]
 
 
-def judgements_of(items: list[Item]) -> dict[Any, Judgement]:
-    """The judgements the entries name, by id (keyed by Any: the entries' ids are JSON)."""
+def judgements_of(items: list[Item]) -> dict[Said, Judgement]:
+    """The judgements the entries name, by id (keyed by Said: the entries' ids are JSON)."""
     found = Judgement.objects.filter(pk__in=ids(items, "judgement")).prefetch_related("agents")
     return {row.pk: row for row in found}
 
@@ -113,9 +119,9 @@ def check_submitted(items: list[Item], known: Known) -> list[Problem]:
     return problems
 
 
-def attempts_of(items: list[Item]) -> dict[Any, list[LLMAttempt]]:
+def attempts_of(items: list[Item]) -> dict[Said, list[LLMAttempt]]:
     """The judgements' calls by (judgement, agent, round)."""
-    found: dict[Any, list[LLMAttempt]] = {}
+    found: dict[Said, list[LLMAttempt]] = {}
     for row in LLMAttempt.objects.filter(
         agent__judgement_id__in=ids(items, "judgement")
     ).select_related("agent"):
@@ -134,7 +140,7 @@ def matching(calls: list[LLMAttempt], said: object, known: Known) -> LLMAttempt 
 
 
 def check_decision(items: list[Item], known: Known) -> list[Problem]:
-    rows: dict[Any, RoundDecision] = {
+    rows: dict[Said, RoundDecision] = {
         (row.agent.judgement_id, row.agent.position, row.round): row
         for row in RoundDecision.objects.filter(
             agent__judgement_id__in=ids(items, "judgement")
@@ -172,7 +178,7 @@ def check_attempt(items: list[Item], known: Known) -> list[Problem]:
 
 
 def check_check(items: list[Item], known: Known) -> list[Problem]:
-    found: dict[Any, list[JudgementCheck]] = {}
+    found: dict[Said, list[JudgementCheck]] = {}
     for row in JudgementCheck.objects.filter(
         judgement_id__in=ids(items, "judgement")
     ).select_related("agent"):
@@ -207,7 +213,7 @@ def check_verdict(items: list[Item], known: Known) -> list[Problem]:
             continue
         said = item[1].get("certificate")
 
-        def deleted_with_its_panel(key: str, now: Any, said: Any = said) -> bool:
+        def deleted_with_its_panel(key: str, now: object, said: JsonValue = said) -> bool:
             return key == "certificate" and now is None and known.certificate_gone_with_panel(said)
 
         problems += differences(item, facts.verdict(row), deleted_with_its_panel)
@@ -218,23 +224,27 @@ def check_review(
     items: list[Item], known: Known, model: type[Override] | type[Confirmation]
 ) -> list[Problem]:
     judgements = judgements_of(items)
-    rows: dict[Any, Override | Confirmation] = {
+    rows: dict[Said, Override | Confirmation] = {
         row.judgement_id: row
         for row in model.objects.filter(judgement_id__in=ids(items, "judgement"))
     }
-    describe = facts.override if model is Override else facts.confirmation
     problems = []
     for item in items:
         row = rows.get(item[1].get("judgement"))
         if row is None or row.judgement_id not in judgements:
             problems += gone(item, f"the {item[0].kind}")
+            continue
+        # Each row is of `model`: described by its own kind's function.
+        judgement = judgements[row.judgement_id]
+        if isinstance(row, Override):
+            problems += differences(item, facts.override(row, judgement))
         else:
-            problems += differences(item, describe(row, judgements[row.judgement_id]))  # type: ignore[arg-type]  # the model's own row
+            problems += differences(item, facts.confirmation(row, judgement))
     return problems
 
 
 def check_certificate(items: list[Item], known: Known) -> list[Problem]:
-    rows: dict[Any, Certificate] = {
+    rows: dict[Said, Certificate] = {
         row.pk: row for row in Certificate.objects.filter(pk__in=ids(items, "certificate"))
     }
     problems = []
@@ -252,7 +262,7 @@ def check_certificate(items: list[Item], known: Known) -> list[Problem]:
 
 
 def check_configuration(items: list[Item], known: Known) -> list[Problem]:
-    rows: dict[Any, AuditEntry] = {
+    rows: dict[Said, AuditEntry] = {
         row.pk: row for row in AuditEntry.objects.filter(pk__in=ids(items, "audit_entry"))
     }
     problems = []

@@ -9,8 +9,8 @@ check that fails for good leaves its finding unknown, which no certificate keeps
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Callable, Coroutine
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from django.conf import settings
 
@@ -56,7 +56,7 @@ async def run_checks(deliberation: Deliberating, lease: HeldLease, clients: call
     """Every check the judgement asked for (Judgement.checks_asked) not yet stored, at once:
     a kind asked of each agent once per agent, any other once."""
     done = deliberation.checks_done
-    jobs: list[Coroutine[Any, Any, None]] = []
+    jobs: list[Awaitable[None]] = []
     for kind in deliberation.judgement.checks_asked:
         check = checks.of_kind(kind)
         if check is None:

@@ -20,7 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from django.conf import settings
 
@@ -118,7 +118,7 @@ class HeldLease:
             )
             raise LeaseLost(f"judgement {self.judgement_id} is no longer held by {self.worker_id}")
 
-    async def keep(self, work: "asyncio.Future[Any]", taken: asyncio.Event) -> None:
+    async def keep(self, work: "asyncio.Future[T]", taken: asyncio.Event) -> None:
         """Renew the lease while `work` runs; stop the work once another worker holds it
         (or its run was cancelled), setting `taken`.
 

@@ -5,7 +5,9 @@ judgement's lease (checked under a row lock); the changes of state are
 engine/lifecycle.py's. Synchronous ORM code, awaited through `db_call`.
 """
 
-from typing import Any
+from collections.abc import Mapping
+from datetime import datetime
+from typing import TypedDict
 
 from django.db import IntegrityError, transaction
 
@@ -18,7 +20,24 @@ from judgements.models.checks import JudgementCheck
 from judgements.models.judgements import Judgement
 
 
-def audit_fields(route: completions.ModelRoute, entry: calls.AttemptRecord) -> dict[str, Any]:
+class AuditFields(TypedDict):
+    """The columns LLMAttempt and JudgementCheck share: one audited call."""
+
+    attempt: int
+    model: str
+    provider: str
+    base_url: str
+    request: Mapping[str, object]
+    response_text: str
+    error: str
+    duration_ms: int
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    cached_tokens: int | None
+    started_at: datetime
+
+
+def audit_fields(route: completions.ModelRoute, entry: calls.AttemptRecord) -> AuditFields:
     """What every audited call stores, a vote's attempt or a check: where it went, what
     was sent and answered, how long it took and what it cost."""
     return {

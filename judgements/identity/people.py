@@ -9,7 +9,7 @@ the members `manage.py team` gave it, and `is_staff` is left alone unless some g
 to staff."""
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, TypedDict
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -33,6 +33,25 @@ class Person:
     email_verified: bool
     name: str
     groups: tuple[str, ...]
+
+
+class TeamSetting(TypedDict):
+    """A group that gives a team, as settings.MAGI_OIDC_GROUPS holds it (magi_site/
+    settings_kit.py GroupGrant, validated at start and dumped: a member or reviewer has a
+    team, staff has none)."""
+
+    team: str
+    role: Literal["member", "reviewer"]
+
+
+class StaffSetting(TypedDict):
+    """A group that gives staff (no team)."""
+
+    team: None
+    role: Literal["staff"]
+
+
+GroupSetting = TeamSetting | StaffSetting
 
 
 @dataclass(frozen=True)
@@ -72,7 +91,7 @@ def person_from(claims: JsonObject, issuer: str) -> Person:
     )
 
 
-def grants_for(groups: tuple[str, ...], mapping: dict[str, dict[str, Any]]) -> Grants:
+def grants_for(groups: tuple[str, ...], mapping: dict[str, GroupSetting]) -> Grants:
     """What these groups give under the mapping (MAGI_OIDC_GROUPS): a reviewer of a team is
     also its member."""
     given = [mapping[group] for group in groups if group in mapping]
@@ -95,7 +114,7 @@ def sign_in(person: Person) -> User:
     groups. SignInRefused, with nothing stored for a newcomer, when no group gives access,
     when the email is a local user's but not verified, or when the account is disabled.
     A known person in no mapped group loses what the mapping gave them, then is refused."""
-    mapping: dict[str, dict[str, Any]] = settings.MAGI_OIDC_GROUPS
+    mapping: dict[str, GroupSetting] = settings.MAGI_OIDC_GROUPS
     grants = grants_for(person.groups, mapping)
     with transaction.atomic():
         identity = (
@@ -160,9 +179,7 @@ def free_username(email: str) -> str:
     return candidate
 
 
-def follow_groups(
-    user: User, grants: Grants, mapping: dict[str, dict[str, Any]], actor: str
-) -> None:
+def follow_groups(user: User, grants: Grants, mapping: dict[str, GroupSetting], actor: str) -> None:
     """Teams, reviewing and staff as the groups say, for what the mapping names."""
     for name in sorted({grant["team"] for grant in mapping.values() if grant["team"]}):
         team = team_config.provided(name, actor)

@@ -6,7 +6,7 @@ Which of them a judgement asks is decided once, at submit (`checks_for`), and ke
 it (Judgement.checks_asked), so that a resumed judgement runs the same."""
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from django.conf import settings
 from django.db import models
@@ -89,7 +89,15 @@ class JudgementCheck(models.Model):
         return checks.Found(p_approve=self.p_approve, decision=self.decision, flagged=self.steered)
 
 
-def finding_fields(found: checks.Found) -> dict[str, Any]:
+class FindingFields(TypedDict):
+    """A finding as the columns that store it (checks.Found's flag is `steered` here)."""
+
+    p_approve: float | None
+    decision: str | None
+    steered: bool | None
+
+
+def finding_fields(found: checks.Found) -> FindingFields:
     """A finding as JudgementCheck's columns."""
     return {"p_approve": found.p_approve, "decision": found.decision, "steered": found.flagged}
 

@@ -14,6 +14,7 @@ websocket). The querysets and models keep their methods (`Judgement.objects.visi
 admin's team scoping (admin/base.py TeamScoped) asks `made_or_shared` too.
 """
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from django.db import models
@@ -56,7 +57,7 @@ OVERRIDE_PERMISSION = "judgements.override_judgement"
 # --- teams: the one rule every shared row asks ---------------------------------------
 
 
-def team_ids_of(user: "User") -> "models.QuerySet[Membership, Any]":
+def team_ids_of(user: "User") -> "models.QuerySet[Membership, Mapping[str, object]]":
     """The ids of the teams `user` is in, as a subquery (no query of its own)."""
     return Membership.objects.filter(user=user).values("team_id")
 
@@ -114,7 +115,7 @@ def teams_visible(teams: Rows, user: "User") -> Rows:
     return teams.filter(pk__in=team_ids_of(user))
 
 
-def budgets_visible(budgets: Rows, user: "User", panels: "models.QuerySet[Any]") -> Rows:
+def budgets_visible(budgets: Rows, user: "User", panels: "models.QuerySet[models.Model]") -> Rows:
     """The budgets `user` may read: staff all; anyone else their own, their teams' and
     those of the panels (of `panels`) they may use."""
     if user.is_staff:
@@ -178,7 +179,9 @@ def panel_reviewed_by(panel: Panel, user: "User") -> bool:
     return panel_reviewers(panel).filter(pk=user.pk).exists()
 
 
-def reviewable_rows(judgements: Rows, user: "User", reviewed: "models.QuerySet[Any]") -> Rows:
+def reviewable_rows(
+    judgements: Rows, user: "User", reviewed: "models.QuerySet[models.Model]"
+) -> Rows:
     """Of `judgements`, what `user` may confirm or override: staff and holders of the
     override permission what they see, a panel's reviewers (`reviewed`: reviewed_panels)
     its judgements; on a four-eyes panel nobody their own."""

@@ -9,7 +9,17 @@ from datetime import timedelta
 from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db.models import Count, DurationField, ExpressionWrapper, F, Min, Q, QuerySet, Sum
+from django.db.models import (
+    Count,
+    DurationField,
+    ExpressionWrapper,
+    F,
+    Min,
+    Model,
+    Q,
+    QuerySet,
+    Sum,
+)
 from django.db.models.expressions import Combinable
 from django.utils import timezone
 from prometheus_client.core import (
@@ -92,7 +102,7 @@ def queue() -> Iterator[GaugeMetricFamily]:
 def histogram(
     name: str,
     doc: str,
-    rows: "QuerySet[Any]",
+    rows: "QuerySet[Model]",
     value: Combinable,
     buckets: Sequence[float],
     labels: Sequence[str],

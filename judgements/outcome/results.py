@@ -1,8 +1,6 @@
 """Judgements as the API and the MCP tools report them (outcome/answers.py), read in a
 fixed number of queries, and only those the reader may see."""
 
-from typing import Any
-
 from django.contrib.auth.models import User
 
 from judgements.audit import evidence, receipts
@@ -28,7 +26,7 @@ def visible_result(judgement_id: int, user: User) -> answers.Judgement | None:
     return result_of(judgement_id) if find_visible(judgement_id, user) is not None else None
 
 
-def visible_pack(judgement_id: int, user: User) -> dict[str, Any] | None:
+def visible_pack(judgement_id: int, user: User) -> evidence.Pack | None:
     """The judgement's evidence pack (audit/evidence.py), or None when the user may not
     see it (or it does not exist)."""
     if find_visible(judgement_id, user) is None:

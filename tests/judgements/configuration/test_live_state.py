@@ -6,14 +6,13 @@ same for budgets and the judgements' own history."""
 
 import io
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 from django.core.management import call_command
 from django.db import connection
 
 from judgements.configuration import panel_config, people, team_config, teams
-from judgements.identity.people import follow_groups, grants_for
+from judgements.identity.people import GroupSetting, follow_groups, grants_for
 from judgements.models import Panel
 from tests.support.audit_history import placed
 from tests.support.cases import case_for
@@ -129,7 +128,7 @@ def test_reviewers_set_through_magi_check_clean(configured):
 def test_staff_given_by_a_sign_ins_groups_checks_clean(configured):
     """A sign-in's groups audit the staff role apart (subject `staff`): its rows amend the
     user's last audited state."""
-    mapping: dict[str, dict[str, Any]] = {"admins": {"team": None, "role": "staff"}}
+    mapping: dict[str, GroupSetting] = {"admins": {"team": None, "role": "staff"}}
     grants = grants_for(("admins",), mapping)
     follow_groups(configured.maker, grants, mapping, "https://idp.example.com/realms/acme")
     placed()

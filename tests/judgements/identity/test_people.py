@@ -1,13 +1,11 @@
 """People from the provider's ID tokens: created or linked at the first sign-in, teams,
 reviewing and staff following the groups at every sign-in, audited with the provider."""
 
-from typing import Any
-
 import pytest
 from django.contrib.auth.models import User
 
 from judgements.configuration.teams import assign
-from judgements.identity.people import Person, grants_for, sign_in
+from judgements.identity.people import GroupSetting, Person, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
 from judgements.models import (
     AuditEntry,
@@ -23,7 +21,7 @@ from judgements.models.panels import reviewed_panels
 from judgements.outcome import notifications, reviews
 
 ISSUER = "https://idp.example.com/realms/acme"
-MAPPING: dict[str, dict[str, Any]] = {
+MAPPING: dict[str, GroupSetting] = {
     "fraud": {"team": "Fraud", "role": "member"},
     "fraud-reviewers": {"team": "Fraud", "role": "reviewer"},
     "admins": {"team": None, "role": "staff"},
