@@ -17,12 +17,14 @@ import argparse
 import json
 import os
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from magi_client import directory, server_state, writing
 from magi_client import plan as plan_module
 from magi_client.http import Refused, RequestFailed, Server, Unreachable, whole
+from magi_client.json_values import JsonObject
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -58,7 +60,9 @@ def server_of(args: argparse.Namespace) -> Server:
     return Server(url, token, timeout=HTTP_TIMEOUT_SECONDS)
 
 
-def call(server: Server, method: str, path: str, body: Any = None) -> Any:
+def call(
+    server: Server, method: str, path: str, body: Mapping[str, object] | None = None
+) -> JsonObject:
     try:
         return server.call(method, path, body)
     except Unreachable as away:
@@ -108,7 +112,7 @@ def run_batch(
 
 def requests_of(
     server: Server, operations: list[plan_module.Operation], read: directory.Directory
-) -> list[list[dict[str, Any]]]:
+) -> list[list[plan_module.SentOperation]]:
     """The operations as sent, in requests each within the server's limits (GET
     /api/batch/): one request when they fit, or when the server does not say; else parts
     packed as full as they go, and the batch itself holding the last operation and the
@@ -131,7 +135,7 @@ def requests_of(
                 f"limit of {max_bytes:,} (MAGI_MAX_BODY_BYTES); nothing was sent."
             )
             raise Failure(EXIT_BAD_INPUT, [str(read.problem(operation.address, message))])
-    parts: list[list[dict[str, Any]]] = [[]]
+    parts: list[list[plan_module.SentOperation]] = [[]]
     used = 0
     for one, size in zip(sent[:-1], sizes[:-1], strict=True):
         if parts[-1] and (used + size > room or len(parts[-1]) >= max_count):
@@ -185,11 +189,11 @@ def read_directory(path: str) -> directory.Directory:
         raise Failure(EXIT_BAD_INPUT, [str(problem) for problem in bad.problems]) from None
 
 
-def value_words(value: Any) -> str:
+def value_words(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def plan_lines(plan: dict[str, Any]) -> list[str]:
+def plan_lines(plan: plan_module.PlanJson) -> list[str]:
     """The plan as a person reads it in a pull request."""
     lines: list[str] = []
     for change in plan["changes"]:
@@ -227,7 +231,7 @@ def run_export(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: 
     return guarded("export", stdout, stderr, lambda: export(args, stdout))
 
 
-def guarded(name: str, stdout: TextIO, stderr: TextIO, work: Any) -> int:
+def guarded(name: str, stdout: TextIO, stderr: TextIO, work: Callable[[], int]) -> int:
     try:
         return int(work())
     except Failure as failure:

@@ -20,13 +20,111 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NotRequired, Required, TypedDict, TypeVar
 
 import yaml
 
 from magi_client import names, schema
 
-PANEL_DEFAULTS: dict[str, Any] = {
+
+class Agent(TypedDict):
+    """One of a panel's three agents, as a file and the API spell it."""
+
+    name: str
+    model: str
+    criteria: str
+
+
+class PanelDefaults(TypedDict):
+    """A panel's settings a file may leave out, each with its value then (PANEL_DEFAULTS)."""
+
+    description: str
+    hold_contested: bool | None
+    run_checks: bool | None
+    reviewers: list[str]
+    team_reviews: bool
+    four_eyes: bool
+    notify_contested: bool
+
+
+class PanelOptional(TypedDict, total=False):
+    """A panel's settings written only when set, after run_checks: a panel without the
+    setting reads and exports as it did before the setting existed."""
+
+    # null (or left out) is "not set", the server's default; [] is "no variant".
+    prompt_variants: list[str] | None
+    # The name of the panel its unkept verdicts go to before a person
+    # (docs/escalation.md), one of the same team's panels or a shared one; left out: none.
+    escalate_to: str | None
+
+
+class Panel(PanelDefaults, PanelOptional):
+    """A panel in the directory's shape: what the API takes, a plan compares and an export
+    writes (panel_spec gives its field order)."""
+
+    name: str
+    agents: list[Agent]
+
+
+class PanelFile(PanelOptional, total=False):
+    """A panel file (panels/<name>.yaml) as schema.PANEL admits it."""
+
+    name: Required[str]
+    agents: Required[list[Agent]]
+    description: str
+    hold_contested: bool | None
+    run_checks: bool | None
+    reviewers: list[str]
+    team_reviews: bool
+    four_eyes: bool
+    notify_contested: bool
+
+
+class Budget(TypedDict):
+    """A budget as team.yaml spells it (schema.BUDGET): the team's, or a panel's or a
+    member's when named."""
+
+    period: str
+    limit: float
+    unit: str
+    panel: NotRequired[str]
+    user: NotRequired[str]
+
+
+class TeamFile(TypedDict, total=False):
+    """team.yaml as schema.TEAM admits it (members left out: left as they are)."""
+
+    members: list[str]
+    budgets: list[Budget]
+
+
+class Suite(TypedDict):
+    """A suite: its name (the file's) and its cases as the file's JSONL text."""
+
+    name: str
+    cases: str
+
+
+class ScopeSpec(TypedDict):
+    """The panels and suites of one team, or the shared ones."""
+
+    panels: list[Panel]
+    suites: list[Suite]
+
+
+class TeamSpec(ScopeSpec, TeamFile):
+    """A team folder: team.yaml's settings, its panels and its suites."""
+
+
+class DirectoryState(TypedDict):
+    """A whole directory as the API takes it, by team name; examples: the shared panels and
+    suites, when the directory has any."""
+
+    teams: dict[str, TeamSpec]
+    examples: NotRequired[ScopeSpec]
+
+
+PANEL_DEFAULTS: PanelDefaults = {
     "description": "",
     "hold_contested": None,
     "run_checks": None,
@@ -35,13 +133,6 @@ PANEL_DEFAULTS: dict[str, Any] = {
     "four_eyes": False,
     "notify_contested": False,
 }
-PANEL_FIELDS = ["name", "description", "agents", *list(PANEL_DEFAULTS)[1:]]
-# Written only when set, after this field: a panel without the setting reads and exports
-# as it did before the setting existed. prompt_variants: null (or left out) is "not set",
-# the server's default; [] is "no variant".
-# escalate_to: the name of the panel its unkept verdicts go to before a person
-# (docs/escalation.md), one of the same team's panels or a shared one; left out: none.
-PANEL_OPTIONAL = {"prompt_variants": "run_checks", "escalate_to": "run_checks"}
 # A panel as a directory spells it, read or about to be sent: escalation_order keeps the
 # kind it is given.
 PanelSpec = TypeVar("PanelSpec", bound=Mapping[str, object])
@@ -64,16 +155,26 @@ class Problem:
         )
 
 
-def panel_spec(whole: dict[str, Any]) -> dict[str, Any]:
+def panel_spec(whole: Panel) -> Panel:
     """A panel in the directory's shape and field order (a file's, an export's): every
-    field of PANEL_FIELDS, and each of PANEL_OPTIONAL only when it is set."""
-    spec: dict[str, Any] = {}
-    for name in PANEL_FIELDS:
-        spec[name] = whole[name]
-        for optional, after in PANEL_OPTIONAL.items():
-            if after == name and whole.get(optional) is not None:
-                spec[optional] = whole[optional]
-    return spec
+    field of Panel, prompt_variants and escalate_to only when they are set."""
+    optional: PanelOptional = {}
+    if whole.get("prompt_variants") is not None:
+        optional["prompt_variants"] = whole["prompt_variants"]
+    if whole.get("escalate_to") is not None:
+        optional["escalate_to"] = whole["escalate_to"]
+    return {
+        "name": whole["name"],
+        "description": whole["description"],
+        "agents": whole["agents"],
+        "hold_contested": whole["hold_contested"],
+        "run_checks": whole["run_checks"],
+        **optional,
+        "reviewers": whole["reviewers"],
+        "team_reviews": whole["team_reviews"],
+        "four_eyes": whole["four_eyes"],
+        "notify_contested": whole["notify_contested"],
+    }
 
 
 def escalation_order(panels: list[PanelSpec]) -> list[PanelSpec]:
@@ -133,7 +234,7 @@ class Source:
 class Directory:
     """What the API takes (`state`) and where each of its objects came from."""
 
-    state: dict[str, Any]
+    state: DirectoryState
     sources: dict[str, Source]
 
     def problem(self, path: str, message: str) -> Problem:
@@ -149,11 +250,11 @@ class Directory:
 comparable = names.comparable_name
 
 
-def settled_panel(panel: dict[str, Any]) -> dict[str, Any]:
+def settled_panel(panel: Panel) -> Panel:
     """A panel's typed texts as the server keeps them (names.settled): a criterion written
     as a YAML block scalar ends in a line break the server drops, and a plan comparing the
     two would never settle."""
-    agents = [
+    agents: list[Agent] = [
         {
             **agent,
             "name": names.settled(agent["name"]),
@@ -161,8 +262,12 @@ def settled_panel(panel: dict[str, Any]) -> dict[str, Any]:
         }
         for agent in panel["agents"]
     ]
-    texts = {key: names.settled(panel[key]) for key in ("name", "description")}
-    return {**panel, **texts, "agents": agents}
+    return {
+        **panel,
+        "name": names.settled(panel["name"]),
+        "description": names.settled(panel["description"]),
+        "agents": agents,
+    }
 
 
 # --- reading ----------------------------------------------------------------------------
@@ -173,7 +278,7 @@ def read(root: Path) -> Directory:
     if not root.is_dir():
         raise BadDirectory([Problem(str(root), 0, "", "Not a directory.")])
     reader = Reader(root)
-    state: dict[str, Any] = {"teams": {}}
+    state: DirectoryState = {"teams": {}}
     if (root / "panels").is_dir() or (root / "suites").is_dir():
         state["examples"] = reader.scope(root, "examples", team=None)
     teams = root / "teams"
@@ -201,17 +306,17 @@ class Reader:
     def name(self, path: Path) -> str:
         return path.relative_to(self.root).as_posix()
 
-    def team(self, folder: Path) -> dict[str, Any]:
+    def team(self, folder: Path) -> TeamSpec:
         address = f"teams.{folder.name}"
-        spec: dict[str, Any] = {}
+        settings: TeamFile = {}
         path = folder / "team.yaml"
         if path.exists():
             source = Source(self.name(path))
-            data = self.load(path, source, schema.TEAM)
+            data: TeamFile | None = self.load(path, source, schema.TEAM)
             # The team itself and whatever of it no panel or suite file holds.
             self.sources[address] = source
             if isinstance(data, dict):
-                spec.update(data)
+                settings = data
         for extra in sorted(folder.iterdir()):
             if extra.name not in ("team.yaml", "panels", "suites"):
                 self.problems.append(
@@ -222,18 +327,18 @@ class Reader:
                         "Unknown; a team has team.yaml, panels/ and suites/.",
                     )
                 )
-        spec.update(self.scope(folder, address, team=spec))
+        spec: TeamSpec = {**settings, **self.scope(folder, address, team=settings)}
         if "members" in spec:
             spec["members"] = sorted(spec["members"])
         self.check_budgets(spec, address)
         return spec
 
-    def scope(self, folder: Path, address: str, team: dict[str, Any] | None) -> dict[str, Any]:
+    def scope(self, folder: Path, address: str, team: TeamFile | None) -> ScopeSpec:
         panels = []
         first: dict[str, Problem] = {}
         for path in self.files(folder / "panels", ".yaml"):
             source = Source(self.name(path))
-            panel = self.load(path, source, schema.PANEL)
+            panel: PanelFile | None = self.load(path, source, schema.PANEL)
             if not isinstance(panel, dict) or not isinstance(panel.get("name"), str):
                 self.unread.add(address)
                 continue
@@ -249,7 +354,7 @@ class Reader:
             self.sources[f"{address}.panels.{names.settled(panel['name'])}"] = source
             panels.append(self.panel(panel, source, team))
         self.check_escalations(panels, address)
-        suites = []
+        suites: list[Suite] = []
         for path in self.files(folder / "suites", ".jsonl"):
             source = Source(self.name(path))
             cases = self.suite(path, source)
@@ -282,7 +387,9 @@ class Reader:
 
     def load(self, path: Path, source: Source, shape: schema.Schema) -> Any:
         """A YAML file's data checked against its schema, its fields' lines in `source`;
-        None when it has problems (recorded)."""
+        None when it has problems (recorded). Any: the YAML as parsed (yaml.safe_load's),
+        given back only when `shape` admits it, so the caller reads it as the TypedDict
+        of that schema (TeamFile, PanelFile)."""
         try:
             content = path.read_text(encoding="utf-8")
             node = yaml.compose(content, Loader=yaml.SafeLoader)
@@ -324,9 +431,7 @@ class Reader:
             for index, item in enumerate(node.value):
                 self.map_lines(item, f"{path}[{index}]", source)
 
-    def panel(
-        self, panel: dict[str, Any], source: Source, team: dict[str, Any] | None
-    ) -> dict[str, Any]:
+    def panel(self, panel: PanelFile, source: Source, team: TeamFile | None) -> Panel:
         whole = settled_panel({**PANEL_DEFAULTS, **panel})
         whole["reviewers"] = sorted(whole["reviewers"])
         if team is None and (whole["reviewers"] or whole["team_reviews"]):
@@ -394,7 +499,7 @@ class Reader:
             self.problems.append(Problem(source.file, 1, "", "Holds no cases."))
         return content
 
-    def check_member_budgets(self, teams: dict[str, dict[str, Any]]) -> None:
+    def check_member_budgets(self, teams: dict[str, TeamSpec]) -> None:
         """A member's budget is the member's, whatever the team: one file describes it."""
         first: dict[tuple[object, ...], str] = {}
         for team, spec in sorted(teams.items()):
@@ -411,7 +516,7 @@ class Reader:
                     self.problems.append(source.problem(f"budgets[{index}]", message))
                 first.setdefault(key, source.file)
 
-    def check_budgets(self, spec: dict[str, Any], address: str) -> None:
+    def check_budgets(self, spec: TeamSpec, address: str) -> None:
         source = self.sources.get(address)
         if source is None or "budgets" not in spec:
             return

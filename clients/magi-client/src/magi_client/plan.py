@@ -10,10 +10,20 @@ the directory does not is listed as left alone.
 """
 
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict, TypeVar
 
-from magi_client.directory import comparable, escalation_order
+from magi_client.directory import (
+    Budget,
+    DirectoryState,
+    Panel,
+    ScopeSpec,
+    TeamSpec,
+    comparable,
+    escalation_order,
+)
+from magi_client.json_values import JsonObject
 from magi_client.server_state import (
     Scope,
     ServerState,
@@ -25,14 +35,63 @@ from magi_client.server_state import (
 )
 
 
+class Difference(TypedDict):
+    """One field a change changes, as `magi plan` shows it (null: not there)."""
+
+    field: str  # `agents[1].criteria`, `cases[c1]`
+    before: object  # a value of the directory's shapes (JSON)
+    after: object
+
+
+Fields = list[Difference]
+
+
+class ChangeJson(TypedDict):
+    """A change as `magi plan --json` prints it."""
+
+    action: str
+    what: str
+    fields: Fields
+    voids: list[str]
+
+
+class PlanJson(TypedDict):
+    """A plan as `magi plan --json` prints it (config.plan_lines reads it too)."""
+
+    changes: list[ChangeJson]
+    left_alone: list[str]
+
+
+class SentOperation(TypedDict):
+    """One operation of a batch as POST /api/batch/ takes it."""
+
+    method: str
+    path: str
+    body: Mapping[str, object] | str | None  # a suite's body: its JSONL
+    if_match: NotRequired[str]
+
+
+class BudgetBody(TypedDict, total=False):
+    """A budget as POST and PUT /api/budgets/ take it: whose (a team, a user, a panel by id
+    or, made in the same batch, by name and team), its period and one limit."""
+
+    team: str
+    user: str
+    panel: int | str
+    panel_team: str
+    period: str
+    limit_usd: float
+    limit_tokens: float
+
+
 @dataclass
 class Change:
     action: str  # create, change, delete
     what: str  # "panel payments/deploy gate"
-    fields: list[dict[str, Any]] = field(default_factory=list)
+    fields: Fields = field(default_factory=list)
     voids: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> ChangeJson:
         return {
             "action": self.action,
             "what": self.what,
@@ -48,14 +107,16 @@ class Operation:
 
     method: str
     path: str
-    body: Any
+    body: Mapping[str, object] | str | None
     if_match: str | None = None
     address: str = ""
     fields: dict[str, str] = field(default_factory=dict)
 
-    def as_json(self) -> dict[str, Any]:
-        sent = {"method": self.method, "path": self.path, "body": self.body}
-        return sent | ({"if_match": self.if_match} if self.if_match else {})
+    def as_json(self) -> SentOperation:
+        sent: SentOperation = {"method": self.method, "path": self.path, "body": self.body}
+        if self.if_match:
+            sent["if_match"] = self.if_match
+        return sent
 
     def field_address(self, api_field: str) -> str:
         """The directory address of a field the server names in this operation's body."""
@@ -72,7 +133,7 @@ class Plan:
     deletions: list[Operation] = field(default_factory=list)
     left_alone: list[str] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> PlanJson:
         return {
             "changes": [change.as_json() for change in self.changes],
             "left_alone": self.left_alone,
@@ -82,10 +143,10 @@ class Plan:
         return self.operations + self.deletions
 
 
-def differences(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]:
+def differences(before: object, after: object, path: str = "") -> Fields:
     """Field by field: `agents[1].criteria` rather than the whole list of agents."""
     if isinstance(before, dict) and isinstance(after, dict):
-        found = []
+        found: Fields = []
         for key in [*before, *[k for k in after if k not in before]]:
             at = f"{path}.{key}" if path else key
             found += differences(before.get(key), after.get(key), at)
@@ -103,10 +164,7 @@ def differences(before: Any, after: Any, path: str = "") -> list[dict[str, Any]]
     return [] if before == after else [{"field": path, "before": before, "after": after}]
 
 
-Fields = list[dict[str, Any]]
-
-
-def fingerprint(panel: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]]:
+def fingerprint(panel: Panel) -> tuple[list[tuple[str, str]], list[str]]:
     """What a certificate measured: each agent's model and criteria, in order, and the
     prompt variants (a setting left out counted as none: the server's answer says what
     it voided)."""
@@ -114,7 +172,7 @@ def fingerprint(panel: dict[str, Any]) -> tuple[list[tuple[str, str]], list[str]
     return agents, sorted(panel.get("prompt_variants") or [])
 
 
-def make(desired: dict[str, Any], server: ServerState, prune: bool) -> Plan:
+def make(desired: DirectoryState, server: ServerState, prune: bool) -> Plan:
     plan = Plan()
     if "examples" in desired:
         scope = server.scopes.get(None, Scope())
@@ -125,7 +183,7 @@ def make(desired: dict[str, Any], server: ServerState, prune: bool) -> Plan:
     return plan
 
 
-def budget_homes(desired: dict[str, Any], server: ServerState) -> dict[int, str]:
+def budget_homes(desired: DirectoryState, server: ServerState) -> dict[int, str]:
     """Which of the directory's teams describes each member's budget on the server: the
     one whose team.yaml lists it, or else the one an export writes it in."""
     members: dict[str, list[str]] = {}
@@ -142,7 +200,7 @@ def budget_homes(desired: dict[str, Any], server: ServerState) -> dict[int, str]
 def plan_team(
     plan: Plan,
     team: str,
-    spec: dict[str, Any],
+    spec: TeamSpec,
     server: ServerState,
     prune: bool,
     homes: dict[int, str],
@@ -178,7 +236,7 @@ def plan_team(
 
 
 def plan_scope(
-    plan: Plan, spec: dict[str, Any], scope: Scope, team: str | None, address: str, prune: bool
+    plan: Plan, spec: ScopeSpec, scope: Scope, team: str | None, address: str, prune: bool
 ) -> None:
     where = f"{team}/" if team else ""
     # Each after the panel it escalates to: the batch creates that one first.
@@ -215,7 +273,7 @@ def plan_scope(
 
 
 def plan_suites(
-    plan: Plan, spec: dict[str, Any], scope: Scope, team: str | None, address: str, prune: bool
+    plan: Plan, spec: ScopeSpec, scope: Scope, team: str | None, address: str, prune: bool
 ) -> None:
     where = f"{team}/" if team else ""
     wanted = {comparable(suite["name"]): suite for suite in spec.get("suites", [])}
@@ -248,12 +306,10 @@ def plan_suites(
             )
 
 
-def case_differences(
-    before: list[dict[str, Any]], after: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def case_differences(before: list[JsonObject], after: list[JsonObject]) -> Fields:
     old = {case["id"]: case for case in before}
     new = {case["id"]: case for case in after}
-    found: list[dict[str, Any]] = []
+    found: Fields = []
     for case_id in [*old, *[i for i in new if i not in old]]:
         if old.get(case_id) != new.get(case_id):
             found.append(
@@ -268,7 +324,7 @@ def case_differences(
     return found
 
 
-def budget_words(team: str, spec: dict[str, Any]) -> str:
+def budget_words(team: str, spec: Budget) -> str:
     whose = (
         f"panel {spec['panel']}"
         if "panel" in spec
@@ -279,27 +335,31 @@ def budget_words(team: str, spec: dict[str, Any]) -> str:
     return f"budget of {team}: {whose}, a {spec['period']}, in {spec['unit']}"
 
 
-def budget_body(team: str, spec: dict[str, Any], server: ServerState) -> dict[str, Any]:
+def budget_body(team: str, spec: Budget, server: ServerState) -> BudgetBody:
     if "panel" in spec:
         stored = server.scopes.get(team, Scope()).panels.get(comparable(spec["panel"]))
         # A panel made by this very batch has no id yet: its name, found in its team
         # (another team may have a panel of that name).
-        whose: dict[str, Any] = (
+        body: BudgetBody = (
             {"panel": stored.id} if stored else {"panel": spec["panel"], "panel_team": team}
         )
     elif "user" in spec:
-        whose = {"user": spec["user"]}
+        body = {"user": spec["user"]}
     else:
-        whose = {"team": team}
-    limit = "limit_usd" if spec["unit"] == "usd" else "limit_tokens"
-    return whose | {"period": spec["period"], limit: spec["limit"]}
+        body = {"team": team}
+    body["period"] = spec["period"]
+    if spec["unit"] == "usd":
+        body["limit_usd"] = spec["limit"]
+    else:
+        body["limit_tokens"] = spec["limit"]
+    return body
 
 
 def plan_budgets(
     plan: Plan,
     team: str,
-    wanted: list[dict[str, Any]],
-    stored: list[Stored],
+    wanted: list[Budget],
+    stored: list[Stored[Budget]],
     server: ServerState,
     prune: bool,
 ) -> None:
@@ -338,7 +398,10 @@ def plan_budgets(
         )
 
 
-def delete(plan: Plan, what: str, path: str, stored: Stored, prune: bool) -> None:
+SpecT = TypeVar("SpecT")
+
+
+def delete(plan: Plan, what: str, path: str, stored: Stored[SpecT], prune: bool) -> None:
     if not prune:
         plan.left_alone.append(what)
         return

@@ -13,11 +13,35 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from magi_client import limits
 
-Schema = dict[str, Any]
+# A JSON Schema as these files write it: only the keywords `problems` knows (and the
+# annotations a published file carries). "$schema" and "$id" are not names, hence the
+# functional form.
+Schema = TypedDict(
+    "Schema",
+    {
+        "$schema": str,
+        "$id": str,
+        "title": str,
+        "description": str,
+        "type": "str | list[str]",
+        "properties": "dict[str, Schema]",
+        "required": list[str],
+        "additionalProperties": bool,
+        "enum": list[str],
+        "items": "Schema",
+        "minItems": int,
+        "maxItems": int,
+        "uniqueItems": bool,
+        "minLength": int,
+        "maxLength": int,
+        "exclusiveMinimum": int,
+    },
+    total=False,
+)
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 PANEL_SIZE = 3
 VERDICTS = ["approve", "reject"]
@@ -238,20 +262,20 @@ JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def type_name(value: Any) -> str:
+def type_name(value: object) -> str:
     for name, kinds in JSON_TYPES.items():
         if isinstance(value, kinds) and not (isinstance(value, bool) and name != "boolean"):
             return name
     return type(value).__name__
 
 
-def has_type(value: Any, name: str) -> bool:
+def has_type(value: object, name: str) -> bool:
     if isinstance(value, bool):
         return name == "boolean"
     return isinstance(value, JSON_TYPES[name])
 
 
-def problems(value: Any, schema: Schema, path: str = "") -> list[tuple[str, str]]:
+def problems(value: object, schema: Schema, path: str = "") -> list[tuple[str, str]]:
     """(field path, message) for every way `value` breaks `schema`; paths as the API names
     fields: `agents[0].model`, `budgets[1].unit`."""
     types = schema.get("type")

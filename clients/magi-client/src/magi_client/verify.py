@@ -11,12 +11,13 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from magi_client import checkpoints
 from magi_client.canonical import stored_content
+from magi_client.json_values import JsonValue
 from magi_client.packs import check_pack
 from magi_client.receipts import (
     PACK_FORMAT,
@@ -35,12 +36,13 @@ class BadInput(Exception):
     """A file or URL that cannot be read as what it should be; exit 2."""
 
 
-def receipt_in(document: Any) -> Any:
+def receipt_in(document: JsonValue) -> JsonValue:
     """The signed receipt in what `magi gate --json` prints, or an API answer; the
     document itself otherwise (a receipt or a pack)."""
     if isinstance(document, dict):
-        if isinstance(document.get("judgement"), dict) and "receipt" in document["judgement"]:
-            document = document["judgement"]["receipt"]
+        judgement = document.get("judgement")
+        if isinstance(judgement, dict) and "receipt" in judgement:
+            document = judgement["receipt"]
         elif "receipt" in document and "signature" not in document and "format" not in document:
             document = document["receipt"]
     if document is None:
@@ -48,7 +50,7 @@ def receipt_in(document: Any) -> Any:
     return document
 
 
-def read_json(source: str, what: str) -> Any:
+def read_json(source: str, what: str) -> JsonValue:
     """A JSON document from a file, or from an http(s) URL (the published keys)."""
     try:
         if source.startswith(("http://", "https://")):
@@ -60,9 +62,10 @@ def read_json(source: str, what: str) -> Any:
     except (OSError, urllib.error.URLError, ValueError) as exc:
         raise BadInput(f"{what}: cannot read {source}: {exc}") from None
     try:
-        return json.loads(data)
+        parsed: JsonValue = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInput(f"{what}: {source} is not JSON: {exc}") from None
+    return parsed
 
 
 def read_bytes(path: str, what: str) -> bytes:

@@ -4,15 +4,17 @@ same state and applying it changes nothing."""
 
 import re
 import shutil
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import yaml
+
+from magi_client.directory import DirectoryState, ScopeSpec, TeamFile
 
 MANAGED = ("panels", "suites", "teams")
 
 
-def unwritable(state: dict[str, Any]) -> list[str]:
+def unwritable(state: DirectoryState) -> list[str]:
     """Team and suite names that cannot be a folder's or a file's name (they name them)."""
     names = [("team", team) for team in state.get("teams", {})]
     scopes = [state.get("examples", {}), *state.get("teams", {}).values()]
@@ -24,7 +26,7 @@ def unwritable(state: dict[str, Any]) -> list[str]:
     ]
 
 
-def write(root: Path, state: dict[str, Any]) -> list[Path]:
+def write(root: Path, state: DirectoryState) -> list[Path]:
     """Write `state` (the server's, server_state.as_directory) as a directory, replacing
     its panels/, suites/ and teams/ and leaving every other file; the files written.
     Check `unwritable` first."""
@@ -38,13 +40,17 @@ def write(root: Path, state: dict[str, Any]) -> list[Path]:
     for team, spec in sorted(state.get("teams", {}).items()):
         folder = root / "teams" / team
         folder.mkdir(parents=True)
-        settings = {key: spec[key] for key in ("members", "budgets") if key in spec}
+        settings: TeamFile = {}
+        if "members" in spec:
+            settings["members"] = spec["members"]
+        if "budgets" in spec:
+            settings["budgets"] = spec["budgets"]
         written.append(dump(folder / "team.yaml", settings))
         written += write_scope(folder, spec)
     return written
 
 
-def write_scope(folder: Path, spec: dict[str, Any]) -> list[Path]:
+def write_scope(folder: Path, spec: ScopeSpec) -> list[Path]:
     written = []
     used: set[str] = set()
     for panel in spec.get("panels", []):
@@ -84,7 +90,7 @@ def text_of(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 Dumper.add_representer(str, text_of)
 
 
-def dump(path: Path, data: dict[str, Any]) -> Path:
+def dump(path: Path, data: Mapping[str, object]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     text = yaml.dump(data, Dumper=Dumper, sort_keys=False, allow_unicode=True, width=100)
     path.write_text(text, encoding="utf-8")
