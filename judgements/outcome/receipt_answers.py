@@ -4,7 +4,7 @@ shape of judgements/audit/receipts.py's body, field by field, with its inclusion
 Every field is required and none is converted, so the answer is the signed body as
 stored and its signature still checks."""
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -125,7 +125,7 @@ class SignedReceipt(Part):
 
 
 def receipt_of(judgement: Judgement) -> SignedReceipt | None:
-    found: dict[str, Any] | None = receipts.served(judgement)
+    found = receipts.served(judgement)
     return None if found is None else SignedReceipt.model_validate(found)
 
 
