@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from django import forms as django_forms
 from django.contrib.auth.models import User
@@ -227,6 +227,27 @@ def store(
         return write(panel_form, formset, panel, audited=True, by=by).panel
 
 
+class PanelSettings(TypedDict, total=False):
+    """What the API writes over a page's form (configuration/panel_config.py): the
+    panel's checks, notification and prompt choices, its team and the panel it escalates
+    to, looked up."""
+
+    hold_contested: bool | None
+    run_checks: bool | None
+    notify_contested: bool
+    prompt_variants: list[str] | None
+    team: Team | None
+    escalate_to: Panel | None
+
+
+class PanelRow(PanelSettings):
+    """A panel's fields as `write` stores them: the form's, and the settings over them."""
+
+    name: str
+    description: str
+    agents: list[dict[str, object]]
+
+
 @dataclass(frozen=True)
 class Written:
     panel: Panel
@@ -240,7 +261,7 @@ def write(
     formset: cases.BaseAgentFormSet,
     panel: Panel | None = None,
     *,
-    settings: dict[str, Any] | None = None,
+    settings: PanelSettings | None = None,
     version: int | None = None,
     audited: bool = False,
     by: User | None = None,
@@ -254,7 +275,7 @@ def write(
     and after (a page's change: what the form wrote over what it was); the API records
     its own, reviewers and all (configuration/panel_config.py)."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
-    fields = {
+    fields: PanelRow = {
         "name": panel_form.cleaned_data["name"],
         "description": panel_form.cleaned_data["description"],
         "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
@@ -262,7 +283,8 @@ def write(
         "prompt_variants": panel_form.cleaned_data.get("prompt_variants"),
         "escalate_to": panel_form.cleaned_data.get("escalate_to"),
         "agents": agents,
-    } | (settings or {})
+        **(settings or PanelSettings()),
+    }
     try:
         with transaction.atomic():
             if fields["escalate_to"] is not None:

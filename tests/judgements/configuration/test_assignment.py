@@ -43,7 +43,7 @@ def test_a_panel_given_to_another_team_is_audited_and_checks_clean(fake_llm):
     staff = people.create_user(None, "ops", "ops@example.com", is_staff=True)
     payments = team_config.create(staff, {"name": "Payments", "members": ["ops"]})
     team_config.create(staff, {"name": "Growth", "members": ["ops"]})
-    body = {"name": "Deploy gate", "agents": case_for()["agents"]}
+    body: panel_config.PanelFields = {"name": "Deploy gate", "agents": case_for()["agents"]}
     panel = panel_config.create(panel_config.Change(by=staff, team=payments), body).panel
     assign("Growth", "--panel", str(panel.pk))
     row = AuditEntry.objects.filter(subject=AuditSubject.PANEL, by=None).get()

@@ -30,7 +30,7 @@ def configured(fake_llm):
     team = team_config.create(staff, {"name": "Payments", "members": ["maker", "ops"]})
     other = team_config.create(staff, {"name": "Growth", "members": ["ops"]})
     token = people.issue_token(staff, "maker", "ci", "Payments").token
-    body = {"name": "Deploy gate", "agents": case_for()["agents"]}
+    body: panel_config.PanelFields = {"name": "Deploy gate", "agents": case_for()["agents"]}
     panel = panel_config.create(panel_config.Change(by=staff, team=team), body).panel
     placed()
     return SimpleNamespace(
