@@ -15,6 +15,7 @@ from judgements import models
 from judgements.configuration.budget_config import BudgetFields
 from judgements.configuration.panel_config import PanelFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
+from judgements.configuration.team_config import TeamFields
 from judgements.intake import schemas
 from judgements.models.panels import StoredAgent
 from judgements.outcome.answers import Answer, ETag, Id
@@ -175,8 +176,8 @@ class TeamWrite(schemas.Strict):
         default=[], description="Usernames: every member, none left out."
     )
 
-    def fields(self) -> dict[str, Any]:
-        return self.model_dump()
+    def fields(self) -> TeamFields:
+        return TeamFields(name=self.name, members=self.members)
 
 
 class Team(Answer):

@@ -179,7 +179,7 @@ def name_taken(
 
 
 def agents_formset(
-    data: Mapping[str, Any] | None = None, agents: Sequence[StoredAgent] | None = None
+    data: Mapping[str, object] | None = None, agents: Sequence[StoredAgent] | None = None
 ) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as
