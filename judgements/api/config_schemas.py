@@ -13,7 +13,7 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
 from judgements.configuration.budget_config import BudgetFields
-from judgements.configuration.panel_config import PanelFields
+from judgements.configuration.panel_fields import PanelFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
 from judgements.configuration.team_config import TeamFields
 from judgements.intake import schemas

@@ -10,43 +10,16 @@ only, and stays an example: `"example": true` says so in every write of it.
 """
 
 from dataclasses import dataclass
-from typing import TypedDict
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.configuration import deletions, escalation_config, names, saving, teams
+from judgements.configuration.panel_fields import PanelDefaults, PanelFields, PanelSettings
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Panel, Team, is_id
-from judgements.models.panels import StoredAgent
 from judgements.panels import variant_setting
-
-
-class PanelDefaults(TypedDict, total=False):
-    """The settings of a panel document (PanelFields) that may be left out."""
-
-    description: str
-    team: str | None
-    hold_contested: bool | None
-    run_checks: bool | None
-    prompt_variants: list[str] | None
-    escalate_to: str | int | None
-    notify_contested: bool
-    reviewers: list[str]
-    team_reviews: bool
-    four_eyes: bool
-    example: bool
-
-
-class PanelFields(PanelDefaults):
-    """A panel document, as the API's PanelWrite validated it (a directory's panel file
-    is sent as one): its name and agents, and each setting it gives. A setting left out
-    takes its default (DEFAULTS); the team, the caller's token's team."""
-
-    name: str
-    agents: list[StoredAgent]
-
 
 DEFAULTS: PanelDefaults = {
     "description": "",
@@ -192,7 +165,7 @@ def write(
         errors |= teams.reviewing_errors(team, reviewers, fields["team_reviews"])
     if errors:
         raise InvalidInput(errors)
-    settings = saving.PanelSettings(
+    settings = PanelSettings(
         hold_contested=fields["hold_contested"],
         run_checks=fields["run_checks"],
         notify_contested=fields["notify_contested"],

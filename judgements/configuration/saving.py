@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 from django import forms as django_forms
 from django.contrib.auth.models import User
@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from judgements.audit import record as chain_record
 from judgements.configuration import escalation_config, teams, versions
+from judgements.configuration.panel_fields import PanelRow, PanelSettings
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, is_valid, refuse_not_utf8
@@ -225,27 +226,6 @@ def store(
     (configuration/panel_config.py), so the audit log holds the pages' panel changes too."""
     with transaction.atomic():
         return write(panel_form, formset, panel, audited=True, by=by).panel
-
-
-class PanelSettings(TypedDict, total=False):
-    """What the API writes over a page's form (configuration/panel_config.py): the
-    panel's checks, notification and prompt choices, its team and the panel it escalates
-    to, looked up."""
-
-    hold_contested: bool | None
-    run_checks: bool | None
-    notify_contested: bool
-    prompt_variants: list[str] | None
-    team: Team | None
-    escalate_to: Panel | None
-
-
-class PanelRow(PanelSettings):
-    """A panel's fields as `write` stores them: the form's, and the settings over them."""
-
-    name: str
-    description: str
-    agents: list[dict[str, object]]
 
 
 @dataclass(frozen=True)
