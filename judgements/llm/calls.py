@@ -35,7 +35,6 @@ from judgements.llm.completions import (
     InvalidOutputError,
     ModelRoute,
     cached_tokens,
-    count,
     first_choice,
     message_text,
     parse_verdict,
@@ -43,6 +42,7 @@ from judgements.llm.completions import (
     request_body,
     resampled,
     text_body,
+    token_count,
     without_logprobs,
 )
 
@@ -236,8 +236,8 @@ async def _attempt_in_slot(
         entry.response_text = message_text(choice)
         usage = completion.get("usage")
         if isinstance(usage, dict):
-            entry.prompt_tokens = count(usage.get("prompt_tokens"))
-            entry.completion_tokens = count(usage.get("completion_tokens"))
+            entry.prompt_tokens = token_count(usage.get("prompt_tokens"))
+            entry.completion_tokens = token_count(usage.get("completion_tokens"))
             entry.cached_tokens = cached_tokens(usage)
         if choice is None:
             raise InvalidOutputError("reply has no choices")

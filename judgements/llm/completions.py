@@ -43,6 +43,8 @@ class InvalidOutputError(Exception):
 
 
 class NamedSchema(TypedDict):
+    """A schema under its name, as strict json_schema mode takes it."""
+
     name: str
     strict: bool
     schema: JsonValue
@@ -182,7 +184,7 @@ def resampled(body: ChatRequest, attempt: int) -> ChatRequest:
     return again
 
 
-def count(value: JsonValue) -> int | None:
+def token_count(value: JsonValue) -> int | None:
     """A token count of the reply's usage; None where it gives none."""
     return value if isinstance(value, int) else None
 
@@ -192,7 +194,7 @@ def cached_tokens(usage: JsonObject) -> int | None:
     them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
     details = usage.get("prompt_tokens_details")
     if isinstance(details, dict):
-        return count(details.get("cached_tokens"))
+        return token_count(details.get("cached_tokens"))
     return None
 
 
