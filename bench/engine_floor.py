@@ -30,7 +30,7 @@ def vote_bodies(
             brief = prompts.AgentBrief(name, criteria)
             messages = prompts.build_messages(brief, content, round_number, earlier)
             body = completions.request_body(providers.route_for(model), messages)
-            bodies[(model, round_number)] = body
+            bodies[(model, round_number)] = dict(body)  # a ChatRequest, as a plain Body
         earlier = earlier + [
             prompts.EarlierDecision(name, round_number, "approve", f"{name} approves")
             for name, _, _ in briefs

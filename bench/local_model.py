@@ -26,6 +26,7 @@ os.environ.setdefault("SECRET_KEY", "benchmark-only")
 
 from local_runtimes import long_content, vm_hwm_kib  # noqa: E402  (bench/, this directory)
 from openai import AsyncOpenAI  # noqa: E402
+from openai.types.chat import ChatCompletion  # noqa: E402
 
 from judgements.core import prompts  # noqa: E402
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
@@ -90,11 +91,17 @@ class Model:
         # the server samples with its defaults, which changes the answers and their length.
         body = completions.request_body(providers.route_for(self.name), messages)
         async with holder:
-            completion = await self.client.chat.completions.create(**body)
-        verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content)
-        details = completion.usage.prompt_tokens_details
+            # The body as the engine sends it (llama.cpp's schema inside json_object, which
+            # the SDK's typed create() does not know), read into the SDK's ChatCompletion.
+            completion = await self.client.post(
+                "/chat/completions", body=body, cast_to=ChatCompletion
+            )
+        verdict = AgentVerdict.model_validate_json(completion.choices[0].message.content or "")
+        usage = completion.usage
+        assert usage is not None, "the server reports no usage"
+        details = usage.prompt_tokens_details
         cached = details.cached_tokens if details is not None else None
-        return verdict, time.perf_counter() - began, completion.usage.prompt_tokens, cached
+        return verdict, time.perf_counter() - began, usage.prompt_tokens, cached
 
     async def judgement(self, content: str) -> tuple[float, list[tuple[int, int | None]]]:
         """Seconds for 3 rounds x 3 concurrent calls; (prompt, cached) tokens per call."""

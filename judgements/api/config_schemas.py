@@ -13,8 +13,11 @@ from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
 from judgements.configuration.budget_config import BudgetFields
+from judgements.configuration.panel_fields import PanelFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
+from judgements.configuration.team_config import TeamFields
 from judgements.intake import schemas
+from judgements.models.panels import StoredAgent
 from judgements.outcome.answers import Answer, ETag, Id
 from judgements.outcome.panel_answers import Panel
 from judgements.panels import saved_panels
@@ -78,9 +81,29 @@ class PanelWrite(schemas.Strict):
         "An example stays one; every write of it says true.",
     )
 
-    def fields(self) -> dict[str, Any]:
-        """What was sent, for configuration/panel_config.py (which fills in the defaults)."""
-        return self.model_dump(exclude_unset=True)
+    def fields(self) -> PanelFields:
+        """The panel as sent, for configuration/panel_config.py: a setting left out is its
+        default there as here, but for the team (left out: the caller's token's team)."""
+        sent = PanelFields(
+            name=self.name,
+            description=self.description,
+            agents=[
+                StoredAgent(name=agent.name, model=agent.model, criteria=agent.criteria)
+                for agent in self.agents
+            ],
+            hold_contested=self.hold_contested,
+            run_checks=self.run_checks,
+            prompt_variants=self.prompt_variants,
+            escalate_to=self.escalate_to,
+            notify_contested=self.notify_contested,
+            reviewers=self.reviewers,
+            team_reviews=self.team_reviews,
+            four_eyes=self.four_eyes,
+            example=self.example,
+        )
+        if "team" in self.model_fields_set:
+            sent["team"] = self.team
+        return sent
 
 
 class PanelChange(Panel):
@@ -153,8 +176,8 @@ class TeamWrite(schemas.Strict):
         default=[], description="Usernames: every member, none left out."
     )
 
-    def fields(self) -> dict[str, Any]:
-        return self.model_dump()
+    def fields(self) -> TeamFields:
+        return TeamFields(name=self.name, members=self.members)
 
 
 class Team(Answer):

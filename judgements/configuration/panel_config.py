@@ -10,18 +10,18 @@ only, and stays an example: `"example": true` says so in every write of it.
 """
 
 from dataclasses import dataclass
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.configuration import deletions, escalation_config, names, saving, teams
+from judgements.configuration.panel_fields import PanelDefaults, PanelFields, PanelSettings
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Panel, Team, is_id
 from judgements.panels import variant_setting
 
-DEFAULTS: dict[str, Any] = {
+DEFAULTS: PanelDefaults = {
     "description": "",
     "hold_contested": None,
     "run_checks": None,
@@ -35,7 +35,6 @@ DEFAULTS: dict[str, Any] = {
     "four_eyes": False,
     "example": False,
 }
-SETTINGS = ("hold_contested", "run_checks", "notify_contested", "prompt_variants")
 STAYS_EXAMPLE = 'An example panel stays one: send "example": true.'
 STAYS_OWNED = "A panel of its owner's does not become an example: create one instead."
 
@@ -66,7 +65,7 @@ def editable_panel(panel_id: int, by: User) -> Panel:
     return panel
 
 
-def create(change: Change, body: dict[str, Any]) -> saving.Written:
+def create(change: Change, body: PanelFields) -> saving.Written:
     """A new panel of the caller's, as `body` says; InvalidInput names each field at fault."""
     with transaction.atomic():
         example = bool(body.get("example"))
@@ -83,7 +82,7 @@ def create(change: Change, body: dict[str, Any]) -> saving.Written:
         return written
 
 
-def replace(change: Change, panel_id: int, body: dict[str, Any]) -> saving.Written:
+def replace(change: Change, panel_id: int, body: PanelFields) -> saving.Written:
     """The panel made exactly as `body` says, provided it is still as the caller read it
     (change.if_match); voids its certificates when an agent's model or criteria, or its
     prompt variants, changed."""
@@ -127,11 +126,11 @@ def delete(change: Change, panel_id: int) -> None:
 
 
 def write(
-    change: Change, panel: Panel | None, owner: User | None, body: dict[str, Any]
+    change: Change, panel: Panel | None, owner: User | None, body: PanelFields
 ) -> saving.Written:
     """Validate everything `body` says (all its errors at once), then store it."""
     default_team = None if change.team is None or body.get("example") else change.team.name
-    fields = DEFAULTS | {"team": default_team} | body
+    fields: PanelFields = {**DEFAULTS, "team": default_team, **body}
     errors: dict[str, list[str]] = {}
     if panel is not None and fields["example"] != (panel.owner_id is None):
         errors["example"] = [STAYS_EXAMPLE if panel.owner_id is None else STAYS_OWNED]
@@ -166,7 +165,14 @@ def write(
         errors |= teams.reviewing_errors(team, reviewers, fields["team_reviews"])
     if errors:
         raise InvalidInput(errors)
-    settings = {key: fields[key] for key in SETTINGS} | {"team": team, "escalate_to": target}
+    settings = PanelSettings(
+        hold_contested=fields["hold_contested"],
+        run_checks=fields["run_checks"],
+        notify_contested=fields["notify_contested"],
+        prompt_variants=fields["prompt_variants"],
+        team=team,
+        escalate_to=target,
+    )
     version = None if panel is None else panel.version
     written = saving.write(panel_form, formset, panel, settings=settings, version=version)
     teams.set_reviewing(

@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from judgements.audit import record as chain_record
 from judgements.configuration import escalation_config, teams, versions
+from judgements.configuration.panel_fields import PanelRow, PanelSettings
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, is_valid, refuse_not_utf8
@@ -179,7 +180,7 @@ def name_taken(
 
 
 def agents_formset(
-    data: Mapping[str, Any] | None = None, agents: Sequence[StoredAgent] | None = None
+    data: Mapping[str, object] | None = None, agents: Sequence[StoredAgent] | None = None
 ) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as
@@ -240,7 +241,7 @@ def write(
     formset: cases.BaseAgentFormSet,
     panel: Panel | None = None,
     *,
-    settings: dict[str, Any] | None = None,
+    settings: PanelSettings | None = None,
     version: int | None = None,
     audited: bool = False,
     by: User | None = None,
@@ -254,7 +255,7 @@ def write(
     and after (a page's change: what the form wrote over what it was); the API records
     its own, reviewers and all (configuration/panel_config.py)."""
     agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
-    fields = {
+    fields: PanelRow = {
         "name": panel_form.cleaned_data["name"],
         "description": panel_form.cleaned_data["description"],
         "hold_contested": cases.HOLD_VALUES[panel_form.cleaned_data.get("hold_contested") or ""],
@@ -262,7 +263,8 @@ def write(
         "prompt_variants": panel_form.cleaned_data.get("prompt_variants"),
         "escalate_to": panel_form.cleaned_data.get("escalate_to"),
         "agents": agents,
-    } | (settings or {})
+        **(settings or PanelSettings()),
+    }
     try:
         with transaction.atomic():
             if fields["escalate_to"] is not None:

@@ -7,7 +7,7 @@ themselves out (staff may), which would leave the caller outside what it just ch
 Another team is not found, as docs/teams.md says.
 """
 
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -40,7 +40,15 @@ def state(team: Team) -> dict[str, object]:
     return {"name": team.name, "members": teams.member_names(team)}
 
 
-def create(by: User | None, body: dict[str, Any], actor: str = "") -> Team:
+class TeamFields(TypedDict):
+    """A team as written (api/config_schemas.py TeamWrite, the admin, the command line):
+    its name and, when given, every member by username."""
+
+    name: str
+    members: NotRequired[list[str]]
+
+
+def create(by: User | None, body: TeamFields, actor: str = "") -> Team:
     """The one way a team is made, audited: by staff (the API, the admin), the operator's
     command line (`by` None, `manage.py team create`) or an identity provider (`by` None,
     `actor` its issuer: a sign-in's groups name a team MAGI lacks). With these members;
@@ -72,7 +80,7 @@ def provided(name: str, actor: str) -> Team:
         return Team.objects.get(name=name)
 
 
-def replace(by: User, team_id: int, body: dict[str, Any], if_match: str) -> Team:
+def replace(by: User, team_id: int, body: TeamFields, if_match: str) -> Team:
     """The team's name and members made as `body` says, if it is still as read."""
     with transaction.atomic():
         team = visible_team(team_id, by)

@@ -2,19 +2,21 @@
 changes that read the same version of a panel, suite, budget or team, the second finds
 nothing to update and is refused."""
 
-from typing import Any
+from typing import TypeVar
 
 from django.db import models
 
 from judgements.core.etags import Stale
 
+M = TypeVar("M", bound=models.Model)
+
 
 def bump(
-    queryset: "models.QuerySet[Any] | models.Manager[Any]",
+    queryset: "models.QuerySet[M] | models.Manager[M]",
     pk: int,
     version: int | None,
     kind: str,
-    **fields: Any,
+    **fields: object,
 ) -> int:
     """Write `fields` and one more version to the row `pk`, provided it is still at
     `version` (None: whatever it is, as the pages change it). Returns the new version;

@@ -22,9 +22,9 @@ turns votes into a verdict is unchanged.
 """
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from judgements.core.prompt_variants import Variant
 
@@ -83,6 +83,17 @@ def calibrated_vote(p_approve: float | None, offset: float | None) -> str | None
     return APPROVE if logit(p_approve) + offset > 0 else REJECT
 
 
+class StoredCalibration(TypedDict):
+    """A panel's calibration as its `calibration` JSON holds it (PanelCalibration.as_dict).
+    `runs` is absent from the first ones stored; `variants` when they were not recorded."""
+
+    fingerprint: str
+    offsets: list[float | None]
+    samples: list[int]
+    runs: NotRequired[list[int]]
+    variants: NotRequired[list[str]]
+
+
 @dataclass(frozen=True)
 class PanelCalibration:
     """A panel's learned offsets, one per agent in panel order (None: not learned), for
@@ -98,8 +109,8 @@ class PanelCalibration:
     runs: tuple[int, ...] = ()
     variants: tuple[str, ...] | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        stored = {
+    def as_dict(self) -> StoredCalibration:
+        stored: StoredCalibration = {
             "fingerprint": self.fingerprint,
             "offsets": list(self.offsets),
             "samples": list(self.samples),
@@ -108,7 +119,7 @@ class PanelCalibration:
         return stored if self.variants is None else stored | {"variants": list(self.variants)}
 
     @classmethod
-    def from_dict(cls, stored: Mapping[str, Any]) -> "PanelCalibration":
+    def from_dict(cls, stored: StoredCalibration) -> "PanelCalibration":
         variants = stored.get("variants")
         return cls(
             fingerprint=str(stored["fingerprint"]),

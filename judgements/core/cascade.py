@@ -45,6 +45,10 @@ from typing_extensions import TypedDict
 from judgements.core import certificate
 from judgements.core.kept_verdicts import Evaluated, Rule, Sample, check_delta, interval
 
+# Re-exported (the `as`, core/ being checked with no implicit re-export): a cascade's report
+# names its levels' rules cascade.RuleFields (outcome/story_answers.py).
+from judgements.core.kept_verdicts import RuleFields as RuleFields
+
 METHOD = "cascade-split-fixed-sequence"
 
 
@@ -69,14 +73,6 @@ class KeptFigures(TypedDict):
     high: float | None
     tokens: int
     seconds: float
-
-
-class RuleFields(TypedDict):
-    """A rule as stored (kept_verdicts.Rule.as_dict)."""
-
-    source: str | None
-    threshold: float | None
-    absent: list[str]
 
 
 class LevelReport(TypedDict):
@@ -330,4 +326,4 @@ def strongest_certified(
 
 
 def rule_fields(rule: Rule) -> RuleFields:
-    return RuleFields(source=rule.source, threshold=rule.threshold, absent=list(rule.absent))
+    return rule.as_dict()

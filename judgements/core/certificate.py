@@ -54,10 +54,12 @@ import hashlib
 import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from judgements.core.kept_verdicts import (
     Evaluated,
+    EvaluatedFields,
     Sample,
     check_delta,
     clopper_pearson_lower,
@@ -79,6 +81,16 @@ DEFAULT_SEED = 0
 # --- the split -----------------------------------------------------------------------
 
 
+class SplitFields(TypedDict):
+    """A split as a certificate stores it (Split.as_dict): what recomputes it, and the
+    samples' keys on each side."""
+
+    seed: int
+    selection_share: float
+    selection: list[str]
+    test: list[str]
+
+
 @dataclass(frozen=True)
 class Split:
     """Which samples chose the rule and which tested it, by key, with what recomputes it:
@@ -90,7 +102,7 @@ class Split:
     selection: list[Sample]
     test: list[Sample]  # one sample per case: its first repeat by key
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> SplitFields:
         return {
             "seed": self.seed,
             "selection_share": self.selection_share,
@@ -246,6 +258,36 @@ def _ladder(samples: Sequence[Sample], source: str) -> list[_Step]:
 # --- testing on the test part ----------------------------------------------------------
 
 
+class StepFields(EvaluatedFields):
+    """One step of the fixed sequence, as a certificate stores it: the rule's counts on
+    the test part, and whether it passed."""
+
+    passed: bool
+
+
+class CurvePoint(TypedDict):
+    """The chosen family at one threshold, on the test part (the report's chart)."""
+
+    threshold: float | None
+    coverage: float | None
+    accuracy: float | None
+    bound: float
+
+
+class OutcomeFields(TypedDict):
+    """What `certify` found, as JSON (Outcome.as_dict)."""
+
+    target: float
+    delta: float
+    method: str
+    guarantee: float | None
+    split: SplitFields
+    certified: EvaluatedFields | None
+    best: EvaluatedFields | None
+    tested: list[StepFields]
+    curve: list[CurvePoint]
+
+
 @dataclass(frozen=True)
 class Outcome:
     """What `certify` found: the certified rule (its counts on the test part), or none;
@@ -259,15 +301,15 @@ class Outcome:
     family: Family | None
     certified: Evaluated | None
     best: Evaluated | None  # the first rule tested, as the closest it came when none passed
-    tested: list[dict[str, Any]] = field(default_factory=list)
-    curve: list[dict[str, Any]] = field(default_factory=list)
+    tested: list[StepFields] = field(default_factory=list)
+    curve: list[CurvePoint] = field(default_factory=list)
 
     @property
     def guarantee(self) -> float | None:
         """What the certificate promises: the target, when a rule passed."""
         return self.target if self.certified is not None else None
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> OutcomeFields:
         return {
             "target": self.target,
             "delta": self.delta,
@@ -276,8 +318,8 @@ class Outcome:
             "split": self.split.as_dict(),
             "certified": self.certified.as_dict() if self.certified else None,
             "best": self.best.as_dict() if self.best else None,
-            "tested": [dict(step) for step in self.tested],
-            "curve": [dict(point) for point in self.curve],
+            "tested": [step.copy() for step in self.tested],
+            "curve": [point.copy() for point in self.curve],
         }
 
 
@@ -302,7 +344,7 @@ def certify(
     family = choose(parts.selection, target=target, delta=delta, sources=sources, signals=signals)
     tested = [] if family is None else fixed_sequence(family, parts.test, target, delta)
     passed = [step for step, ok in tested if ok]
-    curve = []
+    curve: list[CurvePoint] = []
     if family is not None and family.source is not None:
         for rule in family.rules():
             result = evaluate(rule, parts.test, delta)

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgements.core import prompts
+from judgements.core.json_values import JsonObject
 
 PROBE_ANSWER = 'Answer with one word: "approve" or "reject".'
 # The probe needs its first token; two leave room for a leading space or quote.
@@ -57,7 +58,7 @@ class SecondOpinion(BaseModel):
 # The reason's bound is in the schema, so a server that decodes to the schema (llama.cpp's
 # grammar) cannot write a reason SecondOpinion refuses; strict json_schema mode gets the
 # schema without length keywords (judgements/llm/completions.py text_body).
-SECOND_OPINION_SCHEMA = {
+SECOND_OPINION_SCHEMA: JsonObject = {
     "type": "object",
     "properties": {
         "decision": {"type": "string", "enum": ["approve", "reject"]},

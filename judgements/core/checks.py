@@ -23,9 +23,10 @@ that cannot costs nobody a call and contests nothing with a model's noise. That 
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, ClassVar, TypeVar
+from typing import ClassVar, TypeVar
 
 from judgements.core import check_prompts, confidence, prompts, rules
+from judgements.core.json_values import JsonObject
 from judgements.core.kept_verdicts import Rule
 
 
@@ -67,7 +68,7 @@ class Question:
     messages: list[dict[str, str]]
     read: Callable[[Reply], Found]
     max_tokens: int | None = None
-    schema: dict[str, Any] | None = None
+    schema: JsonObject | None = None
 
 
 @dataclass(frozen=True)

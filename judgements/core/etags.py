@@ -9,7 +9,6 @@ a stale If-Match is never taken for a fresh one.
 
 import hashlib
 import json
-from typing import Any
 
 from judgements.core.errors import MagiError
 
@@ -31,7 +30,7 @@ class Stale(MagiError):
         super().__init__(self.message)
 
 
-def etag(kind: str, pk: int, version: int, state: Any) -> str:
+def etag(kind: str, pk: int, version: int, state: object) -> str:
     """The strong ETag of an object: its kind, id, version and a hash of `state` (its
     configuration as JSON)."""
     digest = hashlib.sha256(

@@ -12,7 +12,10 @@ import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, SupportsIndex
+from typing import SupportsIndex
+
+# typing_extensions: pydantic reads RuleFields in the answers (outcome/story_answers.py), on 3.11.
+from typing_extensions import TypedDict
 
 
 def check_delta(delta: float) -> None:
@@ -84,6 +87,14 @@ class Sample:
         object.__setattr__(self, "signals", frozenset(self.signals))
 
 
+class RuleFields(TypedDict):
+    """A rule as stored (Rule.as_dict): a certificate's, a cascade level's."""
+
+    source: str | None
+    threshold: float | None
+    absent: list[str]
+
+
 @dataclass(frozen=True)
 class Rule:
     """When a verdict is kept: a confidence at or above a threshold, and none of the
@@ -126,11 +137,11 @@ class Rule:
             parts.append(f"no {listed} signal")
         return " and ".join(parts) if parts else "every verdict"
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> RuleFields:
         return {"source": self.source, "threshold": self.threshold, "absent": list(self.absent)}
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> "Rule":
+    def from_dict(cls, data: Mapping[str, object]) -> "Rule":
         """The inverse of `as_dict`, for a rule stored as JSON; rejects anything else."""
         unknown = set(data) - {"source", "threshold", "absent"}
         if unknown:
@@ -144,7 +155,7 @@ class Rule:
             isinstance(threshold, bool) or not isinstance(threshold, int | float)
         ):
             raise ValueError(f"threshold must be a number or null, got {threshold!r}")
-        if isinstance(absent, str) or not all(isinstance(name, str) for name in absent):
+        if not isinstance(absent, list) or not all(isinstance(name, str) for name in absent):
             raise ValueError(f"absent must be a list of signal names, got {absent!r}")
         return cls(source=source, threshold=threshold, absent=tuple(absent))
 
@@ -162,7 +173,7 @@ class Evaluated:
     accuracy: float | None  # right / kept (None when kept == 0)
     bound: float  # clopper_pearson_lower(right, kept, delta)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> "EvaluatedFields":
         return {
             "rule": self.rule.as_dict(),
             "description": self.rule.describe(),
@@ -174,6 +185,20 @@ class Evaluated:
             "accuracy": self.accuracy,
             "bound": self.bound,
         }
+
+
+class EvaluatedFields(TypedDict):
+    """A rule's counts as a certificate stores and reports them (Evaluated.as_dict)."""
+
+    rule: RuleFields
+    description: str
+    samples: int
+    kept: int
+    right: int
+    injections_kept: int
+    coverage: float | None
+    accuracy: float | None
+    bound: float
 
 
 def evaluate(rule: Rule, samples: Sequence[Sample], delta: float) -> Evaluated:

@@ -17,12 +17,13 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from judgements.core import prompt_variants, rules
+from judgements.core.json_values import JsonObject
 
 # Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
 # prompt's variants prompts.Variant.
@@ -72,7 +73,7 @@ def verdict_schema(
     *,
     tied: bool = False,
     variants: frozenset[Variant] = frozenset(),
-) -> dict[str, Any]:
+) -> JsonObject:
     """The JSON schema of AgentVerdict, properties in answer order (reason first).
 
     The free fields carry their length bounds; OpenAI's strict json_schema mode rejects
@@ -91,12 +92,14 @@ def verdict_schema(
     fields = answer_fields()
     keys = prompt_variants.answer_keys(variants)
     if not tied:
-        decision = {"type": "string", "enum": ["approve", "reject"]}
+        decision: JsonObject = {"type": "string", "enum": ["approve", "reject"]}
         return object_schema(
             fields | {"criterion_met": {"type": "boolean"}, "decision": decision}, keys
         )
     # An approve finds nothing missing (NO_MISSING: no such key).
-    none_missing = {"type": "array", "maxItems": 0} if "missing" in keys else None
+    none_missing: JsonObject | None = (
+        {"type": "array", "maxItems": 0} if "missing" in keys else None
+    )
     return {
         "anyOf": [
             object_schema(
@@ -110,9 +113,9 @@ def verdict_schema(
     }
 
 
-def answer_fields() -> dict[str, dict[str, Any]]:
+def answer_fields() -> dict[str, JsonObject]:
     """The schemas of an answer's free fields, with their length bounds."""
-    item = {"type": "string", "maxLength": MISSING_ITEM_MAX_CHARS}
+    item: JsonObject = {"type": "string", "maxLength": MISSING_ITEM_MAX_CHARS}
     return {
         "reason": {"type": "string", "minLength": 1, "maxLength": REASON_MAX_CHARS},
         "quote": {"type": "string", "maxLength": prompt_variants.QUOTE_MAX_CHARS},
@@ -120,12 +123,12 @@ def answer_fields() -> dict[str, dict[str, Any]]:
     }
 
 
-def object_schema(properties: dict[str, dict[str, Any]], keys: list[str]) -> dict[str, Any]:
+def object_schema(properties: dict[str, JsonObject], keys: list[str]) -> JsonObject:
     """An object of exactly `keys`, in their order."""
     return {
         "type": "object",
         "properties": {key: properties[key] for key in keys},
-        "required": keys,
+        "required": [*keys],
         "additionalProperties": False,
     }
 

@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TypeVar
 
 import openai
 from django.conf import settings
@@ -28,8 +28,10 @@ from tenacity import (
 
 from judgements.core import confidence, prompts
 from judgements.core.errors import MagiError
+from judgements.core.json_values import JsonObject
 from judgements.llm.call_slots import PrioritySlots
 from judgements.llm.completions import (
+    ChatRequest,
     InvalidOutputError,
     ModelRoute,
     cached_tokens,
@@ -40,6 +42,7 @@ from judgements.llm.completions import (
     request_body,
     resampled,
     text_body,
+    token_count,
     without_logprobs,
 )
 
@@ -57,7 +60,7 @@ class LLMCallError(MagiError):
 @dataclass
 class AttemptRecord:
     attempt: int
-    request: dict[str, Any]
+    request: ChatRequest
     started_at: datetime
     duration_ms: int
     base_url: str
@@ -189,11 +192,11 @@ class LogprobsRefused(Exception):
 async def _attempt_once(
     clients: Clients,
     route: ModelRoute,
-    body: dict[str, Any],
+    body: ChatRequest,
     attempt: int,
     record_failure: AttemptCallback,
     allow_cut: bool,
-) -> tuple[dict[str, Any], AttemptRecord]:
+) -> tuple[JsonObject, AttemptRecord]:
     async with clients.slot(route):
         return await _attempt_in_slot(clients, route, body, attempt, record_failure, allow_cut)
 
@@ -201,11 +204,11 @@ async def _attempt_once(
 async def _attempt_in_slot(
     clients: Clients,
     route: ModelRoute,
-    body: dict[str, Any],
+    body: ChatRequest,
     attempt: int,
     record_failure: AttemptCallback,
     allow_cut: bool,
-) -> tuple[dict[str, Any], AttemptRecord]:
+) -> tuple[JsonObject, AttemptRecord]:
     """One call: the completion and its audit record, or the failure recorded and
     raised. The reply's text is read by the caller (a verdict, a check)."""
     base_url = route.base_url if route.server is None else await route.server(route.model)
@@ -228,13 +231,13 @@ async def _attempt_in_slot(
         # (cast_to=object): building the SDK's ChatCompletion from it, object by object
         # down to every alternative of every token, was a tenth of the engine's CPU.
         data = await client.post("/chat/completions", body=body, cast_to=object)
-        completion: dict[str, Any] = data if isinstance(data, dict) else {}
+        completion: JsonObject = data if isinstance(data, dict) else {}
         choice = first_choice(completion)
         entry.response_text = message_text(choice)
         usage = completion.get("usage")
         if isinstance(usage, dict):
-            entry.prompt_tokens = usage.get("prompt_tokens")
-            entry.completion_tokens = usage.get("completion_tokens")
+            entry.prompt_tokens = token_count(usage.get("prompt_tokens"))
+            entry.completion_tokens = token_count(usage.get("completion_tokens"))
             entry.cached_tokens = cached_tokens(usage)
         if choice is None:
             raise InvalidOutputError("reply has no choices")
@@ -259,15 +262,18 @@ async def _attempt_in_slot(
     return completion, entry
 
 
+Read = TypeVar("Read")
+
+
 async def request(
     clients: Clients,
     route: ModelRoute,
-    body: dict[str, Any],
+    body: ChatRequest,
     record_failure: AttemptCallback,
-    read: Callable[[str], object],
+    read: Callable[[str], Read],
     first_attempt: int = 1,
     allow_cut: bool = False,
-) -> tuple[dict[str, Any], AttemptRecord, object]:
+) -> tuple[JsonObject, AttemptRecord, Read]:
     """Send `body`, retrying what is worth retrying, until `read` accepts the reply's
     text (it raises InvalidOutputError when it does not).
 
@@ -334,7 +340,6 @@ async def request_verdict(
     completion, entry, verdict = await request(
         clients, route, body, record_failure, parse_verdict, first_attempt
     )
-    assert isinstance(verdict, prompts.AgentVerdict)
     tokens = reply_tokens(completion)
     return VerdictResult(
         verdict=verdict,
@@ -353,7 +358,7 @@ async def request_text(
     record_failure: AttemptCallback,
     *,
     max_tokens: int | None = None,
-    schema: dict[str, Any] | None = None,
+    schema: JsonObject | None = None,
     read: Callable[[str], object] = str,
 ) -> TextReply:
     """A check's call (judgements/core/check_prompts.py): plain text, or JSON to `schema` in

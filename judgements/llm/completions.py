@@ -4,13 +4,15 @@ and a reply's text, tokens and usage. No SDK and no Django here: calls.py sends 
 bodies and hands the replies back to be read.
 """
 
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Literal, NotRequired, TypedDict
 
 from pydantic import ValidationError
 
 from judgements.core import confidence, prompts
+from judgements.core.json_values import JsonObject, JsonValue
 
 
 @dataclass(frozen=True)
@@ -40,23 +42,61 @@ class InvalidOutputError(Exception):
     """The reply arrived but is not a valid verdict; worth another attempt."""
 
 
+class NamedSchema(TypedDict):
+    """A schema under its name, as strict json_schema mode takes it."""
+
+    name: str
+    strict: bool
+    schema: JsonValue
+
+
+class JsonSchemaFormat(TypedDict):
+    """OpenAI's structured output: the reply follows the schema, strictly."""
+
+    type: Literal["json_schema"]
+    json_schema: NamedSchema
+
+
+class JsonObjectFormat(TypedDict):
+    """llama.cpp's servers: a JSON object, the schema as its decoding grammar."""
+
+    type: Literal["json_object"]
+    schema: JsonObject
+
+
+class ChatRequest(TypedDict):
+    """The body of a chat-completions request as MAGI sends it (its keys in this order on
+    the wire), and as the audit keeps it (LLMAttempt.request)."""
+
+    model: str
+    messages: list[dict[str, str]]
+    max_tokens: int
+    temperature: float
+    seed: NotRequired[int]
+    logprobs: NotRequired[bool]
+    top_logprobs: NotRequired[int]
+    response_format: NotRequired[JsonSchemaFormat | JsonObjectFormat]
+
+
 # The alternatives at each token: enough that both sides of a decision show (OpenAI allows
 # up to 20; llama.cpp's server any number).
 TOP_LOGPROBS = 5
+# As a request asks for them (common_body); bench/engine_floor.py builds its bodies with it.
 LOGPROBS = {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
 
 
-def without_logprobs(body: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in body.items() if key not in LOGPROBS}
+def without_logprobs(body: ChatRequest) -> ChatRequest:
+    sent = body.copy()
+    sent.pop("logprobs", None)
+    sent.pop("top_logprobs", None)
+    return sent
 
 
-def common_body(
-    route: ModelRoute, messages: list[dict[str, str]], max_tokens: int
-) -> dict[str, Any]:
+def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: int) -> ChatRequest:
     """What a verdict's and a check's requests share."""
     # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
     # judgement repeatable; without them the server's own sampling defaults apply.
-    body: dict[str, Any] = {
+    body: ChatRequest = {
         "model": route.model,
         "messages": messages,
         "max_tokens": max_tokens,
@@ -65,7 +105,8 @@ def common_body(
     if route.seed is not None:
         body["seed"] = route.seed
     if route.logprobs:
-        body |= LOGPROBS
+        body["logprobs"] = True
+        body["top_logprobs"] = TOP_LOGPROBS
     return body
 
 
@@ -73,7 +114,7 @@ def request_body(
     route: ModelRoute,
     messages: list[dict[str, str]],
     variants: frozenset[prompts.Variant] = frozenset(),
-) -> dict[str, Any]:
+) -> ChatRequest:
     """A verdict's request, its answer schema in the route's structured-output mode."""
     body = common_body(route, messages, route.max_tokens)
     if route.structured_output == "json_schema":
@@ -99,8 +140,8 @@ def text_body(
     route: ModelRoute,
     messages: list[dict[str, str]],
     max_tokens: int | None = None,
-    schema: dict[str, Any] | None = None,
-) -> dict[str, Any]:
+    schema: JsonObject | None = None,
+) -> ChatRequest:
     """A check's request (judgements/core/check_prompts.py): plain text, or JSON to `schema`
     in the route's structured-output mode."""
     body = common_body(route, messages, max_tokens or route.max_tokens)
@@ -121,7 +162,7 @@ def text_body(
 LENGTH_KEYWORDS = frozenset({"minLength", "maxLength", "maxItems"})
 
 
-def without_length_bounds(schema: Any) -> Any:
+def without_length_bounds(schema: JsonValue) -> JsonValue:
     """The schema with every length keyword removed, at any depth."""
     if isinstance(schema, dict):
         return {k: without_length_bounds(v) for k, v in schema.items() if k not in LENGTH_KEYWORDS}
@@ -135,7 +176,7 @@ def without_length_bounds(schema: Any) -> Any:
 RESAMPLE_TEMPERATURE = 0.7
 
 
-def resampled(body: dict[str, Any], attempt: int) -> dict[str, Any]:
+def resampled(body: ChatRequest, attempt: int) -> ChatRequest:
     """The request again, sampled rather than greedy, with a seed of its own."""
     again = body | {"temperature": max(body.get("temperature", 0.0), RESAMPLE_TEMPERATURE)}
     if "seed" in body:
@@ -143,50 +184,68 @@ def resampled(body: dict[str, Any], attempt: int) -> dict[str, Any]:
     return again
 
 
-def cached_tokens(usage: dict[str, Any]) -> int | None:
+def token_count(value: JsonValue) -> int | None:
+    """A token count of the reply's usage; None where it gives none."""
+    return value if isinstance(value, int) else None
+
+
+def cached_tokens(usage: JsonObject) -> int | None:
     """Prompt tokens served from the provider's prompt cache, where the provider reports
     them (OpenAI, vLLM and llama.cpp's server: `prompt_tokens_details.cached_tokens`)."""
     details = usage.get("prompt_tokens_details")
     if isinstance(details, dict):
-        return details.get("cached_tokens")
+        return token_count(details.get("cached_tokens"))
     return None
 
 
-def first_choice(completion: dict[str, Any]) -> dict[str, Any] | None:
+def first_choice(completion: JsonObject) -> JsonObject | None:
     """The reply's first choice, as the chat completion's JSON has it."""
     choices = completion.get("choices")
-    if not choices or not isinstance(choices[0], dict):
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None
     return choices[0]
 
 
-def message_text(choice: dict[str, Any] | None) -> str:
+def message_text(choice: JsonObject | None) -> str:
     message = (choice or {}).get("message")
-    return (message.get("content") or "") if isinstance(message, dict) else ""
+    content = message.get("content") if isinstance(message, dict) else None
+    return content if isinstance(content, str) else ""
 
 
-def as_float(value: Any) -> float:
-    # What the SDK's models did to a whole number given for a float field (an exact int,
-    # not a bool: this runs for every alternative of every token).
-    return float(value) if type(value) is int else value
-
-
-def reply_tokens(completion: dict[str, Any]) -> tuple[confidence.Token, ...] | None:
+def reply_tokens(completion: JsonObject) -> tuple[confidence.Token, ...] | None:
     """The reply's tokens with their listed alternatives, or None when the provider sent
     no log-probabilities (it does not support them, or was not asked)."""
     logprobs = (first_choice(completion) or {}).get("logprobs")
     if not isinstance(logprobs, dict) or not logprobs.get("content"):
         return None
-    return tuple(
-        confidence.Token(
-            text=item["token"],
-            logprob=as_float(item["logprob"]),
-            alternatives=tuple(
-                (alt["token"], as_float(alt["logprob"])) for alt in item.get("top_logprobs") or ()
-            ),
-        )
-        for item in logprobs["content"]
+    return tuple(token_of(item) for item in listed(logprobs["content"]))
+
+
+def token_of(item: JsonValue) -> confidence.Token:
+    """One token of the reply and the alternatives listed for its place."""
+    text, logprob = scored(item)
+    alternatives = item.get("top_logprobs") if isinstance(item, dict) else None
+    return confidence.Token(
+        text=text, logprob=logprob, alternatives=tuple(map(scored, listed(alternatives or [])))
     )
+
+
+def scored(item: JsonValue) -> tuple[str, float]:
+    """A token and its log-probability, as the reply lists them: a whole number made a
+    float, as the SDK's models made it; no number (null: how llama.cpp's JSON writes
+    -inf), no probability."""
+    if not isinstance(item, dict) or not isinstance(text := item["token"], str):
+        raise TypeError(f"not a token with its log-probability: {item!r}")
+    logprob = item["logprob"]
+    if isinstance(logprob, int | float) and not isinstance(logprob, bool):
+        return text, float(logprob)
+    return text, -math.inf
+
+
+def listed(value: JsonValue) -> list[JsonValue]:
+    if not isinstance(value, list):
+        raise TypeError(f"not a list of tokens: {value!r}")
+    return value
 
 
 def parse_verdict(text: str | None) -> prompts.AgentVerdict:

@@ -8,7 +8,7 @@ same transaction; the others are its parts, which the quality benches read too.
 """
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
 from judgements.core import confidence
 from judgements.core import contested as marks
@@ -133,9 +133,21 @@ CASCADE_KEEPS_NOTHING = (
 )
 
 
+class OutcomeFields(TypedDict):
+    """What `finish` writes beside the verdict: Judgement's fields, by name."""
+
+    contested: bool
+    contest_reasons: list[str]
+    contest_signals: list[str]
+    trust: str
+    certificate: Certificate | None
+    answer_confidence: float | None
+    probe_confidence: float | None
+
+
 def outcome_fields(
     judgement: Judgement, verdict: str, cascade: LevelRule | None = None
-) -> dict[str, Any]:
+) -> OutcomeFields:
     """What is stored beside the panel's verdict when it is decided: the signals, the
     confidences and the mark (judgements/core/contested.py), read against `cascade` when
     a cascade's certificate is in force for its level, else its panel's own. Nothing here

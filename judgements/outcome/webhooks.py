@@ -27,7 +27,8 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from email.message import Message
+from typing import IO, TypedDict
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -203,7 +204,15 @@ def claim_one(
 class NoRedirects(urllib.request.HTTPRedirectHandler):
     """A redirect could point anywhere, past the allow-list: it counts as a failure."""
 
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+    def redirect_request(
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: Message,
+        newurl: str,
+    ) -> None:
         return None
 
 

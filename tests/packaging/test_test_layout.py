@@ -17,6 +17,7 @@ UNMIRRORED = {
     "llm/local/process.py": "the server process itself, run by llm/local/test_servers.py",
     "cli/main.py": "argument parsing only; tests/magi_client/ run the installed command",
     "engine/worker.py": "starts the runner in the web process; magi_site/test_settings.py",
+    "configuration/panel_fields.py": "shapes only (TypedDicts); api/test_panel_endpoints.py",
     # Gaps: tested through the pages, the API or the commands in another module today.
     "admin/base.py": "admin/test_admin.py (audit records cannot be changed)",
     "admin/evaluations.py": "admin/test_admin.py, admin/test_trust_admin.py",

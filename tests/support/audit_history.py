@@ -32,8 +32,9 @@ def result(decision: str, round_number: int):
     reason = f"Round {round_number}: the plan {'is' if decision == 'approve' else 'is not'} safe."
     verdict = AgentVerdict(reason=reason, criterion_met=decision == "approve", decision=decision)
     attempt = AttemptRecord(
-        attempt=1, request={"model": "model-a"}, started_at=datetime.now(UTC), duration_ms=5,
+        attempt=1, started_at=datetime.now(UTC), duration_ms=5,
         base_url="http://127.0.0.1:9/v1", response_text=verdict.model_dump_json(),
+        request={"model": "model-a", "messages": [], "max_tokens": 400, "temperature": 0.0},
     )  # fmt: skip
     return VerdictResult(
         verdict=verdict, latency_ms=5, prompt_tokens=10, completion_tokens=5, attempt=attempt

@@ -8,6 +8,7 @@ import pytest
 from django.core.management import call_command
 
 from judgements.configuration import panel_config, people, team_config
+from judgements.configuration.panel_fields import PanelFields
 from judgements.models import AuditEntry, AuditSubject
 from tests.support.audit_history import placed
 from tests.support.cases import case_for
@@ -43,7 +44,7 @@ def test_a_panel_given_to_another_team_is_audited_and_checks_clean(fake_llm):
     staff = people.create_user(None, "ops", "ops@example.com", is_staff=True)
     payments = team_config.create(staff, {"name": "Payments", "members": ["ops"]})
     team_config.create(staff, {"name": "Growth", "members": ["ops"]})
-    body = {"name": "Deploy gate", "agents": case_for()["agents"]}
+    body: PanelFields = {"name": "Deploy gate", "agents": case_for()["agents"]}
     panel = panel_config.create(panel_config.Change(by=staff, team=payments), body).panel
     assign("Growth", "--panel", str(panel.pk))
     row = AuditEntry.objects.filter(subject=AuditSubject.PANEL, by=None).get()

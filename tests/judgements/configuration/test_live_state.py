@@ -12,6 +12,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from judgements.configuration import panel_config, people, team_config, teams
+from judgements.configuration.panel_fields import PanelFields
 from judgements.identity.people import GroupSetting, follow_groups, grants_for
 from judgements.models import Panel
 from tests.support.audit_history import placed
@@ -29,7 +30,7 @@ def configured(fake_llm):
     team = team_config.create(staff, {"name": "Payments", "members": ["maker", "ops"]})
     other = team_config.create(staff, {"name": "Growth", "members": ["ops"]})
     token = people.issue_token(staff, "maker", "ci", "Payments").token
-    body = {"name": "Deploy gate", "agents": case_for()["agents"]}
+    body: PanelFields = {"name": "Deploy gate", "agents": case_for()["agents"]}
     panel = panel_config.create(panel_config.Change(by=staff, team=team), body).panel
     placed()
     return SimpleNamespace(

@@ -2,6 +2,7 @@ import pytest
 
 from judgements.core import prompt_variants, prompts
 from judgements.core.prompt_variants import Variant
+from tests.support.json_paths import list_at, object_at
 
 
 def test_it_parses_known_variants_and_names_an_unknown_one():
@@ -94,9 +95,10 @@ def test_no_missing_leaves_the_key_out_of_the_rules_and_the_answer():
     assert "does not state" not in prompts.rules_text(variants)
     for schema in (
         prompts.verdict_schema(variants=variants),
-        *prompts.verdict_schema(tied=True, variants=variants)["anyOf"],
+        *list_at(prompts.verdict_schema(tied=True, variants=variants), "anyOf"),
     ):
-        assert "missing" not in schema["properties"] and "missing" not in schema["required"]
+        assert "missing" not in object_at(schema, "properties")
+        assert "missing" not in list_at(schema, "required")
     # Every other variant keeps it, as the original prompts do.
     assert "missing" in prompt_variants.answer_keys(frozenset({Variant.SHORT_RULES}))
 

@@ -6,6 +6,7 @@ from pydantic import ValidationError
 from judgements.core import prompts
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision
 from judgements.llm import completions
+from tests.support.json_paths import at, list_at, object_at
 from tests.support.llm_server import ROUND_PATTERN
 
 AGENT = AgentBrief("Melchior", "Approve only plans with a budget under 1000 EUR.")
@@ -274,14 +275,16 @@ def test_the_verdict_refuses_invalid_answers(raw):
 
 def test_the_schema_asks_for_the_reason_first_and_bounds_it():
     schema = prompts.verdict_schema()
-    assert list(schema["properties"]) == ["reason", "criterion_met", "decision", "missing"]
+    assert list(object_at(schema, "properties")) == [
+        "reason", "criterion_met", "decision", "missing"
+    ]  # fmt: skip
     assert schema["required"] == ["reason", "criterion_met", "decision", "missing"]
-    assert schema["properties"]["reason"]["maxLength"] == prompts.REASON_MAX_CHARS
-    assert schema["properties"]["criterion_met"] == {"type": "boolean"}
-    assert schema["properties"]["decision"]["enum"] == ["approve", "reject"]
+    assert at(schema, "properties", "reason", "maxLength") == prompts.REASON_MAX_CHARS
+    assert at(schema, "properties", "criterion_met") == {"type": "boolean"}
+    assert at(schema, "properties", "decision", "enum") == ["approve", "reject"]
     assert schema["additionalProperties"] is False
     strict = completions.without_length_bounds(prompts.verdict_schema())
-    assert "maxLength" not in strict["properties"]["reason"]
+    assert "maxLength" not in object_at(strict, "properties", "reason")
 
 
 def test_the_answer_format_in_the_prompt_puts_the_reason_first():
@@ -360,9 +363,11 @@ def test_decision_first_asks_for_the_decision_before_the_reason():
     system = prompts.build_messages(AGENT, "Go.", 1, [], variants=FIRST)[0]["content"]
     assert system.index('"decision"') < system.index('"reason"')
     schema = prompts.verdict_schema(variants=FIRST)
-    assert list(schema["properties"]) == ["criterion_met", "decision", "reason", "missing"]
-    tied = prompts.verdict_schema(tied=True, variants=FIRST)["anyOf"][0]
-    assert list(tied["properties"])[:2] == ["criterion_met", "decision"]
+    assert list(object_at(schema, "properties")) == [
+        "criterion_met", "decision", "reason", "missing"
+    ]  # fmt: skip
+    tied = prompts.verdict_schema(tied=True, variants=FIRST)
+    assert list(object_at(tied, "anyOf", 0, "properties"))[:2] == ["criterion_met", "decision"]
 
 
 def test_named_peers_shows_each_criterion_and_marks_the_reason_as_about_it():
@@ -395,7 +400,7 @@ def test_decisions_only_shows_no_reason():
 def test_the_quote_variant_asks_for_and_accepts_a_quote():
     variants = frozenset({prompts.Variant.QUOTE})
     schema = prompts.verdict_schema(variants=variants)
-    assert "quote" in schema["required"]
+    assert "quote" in list_at(schema, "required")
     answer = AgentVerdict.model_validate(
         {"quote": "at 11:00", "reason": "r", "criterion_met": True, "decision": "approve"}
     )

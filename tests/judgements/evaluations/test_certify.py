@@ -163,7 +163,7 @@ def test_changing_only_the_prompt_variants_voids_the_certificate_and_the_calibra
     form, formset = saving.bind_json(panel.owner, panel, panel.name, "", agents, None)
     assert formset.is_valid() and form.is_valid()
     # The site's default named: the prompts measured are the same, nothing voided.
-    saving.write(form, formset, panel, settings={"prompt_variants": default})
+    saving.write(form, formset, panel, settings={"prompt_variants": [v.value for v in default]})
     assert Certificate.objects.get(panel=panel).voided_at is None
     written = saving.write(form, formset, panel, settings={"prompt_variants": ["quote"]})
     voided = Certificate.objects.get(panel=panel)

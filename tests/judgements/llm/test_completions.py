@@ -2,6 +2,7 @@ import pytest
 
 from judgements.core import check_prompts, prompts
 from judgements.llm import completions
+from tests.support.json_paths import at
 
 
 @pytest.mark.parametrize(
@@ -56,14 +57,19 @@ def test_it_sends_the_second_opinion_s_reason_bound_to_a_decoding_grammar():
     body = completions.text_body(
         route_with("json_object"), [], schema=check_prompts.SECOND_OPINION_SCHEMA
     )
-    reason = body["response_format"]["schema"]["properties"]["reason"]
-    assert reason["maxLength"] == prompts.REASON_MAX_CHARS
+    response_format = body["response_format"]
+    assert response_format["type"] == "json_object"
+    assert at(response_format["schema"], "properties", "reason", "maxLength") == (
+        prompts.REASON_MAX_CHARS
+    )
 
 
 def test_it_leaves_length_keywords_out_of_strict_json_schema_mode():
     body = completions.text_body(
         route_with("json_schema"), [], schema=check_prompts.SECOND_OPINION_SCHEMA
     )
-    schema = body["response_format"]["json_schema"]["schema"]
-    assert schema["properties"]["reason"] == {"type": "string"}
-    assert schema["required"] == ["decision", "reason"]
+    response_format = body["response_format"]
+    assert response_format["type"] == "json_schema"
+    schema = response_format["json_schema"]["schema"]
+    assert at(schema, "properties", "reason") == {"type": "string"}
+    assert at(schema, "required") == ["decision", "reason"]
