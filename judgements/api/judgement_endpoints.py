@@ -16,7 +16,7 @@ proceeds only on "status": "approved".
 """
 
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
@@ -134,7 +134,7 @@ async def read_judgement(
 )
 async def judgement_evidence(
     request: HttpRequest, judgement_id: JudgementId
-) -> dict[str, Any] | Status[schemas.Error]:
+) -> schemas.EvidencePack | Status[schemas.Error]:
     """One judgement's evidence pack: its content, every prompt and reply, the checks,
     the review, the signed receipt and its audit log entries (docs/evidence.md).
     `magi verify PACK --keys KEYS` checks it offline."""
@@ -142,7 +142,7 @@ async def judgement_evidence(
     pack = await db_call(results.visible_pack, for_request=True)(judgement_id, user)
     if pack is None:
         return Status(404, schemas.Error(error=f"No judgement {judgement_id}."))
-    return pack
+    return schemas.EvidencePack.model_validate(pack)
 
 
 REVIEW_ANSWERS = {
