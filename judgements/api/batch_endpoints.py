@@ -20,7 +20,6 @@ sends its whole plan this way, so a refusal in the middle changes nothing.
 
 import re
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -51,7 +50,7 @@ class Operation:
 
     method: str
     pattern: re.Pattern[str]
-    resource: resources.Resource[Any, Any]
+    resource: resources.Kind
 
     def handle(
         self, token: ApiToken, pk: int | None, body: object, if_match: str

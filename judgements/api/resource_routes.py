@@ -17,7 +17,7 @@ documentation as `add_api_operation` takes them: nothing about the function is r
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import cast
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
@@ -27,11 +27,10 @@ from pydantic import BaseModel
 
 from judgements.api import schemas
 from judgements.api.changes import Refusals, with_etag
-from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Resource, etag_of, given
+from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Kind, etag_of, given
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 
-Kind = Resource[Any, Any]
 View = Callable[..., Awaitable[object]]
 
 
