@@ -10,14 +10,14 @@ import asyncio
 import contextlib
 import contextvars
 import json
-from typing import Any
+from collections.abc import Mapping
 
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from judgements.agent_tools.tools import ToolRefused, build
+from judgements.agent_tools.tools import Case, ToolRefused, build
 from judgements.core.errors import InvalidInput, Refused
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
@@ -38,7 +38,7 @@ class InAppBackend:
         self.token = token
         self.base_url = base_url
 
-    async def judge(self, case: dict[str, Any], key: str, wait: float) -> dict[str, Any]:
+    async def judge(self, case: Case, key: str, wait: float) -> Mapping[str, object]:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
@@ -56,13 +56,13 @@ class InAppBackend:
         await events.wait_until_finished(judgement_id, wait)
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
-    async def read(self, judgement_id: int, wait: float) -> dict[str, Any]:
+    async def read(self, judgement_id: int, wait: float) -> Mapping[str, object]:
         if await db_call(find_visible, for_request=True)(judgement_id, self.token.user) is None:
             raise ToolRefused(f"No judgement {judgement_id}.")
         await events.wait_until_finished(judgement_id, wait)
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
-    async def panels(self) -> list[dict[str, Any]]:
+    async def panels(self) -> list[Mapping[str, object]]:
         panels = await db_call(panel_answers.listing, for_request=True)(self.token.user)
         return [panel.model_dump(mode="json") for panel in panels]
 

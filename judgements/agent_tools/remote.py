@@ -6,10 +6,12 @@ idempotency) are the server's own."""
 import argparse
 import asyncio
 import os
-from typing import Any, TextIO
+from collections.abc import Mapping
+from typing import TextIO
 
-from judgements.agent_tools.tools import ToolRefused, build
+from judgements.agent_tools.tools import PANELS, Case, ToolRefused, build
 from magi_client.http import RequestFailed, Server
+from magi_client.json_values import JsonObject
 
 # A tool waits at most this long on top of the verdict it waits for.
 HTTP_TIMEOUT_SECONDS = 60
@@ -24,27 +26,27 @@ class RemoteBackend:
         self,
         method: str,
         path: str,
-        body: dict[str, Any] | None = None,
+        body: Mapping[str, object] | None = None,
         headers: dict[str, str] | None = None,
         wait: float = 0,
-    ) -> dict[str, Any]:
+    ) -> JsonObject:
         self.server.timeout = HTTP_TIMEOUT_SECONDS + wait
         try:
             return await asyncio.to_thread(self.server.call, method, path, body, headers)
         except RequestFailed as failure:
             raise ToolRefused(str(failure)) from None
 
-    async def judge(self, case: dict[str, Any], key: str, wait: float) -> dict[str, Any]:
+    async def judge(self, case: Case, key: str, wait: float) -> JsonObject:
         return await self.call(
             "POST", f"/api/judgements/?wait={wait:g}", case, {"Idempotency-Key": key}, wait
         )
 
-    async def read(self, judgement_id: int, wait: float) -> dict[str, Any]:
+    async def read(self, judgement_id: int, wait: float) -> JsonObject:
         return await self.call("GET", f"/api/judgements/{judgement_id}/?wait={wait:g}", wait=wait)
 
-    async def panels(self) -> list[dict[str, Any]]:
-        panels: list[dict[str, Any]] = (await self.call("GET", "/api/panels/"))["panels"]
-        return panels
+    async def panels(self) -> list[Mapping[str, object]]:
+        # GET /api/panels/ answers as the list_panels tool does: {"panels": [panel, ...]}.
+        return PANELS.validate_python(await self.call("GET", "/api/panels/"))["panels"]
 
     def page_url(self, judgement_id: int) -> str:
         return f"{self.url}/judgements/{judgement_id}/"

@@ -12,22 +12,108 @@ rejection, a held or unfinished verdict, an error) reads as do not proceed.
 
 import hashlib
 import json
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import NotRequired, Protocol
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import TypeAdapter
+
+# typing_extensions: pydantic reads these (the judgement read below, and the SDK for each
+# tool's output schema), on 3.11.
+from typing_extensions import TypedDict
 
 # The longest a tool waits for a verdict; an unfinished judgement comes back with
 # `finished: false`, to be read again with `read_judgement`.
 WAIT_MAX_SECONDS = 300
 
 
+class Case(TypedDict):
+    """What the judge tool sends to be judged, as POST /api/judgements/ takes it."""
+
+    title: str
+    content: str
+    panel: NotRequired[str | int]
+    agents: NotRequired[list[dict[str, str]]]
+    hold_contested: NotRequired[bool]
+
+
 class Backend(Protocol):
-    async def judge(self, case: dict[str, Any], key: str, wait: float) -> dict[str, Any]: ...
-    async def read(self, judgement_id: int, wait: float) -> dict[str, Any]: ...
-    async def panels(self) -> list[dict[str, Any]]: ...
+    """Judgements and panels answer as the HTTP API's JSON (outcome/answers.py,
+    outcome/panel_answers.py), which the tools read below."""
+
+    async def judge(self, case: Case, key: str, wait: float) -> Mapping[str, object]: ...
+    async def read(self, judgement_id: int, wait: float) -> Mapping[str, object]: ...
+    async def panels(self) -> list[Mapping[str, object]]: ...
     def page_url(self, judgement_id: int) -> str: ...
+
+
+class RoundRead(TypedDict):
+    reason: str
+
+
+class AgentRead(TypedDict):
+    name: str
+    final_decision: NotRequired[str | None]
+    rounds: NotRequired[list[RoundRead]]
+
+
+class CertificateRead(TypedDict):
+    words: NotRequired[str]
+
+
+class JudgementRead(TypedDict):
+    """What the tools read of a judgement's answer (outcome/answers.py's Judgement); keys
+    read with a default may be missing, as from an older MAGI."""
+
+    id: int
+    status: NotRequired[str | None]
+    panel_status: NotRequired[str | None]
+    contested: NotRequired[bool | None]
+    contest_reasons: NotRequired[list[str]]
+    trust: NotRequired[str | None]
+    trust_words: NotRequired[str | None]
+    certificate: NotRequired[CertificateRead | None]
+    error: NotRequired[str | None]
+    agents: NotRequired[list[AgentRead]]
+
+
+JUDGEMENT = TypeAdapter(JudgementRead)
+
+
+class AgentVerdict(TypedDict):
+    name: str
+    final_decision: str | None
+    reasons: list[str]
+
+
+class Verdict(TypedDict):
+    """A verdict as the judge and read_judgement tools answer it (and describe it to the
+    agent, as their output schema): proceed only when `go` is true."""
+
+    go: bool
+    verdict: str | None
+    finished: bool
+    panel_verdict: str | None
+    contested: bool | None
+    contest_reasons: list[str]
+    trust: str | None
+    trust_words: str | None
+    certificate: str | None
+    held: bool
+    error: str | None
+    judgement_id: int
+    url: str
+    agents: list[AgentVerdict]
+
+
+class Panels(TypedDict):
+    """The saved panels the caller may judge with, each as GET /api/panels/ lists it."""
+
+    panels: list[Mapping[str, object]]
+
+
+PANELS = TypeAdapter(Panels)
 
 
 class ToolRefused(ToolError):
@@ -36,8 +122,9 @@ class ToolRefused(ToolError):
     tool")."""
 
 
-def verdict(judgement: dict[str, Any], backend: Backend) -> dict[str, Any]:
+def verdict(answer: Mapping[str, object], backend: Backend) -> Verdict:
     """The judgement as a tool answers it: the verdict in force first, go only on approval."""
+    judgement = JUDGEMENT.validate_python(answer)
     status = judgement.get("status")
     return {
         "go": status == "approved",
@@ -65,7 +152,7 @@ def verdict(judgement: dict[str, Any], backend: Backend) -> dict[str, Any]:
     }
 
 
-def idempotency_key(case: dict[str, Any]) -> str:
+def idempotency_key(case: Case) -> str:
     """The same request from an agent that retries starts one judgement, not two."""
     digest = hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()
     return f"magi-mcp-{digest[:48]}"
@@ -96,8 +183,8 @@ def build(backend_for: Callable[[], Backend]) -> MCPServer:
         agents: list[dict[str, str]] | None = None,
         hold_contested: bool | None = None,
         wait_seconds: float = 120,
-    ) -> dict[str, Any]:
-        case: dict[str, Any] = {"title": title, "content": content}
+    ) -> Verdict:
+        case: Case = {"title": title, "content": content}
         if panel is not None:
             case["panel"] = panel
         if agents is not None:
@@ -111,13 +198,13 @@ def build(backend_for: Callable[[], Backend]) -> MCPServer:
     @server.tool(
         description="Read a judgement by id, waiting up to `wait_seconds` for it to finish."
     )
-    async def read_judgement(judgement_id: int, wait_seconds: float = 0) -> dict[str, Any]:
+    async def read_judgement(judgement_id: int, wait_seconds: float = 0) -> Verdict:
         backend = backend_for()
         wait = min(max(wait_seconds, 0), WAIT_MAX_SECONDS)
         return verdict(await backend.read(judgement_id, wait), backend)
 
     @server.tool(description="The saved panels you may judge with: yours and the examples.")
-    async def list_panels() -> dict[str, Any]:
+    async def list_panels() -> Panels:
         return {"panels": await backend_for().panels()}
 
     return server

@@ -20,7 +20,6 @@ sends its whole plan this way, so a refusal in the middle changes nothing.
 
 import re
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -51,10 +50,10 @@ class Operation:
 
     method: str
     pattern: re.Pattern[str]
-    resource: resources.Resource[Any, Any]
+    resource: resources.Kind
 
     def handle(
-        self, token: ApiToken, pk: int | None, body: Any, if_match: str
+        self, token: ApiToken, pk: int | None, body: object, if_match: str
     ) -> tuple[int, BaseModel | None]:
         """(status, answer) as the request alone would get them; never a dry run: the
         batch's transaction is the one rolled back."""
@@ -166,7 +165,9 @@ def result(
     return config_schemas.BatchItem(status=status, body=dumped, etag=etag)
 
 
-def parsed(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation, int | None, Any]:
+def parsed(
+    sent: config_schemas.BatchOperation, prefix: str
+) -> tuple[Operation, int | None, object]:
     """The operation a method and path name, the path's id, and the body validated as that
     operation validates it (a suite's: its JSONL and the query's name and description)."""
     split = urlsplit(sent.path)

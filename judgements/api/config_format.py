@@ -13,7 +13,6 @@ and then the published schemas (docs/config-as-code.md, "JSON Schemas").
 """
 
 from pathlib import Path
-from typing import Any
 
 from judgements import models
 from judgements.api import config_schemas, resources
@@ -38,7 +37,7 @@ def limits() -> dict[str, int]:
     agent = panel["$defs"]["Agent"]["properties"]
     team = config_schemas.TeamWrite.model_json_schema()["properties"]
     case = SuiteCaseLine.model_json_schema()["properties"]
-    panel_fields: dict[str, Any] = panel["properties"]
+    panel_fields = panel["properties"]
     return {
         "PANEL_NAME_MAX_CHARS": panel_fields["name"]["maxLength"],
         "PANEL_DESCRIPTION_MAX_CHARS": panel_fields["description"]["maxLength"],

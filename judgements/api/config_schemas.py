@@ -272,7 +272,9 @@ class BatchOperation(schemas.Strict):
     if_match: Annotated[StrictStr, Field(min_length=1)] | None = Field(
         default=None, description="PUT and DELETE: the ETag the change was made against."
     )
-    body: Any = Field(
+    # Validated by the operation it is sent to (resources.Resource.from_batch), as the
+    # request alone would be.
+    body: object = Field(
         default=None,
         description="The request's body: a JSON object, or a suite's JSONL as a string.",
     )
@@ -322,7 +324,8 @@ class BatchLimits(Answer):
 
 class BatchItem(Answer):
     status: Annotated[int, Field(ge=200, le=299)]
-    body: dict[str, Any] | None = Field(description="What the request alone is answered.")
+    # Each kind's own answer (its Resource's Answer), as JSON.
+    body: dict[str, object] | None = Field(description="What the request alone is answered.")
     etag: str | None
 
 

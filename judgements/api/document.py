@@ -4,7 +4,7 @@ suite's JSONL holds (SuiteCaseLine), and the webhook
 MAGI sends to a case's callback_url (OpenAPI 3.1 `webhooks`), its body described by the
 same pydantic model as GET /api/judgements/{id}/ (api/schemas.py WebhookEvent)."""
 
-from typing import Any
+from ninja.openapi.schema import OpenAPISchema
 
 from judgements.api.schemas import WebhookEvent
 from judgements.evaluations.suite_schema import SuiteCaseLine
@@ -12,7 +12,7 @@ from judgements.evaluations.suite_schema import SuiteCaseLine
 REF = "#/components/schemas/{model}"
 
 
-def completed(document: dict[str, Any]) -> dict[str, Any]:
+def completed(document: OpenAPISchema) -> OpenAPISchema:
     for operation in (op for path in document.get("paths", {}).values() for op in path.values()):
         operation["responses"].setdefault("500", FAILED)
     return with_webhooks(document)
@@ -24,7 +24,7 @@ FAILED = {
 }
 
 
-def with_webhooks(document: dict[str, Any]) -> dict[str, Any]:
+def with_webhooks(document: OpenAPISchema) -> OpenAPISchema:
     components = document.setdefault("components", {}).setdefault("schemas", {})
     # What each line of a suite's JSONL body holds (POST /api/suites/ names it).
     for name, model in (("WebhookEvent", WebhookEvent), ("SuiteCaseLine", SuiteCaseLine)):

@@ -2,9 +2,10 @@
 suites, as pydantic models django-ninja checks and documents; the answers themselves
 (a suite, a run and its report) are evaluations/answers.py's, shared with the pages."""
 
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, ClassVar
 
 from pydantic import BeforeValidator, ConfigDict, Field, StrictInt, StrictStr, model_validator
+from pydantic.config import JsonDict
 from pydantic_core import PydanticCustomError
 
 from judgements.evaluations import answers
@@ -21,7 +22,7 @@ class SuiteList(Answer):
     suites: list[answers.Suite]
 
 
-def panel_or_agents(schema: dict[str, Any]) -> None:
+def panel_or_agents(schema: JsonDict) -> None:
     # Exactly one of the two; a run's name for typed agents only, as a saved panel runs
     # under its own.
     schema["oneOf"] = [

@@ -24,7 +24,6 @@ from ninja import Header, Path, Query, Router, Status
 
 from judgements.api import schemas
 from judgements.api.site import WAIT_MAX_SECONDS, body_of, token_of
-from judgements.audit import evidence
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, start
@@ -135,7 +134,7 @@ async def read_judgement(
 )
 async def judgement_evidence(
     request: HttpRequest, judgement_id: JudgementId
-) -> evidence.Pack | Status[schemas.Error]:
+) -> schemas.EvidencePack | Status[schemas.Error]:
     """One judgement's evidence pack: its content, every prompt and reply, the checks,
     the review, the signed receipt and its audit log entries (docs/evidence.md).
     `magi verify PACK --keys KEYS` checks it offline."""
@@ -143,7 +142,7 @@ async def judgement_evidence(
     pack = await db_call(results.visible_pack, for_request=True)(judgement_id, user)
     if pack is None:
         return Status(404, schemas.Error(error=f"No judgement {judgement_id}."))
-    return pack
+    return schemas.EvidencePack.model_validate(pack)
 
 
 REVIEW_ANSWERS = {

@@ -38,11 +38,11 @@ def latest() -> LogCheckpoint | None:
     auth=None,
     response={200: LogCheckpoint, **ANSWERS},
 )
-async def checkpoint(request: HttpRequest) -> LogCheckpoint | Status[dict[str, str]]:
+async def checkpoint(request: HttpRequest) -> LogCheckpoint | Status[schemas.Error]:
     """The log's latest checkpoint: its size and root hash, signed (a C2SP signed note)."""
     found = await db_call(latest, for_request=True)()
     if found is None:
-        return Status(404, {"error": "The log has no checkpoint yet."})
+        return Status(404, schemas.Error(error="The log has no checkpoint yet."))
     return found
 
 
@@ -73,11 +73,11 @@ async def inclusion(
     tree_size: Annotated[
         int | None, Query(ge=1, le=2**62, description="Default: the log's size.")
     ] = None,
-) -> InclusionProof | Status[dict[str, str]]:
+) -> InclusionProof | Status[schemas.Error]:
     """An entry's inclusion proof (RFC 9162) in the log's tree of `tree_size` entries."""
     found = await db_call(inclusion_of, for_request=True)(leaf_hash, tree_size)
     if isinstance(found, str):
-        return Status(404, {"error": found})
+        return Status(404, schemas.Error(error=found))
     return found
 
 
@@ -95,9 +95,9 @@ def consistency_of(first: int, second: int) -> ConsistencyProof | str:
 )
 async def consistency(
     request: HttpRequest, first: Size, second: Size
-) -> ConsistencyProof | Status[dict[str, str]]:
+) -> ConsistencyProof | Status[schemas.Error]:
     """That the log's tree of `first` entries is a prefix of its tree of `second` (RFC 9162)."""
     found = await db_call(consistency_of, for_request=True)(first, second)
     if isinstance(found, str):
-        return Status(404, {"error": found})
+        return Status(404, schemas.Error(error=found))
     return found

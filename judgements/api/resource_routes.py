@@ -17,7 +17,7 @@ documentation as `add_api_operation` takes them: nothing about the function is r
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import cast
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
@@ -26,12 +26,11 @@ from ninja.utils import contribute_operation_args
 from pydantic import BaseModel
 
 from judgements.api import schemas
-from judgements.api.changes import with_etag
-from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Resource, etag_of, given
+from judgements.api.changes import Refusals, with_etag
+from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Kind, etag_of, given
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 
-Kind = Resource[Any, Any]
 View = Callable[..., Awaitable[object]]
 
 
@@ -60,7 +59,7 @@ def add(
     method: str,
     view: View,
     arguments: list[Argument],
-    response: Mapping[Any, object],
+    response: Mapping[int | tuple[int, ...], object],
     body_document: dict[str, object] | None = None,
 ) -> None:
     """`view` as the route of `action`: named and documented as the kind declares it,
@@ -97,7 +96,9 @@ def listed(router: Router, resource: Kind) -> None:
 
 
 def created(router: Router, resource: Kind) -> None:
-    async def create(request: HttpRequest, response: HttpResponse, **sent: object) -> Status[Any]:
+    async def create(
+        request: HttpRequest, response: HttpResponse, **sent: object
+    ) -> Status[BaseModel]:
         made = await db_call(resource.create, for_request=True)(
             token_of(request), resource.sent(request, sent), given(sent, "dry_run", bool)
         )
@@ -123,7 +124,7 @@ def read(router: Router, resource: Kind) -> None:
         with_etag(response, etag_of(found))
         return found
 
-    answers = {200: resource.read_answer or resource.answer, (401, 404): schemas.Error}
+    answers: Refusals = {200: resource.read_answer or resource.answer, (401, 404): schemas.Error}
     add(router, resource, "read", path_of_one(resource), "GET", one, [identified(resource)],
         answers)  # fmt: skip
 

@@ -247,7 +247,11 @@ def etag_of(answer: BaseModel) -> str:
     return answer.etag
 
 
-_REGISTRY: dict[str, "Resource[Any, Any]"] = {}
+# A registered kind, whatever its write and answer: what the registry, the routes and the
+# batch hold (each kind's own types are its class's; Python has no "some Resource").
+Kind = Resource[Any, Any]
+
+_REGISTRY: dict[str, Kind] = {}
 
 
 def register(kind: type[Resource[Write, Answer]]) -> type[Resource[Write, Answer]]:
@@ -263,6 +267,6 @@ def unregister(kind: str) -> None:
     del _REGISTRY[kind]
 
 
-def registered() -> Iterator["Resource[Any, Any]"]:
+def registered() -> Iterator[Kind]:
     """Every kind, in the order they were registered."""
     return iter(list(_REGISTRY.values()))

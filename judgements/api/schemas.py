@@ -8,7 +8,7 @@ Answers forbid unknown fields: a key a view sends that is not described here fai
 suite instead of reaching clients undocumented.
 """
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from pydantic import Field, StrictStr
 
@@ -152,6 +152,9 @@ class EvidencePack(Answer):
     """One judgement's evidence pack (docs/evidence.md describes every field): check it
     offline with `magi verify PACK --keys KEYS`."""
 
+    # The parts audit/evidence.py builds are passed through as it builds them, documented
+    # as JSON objects: docs/evidence.md says what each holds, `magi verify` checks them.
+
     format: Literal["magi-evidence/2"]
     judgement: int
     title: str
@@ -159,24 +162,24 @@ class EvidencePack(Answer):
     created_at: str = Field(json_schema_extra={"format": "date-time"})
     status: str = Field(description="What the panel decided.")
     verdict: str = Field(description="The verdict in force.")
-    mark: dict[str, Any] = Field(description="contested, trust, contest_reasons.")
-    certificate: dict[str, Any] | None = Field(
+    mark: dict[str, object] = Field(description="contested, trust, contest_reasons.")
+    certificate: dict[str, object] | None = Field(
         description="The certificate the mark was read against."
     )
-    agents: list[dict[str, Any]] = Field(
+    agents: list[dict[str, object]] = Field(
         description="Each agent: its criteria, decisions, and every attempt (prompt and reply)."
     )
-    checks: list[dict[str, Any]] = Field(description="The calls beside the vote, each whole.")
-    review: dict[str, Any] | None
+    checks: list[dict[str, object]] = Field(description="The calls beside the vote, each whole.")
+    review: dict[str, object] | None
     receipt: SignedReceipt | None
     checkpoint: str | None = Field(
         description="The log's latest checkpoint (a C2SP signed note) the entries are proven in."
     )
-    entries: list[dict[str, Any]] = Field(
+    entries: list[dict[str, object]] = Field(
         description="Every log entry about the judgement, in the order written: its index, "
         "leaf, leaf hash and inclusion proof in the checkpoint."
     )
-    keys: dict[str, Any] = Field(
+    keys: dict[str, object] = Field(
         description="MAGI's public keys, for convenience: check with the published ones."
     )
     level: int = Field(description="Its level in its escalation story (1: the one submitted).")

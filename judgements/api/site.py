@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from ninja import NinjaAPI, Swagger
 from ninja.errors import AuthenticationError, HttpError, ValidationError
+from ninja.openapi.schema import OpenAPISchema
 from ninja.operation import Operation
 from ninja.parser import Parser
 from ninja.security import HttpBearer
@@ -29,6 +30,7 @@ from pydantic_core import ErrorDetails
 from judgements.api import document
 from judgements.core import etags
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound, Refused
+from judgements.core.json_values import JsonValue
 from judgements.infrastructure.database import db_call
 from judgements.intake import cases, idempotency, schema_errors, schemas
 from judgements.intake.creation_gate import creation_gate
@@ -56,7 +58,7 @@ class BearerToken(HttpBearer):
         async with creation_gate(request):
             return await db_call(ApiToken.active, for_request=True)(key.strip())
 
-    def authenticate(self, request: HttpRequest, token: str) -> Any:
+    def authenticate(self, request: HttpRequest, token: str) -> ApiToken | None:
         raise NotImplementedError  # __call__ does it, on the event loop
 
 
@@ -80,7 +82,7 @@ class MagiAPI(NinjaAPI):
         # The view's own name: what a generated client calls the method (submit_judgement).
         return operation.view_func.__name__
 
-    def get_openapi_schema(self, **kwargs: Any) -> Any:
+    def get_openapi_schema(self, **kwargs: Any) -> OpenAPISchema:
         return document.completed(super().get_openapi_schema(**kwargs))
 
 
@@ -105,12 +107,13 @@ def token_of(request: HttpRequest) -> ApiToken:
     return token
 
 
-def body_of(request: HttpRequest) -> Any:
+def body_of(request: HttpRequest) -> JsonValue:
     """The body as JsonBody parsed it, before any validation."""
-    return request.magi_body  # type: ignore[attr-defined]  # set by JsonBody.parse_body
+    body: JsonValue = request.magi_body  # type: ignore[attr-defined]  # set by JsonBody.parse_body
+    return body
 
 
-def error(request: HttpRequest, status: int, message: str, **extra: Any) -> HttpResponse:
+def error(request: HttpRequest, status: int, message: str, **extra: object) -> HttpResponse:
     return api.create_response(request, {"error": message, **extra}, status=status)
 
 

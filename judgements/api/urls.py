@@ -4,7 +4,6 @@ other path under /api/."""
 
 import functools
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from asgiref.sync import iscoroutinefunction
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, JsonResponse
@@ -43,7 +42,7 @@ def http_methods(view: AsyncView) -> AsyncView:
     answers 405 as JSON, with the Allow header ninja sets."""
 
     @functools.wraps(view)
-    async def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    async def wrapped(request: HttpRequest, *args: object, **kwargs: object) -> HttpResponse:
         head = request.method == "HEAD"
         if head:
             request.method = "GET"

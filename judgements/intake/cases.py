@@ -9,7 +9,7 @@ comes from. A saved panel's agents are these same forms (configuration/saving.py
 
 import json
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, TypedDict, cast
 
 from django import forms
 from django.conf import settings
@@ -21,7 +21,7 @@ from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
 from judgements.intake.case import Case, CaseAgent
 from judgements.llm import providers
-from judgements.models.panels import Panel
+from judgements.models.panels import Panel, StoredAgent
 
 AGENT_PREFIX = "agents"
 CASE_FIELDS = ("title", "content", "agents")
@@ -111,8 +111,18 @@ AgentFormSet = forms.formset_factory(
 )
 
 
+class FormInitial(TypedDict, total=False):
+    """What the page's forms are filled with (`bind`'s initial): a case as typed, run
+    again or tried out."""
+
+    title: str
+    content: str
+    hold_contested: str
+    agents: list[StoredAgent]
+
+
 def bind(
-    data: Mapping[str, Any] | None = None, initial: dict[str, Any] | None = None
+    data: Mapping[str, object] | None = None, initial: FormInitial | None = None
 ) -> tuple[JudgementForm, BaseAgentFormSet]:
     """The page's forms, bound to POST data or filled with initial values."""
     initial = initial or {}
@@ -122,18 +132,23 @@ def bind(
     return form, cast(BaseAgentFormSet, formset)
 
 
-def typed_case(data: Mapping[str, Any]) -> dict[str, Any]:
+def typed_case(data: Mapping[str, str]) -> FormInitial:
     """What the page's form holds, as it was typed, without validating it: to show the
     form again unchanged (after refreshing the model lists)."""
     return {
         "title": data.get("title", ""),
         "content": data.get("content", ""),
         "hold_contested": data.get("hold_contested", ""),
-        "agents": [
-            {field: data.get(f"{AGENT_PREFIX}-{i}-{field}", "") for field in AGENT_FIELDS}
-            for i in range(rules.PANEL_SIZE)
-        ],
+        "agents": [typed_agent(data, f"{AGENT_PREFIX}-{i}-") for i in range(rules.PANEL_SIZE)],
     }
+
+
+def typed_agent(data: Mapping[str, str], prefix: str) -> StoredAgent:
+    return StoredAgent(
+        name=data.get(f"{prefix}name", ""),
+        model=data.get(f"{prefix}model", ""),
+        criteria=data.get(f"{prefix}criteria", ""),
+    )
 
 
 def case_to_form_data(case: object, also_known: tuple[str, ...] = ()) -> dict[str, str]:
@@ -181,7 +196,9 @@ def case_to_form_data(case: object, also_known: tuple[str, ...] = ()) -> dict[st
     return data
 
 
-def unknown_fields(obj: dict[str, Any], known: tuple[str, ...], path: str) -> dict[str, list[str]]:
+def unknown_fields(
+    obj: Mapping[str, object], known: tuple[str, ...], path: str
+) -> dict[str, list[str]]:
     message = f"Unknown field; the fields here are {', '.join(known)}."
     return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
 
@@ -243,7 +260,7 @@ def cleaned_case(
     )
 
 
-def form_initial(case: Case) -> dict[str, Any]:
+def form_initial(case: Case) -> FormInitial:
     """A case as the page's forms are filled from it (`bind`'s initial): "Run again"."""
     agents = [agent.stored() for agent in case.agents]
     return {"title": case.title, "content": case.content, "agents": agents}

@@ -100,7 +100,7 @@ class TypedText(GroupedMetadata):
     description: str
     required: bool = True
 
-    def __iter__(self) -> Iterator[Any]:
+    def __iter__(self) -> Iterator[object]:
         yield BeforeValidator(self.before)
         least = 1 if self.required else 0
         yield Field(min_length=least, description=self.description, json_schema_extra=self.document)
@@ -268,8 +268,9 @@ def not_documented_default(schema: JsonDict) -> None:
     schema.pop("default", None)
 
 
-def optional(**kwargs: Any) -> Any:
-    return Field(default=None, json_schema_extra=not_documented_default, **kwargs)
+def optional(description: str | None = None) -> Any:
+    # Any, as pydantic's Field is: the default of whatever field it is the default of.
+    return Field(default=None, json_schema_extra=not_documented_default, description=description)
 
 
 def agents_or_panel(schema: JsonDict) -> None:

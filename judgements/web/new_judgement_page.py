@@ -4,7 +4,6 @@ as a panel, judge). Each keeps what was typed and draws the page again, or redir
 the judgement it started."""
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse, QueryDict
@@ -168,7 +167,7 @@ ACTIONS = (
 def blank(request: HttpRequest) -> NewJudgementPage:
     """The page for a GET: empty, or filled from ?again=<judgement>, ?example=<panel>
     &case=<id>, or ?panel=<id> ("Judge with this panel" on the panel list)."""
-    initial: dict[str, Any] = {}
+    initial: cases.FormInitial = {}
     chosen = None
     again = request.GET.get("again", "").strip()
     if again:

@@ -65,8 +65,14 @@ def answer_of(result: CallToolResult) -> dict:
 
 async def test_an_agent_judges_with_a_saved_panel_and_gets_a_go(magi, votes):
     async with over_http(magi, magi.token) as client:
-        names = {tool.name for tool in (await client.list_tools()).tools}
-        assert names == {"judge", "read_judgement", "list_panels"}
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert set(tools) == {"judge", "read_judgement", "list_panels"}
+        # Each answer's shape is named in the tool's output schema, `go` first of all.
+        verdict = tools["judge"].output_schema
+        assert verdict is not None and tools["read_judgement"].output_schema == verdict
+        assert "go" in verdict["required"] and verdict["properties"]["go"]["type"] == "boolean"
+        listing = tools["list_panels"].output_schema
+        assert listing is not None and listing["properties"]["panels"]["type"] == "array"
         panels = answer_of(await client.call_tool("list_panels", {}))["panels"]
         assert "travel" in [panel["name"] for panel in panels]
         judged = answer_of(
