@@ -6,7 +6,7 @@ Request bodies are strict (no "1" for 1, no unknown field): a typo in a configur
 file never passes as a default.
 """
 
-from typing import Annotated, Any, ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
 from django.contrib.auth.models import User
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
