@@ -68,7 +68,6 @@ UNMIRRORED = {
     "monitoring/collector.py": "monitoring/test_endpoint.py, through /metrics",
     "outcome/results.py": "api/test_judgement_endpoints.py, api/test_vote_changes.py",
     "evaluations/tryout.py": "web/test_judgement_pages.py (the one-click examples)",
-    "evaluations/report_figures.py": "shapes only (TypedDicts): evaluations/test_run_reports.py",
     "web/certificates.py": "web/test_trust_pages.py (certifying a panel from its page)",
     "web/history_pages.py": "web/test_history.py",
     "web/new_judgement_page.py": "web/test_judgement_pages.py, web/test_panel_pages.py",

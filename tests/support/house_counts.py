@@ -47,7 +47,8 @@ def written_annotations(tree: ast.AST) -> Iterator[ast.expr]:
     if isinstance(tree, ast.Module):
         for statement in tree.body:
             if isinstance(statement, ast.Assign) and (
-                isinstance(statement.value, ast.Subscript) or names_any(statement.value)
+                isinstance(statement.value, ast.Subscript)
+                or names_any(statement.value, quoted=False)
             ):
                 yield statement.value
     for node in ast.walk(tree):
@@ -62,9 +63,11 @@ def written_annotations(tree: ast.AST) -> Iterator[ast.expr]:
             yield node.annotation
 
 
-def names_any(annotation: ast.expr) -> bool:
-    """The annotation says `Any` somewhere (`Any`, `typing.Any`)."""
-    for node in ast.walk(annotation):
+def names_any(annotation: ast.expr, quoted: bool = True) -> bool:
+    """The annotation says `Any` somewhere (`Any`, `typing.Any`), a part of it written as
+    a string included (`dict[str, "Resource[Any, Any]"]`) unless `quoted` is false (a
+    module's assignment, whose strings are text, not types)."""
+    for node in unquoted(annotation) if quoted else ast.walk(annotation):
         if isinstance(node, ast.Name) and node.id == "Any":
             return True
         if isinstance(node, ast.Attribute) and node.attr == "Any":
@@ -72,11 +75,25 @@ def names_any(annotation: ast.expr) -> bool:
     return False
 
 
+def unquoted(annotation: ast.expr) -> Iterator[ast.AST]:
+    """Every node of an annotation, reading a string inside it as the expression it holds
+    (a forward reference: `list["JsonValue"]`)."""
+    for node in ast.walk(annotation):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            try:
+                quoted = ast.parse(node.value, mode="eval").body
+            except (SyntaxError, ValueError):  # a Literal's text, not a type
+                continue
+            yield from unquoted(quoted)
+        else:
+            yield node
+
+
 def dicts_of_any(annotation: ast.expr) -> int:
     """How often the annotation says `dict[str, Any]`."""
     return sum(
         1
-        for node in ast.walk(annotation)
+        for node in unquoted(annotation)
         if isinstance(node, ast.Subscript)
         and ast.unparse(node).replace(" ", "") in ("dict[str,Any]", "Dict[str,Any]")
     )
