@@ -37,13 +37,17 @@ def state(user: User) -> dict[str, object]:
 
 
 def token_state(token: ApiToken) -> dict[str, object]:
-    """A token as the audit records it: whose, its name, its team and its prefix."""
+    """A token as the audit records it: whose, its name, its team, its prefix, and what
+    makes it work: the hash of its key (never the key) and whether it is revoked, so a
+    hash swapped for a key someone knows, or a revocation undone, differs from the log."""
     team = token.team.name if token.team_id is not None and token.team else None
     return {
         "user": token.user.get_username(),
         "name": token.name,
         "team": team,
         "prefix": token.prefix,
+        "key_hash": token.key_hash,
+        "revoked": token.revoked_at is not None,
     }
 
 
@@ -116,9 +120,28 @@ def issue_token(by: User | None, username: str, name: str, team_name: str | None
             errors["team"] = [f"No team {team_name!r}."]
     if errors:
         raise InvalidInput(errors)
+    return issued(by, users[0], name.strip(), team)
+
+
+def issue_own_token(user: User, name: str) -> Issued:
+    """A token a signed-in user makes for themselves on the tokens page (the form has
+    checked its name), audited as every token is."""
+    return issued(user, user, name, None)
+
+
+def issued(by: User | None, user: User, name: str, team: Team | None) -> Issued:
     with transaction.atomic():
-        token, key = ApiToken.issue(users[0], name.strip())
+        token, key = ApiToken.issue(user, name)
         if team is not None:
             teams.assign(token, team)
         teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, None, token_state(token))
     return Issued(token, key)
+
+
+def revoke_token(by: User, token: ApiToken) -> None:
+    """Stop the token working, audited: `audit verify` names a revocation undone in the
+    database. Revoking it again changes nothing."""
+    with transaction.atomic():
+        before = token_state(token)
+        if token.revoke():
+            teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, before, token_state(token))

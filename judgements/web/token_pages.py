@@ -1,6 +1,7 @@
 """A user's own API tokens: create one (its key shown once, on the answer to the form)
-and revoke one. Only a hash of a key is stored (ApiToken.issue); a revoked token stops
-working at once and stays listed, so the judgements it started still name it.
+and revoke one, each audited (configuration/people.py). Only a hash of a key is stored
+(ApiToken.issue); a revoked token stops working at once and stays listed, so the
+judgements it started still name it.
 """
 
 from django import forms
@@ -10,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST
 
-from judgements.configuration import budget_config
+from judgements.configuration import budget_config, people
 from judgements.infrastructure.forms import error_summary
 from judgements.models import ApiToken
 from judgements.spending import budgets
@@ -34,7 +35,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = TokenForm(request.POST)
         if form.is_valid():
-            key = ApiToken.issue(user, form.cleaned_data["name"])[1]
+            key = people.issue_own_token(user, form.cleaned_data["name"]).key
             form = TokenForm()
         else:
             status = 400
@@ -52,5 +53,6 @@ def token_list(request: HttpRequest) -> HttpResponse:
 @require_POST
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:
     # Another user's token does not exist, as far as this user can tell.
-    get_object_or_404(ApiToken, pk=token_id, user=request.user).revoke()
+    user = signed_in_user(request)
+    people.revoke_token(user, get_object_or_404(ApiToken, pk=token_id, user=user))
     return redirect("token-list")

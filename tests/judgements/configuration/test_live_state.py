@@ -14,7 +14,7 @@ from django.db import connection
 from judgements.configuration import panel_config, people, team_config, teams
 from judgements.configuration.panel_fields import PanelFields
 from judgements.identity.people import GroupSetting, follow_groups, grants_for
-from judgements.models import Panel
+from judgements.models import ApiToken, AuditSubject, Panel
 from tests.support.audit_history import placed
 from tests.support.cases import case_for
 
@@ -38,7 +38,7 @@ def configured(fake_llm):
     )
 
 
-def sql(statement: str, *params: int) -> None:
+def sql(statement: str, *params: int | str) -> None:
     with connection.cursor() as cursor:
         cursor.execute(statement, params)
 
@@ -132,5 +132,49 @@ def test_staff_given_by_a_sign_ins_groups_checks_clean(configured):
     mapping: dict[str, GroupSetting] = {"admins": {"team": None, "role": "staff"}}
     grants = grants_for(("admins",), mapping)
     follow_groups(configured.maker, grants, mapping, "https://idp.example.com/realms/acme")
+    placed()
+    assert verified() == (0, "")
+
+
+def test_a_tokens_key_hash_swapped_for_a_known_key_is_named(configured):
+    """The attacker's own key, its hash written over the token's: the key now works as
+    the token, and audit verify names the token."""
+    known = "magi_attacker-knows-this-key"
+    sql(
+        "UPDATE judgements_apitoken SET key_hash = %s WHERE id = %s",
+        ApiToken.hash(known),
+        configured.token.pk,
+    )
+    assert ApiToken.active(known) == configured.token
+    assert_named("token", configured.token.pk, "ApiToken")
+
+
+def test_a_revocation_undone_is_named(configured, client):
+    """Revoked on the tokens page (audited), then made to work again in the database."""
+    client.force_login(configured.maker)
+    assert client.post(f"/tokens/{configured.token.pk}/revoke/").status_code == 302
+    placed()
+    assert verified() == (0, "")
+    sql("UPDATE judgements_apitoken SET revoked_at = NULL WHERE id = %s", configured.token.pk)
+    assert_named("token", configured.token.pk, "ApiToken")
+
+
+def test_a_token_made_on_the_tokens_page_is_audited_with_its_key_hash(configured, client):
+    client.force_login(configured.maker)
+    assert client.post("/tokens/", {"name": "laptop"}).status_code == 200
+    token = ApiToken.objects.get(name="laptop")
+    placed()
+    assert verified() == (0, "")
+    sql("UPDATE judgements_apitoken SET key_hash = %s WHERE id = %s", "0" * 64, token.pk)
+    assert_named("token", token.pk, "ApiToken")
+
+
+def test_a_token_audited_before_its_key_hash_was_checks_clean(configured):
+    """A token's last row from before the key hash was audited carries no `key_hash`:
+    only the fields it carries are compared, so the old token is not named for it."""
+    token = people.issue_token(configured.staff, "maker", "old", None).token
+    state = people.token_state(token)
+    old = {name: state[name] for name in ("user", "name", "team", "prefix")}
+    teams.record(AuditSubject.TOKEN, f"token {token.pk}", configured.staff, state, old)
     placed()
     assert verified() == (0, "")
