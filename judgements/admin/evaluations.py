@@ -4,6 +4,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.db.models import Model
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -188,10 +189,12 @@ class SuiteCaseInline(ReadOnlyInline[SuiteCase, Suite]):
 
 
 @admin.register(Suite)
-class SuiteAdmin(TeamScoped[Suite]):
+class SuiteAdmin(AuditedDeletion[Suite], TeamScoped[Suite]):
     scope = ("owner", "team")
     examples = True
-    """Suites are imported as JSONL (site, API, `manage.py suite`); read-only here."""
+    """Suites are imported as JSONL (site, API, `manage.py suite`) and given to a team
+    with `manage.py team assign` or the API, each audited (configuration/suite_config.py);
+    read-only here, but for an audited delete."""
 
     list_display = ["name", "owner", "created_at"]
     search_fields = ["name", "description"]
@@ -199,6 +202,9 @@ class SuiteAdmin(TeamScoped[Suite]):
     inlines = [SuiteCaseInline]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Model | None = None) -> bool:
         return False
 
 

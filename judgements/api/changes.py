@@ -16,7 +16,7 @@ from ninja.params import models as params
 from pydantic import BaseModel
 
 from judgements.api import config_schemas, schemas
-from judgements.configuration.panel_config import Change
+from judgements.configuration.change_request import Change
 from judgements.core import etags
 from judgements.models import ApiToken
 

@@ -1,10 +1,13 @@
 """Deleting configuration, audited whatever deletes it: the admin's delete (one row or
-"delete selected"), and what a deletion takes with it (a user's budgets and tokens, a
-panel's budgets, a team's budgets): each gets its audit row (after: none) in the same
-transaction, so `audit verify` finds every deletion in the log and none of these rows
-gone unexplained (configuration/live_state.py)."""
+"delete selected"), the API's and what a deletion takes with it or changes: a user's
+budgets and tokens, a panel's budgets, a team's budgets; a team's panels, suites and
+tokens, theirs alone again; a team's members when a user goes, a panel's reviewers. Each
+row that goes gets its audit row (after: none) and each row changed its audit row (before
+and after), in the same transaction, so `audit verify` finds every deletion in the log and
+none of these rows gone or changed unexplained (configuration/live_state.py)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from django.contrib.admin.utils import NestedObjects
 from django.contrib.auth.models import User
@@ -12,7 +15,7 @@ from django.db import router, transaction
 from django.db.models import Model
 
 from judgements.configuration import live_state, teams
-from judgements.models import ApiToken, AuditSubject, Budget, Panel, Team
+from judgements.models import ApiToken, AuditSubject, Budget, Membership, Panel, Suite, Team
 
 # Each audited model: its subject and its target as its audit rows name it.
 TARGETS: dict[type[Model], tuple[AuditSubject, str]] = {
@@ -21,23 +24,53 @@ TARGETS: dict[type[Model], tuple[AuditSubject, str]] = {
     Team: (AuditSubject.TEAM, "team"),
     User: (AuditSubject.USER, "user"),
     ApiToken: (AuditSubject.TOKEN, "token"),
+    Suite: (AuditSubject.SUITE, "suite"),
 }
 
 
-def going_with(objects: Iterable[Model]) -> list[Model]:
-    """The audited rows deleting `objects` deletes, themselves included."""
+def collected(objects: Iterable[Model]) -> tuple[list[Model], list[tuple[AuditSubject, Model]]]:
+    """The audited rows deleting `objects` deletes, themselves included, and the audited
+    state of others it changes: (subject, the row its state is read from)."""
     found = list(objects)
     if not found:
-        return []
+        return [], []
     # The admin's own collector: it never deletes fast, so every row that goes is listed.
     collector = NestedObjects(using=router.db_for_write(type(found[0])))
     collector.collect(found)
-    return [
+    going = {(model, row.pk) for model, rows in collector.data.items() for row in rows}
+    deleted = [
         row
         for model, rows in collector.data.items()
         if model in TARGETS
         for row in sorted(rows, key=lambda row: row.pk)
     ]
+    pks = {model: [row.pk for row in rows] for model, rows in collector.data.items()}
+    changed: dict[tuple[AuditSubject, int], Model] = {}
+    for field, _ in collector.field_updates:  # on_delete=SET_NULL: a team's panels, tokens
+        if field.model in TARGETS:
+            pointed = next((ids for model, ids in pks.items() if model is field.related_model), [])
+            for row in field.model._default_manager.filter(**{f"{field.attname}__in": pointed}):
+                changed[(TARGETS[field.model][0], row.pk)] = row
+    # A user gone takes their memberships (a team's members) and reviewing (a panel's).
+    memberships = Membership.objects.filter(pk__in=pks.get(Membership, []))
+    for team in Team.objects.filter(pk__in=memberships.values("team_id")):
+        changed[(AuditSubject.MEMBERSHIP, team.pk)] = team
+        changed[(AuditSubject.TEAM, team.pk)] = team  # who reviews every panel of it
+    reviewing = Panel.reviewers.through.objects.filter(pk__in=pks.get(Panel.reviewers.through, []))
+    for panel in Panel.objects.filter(pk__in=reviewing.values("panel_id")):
+        changed[(AuditSubject.PANEL, panel.pk)] = panel
+    changed = {key: row for key, row in changed.items() if (type(row), row.pk) not in going}
+    return deleted, [(subject, row) for (subject, _), row in sorted(changed.items())]
+
+
+def going_with(objects: Iterable[Model]) -> list[Model]:
+    """The audited rows deleting `objects` deletes, themselves included."""
+    return collected(objects)[0]
+
+
+def target_of(subject: AuditSubject, row: Model) -> str:
+    model, _, _ = live_state.KINDS[subject]
+    return f"{TARGETS[model][1]} {row.pk}"
 
 
 def record_deleted(rows: Iterable[Model], by: User | None, skip: Iterable[Model] = ()) -> None:
@@ -52,10 +85,26 @@ def record_deleted(rows: Iterable[Model], by: User | None, skip: Iterable[Model]
         teams.record(subject, f"{word} {row.pk}", by, state_of(row), None)
 
 
+@contextmanager
+def audited(
+    objects: Iterable[Model], by: User | None, skip: Iterable[Model] = ()
+) -> Iterator[None]:
+    """Around the deletion of `objects` (inside the caller's transaction): an audit row
+    for each audited row it deletes (but those in `skip`) before, and for each whose
+    audited state it changes after."""
+    deleted, changed = collected(objects)
+    before = [(subject, row, live_state.KINDS[subject][1](row)) for subject, row in changed]
+    record_deleted(deleted, by, skip)
+    yield
+    for subject, row, state in before:
+        model, state_of, _ = live_state.KINDS[subject]
+        now = model._default_manager.get(pk=row.pk)
+        teams.record(subject, target_of(subject, row), by, state, state_of(now))
+
+
 def delete(objects: Iterable[Model], by: User | None) -> None:
-    """Delete `objects` with an audit row for each audited row that goes."""
+    """Delete `objects` with an audit row for each audited row that goes or changes."""
     found = list(objects)
-    with transaction.atomic():
-        record_deleted(going_with(found), by)
+    with transaction.atomic(), audited(found, by):
         for row in found:
             row.delete()

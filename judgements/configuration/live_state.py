@@ -13,22 +13,33 @@ from django.contrib.auth.models import User
 from django.db.models import Model
 
 from judgements.audit.row_checks import Problem
-from judgements.configuration import budget_config, people, team_config
-from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Team
+from judgements.configuration import budget_config, people, suite_config, teams
+from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Suite, Team
 
-# subject -> (the model, its state as the audit writes it, the fields compared)
+# subject -> (the model, its state as the audit writes it, the fields compared).
 KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | None]] = {
     AuditSubject.PANEL: (Panel, lambda panel: panel.config_state(), None),
     AuditSubject.BUDGET: (Budget, budget_config.audit_state, None),
-    AuditSubject.TEAM: (Team, team_config.state, ("name",)),
-    AuditSubject.MEMBERSHIP: (Team, lambda team: team_config.state(team)["members"], None),
-    AuditSubject.USER: (User, people.state, ("username", "email", "is_staff")),
+    AuditSubject.TEAM: (Team, lambda team: team_state(team), ("name", "reviews_every_panel")),
+    AuditSubject.MEMBERSHIP: (Team, lambda team: teams.team_state(team)["members"], None),
+    AuditSubject.USER: (
+        User,
+        people.state,
+        ("username", "email", "is_staff", "is_superuser", "is_active", "sign_ins"),
+    ),
     AuditSubject.TOKEN: (
         ApiToken,
         people.token_state,
         ("user", "name", "team", "prefix", "key_hash", "revoked"),
     ),
+    AuditSubject.SUITE: (Suite, suite_config.audit_state, None),
 }
+
+
+def team_state(team: Team) -> dict[str, object]:
+    """A team as its own rows describe it, with who reviews every panel of it (set by a
+    sign-in's groups: `reviewers` rows naming the team)."""
+    return teams.team_state(team) | {"reviews_every_panel": teams.all_panel_reviewers(team)}
 
 
 def reviewing(after: object) -> dict[str, object]:
@@ -44,8 +55,12 @@ def staff_role(after: object) -> dict[str, object]:
 # set_reviewing, the admin) and a user's staff role followed from a sign-in's groups.
 AMENDS: dict[tuple[str, str], tuple[str, Callable[[object], dict[str, object]]]] = {
     (AuditSubject.REVIEWERS, "panel"): (AuditSubject.PANEL, reviewing),
+    (AuditSubject.REVIEWERS, "team"): (AuditSubject.TEAM, reviewing),
     (AuditSubject.STAFF, "user"): (AuditSubject.USER, staff_role),
 }
+# The parts only amending rows set, as they are before any: a team's own rows never say
+# who reviews all its panels, and until a `reviewers` row says so, no one does.
+AMENDED_ONLY: dict[str, dict[str, object]] = {AuditSubject.TEAM: {"reviews_every_panel": []}}
 
 
 def id_of(target: str) -> int | None:
@@ -65,10 +80,20 @@ def last_audited(subjects: Iterable[str]) -> dict[tuple[str, int], object]:
         if pk is None or (subject in amending and amends is None):
             continue
         if amends is None:
-            found[(subject, pk)] = after
+            found[(subject, pk)] = own_row(subject, found.get((subject, pk)), after)
         elif isinstance(state := found.get((amends[0], pk)), dict):
             found[(amends[0], pk)] = state | amends[1](after)
     return found
+
+
+def own_row(subject: str, last: object, after: object) -> object:
+    """A kind's own row sets its state, but for the parts only amending rows set, which
+    it keeps from `last` (or their state before any)."""
+    parts = AMENDED_ONLY.get(subject)
+    if parts is None or not isinstance(after, dict):
+        return after
+    kept = {name: last[name] for name in parts if isinstance(last, dict) and name in last}
+    return parts | kept | after
 
 
 def deleted(audited: dict[tuple[str, int], object], subject: str, pk: int) -> bool:

@@ -9,16 +9,15 @@ An example panel (no owner, no team, everyone's to use) is made and changed by s
 only, and stays an example: `"example": true` says so in every write of it.
 """
 
-from dataclasses import dataclass
-
 from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.configuration import deletions, escalation_config, names, saving, teams
+from judgements.configuration.change_request import Change
 from judgements.configuration.panel_fields import PanelDefaults, PanelFields, PanelSettings
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.models import AuditSubject, Panel, Team, is_id
+from judgements.models import AuditSubject, Panel, is_id
 from judgements.panels import variant_setting
 
 DEFAULTS: PanelDefaults = {
@@ -37,16 +36,6 @@ DEFAULTS: PanelDefaults = {
 }
 STAYS_EXAMPLE = 'An example panel stays one: send "example": true.'
 STAYS_OWNED = "A panel of its owner's does not become an example: create one instead."
-
-
-@dataclass(frozen=True)
-class Change:
-    """Who changes, and how: `by` the token's user, `team` the token's team (the
-    default of a panel's), `if_match` the ETag the change was made against."""
-
-    by: User
-    team: Team | None = None
-    if_match: str = etags.ANY
 
 
 def visible_panel(panel_id: int, by: User) -> Panel:
@@ -119,9 +108,9 @@ def delete(change: Change, panel_id: int) -> None:
                 }
             )
         target = teams.panel_target(panel)
-        deletions.record_deleted(deletions.going_with([panel]), change.by, skip=[panel])
-        if not Panel.objects.filter(pk=panel.pk, version=panel.version).delete()[0]:
-            raise etags.Stale("panel", None)
+        with deletions.audited([panel], change.by, skip=[panel]):
+            if not Panel.objects.filter(pk=panel.pk, version=panel.version).delete()[0]:
+                raise etags.Stale("panel", None)
         teams.record(AuditSubject.PANEL, target, change.by, before, None)
 
 

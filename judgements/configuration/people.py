@@ -15,7 +15,7 @@ from django.db import transaction
 
 from judgements.configuration import names, teams
 from judgements.core.errors import Forbidden, InvalidInput
-from judgements.models import ApiToken, AuditSubject, Team
+from judgements.models import ApiToken, AuditSubject, Identity, Team
 
 STAFF_ONLY = "Only staff create users and issue tokens for others."
 TOKEN_NAME_MAX_CHARS = 100  # ApiToken.name's max_length
@@ -33,7 +33,20 @@ class UserForm(forms.ModelForm[User]):
 
 
 def state(user: User) -> dict[str, object]:
-    return {"username": user.get_username(), "email": user.email, "is_staff": user.is_staff}
+    """A user as the audit records it: who, and what lets them in and how far (active,
+    staff, superuser, and the provider accounts, issuer and subject, that sign in as them:
+    pointing one at another user is signing in as them)."""
+    accounts = Identity.objects.filter(user=user).order_by("issuer", "subject")
+    return {
+        "username": user.get_username(),
+        "email": user.email,
+        "is_staff": user.is_staff,
+        "is_superuser": user.is_superuser,
+        "is_active": user.is_active,
+        "sign_ins": [
+            f"{issuer} {subject}" for issuer, subject in accounts.values_list("issuer", "subject")
+        ],
+    }
 
 
 def token_state(token: ApiToken) -> dict[str, object]:

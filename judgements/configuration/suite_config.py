@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 
 from judgements.configuration import names, teams, versions
-from judgements.configuration.panel_config import Change
+from judgements.configuration.change_request import Change
 from judgements.core import etags, text
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.evaluations import suites
@@ -70,6 +70,14 @@ def create(change: Change, upload: Upload) -> Suite:
         team = team_of(change, upload)
         check_name_in_team(team, upload.name, None)
         owner = None if upload.example else change.by
+        return made(change.by, owner, team, upload)
+
+
+def made(by: User | None, owner: User | None, team: Team | None, upload: Upload) -> Suite:
+    """The one way a suite is stored, audited with who made it (None: the operator's
+    command line): the API and the page (`create`), `manage.py suite import`, `manage.py
+    evaluate`'s suite from a file and the shipped examples (`ensure_examples`)."""
+    with transaction.atomic():
         suite = suites.import_suite(
             name=upload.name,
             description=upload.description,
@@ -79,8 +87,24 @@ def create(change: Change, upload: Upload) -> Suite:
         )
         if team is not None:
             teams.assign(suite, team)
-        teams.record(AuditSubject.SUITE, target(suite), change.by, None, audit_state(suite))
+        teams.record(AuditSubject.SUITE, target(suite), by, None, audit_state(suite))
         return suite
+
+
+def ensure_examples() -> None:
+    """Create the shipped suites (owner None) that do not exist yet: a starter, a red-team
+    and a held-out suite per example panel, named like their files. An existing suite is left
+    as it is, since runs report against its cases."""
+    existing = set(Suite.objects.filter(owner=None).values_list("name", flat=True))
+    for path in suites.example_files():
+        if path.stem in existing:
+            continue
+        description = suites.example_description(path.stem)
+        try:
+            made(None, None, None, Upload(path.stem, description, None, path.read_bytes()))
+        except InvalidInput as exc:
+            if set(exc.errors) != {"name"}:
+                raise  # a shipped file that does not parse is a bug, not a user's error
 
 
 def replace(change: Change, suite_id: int, upload: Upload) -> Suite:

@@ -13,7 +13,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import QuerySet
 
-from judgements.configuration import names, teams, versions
+from judgements.configuration import deletions, names, teams, versions
 from judgements.core import etags, text
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
 from judgements.models import AuditSubject, Team, is_id, policy
@@ -35,9 +35,7 @@ def visible_team(team_id: int, by: User) -> Team:
     return team
 
 
-def state(team: Team) -> dict[str, object]:
-    """A team as the audit records it."""
-    return {"name": team.name, "members": teams.member_names(team)}
+state = teams.team_state  # a team as the audit records it
 
 
 class TeamFields(TypedDict):
@@ -110,8 +108,11 @@ def delete(by: User, team_id: int, if_match: str) -> None:
             raise Forbidden(STAFF_ONLY)
         etags.check(if_match, "team", team.etag())
         before, target = state(team), teams.team_target(team)
-        if not Team.objects.filter(pk=team.pk, version=team.version).delete()[0]:
-            raise etags.Stale("team", None)
+        # Its budgets go with it, its panels, suites and tokens are theirs alone again:
+        # each audited, so audit verify finds none of them changed unexplained.
+        with deletions.audited([team], by, skip=[team]):
+            if not Team.objects.filter(pk=team.pk, version=team.version).delete()[0]:
+                raise etags.Stale("team", None)
         teams.record(AuditSubject.TEAM, target, by, before, None)
 
 

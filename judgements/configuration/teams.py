@@ -44,6 +44,11 @@ def record(
     return entry
 
 
+def team_state(team: Team) -> dict[str, object]:
+    """A team as the audit records it (team_config's rows, live_state's comparison)."""
+    return {"name": team.name, "members": member_names(team)}
+
+
 def team_target(team: Team) -> str:
     return f"team {team.pk} ({team.name})"
 
@@ -56,6 +61,7 @@ def set_members(team: Team, users: list[User], by: User | None, actor: str = "")
     """Make `users` the team's members, recording the change."""
     with transaction.atomic():
         before = member_names(team)
+        reviewing = {"reviews_every_panel": all_panel_reviewers(team)}
         wanted = {user.pk for user in users}
         Membership.objects.filter(team=team).exclude(user__in=wanted).delete()
         present = set(Membership.objects.filter(team=team).values_list("user_id", flat=True))
@@ -64,6 +70,9 @@ def set_members(team: Team, users: list[User], by: User | None, actor: str = "")
         )
         after = member_names(team)
         record(AuditSubject.MEMBERSHIP, team_target(team), by, before, after, actor)
+        # A member who leaves stops reviewing every panel: said too (`reviewers`).
+        still = {"reviews_every_panel": all_panel_reviewers(team)}
+        record(AuditSubject.REVIEWERS, team_target(team), by, reviewing, still, actor)
 
 
 def all_panel_reviewers(team: Team) -> list[str]:

@@ -306,23 +306,3 @@ def example_files() -> list[Path]:
 def example_description(stem: str) -> str:
     kind, _, panel = stem.partition("-")
     return EXAMPLE_DESCRIPTIONS[kind].format(panel=panel)
-
-
-def ensure_examples() -> None:
-    """Create the shipped suites (owner None) that do not exist yet: a starter, a red-team
-    and a held-out suite per example panel, named like their files. An existing suite is left
-    as it is, since runs report against its cases."""
-    existing = set(Suite.objects.filter(owner=None).values_list("name", flat=True))
-    for path in example_files():
-        if path.stem in existing:
-            continue
-        try:
-            import_suite(
-                name=path.stem,
-                description=example_description(path.stem),
-                owner=None,
-                data=path.read_bytes(),
-            )
-        except InvalidInput as exc:
-            if set(exc.errors) != {"name"}:
-                raise  # a shipped file that does not parse is a bug, not a user's error

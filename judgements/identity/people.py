@@ -16,7 +16,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from judgements.configuration import team_config
+from judgements.configuration import people, team_config
 from judgements.configuration.teams import record, set_members, set_reviewing, set_reviews_all
 from judgements.core.json_values import JsonObject
 from judgements.identity.provider import SignInRefused
@@ -130,11 +130,22 @@ def sign_in(person: Person) -> User:
                 "Your MAGI account is disabled. Ask your administrator to enable it."
             )
         follow_groups(user, grants, mapping, person.issuer)
+        linked = identity is None
         if identity is None:
             identity = Identity(user=user, issuer=person.issuer, subject=person.subject)
+        before = people.state(user)
         identity.last_sign_in_at = timezone.now()
         identity.groups = list(person.groups)
         identity.save()
+        if linked:  # the account signs in as this user from now on: audited, as the user
+            record(
+                AuditSubject.USER,
+                user_target(user),
+                None,
+                before,
+                people.state(user),
+                person.issuer,
+            )
     if not grants.anything:
         raise SignInRefused(no_group_refusal(person))
     return user
@@ -166,7 +177,11 @@ def first_user(person: Person) -> User:
     )
     user.set_unusable_password()
     user.save()
-    return user
+    return user  # audited by sign_in, with the account that signs in as them
+
+
+def user_target(user: User) -> str:
+    return f"user {user.pk} ({user.get_username()})"
 
 
 def free_username(email: str) -> str:
@@ -193,7 +208,7 @@ def follow_groups(user: User, grants: Grants, mapping: dict[str, GroupSetting], 
     ):
         record(
             AuditSubject.STAFF,
-            f"user {user.pk} ({user.get_username()})",
+            user_target(user),
             None,
             user.is_staff,
             grants.staff,

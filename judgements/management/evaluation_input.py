@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TypedDict
 
+from judgements.configuration import suite_config
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.core.json_values import JsonValue
@@ -151,11 +152,9 @@ def suite_for(path: Path, data: bytes, cases: list[suites.Case]) -> Suite:
                 }
             )
     try:
-        return suites.import_suite(
-            name=name,
-            description=f"Imported by manage.py evaluate from {path.name}.",
-            owner=None,
-            data=data,
+        description = f"Imported by manage.py evaluate from {path.name}."
+        return suite_config.made(
+            None, None, None, suite_config.Upload(name, description, None, data)
         )
     except InvalidInput as exc:
         raise InvalidInput(

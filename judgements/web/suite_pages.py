@@ -14,7 +14,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.datastructures import MultiValueDict
 from django.views.decorators.http import require_GET, require_http_methods
 
-from judgements.configuration import panel_choice
+from judgements.configuration import change_request, panel_choice, suite_config
 from judgements.core.errors import InvalidInput, Refused
 from judgements.evaluations import runs, suites
 from judgements.infrastructure.forms import error_summary, field_of
@@ -80,12 +80,10 @@ def import_from_form(form: SuiteImportForm, owner: User) -> Suite | None:
         return None
     data = upload.read() if upload else pasted
     try:
-        return suites.import_suite(
-            name=form.cleaned_data.get("name", ""),
-            description=form.cleaned_data.get("description", ""),
-            owner=owner,
-            data=data,
+        sent = suite_config.Upload(
+            form.cleaned_data.get("name", ""), form.cleaned_data.get("description", ""), None, data
         )
+        return suite_config.create(change_request.Change(by=owner), sent)
     except InvalidInput as exc:
         if upload:
             data_field = keep_uploaded_text(form, data)

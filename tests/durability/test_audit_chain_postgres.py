@@ -1,7 +1,8 @@
 """The audit log on a real PostgreSQL: workers in separate processes appending at once,
 with sequencers in separate processes placing their entries, make one log that `manage.py
 audit verify` finds clean, and each way of changing the history directly in the database
-is named (one way per test), as on SQLite (tests/judgements/audit/test_verification.py)."""
+is named (one way per test), as on SQLite (tests/judgements/audit/test_verification.py,
+tests/judgements/configuration/test_live_state.py for the live configuration)."""
 
 import subprocess
 import sys
@@ -306,3 +307,54 @@ def test_two_swapped_entries_are_named(database):
         f"TAMPERED: entry {first}: the stored subtree of level 0 at place {first} is not the one "
         "its leaves make"
     )
+
+
+CONFIGURED = (
+    "import django; django.setup()\n"
+    "from judgements.configuration import budget_config, people, suite_config, team_config\n"
+    "from tests.support.audit_history import placed\n"
+    "staff = people.create_user(None, 'ops', 'ops@example.com', is_staff=True)\n"
+    "people.create_user(staff, 'maker', 'maker@example.com')\n"
+    "team_config.create(staff, {'name': 'Payments', 'members': ['maker', 'ops']})\n"
+    "people.issue_token(staff, 'maker', 'ci', 'Payments')\n"
+    "budget_config.create(staff, {'team': 'Payments', 'user': None, 'panel': None,\n"
+    "    'panel_team': None, 'period': 'day', 'limit_usd': 5, 'limit_tokens': None})\n"
+    'case = b\'{"id": "c1", "content": "Deploy.", "expected": "reject"}\\n\'\n'
+    "suite_config.made(staff, staff, None, suite_config.Upload('Smoke', '', None, case))\n"
+    "placed()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("table", "statement", "named"),
+    [
+        (
+            "apitoken",
+            "UPDATE judgements_apitoken SET key_hash = md5('known') || md5('key')",
+            "token {pk} differs from its last audited state",
+        ),
+        (
+            "suite",
+            "UPDATE judgements_suitecase SET expected = 'approve'",
+            "suite {pk} differs from its last audited state",
+        ),
+        ("budget", "DELETE FROM judgements_budget", "budget {pk} is gone"),
+        (
+            "team",
+            "UPDATE judgements_membership SET reviews_all = TRUE",
+            "team {pk} differs from its last audited state",
+        ),
+    ],
+    ids=["a token's key hash swapped", "a suite's case edited", "a budget deleted",
+         "a team-wide reviewer added"],
+)  # fmt: skip
+def test_live_configuration_changed_behind_magis_back_is_named(database, table, statement, named):
+    """Issue 55: a token's key hash, a suite's cases, a budget's deletion and a team's
+    reviewers of every panel, each compared with its last audit row."""
+    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
+    assert audit_verify(database).returncode == 0
+    ((pk,),) = sql(database, f"SELECT min(id) FROM judgements_{table}")
+    sql(database, statement)
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"TAMPERED: {named.format(pk=pk)}" in done.stderr, done.stderr

@@ -18,6 +18,7 @@ UNMIRRORED = {
     "cli/main.py": "argument parsing only; tests/magi_client/ run the installed command",
     "engine/worker.py": "starts the runner in the web process; magi_site/test_settings.py",
     "configuration/panel_fields.py": "shapes only (TypedDicts); api/test_panel_endpoints.py",
+    "configuration/change_request.py": "a shape only (a dataclass); api/test_panel_endpoints.py",
     # Gaps: tested through the pages, the API or the commands in another module today.
     "admin/base.py": "admin/test_admin.py (audit records cannot be changed)",
     "admin/evaluations.py": "admin/test_admin.py, admin/test_trust_admin.py",
@@ -32,7 +33,6 @@ UNMIRRORED = {
     "configuration/panel_config.py": "api/test_panel_endpoints.py",
     "configuration/budget_config.py": "api/test_budget_endpoints.py, admin/test_admin.py",
     "configuration/team_config.py": "api/test_team_endpoints.py",
-    "configuration/suite_config.py": "api/test_suite_endpoints.py",
     "configuration/people.py": "management/commands/test_user.py, api/test_team_endpoints.py",
     "api/evaluation_schemas.py": "api/test_evaluation_endpoints.py, api/test_openapi.py",
     "api/schemas.py": "api/test_judgement_endpoints.py, api/test_openapi.py",
@@ -87,7 +87,6 @@ UNMIRRORED = {
     "audit/tree_checks.py": "audit/test_verification.py (truncation, rewriting, keys)",
     "audit/receipt_checks.py": "audit/test_verification.py (a status flip, a backdated override)",
     "audit/coverage.py": "audit/test_verification.py (rows added, replies edited)",
-    "configuration/deletions.py": "admin/test_admin.py (deletions audited)",
     "outcome/checkpoints.py": "audit/test_sequencer.py (the directory, the webhook event)",
     "api/log_endpoints.py": "audit/test_sequencer.py (the log endpoints)",
     "management/commands/audit.py": "audit/test_verification.py (verify), audit/test_keys.py",

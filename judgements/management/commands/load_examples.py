@@ -7,7 +7,7 @@ from typing import TypedDict, Unpack
 
 from django.core.management.base import BaseCommand
 
-from judgements.configuration import saving
+from judgements.configuration import saving, suite_config
 from judgements.core.errors import InvalidInput
 from judgements.panels import saved_panels
 
@@ -24,12 +24,9 @@ class Command(BaseCommand):
     help = "Create the shipped example panels and suites that do not exist yet."
 
     def handle(self, *args: object, **options: Unpack[LoadExamplesOptions]) -> None:
-        # Imported here: the suites are another part of MAGI than the panels.
-        from judgements.evaluations import suites
-
         try:
             saving.ensure_examples()
-            suites.ensure_examples()
+            suite_config.ensure_examples()
         except InvalidInput as exc:
             # Shipped files that do not validate: a packaging mistake, named precisely.
             for field, messages in exc.errors.items():

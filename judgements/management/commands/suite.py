@@ -17,6 +17,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
 
+from judgements.configuration import suite_config
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import suites
@@ -84,12 +85,8 @@ def import_file(options: SuiteOptions) -> Suite:
     except OSError as exc:
         raise InvalidInput({"file": [f"Cannot read {options['file']}: {exc.strerror}."]}) from None
     try:
-        return suites.import_suite(
-            name=options["name"],
-            description=options["description"],
-            owner=owner,
-            data=data,
-        )
+        upload = suite_config.Upload(options["name"], options["description"], None, data)
+        return suite_config.made(None, owner, None, upload)
     except InvalidInput as exc:
         raise InvalidInput(exc.errors) from None
 

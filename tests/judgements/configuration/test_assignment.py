@@ -7,7 +7,7 @@ import io
 import pytest
 from django.core.management import call_command
 
-from judgements.configuration import panel_config, people, team_config
+from judgements.configuration import change_request, panel_config, people, team_config
 from judgements.configuration.panel_fields import PanelFields
 from judgements.models import AuditEntry, AuditSubject
 from tests.support.audit_history import placed
@@ -45,7 +45,7 @@ def test_a_panel_given_to_another_team_is_audited_and_checks_clean(fake_llm):
     payments = team_config.create(staff, {"name": "Payments", "members": ["ops"]})
     team_config.create(staff, {"name": "Growth", "members": ["ops"]})
     body: PanelFields = {"name": "Deploy gate", "agents": case_for()["agents"]}
-    panel = panel_config.create(panel_config.Change(by=staff, team=payments), body).panel
+    panel = panel_config.create(change_request.Change(by=staff, team=payments), body).panel
     assign("Growth", "--panel", str(panel.pk))
     row = AuditEntry.objects.filter(subject=AuditSubject.PANEL, by=None).get()
     assert [(state or {}).get("team") for state in (row.before, row.after)] == [

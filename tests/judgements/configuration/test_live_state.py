@@ -4,64 +4,28 @@ panel's criteria, a team's name, a token handed to another user or team, a user'
 each one way per test, on SQLite. tests/judgements/audit/test_verification.py does the
 same for budgets and the judgements' own history."""
 
-import io
-from types import SimpleNamespace
-
 import pytest
-from django.core.management import call_command
-from django.db import connection
+from django.contrib.auth.models import User
+from django.urls import reverse
 
-from judgements.configuration import panel_config, people, team_config, teams
-from judgements.configuration.panel_fields import PanelFields
-from judgements.identity.people import GroupSetting, follow_groups, grants_for
+from judgements.configuration import people, teams
+from judgements.identity.people import GroupSetting, Person, follow_groups, grants_for, sign_in
+from judgements.identity.provider import SignInRefused
 from judgements.models import ApiToken, AuditSubject, Panel
+from tests.support import live_state
 from tests.support.audit_history import placed
-from tests.support.cases import case_for
+from tests.support.live_state import assert_clean, changed, sql, verified
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def configured(fake_llm):
-    """A staff user and a maker, two teams, the maker's token given to one of them and a
-    panel of that team, each made the one audited way and placed in the log."""
-    staff = people.create_user(None, "ops", "ops@example.com", is_staff=True)
-    maker = people.create_user(staff, "maker", "maker@example.com")
-    team = team_config.create(staff, {"name": "Payments", "members": ["maker", "ops"]})
-    other = team_config.create(staff, {"name": "Growth", "members": ["ops"]})
-    token = people.issue_token(staff, "maker", "ci", "Payments").token
-    body: PanelFields = {"name": "Deploy gate", "agents": case_for()["agents"]}
-    panel = panel_config.create(panel_config.Change(by=staff, team=team), body).panel
-    placed()
-    return SimpleNamespace(
-        staff=staff, maker=maker, team=team, other=other, token=token, panel=panel
-    )
-
-
-def sql(statement: str, *params: int | str) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-
-
-def verified() -> tuple[object, str]:
-    """`manage.py audit verify --all`: its exit code and every problem it names."""
-    out, err = io.StringIO(), io.StringIO()
-    with pytest.raises(SystemExit) as exited:
-        call_command("audit", "verify", "--all", stdout=out, stderr=err)
-    return exited.value.code, err.getvalue()
-
-
-def changed(what: str, pk: int, model: str) -> str:
-    return (
-        f"TAMPERED: {what} {pk} differs from its last audited state: it was changed "
-        f"outside MAGI ({model})"
-    )
+    return live_state.configured()
 
 
 def assert_named(what: str, pk: int, model: str) -> None:
-    code, err = verified()
-    assert code == 1, "the change went unnoticed"
-    assert changed(what, pk, model) in err, err
+    live_state.assert_named(changed(what, pk, model))
 
 
 def test_untouched_configuration_checks_clean(configured):
@@ -95,8 +59,23 @@ def test_a_users_email_edited_is_named(configured):
     assert_named("user", configured.maker.pk, "User")
 
 
-def test_a_user_made_staff_is_named(configured):
-    sql("UPDATE auth_user SET is_staff = TRUE WHERE id = %s", configured.maker.pk)
+@pytest.mark.parametrize("column", ["is_staff", "is_superuser"])
+def test_a_user_made_staff_or_superuser_is_named(configured, column):
+    sql(f"UPDATE auth_user SET {column} = TRUE WHERE id = %s", configured.maker.pk)
+    assert_named("user", configured.maker.pk, "User")
+
+
+def test_a_user_disabled_in_the_admin_and_enabled_again_behind_magis_back_is_named(
+    configured, admin_client
+):
+    """A disabled user's tokens stop working (ApiToken.active): enabling them again in the
+    database gives them back."""
+    form = {"username": "maker", "email": "maker@example.com"}
+    form |= {"date_joined_0": "2026-01-01", "date_joined_1": "00:00:00"}
+    url = reverse("admin:auth_user_change", args=[configured.maker.pk])
+    assert admin_client.post(url, form).status_code == 302
+    assert_clean()
+    sql("UPDATE auth_user SET is_active = TRUE WHERE id = %s", configured.maker.pk)
     assert_named("user", configured.maker.pk, "User")
 
 
@@ -178,3 +157,65 @@ def test_a_token_audited_before_its_key_hash_was_checks_clean(configured):
     teams.record(AuditSubject.TOKEN, f"token {token.pk}", configured.staff, state, old)
     placed()
     assert verified() == (0, "")
+
+
+ISSUER = "https://idp.example.com/realms/acme"
+REVIEWERS: dict[str, GroupSetting] = {"payments-review": {"team": "Payments", "role": "reviewer"}}
+
+
+def signed_in(settings, *groups: str) -> User:
+    """A sign-in of the provider account `rev-1` with these groups, as the callback makes it."""
+    settings.MAGI_OIDC_GROUPS = REVIEWERS
+    person = Person(ISSUER, "rev-1", "rev@example.com", False, "Rev Iewer", groups)
+    return sign_in(person)
+
+
+def test_a_team_wide_reviewer_given_by_a_sign_ins_groups_checks_clean(configured, settings):
+    reviewer = signed_in(settings, "payments-review")
+    assert teams.all_panel_reviewers(configured.team) == [reviewer.get_username()]
+    assert_clean()
+
+
+def test_a_team_wide_reviewer_added_behind_magis_back_is_named(configured):
+    sql(
+        "UPDATE judgements_membership SET reviews_all = TRUE WHERE team_id = %s AND user_id = %s",
+        configured.team.pk,
+        configured.maker.pk,
+    )
+    assert_named("team", configured.team.pk, "Team")
+
+
+def test_a_team_wide_reviewer_dropped_behind_magis_back_is_named(configured, settings):
+    signed_in(settings, "payments-review")
+    assert_clean()
+    sql(
+        "UPDATE judgements_membership SET reviews_all = FALSE WHERE team_id = %s",
+        configured.team.pk,
+    )
+    assert_named("team", configured.team.pk, "Team")
+
+
+def test_a_reviewer_who_loses_the_group_or_leaves_the_team_checks_clean(configured, settings):
+    reviewer = signed_in(settings, "payments-review")
+    with pytest.raises(SignInRefused):
+        signed_in(settings)  # in no mapped group now: the provider's roles go
+    assert teams.all_panel_reviewers(configured.team) == []
+    assert_clean()
+    signed_in(settings, "payments-review")
+    teams.remove_members(configured.team, [reviewer], configured.staff)  # manage.py team remove
+    assert_clean()
+
+
+def test_a_provider_account_pointed_at_another_user_is_named(configured, settings):
+    """Whoever holds the account at the provider would sign in as staff."""
+    signed_in(settings, "payments-review")
+    assert_clean()
+    sql("UPDATE judgements_identity SET user_id = %s", configured.staff.pk)
+    assert_named("user", configured.staff.pk, "User")
+
+
+def test_a_user_made_by_a_sign_in_is_compared(configured, settings):
+    reviewer = signed_in(settings, "payments-review")
+    assert_clean()
+    sql("UPDATE auth_user SET email = 'attacker@example.net' WHERE id = %s", reviewer.pk)
+    assert_named("user", reviewer.pk, "User")

@@ -7,6 +7,7 @@ import json
 import pytest
 import yaml
 
+from judgements.configuration import suite_config
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import suites
 from judgements.intake.json_cases import validate_case
@@ -328,11 +329,11 @@ def test_each_shipped_case_is_a_valid_judgement_for_its_panel(settings):
 
 
 def test_ensure_examples_creates_the_shipped_suites_once():
-    suites.ensure_examples()
+    suite_config.ensure_examples()
     created = {s.name: s for s in Suite.objects.filter(owner=None)}
     assert set(created) == {path.stem for path in suites.example_files()}
     starter = created["starter-travel-expense"]
     assert "travel-expense example panel" in starter.description
     assert starter.cases.count() == 8
-    suites.ensure_examples()
+    suite_config.ensure_examples()
     assert Suite.objects.count() == len(created)

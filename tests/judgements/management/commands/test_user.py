@@ -19,7 +19,14 @@ def test_it_creates_a_user_with_an_email_and_no_password():
     assert not user.has_usable_password()
     entry = AuditEntry.objects.get(subject=AuditSubject.USER)
     assert (entry.by, entry.before) == (None, None)
-    assert entry.after == {"username": "ana", "email": "ana@example.com", "is_staff": False}
+    assert entry.after == {
+        "username": "ana",
+        "email": "ana@example.com",
+        "is_staff": False,
+        "is_superuser": False,
+        "is_active": True,
+        "sign_ins": [],
+    }
 
 
 def test_it_makes_a_user_staff_and_lists_everyone():
