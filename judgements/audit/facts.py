@@ -12,6 +12,7 @@ from django.db.models import Max, Model
 from judgements.core.json_values import JsonValue
 from judgements.models import (
     Agent,
+    ApiToken,
     AuditEntry,
     Certificate,
     Confirmation,
@@ -32,6 +33,9 @@ LOOKED_FOR: dict[str, type[Model]] = {
     "audit_entry": AuditEntry,
     "attempt": LLMAttempt,
     "check": JudgementCheck,
+    # Not looked for by coverage: configuration/live_state.py names a later token that
+    # no audit row made.
+    "api_token": ApiToken,
 }
 
 

@@ -6,6 +6,7 @@ staff role), which audit verify has checked against the log. A limit raised, a r
 deleted, a panel's criteria or reviewers edited, a member added or someone made staff
 behind MAGI's back each show here."""
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -14,7 +15,17 @@ from django.db.models import Model
 
 from judgements.audit.row_checks import Problem
 from judgements.configuration import budget_config, people, suite_config, teams
-from judgements.models import ApiToken, AuditEntry, AuditSubject, Budget, Panel, Suite, Team
+from judgements.models import (
+    ApiToken,
+    AuditEntry,
+    AuditSubject,
+    Budget,
+    ChainEntry,
+    EntryKind,
+    Panel,
+    Suite,
+    Team,
+)
 
 # subject -> (the model, its state as the audit writes it, the fields compared).
 KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | None]] = {
@@ -140,4 +151,22 @@ def differences() -> list[Problem]:
                         f"{subject} {pk} {what}: it was changed outside MAGI ({model.__name__})",
                     )
                 )
-    return problems
+    return problems + tokens_added(audited)
+
+
+def tokens_added(audited: dict[tuple[str, int], object]) -> list[Problem]:
+    """Tokens made after the log started with no audit row: every way to make one is
+    audited, so such a row was written into the database, with a key its writer knows. A
+    log whose genesis does not say the last token before it (started before issue 55)
+    cannot tell them from older tokens: none is named."""
+    genesis = ChainEntry.objects.filter(kind=EntryKind.GENESIS).order_by("pk").first()
+    before = json.loads(genesis.payload).get("before", {}) if genesis is not None else {}
+    last = before.get("api_token") if isinstance(before, dict) else None
+    if not isinstance(last, int):
+        return []
+    made = ApiToken.objects.filter(pk__gt=last).order_by("pk").values_list("pk", flat=True)
+    return [
+        Problem(None, f"token {pk} was added outside MAGI: no audit row made it (ApiToken)")
+        for pk in made
+        if (AuditSubject.TOKEN, pk) not in audited
+    ]

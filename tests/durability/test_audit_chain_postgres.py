@@ -358,3 +358,17 @@ def test_live_configuration_changed_behind_magis_back_is_named(database, table, 
     done = audit_verify(database, "--all")
     assert done.returncode == 1
     assert f"TAMPERED: {named.format(pk=pk)}" in done.stderr, done.stderr
+
+
+def test_a_token_added_with_a_known_key_is_named(database):
+    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
+    assert audit_verify(database).returncode == 0
+    ((pk,),) = sql(
+        database,
+        "INSERT INTO judgements_apitoken (user_id, name, prefix, key_hash, created_at) "
+        "SELECT id, 'ci', 'magi_kno', md5('known') || md5('key'), now() FROM auth_user "
+        "WHERE username = 'ops' RETURNING id",
+    )
+    assert tampered(database) == (
+        f"TAMPERED: token {pk} was added outside MAGI: no audit row made it (ApiToken)"
+    )

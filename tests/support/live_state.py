@@ -6,6 +6,7 @@ import io
 from types import SimpleNamespace
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
 
@@ -17,6 +18,8 @@ from judgements.configuration import (
     team_config,
 )
 from judgements.configuration.panel_fields import PanelFields
+from judgements.models import Team
+from tests.support.api_client import TokenClient
 from tests.support.audit_history import placed
 from tests.support.cases import case_for
 
@@ -44,6 +47,13 @@ def configured() -> SimpleNamespace:
         staff=staff, maker=maker, team=team, other=other, token=token, panel=panel,
         budget=budget,
     )  # fmt: skip
+
+
+def api_client(user: User, team: Team | None = None) -> TokenClient:
+    """A client carrying a token of `user`'s (a `team`'s, when given) issued the audited
+    way, as `manage.py api_token` issues one: a token no audit row made is named."""
+    name = None if team is None else team.name
+    return TokenClient(f"Bearer {people.issue_token(None, user.get_username(), 'tests', name).key}")
 
 
 def sql(statement: str, *params: int | str) -> None:

@@ -12,7 +12,6 @@ from django.urls import reverse
 from judgements.configuration import budget_config, teams
 from judgements.models import Budget
 from tests.support import live_state
-from tests.support.api_client import token_client
 from tests.support.live_state import assert_clean, gone, sql
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -24,7 +23,7 @@ def configured(fake_llm):
 
 
 def api_delete(user, path: str) -> int:
-    client = token_client(user)
+    client = live_state.api_client(user)
     return async_to_sync(client.delete)(path, headers={"If-Match": "*"}).status_code
 
 

@@ -219,3 +219,18 @@ def test_a_user_made_by_a_sign_in_is_compared(configured, settings):
     assert_clean()
     sql("UPDATE auth_user SET email = 'attacker@example.net' WHERE id = %s", reviewer.pk)
     assert_named("user", reviewer.pk, "User")
+
+
+def test_a_token_added_with_a_known_key_is_named(configured):
+    """Every way to make a token is audited: one with no audit row, made after the log
+    started, was written into the database by someone who knows its key."""
+    sql(
+        "INSERT INTO judgements_apitoken (user_id, name, prefix, key_hash, created_at) "
+        "VALUES (%s, 'ci', 'magi_kno', %s, '2026-01-01')",
+        configured.staff.pk,
+        ApiToken.hash("magi_known"),
+    )
+    token = ApiToken.objects.get(key_hash=ApiToken.hash("magi_known"))
+    live_state.assert_named(
+        f"TAMPERED: token {token.pk} was added outside MAGI: no audit row made it (ApiToken)"
+    )

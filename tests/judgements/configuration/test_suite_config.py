@@ -17,7 +17,6 @@ from judgements.evaluations import suites
 from judgements.management import evaluation_input
 from judgements.models import Suite
 from tests.support import live_state
-from tests.support.api_client import token_client
 from tests.support.live_state import assert_clean, changed, gone, sql
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,7 +40,7 @@ def by_page(configured, client, tmp_path: Path) -> Suite:
 
 
 def by_api(configured, client, tmp_path: Path) -> Suite:
-    api = token_client(configured.maker, configured.team)
+    api = live_state.api_client(configured.maker, configured.team)
     answer = async_to_sync(api.post)("/api/suites/?name=Smoke", CASES, "application/jsonl")
     assert answer.status_code == 201, answer.content
     return Suite.objects.get(name="Smoke")
@@ -98,7 +97,7 @@ def test_a_suite_deleted_behind_magis_back_is_named(configured, client, tmp_path
 
 def test_a_suite_replaced_and_deleted_through_the_api_checks_clean(configured, client, tmp_path):
     suite = by_api(configured, client, tmp_path)
-    api = token_client(configured.maker, configured.team)
+    api = live_state.api_client(configured.maker, configured.team)
     one = f"/api/suites/{suite.pk}/"
     renamed = async_to_sync(api.put)(
         f"/api/suites/{suite.pk}.jsonl?name=Smoke+2",
@@ -137,7 +136,7 @@ def test_a_suite_is_deleted_in_the_admin_audited_and_never_changed_there(
 
 def test_a_team_deleted_through_the_api_leaves_its_suite_audited(configured, client, tmp_path):
     suite = by_api(configured, client, tmp_path)
-    staff = token_client(configured.staff)
+    staff = live_state.api_client(configured.staff)
     gone_team = async_to_sync(staff.delete)(
         f"/api/teams/{configured.team.pk}/", headers={"If-Match": "*"}
     )
