@@ -48,7 +48,14 @@ class Seen:
 
 def before(seen: Seen) -> tuple[int, dict[str, int]]:
     """The last judgement and the last row of each kind made before the log started."""
-    genesis = seen.genesis or {}
+    return rows_before(seen.genesis)
+
+
+def rows_before(payload: JsonValue) -> tuple[int, dict[str, int]]:
+    """A genesis payload read: the last judgement and the last row of each kind before
+    the log (0 and none where it does not say; configuration/live_state.py reads its last
+    token the same way)."""
+    genesis = payload if isinstance(payload, dict) else {}
     last = genesis.get("judgements_before")
     kinds = genesis.get("before")
     found = {

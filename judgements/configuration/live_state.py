@@ -13,6 +13,7 @@ from typing import Any
 from django.contrib.auth.models import User
 from django.db.models import Model
 
+from judgements.audit import coverage
 from judgements.audit.row_checks import Problem
 from judgements.configuration import budget_config, people, suite_config, teams
 from judgements.models import (
@@ -160,9 +161,9 @@ def tokens_added(audited: dict[tuple[str, int], object]) -> list[Problem]:
     log whose genesis does not say the last token before it (started before issue 55)
     cannot tell them from older tokens: none is named."""
     genesis = ChainEntry.objects.filter(kind=EntryKind.GENESIS).order_by("pk").first()
-    before = json.loads(genesis.payload).get("before", {}) if genesis is not None else {}
-    last = before.get("api_token") if isinstance(before, dict) else None
-    if not isinstance(last, int):
+    _, before = coverage.rows_before(None if genesis is None else json.loads(genesis.payload))
+    last = before.get("api_token")
+    if last is None:
         return []
     made = ApiToken.objects.filter(pk__gt=last).order_by("pk").values_list("pk", flat=True)
     return [
