@@ -720,16 +720,41 @@ def by_column(
     report(args, columns + stopped, cases, final=True)
 
 
-def print_table(path: Path, counted: frozenset[str] | None = None) -> None:
+def opinion_from(columns: list[Column], source: str) -> None:
+    """Add the `second_opinion` signal to each panel outcome whose verdict the competitor
+    column `source` decided against: for a run made without the second opinion, whose
+    call is the "plain told the rule" competitor's (check_prompts.second_opinion_messages,
+    the same model, temperature 0, seed 0)."""
+    by_name = {column.name: column for column in columns}
+    if source not in by_name:
+        raise SystemExit(f"no column {source!r} in the file (columns: {', '.join(by_name)})")
+    opinions = by_name[source].outcomes
+    for column in (c for c in columns if not c.competitor):
+        for case_id, outcome in column.outcomes.items():
+            opinion = opinions.get(case_id)
+            if opinion is None or opinion.verdict == "error" or outcome.verdict == "error":
+                continue
+            fired = opinion.verdict != outcome.verdict
+            if fired and "second_opinion" not in outcome.signals:
+                outcome.signals.append("second_opinion")
+
+
+def print_table(
+    path: Path, counted: frozenset[str] | None = None, opinion: str | None = None
+) -> None:
     """The table of a file a run wrote, over the cases every column judged (a column
     stopped early is read on the cases it reached, the others on theirs). `counted`: read
     the contested mark as if these signals (contested.Signal values) were the counted
-    ones, from the signals each judgement stored; None: the mark as it was stored."""
+    ones, from the signals each judgement stored; None: the mark as it was stored.
+    `opinion`: a competitor column read as each judgement's second opinion
+    (`opinion_from`)."""
     dump = json.loads(path.read_text())
     columns = [
         Column(name, frozenset(), {k: Outcome(**v) for k, v in outcomes.items()})
         for name, outcomes in dump["outcomes"].items()
     ]
+    if opinion is not None:
+        opinion_from(columns, opinion)
     if counted is not None:
         for outcome in (o for column in columns for o in column.outcomes.values()):
             if outcome.contested is not None:
@@ -749,6 +774,11 @@ def main() -> None:
         "--counted",
         help="with --table: the signals that contest a verdict, comma-separated, instead of "
         "those the run counted",
+    )
+    parser.add_argument(
+        "--opinion-from",
+        help="with --table: a competitor column read as each judgement's second opinion "
+        "(its disagreement adds the second_opinion signal), for a run made without it",
     )
     parser.add_argument("--model", help="the model every agent and the plain call use")
     parser.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
@@ -783,7 +813,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.table:
         counted = None if args.counted is None else frozenset(args.counted.split(","))
-        print_table(args.table, counted)
+        print_table(args.table, counted, args.opinion_from)
         return
     server = None
     if args.fake:
