@@ -68,8 +68,19 @@ from judgements.core.record_signals import (
 # The signals of the panel's record that make a judgement contested when its panel holds
 # no certificate; a check's signal counts where its class says (Check.counted). See the
 # module's docstring and docs/contested.md for why these and not the others.
+# OFF_CRITERION_CHANGE counts as issue 54 asks: a change after two rounds of the same vote
+# without a reason about the agent's own criterion is a contest signal. A turn to approve
+# (reject, reject, approve: round 3's 0.5 decides) also fires LATE_CHANGE; a turn to
+# reject (approve, approve, reject: 0.1 + 0.4 keep the approve) fires nothing else, and
+# now contests the verdict.
 COUNTED_IN_RECORD = frozenset(
-    {Signal.SPLIT, Signal.LATE_CHANGE, Signal.COPIED, Signal.STATED_ABSENCE}
+    {
+        Signal.SPLIT,
+        Signal.LATE_CHANGE,
+        Signal.COPIED,
+        Signal.STATED_ABSENCE,
+        Signal.OFF_CRITERION_CHANGE,
+    }
 )
 
 

@@ -235,9 +235,12 @@ def test_a_turn_after_two_same_votes_for_a_reason_off_its_criterion_is_a_signal(
     off = "The deploy is scheduled on a Tuesday, so the timing is fine."
     contest = assess(CONTENT, turned("RRA", off))
     assert Signal.OFF_CRITERION_CHANGE in contest.signals
+    # It contests the verdict, in its own words among the reasons (issue 54, item 4).
+    assert Signal.OFF_CRITERION_CHANGE in COUNTED
+    assert contest.contested
     assert (
         "Melchior changed to approve in round 3 after voting reject before, with a reason "
-        "not about its own criterion." in [f.words for f in contest.findings]
+        "not about its own criterion." in contest.reasons
     )
     # The same turn for a fact about its own criterion is deliberation doing its job.
     own = "Pipeline 88 ran the test suite on the exact commit and it passed."
