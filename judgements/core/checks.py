@@ -98,6 +98,10 @@ class Check:
     # contests a verdict under no certificate (contested.COUNTED).
     signal: ClassVar[str | None] = None
     counted: ClassVar[bool] = True
+    # It decides the case by reading the content on its own, never the panel's answers:
+    # where it decided, the record's signals that measured as no sign of error stop
+    # counting (contested.YIELD_TO_OPINION).
+    independent: ClassVar[bool] = False
     # The confidence source its probabilities make (marks.confidences), if any.
     source: ClassVar[str | None] = None
     # The MAGI_* setting that turns it on or off (magi_site/environment.py; None: no
@@ -213,6 +217,7 @@ class SecondOpinion(Check):
     label = "Second opinion"
     signal = "second_opinion"
     setting = "MAGI_SECOND_OPINION"
+    independent = True
 
     def question(self, subject: Subject) -> Question:
         criteria = [agent.criteria for agent in subject.agents]

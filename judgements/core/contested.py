@@ -40,7 +40,10 @@ bound) and "Contested" (sent to a person), so the mark means what was measured.
 Which of them count was chosen on the starter suite and confirmed on the red-team and
 held-out suites (docs/contested.md has the measurements); `assess` reports all of them
 either way, and the level (how many kinds fired) orders judgements for the report's
-accuracy-against-coverage curve.
+accuracy-against-coverage curve. Where the second opinion ran and decided, the record's
+split, late change, copied reason and stated absence stop counting (YIELD_TO_OPINION):
+measured on cases never reported, beside it they marked right verdicts as often as wrong
+ones (issue 54: "the mark means something").
 """
 
 from collections.abc import Mapping, Sequence
@@ -84,11 +87,25 @@ COUNTED_IN_RECORD = frozenset(
 )
 
 
-def counted() -> frozenset[str]:
+# The record's signals that stop counting where a check reading the content on its own
+# decided (Check.independent: the second opinion). Measured on Qwen2.5-Coder-1.5B on cases
+# that are never reported (docs/contested.md, "Where the second opinion decided"): where
+# it decided, these fired on right verdicts as often as on wrong ones or more (a 2-1
+# split is what right agents give when one criterion of three fails), while its own
+# disagreement told wrong verdicts from right ones; counting them beside it marked
+# nearly every verdict. Where it did not run they count as before.
+YIELD_TO_OPINION = frozenset(
+    {Signal.SPLIT, Signal.LATE_CHANGE, Signal.COPIED, Signal.STATED_ABSENCE}
+)
+
+
+def counted(independent: bool = False) -> frozenset[str]:
     """Every signal that contests a verdict under no certificate, the registered
-    checks' included."""
+    checks' included; `independent`: a check reading the content on its own decided, so
+    the record's YIELD_TO_OPINION signals do not count."""
     found = {check.signal for check in checks.registered() if check.counted and check.signal}
-    return COUNTED_IN_RECORD | found
+    record = COUNTED_IN_RECORD - YIELD_TO_OPINION if independent else COUNTED_IN_RECORD
+    return record | found
 
 
 # The counted signals of the checks MAGI ships, as a constant for the benches and tests.
@@ -124,6 +141,9 @@ class Checked:
 @dataclass(frozen=True)
 class Contest:
     findings: tuple[Finding, ...]
+    # A check that reads the content on its own (Check.independent) decided: the record's
+    # YIELD_TO_OPINION signals are reported but do not count.
+    independent: bool = False
 
     @property
     def contested(self) -> bool:
@@ -132,7 +152,7 @@ class Contest:
     @property
     def reasons(self) -> list[str]:
         """Why it is contested, in words; empty when it is not."""
-        counts = counted()
+        counts = counted(self.independent)
         return [f.words for f in self.findings if f.signal in counts]
 
     @property
@@ -161,7 +181,14 @@ def assess(content: str, agents: Sequence[AgentRecord], checked: Sequence[Checke
         *off_criterion_changes(agents),
         *doubts(agents, checked),
     ]
-    return Contest(tuple(findings))
+    return Contest(tuple(findings), independent=decided_on_its_own(checked))
+
+
+def decided_on_its_own(checked: Sequence[Checked]) -> bool:
+    """Whether a check that reads the content on its own (the second opinion) gave a
+    decision: one that did not run, or failed, gave none."""
+    kinds = {check.kind for check in checks.registered() if check.independent}
+    return any(c.kind in kinds and c.found.decision is not None for c in checked)
 
 
 @dataclass(frozen=True)

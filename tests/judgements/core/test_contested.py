@@ -10,6 +10,7 @@ from judgements.core import rules
 from judgements.core.checks import Found
 from judgements.core.contested import (
     COUNTED,
+    YIELD_TO_OPINION,
     AgentRecord,
     Answer,
     Checked,
@@ -171,7 +172,38 @@ def test_every_vote_pattern_with_every_finding_of_the_checks(opinion, steered):
         if steered:
             expected.add(Signal.INJECTION)
         assert set(contest.signals) == {s.value for s in expected}, pattern
-        assert contest.contested == bool(expected & COUNTED), pattern
+        # A second opinion that decided stands in for the record's split, late change,
+        # copied reason and stated absence: they are reported, not counted.
+        counts = COUNTED - YIELD_TO_OPINION if opinion is not None else COUNTED
+        assert contest.contested == bool(expected & counts), pattern
+
+
+def test_a_second_opinion_that_decided_stands_in_for_the_records_split():
+    split = record(("AAA", "AAA", "RRR"), copied=True, stated=True)
+    # No second opinion, or one whose call failed (no decision): the record counts.
+    for found in ((), (Checked("second_opinion", Found()),)):
+        assert assess(CONTENT, split, found).contested
+    # One that agrees with the panel: the split and the rest are reported, not counted.
+    agreed = assess(CONTENT, split, checked(opinion="approve"))
+    assert not agreed.contested
+    assert {"split", "copied", "stated_absence"} <= set(agreed.signals)
+    # One that disagrees contests it, in its own words alone.
+    against = assess(CONTENT, split, checked(opinion="reject"))
+    assert against.reasons == [
+        "A second opinion, reading the content against the three criteria and the panel's "
+        "rule (two of three must hold), decided reject against the panel's approve."
+    ]
+    # The injection screen is no reading of the case: beside it alone the split counts.
+    assert assess(CONTENT, split, checked(steered=False)).contested
+
+
+def test_an_off_criterion_turn_counts_beside_a_second_opinion_that_agrees():
+    off = "The deploy is scheduled on a Tuesday, so the timing is fine."
+    contest = assess(CONTENT, turned("AAR", off), checked(opinion="approve"))
+    assert contest.reasons == [
+        "Melchior changed to reject in round 3 after voting approve before, with a reason "
+        "not about its own criterion."
+    ]
 
 
 def test_the_checks_findings_say_what_they_found_in_words():

@@ -445,6 +445,8 @@ def test_the_live_part_of_a_finished_run_stops_polling_and_shows_the_report(
 
 def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake_llm, user):
     script_votes(fake_llm)
+    # The run's second opinion (model-a's plain call told the rule) rejects all three.
+    fake_llm.scripts["model-a"].opinion = "reject"
     run = start(suite, user)
     finish(run)
     html = logged_in.get(reverse("evaluation-run", args=[run.pk])).content.decode()
@@ -461,7 +463,8 @@ def test_the_report_page_shows_the_figures_and_the_charts(logged_in, suite, fake
     # 100 a call: 9 votes and the plain calls (one told the rule, three on each criterion)
     # a judgement.
     assert figures["Prompt tokens"] == "3,900"
-    # "no" has a doubt signal (Casper's reject came from a change), "inj" too (a 2-1 split).
+    # The second opinion contests "ok" and "inj" (both approved); on "no" it agrees, and
+    # stands in for the record, so Casper's late change there is not counted.
     assert figures["With a doubt signal (a person should look)"] == "2"
     assert figures["Coverage (share without a doubt signal)"] == "33.3 %"
     assert figures["Accuracy without a doubt signal"] == "100 %"
