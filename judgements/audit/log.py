@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TypedDict
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Model
 from django.utils import timezone
@@ -25,6 +26,7 @@ from django.utils import timezone
 from judgements.models import (
     ApiToken,
     AuditEntry,
+    Budget,
     Certificate,
     ChainEntry,
     Confirmation,
@@ -34,6 +36,8 @@ from judgements.models import (
     LLMAttempt,
     LogState,
     Override,
+    Panel,
+    Team,
 )
 from magi_client.canonical import canonical, entry_leaf, entry_leaf_hash, timestamp
 
@@ -48,9 +52,13 @@ LOOKED_FOR: dict[str, type[Model]] = {
     "audit_entry": AuditEntry,
     "attempt": LLMAttempt,
     "check": JudgementCheck,
-    # Not looked for by coverage: configuration/live_state.py names a later token that
-    # no audit row made.
+    # Not looked for by coverage: configuration/live_state.py names a later token, user,
+    # panel, budget or team that no audit row made.
     "api_token": ApiToken,
+    "user": User,
+    "panel": Panel,
+    "budget": Budget,
+    "team": Team,
 }
 
 
