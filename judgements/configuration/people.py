@@ -52,7 +52,7 @@ def state(user: User) -> dict[str, object]:
         "sign_ins": [
             f"{issuer} {subject}" for issuer, subject in accounts.values_list("issuer", "subject")
         ],
-        "password_sha256": hashlib.sha256(user.password.encode()).hexdigest(),
+        "password_sha256": password_sha256(user.password),
         "groups": sorted(user.groups.values_list("name", flat=True)),
         "permissions": permissions_of(user),
     }
@@ -74,6 +74,19 @@ def record_made(user: User, by: User | None, actor: str = "") -> None:
     """The audit row of a user just made (`by` None: the operator's command line; `actor`
     says what made it when no user did)."""
     teams.record(AuditSubject.USER, user_target(user.pk), by, None, state(user), actor)
+
+
+def record_rehashed(user_id: int, old_hash: str, actor: str) -> None:
+    """The audit row of a password hash Django changed by itself (its hashers upgraded at
+    a sign-in): the user as they are, and as they were with the old hash."""
+    user = User.objects.get(pk=user_id)
+    after = state(user)
+    before = after | {"password_sha256": password_sha256(old_hash)}
+    teams.record(AuditSubject.USER, user_target(user_id), None, before, after, actor)
+
+
+def password_sha256(password_hash: str) -> str:
+    return hashlib.sha256(password_hash.encode()).hexdigest()
 
 
 @contextmanager

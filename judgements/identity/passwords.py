@@ -37,10 +37,16 @@ class PasswordBackend(ModelBackend):
     ) -> User | None:
         """Django's check, audited: a right password whose hash Django's hashers have
         since strengthened is hashed again and saved (check_password's upgrade), a changed
-        password hash `manage.py audit verify` compares."""
-        found = User.objects.filter(username=username).values_list("pk", flat=True)
-        with transaction.atomic(), people.changes_audited(list(found), None, REHASHED):
-            return self.checked(request, username, password, **kwargs)
+        password hash `manage.py audit verify` compares. The hash is read before and after
+        by one query each, whether the user exists or not: no time to tell them apart."""
+        hashes = User.objects.filter(username=username).values_list("pk", "password")
+        before = dict(hashes)
+        with transaction.atomic():
+            user = self.checked(request, username, password, **kwargs)
+            for pk, now in hashes.all():
+                if before.get(pk, now) != now:
+                    people.record_rehashed(pk, before[pk], REHASHED)
+        return user
 
     def checked(
         self,
