@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from judgements.admin import people as admin_people
 from judgements.monitoring import endpoint
 from judgements.web import sign_in_pages, site_pages
 from magi_site import errors
@@ -12,6 +13,9 @@ urlpatterns = [
     # Ours, not Django's: logging out also closes the session's live pages. The admin's
     # "Log out" posts here too.
     path("admin/logout/", site_pages.log_out),
+    # The admin's own password change, audited (a changed password hash is compared by
+    # `manage.py audit verify`).
+    path("admin/password_change/", admin_people.password_change),
     path("admin/", admin.site.urls),
     # Django's login page, with OpenID Connect's button when it is configured.
     path("accounts/login/", sign_in_pages.sign_in, name="login"),

@@ -108,6 +108,17 @@ def logged_in(client, user):
 
 
 @pytest.fixture
+def admin_user(db):
+    """pytest-django's superuser (admin_client signs in as them), made as `manage.py
+    createsuperuser` makes one: audited, so a log verified after it is clean."""
+    from judgements.configuration import people
+
+    made = get_user_model().objects.create_superuser("admin", "admin@example.com", "password")
+    people.record_made(made, None, "tests")
+    return made
+
+
+@pytest.fixture
 def user(db):
     return get_user_model().objects.create_user("ada", password="correct horse battery")
 

@@ -11,8 +11,9 @@ from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from judgements.admin.base import AuditAdmin, AuditedDeletion, staff_user
 from judgements.configuration import budget_config, people, team_config, teams
@@ -134,3 +135,21 @@ class UserAdmin(AuditedDeletion[User], DjangoUserAdmin[User]):
         teams.record(
             AuditSubject.USER, f"user {obj.pk}", staff_user(request), before, people.state(obj)
         )
+
+    def save_related(
+        self,
+        request: HttpRequest,
+        form: forms.ModelForm[User],
+        formsets: list[object],
+        change: bool,
+    ) -> None:
+        # Groups and permissions are saved here, after save_model's row: one more row.
+        with people.changes_audited([form.instance.pk], staff_user(request)):
+            super().save_related(request, form, formsets, change)
+
+    def user_change_password(
+        self, request: HttpRequest, id: str, form_url: str = ""
+    ) -> HttpResponse:
+        """Another user's password set here: its new hash audited (its SHA-256)."""
+        with transaction.atomic(), people.changes_audited([id], staff_user(request)):
+            return super().user_change_password(request, id, form_url)

@@ -7,12 +7,9 @@ unchanged history: texts are named by their SHA-256, people by their id, a model
 
 from typing import TypedDict
 
-from django.db.models import Max, Model
-
 from judgements.core.json_values import JsonValue
 from judgements.models import (
     Agent,
-    ApiToken,
     AuditEntry,
     Certificate,
     Confirmation,
@@ -25,39 +22,9 @@ from judgements.models import (
 )
 from magi_client.canonical import call_sha256, text_sha256, timestamp
 
-# The rows `audit verify` looks for an entry of, by id: those after the genesis's.
-LOOKED_FOR: dict[str, type[Model]] = {
-    "override": Override,
-    "confirmation": Confirmation,
-    "certificate": Certificate,
-    "audit_entry": AuditEntry,
-    "attempt": LLMAttempt,
-    "check": JudgementCheck,
-    # Not looked for by coverage: configuration/live_state.py names a later token that
-    # no audit row made.
-    "api_token": ApiToken,
-}
-
 
 def subject_of(judgement_id: int) -> str:
     return f"judgement {judgement_id}"
-
-
-class Genesis(TypedDict):
-    """The genesis entry's payload: the last row id of each kind made before the log."""
-
-    judgements_before: int
-    before: dict[str, int]
-
-
-def genesis() -> Genesis:
-    """The log's first entry: the last row of each kind made before it, by id."""
-    last = Judgement.objects.aggregate(last=Max("pk"))["last"] or 0
-    before = {
-        name: model._default_manager.aggregate(last=Max("pk"))["last"] or 0
-        for name, model in LOOKED_FOR.items()
-    }
-    return {"judgements_before": last, "before": before}
 
 
 class Call(TypedDict):

@@ -8,24 +8,58 @@ it describes; it never changes them.
 
 The log starts with its state row and a genesis entry, made once (the first submission or
 the sequencer's first run, whichever comes first): the genesis names the last row of
-each kind made before it (facts.genesis), which `audit verify` does not look for.
+each kind made before it (genesis), which `audit verify` does not look for.
 """
 
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypedDict
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import Max, Model
 from django.utils import timezone
 
-from judgements.audit import facts
-from judgements.models import ChainEntry, EntryKind, LogState
+from judgements.models import (
+    ApiToken,
+    AuditEntry,
+    Budget,
+    Certificate,
+    ChainEntry,
+    Confirmation,
+    EntryKind,
+    Judgement,
+    JudgementCheck,
+    LLMAttempt,
+    LogState,
+    Override,
+    Panel,
+    Team,
+)
 from magi_client.canonical import canonical, entry_leaf, entry_leaf_hash, timestamp
 
 LOG_ID = 1
 Payload = Mapping[str, object]
+
+# The rows `audit verify` looks for an entry of, by id: those after the genesis's.
+LOOKED_FOR: dict[str, type[Model]] = {
+    "override": Override,
+    "confirmation": Confirmation,
+    "certificate": Certificate,
+    "audit_entry": AuditEntry,
+    "attempt": LLMAttempt,
+    "check": JudgementCheck,
+    # Not looked for by coverage: configuration/live_state.py names a later token, user,
+    # panel, budget or team that no audit row made.
+    "api_token": ApiToken,
+    "user": User,
+    "panel": Panel,
+    "budget": Budget,
+    "team": Team,
+}
 
 
 @dataclass(frozen=True)
@@ -97,6 +131,23 @@ def start() -> None:
     try:
         with transaction.atomic():
             LogState.objects.create(pk=LOG_ID, origin=new_origin())
-            append(EntryKind.GENESIS, "log", facts.genesis())
+            append(EntryKind.GENESIS, "log", genesis())
     except IntegrityError:
         pass
+
+
+class Genesis(TypedDict):
+    """The genesis entry's payload: the last row id of each kind made before the log."""
+
+    judgements_before: int
+    before: dict[str, int]
+
+
+def genesis() -> Genesis:
+    """The log's first entry: the last row of each kind made before it, by id."""
+    last = Judgement.objects.aggregate(last=Max("pk"))["last"] or 0
+    before = {
+        name: model._default_manager.aggregate(last=Max("pk"))["last"] or 0
+        for name, model in LOOKED_FOR.items()
+    }
+    return {"judgements_before": last, "before": before}

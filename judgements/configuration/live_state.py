@@ -28,17 +28,18 @@ from judgements.models import (
     Team,
 )
 
+# What lets a user in, and how far: every field of people.state.
+USER_FIELDS = (
+    "username", "email", "is_staff", "is_superuser", "is_active", "sign_ins",
+    "password_sha256", "groups", "permissions",
+)  # fmt: skip
 # subject -> (the model, its state as the audit writes it, the fields compared).
 KINDS: dict[str, tuple[type[Model], Callable[[Any], object], tuple[str, ...] | None]] = {
     AuditSubject.PANEL: (Panel, lambda panel: panel.config_state(), None),
     AuditSubject.BUDGET: (Budget, budget_config.audit_state, None),
     AuditSubject.TEAM: (Team, lambda team: team_state(team), ("name", "reviews_every_panel")),
     AuditSubject.MEMBERSHIP: (Team, lambda team: teams.team_state(team)["members"], None),
-    AuditSubject.USER: (
-        User,
-        people.state,
-        ("username", "email", "is_staff", "is_superuser", "is_active", "sign_ins"),
-    ),
+    AuditSubject.USER: (User, people.state, USER_FIELDS),
     AuditSubject.TOKEN: (
         ApiToken,
         people.token_state,
@@ -152,22 +153,48 @@ def differences() -> list[Problem]:
                         f"{subject} {pk} {what}: it was changed outside MAGI ({model.__name__})",
                     )
                 )
-    return problems + tokens_added(audited)
+    return problems + rows_added(audited)
 
 
-def tokens_added(audited: dict[tuple[str, int], object]) -> list[Problem]:
-    """Tokens made after the log started with no audit row: every way to make one is
-    audited, so such a row was written into the database, with a key its writer knows. A
-    log whose genesis does not say the last token before it (started before issue 55)
-    cannot tell them from older tokens: none is named."""
+# The rows every way of making is audited, by the genesis's name for them: one made after
+# the log started with no audit row was written into the database (a token with a key
+# its writer knows, a user with a password hash they know, a panel, budget or team).
+ADDED: dict[str, tuple[str, str]] = {
+    "user": (AuditSubject.USER, "user"),
+    "panel": (AuditSubject.PANEL, "panel"),
+    "budget": (AuditSubject.BUDGET, "budget"),
+    "team": (AuditSubject.TEAM, "team"),
+    "api_token": (AuditSubject.TOKEN, "token"),
+}
+
+
+def genesis_before() -> dict[str, int]:
+    """The last row of each kind the genesis names (coverage.rows_before)."""
     genesis = ChainEntry.objects.filter(kind=EntryKind.GENESIS).order_by("pk").first()
-    _, before = coverage.rows_before(None if genesis is None else json.loads(genesis.payload))
-    last = before.get("api_token")
-    if last is None:
-        return []
-    made = ApiToken.objects.filter(pk__gt=last).order_by("pk").values_list("pk", flat=True)
-    return [
-        Problem(None, f"token {pk} was added outside MAGI: no audit row made it (ApiToken)")
-        for pk in made
-        if (AuditSubject.TOKEN, pk) not in audited
-    ]
+    return coverage.rows_before(None if genesis is None else json.loads(genesis.payload))[1]
+
+
+def not_checked() -> list[str]:
+    """The kinds whose rows added outside MAGI cannot be told from older ones: the genesis
+    of a log started before it named their last row (before issue 55) does not say it."""
+    before = genesis_before()
+    return [f"{word}s" for name, (_, word) in ADDED.items() if name not in before]
+
+
+def rows_added(audited: dict[tuple[str, int], object]) -> list[Problem]:
+    """Rows made after the log started with no audit row. A kind the genesis does not
+    name is not looked for (not_checked says so): every older row would be named."""
+    before = genesis_before()
+    problems = []
+    for name, (subject, word) in ADDED.items():
+        if name not in before:
+            continue
+        model = KINDS[subject][0]
+        made = model._default_manager.filter(pk__gt=before[name]).order_by("pk")
+        problems += [
+            Problem(None, f"{word} {pk} was added outside MAGI: no audit row made it "
+                    f"({model.__name__})")
+            for pk in made.values_list("pk", flat=True)
+            if (subject, pk) not in audited
+        ]  # fmt: skip
+    return problems

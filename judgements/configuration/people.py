@@ -7,11 +7,15 @@ A user made here has no password: a program uses a token; a person is given one 
 `manage.py changepassword` or in the admin.
 """
 
+import hashlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from django import forms
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Permission, User
 from django.db import transaction
+from django.db.models import Q
 
 from judgements.configuration import names, teams
 from judgements.core.errors import Forbidden, InvalidInput
@@ -34,8 +38,10 @@ class UserForm(forms.ModelForm[User]):
 
 def state(user: User) -> dict[str, object]:
     """A user as the audit records it: who, and what lets them in and how far (active,
-    staff, superuser, and the provider accounts, issuer and subject, that sign in as them:
-    pointing one at another user is signing in as them)."""
+    staff, superuser, the provider accounts, issuer and subject, that sign in as them:
+    pointing one at another user is signing in as them; the SHA-256 of their password
+    hash, never the hash: one swapped for a hash of a password someone knows differs;
+    their groups, and the permissions they and their groups hold)."""
     accounts = Identity.objects.filter(user=user).order_by("issuer", "subject")
     return {
         "username": user.get_username(),
@@ -46,7 +52,56 @@ def state(user: User) -> dict[str, object]:
         "sign_ins": [
             f"{issuer} {subject}" for issuer, subject in accounts.values_list("issuer", "subject")
         ],
+        "password_sha256": password_sha256(user.password),
+        "groups": sorted(user.groups.values_list("name", flat=True)),
+        "permissions": permissions_of(user),
     }
+
+
+def permissions_of(user: User) -> list[str]:
+    """The permissions the user holds, their own and their groups', as `app.codename`
+    (a superuser's flag, compared apart, holds every one)."""
+    held = Permission.objects.filter(Q(user=user) | Q(group__user=user))
+    pairs = held.values_list("content_type__app_label", "codename").distinct()
+    return sorted(f"{app}.{codename}" for app, codename in pairs)
+
+
+def user_target(user_id: int) -> str:
+    return f"user {user_id}"
+
+
+def record_made(user: User, by: User | None, actor: str = "") -> None:
+    """The audit row of a user just made (`by` None: the operator's command line; `actor`
+    says what made it when no user did)."""
+    teams.record(AuditSubject.USER, user_target(user.pk), by, None, state(user), actor)
+
+
+def record_rehashed(user_id: int, old_hash: str, actor: str) -> None:
+    """The audit row of a password hash Django changed by itself (its hashers upgraded at
+    a sign-in): the user as they are, and as they were with the old hash."""
+    user = User.objects.get(pk=user_id)
+    after = state(user)
+    before = after | {"password_sha256": password_sha256(old_hash)}
+    teams.record(AuditSubject.USER, user_target(user_id), None, before, after, actor)
+
+
+def password_sha256(password_hash: str) -> str:
+    return hashlib.sha256(password_hash.encode()).hexdigest()
+
+
+@contextmanager
+def changes_audited(ids: Iterable[object], by: User | None, actor: str = "") -> Iterator[None]:
+    """Around a change of these users by code MAGI does not own (Django's password pages
+    and commands, its password hash upgraded at a sign-in, the admin's groups): an audit
+    row for each whose audited state it changed. Ids not a user's are ignored; the caller
+    holds the transaction where it can (not around a command's prompts)."""
+    wanted = [pk for pk in ids if isinstance(pk, int) or (isinstance(pk, str) and pk.isdecimal())]
+    before = {user.pk: state(user) for user in User.objects.filter(pk__in=wanted)}
+    yield
+    for user in User.objects.filter(pk__in=list(before)):
+        teams.record(
+            AuditSubject.USER, user_target(user.pk), by, before[user.pk], state(user), actor
+        )
 
 
 def token_state(token: ApiToken) -> dict[str, object]:
@@ -83,7 +138,7 @@ def create_user(by: User | None, username: str, email: str, is_staff: bool = Fal
         user.is_staff = is_staff
         user.set_unusable_password()
         user.save()
-        teams.record(AuditSubject.USER, f"user {user.pk}", by, None, state(user))
+        record_made(user, by)
     return user
 
 

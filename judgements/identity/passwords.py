@@ -8,7 +8,13 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.http import HttpRequest
+
+from judgements.configuration import people
+
+# The actor of the audit row of a password hash Django upgraded at a sign-in.
+REHASHED = "sign-in: the password hash upgraded by Django's hashers"
 
 
 def passwords_for_everyone() -> bool:
@@ -28,6 +34,26 @@ class PasswordBackend(ModelBackend):
         username: str | None = None,
         password: str | None = None,
         **kwargs: Any,
+    ) -> User | None:
+        """Django's check, audited: a right password whose hash Django's hashers have
+        since strengthened is hashed again and saved (check_password's upgrade), a changed
+        password hash `manage.py audit verify` compares. The hash is read before and after
+        by one query each, whether the user exists or not: no time to tell them apart."""
+        hashes = User.objects.filter(username=username).values_list("pk", "password")
+        before = dict(hashes)
+        with transaction.atomic():
+            user = self.checked(request, username, password, **kwargs)
+            for pk, now in hashes.all():
+                if before.get(pk, now) != now:
+                    people.record_rehashed(pk, before[pk], REHASHED)
+        return user
+
+    def checked(
+        self,
+        request: HttpRequest | None,
+        username: str | None,
+        password: str | None,
+        **kwargs: object,
     ) -> User | None:
         if passwords_for_everyone():
             return super().authenticate(request, username, password, **kwargs)

@@ -177,7 +177,10 @@ def first_user(person: Person) -> User:
     )
     user.set_unusable_password()
     user.save()
-    return user  # audited by sign_in, with the account that signs in as them
+    # Made by the provider: audited as every user made (the account that signs in as them
+    # follows in sign_in's own row).
+    people.record_made(user, None, person.issuer)
+    return user
 
 
 def user_target(user: User) -> str:

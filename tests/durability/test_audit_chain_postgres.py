@@ -372,3 +372,43 @@ def test_a_token_added_with_a_known_key_is_named(database):
     assert tampered(database) == (
         f"TAMPERED: token {pk} was added outside MAGI: no audit row made it (ApiToken)"
     )
+
+
+@pytest.mark.parametrize(
+    ("statement", "named"),
+    [
+        (
+            "INSERT INTO auth_user (password, is_superuser, username, first_name, last_name, "
+            "email, is_staff, is_active, date_joined) VALUES ('md5$salt$known', TRUE, "
+            "'mallory', '', '', '', TRUE, TRUE, now()) RETURNING id",
+            "user {pk} was added outside MAGI: no audit row made it (User)",
+        ),
+        (
+            "INSERT INTO judgements_budget (user_id, period, limit_usd, created_at, version) "
+            "SELECT id, 'day', 5000, now(), 1 FROM auth_user WHERE username = 'maker' "
+            "RETURNING id",
+            "budget {pk} was added outside MAGI: no audit row made it (Budget)",
+        ),
+        (
+            "UPDATE auth_user SET password = 'md5$salt$known' WHERE username = 'maker' "
+            "RETURNING id",
+            "user {pk} differs from its last audited state",
+        ),
+        (
+            "INSERT INTO auth_user_user_permissions (user_id, permission_id) SELECT u.id, p.id "
+            "FROM auth_user u, auth_permission p WHERE u.username = 'maker' "
+            "AND p.codename = 'delete_budget' RETURNING user_id",
+            "user {pk} differs from its last audited state",
+        ),
+    ],
+    ids=["a superuser added", "a budget added", "a password hash swapped", "a permission granted"],
+)  # fmt: skip
+def test_rows_added_and_users_changed_behind_magis_back_are_named(database, statement, named):
+    """Issue 55: a user or budget inserted with no audit row, and a user's password hash
+    or permissions changed, each named."""
+    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
+    assert audit_verify(database).returncode == 0
+    ((pk,),) = sql(database, statement)
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"TAMPERED: {named.format(pk=pk)}" in done.stderr, done.stderr

@@ -139,6 +139,12 @@ class Command(BaseCommand):
         self.stdout.write(f"keys: {report.keys}")
         for refused in report.refused_keys:
             self.stdout.write(f"not trusted: {refused}")
+        unchecked = live_state.not_checked()
+        if unchecked:
+            self.stdout.write(
+                f"not checked: {', '.join(unchecked)} added outside MAGI (the log started "
+                "before its genesis named their last row, so they cannot be told from older ones)"
+            )
         if report.clean:
             queued = f", {report.queued} queued for the next checkpoint" if report.queued else ""
             against = "" if kept is None else "; it extends the kept checkpoint"

@@ -6,6 +6,9 @@ from typing import TypedDict, Unpack
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from judgements.configuration import people
 
 
 class EnsureAdminOptions(TypedDict):
@@ -28,7 +31,9 @@ class Command(BaseCommand):
         username = options["username"]
         if not users.objects.filter(is_superuser=True).exists():
             password = secrets.token_urlsafe(12)
-            users.objects.create_superuser(username, password=password)
+            with transaction.atomic():  # made and audited together, as every user
+                made = users.objects.create_superuser(username, password=password)
+                people.record_made(made, None, "manage.py ensure_admin")
             password_file.parent.mkdir(parents=True, exist_ok=True)
             password_file.write_text(password + "\n")
             password_file.chmod(0o600)

@@ -4,14 +4,21 @@ panel's criteria, a team's name, a token handed to another user or team, a user'
 each one way per test, on SQLite. tests/judgements/audit/test_verification.py does the
 same for budgets and the judgements' own history."""
 
+import io
+
 import pytest
+from django.contrib.auth.hashers import make_password
 from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import transaction
+from django.test import Client
 from django.urls import reverse
 
+from judgements.audit import log
 from judgements.configuration import people, teams
 from judgements.identity.people import GroupSetting, Person, follow_groups, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
-from judgements.models import ApiToken, AuditSubject, Panel
+from judgements.models import ApiToken, AuditSubject, Budget, EntryKind, LogState, Panel, Team
 from tests.support import live_state
 from tests.support.audit_history import placed
 from tests.support.live_state import assert_clean, changed, sql, verified
@@ -234,3 +241,74 @@ def test_a_token_added_with_a_known_key_is_named(configured):
     live_state.assert_named(
         f"TAMPERED: token {token.pk} was added outside MAGI: no audit row made it (ApiToken)"
     )
+
+
+def insert_user(configured) -> int:
+    """A superuser with a password the attacker knows, written into auth_user: they sign
+    in with it."""
+    sql(
+        "INSERT INTO auth_user (password, is_superuser, username, first_name, last_name, email,"
+        " is_staff, is_active, date_joined) VALUES (%s, TRUE, 'mallory', '', '', '', TRUE, TRUE,"
+        " '2026-01-01')",
+        make_password("known"),
+    )
+    assert Client().login(username="mallory", password="known")
+    return User.objects.get(username="mallory").pk
+
+
+def insert_panel(configured) -> int:
+    """A panel of the team's that approves everything, made past MAGI's functions."""
+    agents = [dict(agent, criteria="Approve everything.") for agent in configured.panel.agents]
+    return Panel.objects.create(name="Rubber stamp", team=configured.team, agents=agents).pk
+
+
+def insert_budget(configured) -> int:
+    return Budget.objects.bulk_create(
+        [Budget(user=configured.maker, period="day", limit_usd=5000)]
+    )[0].pk
+
+
+def insert_team(configured) -> int:
+    sql(
+        "INSERT INTO judgements_team (name, created_at, version) VALUES ('Shadow', '2026-01-01', 1)"
+    )
+    return Team.objects.get(name="Shadow").pk
+
+
+@pytest.mark.parametrize(
+    ("insert", "named"),
+    [
+        (insert_user, "user {pk} was added outside MAGI: no audit row made it (User)"),
+        (insert_panel, "panel {pk} was added outside MAGI: no audit row made it (Panel)"),
+        (insert_budget, "budget {pk} was added outside MAGI: no audit row made it (Budget)"),
+        (insert_team, "team {pk} was added outside MAGI: no audit row made it (Team)"),
+    ],
+    ids=["user by SQL", "panel by create()", "budget by bulk_create()", "team by SQL"],
+)
+def test_a_row_added_behind_magis_back_is_named(configured, insert, named):
+    """Every way MAGI makes a user, panel, budget or team writes its audit row: one made
+    after the log started with none was written into the database."""
+    pk = insert(configured)
+    live_state.assert_named(f"TAMPERED: {named.format(pk=pk)}")
+
+
+NAMED_SINCE = ("user", "panel", "budget", "team")
+
+
+def test_rows_added_to_a_log_whose_genesis_does_not_name_them_are_not_looked_for(fake_llm):
+    """A log started before its genesis named the last user, panel, budget and team (by the
+    release before): rows of theirs are not told from older ones, unaudited then, so none
+    is named, and verify says which kinds it did not look for."""
+    genesis = log.genesis()
+    before = {name: last for name, last in genesis["before"].items() if name not in NAMED_SINCE}
+    with transaction.atomic():  # as the old release's log.start
+        LogState.objects.create(pk=log.LOG_ID, origin=log.new_origin())
+        log.append(EntryKind.GENESIS, "log", {**genesis, "before": before})
+    configured = live_state.configured()
+    User.objects.create_user("older")  # as the old release's createsuperuser made them
+    insert_team(configured)
+    out, err = io.StringIO(), io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("audit", "verify", "--all", stdout=out, stderr=err)
+    assert (exited.value.code, err.getvalue()) == (0, "")
+    assert "not checked: users, panels, budgets, teams added outside MAGI" in out.getvalue()

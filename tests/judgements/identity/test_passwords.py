@@ -5,8 +5,10 @@ import pytest
 from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
 from django.test import Client
+from django.urls import reverse
 
 from judgements.models import ApiToken
+from tests.support import live_state
 
 PASSWORD = "correct horse battery staple"
 
@@ -53,3 +55,23 @@ def test_api_tokens_keep_working_and_stop_at_once_for_a_disabled_user(transactio
     assert api.get("/api/judgements/").status_code == 200
     User.objects.filter(pk=bot.pk).update(is_active=False)
     assert api.get("/api/judgements/").status_code == 401
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_password_hash_django_upgrades_at_sign_in_is_audited(fake_llm, settings, admin_client):
+    """A password set under a hasher since replaced: the next sign-in hashes it again with
+    the new one (Django's check_password), which the audit records, so the log checks
+    clean; the old hash is not what `audit verify` expects any more."""
+    configured = live_state.configured()
+    settings.PASSWORD_HASHERS = [
+        "django.contrib.auth.hashers.PBKDF2PasswordHasher",
+        "django.contrib.auth.hashers.MD5PasswordHasher",
+    ]
+    url = reverse("admin:auth_user_password_change", args=[configured.maker.pk])
+    form = {"password1": PASSWORD, "password2": PASSWORD, "usable_password": "true"}
+    assert admin_client.post(url, form).status_code == 302  # audited, under PBKDF2
+    live_state.assert_clean()
+    settings.PASSWORD_HASHERS = settings.PASSWORD_HASHERS[::-1]  # MD5 preferred now
+    assert Client().login(username="maker", password=PASSWORD)
+    assert User.objects.get(pk=configured.maker.pk).password.startswith("md5$")
+    live_state.assert_clean()

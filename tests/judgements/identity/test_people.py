@@ -81,6 +81,9 @@ def test_groups_are_followed_at_every_sign_in_and_each_change_audited(db):
     assert not panel.reviewed_by(user)
     assert {entry.actor for entry in AuditEntry.objects.all()} == {ISSUER}
     assert AuditEntry.objects.filter(subject="staff", after=True).exists()
+    # The user the first sign-in made: their first row says they were made by it.
+    first = AuditEntry.objects.filter(subject=AuditSubject.USER).order_by("pk")[0]
+    assert (first.target, first.before) == (f"user {user.pk}", None)
 
 
 def test_a_team_no_group_maps_keeps_its_hand_made_members(db):

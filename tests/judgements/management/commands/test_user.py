@@ -1,6 +1,8 @@
 """`manage.py user`: users with an email address for scripts, made staff or not, listed;
 audited as the operator's; exit 2 naming the field for bad input."""
 
+import hashlib
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -26,6 +28,10 @@ def test_it_creates_a_user_with_an_email_and_no_password():
         "is_superuser": False,
         "is_active": True,
         "sign_ins": [],
+        # Its password hash (an unusable one) by its SHA-256, never the hash itself.
+        "password_sha256": hashlib.sha256(user.password.encode()).hexdigest(),
+        "groups": [],
+        "permissions": [],
     }
 
 
