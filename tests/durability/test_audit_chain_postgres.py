@@ -104,8 +104,9 @@ def test_four_workers_and_two_sequencers_at_once_make_one_log_that_checks_clean(
         assert process.returncode == 0, err
     place(database)
     seqs = [row[0] for row in sql(database, "SELECT seq FROM judgements_chainentry ORDER BY seq")]
-    # 200 judgements of 11 entries each, 40 overrides, 24 confirmations, 20 team changes.
-    assert len(seqs) == 1 + 200 * 11 + 40 + 24 + 20
+    # 200 judgements of 11 entries each, 40 overrides, 24 confirmations, 20 team changes,
+    # and each worker's two users and team made.
+    assert len(seqs) == 1 + 200 * 11 + 40 + 24 + 20 + 4 * 3
     assert seqs == list(range(len(seqs)))
     sizes = [
         row[0] for row in sql(database, "SELECT size FROM judgements_checkpoint ORDER BY size")

@@ -66,16 +66,15 @@ def judge_one(worker: str, creator, content: str) -> int:
 def make_history(judgements: int, worker: str) -> list[int]:
     """`judgements` judged; every fifth overridden, every seventh confirmed; a team's
     members changed every tenth. The ids made."""
-    from django.contrib.auth import get_user_model
-
-    from judgements.configuration import teams
-    from judgements.models import Team
+    from judgements.configuration import people, team_config, teams
     from judgements.outcome import overrides, reviews
 
-    users = get_user_model().objects
-    creator, _ = users.get_or_create(username=f"maker-{worker}")
-    staff, _ = users.get_or_create(username=f"ops-{worker}", defaults={"is_staff": True})
-    team, _ = Team.objects.get_or_create(name=f"team-{worker}")
+    # Made the audited way, as MAGI makes them: a user or team with no audit row made
+    # after the log started (another process's submission or sequencer run may start it
+    # first) is one `audit verify` names as added outside MAGI.
+    creator = people.create_user(None, f"maker-{worker}", f"maker-{worker}@example.com")
+    staff = people.create_user(None, f"ops-{worker}", f"ops-{worker}@example.com", is_staff=True)
+    team = team_config.create(None, {"name": f"team-{worker}"})
     made = []
     for number in range(judgements):
         pk = judge_one(worker, creator, f"Trip {number} of {worker}: Japan next week.")

@@ -86,8 +86,9 @@ def test_an_untouched_history_checks_clean(history):
     entries = ChainEntry.objects.count()
     assert f"clean: {entries} entries checked" in out
     assert "keys: this server's own signing key and retired keys" in out
-    # Genesis, 8 submitted, 72 decisions, 8 verdicts, 2 overrides, 1 confirmation, 1 team, 1 budget.
-    assert entries == 1 + 8 + 72 + 8 + 2 + 1 + 1 + 1
+    # Genesis, two users and a team made, 8 submitted, 72 decisions, 8 verdicts, 2 overrides,
+    # 1 confirmation, 1 team change, 1 budget.
+    assert entries == 1 + 3 + 8 + 72 + 8 + 2 + 1 + 1 + 1
     assert list(ChainEntry.objects.values_list("seq", flat=True)) == list(range(entries))
 
 
