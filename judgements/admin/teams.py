@@ -133,7 +133,11 @@ class UserAdmin(AuditedDeletion[User], DjangoUserAdmin[User]):
         before = None if stored is None else people.state(stored)
         super().save_model(request, obj, form, change)
         teams.record(
-            AuditSubject.USER, f"user {obj.pk}", staff_user(request), before, people.state(obj)
+            AuditSubject.USER,
+            people.user_target(obj.pk),
+            staff_user(request),
+            before,
+            people.state(obj),
         )
 
     def save_related(

@@ -22,7 +22,7 @@ def audited_as(thing: Panel | Suite | ApiToken) -> tuple[AuditSubject, str, Call
             suite_config.target(thing),
             lambda: suite_config.audit_state(thing),
         )
-    return AuditSubject.TOKEN, f"token {thing.pk}", lambda: people.token_state(thing)
+    return AuditSubject.TOKEN, people.token_target(thing.pk), lambda: people.token_state(thing)
 
 
 def assign(thing: Panel | Suite | ApiToken, team: Team, by: User | None) -> None:

@@ -70,6 +70,10 @@ def user_target(user_id: int) -> str:
     return f"user {user_id}"
 
 
+def token_target(token_id: int) -> str:
+    return f"token {token_id}"
+
+
 def record_made(user: User, by: User | None, actor: str = "") -> None:
     """The audit row of a user just made (`by` None: the operator's command line; `actor`
     says what made it when no user did)."""
@@ -148,7 +152,7 @@ def set_staff(by: User | None, username: str, is_staff: bool) -> User:
     before = state(user)
     User.objects.filter(pk=user.pk).update(is_staff=is_staff)
     user.refresh_from_db()
-    teams.record(AuditSubject.USER, f"user {user.pk}", by, before, state(user))
+    teams.record(AuditSubject.USER, user_target(user.pk), by, before, state(user))
     return user
 
 
@@ -202,7 +206,7 @@ def issued(by: User | None, user: User, name: str, team: Team | None) -> Issued:
         token, key = ApiToken.issue(user, name)
         if team is not None:
             teams.assign(token, team)
-        teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, None, token_state(token))
+        teams.record(AuditSubject.TOKEN, token_target(token.pk), by, None, token_state(token))
     return Issued(token, key)
 
 
@@ -212,4 +216,4 @@ def revoke_token(by: User, token: ApiToken) -> None:
     with transaction.atomic():
         before = token_state(token)
         if token.revoke():
-            teams.record(AuditSubject.TOKEN, f"token {token.pk}", by, before, token_state(token))
+            teams.record(AuditSubject.TOKEN, token_target(token.pk), by, before, token_state(token))

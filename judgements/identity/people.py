@@ -130,14 +130,14 @@ def sign_in(person: Person) -> User:
                 "Your MAGI account is disabled. Ask your administrator to enable it."
             )
         follow_groups(user, grants, mapping, person.issuer)
-        linked = identity is None
+        # Read only when an account is linked: a returning sign-in changes no audited state.
+        before = people.state(user) if identity is None else None
         if identity is None:
             identity = Identity(user=user, issuer=person.issuer, subject=person.subject)
-        before = people.state(user)
         identity.last_sign_in_at = timezone.now()
         identity.groups = list(person.groups)
         identity.save()
-        if linked:  # the account signs in as this user from now on: audited, as the user
+        if before is not None:  # the account signs in as this user from now on: audited
             record(
                 AuditSubject.USER,
                 user_target(user),
