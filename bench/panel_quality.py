@@ -796,6 +796,11 @@ def main() -> None:
     )
     parser.add_argument("--limit", type=int, help="run only this many cases (spread over groups)")
     parser.add_argument(
+        "--cases",
+        help="run only these case ids, comma-separated (e.g. the judgements a change of the"
+        " later rounds can alter: at temperature 0 the others answer as they did)",
+    )
+    parser.add_argument(
         "--calibrate-on", default="starter", help="suites a calibrated column learns on"
     )
     parser.add_argument("--calibrate-limit", type=int, help="cases to learn on (default: all)")
@@ -830,6 +835,11 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = spread([c for s in args.suites.split(",") for c in load_cases(s)], args.limit)
+    if args.cases:
+        wanted = args.cases.split(",")
+        if unknown := set(wanted) - {c["id"] for c in cases}:
+            parser.error(f"--cases: no case {sorted(unknown)} in the suites {args.suites}")
+        cases = [c for c in cases if c["id"] in wanted]
     for column in args.variants:
         if prompt_variants.Variant.CALIBRATED in column.variants:
             if args.round_1:

@@ -359,10 +359,14 @@ class Findings:
     # contradicts, as (claim, evidence).
     unquoted: str | None = None
     contradicted: tuple[tuple[str, str], ...] = ()
+    # The CHANGE_CHECK variant's: the agent's own vote of the round before, when this
+    # answer turned it.
+    changed_from: str | None = None
 
     def __bool__(self) -> bool:
         return (
-            bool(self.stated)
+            self.changed_from is not None
+            or bool(self.stated)
             or self.copied is not None
             or self.unquoted is not None
             or bool(self.contradicted)
@@ -378,9 +382,12 @@ def check_answer(
     content: str,
     earlier: Iterable[EarlierReason],
     quote: str | None = None,
+    own_last_vote: str | None = None,
 ) -> Findings:
     """Every check of one answer; `quote` (the QUOTE variant's, None when not asked) adds
-    the quote's and the paraphrased absences' checks."""
+    the quote's and the paraphrased absences' checks, and `own_last_vote` (the
+    CHANGE_CHECK variant's: the agent's vote of the round before, None when not asked or
+    in round 1) whether this answer turned it."""
     stated_items = tuple(refuted_absences(decision, missing, content))
     contradicted: tuple[tuple[str, str], ...] = ()
     unquoted = None
@@ -396,4 +403,5 @@ def check_answer(
         copied=copied_from(agent_name, round_number, reason, earlier),
         unquoted=unquoted,
         contradicted=contradicted,
+        changed_from=own_last_vote if own_last_vote not in (None, decision) else None,
     )

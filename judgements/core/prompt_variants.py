@@ -29,6 +29,14 @@ default prompts stay what was measured until a variant wins on held-out cases
   message, the content alone after it).
 - SHORT_RULES: a shorter system message: the opening, the fence and the answer in a few
   lines, and the paragraph about earlier rounds only from round 2 on.
+- CHANGE_CHECK: an agent whose vote in round 2 or 3 differs from its own vote of the
+  round before is asked once more (as the checks of judgements/core/answer_checks.py ask),
+  told that the other agents' votes and reasons are about their criteria, not its own,
+  and to keep the new vote only if its own criterion, read against the content, calls
+  for it (issue 54: on the held-out cases 12 changes turned a right vote wrong against 5
+  the other way, and whether a reason names the agent's own criterion told them apart on
+  the choosing cases no better than chance). The answer asked again stands, whatever it
+  says.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -51,6 +59,7 @@ class Variant(StrEnum):
     NO_MISSING = "no_missing"
     CRITERION_FIRST = "criterion_first"
     SHORT_RULES = "short_rules"
+    CHANGE_CHECK = "change_check"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what

@@ -266,6 +266,7 @@ async def ask(
         question.content,
         question.earlier,
         quoting=prompts.Variant.QUOTE in question.variants,
+        checking_changes=prompts.Variant.CHANGE_CHECK in question.variants,
     )
     if not findings:
         return result
@@ -273,7 +274,9 @@ async def ask(
     # second answer says is stored, whatever it says; if the finding persists the
     # contested mark reports it (judgements/core/contested.py).
     await hooks.record_rechecked(result.attempt)
-    again = recheck_messages(question.messages, result, findings, question.content)
+    again = recheck_messages(
+        question.messages, result, findings, question.content, question.round_number
+    )
     await hooks.before_call()
     return await calls.request_verdict(
         clients,
@@ -308,10 +311,16 @@ def answer_findings(
     content: str,
     earlier: list[prompts.EarlierDecision],
     quoting: bool = False,
+    checking_changes: bool = False,
 ) -> answer_checks.Findings:
     """What can be checked in the answer: a reject's `missing` items the content states,
     and a reason copied from a peer; with the QUOTE variant (`quoting`), its quote and
-    the absences it claims in other words."""
+    the absences it claims in other words; with CHANGE_CHECK (`checking_changes`),
+    whether it turned the agent's own vote of the round before."""
+    own_last_vote = None
+    if checking_changes:
+        last = (agent_name, round_number - 1)
+        own_last_vote = next((e.decision for e in earlier if (e.agent_name, e.round) == last), None)
     return answer_checks.check_answer(
         agent_name,
         round_number,
@@ -321,6 +330,7 @@ def answer_findings(
         content,
         [answer_checks.EarlierReason(e.agent_name, e.round, e.reason) for e in earlier],
         quote=verdict.quote if quoting else None,
+        own_last_vote=own_last_vote,
     )
 
 
@@ -329,21 +339,25 @@ def recheck_messages(
     result: calls.VerdictResult,
     findings: answer_checks.Findings,
     content: str,
+    round_number: int,
 ) -> list[dict[str, str]]:
     """The conversation asked once more: the answer as it came, and what the checks found."""
+    note = recheck_note(findings, result.verdict.decision, round_number)
     return prompts.recheck_messages(
-        messages, result.attempt.response_text, recheck_note(findings), prompts.fence_token(content)
+        messages, result.attempt.response_text, note, prompts.fence_token(content)
     )
 
 
-def recheck_note(findings: answer_checks.Findings) -> str:
+def recheck_note(findings: answer_checks.Findings, decision: str, round_number: int) -> str:
     copied = findings.copied
+    turned = findings.changed_from
     return prompts.recheck_note(
         list(findings.stated),
         copied.agent_name if copied else None,
         copied.round if copied else None,
         unquoted=findings.unquoted,
         contradicted=findings.contradicted,
+        changed=None if turned is None else (turned, decision, round_number - 1),
     )
 
 

@@ -422,3 +422,15 @@ def test_the_recheck_note_names_a_missing_quote_and_a_contradicted_absence():
     assert 'your answer says "the time" is not stated, but the content above says' in note
     # Without the variant's findings the note is as before.
     assert "quote" not in prompts.recheck_note(["receipt"], None, None)
+
+
+def test_the_recheck_note_of_a_turned_vote_asks_for_the_agents_own_criterion():
+    note = prompts.recheck_note([], None, None, changed=("approve", "reject", 1))
+    assert note.startswith('A check of your answer found that you voted "approve" in round 1')
+    assert "no evidence about yours" in note
+    assert 'Keep "reject" only if your criterion' in note
+    assert 'if not, vote "approve" again' in note
+    # With another finding beside it, both are said, and the turned vote's question asked.
+    both = prompts.recheck_note(["receipt"], None, None, changed=("approve", "reject", 2))
+    assert 'calls missing "receipt"' in both and "in round 2" in both
+    assert "keep your vote and give that reason" not in both

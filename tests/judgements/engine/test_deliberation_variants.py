@@ -6,7 +6,14 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from judgements.core import calibration
-from judgements.models import Judgement, RoundDecision, Status, agents_fingerprint
+from judgements.models import (
+    AttemptOutcome,
+    Judgement,
+    LLMAttempt,
+    RoundDecision,
+    Status,
+    agents_fingerprint,
+)
 from tests.support.llm_server import RECHECK_MARKER
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -147,3 +154,42 @@ async def test_offsets_learned_under_other_variants_change_nothing(
         make_judgement, ["decision_first", "calibrated"], agents=None, panel=panel.name
     )
     assert await votes_of(await run(runner, same)) == ["approve"] * 9
+
+
+@sync_to_async
+def rechecked_rounds(judgement: Judgement, model: str) -> list[int]:
+    return list(
+        LLMAttempt.objects.filter(
+            agent__judgement=judgement, model=model, outcome=AttemptOutcome.RECHECKED
+        ).values_list("round", flat=True)
+    )
+
+
+async def test_a_turned_vote_is_asked_again_and_the_answer_again_stands(
+    fake_llm, make_judgement, runner
+):
+    # Casper approves, then rejects in round 2; asked again it approves: its vote stands
+    # as approve, and the note names the turn. Round 3's reject turns that approve again.
+    fake_llm.script("model-c", votes="ARR", recheck_votes="AAA")
+    judgement = await run(runner, await made(make_judgement, ["change_check"]))
+    assert await votes_of(judgement) == ["approve"] * 9
+    assert sorted(await rechecked_rounds(judgement, "model-c")) == [2, 3]
+    note = fake_llm.requests_for("model-c", 2)[-1].body["messages"][-1]["content"]
+    assert note.startswith(RECHECK_MARKER)
+    assert 'you voted "approve" in round 1 and "reject" now' in note
+
+
+async def test_a_turn_kept_when_asked_again_is_the_vote(fake_llm, make_judgement, runner):
+    fake_llm.script("model-c", votes="AAR", recheck_keeps=True)
+    judgement = await run(runner, await made(make_judgement, ["change_check"]))
+    assert (await votes_of(judgement))[6:] == ["approve", "approve", "reject"]
+    assert await rechecked_rounds(judgement, "model-c") == [3]
+
+
+async def test_without_the_variant_a_turned_vote_is_not_asked_again(
+    fake_llm, make_judgement, runner
+):
+    fake_llm.script("model-c", votes="ARR", recheck_votes="AAA")
+    judgement = await run(runner, await made(make_judgement, []))
+    assert (await votes_of(judgement))[6:] == ["approve", "reject", "reject"]
+    assert await rechecked_rounds(judgement, "model-c") == []
