@@ -72,10 +72,11 @@ class VerdictSettings(Env):
         None,
         "one call a judgement, beside round 1, that reads the content against the three "
         "criteria and the panel's rule (approve when two hold); its disagreement with the "
-        "panel contests the verdict. `true`: every "
-        "judgement; `false`: none; unset: only where it can inform the verdict (the "
-        "panel's certificate reads its signal, the saved panel asks for it, or an "
-        "evaluation run). A saved panel may turn it off or on",
+        "panel contests the verdict; where it decided, a split or a late change no longer "
+        "contests by itself. `true`: every judgement; `false`: none; unset: every judgement "
+        "whose check model (`MAGI_CHECK_MODEL`, else the first agent's) is not the bundled "
+        "`smollm2-135m` (whose opinion measured as noise), unless a certificate in force "
+        "decides the mark without it. A saved panel may turn it off or on",
         shown="unset",
     )
     magi_injection_screen: bool | None = setting(

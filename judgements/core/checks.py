@@ -18,7 +18,16 @@ that cannot costs nobody a call and contests nothing with a model's noise. That 
 3. an evaluation run: always, for evaluation runs collect what certificates are learned
    from, and a certificate can only use what was measured;
 4. the panel's certificate in force reads the check's signal or confidence: always;
-5. otherwise (no certificate uses it, nobody asked): never.
+5. a certificate is in force but does not read it: never (the certified rule alone
+   decides the mark);
+6. otherwise (no certificate, nobody asked): a check that runs by default (`by_default`:
+   the second opinion) runs unless the model that would answer it is the bundled one;
+   every other check never.
+
+The second opinion runs by default because it is what makes the contested mark mean
+something (issue 54): on cases never reported, the record's signals marked right verdicts
+as often as wrong ones, and the second opinion told them apart (docs/contested.md). The
+bundled model's opinion measured as noise, and its first verdict stays nine calls.
 """
 
 from collections.abc import Callable, Iterator
@@ -28,6 +37,10 @@ from typing import ClassVar, TypeVar
 from judgements.core import check_prompts, confidence, prompts, rules
 from judgements.core.json_values import JsonObject
 from judgements.core.kept_verdicts import Rule
+
+# The model MAGI bundles (judgements/llm/local/files.py gives its file): no check runs by
+# default on it, for its answers to the checks measured as noise (docs/contested.md).
+BUNDLED_MODEL = "smollm2-135m"
 
 
 @dataclass(frozen=True)
@@ -83,6 +96,9 @@ class Asked:
     evaluation: bool = False
     # The certified rule of the panel's certificate in force for its agents, if any.
     rule: Rule | None = None
+    # The model a check asked once per judgement would ask (the deployment's check model,
+    # else the first agent's) is the bundled one: no check runs by default on it.
+    bundled: bool = False
 
 
 class Check:
@@ -109,6 +125,9 @@ class Check:
     # (Panel.run_checks) does too.
     setting: ClassVar[str | None] = None
     panel_chooses: ClassVar[bool] = True
+    # Runs where nothing says on or off and no certificate is in force (rule 6 of the
+    # module's docstring).
+    by_default: ClassVar[bool] = False
     # A competitor of the panel for the evaluation report, not a check of its verdict:
     # asked only by an evaluation run that asks its plain calls (models/checks.py
     # checks_for), never shown beside a verdict, never a signal.
@@ -144,7 +163,9 @@ class Check:
             return False
         if True in chosen or asked.evaluation:
             return True
-        return self.informs(asked.rule)
+        if asked.rule is not None:
+            return self.informs(asked.rule)
+        return self.by_default and not asked.bundled
 
 
 _REGISTRY: dict[str, Check] = {}
@@ -218,6 +239,7 @@ class SecondOpinion(Check):
     signal = "second_opinion"
     setting = "MAGI_SECOND_OPINION"
     independent = True
+    by_default = True
 
     def question(self, subject: Subject) -> Question:
         criteria = [agent.criteria for agent in subject.agents]

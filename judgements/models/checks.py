@@ -129,6 +129,7 @@ def checks_for(
             panel=None if panel is None else panel.run_checks,
             evaluation=evaluation,
             rule=rule,
+            bundled=check_model(agents) == checks.BUNDLED_MODEL,
         )
         if check.runs(asked):
             kinds.append(check.kind)
@@ -150,6 +151,15 @@ def undecided(panel: "Panel") -> list[str]:
         for check in checks.registered()
         if setting_of(check) is None and (panel.run_checks is None or not check.panel_chooses)
     ]
+
+
+def check_model(agents: Sequence[Mapping[str, object]]) -> str | None:
+    """The model a check asked once per judgement asks: the deployment's
+    MAGI_CHECK_MODEL, else the first agent's (as engine/checks.py asks it)."""
+    if settings.MAGI_CHECK_MODEL:
+        return str(settings.MAGI_CHECK_MODEL)
+    first = agents[0].get("model") if agents else None
+    return first if isinstance(first, str) else None
 
 
 def setting_of(check: checks.Check) -> bool | None:

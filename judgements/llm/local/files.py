@@ -9,10 +9,11 @@ from pathlib import Path
 
 from django.conf import settings
 
+from judgements.core import checks
 from judgements.core.errors import MagiError
 from judgements.llm.local import bundled_file, installable
 
-BUNDLED_MODEL_NAME = "smollm2-135m"
+BUNDLED_MODEL_NAME = checks.BUNDLED_MODEL
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 XLLAMACPP_VERSION = "2026.10.11549"

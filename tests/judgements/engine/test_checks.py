@@ -15,6 +15,7 @@ from judgements.models import (
     Status,
     Trust,
 )
+from judgements.core.checks import BUNDLED_MODEL
 from judgements.models.checks import checks_for
 from judgements.panels import variant_setting
 from tests.support.cases import case_for
@@ -212,17 +213,30 @@ def certify(panel, absent: list[str], source: str | None = None) -> Certificate:
     )
 
 
-async def test_by_default_a_judgement_no_certificate_reads_asks_no_checks(
+async def test_by_default_a_judgement_no_certificate_reads_asks_the_second_opinion_alone(
     fake_llm, make_judgement, runner, checks_unset
 ):
-    # The first judgement of a newcomer: no saved panel, no certificate. Nothing a check
-    # found could inform its verdict, so none costs a call or contests it.
+    # No saved panel, no certificate: the second opinion is what makes the mark mean
+    # something, so it runs; the screen and the probes, which nothing reads, do not.
     fake_llm.script("model-a", steered_by=("Japan",), opinion="reject")
     judgement = await judge(make_judgement, runner)
+    assert judgement.checks_asked == ["second_opinion"]
+    assert len(fake_llm.requests) == 10
+    assert [c.kind for c in await checks_of(judgement)] == ["second_opinion"]
+    assert judgement.trust == Trust.CONTESTED
+    assert judgement.contest_signals == ["second_opinion"]
+
+
+async def test_on_the_bundled_model_a_judgement_asks_no_checks_by_default(
+    fake_llm, make_judgement, runner, checks_unset, settings
+):
+    # The bundled model's first verdict stays nine calls, and its noise contests nothing.
+    settings.MAGI_CHECK_MODEL = BUNDLED_MODEL
+    judgement = await sync_to_async(make_judgement)()
     assert judgement.checks_asked == []
-    assert len(fake_llm.requests) == 9
-    assert await checks_of(judgement) == []
-    assert judgement.trust == Trust.UNMEASURED and judgement.contest_signals == []
+    settings.MAGI_CHECK_MODEL = ""
+    assert checks_for(None, [{"model": BUNDLED_MODEL}], evaluation=False) == []
+    assert checks_for(None, [{"model": "model-a"}], evaluation=False) == ["second_opinion"]
 
 
 async def test_a_check_the_certificate_in_force_reads_runs_and_no_other(
@@ -267,7 +281,7 @@ async def test_a_panel_or_the_deployment_may_ask_for_checks_or_turn_them_off(
 def test_an_evaluation_run_asks_every_check_not_turned_off(db, checks_unset, settings):
     agents = case_for()["agents"]
     assert checks_for(None, agents, evaluation=True) == ["probe", "second_opinion", "screen"]
-    assert checks_for(None, agents, evaluation=False) == []
+    assert checks_for(None, agents, evaluation=False) == ["second_opinion"]
     settings.MAGI_SECOND_OPINION = False
     assert checks_for(None, agents, evaluation=True) == ["probe", "screen"]
 
