@@ -6,7 +6,8 @@ stored and announced the moment it arrives), begun beside the calls round 1 asks
 One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
 the earlier rounds, ask its model through `llm`, check the answer (judgements/core/
 answer_checks.py) and ask once more if the check finds it calling missing what the
-content states or copying a peer's reason, store the answer with the attempt that
+content states or copying a peer's reason (or, with the CHANGE_CHECK variant, turning its
+own vote of the round before), store the answer with the attempt that
 produced it (only while this worker holds the lease: engine/writes.py), publish the
 change. No round starts and no call goes out on a lease not made sure of within half a
 lease (`HeldLease`).
