@@ -36,7 +36,8 @@ default prompts stay what was measured until a variant wins on held-out cases
   for it (issue 54: on the held-out cases 12 changes turned a right vote wrong against 5
   the other way, and whether a reason names the agent's own criterion told them apart on
   the choosing cases no better than chance). The answer asked again stands, whatever it
-  says.
+  says. Measured on the choosing cases with a later-round change, it lowered round 3
+  further (17 of 33 agents right against 23): not adopted (docs/panel-quality.md).
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
