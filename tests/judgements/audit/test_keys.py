@@ -101,6 +101,7 @@ def test_a_bad_key_is_refused_naming_the_setting(settings):
         keys.current_kid()
 
 
+@pytest.mark.django_db
 def test_the_commands_print_and_rotate_the_keys(embedded):
     out = io.StringIO()
     call_command("audit", "keys", stdout=out)
