@@ -89,18 +89,18 @@ def tag_key() -> bytes:
     changed (a rotation), not each time."""
     if settings.MAGI_AUDIT_SIGNING_KEY:
         return tag_key_of(settings.MAGI_AUDIT_SIGNING_KEY)
-    path = key_file()
+    path = os.path.join(settings.VAR_DIR, KEY_FILE)  # a str: cheaper than a Path here
     try:
-        found = path.stat()
+        found = os.stat(path)
     except FileNotFoundError:
         return tag_key_of(kept_seed())
     return kept_tag_key(path, found.st_mtime_ns, found.st_size, found.st_ino)
 
 
 @functools.lru_cache(maxsize=8)
-def kept_tag_key(path: Path, modified: int, size: int, inode: int) -> bytes:
+def kept_tag_key(path: str, modified: int, size: int, inode: int) -> bytes:
     """var/'s key file's tag key, for one version of the file (its time, size, inode)."""
-    return tag_key_of(path.read_text().strip())
+    return tag_key_of(Path(path).read_text().strip())
 
 
 @functools.lru_cache(maxsize=8)
@@ -211,6 +211,7 @@ def rotate() -> tuple[str, str]:
     rotatable()
     old = signing_key()
     key_file().write_text(new_seed() + "\n")
+    kept_tag_key.cache_clear()  # the file's time may not have moved (a coarse clock)
     with retired_file().open("a") as handle:
         handle.write(retirement(b64url(public_bytes(old))) + "\n")
     return jwk_of(public_bytes(old))["kid"], current_kid()
