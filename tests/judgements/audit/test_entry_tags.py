@@ -15,7 +15,15 @@ from django.db import connection, transaction
 
 from judgements.audit import facts, keys, log, sequencer
 from judgements.configuration import budget_config
-from judgements.models import AuditEntry, Budget, ChainEntry, EntryKind, Judgement, SetAside
+from judgements.models import (
+    AuditEntry,
+    Budget,
+    ChainEntry,
+    EntryKind,
+    Judgement,
+    LogState,
+    SetAside,
+)
 from magi_client.canonical import canonical, entry_leaf_hash, timestamp
 from tests.support.audit_history import make_history, placed
 
@@ -233,3 +241,36 @@ def test_an_entry_tagged_before_a_rotation_and_left_queued_is_set_aside(history,
     settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
     sequencer.run("s1")
     assert ChainEntry.objects.get(pk=queued.pk).set_aside == SetAside.UNTAGGED
+
+
+def held_by_another_worker() -> None:
+    LogState.objects.update(lease_owner="w9", lease_expires_at="2999-01-01T00:00:00Z")
+
+
+def test_audit_place_places_the_queue_now_and_says_what_waits(history):
+    magi_changes_the_budget(6)
+    out = io.StringIO()
+    call_command("audit", "place", stdout=out)
+    assert out.getvalue().strip() == "placed 1 queued entries"
+    magi_changes_the_budget(7)
+    held_by_another_worker()
+    out = io.StringIO()
+    call_command("audit", "place", stdout=out)
+    assert out.getvalue().strip() == (
+        "placed 0 queued entries; 1 still queued (a worker holds the sequencer's lease, or is "
+        "writing)"
+    )
+
+
+def test_rotate_key_refuses_while_entries_stay_queued(history, settings, tmp_path):
+    settings.MAGI_AUDIT_SIGNING_KEY = ""
+    settings.VAR_DIR = tmp_path
+    kid = keys.current_kid()
+    log.append(EntryKind.CONFIGURATION, "nothing 3", {"n": 3})
+    held_by_another_worker()
+    err = io.StringIO()
+    with pytest.raises(SystemExit) as exited:
+        call_command("audit", "rotate-key", stdout=io.StringIO(), stderr=err)
+    assert exited.value.code == 2
+    assert "log entries are still queued: stop MAGI's workers and web" in err.getvalue()
+    assert keys.current_kid() == kid
