@@ -50,7 +50,7 @@ def history(fake_llm, settings):
 
 def insert_entry(kind: str, subject: str, payload: dict, judgement: int | None, tag: str) -> int:
     """An entry queued by raw SQL, its leaf hash computed as MAGI's (open) code does."""
-    at = timestamp(ChainEntry.objects.order_by("-id").first().at)
+    at = timestamp(ChainEntry.objects.latest("id").at)
     text = canonical(payload).decode()
     digest = entry_leaf_hash(kind, subject, judgement, at, text)
     return insert_row(kind, subject, judgement, at, text, digest, tag)
@@ -72,7 +72,7 @@ def budget_raised_to_5000(tag: str = "") -> int:
     and its configuration entry queued, all by SQL, described by MAGI's open code (so
     that rows, audit row and entry agree). The forged entry's id."""
     budget = Budget.objects.get()
-    last = AuditEntry.objects.filter(subject="budget").order_by("-pk").first()
+    last = AuditEntry.objects.filter(subject="budget").latest("pk")
     with connection.cursor() as cursor:
         cursor.execute("UPDATE judgements_budget SET limit_usd = 5000 WHERE id = %s", [budget.pk])
         after = budget_config.audit_state(Budget.objects.get())
@@ -89,7 +89,7 @@ def budget_raised_to_5000(tag: str = "") -> int:
 def magi_changes_the_budget(limit: int) -> None:
     """A change made the audited way (configuration/budget_config.py)."""
     budget = Budget.objects.get()
-    staff = AuditEntry.objects.filter(subject="budget").order_by("-pk").first().by
+    staff = AuditEntry.objects.filter(subject="budget").latest("pk").by
     with transaction.atomic():
         before = budget_config.audit_state(budget)
         Budget.objects.filter(pk=budget.pk).update(limit_usd=limit)
@@ -152,7 +152,7 @@ def test_an_entry_made_with_magis_code_and_another_key_is_set_aside(history, set
 
 
 def test_a_tag_copied_from_a_real_entry_does_not_place_a_forged_one(history):
-    real = ChainEntry.objects.filter(kind=EntryKind.CONFIGURATION).order_by("-seq").first()
+    real = ChainEntry.objects.filter(kind=EntryKind.CONFIGURATION).latest("seq")
     forged = budget_raised_to_5000(tag=real.tag)
     assert placed() == 0
     assert ChainEntry.objects.get(pk=forged).set_aside == SetAside.UNTAGGED
@@ -163,7 +163,7 @@ def test_a_tag_copied_from_a_real_entry_does_not_place_a_forged_one(history):
 def test_a_leaf_hash_and_tag_copied_onto_forged_contents_are_set_aside(history):
     """The real entry's leaf hash and tag, with contents of the attacker's: the contents
     are hashed again, so the copied pair proves nothing about them."""
-    real = ChainEntry.objects.filter(kind=EntryKind.VERDICT).order_by("-seq").first()
+    real = ChainEntry.objects.filter(kind=EntryKind.VERDICT).latest("seq")
     payload = json.loads(real.payload) | {"status": "rejected"}
     forged = insert_row(
         real.kind, real.subject, real.judgement_id, timestamp(real.at),
@@ -181,16 +181,19 @@ def test_an_edited_tag_is_set_aside_and_the_entries_behind_it_are_placed(history
     edited = ("0" if middle.tag[0] != "0" else "1") + middle.tag[1:]
     ChainEntry.objects.filter(pk=middle.pk).update(tag=edited)
     assert placed() == 2
-    rows = {row.pk: row for row in ChainEntry.objects.filter(pk__in=[first.pk, middle.pk, last.pk])}
-    assert rows[middle.pk].set_aside == SetAside.UNTAGGED and rows[middle.pk].seq is None
-    assert rows[last.pk].seq == rows[first.pk].seq + 1
+    rows = ChainEntry.objects.filter(pk__in=[first.pk, middle.pk, last.pk]).order_by("id")
+    assert [(row.seq is None, row.set_aside) for row in rows] == [
+        (False, ""), (True, SetAside.UNTAGGED), (False, ""),
+    ]  # fmt: skip
+    before, after = (row.seq or 0 for row in rows if row.seq is not None)
+    assert after == before + 1  # placed one after the other, the gap closed
     assert verify_err()[1].startswith(f"TAMPERED: log entry id {middle.pk} (configuration")
 
 
 def test_a_copy_of_a_placed_entry_is_set_aside_as_a_repeat(history):
     """A whole valid entry replayed (its tag too): the sequencer does not place a leaf the
     log already has, so an old entry cannot be made the latest word on its rows."""
-    real = ChainEntry.objects.filter(kind=EntryKind.CONFIGURATION).order_by("-seq").first()
+    real = ChainEntry.objects.filter(kind=EntryKind.CONFIGURATION).latest("seq")
     copy = insert_row(
         real.kind, real.subject, real.judgement_id, timestamp(real.at), real.payload,
         real.leaf_hash, real.tag,
