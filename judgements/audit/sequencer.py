@@ -18,7 +18,7 @@ and named by `audit verify`; the entries behind it are placed as usual.
 
 import logging
 from datetime import datetime
-from typing import NamedTuple, Protocol, TypeVar
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import transaction
@@ -124,32 +124,6 @@ def place_batch(worker_id: str, limit: int) -> Batch:
     return Batch(len(rows), len(queued))
 
 
-class Stored(Protocol):
-    """What the sequencer and `audit verify` read of a queued entry to check it."""
-
-    @property
-    def id(self) -> int: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def subject(self) -> str: ...
-    @property
-    def judgement_id(self) -> int | None: ...
-    @property
-    def at(self) -> datetime: ...
-    @property
-    def payload(self) -> str: ...
-    @property
-    def prev_sha256(self) -> str: ...
-    @property
-    def leaf_hash(self) -> str: ...
-    @property
-    def tag(self) -> str: ...
-
-
-Row = TypeVar("Row", bound=Stored)
-
-
 class Queued(NamedTuple):
     """A queued entry as the sequencer reads it: its id and what `made_by_magi` checks."""
 
@@ -163,8 +137,15 @@ class Queued(NamedTuple):
     leaf_hash: str
     tag: str
 
+    @classmethod
+    def of(cls, row: ChainEntry) -> "Queued":
+        return cls(
+            row.pk, row.kind, row.subject, row.judgement_id, row.at, row.payload,
+            row.prev_sha256, row.leaf_hash, row.tag,
+        )  # fmt: skip
 
-def made_by_magi(row: Stored, key: bytes) -> bool:
+
+def made_by_magi(row: Queued, key: bytes) -> bool:
     """Whether a queued entry is as a MAGI process queued it: its contents hash to its
     leaf hash, which its tag authenticates with MAGI's key (one leaf hash, one set of
     contents: the leaf is the canonical JSON of all of them). An entry in the form of the
@@ -180,7 +161,7 @@ def made_by_magi(row: Stored, key: bytes) -> bool:
     return digest == row.leaf_hash and tag_checks(key, row.leaf_hash, row.tag)
 
 
-def screened(rows: list[Row]) -> tuple[list[Row], list[tuple[Row, SetAside]]]:
+def screened(rows: list[Queued]) -> tuple[list[Queued], list[tuple[Queued, SetAside]]]:
     """The queued rows to place, in order, and those to set aside, with why: not made by
     MAGI, or a leaf already placed (or earlier in the queue): a copy."""
     key = keys.tag_key()
@@ -189,8 +170,8 @@ def screened(rows: list[Row]) -> tuple[list[Row], list[tuple[Row, SetAside]]]:
             seq__isnull=False, leaf_hash__in={row.leaf_hash for row in rows}
         ).values_list("leaf_hash", flat=True)
     )
-    taken: list[Row] = []
-    refused: list[tuple[Row, SetAside]] = []
+    taken: list[Queued] = []
+    refused: list[tuple[Queued, SetAside]] = []
     for row in rows:
         if not made_by_magi(row, key):
             refused.append((row, SetAside.UNTAGGED))

@@ -31,7 +31,7 @@ from judgements.audit import keys as signing
 from judgements.audit.coverage import Seen, rows_without_entries
 from judgements.audit.receipt_checks import check_receipts
 from judgements.audit.row_checks import Item, Known, Problem, check_rows
-from judgements.audit.sequencer import screened
+from judgements.audit.sequencer import Queued, screened
 from judgements.audit.tree_checks import (
     TreeWalk,
     add_batch,
@@ -127,8 +127,17 @@ def note(items: list[Item], seen: Seen) -> None:
             seen.saw(entry.kind, payload.get("judgement"))
 
 
-def refusal(row: ChainEntry, why: SetAside) -> Problem:
-    what = f"log entry id {row.pk} ({row.kind} of {row.subject})"
+def queued_items(queued: list[ChainEntry], walk: TreeWalk) -> list[Item]:
+    """The queued entries MAGI queued, with their payloads; every other one named."""
+    by_id = {row.pk: row for row in queued}
+    waiting, refused = screened([Queued.of(row) for row in queued if not row.set_aside])
+    refused += [(Queued.of(row), SetAside(row.set_aside)) for row in queued if row.set_aside]
+    walk.problems += [refusal(row, why) for row, why in sorted(refused)]
+    return [item for item in (parsed(by_id[row.id], walk) for row in waiting) if item is not None]
+
+
+def refusal(row: Queued, why: SetAside) -> Problem:
+    what = f"log entry id {row.id} ({row.kind} of {row.subject})"
     if why == SetAside.REPEAT:
         said = "is a copy of an entry already in the log"
     else:
@@ -159,10 +168,7 @@ def verify(trust: Trust, kept: str | None = None, extra: Sequence[Extra] = ()) -
         note(items, seen)
         walk.problems += check_rows(items, known)
     queued = list(ChainEntry.objects.filter(seq__isnull=True).order_by("id"))
-    waiting, refused = screened([row for row in queued if not row.set_aside])
-    refused += [(row, SetAside(row.set_aside)) for row in queued if row.set_aside]
-    walk.problems += [refusal(row, why) for row, why in sorted(refused, key=lambda r: r[0].pk)]
-    items = [item for item in (parsed(row, walk) for row in waiting) if item is not None]
+    items = queued_items(queued, walk)
     note(items, seen)
     walk.problems += check_rows(items, known)
     check_checkpoints(walk, state, dict(trust.keys))

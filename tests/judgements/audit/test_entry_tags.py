@@ -20,12 +20,11 @@ from judgements.models import (
     Budget,
     ChainEntry,
     EntryKind,
-    Judgement,
     LogState,
     SetAside,
 )
 from magi_client.canonical import canonical, entry_leaf_hash, timestamp
-from tests.support.audit_history import make_history, placed
+from tests.support.audit_history import placed, with_a_budget
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -37,15 +36,7 @@ def history(fake_llm, settings):
     """Three judgements (one overridden) and a budget of 5 a day, placed and signed."""
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
-    made = make_history(3, "w1")
-    staff = Judgement.objects.get(pk=made[0]).override.by
-    budget_config.create(
-        staff,
-        {"team": None, "user": "maker-w1", "panel": None, "panel_team": None,
-         "period": "day", "limit_usd": 5, "limit_tokens": None},
-    )  # fmt: skip
-    placed()
-    return made
+    return with_a_budget(3)
 
 
 def insert_entry(kind: str, subject: str, payload: dict, judgement: int | None, tag: str) -> int:
