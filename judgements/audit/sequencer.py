@@ -33,6 +33,9 @@ from magi_client.canonical import NotCanonical, entry_leaf_hash, timestamp
 logger = logging.getLogger(__name__)
 
 LOG_ID = log.LOG_ID
+# Leaf hashes per query asking which the log already has (under every database's limit
+# of parameters, whatever MAGI_AUDIT_LOG_BATCH is).
+LOOKUP_BATCH = 1000
 
 
 def node_key(node: merkle.Node) -> int:
@@ -165,11 +168,13 @@ def screened(rows: list[Queued]) -> tuple[list[Queued], list[tuple[Queued, SetAs
     """The queued rows to place, in order, and those to set aside, with why: not made by
     MAGI, or a leaf already placed (or earlier in the queue): a copy."""
     key = keys.tag_key()
-    seen = set(
-        ChainEntry.objects.filter(
-            seq__isnull=False, leaf_hash__in={row.leaf_hash for row in rows}
-        ).values_list("leaf_hash", flat=True)
-    )
+    hashes = sorted({row.leaf_hash for row in rows})
+    seen: set[str] = set()
+    for start in range(0, len(hashes), LOOKUP_BATCH):
+        placed = ChainEntry.objects.filter(
+            seq__isnull=False, leaf_hash__in=hashes[start : start + LOOKUP_BATCH]
+        )
+        seen.update(placed.values_list("leaf_hash", flat=True))
     taken: list[Queued] = []
     refused: list[tuple[Queued, SetAside]] = []
     for row in rows:
