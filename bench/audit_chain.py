@@ -120,13 +120,17 @@ def append_worker(appends: int, name: str) -> None:
 
 
 def bare_worker(appends: int, name: str) -> None:
-    """The floor: the same rows, hashed the same (magi_client, no Django), each inserted
-    in a transaction of its own with psycopg alone: what the database and this machine
-    allow, without MAGI's code around the statement."""
+    """The floor: the same rows, hashed and tagged the same (magi_client and
+    core/entry_tags.py, no Django), each inserted in a transaction of its own with psycopg
+    alone: what the database and this machine allow, without MAGI's code around the
+    statement."""
     import psycopg
 
+    from judgements.core.entry_tags import tag, tag_key
     from magi_client.canonical import canonical, entry_leaf_hash, timestamp
+    from magi_client.receipts import unb64url
 
+    key = tag_key(unb64url(os.environ["MAGI_AUDIT_SIGNING_KEY"]))
     conn = psycopg.connect(os.environ["DATABASE_URL"])
     print(f"ready {conn.info.backend_pid}", flush=True)
     sys.stdin.readline()
@@ -137,8 +141,9 @@ def bare_worker(appends: int, name: str) -> None:
         with conn.transaction():
             conn.execute(
                 "INSERT INTO judgements_chainentry (kind, subject, judgement_id, at, payload, "
-                "prev_sha256, leaf_hash) VALUES (%s, %s, NULL, %s, %s, '', %s) RETURNING id",
-                ("configuration", f"bench {name}", at, payload, digest),
+                "prev_sha256, leaf_hash, tag) VALUES (%s, %s, NULL, %s, %s, '', %s, %s) "
+                "RETURNING id",
+                ("configuration", f"bench {name}", at, payload, digest, tag(key, digest)),
             ).fetchone()
     print("done", flush=True)
     sys.stdin.readline()

@@ -17,6 +17,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from django.conf import settings
 
+from judgements.core import entry_tags
 from judgements.core.errors import MagiError
 from magi_client.canonical import canonical
 from magi_client.receipts import (
@@ -80,6 +81,31 @@ def private_key(seed: str) -> Ed25519PrivateKey:
 
 def signing_key() -> Ed25519PrivateKey:
     return private_key(settings.MAGI_AUDIT_SIGNING_KEY or kept_seed())
+
+
+def tag_key() -> bytes:
+    """The key that tags queued log entries (core/entry_tags.py), derived from the current
+    signing key's seed. On every append, so var/'s key file is read again only when it
+    changed (a rotation), not each time."""
+    if settings.MAGI_AUDIT_SIGNING_KEY:
+        return tag_key_of(settings.MAGI_AUDIT_SIGNING_KEY)
+    path = os.path.join(settings.VAR_DIR, KEY_FILE)  # a str: cheaper than a Path here
+    try:
+        found = os.stat(path)
+    except FileNotFoundError:
+        return tag_key_of(kept_seed())
+    return kept_tag_key(path, found.st_mtime_ns, found.st_size, found.st_ino)
+
+
+@functools.lru_cache(maxsize=8)
+def kept_tag_key(path: str, modified: int, size: int, inode: int) -> bytes:
+    """var/'s key file's tag key, for one version of the file (its time, size, inode)."""
+    return tag_key_of(Path(path).read_text().strip())
+
+
+@functools.lru_cache(maxsize=8)
+def tag_key_of(seed: str) -> bytes:
+    return entry_tags.tag_key(private_key(seed).private_bytes_raw())
 
 
 def public_bytes(key: Ed25519PrivateKey) -> bytes:
@@ -169,17 +195,23 @@ def kid_of(public: bytes) -> str:
     return jwk_of(public)["kid"]
 
 
-def rotate() -> tuple[str, str]:
-    """A new embedded key in var/, the old one's public half kept in var/'s retired keys.
-    Returns (old kid, new kid). Only for the embedded default: a deployment sets
-    MAGI_AUDIT_SIGNING_KEY and MAGI_AUDIT_RETIRED_KEYS itself (docs/evidence.md)."""
+def rotatable() -> None:
+    """KeyRefused unless the key is the embedded default's, in var/."""
     if settings.MAGI_AUDIT_SIGNING_KEY:
         raise KeyRefused(
             "MAGI_AUDIT_SIGNING_KEY is set: rotate it there, and add the old key's public "
             "half (manage.py audit keys) to MAGI_AUDIT_RETIRED_KEYS"
         )
+
+
+def rotate() -> tuple[str, str]:
+    """A new embedded key in var/, the old one's public half kept in var/'s retired keys.
+    Returns (old kid, new kid). Only for the embedded default: a deployment sets
+    MAGI_AUDIT_SIGNING_KEY and MAGI_AUDIT_RETIRED_KEYS itself (docs/evidence.md)."""
+    rotatable()
     old = signing_key()
     key_file().write_text(new_seed() + "\n")
+    kept_tag_key.cache_clear()  # the file's time may not have moved (a coarse clock)
     with retired_file().open("a") as handle:
         handle.write(retirement(b64url(public_bytes(old))) + "\n")
     return jwk_of(public_bytes(old))["kid"], current_kid()

@@ -23,6 +23,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, Model
 from django.utils import timezone
 
+from judgements.audit import keys
+from judgements.core.entry_tags import tag
 from judgements.models import (
     ApiToken,
     AuditEntry,
@@ -73,7 +75,8 @@ class Entry:
 
 
 def row_of(entry: Entry, at: datetime) -> ChainEntry:
-    """The entry's row, unsaved, its leaf hash computed from exactly what is stored."""
+    """The entry's row, unsaved, its leaf hash computed from exactly what is stored, and
+    tagged with MAGI's key (core/entry_tags.py) so that the sequencer places it."""
     subject = entry.subject[:120]
     payload = canonical(dict(entry.payload)).decode("utf-8")
     digest = entry_leaf_hash(str(entry.kind), subject, entry.judgement_id, timestamp(at), payload)
@@ -84,6 +87,7 @@ def row_of(entry: Entry, at: datetime) -> ChainEntry:
         at=at,
         payload=payload,
         leaf_hash=digest,
+        tag=tag(keys.tag_key(), digest),
     )
 
 

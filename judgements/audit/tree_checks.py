@@ -35,7 +35,9 @@ def entries() -> Iterator[list[ChainEntry]]:
     """The placed entries in order of place, a batch of rows at a time."""
     last = -1
     while True:
-        rows = list(ChainEntry.objects.filter(seq__gt=last).order_by("seq")[:BATCH])
+        # gte last + 1, not gt last: Django drops `seq > -1` on an unsigned column as
+        # always true, which would let the queued entries (seq NULL) in.
+        rows = list(ChainEntry.objects.filter(seq__gte=last + 1).order_by("seq")[:BATCH])
         if rows:
             yield rows
         if len(rows) < BATCH:

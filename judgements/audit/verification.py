@@ -13,6 +13,10 @@ the first digest or log file changed or missing).
 4. Rows without entries, by id (audit/coverage.py), and what the caller adds (the live
    configuration against its last audited state: configuration/live_state.py).
 
+A queued entry counts only if a MAGI process queued it (its tag checks with this
+server's key, audit/sequencer.py made_by_magi) and it is no copy of one in the log; every
+other, and every entry the sequencer set aside, is named, and describes nothing.
+
 The keys trusted are those given (--keys), or else this server's own, read beside the
 data (its settings and var/), which the report says.
 """
@@ -27,6 +31,7 @@ from judgements.audit import keys as signing
 from judgements.audit.coverage import Seen, rows_without_entries
 from judgements.audit.receipt_checks import check_receipts
 from judgements.audit.row_checks import Item, Known, Problem, check_rows
+from judgements.audit.sequencer import Queued, screened
 from judgements.audit.tree_checks import (
     TreeWalk,
     add_batch,
@@ -35,7 +40,7 @@ from judgements.audit.tree_checks import (
     entries,
     parsed,
 )
-from judgements.models import ChainEntry, Checkpoint, EntryKind, LogState
+from judgements.models import ChainEntry, Checkpoint, EntryKind, LogState, SetAside
 from magi_client import checkpoints
 from magi_client.receipts import NotValid, trusted_keys
 
@@ -90,7 +95,7 @@ def known_from_log() -> Known:
     """The certificates' panels and the panels deleted, as the log itself records them."""
     known = Known()
     for kind, payload in ChainEntry.objects.filter(
-        kind__in=[EntryKind.CERTIFICATE, EntryKind.CONFIGURATION]
+        kind__in=[EntryKind.CERTIFICATE, EntryKind.CONFIGURATION], set_aside=""
     ).values_list("kind", "payload"):
         try:
             said = json.loads(payload)
@@ -122,6 +127,28 @@ def note(items: list[Item], seen: Seen) -> None:
             seen.saw(entry.kind, payload.get("judgement"))
 
 
+def queued_items(queued: list[ChainEntry], walk: TreeWalk) -> list[Item]:
+    """The queued entries MAGI queued, with their payloads; every other one named."""
+    by_id = {row.pk: row for row in queued}
+    waiting, refused = screened([Queued.of(row) for row in queued if not row.set_aside])
+    refused += [(Queued.of(row), SetAside(row.set_aside)) for row in queued if row.set_aside]
+    walk.problems += [refusal(row, why) for row, why in sorted(refused)]
+    return [item for item in (parsed(by_id[row.id], walk) for row in waiting) if item is not None]
+
+
+def refusal(row: Queued, why: SetAside) -> Problem:
+    what = f"log entry id {row.id} ({row.kind} of {row.subject})"
+    if why == SetAside.REPEAT:
+        said = "is a copy of an entry already in the log"
+    else:
+        said = "was queued without MAGI's key: its tag does not check"
+    return Problem(
+        None,
+        f"{what} {said}; it is set aside, never placed or signed, and describes nothing (it "
+        "was written into the database outside MAGI)",
+    )
+
+
 def verify(trust: Trust, kept: str | None = None, extra: Sequence[Extra] = ()) -> Report:
     """Check everything; `kept`: a checkpoint kept outside the database, as text."""
     state = LogState.objects.filter(pk=1).first()
@@ -141,7 +168,7 @@ def verify(trust: Trust, kept: str | None = None, extra: Sequence[Extra] = ()) -
         note(items, seen)
         walk.problems += check_rows(items, known)
     queued = list(ChainEntry.objects.filter(seq__isnull=True).order_by("id"))
-    items = [item for item in (parsed(row, walk) for row in queued) if item is not None]
+    items = queued_items(queued, walk)
     note(items, seen)
     walk.problems += check_rows(items, known)
     check_checkpoints(walk, state, dict(trust.keys))

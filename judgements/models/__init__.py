@@ -28,6 +28,7 @@ from judgements.models.chain import (
     LogNode,
     LogState,
     Receipt,
+    SetAside,
 )
 from judgements.models.checks import (
     CheckKind,
@@ -134,6 +135,7 @@ __all__ = [
     "Panel",
     "Receipt",
     "RoundDecision",
+    "SetAside",
     "SharedQuerySet",
     "SharedWithExamples",
     "StateGraph",

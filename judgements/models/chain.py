@@ -3,6 +3,13 @@ appends them, audit/sequencer.py gives them their place), the tree's stored subt
 signed checkpoints, the log's state with the sequencer's lease, and the receipts signed
 when a verdict is put in force. Never edited but by the sequencer's placing.
 
+An entry's states (the sequencer moves it, audit/sequencer.py):
+
+    queued ──its tag checks, a new leaf──▶ placed (`seq`, under a signed checkpoint)
+       │
+       └──its tag does not check, or a copy of a placed leaf──▶ set aside (`set_aside`:
+          why), never placed or signed; `audit verify` names it
+
 The sequencer's states, on its one LogState row (the lease every background job uses,
 models/leases.py):
 
@@ -35,13 +42,22 @@ class EntryKind(models.TextChoices):
     CONFIGURATION = "configuration", "Panel, team, budget, user or token changed or deleted"
 
 
+class SetAside(models.TextChoices):
+    """Why the sequencer did not place a queued entry (audit/sequencer.py)."""
+
+    UNTAGGED = "untagged", "Queued without MAGI's key"
+    REPEAT = "repeat", "A copy of an entry already in the log"
+
+
 # The kinds that put a verdict in force: each makes a receipt.
 IN_FORCE_KINDS = (EntryKind.VERDICT, EntryKind.OVERRIDE, EntryKind.CONFIRMATION)
 
 
 # The fields a writer fills (their attribute names); `seq` stays NULL (queued) until the
 # sequencer places it.
-QUEUED_COLUMNS = ("kind", "subject", "judgement_id", "at", "payload", "prev_sha256", "leaf_hash")
+QUEUED_COLUMNS = (
+    "kind", "subject", "judgement_id", "at", "payload", "prev_sha256", "leaf_hash", "tag",
+)  # fmt: skip
 
 
 class ChainEntryQuerySet(models.QuerySet["ChainEntry"]):
@@ -62,7 +78,7 @@ class ChainEntryQuerySet(models.QuerySet["ChainEntry"]):
                 for row in chunk
                 for value in (
                     str(row.kind), row.subject, row.judgement_id, moment(row.at), row.payload,
-                    row.prev_sha256, row.leaf_hash,
+                    row.prev_sha256, row.leaf_hash, row.tag,
                 )
             ]  # fmt: skip
             with connection.cursor() as cursor:
@@ -74,7 +90,7 @@ class ChainEntryQuerySet(models.QuerySet["ChainEntry"]):
         return list(rows)
 
 
-# Rows per INSERT: 7 parameters each, under SQLite's 32,766 and PostgreSQL's 65,535.
+# Rows per INSERT: 8 parameters each, under SQLite's 32,766 and PostgreSQL's 65,535.
 INSERT_BATCH = 1000
 
 
@@ -122,6 +138,15 @@ class ChainEntry(models.Model):
     prev_sha256 = models.CharField(max_length=64, blank=True)
     # SHA-256(0x00 || leaf), lowercase hex (magi_client/merkle.py).
     leaf_hash = models.CharField(max_length=64)
+    # HMAC-SHA256 of the leaf hash by the process that queued it, with a key the database
+    # does not hold (core/entry_tags.py): the sequencer places only an entry whose tag
+    # checks. Empty for an entry placed before tags (its checkpoint holds it). The
+    # database's default is for a writer of the release before, during an upgrade.
+    tag = models.CharField(max_length=64, blank=True, default="", db_default="")
+    # Why the sequencer set it aside instead of placing it; empty: queued or placed.
+    set_aside = models.CharField(
+        max_length=16, choices=SetAside.choices, blank=True, default="", db_default=""
+    )
 
     objects = ChainEntryQuerySet.as_manager()
 

@@ -4,12 +4,16 @@ audit verify` finds clean, and each way of changing the history directly in the 
 is named (one way per test), as on SQLite (tests/judgements/audit/test_verification.py,
 tests/judgements/configuration/test_live_state.py for the live configuration)."""
 
+import secrets
 import subprocess
 import sys
+from datetime import UTC, datetime
 
 import psycopg
 import pytest
+from psycopg.types.json import Jsonb
 
+from magi_client.canonical import canonical, entry_leaf_hash, timestamp
 from tests.support.services import REPO, base_env
 
 pytestmark = pytest.mark.postgres
@@ -413,3 +417,47 @@ def test_rows_added_and_users_changed_behind_magis_back_are_named(database, stat
     done = audit_verify(database, "--all")
     assert done.returncode == 1
     assert f"TAMPERED: {named.format(pk=pk)}" in done.stderr, done.stderr
+
+
+def test_an_entry_forged_with_its_rows_by_sql_is_set_aside_and_named(database):
+    """The issue's attack on PostgreSQL: a budget's limit raised 5 -> 5000, an audit row
+    saying so and its configuration entry queued, by SQL, described as MAGI's open code
+    describes them, without MAGI's key: set aside, never placed or signed, and named."""
+    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
+    ((target, by, after),) = sql(
+        database,
+        "SELECT target, by_id, after FROM judgements_auditentry WHERE subject = 'budget' "
+        "ORDER BY id DESC LIMIT 1",
+    )
+    raised = after | {"limit_usd": "5000.0000"}
+    sql(database, "UPDATE judgements_budget SET limit_usd = 5000")
+    ((row, at),) = sql(
+        database,
+        "INSERT INTO judgements_auditentry (subject, target, by_id, actor, at, before, after) "
+        "VALUES ('budget', %s, %s, '', now(), %s, %s) RETURNING id, at",
+        target, by, Jsonb(after), Jsonb(raised),
+    )  # fmt: skip
+    payload = canonical({
+        "audit_entry": row, "subject": "budget", "target": target, "by": by, "actor": "",
+        "at": timestamp(at), "before": after, "after": raised,
+    }).decode()  # fmt: skip
+    moment = datetime.now(UTC)
+    digest = entry_leaf_hash("configuration", target, None, timestamp(moment), payload)
+    ((forged,),) = sql(
+        database,
+        "INSERT INTO judgements_chainentry (kind, subject, judgement_id, at, payload, "
+        "prev_sha256, leaf_hash, tag) VALUES ('configuration', %s, NULL, %s, %s, '', %s, %s) "
+        "RETURNING id",
+        target, moment, payload, digest, secrets.token_hex(32),
+    )  # fmt: skip
+    ((size,),) = sql(database, "SELECT size FROM judgements_logstate")
+    place(database)
+    assert sql(
+        database, "SELECT seq, set_aside FROM judgements_chainentry WHERE id = %s", forged
+    ) == [(None, "untagged")]
+    assert sql(database, "SELECT size FROM judgements_logstate") == [(size,)]
+    assert tampered(database) == (
+        f"TAMPERED: log entry id {forged} (configuration of {target}) was queued without "
+        "MAGI's key: its tag does not check; it is set aside, never placed or signed, and "
+        "describes nothing (it was written into the database outside MAGI)"
+    )

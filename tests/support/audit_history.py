@@ -88,6 +88,22 @@ def make_history(judgements: int, worker: str) -> list[int]:
     return made
 
 
+def with_a_budget(judgements: int) -> list[int]:
+    """`make_history(judgements, "w1")`, then a budget of 5 USD a day for its maker made
+    the audited way, all placed under signed checkpoints. The judgements' ids."""
+    from judgements.configuration import budget_config
+    from judgements.models import Judgement
+
+    made = make_history(judgements, "w1")
+    budget_config.create(
+        Judgement.objects.get(pk=made[0]).override.by,
+        {"team": None, "user": "maker-w1", "panel": None, "panel_team": None, "period": "day",
+         "limit_usd": 5, "limit_tokens": None},
+    )  # fmt: skip
+    placed()
+    return made
+
+
 def placed(worker: str = "tests") -> int:
     """Every queued entry placed in the log, under signed checkpoints, as a worker's
     sequencer run places them (audit/sequencer.py)."""

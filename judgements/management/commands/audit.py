@@ -8,7 +8,10 @@ manage.py audit verify [--all] [--keys FILE|URL] [--checkpoint FILE]
                                  one), 2 bad input
 manage.py audit keys             print the public keys as a JWK set
 manage.py audit new-key          print a new signing key for MAGI_AUDIT_SIGNING_KEY
-manage.py audit rotate-key       a new key in var/, the old one kept for checking
+manage.py audit place            place every queued entry now, under a signed checkpoint
+                                 (before a deployment changes its signing key)
+manage.py audit rotate-key       place what is queued, then a new key in var/, the old one
+                                 kept for checking
 manage.py audit retire-key -- X  print the line that keeps retired key X (its public
                                  half) for checking, signed with the current key, for
                                  MAGI_AUDIT_RETIRED_KEYS (the `--`: a key in base64url may
@@ -26,6 +29,8 @@ from django.core.management.base import BaseCommand
 
 from judgements.audit import keys, verification
 from judgements.configuration import live_state
+from judgements.models import ChainEntry
+from judgements.outcome.checkpoints import sequence_and_publish
 from magi_client.receipts import NotValid, unb64url
 
 EXIT_CLEAN = 0
@@ -90,6 +95,7 @@ class Command(BaseCommand):
         )
         actions.add_parser("keys", help="print the public keys as a JWK set")
         actions.add_parser("new-key", help="print a new signing key (a deployment's)")
+        actions.add_parser("place", help="place every queued entry now, under a checkpoint")
         actions.add_parser("rotate-key", help="rotate the key kept in var/")
         retiring = actions.add_parser("retire-key", help="sign a retired key's retirement")
         retiring.add_argument(
@@ -107,12 +113,36 @@ class Command(BaseCommand):
                 self.stdout.write(keys.new_seed())
             elif options["action"] == "retire-key":
                 self.stdout.write(self.retire(options["public"]))
+            elif options["action"] == "place":
+                self.stdout.write(self.place())
             else:
+                keys.rotatable()
+                self.stdout.write(self.place())
+                if self.waiting():
+                    raise keys.KeyRefused(
+                        "log entries are still queued: stop MAGI's workers and web, then "
+                        "rotate (an entry tagged with the old key is not placed after)"
+                    )
                 old, new = keys.rotate()
                 self.stdout.write(f"signing with {new}; {old} kept for checking")
         except (keys.KeyRefused, BadInput) as exc:
             self.stderr.write(f"invalid input: {exc}")
             sys.exit(EXIT_INVALID)
+
+    def waiting(self) -> int:
+        return ChainEntry.objects.filter(seq__isnull=True, set_aside="").count()
+
+    def place(self) -> str:
+        """Every queued entry placed under the current key, tagged with it
+        (docs/evidence.md, rotation); what it did, in words."""
+        placed = sequence_and_publish("manage.py audit")
+        waiting = self.waiting()
+        still = (
+            f"; {waiting} still queued (a worker holds the sequencer's lease, or is writing)"
+            if waiting
+            else ""
+        )
+        return f"placed {placed} queued entries{still}"
 
     def retire(self, public: str) -> str:
         try:

@@ -54,6 +54,16 @@ def test_rotation_keeps_the_old_key_for_checking(embedded):
     check_signature(signed({"seq": 2}), "head", published)
 
 
+def test_the_key_that_tags_entries_follows_the_signing_key(embedded, settings):
+    """Derived from the current seed (core/entry_tags.py), kept's changes followed."""
+    first = keys.tag_key()
+    assert first == keys.tag_key_of(keys.kept_seed())
+    keys.rotate()
+    assert keys.tag_key() == keys.tag_key_of(keys.kept_seed()) != first
+    settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
+    assert keys.tag_key() not in (first, keys.tag_key_of(keys.kept_seed()))
+
+
 def test_a_deployments_key_comes_from_the_environment(settings):
     settings.MAGI_AUDIT_SIGNING_KEY = keys.new_seed()
     document = signed({"seq": 3})
@@ -101,6 +111,7 @@ def test_a_bad_key_is_refused_naming_the_setting(settings):
         keys.current_kid()
 
 
+@pytest.mark.django_db
 def test_the_commands_print_and_rotate_the_keys(embedded):
     out = io.StringIO()
     call_command("audit", "keys", stdout=out)

@@ -1,6 +1,7 @@
 """A database with the hash chain of before issue 55 migrates: its entries become the
 log's first leaves in the form they were hashed in then, at their places, and the log,
-once its sequencer has signed a checkpoint, checks clean (migration 0029)."""
+once its sequencer has signed a checkpoint, checks clean (migration 0029); what is queued
+at the upgrade (0029's genesis) is tagged with the key then current, and placed (0030)."""
 
 import hashlib
 import json
@@ -10,7 +11,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
-from judgements.audit import verification
+from judgements.audit import keys, verification
 from judgements.models import ChainEntry, LogState
 from magi_client.canonical import canonical, timestamp
 from tests.support.audit_history import placed
@@ -18,10 +19,11 @@ from tests.support.audit_history import placed
 pytestmark = pytest.mark.django_db(transaction=True)
 
 BEFORE = [("judgements", "0028_house_states")]
-AFTER = [("judgements", "0029_evidence_log")]
+AFTER = [("judgements", "0030_entry_tags")]
 
 
 def test_the_old_chain_is_carried_into_the_log_and_checks_clean():
+    keys.signing_key()  # the old release's, which signed its chain's head
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     old = executor.loader.project_state(BEFORE).apps
@@ -56,7 +58,8 @@ def test_the_old_chain_is_carried_into_the_log_and_checks_clean():
         (None, "genesis"),
     ]
     assert LogState.objects.get().size == 2
-    placed()
+    assert [bool(e.tag) for e in carried] == [False, False, True]
+    assert placed() == 1
     report = verification.verify(verification.trust_beside_the_data())
     assert report.clean, [str(p) for p in report.problems]
     assert json.loads(carried[2].payload)["before"]["audit_entry"] == audit_row.pk

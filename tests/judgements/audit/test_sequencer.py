@@ -65,7 +65,7 @@ def test_a_worker_without_the_lease_places_nothing(queued):
     ChainEntry.objects.filter(kind="genesis").update(seq=None)  # queue one again
     LogState.objects.update(lease_owner="s2", lease_expires_at="2999-01-01T00:00:00Z")
     assert sequencer.run("s1") == 0
-    assert sequencer.place_batch("s1", 100) == 0
+    assert sequencer.place_batch("s1", 100) == (0, 0)
 
 
 def test_the_log_endpoints_serve_the_checkpoint_and_proofs_without_sign_in(queued):

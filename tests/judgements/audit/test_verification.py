@@ -11,11 +11,10 @@ from django.core.management import call_command
 from django.db import connection
 
 from judgements.audit import keys, verification
-from judgements.configuration import budget_config
 from judgements.models import ChainEntry, Checkpoint, Judgement, LogState, Override
 from magi_client import checkpoints
 from magi_client.receipts import b64url
-from tests.support.audit_history import make_history, placed
+from tests.support.audit_history import placed, with_a_budget
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,22 +25,7 @@ def history(fake_llm, settings):
     placed in the log under signed checkpoints; untouched."""
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
-    made = make_history(8, "w1")
-    staff = Judgement.objects.get(pk=made[0]).override.by
-    budget_config.create(
-        staff,
-        {
-            "team": None,
-            "user": "maker-w1",
-            "panel": None,
-            "panel_team": None,
-            "period": "day",
-            "limit_usd": 5,
-            "limit_tokens": None,
-        },
-    )
-    placed()
-    return made
+    return with_a_budget(8)
 
 
 def sql(statement: str, *params) -> None:
