@@ -28,6 +28,10 @@ Ratios reported:
   issue's 1.44x matches (it rose from 1.11x as the checks arrived, far less than adding
   five calls a judgement would have): judgements made straight as rows ask no checks.
 
+`--floor sdk` (the default) asks as a plain program would: one client, the typed
+`chat.completions.create`; `--floor engine-path` asks as the engine does (bench/
+engine_floor.py EnginePath; docs/benchmarks.md says why the default is no true floor).
+
 The suite's server is restarted before each batch (it keeps every request it answered
 and slows as they pile up); leases and call timeouts are set long, so neither renewals
 nor retries, which come with wall time on a busy machine, are counted as engine work.
@@ -146,9 +150,10 @@ class Sides:
     """The configurations, each a function of a batch size returning CPU seconds, and
     the LLM server they call."""
 
-    def __init__(self) -> None:
+    def __init__(self, floor: str = "sdk") -> None:
         self.server: subprocess.Popen | None = None
         self.bodies: dict = {}
+        self.floor_path = floor
         self.base_url = self.fresh_server()
 
     def fresh_server(self) -> str:
@@ -184,17 +189,17 @@ class Sides:
         return cpu
 
     def floor(self, n: int, checks: bool, profile: cProfile.Profile | None = None) -> float:
-        import openai
 
         ids = new_judgements(n, checks=False)
         panels = engine_floor.panels_of(ids)
         self.fresh_server()
 
         async def run() -> None:
-            # A client of its own per batch, as the engine's runner has.
-            async with openai.AsyncOpenAI(
-                base_url=self.base_url, api_key="bench", max_retries=0, timeout=TIMEOUT
-            ) as client:
+            # Clients of its own per batch, as the engine's runner has.
+            async with engine_floor.asking(
+                self.floor_path,
+                base_url=self.base_url, api_key="bench", max_retries=0, timeout=TIMEOUT,
+            ) as client:  # fmt: skip
                 await engine_floor.run(
                     client, self.bodies, panels, rows_in="default", checks=checks
                 )
@@ -257,6 +262,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--judgements", type=int, default=100, help="judgements per batch")
     parser.add_argument("--pairs", type=int, default=4, help="alternating batch pairs")
+    parser.add_argument(
+        "--floor",
+        choices=("sdk", "engine-path"),
+        default="sdk",
+        help="how the floor asks: the typed SDK call, one pool; or as the engine asks",
+    )
     parser.add_argument("--profile", help="profile one engine batch (checks as by default)")
     parser.add_argument("--no-checks-profile", action="store_true", help="profile without")
     parser.add_argument(
@@ -269,7 +280,7 @@ def main() -> None:
 
     # Stopped from outside: still stop the server (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    sides = Sides()
+    sides = Sides(args.floor)
     try:
         with tempfile.TemporaryDirectory() as var_dir:
             setup_django(sides.base_url, var_dir)
@@ -352,7 +363,7 @@ def measure(sides: Sides, args: argparse.Namespace) -> None:
 
     votes = n * VOTES_PER_JUDGEMENT
     every_call = n * (VOTES_PER_JUDGEMENT + CHECKS_PER_JUDGEMENT)
-    print(f"\n{n} judgements a batch, {args.pairs} batches of each; ms CPU (median):")
+    print(f"\n{n} judgements a batch, {args.pairs} batches of each ({args.floor}); ms CPU:")
     for name, values in cpu.items():
         line = f"  {name:17} {1000 * statistics.median(values) / votes:6.2f} per vote decision"
         if name in ("engine default", "floor 14 calls"):

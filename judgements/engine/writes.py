@@ -5,11 +5,12 @@ judgement's lease (checked under a row lock); the changes of state are
 engine/lifecycle.py's. Synchronous ORM code, awaited through `db_call`.
 """
 
+import functools
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TypedDict
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, router, transaction
 
 from judgements.audit import record as chain_record
 from judgements.engine.lease import LeaseLost
@@ -65,6 +66,37 @@ def attempt_row(
     )
 
 
+# Stand-ins the lease check is compiled with, once per database, then swapped for each
+# call's values: the ORM compiled the same statement for every decision and check, about
+# 4 % of the engine's CPU (docs/benchmarks.md, the engine's CPU per decision).
+_WORKER, _JUDGEMENT = "\x00worker", -7
+# What the statement's parameters are: the worker and status (text), the pk and EXISTS's 1.
+Param = str | int
+
+
+@functools.cache
+def held_statement(alias: str, vendor: str) -> tuple[str, tuple[Param, ...]]:
+    """`Judgement.objects.held_by(worker).filter(pk=...).select_for_update().exists()`
+    as the ORM compiles it for this database (kept per alias and its vendor), with the
+    stand-ins among its parameters.
+    Compiled inside the caller's transaction (select_for_update wants one)."""
+    held = Judgement.objects.held_by(_WORKER).filter(pk=_JUDGEMENT).select_for_update()
+    sql, params = held.query.exists().get_compiler(alias).as_sql()
+    return sql, tuple(params)
+
+
+def locked_if_held(judgement_id: int, worker_id: str) -> bool:
+    """Whether `worker_id` holds the judgement while it judges, its row locked until the
+    transaction ends (a concurrent claim skips it): the ORM's query, compiled once."""
+    alias = router.db_for_write(Judgement)
+    sql, template = held_statement(alias, connections[alias].vendor)
+    stand_ins: dict[Param, Param] = {_WORKER: worker_id, _JUDGEMENT: judgement_id}
+    params = [stand_ins.get(value, value) for value in template]
+    with connections[alias].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchone() is not None
+
+
 def store_failed_attempt(
     agent: Agent, round_number: int, route: completions.ModelRoute, entry: calls.AttemptRecord
 ) -> None:
@@ -97,8 +129,7 @@ def store_decision(
     with transaction.atomic():
         # A worker that lost its lease stops here. While the row is locked a concurrent
         # claim skips it, so the check holds until we commit.
-        held = Judgement.objects.held_by(worker_id).filter(pk=agent.judgement_id)
-        if not held.select_for_update().exists():
+        if not locked_if_held(agent.judgement_id, worker_id):
             raise LeaseLost(f"judgement {agent.judgement_id} is no longer held by {worker_id}")
         made = attempt_row(agent, round_number, route, result.attempt)
         made.save()
@@ -162,8 +193,7 @@ def store_check(
     """A check's successful call with what it found (p_approve, decision, steered), by
     the lease holder only."""
     with transaction.atomic():
-        held = Judgement.objects.held_by(worker_id).filter(pk=judgement_id)
-        if not held.select_for_update().exists():
+        if not locked_if_held(judgement_id, worker_id):
             raise LeaseLost(f"judgement {judgement_id} is no longer held by {worker_id}")
         row = check_row(judgement_id, kind, agent, route, entry)
         for name, value in finding.items():

@@ -91,3 +91,14 @@ def test_a_check_is_stored_with_its_finding_by_the_lease_holder_only(make_judgem
         0.8,
         "",
     )
+
+
+def test_the_lease_check_answers_for_the_holder_of_a_judging_judgement_only(make_judgement):
+    judgement = claimed(make_judgement)
+    other = claimed(make_judgement, "w2")
+    assert writes.locked_if_held(judgement.pk, "w1")
+    assert not writes.locked_if_held(judgement.pk, "w2")
+    assert not writes.locked_if_held(other.pk, "w1")
+    # Held by w1 still, but no longer judging: its lease went with its status.
+    Judgement.objects.filter(pk=judgement.pk).update(status="approved")
+    assert not writes.locked_if_held(judgement.pk, "w1")
