@@ -57,6 +57,7 @@ VARIANTS = [
     "no_missing",
     "criterion_first",
     "short_rules",
+    "change_check",
 ]
 EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
