@@ -359,18 +359,12 @@ class Findings:
     # contradicts, as (claim, evidence).
     unquoted: str | None = None
     contradicted: tuple[tuple[str, str], ...] = ()
-    # The CHANGE_CHECK variant's: the agent's own vote of the round before, when this
-    # answer turned it.
+    # The CHANGE_CHECK variant's: the agent's vote of the round before, which this turned.
     changed_from: str | None = None
 
     def __bool__(self) -> bool:
-        return (
-            self.changed_from is not None
-            or bool(self.stated)
-            or self.copied is not None
-            or self.unquoted is not None
-            or bool(self.contradicted)
-        )
+        found = (self.stated, self.copied, self.contradicted, self.changed_from)
+        return any(found) or self.unquoted is not None
 
 
 def check_answer(
@@ -385,9 +379,8 @@ def check_answer(
     own_last_vote: str | None = None,
 ) -> Findings:
     """Every check of one answer; `quote` (the QUOTE variant's, None when not asked) adds
-    the quote's and the paraphrased absences' checks, and `own_last_vote` (the
-    CHANGE_CHECK variant's: the agent's vote of the round before, None when not asked or
-    in round 1) whether this answer turned it."""
+    the quote's and the paraphrased absences' checks, `own_last_vote` (CHANGE_CHECK's:
+    the agent's vote of the round before; None when not asked) whether it turned."""
     stated_items = tuple(refuted_absences(decision, missing, content))
     contradicted: tuple[tuple[str, str], ...] = ()
     unquoted = None

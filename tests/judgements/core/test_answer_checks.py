@@ -3,6 +3,7 @@ import pytest
 from judgements.core import answer_checks
 from judgements.core.answer_checks import (
     EarlierReason,
+    Findings,
     check_answer,
     copied_from,
     refuted_absences,
@@ -240,8 +241,12 @@ def test_only_a_turn_after_two_rounds_of_the_same_vote_is_looked_at():
 
 
 def test_a_turned_vote_is_found_only_when_asked_and_only_when_it_turned():
-    fine = ("Casper", 2, "approve", "Fine.", [], CONTENT, [])
-    assert check_answer(*fine, own_last_vote="reject").changed_from == "reject"
-    assert not check_answer(*fine, own_last_vote="approve")
+    def fine(own_last_vote: str | None) -> Findings:
+        return check_answer(
+            "Casper", 2, "approve", "Fine.", [], CONTENT, [], own_last_vote=own_last_vote
+        )
+
+    assert fine("reject").changed_from == "reject"
+    assert not fine("approve")
     # Round 1, or the CHANGE_CHECK variant not asked: nothing to compare with.
-    assert not check_answer(*fine, own_last_vote=None)
+    assert not fine(None)

@@ -6,6 +6,7 @@ asks (models/checks.py checks_for)."""
 import pytest
 from asgiref.sync import sync_to_async
 
+from judgements.core.checks import BUNDLED_MODEL
 from judgements.models import (
     Certificate,
     CheckKind,
@@ -15,7 +16,6 @@ from judgements.models import (
     Status,
     Trust,
 )
-from judgements.core.checks import BUNDLED_MODEL
 from judgements.models.checks import checks_for
 from judgements.panels import variant_setting
 from tests.support.cases import case_for
