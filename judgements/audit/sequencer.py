@@ -144,10 +144,8 @@ class Queued(NamedTuple):
 
     @classmethod
     def of(cls, row: ChainEntry) -> "Queued":
-        return cls(
-            row.pk, row.kind, row.subject, row.judgement_id, row.at, row.payload,
-            row.prev_sha256, row.leaf_hash, row.tag,
-        )  # fmt: skip
+        """The same fields the sequencer's query reads (`values_list(*Queued._fields)`)."""
+        return cls._make(getattr(row, name) for name in cls._fields)
 
 
 def made_by_magi(row: Queued, key: bytes) -> bool:
