@@ -17,6 +17,7 @@ from judgements.evaluations import metrics, plain_call, run_costs
 from judgements.evaluations.plain_call import PerCriterionComparison, PlainCallComparison
 from judgements.evaluations.report_figures import Figures
 from judgements.models import CheckKind, EvaluationRun, JudgementCheck, LLMAttempt, RoundDecision
+from judgements.models.checks import check_model
 
 # Judgement id -> model -> token kind -> count (None: the provider gave none).
 Tokens = dict[int, dict[str, dict[str, int | None]]]
@@ -282,8 +283,8 @@ def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> R
 
 def plain_model(run: EvaluationRun) -> str | None:
     """The model the run's plain call asks: the deployment's check model, else the first
-    agent's (engine/checks.py check_model)."""
-    return settings.MAGI_CHECK_MODEL or (run.agents[0]["model"] if run.agents else None)
+    agent's, as a check asks it (models/checks.py check_model)."""
+    return check_model(run.agents)
 
 
 def compare(run_a: EvaluationRun, run_b: EvaluationRun) -> RunsCompared:
