@@ -798,7 +798,8 @@ def main() -> None:
     parser.add_argument(
         "--cases",
         help="run only these case ids, comma-separated (e.g. the judgements a change of the"
-        " later rounds can alter: at temperature 0 the others answer as they did)",
+        " later rounds can alter; the others answer as they did only where the provider"
+        " answers the same prompt the same way: docs/panel-quality.md)",
     )
     parser.add_argument(
         "--calibrate-on", default="starter", help="suites a calibrated column learns on"
