@@ -15,18 +15,21 @@ counted; the SQLite database lives in a temporary directory. Configurations run 
 alternating batches (ABBA order, so a drift of the machine falls on both sides alike);
 a ratio is the median over batch pairs.
 
-The checks beside round 1 (a probe per agent, a second opinion, a screen: five calls a
-judgement) run where they can inform the verdict (docs/contested.md, "When a check
-runs"): a certified panel's judgements and evaluation runs ask them, so the engine is
-measured with all five ("engine default") and without ("engine no checks").
-Ratios reported:
-- per vote decision, checks as by default: engine default CPU / 9 vote decisions,
-  against the floor's 9 calls and rows per judgement;
-- per call, checks counted as decisions: engine default CPU / 14 calls, against a floor
-  that also makes the five check calls (14 calls and rows per judgement);
-- without checks: engine no checks / 9, against the 9-call floor. This is the one the
-  issue's 1.44x matches (it rose from 1.11x as the checks arrived, far less than adding
-  five calls a judgement would have): judgements made straight as rows ask no checks.
+Which checks run beside round 1 (docs/contested.md, "When a check runs") decides how many
+calls a judgement makes, so the engine is measured three ways, each against a floor that
+makes the same calls (`--modes`):
+- "default": what a deployment that sets nothing runs, a panel with no certificate: the
+  second opinion alone (10 calls a judgement). The engine decides, as in production
+  (no setting is set); the batch fails if any other check ran;
+- "all": every check (a probe per agent, a second opinion, a screen: 14 calls), as an
+  evaluation run, a deployment that turns them on, or a certificate that reads them asks;
+- "off": none (9 calls), as judgements made straight as rows ask.
+Ratios reported, each the median over batch pairs:
+- per vote decision: the engine's CPU over its 9 vote decisions, against the 9-call
+  floor. The issue's measure; with checks, the checks' calls count on the engine's side
+  only (the bare SDK making 14 calls is itself about 1.5x the 9-call floor);
+- per call: the engine's CPU over every call it makes, against a floor that makes the
+  same calls and stores a row for each. What the engine adds beyond its calls.
 
 `--floor sdk` (the default) asks as a plain program would: one client, the typed
 `chat.completions.create`; `--floor engine-path` asks as the engine does (bench/
@@ -40,8 +43,8 @@ nor retries, which come with wall time on a busy machine, are counted as engine 
 import argparse
 import asyncio
 import cProfile
+import functools
 import gc
-import pstats
 import signal
 import statistics
 import subprocess
@@ -65,7 +68,21 @@ CONTENT = "I am going to travel to Japan next week."
 # The agents as new_judgements makes them: (name, criteria, model).
 BRIEFS = [(f"agent-{i}", "Approve safe plans.", model) for i, model in enumerate(MODELS)]
 VOTES_PER_JUDGEMENT = 9
-CHECKS_PER_JUDGEMENT = 5  # a probe per agent, a second opinion, a screen
+# The checks each mode's judgements ask (engine_floor.run's kinds) and their calls.
+MODES = {
+    "default": ("second_opinion",),
+    "all": ("probe", "second_opinion", "screen"),
+    "off": (),
+}
+# The deployment's switch for each mode: None is a deployment that sets nothing.
+SWITCHES = {"default": None, "all": True, "off": False}
+
+
+def calls_of(mode: str) -> int:
+    """The calls a judgement of `mode` makes: its votes, a probe per agent, the others."""
+    return VOTES_PER_JUDGEMENT + sum(len(BRIEFS) if k == "probe" else 1 for k in MODES[mode])
+
+
 # Seconds a call may take, on both sides: a burst of hundreds of calls keeps the suite's
 # server (pure Python) busy for many seconds on a loaded machine, and a call timed out
 # and asked again would be work that is not like for like.
@@ -89,21 +106,21 @@ def setup_django(base_url: str, var_dir: str) -> None:
     )
 
 
-def set_checks(on: bool) -> None:
+def set_checks(mode: str) -> None:
     from django.conf import settings
 
-    settings.MAGI_CONFIDENCE_PROBE = on
-    settings.MAGI_SECOND_OPINION = on
-    settings.MAGI_INJECTION_SCREEN = on
+    settings.MAGI_CONFIDENCE_PROBE = SWITCHES[mode]
+    settings.MAGI_SECOND_OPINION = SWITCHES[mode]
+    settings.MAGI_INJECTION_SCREEN = SWITCHES[mode]
 
 
-def new_judgements(count: int, *, checks: bool) -> list[int]:
-    """Queued judgements, started the one way judgements start (intake/start.py), with
-    the checks the page and the API give them by default (or none)."""
+def new_judgements(count: int, *, mode: str) -> list[int]:
+    """Queued judgements, started the one way judgements start (intake/start.py), under
+    the deployment's check switches of `mode`."""
     from judgements.intake.schemas import Case, validated
     from judgements.intake.start import Submission, submit
 
-    set_checks(checks)
+    set_checks(mode)
     case = {
         "title": "bench",
         "content": CONTENT,
@@ -177,20 +194,20 @@ class Sides:
             self.server.wait()
             self.server = None
 
-    def engine(self, n: int, checks: bool, profile: cProfile.Profile | None = None) -> float:
-        ids = new_judgements(n, checks=checks)
+    def engine(self, n: int, mode: str, profile: cProfile.Profile | None = None) -> float:
+        ids = new_judgements(n, mode=mode)
         self.fresh_server()
 
         async def run() -> None:
             await engine_batch(ids)
 
         cpu = cpu_of(run, profile)
-        self.assert_finished(ids)
+        self.assert_finished(ids, mode)
         return cpu
 
-    def floor(self, n: int, checks: bool, profile: cProfile.Profile | None = None) -> float:
+    def floor(self, n: int, mode: str, profile: cProfile.Profile | None = None) -> float:
 
-        ids = new_judgements(n, checks=False)
+        ids = new_judgements(n, mode="off")
         panels = engine_floor.panels_of(ids)
         self.fresh_server()
 
@@ -201,61 +218,29 @@ class Sides:
                 base_url=self.base_url, api_key="bench", max_retries=0, timeout=TIMEOUT,
             ) as client:  # fmt: skip
                 await engine_floor.run(
-                    client, self.bodies, panels, rows_in="default", checks=checks
+                    client, self.bodies, panels, rows_in="default", checks=MODES[mode]
                 )
 
         return cpu_of(run, profile)
 
     @staticmethod
-    def assert_finished(ids: list[int]) -> None:
-        """Every judgement approved, with no failed or repeated call: a retry would be
-        extra work the floor does not do."""
+    def assert_finished(ids: list[int], mode: str) -> None:
+        """Every judgement approved, having asked the checks of `mode` and no other, with
+        no failed or repeated call: a retry would be extra work the floor does not do."""
         from judgements.models import AttemptOutcome, Judgement, JudgementCheck, LLMAttempt, Status
 
         statuses = set(Judgement.objects.filter(pk__in=ids).values_list("status", flat=True))
         assert statuses == {Status.APPROVED}, statuses
         attempts = LLMAttempt.objects.filter(agent__judgement_id__in=ids)
         checks = JudgementCheck.objects.filter(judgement_id__in=ids)
+        kinds = set(checks.values_list("kind", flat=True))
+        assert kinds == set(MODES[mode]), (mode, kinds)
+        assert checks.count() == len(ids) * (calls_of(mode) - VOTES_PER_JUDGEMENT), mode
         extra = (
             attempts.exclude(outcome=AttemptOutcome.OK).count() + checks.exclude(error="").count()
         )
         if extra:
             print(f"  (engine batch: {extra} failed or rechecked attempts)", flush=True)
-
-
-def count_queries(sides: Sides, n: int, checks: bool) -> tuple[int, dict[str, int]]:
-    """SQL statements the engine runs for n judgements, by their first word."""
-    from django.db import connections
-
-    seen: list[str] = []
-
-    def note(execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        seen.append(sql)
-        return execute(sql, params, many, context)
-
-    # The engine's queries run on its database thread, each thread with a connection of
-    # its own: wrap every connection a thread opens while the batch runs.
-    from django.db.backends.signals import connection_created
-
-    def wrap(sender: Any, connection: Any, **kwargs: Any) -> None:
-        connection.execute_wrappers.append(note)
-
-    connection_created.connect(wrap)
-    connections.close_all()
-    from judgements.infrastructure.database import db_executor
-
-    db_executor().submit(connections.close_all).result()
-    try:
-        sides.engine(n, checks)
-    finally:
-        connection_created.disconnect(wrap)
-        db_executor().submit(connections.close_all).result()
-        connections.close_all()
-    kinds: dict[str, int] = {}
-    for sql in seen:
-        word = sql.split(None, 1)[0].upper()
-        kinds[word] = kinds.get(word, 0) + 1
-    return len(seen), kinds
 
 
 def main() -> None:
@@ -268,15 +253,20 @@ def main() -> None:
         default="sdk",
         help="how the floor asks: the typed SDK call, one pool; or as the engine asks",
     )
-    parser.add_argument("--profile", help="profile one engine batch (checks as by default)")
-    parser.add_argument("--no-checks-profile", action="store_true", help="profile without")
     parser.add_argument(
-        "--no-checks-only", action="store_true", help="only the engine without checks and its floor"
+        "--modes",
+        default="default,all,off",
+        help="which checks run, comma-separated: default (what a deployment that sets "
+        "nothing runs), all, off",
     )
+    parser.add_argument("--profile", help="profile one engine batch (of the first mode)")
     parser.add_argument(
         "--profile-floor", action="store_true", help="profile the floor's event loop instead"
     )
     args = parser.parse_args()
+    args.modes = args.modes.split(",")
+    if not args.modes or not set(args.modes) <= set(MODES):
+        parser.error(f"--modes: of {', '.join(MODES)}, comma-separated")
 
     # Stopped from outside: still stop the server (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
@@ -289,67 +279,30 @@ def main() -> None:
                 **engine_floor.check_bodies(BRIEFS, CONTENT),
             }
             if args.profile:
-                profile_one(sides, args)
+                import engine_profile
+
+                engine_profile.profile_one(sides, args.modes[0], calls_of(args.modes[0]), args)
             else:
                 measure(sides, args)
     finally:
         sides.stop_server()
 
 
-def profile_one(sides: Sides, args: argparse.Namespace) -> None:
-    checks = not args.no_checks_profile
-    n = args.judgements
-    if args.profile_floor:
-        sides.floor(5, checks)  # warm up: imports, connections
-        profile = cProfile.Profile(time.thread_time)
-        cpu = sides.floor(n, checks, profile)
-        print(f"profiled floor batch: {cpu:.2f} s CPU for {n} judgements (checks {checks})")
-        profile.dump_stats(args.profile)
-        stats = pstats.Stats(args.profile)
-        stats.sort_stats("cumulative").print_stats(70)
-        return
-    sides.engine(5, checks)  # warm up: imports, connections
-    total, kinds = count_queries(sides, n, checks)
-    calls = VOTES_PER_JUDGEMENT + (CHECKS_PER_JUDGEMENT if checks else 0)
-    print(
-        f"queries: {total / (n * VOTES_PER_JUDGEMENT):.1f} per vote decision, "
-        f"{total / (n * calls):.1f} per call, {total / n:.1f} per judgement: {kinds}"
-    )
-    # CPU time, not wall time, per thread: the event loop's and the database thread's
-    # (where the engine's ORM code runs) each get a profile of their own.
-    from judgements.infrastructure.database import db_executor
-
-    loop_profile = cProfile.Profile(time.thread_time)
-    db_profile = cProfile.Profile(time.thread_time)
-    db_executor().submit(db_profile.enable).result()
-    cpu = sides.engine(n, checks, loop_profile)
-    db_executor().submit(db_profile.disable).result()
-    print(f"profiled batch: {cpu:.2f} s CPU for {n} judgements (checks {checks})")
-    for name, profile in (("event loop", loop_profile), ("database thread", db_profile)):
-        path = f"{args.profile}.{name.split()[0]}"
-        profile.dump_stats(path)
-        print(f"\n===== {name} thread: {path}")
-        stats = pstats.Stats(path)
-        stats.sort_stats("cumulative").print_stats(70)
-        stats.sort_stats("tottime").print_stats(40)
-
-
 def measure(sides: Sides, args: argparse.Namespace) -> None:
     n = args.judgements
+    # One floor for each number of calls the modes make (default and all share none).
+    floors = {calls_of(mode): mode for mode in ("off", *args.modes)}
     # Warm-up: first imports, connections and caches are not what we measure.
-    sides.engine(5, True)
-    sides.engine(5, False)
-    sides.floor(5, True)
-    sides.floor(5, False)
+    for mode in args.modes:
+        sides.engine(5, mode)
+    for mode in floors.values():
+        sides.floor(5, mode)
 
-    configs = {
-        "engine default": lambda: sides.engine(n, True),
-        "engine no checks": lambda: sides.engine(n, False),
-        "floor 9 calls": lambda: sides.floor(n, False),
-        "floor 14 calls": lambda: sides.floor(n, True),
-    }
-    if args.no_checks_only:
-        del configs["engine default"], configs["floor 14 calls"]
+    configs: dict[str, Callable[[], float]] = {}
+    for mode in args.modes:
+        configs[f"engine {mode}"] = functools.partial(sides.engine, n, mode)
+    for calls, mode in floors.items():
+        configs[f"floor {calls} calls"] = functools.partial(sides.floor, n, mode)
     cpu: dict[str, list[float]] = {name: [] for name in configs}
     order = list(configs)
     for pair in range(args.pairs):
@@ -362,33 +315,30 @@ def measure(sides: Sides, args: argparse.Namespace) -> None:
         )
 
     votes = n * VOTES_PER_JUDGEMENT
-    every_call = n * (VOTES_PER_JUDGEMENT + CHECKS_PER_JUDGEMENT)
     print(f"\n{n} judgements a batch, {args.pairs} batches of each ({args.floor}); ms CPU:")
     for name, values in cpu.items():
-        line = f"  {name:17} {1000 * statistics.median(values) / votes:6.2f} per vote decision"
-        if name in ("engine default", "floor 14 calls"):
-            line += f", {1000 * statistics.median(values) / every_call:6.2f} per call"
-        print(line)
-
-    def ratio(a: str, b: str, a_per: int, b_per: int) -> float:
-        return statistics.median(
-            (x / a_per) / (y / b_per) for x, y in zip(cpu[a], cpu[b], strict=True)
+        calls = int(name.split()[1]) if name.startswith("floor") else calls_of(name.split()[1])
+        print(
+            f"  {name:16} {1000 * statistics.median(values) / votes:6.2f} per vote decision, "
+            f"{1000 * statistics.median(values) / (n * calls):6.2f} per call ({calls} calls)"
         )
+
+    def ratio(a: str, b: str) -> float:
+        return statistics.median(x / y for x, y in zip(cpu[a], cpu[b], strict=True))
 
     print("ratios (median over batch pairs):")
-    if not args.no_checks_only:
-        print(
-            f"  per vote decision, checks as by default:               "
-            f"{ratio('engine default', 'floor 9 calls', votes, votes):.2f}x"
-        )
-        print(
-            f"  per call, checks counted as decisions:                 "
-            f"{ratio('engine default', 'floor 14 calls', every_call, every_call):.2f}x"
-        )
-    print(
-        f"  per vote decision, checks off (the issue's 1.44x):     "
-        f"{ratio('engine no checks', 'floor 9 calls', votes, votes):.2f}x"
-    )
+    words = {
+        "default": "checks as a deployment runs them by default (the second opinion)",
+        "all": "every check (a probe per agent, second opinion, screen)",
+        "off": "checks off",
+    }
+    for mode in args.modes:
+        calls = calls_of(mode)
+        per_vote = ratio(f"engine {mode}", f"floor {VOTES_PER_JUDGEMENT} calls")
+        line = f"  {words[mode]}: per vote decision {per_vote:.2f}x"
+        if calls != VOTES_PER_JUDGEMENT:
+            line += f", per call {ratio(f'engine {mode}', f'floor {calls} calls'):.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import itertools
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -104,7 +104,7 @@ def check_body(
 
 
 def check_bodies(briefs: Sequence[tuple[str, str, str]], content: str) -> dict[Any, Body]:
-    """The checks beside round 1, as a judgement asks them by default: a probe of each
+    """The checks beside round 1, as a judgement asks them when all run: a probe of each
     agent (keyed ("probe", model)), a second opinion and an injection screen."""
     from judgements.core import check_prompts, prompts
 
@@ -151,11 +151,11 @@ async def run(
     panels: Panels,
     *,
     rows_in: str | None,
-    checks: bool = False,
+    checks: Collection[str] = (),
 ) -> None:
-    """Every judgement at once: the checks beside round 1 (with `checks`), three rounds
-    of three calls, each answer parsed and, with `rows_in` (a database alias), stored as
-    one row there."""
+    """Every judgement at once: the checks of `checks` beside round 1 (of "probe", a
+    call per agent, "second_opinion" and "screen"), three rounds of three calls, each
+    answer parsed and, with `rows_in` (a database alias), stored as one row there."""
     from judgements.models import JudgementCheck, RoundDecision
 
     lost: list[str] = []
@@ -188,10 +188,11 @@ async def run(
 
     async def judgement(judgement_id: int, panel: list[tuple[int, str]]) -> None:
         jobs = [rounds(panel)]
-        if checks:
+        if "probe" in checks:
             jobs += [check(judgement_id, "probe", pk, bodies[("probe", m)]) for pk, m in panel]
-            jobs.append(check(judgement_id, "second_opinion", None, bodies["second_opinion"]))
-            jobs.append(check(judgement_id, "screen", None, bodies["screen"]))
+        for kind in ("second_opinion", "screen"):
+            if kind in checks:
+                jobs.append(check(judgement_id, kind, None, bodies[kind]))
         await asyncio.gather(*jobs)
 
     await asyncio.gather(*(judgement(pk, panel) for pk, panel in panels.items()))
