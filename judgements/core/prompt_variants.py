@@ -10,8 +10,9 @@ default prompts stay what was measured until a variant wins on held-out cases
 - NAMED_PEERS: later rounds show each peer's criterion beside its vote, and its reason
   marked as about that criterion, never about yours (agents adopted a peer's reason
   written for another criterion).
-- DECISIONS_ONLY: later rounds show the earlier decisions without reasons, all the
-  specification asks for ("the decisions made by all agents in previous rounds").
+- DECISIONS_ONLY: later rounds show the earlier decisions without their reasons. A
+  measurement only, never a default: the specification gives each call "every decision
+  with its reason from all agents in all earlier rounds".
 - QUOTE: the answer quotes the content's words its vote rests on; the engine checks the
   quote is there and that a claimed absence is not contradicted by the content
   (judgements/core/answer_checks.py), and asks again once if either fails.
