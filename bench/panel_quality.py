@@ -3,6 +3,8 @@
     .venv/bin/python bench/panel_quality.py --model NAME
         [--suites heldout,heldout2] [--variants default,decision_first,...] [--limit N]
         [--calibrate-on starter] [--json-out results.json]
+    .venv/bin/python bench/panel_quality.py --model NAME --later-rounds-from FILE:COLUMN
+        # rounds 2 and 3 only, on the first answers a run's file kept (first_answers_kept.py)
     .venv/bin/python bench/panel_quality.py --fake     # the plumbing, on the test server
 
 For every case of the suites, in turn (interleaved, so a slow hour or a warm cache favours
@@ -67,6 +69,7 @@ import django  # noqa: E402
 
 django.setup()
 
+import first_answers_kept  # noqa: E402 - beside this script, after Django is set up
 from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
@@ -167,9 +170,16 @@ def is_injection(case: dict) -> bool:
 # --- the panel ------------------------------------------------------------------------------
 
 
-def judge(case: dict, panel: dict, model: str, column: Column) -> Judgement:
+def judge(
+    case: dict,
+    panel: dict,
+    model: str,
+    column: Column,
+    first: first_answers_kept.FirstAnswers | None = None,
+) -> Judgement:
     """The case as an ordinary judgement of the panel, every agent on `model`, with the
-    column's variants (and its saved panel, for learned offsets), run to its end."""
+    column's variants (and its saved panel, for learned offsets), run to its end; with
+    `first`, from those round-1 answers on (--later-rounds-from)."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = Case(
         title=case.get("title") or case["id"],
@@ -182,6 +192,8 @@ def judge(case: dict, panel: dict, model: str, column: Column) -> Judgement:
     )
     # Checked: the bench builds the case as an evaluation run does (evaluations/runs.py).
     judgement = submit([Checked(valid)], Submission()).judgement
+    if first is not None:
+        first_answers_kept.store(judgement, first)
     asyncio.run(EngineRunner().run_judgement(judgement.pk))
     return Judgement.objects.prefetch_related("agents__decisions").get(pk=judgement.pk)
 
@@ -194,9 +206,15 @@ def judge_case(case: dict, panel: dict, model: str) -> tuple[Judgement, float]:
     return judgement, time.perf_counter() - began
 
 
-def run_panel(case: dict, panel: dict, model: str, column: Column) -> Outcome:
+def run_panel(
+    case: dict,
+    panel: dict,
+    model: str,
+    column: Column,
+    first: first_answers_kept.FirstAnswers | None = None,
+) -> Outcome:
     began = time.perf_counter()
-    judgement = judge(case, panel, model, column)
+    judgement = judge(case, panel, model, column, first)
     seconds = time.perf_counter() - began
     result = answers.Judgement.from_record(judgement).as_json()
     votes = "".join(d["decision"][0].upper() for a in result["agents"] for d in a["rounds"])
@@ -579,7 +597,11 @@ def report(
         width = max(len(r) for r in rows)
         cell = max(22, *(len(name) + 2 for name in table))
         done = len(next(iter(columns)).outcomes) if columns else 0
-        mode = "round 1 alone" if args.round_1 else "full judgements"
+        mode = {
+            "round-1": "round 1 alone",
+            "full": "full judgements",
+            "later-rounds": f"rounds 2 and 3 on the first answers of {args.later_rounds_from}",
+        }[run_mode(args)]
         print(f"\nmodel {args.model}; {done} cases of {args.suites}; {mode}; 95% Wilson intervals")
         print(f"{'':<{width}}  " + "".join(f"{name:<{cell}}" for name in table))
         for row in rows:
@@ -588,11 +610,20 @@ def report(
         dump = {
             "model": args.model,
             "suites": args.suites,
-            "mode": "round-1" if args.round_1 else "full",
+            "mode": run_mode(args),
+            "later_rounds_from": args.later_rounds_from,
             "summary": table,
             "outcomes": {c.name: {k: vars(v) for k, v in c.outcomes.items()} for c in columns},
         }
         args.json_out.write_text(json.dumps(dump, indent=2))
+
+
+def run_mode(args: argparse.Namespace) -> str:
+    """What a run's outcomes are: whole judgements, round-1 answers, or later rounds on
+    recorded first answers. A file holds one kind (resume)."""
+    if args.round_1:
+        return "round-1"
+    return "later-rounds" if args.later_rounds_from else "full"
 
 
 def resume(path: Path, columns: list[Column], model: str, mode: str) -> list[Column]:
@@ -659,7 +690,8 @@ def outcome_of(case: dict, panel: dict, args: argparse.Namespace, column: Column
         return asyncio.run(ask_competitor(column.name, case, panel, args.model))
     if args.round_1:
         return asyncio.run(first_answers(case, panel, args.model, column))
-    return run_panel(case, panel, args.model, column)
+    first = args.first_answers[case["id"]] if args.first_answers else None
+    return run_panel(case, panel, args.model, column, first)
 
 
 def cell(column: Column, outcome: Outcome) -> str:
@@ -762,7 +794,7 @@ def print_table(
     cases = [c for s in dump["suites"].split(",") for c in load_cases(s)]
     shown = argparse.Namespace(
         model=dump["model"], suites=dump["suites"], round_1=dump.get("mode") == "round-1",
-        json_out=None,
+        later_rounds_from=dump.get("later_rounds_from"), json_out=None,
     )  # fmt: skip
     report(shown, columns, cases, final=True)
 
@@ -810,6 +842,13 @@ def main() -> None:
         default=",".join(COMPETITORS),
         help=f"plain-call columns, comma-separated, of: {', '.join(COMPETITORS)} ('' for none)",
     )
+    parser.add_argument(
+        "--later-rounds-from",
+        metavar="FILE:COLUMN",
+        help="store each case's round-1 votes and reasons as that column of a run's file"
+        " holds them, and run rounds 2 and 3 only (only its whole judgements' cases; "
+        "bench/first_answers_kept.py)",
+    )
     parser.add_argument("--json-out", type=Path, help="write every outcome here")
     parser.add_argument(
         "--resume",
@@ -841,6 +880,17 @@ def main() -> None:
         if unknown := set(wanted) - {c["id"] for c in cases}:
             parser.error(f"--cases: no case {sorted(unknown)} in the suites {args.suites}")
         cases = [c for c in cases if c["id"] in wanted]
+    args.first_answers = None
+    if args.later_rounds_from:
+        if args.round_1:
+            parser.error("--later-rounds-from runs rounds 2 and 3: leave out --round-1")
+        try:
+            args.first_answers = first_answers_kept.recorded(args.later_rounds_from)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--later-rounds-from: {exc}")
+        kept = [c for c in cases if c["id"] in args.first_answers]
+        print(f"later rounds on recorded first answers: {len(kept)} of {len(cases)} cases")
+        cases = kept
     for column in args.variants:
         if prompt_variants.Variant.CALIBRATED in column.variants:
             if args.round_1:
@@ -852,9 +902,7 @@ def main() -> None:
         if not args.json_out:
             parser.error("--resume needs --json-out, the file a stopped run wrote")
         if args.json_out.exists():
-            stopped = resume(
-                args.json_out, columns, args.model, "round-1" if args.round_1 else "full"
-            )
+            stopped = resume(args.json_out, columns, args.model, run_mode(args))
     if args.round_1:
         by_column(args, columns, stopped, cases, panels)
     else:
