@@ -523,6 +523,39 @@ AGENT_ROWS = (
 )
 
 
+def change_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
+    """Each agent's vote changed from one round to the next (whole judgements that kept
+    their reasons), as "to right / to wrong" against expected_agents; then those whose
+    reason repeats, word for word, the agent's reason of the round before: a vote turned
+    with nothing new said for it."""
+    turned = {"new reason": [0, 0], "same reason": [0, 0]}
+    for c in cases:
+        o = outcomes.get(c["id"])
+        whole = rules.PANEL_SIZE * rules.ROUNDS
+        if o is None or len(o.votes) != whole or len(o.reasons) != whole:
+            continue
+        for agent, expected in enumerate(c.get("expected_agents") or []):
+            for at in range(agent * rules.ROUNDS + 1, (agent + 1) * rules.ROUNDS):
+                if o.votes[at] == o.votes[at - 1]:
+                    continue
+                repeats = normalise(o.reasons[at]) == normalise(o.reasons[at - 1])
+                right = o.votes[at] == expected[0].upper()
+                turned["same reason" if repeats else "new reason"][0 if right else 1] += 1
+    if not any(sum(counts) for counts in turned.values()):
+        return dict.fromkeys(CHANGE_ROWS, "-")
+    fresh, repeated = turned["new reason"], turned["same reason"]
+    return {
+        CHANGE_ROWS[0]: f"{fresh[0] + repeated[0]} / {fresh[1] + repeated[1]}",
+        CHANGE_ROWS[1]: f"{repeated[0]} / {repeated[1]}",
+    }
+
+
+CHANGE_ROWS = (
+    "later votes turned: to right / wrong",
+    "... reason as before, word for word",
+)
+
+
 def verdict_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]:
     seen = [c for c in cases if c["id"] in outcomes]
     clean = [c for c in seen if not is_injection(c)]
@@ -572,6 +605,7 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
     round1 = sum(str(rules.panel_decision(agent_votes(o, 1))) == expected[o.case_id] for o in three)
     return {
         **agents_rows(outcomes, cases),
+        **change_rows(outcomes, cases),
         **verdict_rows(outcomes, cases),
         "round-1 majority right": share(round1, len(three)) if three else "-",
         "errors": str(sum(o.verdict == "error" for o in outcomes.values())),
