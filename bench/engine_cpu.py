@@ -290,7 +290,7 @@ def main() -> None:
 
 def measure(sides: Sides, args: argparse.Namespace) -> None:
     n = args.judgements
-    # One floor for each number of calls the modes make (default and all share none).
+    # A floor for each number of calls the modes make, and the 9-call one every ratio uses.
     floors = {calls_of(mode): mode for mode in ("off", *args.modes)}
     # Warm-up: first imports, connections and caches are not what we measure.
     for mode in args.modes:
