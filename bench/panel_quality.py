@@ -660,15 +660,20 @@ def run_mode(args: argparse.Namespace) -> str:
     return "later-rounds" if args.later_rounds_from else "full"
 
 
-def resume(path: Path, columns: list[Column], model: str, mode: str) -> list[Column]:
+def resume(
+    path: Path, columns: list[Column], model: str, mode: str, source: str | None = None
+) -> list[Column]:
     """The outcomes a stopped run wrote to `path`, put back into `columns`; returned: the
     columns this run does not continue, as they were (they stay in the report and the
-    file). A run of another model or mode cannot be continued: its figures would mix them."""
+    file). A run of another model or mode, or on other first answers (`source`), cannot
+    be continued: its figures would mix them."""
     dump = json.loads(path.read_text())
     if dump.get("model") != model:
         raise SystemExit(f"{path} holds a run of {dump.get('model')!r}, not {model!r}")
     if dump.get("mode", "full") != mode:
         raise SystemExit(f"{path} holds a {dump.get('mode', 'full')} run, not a {mode} one")
+    if dump.get("later_rounds_from") != source:
+        raise SystemExit(f"{path} holds later rounds on {dump.get('later_rounds_from')}")
     kept = dump.get("outcomes", {})
     running = {column.name for column in columns}
     stopped = [
@@ -936,7 +941,9 @@ def main() -> None:
         if not args.json_out:
             parser.error("--resume needs --json-out, the file a stopped run wrote")
         if args.json_out.exists():
-            stopped = resume(args.json_out, columns, args.model, run_mode(args))
+            stopped = resume(
+                args.json_out, columns, args.model, run_mode(args), args.later_rounds_from
+            )
     if args.round_1:
         by_column(args, columns, stopped, cases, panels)
     else:
