@@ -99,7 +99,7 @@ def place_batch(worker_id: str, limit: int) -> Batch:
             return Batch(0, 0)
         rows = [
             Queued(*values)
-            for values in ChainEntry.objects.filter(seq__isnull=True, set_aside="")
+            for values in ChainEntry.objects.waiting()
             .order_by("id")
             .values_list(*Queued._fields)[:limit]
         ]
@@ -193,7 +193,7 @@ def screened(rows: list[Queued]) -> tuple[list[Queued], list[tuple[Queued, SetAs
 def set_aside(ids: list[int], why: SetAside, worker_id: str) -> None:
     """The one way out of the queue but placing: queued -> set aside, never placed or
     signed (models/chain.py). Logged as an error: someone wrote into the log's queue."""
-    ChainEntry.objects.filter(pk__in=ids, seq__isnull=True, set_aside="").update(set_aside=why)
+    ChainEntry.objects.waiting().filter(pk__in=ids).update(set_aside=why)
     logger.error(
         "audit log: queued entries %s set aside, not placed: %s (worker %s)",
         ", ".join(map(str, ids)), why.label, worker_id,

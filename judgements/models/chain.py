@@ -61,6 +61,10 @@ QUEUED_COLUMNS = (
 
 
 class ChainEntryQuerySet(models.QuerySet["ChainEntry"]):
+    def waiting(self) -> "ChainEntryQuerySet":
+        """Entries queued and still to be placed: neither placed nor set aside."""
+        return self.filter(seq__isnull=True, set_aside="")
+
     def queue(self, rows: Sequence["ChainEntry"]) -> list["ChainEntry"]:
         """Store new entries, queued, with one INSERT ... RETURNING id written out here
         rather than bulk_create: appending is the log's hot path (every model call, every

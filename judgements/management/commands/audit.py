@@ -130,7 +130,7 @@ class Command(BaseCommand):
             sys.exit(EXIT_INVALID)
 
     def waiting(self) -> int:
-        return ChainEntry.objects.filter(seq__isnull=True, set_aside="").count()
+        return ChainEntry.objects.waiting().count()
 
     def place(self) -> str:
         """Every queued entry placed under the current key, tagged with it
