@@ -44,5 +44,4 @@ def tag_checks(key: bytes, leaf_hash: str, given: str) -> bool:
         return False
     if len(raw) != hashlib.sha256().digest_size:
         return False
-    expected = hmac.digest(key, raw, "sha256").hex()
-    return hmac.compare_digest(expected.encode(), given.encode("utf-8", "replace"))
+    return hmac.compare_digest(tag(key, leaf_hash).encode(), given.encode("utf-8", "replace"))
