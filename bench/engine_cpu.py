@@ -298,16 +298,17 @@ def measure(sides: Sides, args: argparse.Namespace) -> None:
     for mode in floors.values():
         sides.floor(5, mode)
 
-    configs: dict[str, Callable[[], float]] = {}
+    # Each configuration's batch and the calls a judgement of it makes.
+    configs: dict[str, tuple[Callable[[], float], int]] = {}
     for mode in args.modes:
-        configs[f"engine {mode}"] = functools.partial(sides.engine, n, mode)
+        configs[f"engine {mode}"] = (functools.partial(sides.engine, n, mode), calls_of(mode))
     for calls, mode in floors.items():
-        configs[f"floor {calls} calls"] = functools.partial(sides.floor, n, mode)
+        configs[f"floor {calls} calls"] = (functools.partial(sides.floor, n, mode), calls)
     cpu: dict[str, list[float]] = {name: [] for name in configs}
     order = list(configs)
     for pair in range(args.pairs):
         for name in order if pair % 2 == 0 else reversed(order):
-            cpu[name].append(configs[name]())
+            cpu[name].append(configs[name][0]())
         print(
             f"pair {pair + 1}: "
             + ", ".join(f"{name} {values[-1]:.2f} s" for name, values in cpu.items()),
@@ -317,7 +318,7 @@ def measure(sides: Sides, args: argparse.Namespace) -> None:
     votes = n * VOTES_PER_JUDGEMENT
     print(f"\n{n} judgements a batch, {args.pairs} batches of each ({args.floor}); ms CPU:")
     for name, values in cpu.items():
-        calls = int(name.split()[1]) if name.startswith("floor") else calls_of(name.split()[1])
+        calls = configs[name][1]
         print(
             f"  {name:16} {1000 * statistics.median(values) / votes:6.2f} per vote decision, "
             f"{1000 * statistics.median(values) / (n * calls):6.2f} per call ({calls} calls)"

@@ -9,7 +9,7 @@ import pstats
 import time
 from typing import Any
 
-VOTES_PER_JUDGEMENT = 9  # 3 agents x 3 rounds, as in engine_cpu.py
+from judgements.core import rules
 
 
 def profile_one(sides: Any, mode: str, calls: int, args: argparse.Namespace) -> None:
@@ -28,7 +28,7 @@ def profile_one(sides: Any, mode: str, calls: int, args: argparse.Namespace) -> 
     sides.engine(5, mode)  # warm up: imports, connections
     total, kinds = count_queries(sides, n, mode)
     print(
-        f"queries: {total / (n * VOTES_PER_JUDGEMENT):.1f} per vote decision, "
+        f"queries: {total / (n * rules.PANEL_SIZE * rules.ROUNDS):.1f} per vote decision, "
         f"{total / (n * calls):.1f} per call, {total / n:.1f} per judgement: {kinds}"
     )
     # CPU time, not wall time, per thread: the event loop's and the database thread's

@@ -531,8 +531,7 @@ def change_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, st
     turned = {"new reason": [0, 0], "same reason": [0, 0]}
     for c in cases:
         o = outcomes.get(c["id"])
-        whole = rules.PANEL_SIZE * rules.ROUNDS
-        if o is None or len(o.votes) != whole or len(o.reasons) != whole:
+        if o is None or rounds_of(o) != rules.ROUNDS or len(o.reasons) != len(o.votes):
             continue
         for agent, expected in enumerate(c.get("expected_agents") or []):
             for at in range(agent * rules.ROUNDS + 1, (agent + 1) * rules.ROUNDS):
