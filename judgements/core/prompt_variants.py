@@ -9,7 +9,7 @@ default prompts stay what was measured until a variant wins on held-out cases
   reason then explains a vote instead of talking it into a reject.
 - NAMED_PEERS: later rounds show each peer's criterion beside its vote, and its reason
   marked as about that criterion, never about yours (agents adopted a peer's reason
-  written for another criterion).
+  written for another criterion); round 1, with no earlier answer, is the default's.
 - DECISIONS_ONLY: later rounds show the earlier decisions without their reasons. A
   measurement only, never a default: the specification gives each call "every decision
   with its reason from all agents in all earlier rounds".
@@ -213,12 +213,17 @@ that bears on your criterion.
 
 def history_rules(variants: frozenset[Variant], round_number: int | None = None) -> str:
     """The paragraph about earlier rounds. SHORT_RULES: its short form, and none in round 1
-    (`round_number`), which shows no earlier answer; None: the paragraph of every round."""
+    (`round_number`), which shows no earlier answer; NAMED_PEERS: its own from round 2 on,
+    the default one in round 1; None: the paragraph of every later round."""
     if Variant.SHORT_RULES in variants:
         return "" if round_number == 1 else HISTORY_SHORT
     if Variant.DECISIONS_ONLY in variants:
         return HISTORY_DECISIONS_ONLY
-    if Variant.NAMED_PEERS in variants:
+    # Round 1 shows no earlier answer, so NAMED_PEERS keeps its system message as the
+    # default's there: a paragraph round 1 had no use for moved its votes by up to four
+    # in 33 (docs/panel-quality.md), and this way the variant changes the later rounds
+    # alone, on first answers that are the default's.
+    if Variant.NAMED_PEERS in variants and round_number != 1:
         return HISTORY_NAMED_PEERS
     return HISTORY_DEFAULT
 

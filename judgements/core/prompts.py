@@ -152,7 +152,8 @@ class AgentBrief:
 def rules_text(variants: frozenset[Variant] = frozenset(), round_number: int | None = None) -> str:
     """The system message: the rules, with each variant's paragraph where it asks for one
     (judgements/core/prompt_variants.py); with none, SHARED_RULES exactly. `round_number`
-    matters only to SHORT_RULES, which leaves the earlier rounds' paragraph out of round 1."""
+    matters only to SHORT_RULES, which leaves the earlier rounds' paragraph out of round 1,
+    and to NAMED_PEERS, whose paragraph starts in round 2."""
     paragraphs = [
         prompt_variants.intro(variants),
         prompt_variants.history_rules(variants, round_number),

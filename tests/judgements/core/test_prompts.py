@@ -381,6 +381,15 @@ def test_named_peers_shows_each_criterion_and_marks_the_reason_as_about_it():
     assert "not about yours" in flat(system)
 
 
+def test_named_peers_leaves_round_one_as_the_default_asks_it():
+    variants = frozenset({prompts.Variant.NAMED_PEERS})
+    first = prompts.build_messages(PANEL[2], "Go.", 1, [], variants=variants)
+    assert first == prompts.build_messages(PANEL[2], "Go.", 1, [])
+    later = prompts.build_messages(PANEL[2], "Go.", 3, PEERS, variants=variants)[0]["content"]
+    assert later == prompts.rules_text(variants)
+    assert "not about yours" in flat(later)
+
+
 def test_a_criterion_shown_to_peers_cannot_close_the_fence():
     token = prompts.fence_token("Go.")
     marks = prompts.markers(token)
