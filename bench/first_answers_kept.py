@@ -54,6 +54,13 @@ def recorded(source: str) -> dict[str, FirstAnswers]:
     return answers
 
 
+def split(first: FirstAnswers) -> bool:
+    """Whether the agents' first answers disagree: where the later rounds have a vote to
+    settle. (In the held-out re-run every vote lost between round 1 and round 3 was in
+    such a case; docs/panel-quality.md.)"""
+    return len({decision for decision, _ in first}) > 1
+
+
 def store(judgement: Judgement, first: FirstAnswers) -> None:
     """`first` as the judgement's round-1 decisions, before the engine runs it."""
     agents = list(judgement.agents.order_by("position"))

@@ -887,6 +887,11 @@ def main() -> None:
         " holds them, and run rounds 2 and 3 only (only its whole judgements' cases; "
         "bench/first_answers_kept.py)",
     )
+    parser.add_argument(
+        "--split-only",
+        action="store_true",
+        help="with --later-rounds-from: only the cases whose recorded first answers disagree",
+    )
     parser.add_argument("--json-out", type=Path, help="write every outcome here")
     parser.add_argument(
         "--resume",
@@ -927,8 +932,13 @@ def main() -> None:
         except (OSError, ValueError) as exc:
             parser.error(f"--later-rounds-from: {exc}")
         kept = [c for c in cases if c["id"] in args.first_answers]
-        print(f"later rounds on recorded first answers: {len(kept)} of {len(cases)} cases")
+        if args.split_only:
+            kept = [c for c in kept if first_answers_kept.split(args.first_answers[c["id"]])]
+        which = "split " if args.split_only else ""
+        print(f"later rounds on recorded {which}first answers: {len(kept)} of {len(cases)} cases")
         cases = kept
+    elif args.split_only:
+        parser.error("--split-only chooses among recorded first answers: give --later-rounds-from")
     for column in args.variants:
         if prompt_variants.Variant.CALIBRATED in column.variants:
             if args.round_1:
