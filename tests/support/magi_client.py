@@ -188,11 +188,13 @@ print(json.dumps({m.__name__: sorted(map(str, m.objects.values_list())) for m in
 """
 
 
-def client_site(folder: Path, base_url: str, users: int, setup: str) -> Iterator[LiveMagi]:
+def client_site(
+    folder: Path, base_url: str, users: int, setup: str, **env: object
+) -> Iterator[LiveMagi]:
     """A live MAGI for the client's tests: `setup` (Python run by `manage.py shell`, with
     `{username}` the first user's name) run once, and a token of that user in
-    `site.token`; stopped when the module's tests are done."""
-    site = LiveMagi(folder, base_url, users=users).start()
+    `site.token`; stopped when the module's tests are done. `env`: settings of its own."""
+    site = LiveMagi(folder, base_url, users=users, **env).start()
     site.manage("shell", "-v", "0", "-c", setup.format(username=site.usernames[0]))
     site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
     yield site
