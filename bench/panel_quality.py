@@ -55,7 +55,7 @@ REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "judgements" / "examples"
 # The bench's own suites: the held-out ones (reported, never chosen on) and the choosing
 # suite (chosen on, with the example starter and red-team suites).
-SUITE_DIRS = {name: REPO / "bench" / name for name in ("heldout", "heldout2", "choosing")}
+SUITE_DIRS = {name: REPO / "bench" / name for name in ("heldout", "heldout2", "choosing", "choosing2")}
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs nothing
@@ -139,7 +139,7 @@ def load_cases(suite: str) -> list[dict]:
                 cases.append({**json.loads(line), "panel": panel})
     if not cases:
         raise SystemExit(
-            f"no cases for suite {suite!r} (known: heldout, heldout2, choosing, starter, redteam)"
+            f"no cases for suite {suite!r} (known: heldout, heldout2, choosing, choosing2, starter, redteam)"
         )
     return cases
 
