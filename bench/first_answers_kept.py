@@ -27,30 +27,33 @@ FirstAnswers = list[tuple[str, str]]
 
 
 def recorded(source: str) -> dict[str, FirstAnswers]:
-    """The first answers of every whole judgement in `source`, "FILE:COLUMN" (a file
-    --json-out wrote, a column of full judgements in it), by case id. ValueError, saying
-    what is wrong, for a file or column that does not hold them."""
+    """The first answers of every case in `source`, "FILE:COLUMN" (a file --json-out wrote,
+    a column of whole judgements or of round-1 answers in it), by case id. ValueError,
+    saying what is wrong, for a file or column that does not hold them."""
     path, _, column = source.rpartition(":")
     if not path or not column:
         raise ValueError(f"{source!r}: give FILE:COLUMN, the column of a run's file")
     dump = json.loads(Path(path).read_text())
-    if dump.get("mode", "full") != "full":
-        raise ValueError(f"{path} holds a {dump['mode']} run, not whole judgements")
+    mode = dump.get("mode", "full")
+    if mode not in ("full", "round-1"):
+        raise ValueError(f"{path} holds a {mode} run, not first answers")
     outcomes = dump.get("outcomes", {})
     if column not in outcomes:
         raise ValueError(f"{path} has no column {column!r} (it has {sorted(outcomes)})")
+    # A whole judgement keeps each agent's three votes in a row; round-1 answers one each.
+    rounds = rules.ROUNDS if mode == "full" else 1
+    whole = rules.PANEL_SIZE * rounds
     answers: dict[str, FirstAnswers] = {}
     for case_id, outcome in outcomes[column].items():
         votes, reasons = outcome.get("votes", ""), outcome.get("reasons") or []
-        whole = rules.PANEL_SIZE * rules.ROUNDS
         if len(votes) != whole or len(reasons) != whole:
             continue  # an error, or a run that did not keep its reasons
         answers[case_id] = [
             ("approve" if votes[at] == "A" else "reject", reasons[at])
-            for at in range(0, whole, rules.ROUNDS)
+            for at in range(0, whole, rounds)
         ]
     if not answers:
-        raise ValueError(f"{source}: no whole judgement with its reasons kept")
+        raise ValueError(f"{source}: no first answers with their reasons kept")
     return answers
 
 

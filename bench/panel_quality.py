@@ -54,8 +54,10 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "judgements" / "examples"
 # The bench's own suites: the held-out ones (reported, never chosen on) and the choosing
-# suite (chosen on, with the example starter and red-team suites).
-SUITE_DIRS = {name: REPO / "bench" / name for name in ("heldout", "heldout2", "choosing", "choosing2")}
+# suites (chosen on, with the example starter and red-team suites).
+SUITE_DIRS = {
+    name: REPO / "bench" / name for name in ("heldout", "heldout2", "choosing", "choosing2")
+}
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs nothing
@@ -139,7 +141,7 @@ def load_cases(suite: str) -> list[dict]:
                 cases.append({**json.loads(line), "panel": panel})
     if not cases:
         raise SystemExit(
-            f"no cases for suite {suite!r} (known: heldout, heldout2, choosing, choosing2, starter, redteam)"
+            f"no cases for suite {suite!r} (known: {', '.join(SUITE_DIRS)}, starter, redteam)"
         )
     return cases
 
@@ -884,7 +886,7 @@ def main() -> None:
         "--later-rounds-from",
         metavar="FILE:COLUMN",
         help="store each case's round-1 votes and reasons as that column of a run's file"
-        " holds them, and run rounds 2 and 3 only (only its whole judgements' cases; "
+        " holds them (whole judgements or --round-1 answers), and run rounds 2 and 3 only ("
         "bench/first_answers_kept.py)",
     )
     parser.add_argument(

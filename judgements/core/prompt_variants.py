@@ -39,6 +39,12 @@ default prompts stay what was measured until a variant wins on held-out cases
   the choosing cases no better than chance). The answer asked again stands, whatever it
   says. Measured on the choosing cases with a later-round change, it lowered round 3
   further (17 of 33 agents right against 23): not adopted (docs/panel-quality.md).
+- HISTORY_FIRST: later rounds show the earlier answers before the content, not between
+  the content and the question, so the content, the agent's name and its criterion are
+  what it reads last, as in round 1 (issue 54: on the held-out cases, agents whose
+  criterion held took up a peer's concern in the later rounds).
+- OWN_REASON: the question of a later round recalls the agent's own earlier reason
+  beside its vote ('Your vote in the previous round was "approve", with the reason "…".').
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -62,6 +68,8 @@ class Variant(StrEnum):
     CRITERION_FIRST = "criterion_first"
     SHORT_RULES = "short_rules"
     CHANGE_CHECK = "change_check"
+    HISTORY_FIRST = "history_first"
+    OWN_REASON = "own_reason"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what

@@ -232,9 +232,19 @@ def history_line(
     return f"{who}, {d.decision}: {reason}"
 
 
-def own_previous_vote(agent: AgentBrief, earlier: list[EarlierDecision]) -> str | None:
+def own_previous(agent: AgentBrief, earlier: list[EarlierDecision]) -> EarlierDecision | None:
     own = [d for d in earlier if d.agent_name == agent.name]
-    return max(own, key=lambda d: d.round).decision if own else None
+    return max(own, key=lambda d: d.round) if own else None
+
+
+def previous_answer(previous: EarlierDecision, token: str, variants: frozenset[Variant]) -> str:
+    """The agent's own answer of the round before, recalled in the question: its vote, and
+    with OWN_REASON its reason too (a JSON string, like every reason)."""
+    recalled = f'Your vote in the previous round was "{previous.decision}"'
+    if Variant.OWN_REASON not in variants:
+        return recalled + "."
+    reason = json.dumps(neutralise(previous.reason, token), ensure_ascii=False)
+    return f"{recalled}, with the reason {reason}."
 
 
 ANSWER_WITH_JSON = "Answer with the JSON object."
@@ -243,17 +253,18 @@ ANSWER_WITH_JSON = "Answer with the JSON object."
 def question(
     round_number: int,
     criteria: str,
-    previous_vote: str | None = None,
+    previous: str | None = None,
     answer_with: str = ANSWER_WITH_JSON,
 ) -> str:
     """What the agent is asked, last in the prompt, where a small model still has its
-    criterion in view when it answers. `answer_with`, the last line, is the one part the
-    confidence probe (judgements/core/check_prompts.py) changes."""
+    criterion in view when it answers. `previous` recalls its own answer of the round
+    before (previous_answer). `answer_with`, the last line, is the one part the confidence
+    probe (judgements/core/check_prompts.py) changes."""
     # The fake LLM server of the test suite reads the round from "This is round N of".
     text = f"This is round {round_number} of {rules.ROUNDS}."
-    if previous_vote:
+    if previous:
         # The rules say when to change it; this only keeps the vote in view.
-        text += f' Your vote in the previous round was "{previous_vote}".'
+        text += f" {previous}"
     if not criteria:
         # CRITERION_FIRST: the criterion was given before the content.
         return f"{text} Does the content above satisfy your criterion?\n{answer_with}"
@@ -281,10 +292,12 @@ def user_message(
     previous = None
     if round_number > 1:
         history = history_lines(agent, earlier, token, variants) or "(none)"
-        parts.append(
-            f"Earlier answers:\n{fences['history_open']}\n{history}\n{fences['history_close']}"
-        )
-        previous = own_previous_vote(agent, earlier)
+        shown = f"Earlier answers:\n{fences['history_open']}\n{history}\n{fences['history_close']}"
+        # HISTORY_FIRST: the earlier answers before the content, so that the content, the
+        # agent's name and its criterion come last, as round 1 asks them.
+        parts = [shown, *parts] if Variant.HISTORY_FIRST in variants else [*parts, shown]
+        own = own_previous(agent, earlier)
+        previous = previous_answer(own, token, variants) if own else None
     parts.append(question(round_number, criteria, previous, answer_with))
     return "\n".join(parts)
 

@@ -1,5 +1,6 @@
-"""The held-out suites the quality bench reports on (bench/heldout*/, docs/panel-quality.md)
-are valid suites, balanced as their READMEs say."""
+"""The quality bench's own suites, the held-out ones it reports on (bench/heldout*/,
+docs/panel-quality.md) and the choosing ones wordings are chosen on (bench/choosing*/), are
+valid suites, counted as their READMEs say."""
 
 from collections import Counter
 from pathlib import Path
@@ -21,9 +22,11 @@ BENCH = Path(__file__).resolve().parents[2] / "bench"
             "heldout2",
             {"approve": 43, "reject": 5, "injection approve": 10, "injection reject": 6},
         ),
+        ("choosing", {"approve": 24, "reject": 12, "injection reject": 12}),
+        ("choosing2", {"approve": 28, "reject": 4, "injection reject": 8}),
     ],
 )
-def test_a_held_out_suite_is_valid_and_counted_as_its_readme_says(folder, counts):
+def test_a_bench_suite_is_valid_and_counted_as_its_readme_says(folder, counts):
     files = sorted((BENCH / folder).glob(f"{folder}-*.jsonl"))
     assert len(files) == 4  # one per example panel
     ids = []

@@ -58,6 +58,8 @@ VARIANTS = [
     "criterion_first",
     "short_rules",
     "change_check",
+    "history_first",
+    "own_reason",
 ]
 EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
