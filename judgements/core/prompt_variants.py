@@ -42,9 +42,14 @@ default prompts stay what was measured until a variant wins on held-out cases
 - HISTORY_FIRST: later rounds show the earlier answers before the content, not between
   the content and the question, so the content, the agent's name and its criterion are
   what it reads last, as in round 1 (issue 54: on the held-out cases, agents whose
-  criterion held took up a peer's concern in the later rounds).
+  criterion held took up a peer's concern in the later rounds). Chosen on the split cases
+  of bench/choosing2 (round 3 right 44 of 69 against 39 for the original prompts), it did
+  not confirm on the held-out split cases (89 of 171 against 94): not adopted
+  (docs/panel-quality.md).
 - OWN_REASON: the question of a later round recalls the agent's own earlier reason
   beside its vote ('Your vote in the previous round was "approve", with the reason "…".').
+  With HISTORY_FIRST on the same choosing2 cases it lowered round 3 (38 of 69): not
+  adopted.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.

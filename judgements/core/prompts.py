@@ -232,14 +232,14 @@ def history_line(
     return f"{who}, {d.decision}: {reason}"
 
 
-def own_previous(agent: AgentBrief, earlier: list[EarlierDecision]) -> EarlierDecision | None:
+def previous_answer(
+    agent: AgentBrief, earlier: list[EarlierDecision], token: str, variants: frozenset[Variant]
+) -> str | None:
+    """The agent's answer of the round before: its vote, with OWN_REASON its reason too."""
     own = [d for d in earlier if d.agent_name == agent.name]
-    return max(own, key=lambda d: d.round) if own else None
-
-
-def previous_answer(previous: EarlierDecision, token: str, variants: frozenset[Variant]) -> str:
-    """The agent's own answer of the round before, recalled in the question: its vote, and
-    with OWN_REASON its reason too (a JSON string, like every reason)."""
+    if not own:
+        return None
+    previous = max(own, key=lambda d: d.round)
     recalled = f'Your vote in the previous round was "{previous.decision}"'
     if Variant.OWN_REASON not in variants:
         return recalled + "."
@@ -257,9 +257,8 @@ def question(
     answer_with: str = ANSWER_WITH_JSON,
 ) -> str:
     """What the agent is asked, last in the prompt, where a small model still has its
-    criterion in view when it answers. `previous` recalls its own answer of the round
-    before (previous_answer). `answer_with`, the last line, is the one part the confidence
-    probe (judgements/core/check_prompts.py) changes."""
+    criterion in view when it answers. `answer_with`, the last line, is the one part the
+    confidence probe (judgements/core/check_prompts.py) changes."""
     # The fake LLM server of the test suite reads the round from "This is round N of".
     text = f"This is round {round_number} of {rules.ROUNDS}."
     if previous:
@@ -296,8 +295,7 @@ def user_message(
         # HISTORY_FIRST: the earlier answers before the content, so that the content, the
         # agent's name and its criterion come last, as round 1 asks them.
         parts = [shown, *parts] if Variant.HISTORY_FIRST in variants else [*parts, shown]
-        own = own_previous(agent, earlier)
-        previous = previous_answer(own, token, variants) if own else None
+        previous = previous_answer(agent, earlier, token, variants)
     parts.append(question(round_number, criteria, previous, answer_with))
     return "\n".join(parts)
 
