@@ -87,7 +87,8 @@ ORIGINAL = "original"
 # agents were right 40/72 where the original prompts' were 45/72, its verdicts 11/24
 # against 15/24, and it copied more later reasons (14/144 against 4/144). A wording that
 # fails its confirmation is not shipped; it stays a variant (docs/panel-quality.md has
-# every figure and the commands). Judgements and runs store the variants they resolved,
+# every figure and the commands). Nor did history_first, chosen for the later rounds on
+# bench/choosing2. Judgements and runs store the variants they resolved,
 # so the old ones keep saying what ran.
 DEFAULT: frozenset[Variant] = frozenset()
 
