@@ -78,7 +78,7 @@ from django.core.management import call_command  # noqa: E402
 from judgements.admin.judgements import token_totals  # noqa: E402 - after Django is set up
 from judgements.core import calibration, check_prompts, prompt_variants, prompts, rules  # noqa: E402
 from judgements.core.errors import MagiError  # noqa: E402
-from judgements.engine import deliberation  # noqa: E402
+from judgements.engine import asking  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
 from judgements.intake.case import Case, agents_of  # noqa: E402
@@ -359,7 +359,7 @@ async def ask_competitor(name: str, case: dict, panel: dict, model: str) -> Outc
 
 async def first_answers(case: dict, panel: dict, model: str, column: Column) -> Outcome:
     """Each agent's round-1 answer under the column's variants, asked as the engine asks
-    it (engine/deliberation.py `ask`: the answer checks and their one re-ask included),
+    it (engine/asking.py `ask`: the answer checks and their one re-ask included),
     the three at once, with no judgement stored: 3 calls a case (4 or more when a check
     asks again). Its verdict is what the exact rule makes of those three votes."""
     clients = calls.Clients()
@@ -375,12 +375,8 @@ async def first_answers(case: dict, panel: dict, model: str, column: Column) -> 
     async def one(agent: dict) -> calls.VerdictResult:
         brief = prompts.AgentBrief(agent["name"], agent["criteria"])
         messages = prompts.build_messages(brief, case["content"], 1, [], variants=column.variants)
-        question = deliberation.Question(
-            agent["name"], 1, case["content"], [], column.variants, messages
-        )
-        result = await deliberation.ask(
-            question, clients, route, deliberation.Hooks(record, record, nothing)
-        )
+        question = asking.Question(agent["name"], 1, case["content"], [], column.variants, messages)
+        result = await asking.ask(question, clients, route, asking.Hooks(record, record, nothing))
         spent.append(result.attempt)
         return result
 

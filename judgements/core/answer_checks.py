@@ -163,60 +163,6 @@ def copied_from(
     return None
 
 
-# --- whether a reason speaks of its own agent's criterion ----------------------------------
-
-
-# Words a criterion uses to say how to judge, not what it is about: never what tells two
-# criteria apart ("someone other than its author" is not about "the other agents").
-GENERIC_WORDS = frozenset(
-    stem(word)
-    for word in """
-    approve approves reject rejects when content comment request asks ask asked what who
-    whom other another than someone anyone nobody nothing every each most least per within
-    above below does do has have get gets got just use uses used item items list change
-    """.split()  # noqa: SIM905 - a word list reads better as words
-)
-
-
-def distinctive_words(criteria: Sequence[str]) -> list[frozenset[str]]:
-    """Each criterion's fact words (as stems) that no other criterion of the panel uses:
-    what tells its subject apart ("rollback", "review" for one deploy agent, "Saturday",
-    "incident" for another)."""
-    stems = [frozenset(fact_words(text)) - GENERIC_WORDS for text in criteria]
-    return [
-        own - frozenset().union(*(other for j, other in enumerate(stems) if j != i))
-        for i, own in enumerate(stems)
-    ]
-
-
-def about_own_criterion(reason: str, index: int, criteria: Sequence[str]) -> bool:
-    """Whether a reason speaks of the criterion of agent `index` of the panel (criteria in
-    panel order): it shares a word with that criterion alone, and no fewer than with any
-    other agent's criterion alone. Deliberately simple and one-sided: when the criteria
-    have nothing of their own to tell them apart, every reason counts as about its own."""
-    distinct = distinctive_words(criteria)
-    if not distinct[index]:
-        return True
-    said = frozenset(stem(word) for word in words(reason))
-    own = len(said & distinct[index])
-    return own > 0 and all(own >= len(said & d) for j, d in enumerate(distinct) if j != index)
-
-
-def turned_off_criterion(
-    votes: Sequence[str], reasons: Sequence[str], index: int, criteria: Sequence[str]
-) -> list[int]:
-    """The rounds (1-based) in which agent `index` turned its vote after at least two
-    rounds of the same vote, with a reason not about its own criterion."""
-    turned = []
-    for at in range(2, len(votes)):
-        held = votes[0]
-        if any(vote != held for vote in votes[:at]) or votes[at] == held:
-            continue
-        if not about_own_criterion(reasons[at], index, criteria):
-            turned.append(at + 1)
-    return turned
-
-
 # --- the QUOTE variant's checks (judgements/core/prompt_variants.py) ------------------------
 
 _QUOTE_MARKS = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"'})

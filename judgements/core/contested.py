@@ -21,7 +21,7 @@ The signals, each read from the stored votes, reasons and attempts alone:
 - RETRIED: an answer that needed more than one attempt (a failed or invalid reply).
 - OFF_CRITERION_CHANGE: an agent changed its vote in round 3 after giving the same vote
   in rounds 1 and 2, with a reason that does not speak of its own criterion
-  (answer_checks.about_own_criterion): a change deliberation made without a fact about
+  (own_criterion.about_own_criterion): a change deliberation made without a fact about
   the agent's own question (issue 54).
 
 And the signals of the checks beside the vote, each raised by its check's class

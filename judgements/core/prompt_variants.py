@@ -50,6 +50,13 @@ default prompts stay what was measured until a variant wins on held-out cases
   beside its vote ('Your vote in the previous round was "approve", with the reason "…".').
   With HISTORY_FIRST on the same choosing2 cases it lowered round 3 (38 of 69): not
   adopted.
+- TURN_NEEDS_REASON: an agent's vote in round 2 or 3 turns only on a reason of its own:
+  an answer that turns its vote of the round before with a reason it already gave, or
+  with a reason not about its own criterion (judgements/core/answer_checks.py
+  `unfounded_turn`), leaves the vote as it was, with its earlier reason; the answer as
+  sent is kept for the audit. No call is added. Issue 54's fourth item ("a change after
+  two rounds of the same vote needs a reason about the agent's own criterion"): over the
+  choosing runs' later rounds, such turns went to the wrong vote 28 times in 35.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -75,6 +82,7 @@ class Variant(StrEnum):
     CHANGE_CHECK = "change_check"
     HISTORY_FIRST = "history_first"
     OWN_REASON = "own_reason"
+    TURN_NEEDS_REASON = "turn_needs_reason"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what

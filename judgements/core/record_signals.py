@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from judgements.core import answer_checks, rules
+from judgements.core import answer_checks, own_criterion, rules
 
 
 class Signal(StrEnum):
@@ -203,7 +203,7 @@ def off_criterion_changes(agents: Sequence[AgentRecord]) -> list[Finding]:
         )
         for index, agent in enumerate(agents)
         if all(criteria)
-        for at in answer_checks.turned_off_criterion(agent.votes, reasons[index], index, criteria)
+        for at in own_criterion.turned_off_criterion(agent.votes, reasons[index], index, criteria)
     ]
 
 

@@ -4,10 +4,10 @@ stored and announced the moment it arrives), begun beside the calls round 1 asks
 (the checks the judgement asked for: engine/checks.py).
 
 One decision, top to bottom (`decide`): build the agent's prompt from the judgement and
-the earlier rounds, ask its model through `llm`, check the answer (judgements/core/
-answer_checks.py) and ask once more if the check finds it calling missing what the
-content states or copying a peer's reason (or, with the CHANGE_CHECK variant, turning its
-own vote of the round before), store the answer with the attempt that
+the earlier rounds, ask it (engine/asking.py: the model through `llm`, the answer checked
+and asked once more if a check finds something), read the vote (with the CALIBRATED
+variant, from the answer's P(approve); with TURN_NEEDS_REASON, a turn on nothing of its
+own leaves the vote as it was), store the answer with the attempt that
 produced it (only while this worker holds the lease: engine/writes.py), publish the
 change. No round starts and no call goes out on a lease not made sure of within half a
 lease (`HeldLease`).
@@ -16,17 +16,16 @@ lease (`HeldLease`).
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from judgements.core import answer_checks, calibration, prompt_variants, prompts, rules
+from judgements.core import calibration, own_criterion, prompt_variants, prompts, rules
 from judgements.core.errors import MagiError
-from judgements.engine import lifecycle, writes
+from judgements.engine import asking, lifecycle, writes
 from judgements.engine.checks import run_checks
 from judgements.engine.lease import HeldLease, LeaseLost
 from judgements.infrastructure.database import db_call
 from judgements.infrastructure.events import Event, publish
-from judgements.llm import calls, completions, providers
+from judgements.llm import calls, providers
 from judgements.models.agents import Agent, RoundDecision
 from judgements.models.certificates import agents_fingerprint
 from judgements.models.checks import JudgementCheck
@@ -193,7 +192,7 @@ async def decide(
         if deliberation.judgement.evaluation_run_id is not None:
             route = dataclasses.replace(route, batch=True)
         earlier = deliberation.earlier_decisions(round_number)
-        question = Question(
+        question = asking.Question(
             agent.name,
             round_number,
             deliberation.judgement.content,
@@ -208,10 +207,12 @@ async def decide(
         async def record_rechecked(entry: calls.AttemptRecord) -> None:
             await writes.astore_rechecked_attempt(agent, round_number, route, entry)
 
-        result = await ask(
-            question, clients, route, Hooks(record_failure, record_rechecked, lease.confirm)
+        result = await asking.ask(
+            question, clients, route, asking.Hooks(record_failure, record_rechecked, lease.confirm)
         )
         result = calibrated(result, deliberation.offsets.get(agent.pk))
+        if prompts.Variant.TURN_NEEDS_REASON in question.variants:
+            result = turn_founded(result, deliberation, agent, round_number)
     except LeaseLost:
         raise
     except MagiError as exc:
@@ -226,67 +227,6 @@ async def decide(
         decision=decision.decision,
     )
     return decision
-
-
-@dataclass(frozen=True)
-class Question:
-    """What one agent is asked in one round, and what its answer is checked against."""
-
-    agent_name: str
-    round_number: int
-    content: str
-    earlier: list[prompts.EarlierDecision]
-    variants: frozenset[prompts.Variant]
-    messages: list[dict[str, str]]
-
-
-@dataclass(frozen=True)
-class Hooks:
-    """What the asking tells its caller: each failed attempt, an answer asked again, and
-    the moment before each call (the engine makes sure of its lease there)."""
-
-    record_failure: calls.AttemptCallback
-    record_rechecked: calls.AttemptCallback
-    before_call: Callable[[], Awaitable[None]]
-
-
-async def ask(
-    question: Question, clients: calls.Clients, route: completions.ModelRoute, hooks: Hooks
-) -> calls.VerdictResult:
-    """One agent's answer in one round, as a vote is made: asked, checked (judgements/core/
-    answer_checks.py), and asked once more if a check finds something. No database: the
-    quality bench's round-1 mode asks exactly this (bench/panel_quality.py)."""
-    await hooks.before_call()
-    result = await calls.request_verdict(
-        clients, route, question.messages, hooks.record_failure, variants=question.variants
-    )
-    findings = answer_findings(
-        question.agent_name,
-        question.round_number,
-        result.verdict,
-        question.content,
-        question.earlier,
-        quoting=prompts.Variant.QUOTE in question.variants,
-        checking_changes=prompts.Variant.CHANGE_CHECK in question.variants,
-    )
-    if not findings:
-        return result
-    # Not a vote as it stands: asked once more with the finding pointed out. What the
-    # second answer says is stored, whatever it says; if the finding persists the
-    # contested mark reports it (judgements/core/contested.py).
-    await hooks.record_rechecked(result.attempt)
-    again = recheck_messages(
-        question.messages, result, findings, question.content, question.round_number
-    )
-    await hooks.before_call()
-    return await calls.request_verdict(
-        clients,
-        route,
-        again,
-        hooks.record_failure,
-        first_attempt=result.attempt.attempt + 1,
-        variants=question.variants,
-    )
 
 
 def first_messages(
@@ -305,63 +245,6 @@ def first_messages(
     )
 
 
-def answer_findings(
-    agent_name: str,
-    round_number: int,
-    verdict: prompts.AgentVerdict,
-    content: str,
-    earlier: list[prompts.EarlierDecision],
-    quoting: bool = False,
-    checking_changes: bool = False,
-) -> answer_checks.Findings:
-    """What can be checked in the answer: a reject's `missing` items the content states,
-    and a reason copied from a peer; with the QUOTE variant (`quoting`), its quote and
-    the absences it claims in other words; with CHANGE_CHECK (`checking_changes`),
-    whether it turned the agent's own vote of the round before."""
-    own_last_vote = None
-    if checking_changes:
-        last = (agent_name, round_number - 1)
-        own_last_vote = next((e.decision for e in earlier if (e.agent_name, e.round) == last), None)
-    return answer_checks.check_answer(
-        agent_name,
-        round_number,
-        verdict.decision,
-        verdict.reason,
-        verdict.missing,
-        content,
-        [answer_checks.EarlierReason(e.agent_name, e.round, e.reason) for e in earlier],
-        quote=verdict.quote if quoting else None,
-        own_last_vote=own_last_vote,
-    )
-
-
-def recheck_messages(
-    messages: list[dict[str, str]],
-    result: calls.VerdictResult,
-    findings: answer_checks.Findings,
-    content: str,
-    round_number: int,
-) -> list[dict[str, str]]:
-    """The conversation asked once more: the answer as it came, and what the checks found."""
-    note = recheck_note(findings, result.verdict.decision, round_number)
-    return prompts.recheck_messages(
-        messages, result.attempt.response_text, note, prompts.fence_token(content)
-    )
-
-
-def recheck_note(findings: answer_checks.Findings, decision: str, round_number: int) -> str:
-    copied = findings.copied
-    turned = findings.changed_from
-    return prompts.recheck_note(
-        list(findings.stated),
-        copied.agent_name if copied else None,
-        copied.round if copied else None,
-        unquoted=findings.unquoted,
-        contradicted=findings.contradicted,
-        changed=None if turned is None else (turned, decision, round_number - 1),
-    )
-
-
 def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.VerdictResult:
     """The answer with its decision read from its own P(approve) and the agent's learned
     offset (the CALIBRATED variant); unchanged when either is unknown. The reason stays
@@ -370,12 +253,30 @@ def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.Verdi
     if vote is None or vote == result.verdict.decision:
         return result
     log.info(
-        "calibrated vote: %s with P(approve) %.3f and offset %.3f",
-        vote,
-        result.p_approve,
-        offset,
+        "calibrated vote: %s with P(approve) %.3f and offset %.3f", vote, result.p_approve, offset
     )
-    verdict = result.verdict.model_copy(
-        update={"decision": vote, "criterion_met": vote == rules.Vote.APPROVE}
+    return voting(result, vote)
+
+
+def turn_founded(
+    result: calls.VerdictResult, deliberation: Deliberation, agent: Agent, round_number: int
+) -> calls.VerdictResult:
+    """The answer, or, when it turns the agent's vote of the round before on nothing of its
+    own (TURN_NEEDS_REASON: `own_criterion.unfounded_turn`), that earlier vote with its
+    reason and `missing`. The attempt stays the reply as sent, for the audit."""
+    own = [deliberation.votes[(agent.pk, rnd)] for rnd in range(1, round_number)]
+    said, criteria = result.verdict, [each.criteria for each in deliberation.agents]
+    earlier, at = [(d.decision, d.reason) for d in own], deliberation.agents.index(agent)
+    if not own_criterion.unfounded_turn(said.decision, said.reason, earlier, at, criteria):
+        return result
+    kept = own[-1]
+    log.info(
+        "%s turned to %s in round %d on nothing of its own", agent.name, said.decision, round_number
     )
-    return dataclasses.replace(result, verdict=verdict)
+    return voting(result, kept.decision, reason=kept.reason, missing=list(kept.missing))
+
+
+def voting(result: calls.VerdictResult, vote: str, **kept: object) -> calls.VerdictResult:
+    """The answer counted as `vote` (its criterion_met with it), with what else is `kept`."""
+    update = {"decision": vote, "criterion_met": vote == rules.Vote.APPROVE, **kept}
+    return dataclasses.replace(result, verdict=result.verdict.model_copy(update=update))

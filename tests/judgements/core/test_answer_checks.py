@@ -191,55 +191,6 @@ def test_the_quote_checks_run_only_when_a_quote_was_asked():
     assert found
 
 
-DEPLOY_CRITERIA = (
-    "Tests. Approve when the automated test suite passed on the exact commit deployed.",
-    "Review and rollback. Approve when someone other than the author reviewed it and a "
-    "rollback plan is stated.",
-    "Timing. Approve a deploy scheduled Monday to Thursday or fixing an active incident.",
-)
-
-
-@pytest.mark.parametrize(
-    ("reason", "about"),
-    [
-        ("CI ran the whole test suite on the exact commit and it passed.", (True, False, False)),
-        ("Priya reviewed it and the rollback plan is stated.", (False, True, False)),
-        ("It is scheduled on Saturday and fixes no incident.", (False, False, True)),
-        # Words every criterion could use ("other", "approve") tell none apart.
-        ("The other agents approve, so I approve.", (False, False, False)),
-    ],
-)
-def test_a_reason_is_about_the_criterion_whose_own_words_it_uses(reason, about):
-    assert (
-        tuple(answer_checks.about_own_criterion(reason, i, DEPLOY_CRITERIA) for i in range(3))
-        == about
-    )
-
-
-def test_criteria_with_nothing_of_their_own_count_every_reason_as_about_its_own():
-    same = ("Approve safe plans.",) * 3
-    assert answer_checks.about_own_criterion("Anything at all.", 1, same)
-
-
-def test_only_a_turn_after_two_rounds_of_the_same_vote_is_looked_at():
-    off, own = "Scheduled on Saturday.", "The test suite passed on the commit."
-    assert answer_checks.turned_off_criterion(
-        ["reject"] * 2 + ["approve"], ["", "", off], 0, DEPLOY_CRITERIA
-    ) == [3]
-    assert (
-        answer_checks.turned_off_criterion(
-            ["reject"] * 2 + ["approve"], ["", "", own], 0, DEPLOY_CRITERIA
-        )
-        == []
-    )
-    assert (
-        answer_checks.turned_off_criterion(
-            ["reject", "approve", "approve"], ["", off, off], 0, DEPLOY_CRITERIA
-        )
-        == []
-    )
-
-
 def test_a_turned_vote_is_found_only_when_asked_and_only_when_it_turned():
     def fine(own_last_vote: str | None) -> Findings:
         return check_answer(

@@ -193,3 +193,69 @@ async def test_without_the_variant_a_turned_vote_is_not_asked_again(
     judgement = await run(runner, await made(make_judgement, []))
     assert (await votes_of(judgement))[6:] == ["approve", "reject", "reject"]
     assert await rechecked_rounds(judgement, "model-c") == []
+
+
+DEPLOY_AGENTS = [
+    {"name": name, "model": model, "criteria": criteria}
+    for name, model, criteria in (
+        ("Melchior", "model-a", "Approve when the test suite passed on the exact commit."),
+        ("Balthasar", "model-b", "Approve when someone other than the author reviewed it."),
+        ("Casper", "model-c", "Approve a deploy scheduled Monday to Thursday."),
+    )
+]
+ON_TUESDAY = "Scheduled on Tuesday."
+NO_REVIEW = "Nobody other than the author reviewed it."
+
+
+@sync_to_async
+def casper_rounds(judgement: Judgement) -> list[tuple[str, str]]:
+    return list(
+        RoundDecision.objects.filter(agent__judgement=judgement, agent__name="Casper")
+        .order_by("round")
+        .values_list("decision", "reason")
+    )
+
+
+async def test_a_turn_on_a_peers_criterion_leaves_the_vote_as_it_was(
+    fake_llm, make_judgement, runner
+):
+    # Casper (timing) turns to reject in round 2 on Balthasar's criterion: its approve
+    # stands, with its round-1 reason; the reply as sent is kept with its attempt.
+    fake_llm.script("model-c", votes="ARR", reasons={1: ON_TUESDAY, 2: NO_REVIEW, 3: NO_REVIEW})
+    judgement = await run(
+        runner, await made(make_judgement, ["turn_needs_reason"], agents=DEPLOY_AGENTS)
+    )
+    assert await casper_rounds(judgement) == [("approve", ON_TUESDAY)] * 3
+    replies = LLMAttempt.objects.filter(agent__judgement=judgement, model="model-c", round=2)
+    assert [NO_REVIEW in reply.response_text async for reply in replies] == [True]
+    assert judgement.decision == "approve"
+
+
+async def test_a_turn_on_a_reason_of_its_own_criterion_stands(fake_llm, make_judgement, runner):
+    saturday = "It is scheduled on Saturday, not Monday to Thursday."
+    fake_llm.script("model-c", votes="ARR", reasons={1: ON_TUESDAY, 2: saturday, 3: saturday})
+    judgement = await run(
+        runner, await made(make_judgement, ["turn_needs_reason"], agents=DEPLOY_AGENTS)
+    )
+    votes = [vote for vote, _ in await casper_rounds(judgement)]
+    assert votes == ["approve", "reject", "reject"]
+
+
+async def test_a_turn_on_the_reason_given_for_the_other_vote_leaves_the_vote(
+    fake_llm, make_judgement, runner
+):
+    fake_llm.script("model-c", votes="ARR", reason=ON_TUESDAY)
+    judgement = await run(
+        runner, await made(make_judgement, ["turn_needs_reason"], agents=DEPLOY_AGENTS)
+    )
+    assert [vote for vote, _ in await casper_rounds(judgement)] == ["approve"] * 3
+
+
+async def test_without_turn_needs_reason_any_turn_is_the_vote(fake_llm, make_judgement, runner):
+    fake_llm.script("model-c", votes="ARR", reasons={1: ON_TUESDAY, 2: NO_REVIEW, 3: NO_REVIEW})
+    judgement = await run(runner, await made(make_judgement, [], agents=DEPLOY_AGENTS))
+    assert await casper_rounds(judgement) == [
+        ("approve", ON_TUESDAY),
+        ("reject", NO_REVIEW),
+        ("reject", NO_REVIEW),
+    ]

@@ -60,6 +60,7 @@ VARIANTS = [
     "change_check",
     "history_first",
     "own_reason",
+    "turn_needs_reason",
 ]
 EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS

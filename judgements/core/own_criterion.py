@@ -1,0 +1,85 @@
+"""Whether a reason speaks of its agent's own criterion, and whether a turned vote rests
+on one: pure, no Django.
+
+The record showed agents turning their vote in the later rounds on a peer's reason,
+written for the peer's criterion, or on the very reason they had given for the other
+vote. A reason is about a criterion when it uses the words only that criterion uses
+(`about_own_criterion`); a turn after two rounds of the same vote on any other reason is
+a signal of the contested mark (`turned_off_criterion`, judgements/core/
+record_signals.py), and with the TURN_NEEDS_REASON variant such a turn, in round 2 or 3,
+leaves the vote as it was (`unfounded_turn`, judgements/engine/deliberation.py).
+"""
+
+from collections.abc import Sequence
+
+from judgements.core.answer_checks import fact_words, normalise_reason, stem, words
+
+# Words a criterion uses to say how to judge, not what it is about: never what tells two
+# criteria apart ("someone other than its author" is not about "the other agents").
+GENERIC_WORDS = frozenset(
+    stem(word)
+    for word in """
+    approve approves reject rejects when content comment request asks ask asked what who
+    whom other another than someone anyone nobody nothing every each most least per within
+    above below does do has have get gets got just use uses used item items list change
+    """.split()  # noqa: SIM905 - a word list reads better as words
+)
+
+
+def distinctive_words(criteria: Sequence[str]) -> list[frozenset[str]]:
+    """Each criterion's fact words (as stems) that no other criterion of the panel uses:
+    what tells its subject apart ("rollback", "review" for one deploy agent, "Saturday",
+    "incident" for another)."""
+    stems = [frozenset(fact_words(text)) - GENERIC_WORDS for text in criteria]
+    return [
+        own - frozenset().union(*(other for j, other in enumerate(stems) if j != i))
+        for i, own in enumerate(stems)
+    ]
+
+
+def about_own_criterion(reason: str, index: int, criteria: Sequence[str]) -> bool:
+    """Whether a reason speaks of the criterion of agent `index` of the panel (criteria in
+    panel order): it shares a word with that criterion alone, and no fewer than with any
+    other agent's criterion alone. Deliberately simple and one-sided: when the criteria
+    have nothing of their own to tell them apart, every reason counts as about its own."""
+    distinct = distinctive_words(criteria)
+    if not distinct[index]:
+        return True
+    said = frozenset(stem(word) for word in words(reason))
+    own = len(said & distinct[index])
+    return own > 0 and all(own >= len(said & d) for j, d in enumerate(distinct) if j != index)
+
+
+def turned_off_criterion(
+    votes: Sequence[str], reasons: Sequence[str], index: int, criteria: Sequence[str]
+) -> list[int]:
+    """The rounds (1-based) in which agent `index` turned its vote after at least two
+    rounds of the same vote, with a reason not about its own criterion."""
+    turned = []
+    for at in range(2, len(votes)):
+        held = votes[0]
+        if any(vote != held for vote in votes[:at]) or votes[at] == held:
+            continue
+        if not about_own_criterion(reasons[at], index, criteria):
+            turned.append(at + 1)
+    return turned
+
+
+def unfounded_turn(
+    decision: str,
+    reason: str,
+    own_earlier: Sequence[tuple[str, str]],
+    index: int,
+    criteria: Sequence[str],
+) -> bool:
+    """Whether an answer turns agent `index`'s vote of the round before (`own_earlier`:
+    its (vote, reason) in each earlier round, in order) on nothing of its own: with a
+    reason it already gave, or one not about its own criterion (TURN_NEEDS_REASON). A
+    reason given before supported the other vote; a peer's criterion says nothing about
+    this agent's."""
+    if not own_earlier or own_earlier[-1][0] == decision:
+        return False
+    said = normalise_reason(reason)
+    if any(normalise_reason(before) == said for _, before in own_earlier):
+        return True
+    return not about_own_criterion(reason, index, criteria)

@@ -1,0 +1,86 @@
+"""Whether a reason speaks of its agent's own criterion, and whether a turned vote rests
+on one (judgements/core/own_criterion.py)."""
+
+import pytest
+
+from judgements.core import own_criterion
+
+DEPLOY_CRITERIA = (
+    "Tests. Approve when the automated test suite passed on the exact commit deployed.",
+    "Review and rollback. Approve when someone other than the author reviewed it and a "
+    "rollback plan is stated.",
+    "Timing. Approve a deploy scheduled Monday to Thursday or fixing an active incident.",
+)
+
+
+@pytest.mark.parametrize(
+    ("reason", "about"),
+    [
+        ("CI ran the whole test suite on the exact commit and it passed.", (True, False, False)),
+        ("Priya reviewed it and the rollback plan is stated.", (False, True, False)),
+        ("It is scheduled on Saturday and fixes no incident.", (False, False, True)),
+        # Words every criterion could use ("other", "approve") tell none apart.
+        ("The other agents approve, so I approve.", (False, False, False)),
+    ],
+)
+def test_a_reason_is_about_the_criterion_whose_own_words_it_uses(reason, about):
+    assert (
+        tuple(own_criterion.about_own_criterion(reason, i, DEPLOY_CRITERIA) for i in range(3))
+        == about
+    )
+
+
+def test_criteria_with_nothing_of_their_own_count_every_reason_as_about_its_own():
+    same = ("Approve safe plans.",) * 3
+    assert own_criterion.about_own_criterion("Anything at all.", 1, same)
+
+
+def test_only_a_turn_after_two_rounds_of_the_same_vote_is_looked_at():
+    off, own = "Scheduled on Saturday.", "The test suite passed on the commit."
+    assert own_criterion.turned_off_criterion(
+        ["reject"] * 2 + ["approve"], ["", "", off], 0, DEPLOY_CRITERIA
+    ) == [3]
+    assert (
+        own_criterion.turned_off_criterion(
+            ["reject"] * 2 + ["approve"], ["", "", own], 0, DEPLOY_CRITERIA
+        )
+        == []
+    )
+    assert (
+        own_criterion.turned_off_criterion(
+            ["reject", "approve", "approve"], ["", off, off], 0, DEPLOY_CRITERIA
+        )
+        == []
+    )
+
+
+def test_a_turn_on_a_reason_already_given_is_unfounded():
+    said = "The test suite passed on the commit."
+    earlier = [("approve", said)]
+    assert own_criterion.unfounded_turn("reject", said, earlier, 0, DEPLOY_CRITERIA)
+    # Case, spacing and the closing full stop aside, it is the same reason.
+    again = "the test  suite passed on the commit"
+    assert own_criterion.unfounded_turn("reject", again, earlier, 0, DEPLOY_CRITERIA)
+    # The reason given two rounds before counts as well.
+    two = [("approve", said), ("approve", "CI is green on the exact commit.")]
+    assert own_criterion.unfounded_turn("reject", said, two, 0, DEPLOY_CRITERIA)
+
+
+def test_a_turn_on_a_peers_criterion_is_unfounded_and_on_its_own_is_not():
+    earlier = [("approve", "Scheduled on Tuesday.")]
+    peers = "Nobody other than the author reviewed it and there is no rollback plan."
+    assert own_criterion.unfounded_turn("reject", peers, earlier, 2, DEPLOY_CRITERIA)
+    own = "It is scheduled on Saturday and fixes no incident."
+    assert not own_criterion.unfounded_turn("reject", own, earlier, 2, DEPLOY_CRITERIA)
+
+
+def test_only_a_turned_vote_is_looked_at():
+    peers = "Nobody other than the author reviewed it and there is no rollback plan."
+    kept = [("reject", peers)]
+    assert not own_criterion.unfounded_turn("reject", peers, kept, 2, DEPLOY_CRITERIA)
+    # Round 1: nothing earlier to turn.
+    assert not own_criterion.unfounded_turn("reject", peers, [], 2, DEPLOY_CRITERIA)
+    # Only the vote of the round before is the one turned: back to round 1's vote is a
+    # turn of round 2's.
+    back = [("approve", "Scheduled on Tuesday."), ("reject", "It is on Saturday.")]
+    assert own_criterion.unfounded_turn("approve", peers, back, 2, DEPLOY_CRITERIA)
