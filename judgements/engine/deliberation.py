@@ -212,7 +212,10 @@ async def decide(
         )
         result = calibrated(result, deliberation.offsets.get(agent.pk))
         if prompts.Variant.TURN_NEEDS_REASON in question.variants:
-            result = turn_founded(result, deliberation, agent, round_number)
+            own = [deliberation.votes[(agent.pk, rnd)] for rnd in range(1, round_number)]
+            panel = [each.criteria for each in deliberation.agents]
+            at = deliberation.agents.index(agent)
+            result = turn_founded(result, own, at, panel, agent.name)
     except LeaseLost:
         raise
     except MagiError as exc:
@@ -259,20 +262,19 @@ def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.Verdi
 
 
 def turn_founded(
-    result: calls.VerdictResult, deliberation: Deliberation, agent: Agent, round_number: int
+    result: calls.VerdictResult, own: list[RoundDecision], at: int, panel: list[str], name: str
 ) -> calls.VerdictResult:
-    """The answer, or, when it turns the agent's vote of the round before on nothing of its
-    own (TURN_NEEDS_REASON: `own_criterion.unfounded_turn`), that earlier vote with its
-    reason and `missing`. The attempt stays the reply as sent, for the audit."""
-    own = [deliberation.votes[(agent.pk, rnd)] for rnd in range(1, round_number)]
-    said, criteria = result.verdict, [each.criteria for each in deliberation.agents]
-    earlier, at = [(d.decision, d.reason) for d in own], deliberation.agents.index(agent)
-    if not own_criterion.unfounded_turn(said.decision, said.reason, earlier, at, criteria):
+    """The answer of agent `at` of the panel (its criteria in `panel`), or, when it turns
+    the agent's vote of the round before (`own`: its decisions so far) on nothing of its own
+    (TURN_NEEDS_REASON: `own_criterion.unfounded_turn`), that earlier vote with its reason
+    and `missing`. The attempt stays the reply as sent, for the audit. Plain data in: a
+    call of the engine's own that takes no judgement or agent, so it is no stop on the path
+    one judgement walks (docs/architecture.md)."""
+    said, earlier = result.verdict, [(d.decision, d.reason) for d in own]
+    if not own_criterion.unfounded_turn(said.decision, said.reason, earlier, at, panel):
         return result
     kept = own[-1]
-    log.info(
-        "%s turned to %s in round %d on nothing of its own", agent.name, said.decision, round_number
-    )
+    log.info("%s turned to %s on nothing of its own: %s stands", name, said.decision, kept.decision)
     return voting(result, kept.decision, reason=kept.reason, missing=list(kept.missing))
 
 
