@@ -6,8 +6,10 @@ written for the peer's criterion, or on the very reason they had given for the o
 vote. A reason is about a criterion when it uses the words only that criterion uses
 (`about_own_criterion`); a turn after two rounds of the same vote on any other reason is
 a signal of the contested mark (`turned_off_criterion`, judgements/core/
-record_signals.py), and with the TURN_NEEDS_REASON variant such a turn, in round 2 or 3,
-leaves the vote as it was (`unfounded_turn`, judgements/engine/deliberation.py).
+record_signals.py), and with the TURN_NEEDS_REASON variant a turn in round 2 or 3 on a
+reason the agent already gave, or on one about a peer's criterion
+(`about_a_peers_criterion`), leaves the vote as it was (`unfounded_turn`,
+judgements/engine/deliberation.py).
 """
 
 from collections.abc import Sequence
@@ -50,6 +52,17 @@ def about_own_criterion(reason: str, index: int, criteria: Sequence[str]) -> boo
     return own > 0 and all(own >= len(said & d) for j, d in enumerate(distinct) if j != index)
 
 
+def about_a_peers_criterion(reason: str, index: int, criteria: Sequence[str]) -> bool:
+    """Whether a reason speaks of another agent's criterion more than of agent `index`'s
+    own: it shares more words with some peer's criterion alone than with its own. A reason
+    that uses no criterion's own words is about none (a short criterion, "Approve only
+    legal actions.", gives few words to use)."""
+    distinct = distinctive_words(criteria)
+    said = frozenset(stem(word) for word in words(reason))
+    own = len(said & distinct[index])
+    return any(len(said & d) > own for j, d in enumerate(distinct) if j != index)
+
+
 def turned_off_criterion(
     votes: Sequence[str], reasons: Sequence[str], index: int, criteria: Sequence[str]
 ) -> list[int]:
@@ -74,12 +87,14 @@ def unfounded_turn(
 ) -> bool:
     """Whether an answer turns agent `index`'s vote of the round before (`own_earlier`:
     its (vote, reason) in each earlier round, in order) on nothing of its own: with a
-    reason it already gave, or one not about its own criterion (TURN_NEEDS_REASON). A
-    reason given before supported the other vote; a peer's criterion says nothing about
-    this agent's."""
+    reason it already gave, or one about a peer's criterion (TURN_NEEDS_REASON). A reason
+    given before supported the other vote; a peer's criterion says nothing about this
+    agent's. A reason about no criterion's own words is not held against the turn: with
+    short criteria most reasons are, and a turn after two rounds of the same vote on one
+    is a contest signal already (`turned_off_criterion`)."""
     if not own_earlier or own_earlier[-1][0] == decision:
         return False
     said = normalise_reason(reason)
     if any(normalise_reason(before) == said for _, before in own_earlier):
         return True
-    return not about_own_criterion(reason, index, criteria)
+    return about_a_peers_criterion(reason, index, criteria)

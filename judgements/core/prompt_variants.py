@@ -52,7 +52,7 @@ default prompts stay what was measured until a variant wins on held-out cases
   adopted.
 - TURN_NEEDS_REASON: an agent's vote in round 2 or 3 turns only on a reason of its own:
   an answer that turns its vote of the round before with a reason it already gave, or
-  with a reason not about its own criterion (judgements/core/answer_checks.py
+  with a reason about a peer's criterion (judgements/core/own_criterion.py
   `unfounded_turn`), leaves the vote as it was, with its earlier reason; the answer as
   sent is kept for the audit. No call is added. Issue 54's fourth item ("a change after
   two rounds of the same vote needs a reason about the agent's own criterion"): over the

@@ -84,3 +84,27 @@ def test_only_a_turned_vote_is_looked_at():
     # turn of round 2's.
     back = [("approve", "Scheduled on Tuesday."), ("reject", "It is on Saturday.")]
     assert own_criterion.unfounded_turn("approve", peers, back, 2, DEPLOY_CRITERIA)
+
+
+@pytest.mark.parametrize(
+    ("reason", "peers"),
+    [
+        ("Nobody other than the author reviewed it.", (True, False, True)),
+        # As many of its own words as of a peer's: about its own as much.
+        ("The tests passed and Priya reviewed the rollback.", (False, False, True)),
+        # No criterion's own words: about none, so about no peer's either.
+        ("model-c says reject in round 2", (False, False, False)),
+    ],
+)
+def test_a_reason_is_about_a_peers_criterion_when_a_peers_words_outnumber_its_own(reason, peers):
+    assert (
+        tuple(own_criterion.about_a_peers_criterion(reason, i, DEPLOY_CRITERIA) for i in range(3))
+        == peers
+    )
+
+
+def test_a_turn_on_a_reason_about_no_criterion_stands():
+    earlier = [("approve", "Scheduled on Tuesday.")]
+    assert not own_criterion.unfounded_turn(
+        "reject", "I changed my mind.", earlier, 2, DEPLOY_CRITERIA
+    )
