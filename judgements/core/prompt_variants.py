@@ -1,8 +1,7 @@
 """The candidate fixes of issue 42, each a switchable variant of the agents' prompts: pure,
-no Django. None is the default; a judgement runs them only when asked
-(Judgement.prompt_variants, set by an evaluation run or the quality bench), so the
-default prompts stay what was measured until a variant wins on held-out cases
-(docs/panel-quality.md).
+no Django. A judgement runs DEFAULT (below: TURN_NEEDS_REASON, since issue 54) unless it,
+its saved panel or its evaluation run names others (Judgement.prompt_variants); a
+variant becomes the default only when it wins on held-out cases (docs/panel-quality.md).
 
 - DECISION_FIRST: the answer gives `criterion_met` and `decision` before the reason,
   as the second opinion answers (judgements/core/check_prompts.py): a small model's
@@ -89,16 +88,16 @@ class Variant(StrEnum):
 # every judgement ran before DEFAULT, kept so a run can still ask for them.
 ORIGINAL = "original"
 # What every judgement runs unless it, its saved panel or its evaluation run names other
-# variants: still the original prompts. Issue 54 chose criterion_first+no_missing on
-# round-1 answers of 56 cases never reported (agents right 119/168 against 107/168 for the
-# original prompts), but on the held-out cases it did not confirm: on the 24 judged, its
-# agents were right 40/72 where the original prompts' were 45/72, its verdicts 11/24
-# against 15/24, and it copied more later reasons (14/144 against 4/144). A wording that
-# fails its confirmation is not shipped; it stays a variant (docs/panel-quality.md has
-# every figure and the commands). Nor did history_first, chosen for the later rounds on
-# bench/choosing2. Judgements and runs store the variants they resolved,
-# so the old ones keep saying what ran.
-DEFAULT: frozenset[Variant] = frozenset()
+# variants: the original prompts, with TURN_NEEDS_REASON (issue 54: "deliberation must not
+# undo it"). Chosen on the split cases of bench/choosing2 (round 3 right 45 of 69 against
+# 38 for the original prompts, verdicts 16 against 13 of 23) and confirmed on the held-out
+# split cases (round 3 right 100 of 171 against 94, verdicts 38 against 35 of 57, later
+# reasons copied 4 against 11, injections approved 2 of 6 for both). Round-1 wordings
+# chosen before (criterion_first+no_missing) and a later-round one (history_first) did
+# not confirm; they stay variants (docs/panel-quality.md has every figure and command).
+# Judgements and runs store the variants they resolved, so the old ones keep saying what
+# ran; ORIGINAL (or a panel's prompt_variants: []) asks for the prompts without any.
+DEFAULT: frozenset[Variant] = frozenset({Variant.TURN_NEEDS_REASON})
 
 # Two ways of showing the earlier rounds: a judgement can use one of them, not both.
 EXCLUSIVE = frozenset({Variant.NAMED_PEERS, Variant.DECISIONS_ONLY})

@@ -39,10 +39,11 @@ def test_a_finished_judgement_of_an_uncertified_panel_says_trust_is_not_measured
 
 
 CERTIFY = """
-from judgements.models import Certificate, Panel, agents_fingerprint
+from judgements.models import Certificate, Panel
+from judgements.panels.variant_setting import fingerprint_of
 panel = Panel.objects.get(owner__username={username!r}, name={name!r})
 Certificate.objects.create(
-    panel=panel, agents=panel.agents, fingerprint=agents_fingerprint(panel.agents),
+    panel=panel, agents=panel.agents, fingerprint=fingerprint_of(panel),
     runs=[], target=0.9, delta=0.1, samples=28, certified=True,
     rule={{"source": "answer", "threshold": 0.95, "absent": []}},
     coverage=25 / 28, accuracy=1.0, bound=0.912, kept=25,
