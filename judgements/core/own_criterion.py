@@ -39,17 +39,24 @@ def distinctive_words(criteria: Sequence[str]) -> list[frozenset[str]]:
     ]
 
 
+def words_used(reason: str, criteria: Sequence[str]) -> tuple[list[frozenset[str]], list[int]]:
+    """Each criterion's own words (`distinctive_words`), and how many of them the reason
+    uses, in panel order: what both readings of a reason's subject below count."""
+    distinct = distinctive_words(criteria)
+    said = frozenset(stem(word) for word in words(reason))
+    return distinct, [len(said & own) for own in distinct]
+
+
 def about_own_criterion(reason: str, index: int, criteria: Sequence[str]) -> bool:
     """Whether a reason speaks of the criterion of agent `index` of the panel (criteria in
     panel order): it shares a word with that criterion alone, and no fewer than with any
     other agent's criterion alone. Deliberately simple and one-sided: when the criteria
     have nothing of their own to tell them apart, every reason counts as about its own."""
-    distinct = distinctive_words(criteria)
+    distinct, used = words_used(reason, criteria)
     if not distinct[index]:
         return True
-    said = frozenset(stem(word) for word in words(reason))
-    own = len(said & distinct[index])
-    return own > 0 and all(own >= len(said & d) for j, d in enumerate(distinct) if j != index)
+    own = used[index]
+    return own > 0 and all(own >= count for j, count in enumerate(used) if j != index)
 
 
 def about_a_peers_criterion(reason: str, index: int, criteria: Sequence[str]) -> bool:
@@ -57,10 +64,8 @@ def about_a_peers_criterion(reason: str, index: int, criteria: Sequence[str]) ->
     own: it shares more words with some peer's criterion alone than with its own. A reason
     that uses no criterion's own words is about none (a short criterion, "Approve only
     legal actions.", gives few words to use)."""
-    distinct = distinctive_words(criteria)
-    said = frozenset(stem(word) for word in words(reason))
-    own = len(said & distinct[index])
-    return any(len(said & d) > own for j, d in enumerate(distinct) if j != index)
+    _, used = words_used(reason, criteria)
+    return any(count > used[index] for j, count in enumerate(used) if j != index)
 
 
 def turned_off_criterion(

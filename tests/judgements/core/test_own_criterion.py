@@ -13,6 +13,11 @@ DEPLOY_CRITERIA = (
 )
 
 
+def for_each_agent(check, reason: str) -> tuple[bool, ...]:
+    """What `check` says of `reason` as each deploy agent's, in panel order."""
+    return tuple(check(reason, i, DEPLOY_CRITERIA) for i in range(len(DEPLOY_CRITERIA)))
+
+
 @pytest.mark.parametrize(
     ("reason", "about"),
     [
@@ -24,10 +29,7 @@ DEPLOY_CRITERIA = (
     ],
 )
 def test_a_reason_is_about_the_criterion_whose_own_words_it_uses(reason, about):
-    assert (
-        tuple(own_criterion.about_own_criterion(reason, i, DEPLOY_CRITERIA) for i in range(3))
-        == about
-    )
+    assert for_each_agent(own_criterion.about_own_criterion, reason) == about
 
 
 def test_criteria_with_nothing_of_their_own_count_every_reason_as_about_its_own():
@@ -97,10 +99,7 @@ def test_only_a_turned_vote_is_looked_at():
     ],
 )
 def test_a_reason_is_about_a_peers_criterion_when_a_peers_words_outnumber_its_own(reason, peers):
-    assert (
-        tuple(own_criterion.about_a_peers_criterion(reason, i, DEPLOY_CRITERIA) for i in range(3))
-        == peers
-    )
+    assert for_each_agent(own_criterion.about_a_peers_criterion, reason) == peers
 
 
 def test_a_turn_on_a_reason_about_no_criterion_stands():
