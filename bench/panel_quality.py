@@ -84,7 +84,15 @@ from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E40
 from judgements.intake.case import Case, agents_of  # noqa: E402
 from judgements.intake.start import Checked, Submission, submit  # noqa: E402
 from judgements.llm import calls, providers  # noqa: E402
-from judgements.models import Judgement, Panel, RoundDecision, agents_fingerprint  # noqa: E402
+from judgements.llm.completions import InvalidOutputError, parse_verdict  # noqa: E402
+from judgements.models import (  # noqa: E402
+    AttemptOutcome,
+    Judgement,
+    LLMAttempt,
+    Panel,
+    RoundDecision,
+    agents_fingerprint,
+)
 from judgements.outcome import answers  # noqa: E402
 
 if TYPE_CHECKING:  # imported when --fake asks for it
@@ -111,6 +119,10 @@ class Outcome:
     confidence: dict[str, float | None] = field(default_factory=dict)
     # Every answer's reason, agent-major as `votes` (what the figures on absence claims read).
     reasons: list[str] = field(default_factory=list)
+    # Each vote as the agent's reply said it, agent-major as `votes`: where the two differ,
+    # the engine kept another vote (turn_needs_reason's held turn, or calibrated's reading).
+    # Empty in runs made before it was kept.
+    sent: str = ""
 
 
 @dataclass
@@ -239,6 +251,25 @@ def run_panel(
         list(judgement.contest_signals or []),
         {"answer": judgement.answer_confidence, "probe": judgement.probe_confidence},
         reasons,
+        votes_as_sent(judgement, votes),
+    )
+
+
+def votes_as_sent(judgement: Judgement, votes: str) -> str:
+    """`votes` (agent-major, A/R) as each agent's last answered reply said them: a vote the
+    engine kept against the reply (turn_needs_reason, calibrated) shows the reply's. A vote
+    no reply of this run gave (a recorded first answer) is shown as stored."""
+    said: dict[tuple[int, int], str] = {}
+    answered = LLMAttempt.objects.filter(agent__judgement=judgement, outcome=AttemptOutcome.OK)
+    for attempt in answered.select_related("agent"):  # ordered: the last answer wins
+        try:
+            decision = parse_verdict(attempt.response_text).decision
+        except InvalidOutputError:
+            continue
+        said[(attempt.agent.position, attempt.round)] = decision[0].upper()
+    return "".join(
+        said.get((at // rules.ROUNDS + 1, at % rules.ROUNDS + 1), vote)
+        for at, vote in enumerate(votes)
     )
 
 
@@ -538,18 +569,42 @@ def change_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, st
                 repeats = normalise(o.reasons[at]) == normalise(o.reasons[at - 1])
                 right = o.votes[at] == expected[0].upper()
                 turned["same reason" if repeats else "new reason"][0 if right else 1] += 1
-    if not any(sum(counts) for counts in turned.values()):
+    held = held_turns(outcomes, cases)
+    if not any(sum(counts) for counts in turned.values()) and held == "-":
         return dict.fromkeys(CHANGE_ROWS, "-")
     fresh, repeated = turned["new reason"], turned["same reason"]
     return {
         CHANGE_ROWS[0]: f"{fresh[0] + repeated[0]} / {fresh[1] + repeated[1]}",
         CHANGE_ROWS[1]: f"{repeated[0]} / {repeated[1]}",
+        CHANGE_ROWS[2]: held,
     }
+
+
+def held_turns(outcomes: dict[str, Outcome], cases: list[dict]) -> str:
+    """The later votes the engine kept against the reply ("to right / to wrong": whether
+    the reply's vote, not made, was right), over the judgements that kept their replies'
+    votes; "-" where none did."""
+    kept = [0, 0]
+    seen = False
+    for c in cases:
+        o = outcomes.get(c["id"])
+        expected_agents = c.get("expected_agents") or []
+        if o is None or not o.sent or len(o.sent) != len(o.votes) or rounds_of(o) != rules.ROUNDS:
+            continue
+        if len(expected_agents) != rules.PANEL_SIZE:
+            continue
+        seen = True
+        for at, (stored, said) in enumerate(zip(o.votes, o.sent, strict=True)):
+            if at % rules.ROUNDS and stored != said:
+                expected = expected_agents[at // rules.ROUNDS]
+                kept[0 if said == expected[0].upper() else 1] += 1
+    return f"{kept[0]} / {kept[1]}" if seen else "-"
 
 
 CHANGE_ROWS = (
     "later votes turned: to right / wrong",
     "... reason as before, word for word",
+    "later votes held: the reply turned to right / wrong",
 )
 
 
@@ -792,11 +847,19 @@ def opinion_from(columns: list[Column], source: str) -> None:
     """Add the `second_opinion` signal to each panel outcome whose verdict the competitor
     column `source` decided against: for a run made without the second opinion, whose
     call is the "plain told the rule" competitor's (check_prompts.second_opinion_messages,
-    the same model, temperature 0, seed 0)."""
+    the same model, temperature 0, seed 0). `source` is a column of the same file, or
+    FILE:COLUMN, a column of another run's file (a later-rounds run asks no competitor)."""
     by_name = {column.name: column for column in columns}
-    if source not in by_name:
+    path, _, name = source.rpartition(":")
+    if source not in by_name and path and Path(path).is_file():
+        kept = json.loads(Path(path).read_text()).get("outcomes", {})
+        if name not in kept:
+            raise SystemExit(f"no column {name!r} in {path} (columns: {', '.join(kept)})")
+        opinions = {k: Outcome(**v) for k, v in kept[name].items()}
+    elif source in by_name:
+        opinions = by_name[source].outcomes
+    else:
         raise SystemExit(f"no column {source!r} in the file (columns: {', '.join(by_name)})")
-    opinions = by_name[source].outcomes
     for column in (c for c in columns if not c.competitor):
         for case_id, outcome in column.outcomes.items():
             opinion = opinions.get(case_id)
@@ -846,7 +909,8 @@ def main() -> None:
     parser.add_argument(
         "--opinion-from",
         help="with --table: a competitor column read as each judgement's second opinion "
-        "(its disagreement adds the second_opinion signal), for a run made without it",
+        "(its disagreement adds the second_opinion signal), for a run made without it; "
+        "COLUMN of the same file, or FILE:COLUMN",
     )
     parser.add_argument("--model", help="the model every agent and the plain call use")
     parser.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
