@@ -233,7 +233,12 @@ FACT_KINDS: dict[str, tuple[frozenset[str], re.Pattern[str]]] = {
         re.compile(rf"\b(?i:review|approv|sign|check)\w*(?:\W+\w+){{0,4}}?\W+(?:by\s+)?({_NAME})"),
     ),
     "time": (
-        frozenset({"date", "time", "day", "when", "schedule", "timing", "hour", "window"}),
+        # `stem` takes "-ed" off "scheduled" ("schedul") but leaves "schedule" whole, so
+        # the inflected forms are named too.
+        frozenset(
+            {"date", "dated", "time", "timed", "day", "when", "schedule", "scheduled"}
+            | {"timing", "hour", "window"}
+        ),
         re.compile(
             rf"\b(?:{_WEEKDAYS})\b(?:,?\s+(?:at\s+)?\d{{1,2}}[:.]\d{{2}})?"
             rf"|\b\d{{1,2}}[:.]\d{{2}}\b|\b\d{{1,2}}\s?(?:am|pm)\b"

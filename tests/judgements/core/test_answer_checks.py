@@ -158,6 +158,7 @@ def test_it_reads_claimed_absences_from_the_reason_too():
     ("claim", "evidence"),
     [
         ("the rollout date or time", "Wednesday at 11:00"),
+        ("that the deploy is scheduled on a weekday", "Wednesday at 11:00"),
         ("an independent reviewer", "Reviewed by Sara Lindqvist"),
         ("ticket number", "OPS-1182"),
         ("head count", "14"),
