@@ -61,9 +61,13 @@ SUITE_DIRS = {
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 os.environ.setdefault("SECRET_KEY", "benchmark-only")  # the benchmark signs nothing
-# A database of its own, so a benchmark run leaves the real one alone.
+# A database of its own, so a benchmark run leaves the real one alone: the embedded
+# SQLite default in a directory of its own, with that default's settings (WAL, writers
+# queued on the lock, one database thread), as one machine runs MAGI. A sqlite://
+# DATABASE_URL would have none of them, and the engine's writers found it locked.
 _DB_DIR = tempfile.TemporaryDirectory(prefix="magi-panel-quality-")
-os.environ["DATABASE_URL"] = f"sqlite:///{_DB_DIR.name}/bench.sqlite3"
+os.environ["MAGI_VAR_DIR"] = _DB_DIR.name
+os.environ.pop("DATABASE_URL", None)
 os.environ.pop("REDIS_URL", None)
 os.environ.setdefault("LOG_LEVEL", "WARNING")  # one line per case, not per transition
 
