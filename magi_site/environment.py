@@ -34,6 +34,7 @@ from magi_site.model_settings import (
 from magi_site.settings_kit import (
     BASE_DIR,
     SettingRefused,
+    check_database_url,
     describe,
     items_of,
     parse_group_map,
@@ -87,6 +88,7 @@ class MagiSettings(
     )
     _parse_seed = field_validator("magi_llm_seed", mode="before")(parse_seed)
     _parse_prices = field_validator("magi_model_prices", mode="before")(parse_json_object)
+    _check_database = field_validator("database_url", mode="before")(check_database_url)
 
     @property
     def engine_in_process(self) -> bool:

@@ -61,6 +61,23 @@ def parse_seed(value: Any) -> Any:
     return value
 
 
+# The schemes dj_database_url reads as PostgreSQL. Only PostgreSQL is configured by URL:
+# SQLite is the embedded default, whose settings (WAL, writers queued on the lock, one
+# database thread) a sqlite:// URL would go without.
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+
+
+def check_database_url(value: Any) -> Any:
+    """A PostgreSQL URL, or empty for the embedded SQLite; a ValueError otherwise."""
+    if isinstance(value, str) and value and not value.startswith(POSTGRES_SCHEMES):
+        scheme = value.partition(":")[0] or value
+        raise ValueError(
+            f"PostgreSQL only (postgres://user:pass@host/db), not {scheme!r}; "
+            "leave it unset for SQLite in MAGI_VAR_DIR"
+        )
+    return value
+
+
 def parse_json_object(value: Any) -> Any:
     """A JSON object in the environment; a ValueError (naming the variable) otherwise."""
     if not isinstance(value, str):

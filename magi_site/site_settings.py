@@ -32,7 +32,10 @@ class SiteSettings(Env):
         None, "where `collectstatic` puts static files", shown="`var/static`"
     )
     database_url: str = setting(
-        "", "PostgreSQL (`postgres://user:pass@host/db`); SQLite when unset", shown="—"
+        "",
+        "PostgreSQL (`postgres://user:pass@host/db`), no other database; SQLite in "
+        "`MAGI_VAR_DIR` when unset",
+        shown="—",
     )
     redis_url: str = setting("", "channels-redis layer; the in-memory layer when unset", shown="—")
     magi_var_dir: Path = setting(

@@ -60,6 +60,8 @@ def test_the_defaults_run_one_machine_with_no_services(environ):
         ({"MAGI_LOCAL_MODELS": "tiny"}, "MAGI_LOCAL_MODELS: Value error, entries look like"),
         ({"MAGI_DEFAULT_STRUCTURED_OUTPUT": "xml"}, "MAGI_DEFAULT_STRUCTURED_OUTPUT: Input"),
         ({"MAGI_LLM_TIMOUT": "3"}, "Unknown MAGI setting(s): MAGI_LLM_TIMOUT"),
+        ({"DATABASE_URL": "sqlite:////srv/magi.db"}, "DATABASE_URL: Value error, PostgreSQL only"),
+        ({"DATABASE_URL": "mysql://magi@db/magi"}, "not 'mysql'"),
         ({"MAGI_PROVIDER_VLLM_BASE_URL": "http://gpu/v1"}, "MAGI_PROVIDER_VLLM_BASE_URL"),
         ({**SIGN_IN, "MAGI_OIDC_CLIENT_ID": ""}, "MAGI_OIDC_CLIENT_ID is required"),
         ({**SIGN_IN, "MAGI_OIDC_GROUPS": ""}, "MAGI_OIDC_GROUPS is required"),
