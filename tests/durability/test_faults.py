@@ -84,7 +84,11 @@ def test_it_resumes_after_a_worker_is_killed(processes, fake_llm, redis_url):
     assert calls_for(fake_llm) == {call: 2 if call in asked_twice else 1 for call in ALL_CALLS}
     survivor = next(w for w in workers if w is not holder)
     assert survivor.popen.poll() is None
-    assert f"judgement {judgement.pk}: judging -> approved by worker " in survivor.log()
+    # The transition logs after its UPDATE: wait for the line rather than race it.
+    moved = f"judgement {judgement.pk}: judging -> approved by worker "
+    wait_for(
+        lambda: moved in survivor.log(), 10, f"the survivor to log the verdict:\n{survivor.log()}"
+    )
 
 
 def test_it_runs_each_call_once_when_two_workers_race(processes, fake_llm, redis_url):
