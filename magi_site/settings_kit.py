@@ -68,11 +68,13 @@ POSTGRES_SCHEMES = ("postgres://", "postgresql://")
 
 
 def check_database_url(value: Any) -> Any:
-    """A PostgreSQL URL, or empty for the embedded SQLite; a ValueError otherwise."""
+    """A PostgreSQL URL, or empty for the embedded SQLite; a ValueError otherwise, which
+    names the scheme only (the rest of a URL may hold a password)."""
     if isinstance(value, str) and value and not value.startswith(POSTGRES_SCHEMES):
-        scheme = value.partition(":")[0] or value
+        scheme, found, _ = value.partition("://")
+        given = repr(scheme) if found else "a value without a scheme"
         raise ValueError(
-            f"PostgreSQL only (postgres://user:pass@host/db), not {scheme!r}; "
+            f"PostgreSQL only (postgres://user:pass@host/db), not {given}; "
             "leave it unset for SQLite in MAGI_VAR_DIR"
         )
     return value

@@ -62,6 +62,7 @@ def test_the_defaults_run_one_machine_with_no_services(environ):
         ({"MAGI_LLM_TIMOUT": "3"}, "Unknown MAGI setting(s): MAGI_LLM_TIMOUT"),
         ({"DATABASE_URL": "sqlite:////srv/magi.db"}, "DATABASE_URL: Value error, PostgreSQL only"),
         ({"DATABASE_URL": "mysql://magi@db/magi"}, "not 'mysql'"),
+        ({"DATABASE_URL": "magi:s3cret@db/magi"}, "not a value without a scheme;"),
         ({"MAGI_PROVIDER_VLLM_BASE_URL": "http://gpu/v1"}, "MAGI_PROVIDER_VLLM_BASE_URL"),
         ({**SIGN_IN, "MAGI_OIDC_CLIENT_ID": ""}, "MAGI_OIDC_CLIENT_ID is required"),
         ({**SIGN_IN, "MAGI_OIDC_GROUPS": ""}, "MAGI_OIDC_GROUPS is required"),
@@ -81,6 +82,14 @@ def test_it_refuses_what_it_cannot_read(environ, variables, message):
     with pytest.raises(ImproperlyConfigured) as refused:
         load_settings()
     assert message in str(refused.value)
+
+
+@pytest.mark.parametrize("url", ["mysql://magi:s3cret@db/magi", "magi:s3cret@db/magi"])
+def test_a_refused_database_url_is_not_shown_with_its_password(environ, url):
+    environ(DATABASE_URL=url)
+    with pytest.raises(ImproperlyConfigured) as refused:
+        load_settings()
+    assert "DATABASE_URL" in str(refused.value) and "s3cret" not in str(refused.value)
 
 
 def test_a_complete_sign_in_configuration_is_read_with_its_group_mapping(environ):
