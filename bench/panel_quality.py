@@ -560,49 +560,35 @@ def change_rows(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, st
     """Each agent's vote changed from one round to the next (whole judgements that kept
     their reasons), as "to right / to wrong" against expected_agents; then those whose
     reason repeats, word for word, the agent's reason of the round before: a vote turned
-    with nothing new said for it."""
+    with nothing new said for it; then the later replies whose vote the engine did not
+    count (turn_needs_reason, calibrated), as whether the reply's vote would have been
+    right (judgements that kept their replies' votes, `sent`)."""
     turned = {"new reason": [0, 0], "same reason": [0, 0]}
+    held, sent_seen = [0, 0], False
     for c in cases:
         o = outcomes.get(c["id"])
-        if o is None or rounds_of(o) != rules.ROUNDS or len(o.reasons) != len(o.votes):
+        if o is None or rounds_of(o) != rules.ROUNDS:
             continue
+        reasons_kept = len(o.reasons) == len(o.votes)
+        sent_kept = len(o.sent) == len(o.votes)
         for agent, expected in enumerate(c.get("expected_agents") or []):
+            sent_seen |= sent_kept
             for at in range(agent * rules.ROUNDS + 1, (agent + 1) * rules.ROUNDS):
-                if o.votes[at] == o.votes[at - 1]:
+                if sent_kept and o.sent[at] != o.votes[at]:
+                    held[0 if o.sent[at] == expected[0].upper() else 1] += 1
+                if not reasons_kept or o.votes[at] == o.votes[at - 1]:
                     continue
                 repeats = normalise(o.reasons[at]) == normalise(o.reasons[at - 1])
                 right = o.votes[at] == expected[0].upper()
                 turned["same reason" if repeats else "new reason"][0 if right else 1] += 1
-    held = held_turns(outcomes, cases)
-    if not any(sum(counts) for counts in turned.values()) and held == "-":
+    if not any(sum(counts) for counts in turned.values()) and not sent_seen:
         return dict.fromkeys(CHANGE_ROWS, "-")
     fresh, repeated = turned["new reason"], turned["same reason"]
     return {
         CHANGE_ROWS[0]: f"{fresh[0] + repeated[0]} / {fresh[1] + repeated[1]}",
         CHANGE_ROWS[1]: f"{repeated[0]} / {repeated[1]}",
-        CHANGE_ROWS[2]: held,
+        CHANGE_ROWS[2]: f"{held[0]} / {held[1]}" if sent_seen else "-",
     }
-
-
-def held_turns(outcomes: dict[str, Outcome], cases: list[dict]) -> str:
-    """The later votes the engine kept against the reply ("to right / to wrong": whether
-    the reply's vote, not made, was right), over the judgements that kept their replies'
-    votes; "-" where none did."""
-    kept = [0, 0]
-    seen = False
-    for c in cases:
-        o = outcomes.get(c["id"])
-        expected_agents = c.get("expected_agents") or []
-        if o is None or not o.sent or len(o.sent) != len(o.votes) or rounds_of(o) != rules.ROUNDS:
-            continue
-        if len(expected_agents) != rules.PANEL_SIZE:
-            continue
-        seen = True
-        for at, (stored, said) in enumerate(zip(o.votes, o.sent, strict=True)):
-            if at % rules.ROUNDS and stored != said:
-                expected = expected_agents[at // rules.ROUNDS]
-                kept[0 if said == expected[0].upper() else 1] += 1
-    return f"{kept[0]} / {kept[1]}" if seen else "-"
 
 
 CHANGE_ROWS = (
