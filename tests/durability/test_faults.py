@@ -84,11 +84,8 @@ def test_it_resumes_after_a_worker_is_killed(processes, fake_llm, redis_url):
     assert calls_for(fake_llm) == {call: 2 if call in asked_twice else 1 for call in ALL_CALLS}
     survivor = next(w for w in workers if w is not holder)
     assert survivor.popen.poll() is None
-    # The transition logs after its UPDATE: wait for the line rather than race it.
     moved = f"judgement {judgement.pk}: judging -> approved by worker "
-    wait_for(
-        lambda: moved in survivor.log(), 10, f"the survivor to log the verdict:\n{survivor.log()}"
-    )
+    survivor.wait_logged(moved, 10, "the survivor to log the verdict")
 
 
 def test_it_runs_each_call_once_when_two_workers_race(processes, fake_llm, redis_url):
@@ -178,7 +175,7 @@ def test_it_rides_out_a_database_outage(processes, fake_llm, redis_url, postgres
 
     postgres.stop()
     gate.open()  # the answers arrive while the database is away
-    wait_for(lambda: "retrying" in worker.log(), 20, "the worker to retry its database writes")
+    worker.wait_logged("retrying", 20, "the worker to retry its database writes")
     postgres.start()
 
     done = wait_for(lambda: finished(judgement.pk), 60, "the judgement to finish")

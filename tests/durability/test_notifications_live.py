@@ -53,11 +53,5 @@ def test_an_email_whose_worker_is_killed_is_sent_again_once_by_another(processes
     assert len(copies) == 2
     assert copies[0]["Message-ID"] == copies[1]["Message-ID"]
     assert f"/judgements/{judgement.pk}/" in copies[1].get_payload()
-    # The transition logs after its UPDATE, so the row can be read sent a moment before
-    # the worker's line is written: wait for the line, do not race it.
-    wait_for(
-        lambda: "unsent -> sent" in second.log(),
-        10,
-        f"the second worker to log the move:\n{second.log()[-3000:]}",
-    )
+    second.wait_logged("unsent -> sent", 10, "the second worker to log the move")
     assert f"by worker {held.lease_owner}" not in second.log()

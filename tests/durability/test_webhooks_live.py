@@ -103,9 +103,7 @@ def test_a_delivery_in_flight_while_postgres_and_redis_restart_is_delivered_once
     postgres.stop()
     redis_server.stop()
     receiver.gate.set()  # answered 200 while the worker cannot record it
-    wait_for(
-        lambda: "webhook delivery failed" in worker.log(), 30, "the worker to fail recording it"
-    )
+    worker.wait_logged("webhook delivery failed", 30, "the worker to fail recording it")
     redis_server.start()
     postgres.start()
 

@@ -252,6 +252,15 @@ class Process:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
 
+    def wait_logged(self, line: str, timeout: float, what: str) -> None:
+        """Wait until the process has written `line`. A worker logs a change after it has
+        stored it, so a test that saw the stored change waits for the line rather than
+        racing it. A timeout names `what`, with the end of the log as it was then."""
+        try:
+            wait_for(lambda: line in self.log(), timeout, what)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}:\n{self.log()[-3000:]}") from None
+
     def kill(self, sig: int = signal.SIGKILL) -> None:
         if self.popen.poll() is None:
             self.popen.send_signal(sig)
