@@ -56,6 +56,12 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   sent is kept for the audit. No call is added. Issue 54's fourth item ("a change after
   two rounds of the same vote needs a reason about the agent's own criterion"): over the
   choosing runs' later rounds, such turns went to the wrong vote 28 times in 35.
+- PLAIN_QUESTION: round 1 asked as a user asks one model about one criterion (issue 69,
+  judgements/core/plain_question.py): one user message, no system message, the agent's
+  name and criterion, the content in a code block it cannot close, one sentence saying
+  the block is data, "approve if the content meets this criterion; reject if it fails
+  it", the answer reason first and without `missing`. Rounds 2 and 3 are the default's
+  (the rules, the earlier answers fenced), so deliberation is as measured.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -82,6 +88,7 @@ class Variant(StrEnum):
     HISTORY_FIRST = "history_first"
     OWN_REASON = "own_reason"
     TURN_NEEDS_REASON = "turn_needs_reason"
+    PLAIN_QUESTION = "plain_question"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what
@@ -287,12 +294,21 @@ def answer_keys(variants: frozenset[Variant]) -> list[str]:
     verdict = ["criterion_met", "decision"]
     reasoning = ["quote", "reason"] if Variant.QUOTE in variants else ["reason"]
     ordered = verdict + reasoning if Variant.DECISION_FIRST in variants else reasoning + verdict
-    return ordered if Variant.NO_MISSING in variants else [*ordered, "missing"]
+    # PLAIN_QUESTION asks for no list of what is missing: the plain call it follows
+    # answers without one, and its later rounds keep the same answer.
+    no_missing = variants & {Variant.NO_MISSING, Variant.PLAIN_QUESTION}
+    return ordered if no_missing else [*ordered, "missing"]
 
 
 # The variants that write the answer's paragraph from its keys (KEY_TEXT).
 ANSWER_SHAPING = frozenset(
-    {Variant.DECISION_FIRST, Variant.QUOTE, Variant.NO_MISSING, Variant.SHORT_RULES}
+    {
+        Variant.DECISION_FIRST,
+        Variant.QUOTE,
+        Variant.NO_MISSING,
+        Variant.SHORT_RULES,
+        Variant.PLAIN_QUESTION,
+    }
 )
 
 

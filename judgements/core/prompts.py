@@ -22,7 +22,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgements.core import prompt_variants, rules
+from judgements.core import plain_question, prompt_variants, rules
 from judgements.core.json_values import JsonObject
 
 # Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
@@ -315,6 +315,17 @@ def build_messages(
     # against 20). The price: 5 of 12 red-team cases approved against 2 (one plain call:
     # 7). The fences and the rules, not the message's role, keep the content data; the
     # README ("How good is my panel?") has the measurements.
+    if Variant.PLAIN_QUESTION in variants and round_number == 1:
+        # Issue 69: round 1 as a user asks it, one user message, the content fenced.
+        last = None if answer_with == ANSWER_WITH_JSON else answer_with
+        text = plain_question.fenced_text(
+            [agent.criteria],
+            content,
+            keys=prompt_variants.answer_keys(variants),
+            agent_name=agent.name,
+            answer_with=last,
+        )
+        return [{"role": "user", "content": text}]
     # Hashing a long content is the costliest step here: once per call, not once per use.
     token = fence_token(content)
     return [

@@ -61,6 +61,7 @@ VARIANTS = [
     "history_first",
     "own_reason",
     "turn_needs_reason",
+    "plain_question",
 ]
 EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
