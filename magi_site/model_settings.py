@@ -1,11 +1,12 @@
 """The settings of the models MAGI calls: one provider's endpoint (`MAGI_DEFAULT_*`,
 `MAGI_PROVIDER_<NAME>_*`), the models and providers, and the local models MAGI starts."""
 
-from collections.abc import Awaitable, Callable
-from typing import Literal, NotRequired, TypedDict
+from typing import Literal
 
 from pydantic import ValidationError, field_validator
 
+# Re-exported: the shape belongs to llm/, which reads it; the site writes it.
+from judgements.llm.provider_config import ProviderConfig as ProviderConfig
 from magi_site.settings_kit import (
     CommaList,
     Env,
@@ -18,27 +19,6 @@ from magi_site.settings_kit import (
     setting,
     split_list,
 )
-
-
-class ProviderConfig(TypedDict):
-    """One provider as Django's settings hold it (settings.MAGI_PROVIDERS[name], written by
-    MagiSettings.providers, read by judgements/llm/providers.py): its settings with the
-    global defaults filled in. The local models' provider (judgements/llm/local/servers.py)
-    has the same shape, its own answers' length, without logprobs, and the server MAGI
-    starts for a model."""
-
-    base_url: str | None
-    api_key: str | None
-    structured_output: str
-    models: list[str]
-    timeout: float
-    temperature: float
-    seed: int | None
-    concurrency: int | None
-    discover: bool
-    logprobs: NotRequired[bool]
-    max_tokens: NotRequired[int]
-    server: NotRequired[Callable[[str], Awaitable[str]]]
 
 
 class ProviderSettings(Env):

@@ -19,7 +19,7 @@ from judgements.core.errors import MagiError
 from judgements.llm import calls
 from judgements.llm.completions import ModelRoute
 from judgements.llm.local import servers
-from magi_site.model_settings import ProviderConfig
+from judgements.llm.provider_config import ProviderConfig
 
 log = logging.getLogger(__name__)
 

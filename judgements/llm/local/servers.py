@@ -46,7 +46,7 @@ from judgements.llm.local.files import (
     pinned_sha256,
     runtime_missing,
 )
-from magi_site.model_settings import ProviderConfig
+from judgements.llm.provider_config import ProviderConfig
 
 # How llm.py must ask each runtime's server for structured output: both take the full
 # schema inside `json_object` (llama-cpp-python's answers `json_schema` with HTTP 500), and

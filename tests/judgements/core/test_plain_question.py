@@ -5,6 +5,7 @@ import pytest
 from judgements.core import check_prompts, plain_question, prompt_variants, prompts
 from judgements.core.prompt_variants import Variant
 from judgements.core.prompts import AgentBrief, EarlierDecision
+from tests.support.json_paths import list_at, object_at
 from tests.support.llm_server import ROUND_PATTERN
 
 AGENT = AgentBrief("Melchior", "Approve only deploys that name a reviewer.")
@@ -75,8 +76,8 @@ def test_the_answer_asked_for_is_reason_first_without_missing():
     assert last.index('"reason"') < last.index('"criterion_met"') < last.index('"decision"')
     assert "missing" not in last
     schema = prompts.verdict_schema(tied=True, variants=PLAIN)
-    for option in schema["anyOf"]:
-        assert list(option["properties"]) == ["reason", "criterion_met", "decision"]
+    for option in list_at(schema, "anyOf"):
+        assert list(object_at(option, "properties")) == ["reason", "criterion_met", "decision"]
 
 
 def test_later_rounds_are_asked_as_the_default_asks_them():
