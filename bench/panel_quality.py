@@ -987,20 +987,47 @@ def opinion_from(columns: list[Column], source: str) -> None:
                 outcome.signals.append("second_opinion")
 
 
+def columns_from(sources: str) -> list[Column]:
+    """Columns of other runs' files, "FILE:COLUMN" comma-separated."""
+    found = []
+    for source in sources.split(","):
+        path, _, name = source.strip().rpartition(":")
+        kept = json.loads(Path(path).read_text()).get("outcomes", {})
+        if name not in kept:
+            raise SystemExit(f"no column {name!r} in {path} (columns: {', '.join(kept)})")
+        found.append(Column(name, frozenset(), {k: Outcome(**v) for k, v in kept[name].items()}))
+    return found
+
+
+def on_shared_cases(columns: list[Column]) -> None:
+    """Every column read on the cases all of them reached: a side-by-side comparison."""
+    shared = set.intersection(*(set(column.outcomes) for column in columns))
+    for column in columns:
+        column.outcomes = {k: o for k, o in column.outcomes.items() if k in shared}
+
+
 def print_table(
-    path: Path, counted: frozenset[str] | None = None, opinion: str | None = None
+    path: Path,
+    counted: frozenset[str] | None = None,
+    opinion: str | None = None,
+    beside: str | None = None,
 ) -> None:
     """The table of a file a run wrote, over the cases every column judged (a column
     stopped early is read on the cases it reached, the others on theirs). `counted`: read
     the contested mark as if these signals (contested.Signal values) were the counted
     ones, from the signals each judgement stored; None: the mark as it was stored.
     `opinion`: a competitor column read as each judgement's second opinion
-    (`opinion_from`)."""
+    (`opinion_from`). `beside`: columns of other runs' files of the same mode
+    (FILE:COLUMN, comma-separated) shown beside this file's, every column then read on
+    the cases all of them reached."""
     dump = json.loads(path.read_text())
     columns = [
         Column(name, frozenset(), {k: Outcome(**v) for k, v in outcomes.items()})
         for name, outcomes in dump["outcomes"].items()
     ]
+    if beside:
+        columns += columns_from(beside)
+        on_shared_cases(columns)
     if opinion is not None:
         opinion_from(columns, opinion)
     if counted is not None:
@@ -1028,6 +1055,11 @@ def main() -> None:
         help="with --table: a competitor column read as each judgement's second opinion "
         "(its disagreement adds the second_opinion signal), for a run made without it; "
         "COLUMN of the same file, or FILE:COLUMN",
+    )
+    parser.add_argument(
+        "--beside",
+        help="with --table: columns of other runs' files (FILE:COLUMN, comma-separated) "
+        "beside this file's, every column read on the cases all of them reached",
     )
     parser.add_argument("--model", help="the model every agent and the plain call use")
     parser.add_argument("--fake", action="store_true", help="the plumbing, on the test server")
@@ -1080,7 +1112,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.table:
         counted = None if args.counted is None else frozenset(args.counted.split(","))
-        print_table(args.table, counted, args.opinion_from)
+        print_table(args.table, counted, args.opinion_from, args.beside)
         return
     server = None
     if args.fake:
