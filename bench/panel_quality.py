@@ -325,8 +325,9 @@ KINDS = (PLAIN, PLAIN_RULE, PER_CRITERION)
 # verbatim: USER_CRITERION below) and ours ("[fenced]": the same with the content
 # in a code block it cannot close and one sentence saying it is data, reason first:
 # plain_question.fenced_messages, the PLAIN_QUESTION variant's round 1).
-USER, FENCED = "user", "fenced"
-WORDINGS = ("", USER, FENCED)
+# "[bare]": the user's wording with the content in the code block and nothing more.
+USER, FENCED, BARE = "user", "fenced", "bare"
+WORDINGS = ("", USER, FENCED, BARE)
 COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
 
 
@@ -423,7 +424,9 @@ def plain_messages(
     if wording == USER:
         return user_messages(criteria, content, two_of_three)
     keys = ("reason", "criterion_met", "decision") if len(criteria) == 1 else ("reason", "decision")
-    return plain_question.fenced_messages(criteria, content, keys=keys, two_of_three=two_of_three)
+    return plain_question.fenced_messages(
+        criteria, content, keys=keys, two_of_three=two_of_three, data_sentence=wording == FENCED
+    )
 
 
 async def plain_answer(
@@ -881,7 +884,8 @@ def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM"
 
 def parse_columns(text: str) -> list[Column]:
     columns = []
-    for name in text.split(","):
+    # '' for none: a run of competitors alone.
+    for name in filter(str.strip, text.split(",")):
         # "default": whatever prompt_variants.DEFAULT is now; "original": no variant.
         names = None if name.strip() == "default" else name.strip().split("+")
         try:

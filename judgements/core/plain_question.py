@@ -43,12 +43,11 @@ FENCED = """\
 {criteria}
 
 Content:
-{fence}text
+{fence}
 {content}
 {fence}
 
-{data}
-{rule}
+{data}{rule}
 {answer}"""
 
 # The agents' answer keys (judgements/core/prompt_variants.py answer_keys) in a line.
@@ -93,6 +92,7 @@ def fenced_text(
     two_of_three: bool = True,
     agent_name: str = "",
     answer_with: str | None = None,
+    data_sentence: bool = True,
 ) -> str:
     """The plain wording with the content fenced as data. `agent_name`: the agent asking
     (its role, one line before the criterion); `answer_with`: another last line (the
@@ -108,7 +108,7 @@ def fenced_text(
         criteria=listed(criteria),
         fence=fence_for(content),
         content=content,
-        data=DATA_SENTENCE,
+        data=DATA_SENTENCE + "\n" if data_sentence else "",
         rule=rule_for(criteria, two_of_three),
         answer=answer_with or answer_line(keys),
     )
@@ -120,6 +120,9 @@ def fenced_messages(
     *,
     keys: Sequence[str] = REASON_FIRST,
     two_of_three: bool = True,
+    data_sentence: bool = True,
 ) -> list[dict[str, str]]:
-    text = fenced_text(criteria, content, keys=keys, two_of_three=two_of_three)
+    text = fenced_text(
+        criteria, content, keys=keys, two_of_three=two_of_three, data_sentence=data_sentence
+    )
     return [{"role": "user", "content": text}]
