@@ -325,9 +325,11 @@ KINDS = (PLAIN, PLAIN_RULE, PER_CRITERION)
 # verbatim: USER_CRITERION below) and ours ("[fenced]": the same with the content
 # in a code block it cannot close and one sentence saying it is data, reason first:
 # plain_question.fenced_messages, the PLAIN_QUESTION variant's round 1).
-# "[bare]": the user's wording with the content in the code block and nothing more.
-USER, FENCED, BARE = "user", "fenced", "bare"
-WORDINGS = ("", USER, FENCED, BARE)
+# "[bare]": ours without the data sentence (the content in the code block, the answer's
+# keys named as the agents' are); "[user+fence]": the user's wording, word for word, with
+# the content in the code block: each tells what one part of ours costs.
+USER, FENCED, BARE, USER_FENCE = "user", "fenced", "bare", "user+fence"
+WORDINGS = ("", USER, FENCED, BARE, USER_FENCE)
 COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
 
 
@@ -423,6 +425,9 @@ def plain_messages(
     two_of_three = kind != PLAIN
     if wording == USER:
         return user_messages(criteria, content, two_of_three)
+    if wording == USER_FENCE:
+        fence = plain_question.fence_for(content)
+        return user_messages(criteria, f"{fence}\n{content}\n{fence}", two_of_three)
     keys = ("reason", "criterion_met", "decision") if len(criteria) == 1 else ("reason", "decision")
     return plain_question.fenced_messages(
         criteria, content, keys=keys, two_of_three=two_of_three, data_sentence=wording == FENCED
