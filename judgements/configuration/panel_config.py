@@ -136,6 +136,9 @@ def write(
         errors["prompt_variants"] = [str(exc)]
     target = None
     if "team" not in errors:
+        # A panel others escalate to moves only where they may still escalate to it.
+        if moved := escalation_config.incoming_errors(panel, owner, team):
+            errors["team"] = moved
         target, wrong = escalation_config.resolve(
             fields["escalate_to"], change.by, owner=owner, team=team, panel=panel
         )

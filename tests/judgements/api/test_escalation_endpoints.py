@@ -198,6 +198,28 @@ async def test_a_panel_cannot_escalate_to_itself_nor_in_a_cycle(served, bot, doc
     assert response.status_code == 422 and "Cheap" in response.json()["errors"]["escalate_to"][0]
 
 
+async def test_moving_a_level_another_panel_escalates_to_is_refused_naming_team(
+    served, bot, document, people
+):
+    """Issue 70: moving a later level to another team silently broke the chain (the level
+    before it stopped escalating). Refused, naming the panel to change first."""
+    _, strong = await cascade(bot, document)
+    elsewhere = await Team.objects.acreate(name="Elsewhere")
+    await sync_to_async(teams.set_members)(elsewhere, [people["bot"]], None)
+    response = await bot.put(
+        f"{PANELS}{strong['id']}/",
+        panel("Strong", STRONG, team="Elsewhere"),
+        JSON,
+        headers={"If-Match": strong["etag"]},
+    )
+    refused = check(document, "/api/panels/{panel_id}/", "put", response)
+    assert response.status_code == 422 and list(refused["errors"]) == ["team"]
+    assert refused["errors"]["team"][0].startswith("The panel 'Cheap' escalates to it: ")
+    assert "Change 'Cheap''s escalation first." in refused["errors"]["team"][0]
+    moved = await bot.get(f"{PANELS}{strong['id']}/")
+    assert moved.json()["team"] == "Payments"
+
+
 async def test_budgets_count_every_level(served, bot, document, team, settings):
     await cascade(bot, document)
     settings.MAGI_LLM_MAX_TOKENS = 100
