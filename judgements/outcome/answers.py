@@ -244,7 +244,7 @@ class Judgement(Answer):
     """Fail-closed: proceed only when "status" is "approved". Every other value (rejected,
     held, error, idle, judging, or one this document does not list) and every error answer
     mean do not proceed. For an escalation story, every field but id, title and
-    escalation describes the level in force (escalation.in_force): its panel, agents,
+    escalation describes the level in force (the story's `in_force`): its panel, agents,
     mark and receipt are the verdict's that "status" says."""
 
     id: Id
@@ -303,7 +303,7 @@ class Judgement(Answer):
         what the panel decided (they differ only after a human override). For a level
         of an escalation story, everything but its id, title and story is the level in
         force's (docs/escalation.md): the verdict, its mark, agents and receipt agree,
-        and each level's own stands beside them in `escalation.levels`."""
+        and each level's own stands beside them in the story's levels."""
         levels = story_levels(judgement)
         shown = level_in_force(judgement, levels)
         override = shown.override_or_none
