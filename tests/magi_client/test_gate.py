@@ -77,6 +77,8 @@ def test_it_waits_for_the_verdict_in_force_and_says_which_level_gave_it(magi, vo
     (line,) = done.stdout.splitlines()
     assert line.startswith("approved  panel=deploy-escalating  judgement=")
     assert "  level=2  level_panel=deploy-strong  level_judgement=" in line
+    # The mark on the line is level 2's (unanimous: not measured), never level 1's.
+    assert "Contested" not in line and "  Trust not measured for this panel: " in line
     done = run_gate(magi, "--panel", "deploy-escalating", "--json", content="Deploy: ship-it.")
     answer = json.loads(done.stdout)
     # Kept at the first level: the story ends there, and says so.

@@ -190,3 +190,15 @@ def test_each_level_s_row_says_its_own_decision_and_whether_it_escalated(
         assert "contested-flag" not in rows[escalated.pk]
     assert 'data-decision="rejected" data-escalated="false"' in rows[third.pk]
     assert "Not measured" in rows[third.pk] and "escalated to" not in rows[third.pk]
+    # The CSV: the verdict in force on every row, each level's own beside it.
+    exported = logged_in.get(reverse("judgement-list-csv")).content.decode()
+    found = {int(row["id"]): row for row in csv.DictReader(io.StringIO(exported))}
+    assert [
+        (found[j.pk]["verdict"], found[j.pk]["panel_status"], found[j.pk]["level"],
+         found[j.pk]["escalated"])
+        for j in (first, second, third)
+    ] == [
+        ("rejected", "rejected", "1", "yes"),
+        ("rejected", "approved", "2", "yes"),
+        ("rejected", "rejected", "3", "no"),
+    ]  # fmt: skip
