@@ -140,17 +140,14 @@ def test_a_contested_verdict_goes_to_the_stronger_panel_before_a_person(
 
 
 # Issue 70: a story of three levels, each level's own decision beside the story's verdict.
+# Each level's criteria carry a marker a script answers apart: the middle level's Casper
+# rejects, and the last level, on the first level's models, rejects with every agent.
 MIDDLE = [
-    {"name": "Melchior", "model": "model-d", "criteria": "middle-melchior: legal plans."},
-    {"name": "Balthasar", "model": "model-d", "criteria": "middle-balthasar: safe plans."},
-    {"name": "Casper", "model": "model-d", "criteria": "middle-casper: affordable plans."},
+    dict(agent, model="model-d", criteria=f"middle-{agent['name'].lower()}: {agent['criteria']}")
+    for agent in CHEAP
 ]
-# The last level runs on the first level's models; its criteria carry a marker that makes
-# every one of them reject.
 LAST = [
-    {"name": "Melchior", "model": "model-a", "criteria": "strong-melchior: legal plans."},
-    {"name": "Balthasar", "model": "model-b", "criteria": "strong-balthasar: safe plans."},
-    {"name": "Casper", "model": "model-c", "criteria": "strong-casper: affordable plans."},
+    dict(agent, criteria=f"strong-{agent['name'].lower()}: {agent['criteria']}") for agent in CHEAP
 ]
 CHAIN = """
 from judgements.models import Panel
