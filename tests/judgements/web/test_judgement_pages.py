@@ -371,6 +371,12 @@ def test_each_level_s_page_says_its_own_decision_and_the_story_s_verdict(
     triangles = root.split('id="judgement-level-triangles"', 1)[1]
     assert 'data-level="2" data-status="approved" data-escalated="true"' in triangles
     assert 'data-level="3" data-status="rejected" data-escalated="false"' in triangles
+    # Its Markdown export says the same: its own decision, escalated, and which level's
+    # verdict is in force.
+    markdown = logged_in.get(reverse("judgement-export-md", args=[second.pk])).content.decode()
+    assert "- Verdict in force: **Rejected**" in markdown
+    assert "- Panel's decision: Approved\n- Escalated: this level did not keep" in markdown
+    assert "the verdict in force is level 3's (Strong)" in markdown
     # The level in force itself reads as any kept verdict.
     last = logged_in.get(third.get_absolute_url()).content.decode()
     assert "Panel's decision: Rejected" in last and "story-verdict" not in last
