@@ -190,8 +190,15 @@ class JudgementAdmin(TeamScoped[Judgement], AuditAdmin[Judgement]):
         status = 200 if request.method == "GET" else (409 if refusal else 400)
         return TemplateResponse(request, "admin/judgements/override.html", context, status=status)
 
-    @admin.display(description="verdict in force")
+    @admin.display(description="verdict")
     def verdict_display(self, obj: Judgement) -> str:
+        """The verdict in force; for a level that escalated, its own decision and that it
+        escalated, beside the story's verdict (docs/escalation.md)."""
+        if obj.escalated:
+            return (
+                f"{obj.get_status_display()}, escalated to level {obj.level + 1} "
+                f"(the story's verdict: {obj.get_verdict_display()})"
+            )
         override = obj.override_or_none
         if override is None:
             return obj.get_verdict_display()
@@ -210,7 +217,10 @@ class JudgementAdmin(TeamScoped[Judgement], AuditAdmin[Judgement]):
 
     @admin.display(description="trust", ordering="trust")
     def trust_display(self, obj: Judgement) -> str:
-        """Short, so the list fits at 1280 px: the full words are on the change page."""
+        """Short, so the list fits at 1280 px: the full words are on the change page. A
+        level that escalated needs no person: the next level judged it."""
+        if obj.escalated:
+            return "escalated"
         return SHORT_TRUST.get(obj.trust, "—")
 
     @admin.display(description="trust in words")

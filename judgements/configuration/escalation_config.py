@@ -88,6 +88,23 @@ def errors(panel: Panel | None, owner: User | None, team: Team | None, target: P
     return escalation.target_errors(subject, target)
 
 
+def incoming_errors(panel: Panel | None, owner: User | None, team: Team | None) -> list[str]:
+    """What moving `panel` (None: a new one, which nothing escalates to) to `team` would
+    break: each panel that escalates to it and may not escalate to a panel of `team`.
+    Refused, naming the panel to change first, instead of the chain stopping silently at
+    the level before it (issue 70)."""
+    if panel is None or panel.pk is None or panel.team_id == (None if team is None else team.pk):
+        return []
+    moved = Panel(pk=panel.pk, owner=owner, team=team, name=panel.name)
+    before = Panel.objects.filter(escalate_to=panel).select_related("team").order_by("name", "id")
+    return [
+        f"The panel {source.name!r} escalates to it: {escalation.refusal(source, moved)} "
+        f"Change {source.name!r}'s escalation first."
+        for source in before
+        if not escalation.may_escalate(source, moved)
+    ]
+
+
 def _named(reference: str | int, panels: list[Panel]) -> Panel | None:
     if isinstance(reference, int) or saved_panels.is_decimal_id(str(reference)):
         wanted = int(reference)

@@ -17,7 +17,7 @@ from judgements.configuration.change_request import Change
 from judgements.configuration.panel_fields import PanelDefaults, PanelFields, PanelSettings
 from judgements.core import etags
 from judgements.core.errors import Forbidden, InvalidInput, NotFound
-from judgements.models import AuditSubject, Panel, is_id
+from judgements.models import AuditSubject, Panel, Team, is_id
 from judgements.panels import variant_setting
 
 DEFAULTS: PanelDefaults = {
@@ -114,6 +114,28 @@ def delete(change: Change, panel_id: int) -> None:
         teams.record(AuditSubject.PANEL, target, change.by, before, None)
 
 
+def escalation_errors(
+    change: Change,
+    panel: Panel | None,
+    owner: User | None,
+    team: Team | None,
+    reference: str | int | None,
+) -> tuple[Panel | None, dict[str, list[str]]]:
+    """The panel `reference` names for the panel as it will be written (in `team`), and
+    what is wrong with its escalation, by field: `escalate_to` (the rule for every level
+    of its chain), and `team` when it moves where a panel that escalates to it may not
+    escalate (refused instead of that chain ending silently a level early)."""
+    errors: dict[str, list[str]] = {}
+    if moved := escalation_config.incoming_errors(panel, owner, team):
+        errors["team"] = moved
+    target, wrong = escalation_config.resolve(
+        reference, change.by, owner=owner, team=team, panel=panel
+    )
+    if wrong:
+        errors[escalation_config.FIELD] = wrong
+    return target, errors
+
+
 def write(
     change: Change, panel: Panel | None, owner: User | None, body: PanelFields
 ) -> saving.Written:
@@ -136,11 +158,8 @@ def write(
         errors["prompt_variants"] = [str(exc)]
     target = None
     if "team" not in errors:
-        target, wrong = escalation_config.resolve(
-            fields["escalate_to"], change.by, owner=owner, team=team, panel=panel
-        )
-        if wrong:
-            errors[escalation_config.FIELD] = wrong
+        target, wrong = escalation_errors(change, panel, owner, team, fields["escalate_to"])
+        errors |= wrong
     reviewers, unknown = names.users_named(fields["reviewers"])
     if unknown:
         errors["reviewers"] = [names.no_users(unknown)]

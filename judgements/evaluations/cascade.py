@@ -195,6 +195,12 @@ def interval_words(figures: cascade.KeptFigures) -> str:
     return f"{figures['accuracy']:.0%} ({figures['low']:.0%} to {figures['high']:.0%})"
 
 
+def accuracy_heading(found: Certificate) -> str:
+    """The accuracy column's heading, as the page and the command both say it: the
+    interval's confidence, 1 - delta ("kept accuracy (90% interval)")."""
+    return f"kept accuracy ({1 - found.delta:.0%} interval)"
+
+
 @dataclass(frozen=True)
 class ReportRow:
     """One line of a cascade's report, in words: the page's table and the command's."""
@@ -280,7 +286,7 @@ def report_lines(found: Certificate) -> list[str]:
         f"Held-out cases: {len(report['test'])} (chosen on {len(report['selection'])} others); "
         f"delta {found.delta:g}, {report['delta_per_level']:g} per level.",
         "",
-        f"| | reached | kept (share of all) | kept accuracy ({1 - found.delta:.0%} interval) "
+        f"| | reached | kept (share of all) | {accuracy_heading(found)} "
         "| tokens | seconds | passed on | rule |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
     ]

@@ -12,15 +12,14 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from judgements import models
-from judgements.core import rules
-from judgements.models import Confirmation, Decision, Override, Status, Trust
+from judgements.models import Confirmation, Decision, Override, Status
 from judgements.outcome.receipt_answers import SignedReceipt, receipt_of
-from judgements.outcome.story_answers import Cascade, Escalation
+from judgements.outcome.story_answers import Cascade, Escalation, level_in_force, story_levels
+from judgements.outcome.verdict_answers import AgentResult, Probability, agents_of
+from judgements.outcome.verdict_answers import trust_words as trust_words
 
 Count = Annotated[int, Field(ge=0)]
 Ratio = Annotated[float | None, Field(ge=0, le=1)]
-# A probability, or null when unknown.
-Probability = Annotated[float | None, Field(ge=0, le=1)]
 Id = Annotated[int, Field(ge=1)]
 # The models' own choices: documented as their enums, sent as their values.
 DecisionName = Decision
@@ -64,56 +63,6 @@ class Review(Answer):
             at=review.at.isoformat(),
             reason=review.reason,
             decision=review.decision,
-        )
-
-
-class Round(Answer):
-    round: Annotated[int, Field(ge=1, le=rules.ROUNDS)]
-    decision: DecisionName
-    reason: str
-    changed: bool = Field(
-        description="The decision differs from the agent's own in the round before "
-        "(false in round 1)."
-    )
-    with_majority: bool | None = Field(
-        description="Whether the decision is the one both other agents gave in the round "
-        "before; null in round 1 and when those two disagreed."
-    )
-    p_approve: Probability = Field(
-        description="The agent's own confidence: the probability of approve against reject "
-        "at its decision, from the token log-probabilities; null when the provider gave none."
-    )
-
-
-class AgentResult(Answer):
-    name: str
-    model: str
-    final_decision: DecisionName | None
-    score: Annotated[float, Field(ge=0, le=1)]
-    rounds: Annotated[list[Round], Field(max_length=rules.ROUNDS)]
-
-    @classmethod
-    def from_record(
-        cls, agent: models.Agent, changes: dict[tuple[int, int], rules.VoteChange]
-    ) -> "AgentResult":
-        """`changes`: the judgement's vote changes (Judgement.vote_changes), which need the
-        other agents' votes."""
-        return cls(
-            name=agent.name,
-            model=agent.model,
-            final_decision=agent.final_decision,
-            score=rules.tenths_as_float(agent.score_tenths()),
-            rounds=[
-                Round(
-                    round=d.round,
-                    decision=d.decision,
-                    reason=d.reason,
-                    changed=changes[agent.pk, d.round].changed,
-                    with_majority=changes[agent.pk, d.round].with_majority,
-                    p_approve=d.p_approve,
-                )
-                for d in agent.ordered_decisions()
-            ],
         )
 
 
@@ -294,7 +243,9 @@ class Confidence(Answer):
 class Judgement(Answer):
     """Fail-closed: proceed only when "status" is "approved". Every other value (rejected,
     held, error, idle, judging, or one this document does not list) and every error answer
-    mean do not proceed."""
+    mean do not proceed. For an escalation story, every field but id, title and
+    escalation describes the level in force (the story's `in_force`): its panel, agents,
+    mark and receipt are the verdict's that "status" says."""
 
     id: Id
     title: str
@@ -303,7 +254,9 @@ class Judgement(Answer):
         "(idle or judging while it runs); the override's; else held while a contested "
         "verdict waits for a person; else the panel's."
     )
-    panel_status: StatusName = Field(description="What the panel decided.")
+    panel_status: StatusName = Field(
+        description="What the panel decided (in a story, the level in force's panel)."
+    )
     contested: bool | None = Field(
         description="Whether a person should look at the panel's verdict before anyone "
         "relies on it (null until decided); contest_reasons says why."
@@ -337,7 +290,8 @@ class Judgement(Answer):
     agents: list[AgentResult]
     receipt: SignedReceipt | None = Field(
         description="The verdict's signed receipt (docs/evidence.md), which `magi verify` "
-        "checks offline: null while undecided, after an error, and for a verdict from "
+        "checks offline: in a story the level in force's (a person's review's once one "
+        "decided it); null while undecided, after an error, and for a verdict from "
         "before the audit chain started."
     )
     escalation: Escalation | None = Field(description=Escalation.__doc__)
@@ -346,54 +300,41 @@ class Judgement(Answer):
     def from_record(cls, judgement: models.Judgement) -> "Judgement":
         """The judgement as every surface reports it, read from one loaded with
         Judgement.objects.with_results(). "status" is the verdict in force, "panel_status"
-        what the panel decided (they differ only after a human override)."""
-        override = judgement.override_or_none
-        confirmation = judgement.confirmation_or_none
-        changes = judgement.vote_changes()
+        what the panel decided (they differ only after a human override). For a level
+        of an escalation story, everything but its id, title and story is the level in
+        force's (docs/escalation.md): the verdict, its mark, agents and receipt agree,
+        and each level's own stands beside them in the story's levels."""
+        levels = story_levels(judgement)
+        shown = level_in_force(judgement, levels)
+        override = shown.override_or_none
+        confirmation = shown.confirmation_or_none
         return cls(
             id=judgement.pk,
             title=judgement.title,
             status=judgement.verdict,
-            panel_status=judgement.status,
-            contested=judgement.contested,
-            contest_reasons=list(judgement.contest_reasons),
-            trust=judgement.trust,
-            trust_words=trust_words(judgement),
+            panel_status=shown.status,
+            contested=shown.contested,
+            contest_reasons=list(shown.contest_reasons),
+            trust=shown.trust,
+            trust_words=trust_words(shown),
             certificate=None
-            if judgement.certificate is None
-            else Certificate.from_record(judgement.certificate),
-            confidence=Confidence(
-                answer=judgement.answer_confidence, probe=judgement.probe_confidence
-            ),
-            checks=ChecksFound.from_record(judgement),
-            hold_contested=judgement.hold_contested,
-            hold_unmeasured=judgement.hold_unmeasured,
+            if shown.certificate is None
+            else Certificate.from_record(shown.certificate),
+            confidence=Confidence(answer=shown.answer_confidence, probe=shown.probe_confidence),
+            checks=ChecksFound.from_record(shown),
+            hold_contested=shown.hold_contested,
+            hold_unmeasured=shown.hold_unmeasured,
             override=None if override is None else Review.from_record(override),
             confirmation=None if confirmation is None else Review.from_record(confirmation),
-            error=judgement.error_message or None,
+            error=shown.error_message or None,
             panel=None
-            if judgement.panel is None
-            else PanelLink(id=judgement.panel.pk, name=judgement.panel.name),
-            agents=[AgentResult.from_record(agent, changes) for agent in judgement.agents.all()],
-            receipt=receipt_of(judgement),
-            escalation=Escalation.of(judgement),
+            if shown.panel is None
+            else PanelLink(id=shown.panel.pk, name=shown.panel.name),
+            agents=agents_of(shown),
+            receipt=receipt_of(shown),
+            escalation=Escalation.of(judgement, levels),
         )
 
     def as_json(self) -> dict[str, Any]:
         """As JSON, for what sends or prints it: the MCP tools, webhooks, exports."""
         return self.model_dump(mode="json")
-
-
-def trust_words(judgement: models.Judgement) -> str | None:
-    """The mark in words, as every surface says it (None until decided): the answers
-    above, the page's Markdown export, the admin."""
-    if judgement.trust is None:
-        return None
-    if judgement.trust == Trust.NOT_CONTESTED and judgement.certificate is not None:
-        return f"Not contested. {judgement.certificate.describe()}"
-    if judgement.trust == Trust.UNMEASURED:
-        return (
-            "Trust not measured for this panel: no certificate holds for these agents, so "
-            "nobody knows how often a verdict like this is right."
-        )
-    return Trust(judgement.trust).label

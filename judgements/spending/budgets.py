@@ -41,12 +41,19 @@ class BudgetExceeded(Refused):
 
     status_code = 402
 
-    def __init__(self, budget: Budget, resets_at: datetime, now: datetime) -> None:
+    def __init__(self, budget: Budget, resets_at: datetime, now: datetime, levels: int = 1) -> None:
         self.budget = budget
         self.resets_at = resets_at
+        # A chain's start is estimated whole (docs/escalation.md): the refusal says so,
+        # or a team reading "this start" would compare the budget with one level's cost.
+        chain = (
+            ""
+            if levels == 1
+            else f", estimated as if each of the {levels} levels of its escalation chain ran"
+        )
         message = (
-            f"Over budget: {describe(budget)} would be exceeded by this start; it resets at "
-            f"{resets_at:%Y-%m-%d %H:%M} UTC."
+            f"Over budget: {describe(budget)} would be exceeded by this start{chain}; it "
+            f"resets at {resets_at:%Y-%m-%d %H:%M} UTC."
         )
         super().__init__(message, max(int((resets_at - now).total_seconds()), 1))
 
@@ -187,7 +194,7 @@ def check(
         else:  # the constraint budget_one_limit rules this out
             over = False
         if over:
-            raise BudgetExceeded(budget, resets_at, now)
+            raise BudgetExceeded(budget, resets_at, now, levels=1 + len(later))
 
 
 @dataclass(frozen=True)

@@ -81,8 +81,9 @@ class Rendered(NamedTuple):
     """The page's live partials; whether they bring the review part (they do when the
     page was drawn before the judgement ended and it has ended since, for the page to
     fetch: its forms need a CSRF token, which only a request gets; only then, as sent
-    again it would empty a form being typed in); and the later levels of the escalation
-    story whose triangles they show (none but on a story's first page)."""
+    again it would empty a form being typed in); and the story's other levels, whose
+    events redraw the page (PanelView.followed_levels; none for a judgement that is no
+    story)."""
 
     html: str
     ended_now: bool
@@ -94,7 +95,7 @@ def render_update_sync(judgement_id: int, drawn_running: bool = False) -> Render
     ended_now = drawn_running and view.judgement.is_finished
     context = {"panel": view, "ended_now": ended_now}
     html = render_to_string("judgements/_live_update.html", context)
-    return Rendered(html, ended_now, [level.judgement.pk for level in view.later_levels])
+    return Rendered(html, ended_now, view.followed_levels)
 
 
 # Rendering only reads, so it runs in the thread pool instead of queueing behind the
@@ -130,7 +131,7 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         self.session_group = session_group_name(self.session_key)
         await self.channel_layer.group_add(self.session_group, self.channel_name)
         await self.channel_layer.group_add(self.group, self.channel_name)
-        # The groups of the later levels a story's first page shows (send_state joins them).
+        # The groups of the story's other levels (send_state joins them).
         self.followed: set[str] = set()
         await self.accept()
         self.last_sent = ""
@@ -173,8 +174,8 @@ class JudgementConsumer(AsyncWebsocketConsumer):
             return False
         html, ended, levels = await render_update(self.judgement_id, self.drawn_running)
         if await self.follow(levels):
-            # A level it did not follow yet is on the page: drawn again once it is followed,
-            # so nothing that level did before is missed (docs/escalation.md).
+            # A level it did not follow yet is in the story: drawn again once it is
+            # followed, so nothing that level did before is missed (docs/escalation.md).
             html, ended, _ = await render_update(self.judgement_id, self.drawn_running)
         if only_if_changed and html == self.last_sent:
             return True
@@ -185,8 +186,8 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         return True
 
     async def follow(self, levels: list[int]) -> bool:
-        """Join the groups of the later levels a story's first page shows, each once, for
-        their events to redraw this page; whether one was new."""
+        """Join the groups of the story's other levels, each once, for their events to
+        redraw this page; whether one was new."""
         new = {events.group_name_for(pk) for pk in levels} - self.followed
         for group in sorted(new):
             await self.channel_layer.group_add(group, self.channel_name)

@@ -169,6 +169,10 @@ CSV_COLUMNS = (
     "created_at",
     "finished_at",
     "url",
+    # An escalation story's level (docs/escalation.md): its own level and whether it
+    # escalated, so a row whose panel_status is not the story's verdict says why.
+    "level",
+    "escalated",
 )
 
 
@@ -194,6 +198,8 @@ def as_csv(judgements: Iterable[Judgement], base_url: str) -> str:
                 judgement.created_at.isoformat(),
                 judgement.finished_at.isoformat() if judgement.finished_at else "",
                 base_url + judgement.get_absolute_url(),
+                judgement.level,
+                yes_no(judgement.escalated),
             ]
         )
     return out.getvalue()

@@ -45,7 +45,6 @@ class ReviewContext(TypedDict):
     panel: live_page.PanelView
     may_override: bool
     four_eyes: str
-    reviewed_at: Judgement | None
     override_form: forms.Form
     confirm_form: forms.Form
     override_refusal: str
@@ -82,7 +81,6 @@ def review_context(
         "panel": live_page.build(judgement),
         "may_override": refused is None and not escalated,
         "four_eyes": refused.message if refused and four_eyes and not escalated else "",
-        "reviewed_at": judgement.in_force() if escalated else None,
         "override_form": override_form or overrides.OverrideForm(verdict=judgement.verdict),
         "confirm_form": confirm_form or reviews.ConfirmForm(),
         "override_refusal": refusal,

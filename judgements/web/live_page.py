@@ -160,10 +160,37 @@ class PanelView:
         """What the checks beside the vote found, and the verdict's confidence, in words."""
         return check_lines(self.judgement)
 
-    @property
+    @cached_property
     def levels(self) -> list[Judgement]:
         """Its escalation story's levels, in order (itself alone when none)."""
         return self.judgement.story()
+
+    @cached_property
+    def in_force_level(self) -> Judgement:
+        """The level of its story whose verdict is in force (docs/escalation.md): the first
+        that did not escalate (deciding, running or failed), else the last; itself when it
+        is no story. The page's badge says the story's verdict and which level gave it;
+        the rest of the page says this level's own decision."""
+        if not self.judgement.escalated:
+            return self.judgement
+        later = [level for level in self.levels if level.level > self.judgement.level]
+        return next((level for level in later if not level.escalated), self.levels[-1])
+
+    @property
+    def reviewed_at(self) -> Judgement | None:
+        """For a level that escalated: the story's last level so far, where a person
+        reviews the story if anyone does (a review of this one is refused, 409); updated
+        live as later levels start."""
+        return self.in_force_level if self.judgement.escalated else None
+
+    @property
+    def followed_levels(self) -> list[int]:
+        """The story's other levels, whose events redraw this page (consumers.py): a
+        level that escalated says the verdict in force and where the story is reviewed,
+        which change as the later levels run."""
+        if self.judgement.root_id is None and not self.judgement.escalated:
+            return []
+        return [level.pk for level in self.levels if level.pk != self.judgement.pk]
 
     @cached_property
     def later_levels(self) -> list["PanelView"]:

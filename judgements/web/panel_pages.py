@@ -170,6 +170,7 @@ def render_edit(
         # Its escalation chain's certificate and report (docs/escalation.md).
         "cascade": (found := cascade.current(panel) if panel.escalate_to_id else None),
         "cascade_rows": [] if found is None else cascade.report_rows(found),
+        "cascade_accuracy": "" if found is None else cascade.accuracy_heading(found),
         "cascade_form": cascade_form or certificates.CertifyForm(prefix="cascade"),
         "cascade_errors": error_summary(cascade_form) if cascade_form is not None else [],
     }

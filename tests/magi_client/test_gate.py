@@ -5,11 +5,13 @@ scripted model server. Exit 0 only for an approval."""
 import json
 import re
 import subprocess
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from magi_client import gate
+from magi_client.receipts import jwk_of
 from tests.support.magi_client import (
     CREATE_GATE_PANELS,
     INSTALLED_MAGI,
@@ -75,10 +77,67 @@ def test_it_waits_for_the_verdict_in_force_and_says_which_level_gave_it(magi, vo
     (line,) = done.stdout.splitlines()
     assert line.startswith("approved  panel=deploy-escalating  judgement=")
     assert "  level=2  level_panel=deploy-strong  level_judgement=" in line
+    # The mark on the line is level 2's (unanimous: not measured), never level 1's.
+    assert "Contested" not in line and "  Trust not measured for this panel: " in line
     done = run_gate(magi, "--panel", "deploy-escalating", "--json", content="Deploy: ship-it.")
     answer = json.loads(done.stdout)
-    assert done.returncode == gate.EXIT_APPROVED and answer["level"] is None
-    assert answer["judgement"]["escalation"] is None  # kept at the first level
+    # Kept at the first level: the story ends there, and says so.
+    assert done.returncode == gate.EXIT_APPROVED and answer["level"] == 1
+    assert [lv["level"] for lv in answer["judgement"]["escalation"]["levels"]] == [1]
+
+
+def test_an_escalated_approval_s_evidence_is_the_level_in_force_s(magi, votes, tmp_path):
+    """Issue 70: --json kept level 1's receipt (verdict "judging") and level 1's mark
+    ("Contested") beside level 2's approval. The output a job keeps now carries the level
+    in force's receipt, an approval about level 2's judgement, that `magi verify` checks
+    with the content, and that level's mark and agents at the top."""
+    content = "Deploy, maybe: keep the evidence."
+    done = run_gate(
+        magi, "--panel", "deploy-escalating", "--json", "--require-receipt", content=content
+    )
+    assert done.returncode == gate.EXIT_APPROVED, done.stderr
+    answer = json.loads(done.stdout)
+    story = answer["judgement"]["escalation"]
+    first, second = story["levels"]
+    assert (answer["verdict"], answer["level"], story["in_force"]) == ("approved", 2, 2)
+    signed = answer["receipt"]["receipt"]
+    assert (signed["judgement"], signed["verdict"]) == (second["judgement"], "approved")
+    assert answer["receipt"] == answer["judgement"]["receipt"] == second["receipt"]
+    assert answer["receipt_refused"] is None
+    top = answer["judgement"]
+    assert top["trust"] == second["trust"] != "contested" and first["trust"] == "contested"
+    assert top["panel"]["name"] == "deploy-strong"
+    assert {a["model"] for a in top["agents"]} == {"model-a"}
+    kept, text = tmp_path / "verdict.json", tmp_path / "content.txt"
+    kept.write_text(done.stdout)
+    text.write_text(content)
+    keys = tmp_path / "keys.json"
+    with urllib.request.urlopen(f"{magi.url}/.well-known/magi-keys.json") as response:
+        keys.write_bytes(response.read())
+    checked = subprocess.run(
+        [str(MAGI), "verify", str(kept), "--keys", str(keys), "--content", str(text)],
+        capture_output=True, text=True, env={"PATH": ""}, timeout=120,
+    )  # fmt: skip
+    assert checked.returncode == 0, checked.stderr
+    assert f"valid: judgement {second['judgement']} approved" in checked.stdout
+
+
+def test_an_approval_whose_receipt_does_not_check_never_prints_approved(magi, votes, tmp_path):
+    """Issue 70: --require-receipt printed "approved" on stdout, then exited 1. The line
+    and --json's verdict are the gate's: error, with the reason."""
+    stranger = tmp_path / "stranger.json"
+    stranger.write_text(json.dumps({"keys": [jwk_of(bytes(range(32)))]}))
+    args = ("--panel", "deploy", "--require-receipt", "--keys", str(stranger))
+    done = run_gate(magi, *args)
+    assert done.returncode == gate.EXIT_ERROR
+    (line,) = done.stdout.splitlines()
+    assert line.startswith("error  panel=deploy  judgement=") and "approved" not in line
+    assert "  receipt_refused=" in line
+    done = run_gate(magi, *args, "--json")
+    answer = json.loads(done.stdout)
+    assert done.returncode == gate.EXIT_ERROR and answer["verdict"] == "error"
+    assert "not among the keys given" in answer["receipt_refused"]
+    assert answer["judgement"]["status"] == "approved"  # the server's, kept as it answered
 
 
 def test_an_error_exits_1_and_is_never_a_go(magi, votes):

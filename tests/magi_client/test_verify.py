@@ -124,7 +124,7 @@ def test_require_receipt_refuses_an_approval_whose_receipt_does_not_check(magi, 
     done = magi_command(*args, stdin=CONTENT, env=env)
     assert done.returncode == gate.EXIT_ERROR
     assert "the approval's receipt does not check" in done.stderr
-    assert done.stdout.startswith("approved  panel=deploy")
+    assert done.stdout.startswith("error  panel=deploy")  # never "approved" for a no-go
 
 
 def test_a_kid_that_is_not_its_keys_thumbprint_is_refused(approval, tmp_path):

@@ -29,3 +29,31 @@ def escalated_story(
     assert following is not None
     second = start.escalate(following)
     return Judgement.objects.get(pk=root.pk), second
+
+
+def three_level_story(
+    make_panel: Callable[..., Panel],
+    make_judgement: Callable[..., Judgement],
+    creator: User | None = None,
+) -> tuple[Judgement, Judgement, Judgement]:
+    """A story of three levels, Cheap → Middle → Strong: level 1 decided Rejected and
+    level 2 Approved, each contested and escalated; level 3 decided Rejected and kept it
+    (trust not measured), the verdict in force."""
+    cheap, middle, strong = (make_panel(name=name) for name in ("Cheap", "Middle", "Strong"))
+    Panel.objects.filter(pk=cheap.pk).update(escalate_to=middle)
+    Panel.objects.filter(pk=middle.pk).update(escalate_to=strong)
+    levels = [make_judgement(panel="Cheap", agents=None, creator=creator)]
+    for decided in (Status.REJECTED, Status.APPROVED):
+        level = levels[-1]
+        Judgement.objects.filter(pk=level.pk).update(
+            status=decided, contested=True, trust="contested", escalated=True
+        )
+        level = Judgement.objects.select_related("panel", "root").get(pk=level.pk)
+        following = escalation.next_level(level, escalation.Outcome("contested", True))
+        assert following is not None
+        levels.append(start.escalate(following))
+    Judgement.objects.filter(pk=levels[-1].pk).update(
+        status=Status.REJECTED, contested=False, trust="unmeasured"
+    )
+    first, second, third = (Judgement.objects.get(pk=level.pk) for level in levels)
+    return first, second, third

@@ -9,6 +9,7 @@ from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs, suites
 from judgements.models import Judgement, LLMAttempt, Panel, RoundDecision
 from tests.support.cases import case_for
+from tests.support.stories import three_level_story
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -207,3 +208,24 @@ def test_a_user_made_staff_in_the_admin_is_audited(admin_client):
         verification.trust_beside_the_data(), None, [live_state.differences]
     )
     assert report.clean, report.problems
+
+
+def test_each_level_s_row_says_its_own_decision_and_whether_it_escalated(
+    admin_client, make_panel, make_judgement
+):
+    """Issue 70: the admin showed the story's verdict and "contested" on levels that need
+    no person. Levels 1 (Rejected) and 2 (Approved) escalated; level 3's Rejected is in
+    force."""
+    first, second, third = three_level_story(make_panel, make_judgement)
+    html = admin_client.get(reverse("admin:judgements_judgement_changelist")).content.decode()
+
+    def row(level: Judgement) -> str:
+        link = reverse("admin:judgements_judgement_change", args=[level.pk])
+        return html.split(f'href="{link}"', 1)[1].split("</tr>", 1)[0]
+
+    assert "Rejected, escalated to level 2 (the story&#x27;s verdict: Rejected)" in row(first)
+    assert "Approved, escalated to level 3 (the story&#x27;s verdict: Rejected)" in row(second)
+    for escalated in (first, second):
+        assert '<td class="field-trust_display">escalated</td>' in row(escalated)
+    assert '<td class="field-verdict_display">Rejected</td>' in row(third)
+    assert '<td class="field-trust_display">not measured</td>' in row(third)

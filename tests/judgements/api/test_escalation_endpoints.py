@@ -96,11 +96,22 @@ async def test_a_verdict_the_first_panel_contests_is_decided_by_the_second(serve
     served.script("model-c", votes="RRR")  # a 2-1 split: contested at level 1
     story = await judged(bot, levels=2)
     assert story["status"] == "approved"
-    assert story["panel_status"] == "approved" and story["trust"] == "contested"
     escalation = story["escalation"]
-    assert (escalation["level"], escalation["decided_by"]) == (1, 2)
+    assert (escalation["level"], escalation["decided_by"], escalation["in_force"]) == (1, 2, 2)
     first, second = escalation["levels"]
-    assert (first["escalated"], first["trust"]) == (True, "contested")
+    assert (first["escalated"], first["trust"], first["in_force"]) == (True, "contested", False)
+    assert [a["model"] for a in first["agents"]] == ["model-a", "model-b", "model-c"]
+    # The top is level 2's, as its status is: its panel, agents, mark and receipt, not
+    # level 1's "Contested" (a pipeline reads one truth; each level's own is beside it).
+    assert story["panel"]["name"] == "Strong" and story["panel_status"] == "approved"
+    assert [a["model"] for a in story["agents"]] == list(STRONG)
+    assert (story["trust"], story["contested"]) == (second["trust"], False)
+    assert story["trust"] != "contested" and story["contest_reasons"] == []
+    assert story["trust_words"] == second["trust_words"] != "Contested"
+    assert story["receipt"] == second["receipt"] and story["receipt"] != first["receipt"]
+    signed = story["receipt"]["receipt"]
+    assert (signed["judgement"], signed["verdict"]) == (second["judgement"], "approved")
+    assert first["receipt"]["receipt"]["judgement"] == story["id"]
     assert (second["panel"]["name"], second["panel_status"], second["escalated"]) == (
         "Strong",
         "approved",
@@ -126,18 +137,31 @@ async def test_a_case_both_panels_contest_waits_for_a_person(served, bot, docume
     assert [j["id"] for j in queue] == [story["escalation"]["levels"][1]["judgement"]]
 
 
+async def test_the_201_of_a_panel_that_escalates_carries_its_story(served, bot, document):
+    await cascade(bot, document)
+    response = await bot.post(JUDGEMENTS, cheap_case(), JSON)
+    started = check(document, JUDGEMENTS, "post", response)
+    assert response.status_code == 201 and started["escalation"] is not None
+    assert (started["escalation"]["in_force"], started["escalation"]["decided_by"]) == (1, None)
+    assert [level["panel"]["name"] for level in started["escalation"]["levels"]] == ["Cheap"]
+
+
 async def test_a_story_is_never_approved_while_its_next_level_runs(served, bot, document):
     await cascade(bot, document)
     served.script("model-c", votes="RRR")
     story = await judged(bot, levels=1)
     assert story["status"] == "idle" and story["escalation"]["decided_by"] is None
-    assert story["panel_status"] == "approved"
+    # The top is the level in force, still queued: no approval and no receipt there.
+    assert (story["panel_status"], story["receipt"], story["trust"]) == ("idle", None, None)
+    assert story["escalation"]["levels"][0]["panel_status"] == "approved"
 
 
 async def test_a_verdict_the_first_panel_keeps_does_not_escalate(served, bot, document):
     await cascade(bot, document)
     story = await judged(bot, levels=1)
-    assert story["status"] == "approved" and story["escalation"] is None
+    assert story["status"] == "approved" and story["escalation"]["decided_by"] == 1
+    assert [level["in_force"] for level in story["escalation"]["levels"]] == [True]
+    assert story["receipt"]["receipt"]["judgement"] == story["id"]
     assert await Judgement.objects.acount() == 1
 
 
@@ -174,6 +198,28 @@ async def test_a_panel_cannot_escalate_to_itself_nor_in_a_cycle(served, bot, doc
     assert response.status_code == 422 and "Cheap" in response.json()["errors"]["escalate_to"][0]
 
 
+async def test_moving_a_level_another_panel_escalates_to_is_refused_naming_team(
+    served, bot, document, people
+):
+    """Issue 70: moving a later level to another team silently broke the chain (the level
+    before it stopped escalating). Refused, naming the panel to change first."""
+    _, strong = await cascade(bot, document)
+    elsewhere = await Team.objects.acreate(name="Elsewhere")
+    await sync_to_async(teams.set_members)(elsewhere, [people["bot"]], None)
+    response = await bot.put(
+        f"{PANELS}{strong['id']}/",
+        panel("Strong", STRONG, team="Elsewhere"),
+        JSON,
+        headers={"If-Match": strong["etag"]},
+    )
+    refused = check(document, "/api/panels/{panel_id}/", "put", response)
+    assert response.status_code == 422 and list(refused["errors"]) == ["team"]
+    assert refused["errors"]["team"][0].startswith("The panel 'Cheap' escalates to it: ")
+    assert "Change 'Cheap''s escalation first." in refused["errors"]["team"][0]
+    moved = await bot.get(f"{PANELS}{strong['id']}/")
+    assert moved.json()["team"] == "Payments"
+
+
 async def test_budgets_count_every_level(served, bot, document, team, settings):
     await cascade(bot, document)
     settings.MAGI_LLM_MAX_TOKENS = 100
@@ -181,6 +227,8 @@ async def test_budgets_count_every_level(served, bot, document, team, settings):
     budget = await Budget.objects.acreate(team=team, period="day", limit_tokens=1_500)
     response = await bot.post(JUDGEMENTS, cheap_case(), JSON)
     assert response.status_code == 402 and response.json()["budget"] == budget.pk
+    # The refusal says the estimate is the whole chain's, not one level's.
+    assert "as if each of the 2 levels of its escalation chain ran" in str(response.json())
     budget.limit_tokens = 100_000
     await budget.asave()
     served.script("model-c", votes="RRR")
@@ -218,4 +266,8 @@ async def test_a_story_sends_one_webhook_when_it_ends_carrying_every_level(
     ]
     payload = deliveries[0].payload
     assert payload["status"] == "approved" and payload["escalation"]["decided_by"] == 2
+    # The webhook's top is the level in force's, as the API answer's is.
+    second = payload["escalation"]["levels"][1]
+    assert payload["receipt"] == second["receipt"] and payload["trust"] == second["trust"]
+    assert payload["trust"] != "contested" and payload["panel"]["name"] == "Strong"
     assert [level["level"] for level in payload["escalation"]["levels"]] == [1, 2]

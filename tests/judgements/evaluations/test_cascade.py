@@ -7,6 +7,7 @@ import json
 
 import pytest
 from asgiref.sync import async_to_sync
+from django.urls import reverse
 
 from judgements.core import cascade as core_cascade
 from judgements.engine.runner import EngineRunner
@@ -62,7 +63,9 @@ def story_of(make_judgement, content: str) -> Judgement:
         assert async_to_sync(EngineRunner(worker_id="test-worker").run_judgement)(pending.pk)
 
 
-def test_it_certifies_the_chain_and_marks_each_level_by_its_rule(chain, suite_file, make_judgement):
+def test_it_certifies_the_chain_and_marks_each_level_by_its_rule(
+    chain, suite_file, make_judgement, admin_client
+):
     for name in ("Cheap", "Strong"):
         code, _, err = run_command("evaluate", str(suite_file), "--panel", name, "--json")
         assert code == 0, err
@@ -71,6 +74,13 @@ def test_it_certifies_the_chain_and_marks_each_level_by_its_rule(chain, suite_fi
     assert code == 0, err
     assert "| level 1: Cheap |" in words and "| level 2: Strong |" in words
     assert "| **the cascade** |" in words and "strongest level alone" in words
+    # The page's table says its interval as the command's does (issue 70: the page said
+    # "0.10 risk interval", the command "90% interval").
+    assert "| kept accuracy (90% interval) |" in words
+    cheap = Panel.objects.get(name="Cheap")
+    page = admin_client.get(reverse("panel-edit", args=[cheap.pk])).content.decode()
+    assert '<th scope="col">Kept accuracy (90% interval)</th>' in page
+    assert "risk interval" not in page
     code, out, err = run_command("certify_cascade", "Cheap", "--target", "0.8", "--json")
     assert code == 0, err
     found = json.loads(out)

@@ -270,3 +270,50 @@ async def test_a_story_s_first_page_follows_each_later_level_live(
     decided = await receive_until(communicator, 'data-level="2" data-status="approved"')
     assert decided.split('id="level-2-triangle"', 1)[1].count('data-state="approve"') == 3
     await communicator.disconnect()
+
+
+async def test_every_level_s_page_follows_the_story_s_later_levels_live(
+    fake_llm, make_panel, make_judgement, user
+):
+    """Issue 70: the first page's "last level" link stayed on level 2 after level 3
+    started, until a reload; and a middle level's page did not follow the levels after
+    it. Cheap → Middle → Strong, the first two contested: once level 3 starts, the first
+    page names it where the story is reviewed, and level 2's page shows the story's
+    status moving with level 3 while saying its own decision."""
+    fake_llm.script("model-c", votes="RRR")  # Cheap splits 2-1: contested
+    fake_llm.script("model-d")
+    fake_llm.script("model-e", votes="RRR")  # Middle splits 2-1: contested
+    fake_llm.script("model-f")
+    cheap = await sync_to_async(make_panel)(name="Cheap")
+    middle = await sync_to_async(make_panel)(
+        name="Middle", models=("model-d", "model-d", "model-e")
+    )
+    strong = await sync_to_async(make_panel)(name="Strong", models=("model-f",) * 3)
+    await Panel.objects.filter(pk=cheap.pk).aupdate(escalate_to=middle)
+    await Panel.objects.filter(pk=middle.pk).aupdate(escalate_to=strong)
+    root = await sync_to_async(make_judgement)(panel="Cheap", agents=None, creator=user)
+    assert await EngineRunner().run_judgement(root.pk)
+    second = await Judgement.objects.aget(root=root, level=2)
+    first_page, connected, _ = await connect(root.pk, user)
+    assert connected
+    drawn = await first_page.receive_from(timeout=5)
+    assert "at its last level: <a" in drawn and "Level 2: Middle</a>.</p>" in drawn
+    assert await EngineRunner().run_judgement(second.pk)
+    third = await Judgement.objects.aget(root=root, level=3)
+    moved = await receive_until(first_page, "Level 3: Strong</a>.</p>")
+    assert f'<a href="/judgements/{third.pk}/">Level 3: Strong</a>.</p>' in moved
+    second_page, connected, _ = await connect(second.pk, user)
+    assert connected
+    drawn = await second_page.receive_from(timeout=5)
+    assert 'data-status="idle"' in drawn.split('id="judgement-status"', 1)[1].split(">", 1)[0]
+    fake_llm.gate.close()
+    run = asyncio.create_task(EngineRunner().run_judgement(third.pk))
+    await sync_to_async(fake_llm.gate.wait_parked)(("model-f", 1))
+    judging = await receive_until(second_page, 'data-status="judging" data-panel-status')
+    assert "this level decided Approved and escalated" in judging
+    fake_llm.gate.open()
+    assert await run
+    decided = await receive_until(second_page, 'data-status="approved" data-panel-status')
+    assert 'data-in-force-level="3"' in decided
+    await first_page.disconnect()
+    await second_page.disconnect()

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Status
 from judgements.outcome import answers, overrides
+from tests.support.stories import three_level_story
 
 LIST = "/judgements/"
 
@@ -165,3 +166,39 @@ def test_another_users_judgement_does_not_export(client, make_judgement, other_u
     client.force_login(user)
     assert client.get(reverse("judgement-export-json", args=[theirs.pk])).status_code == 404
     assert client.get(reverse("judgement-export-md", args=[theirs.pk])).status_code == 404
+
+
+def test_each_level_s_row_says_its_own_decision_and_whether_it_escalated(
+    logged_in, make_panel, make_judgement, user
+):
+    """Issue 70: the history showed the story's verdict and "Contested" on levels that
+    need no person. Levels 1 (Rejected) and 2 (Approved) escalated; level 3's Rejected is
+    in force."""
+    first, second, third = three_level_story(make_panel, make_judgement, creator=user)
+    html = logged_in.get(LIST).content.decode()
+    rows = {
+        level.pk: html.split(f'id="judgement-row-{level.pk}"', 1)[1].split("</tr>", 1)[0]
+        for level in (first, second, third)
+    }
+    assert 'data-decision="rejected" data-escalated="true"' in rows[first.pk]
+    assert 'data-decision="approved" data-escalated="true"' in rows[second.pk]
+    assert ">Approved</span> <small" in rows[second.pk]
+    assert "escalated to level 3; the story&#x27;s verdict: Rejected" in rows[second.pk]
+    assert "escalated to level 2; the story&#x27;s verdict: Rejected" in rows[first.pk]
+    for escalated in (first, second):
+        assert "Not kept: escalated" in rows[escalated.pk]
+        assert "contested-flag" not in rows[escalated.pk]
+    assert 'data-decision="rejected" data-escalated="false"' in rows[third.pk]
+    assert "Not measured" in rows[third.pk] and "escalated to" not in rows[third.pk]
+    # The CSV: the verdict in force on every row, each level's own beside it.
+    exported = logged_in.get(reverse("judgement-list-csv")).content.decode()
+    found = {int(row["id"]): row for row in csv.DictReader(io.StringIO(exported))}
+    assert [
+        (found[j.pk]["verdict"], found[j.pk]["panel_status"], found[j.pk]["level"],
+         found[j.pk]["escalated"])
+        for j in (first, second, third)
+    ] == [
+        ("rejected", "rejected", "1", "yes"),
+        ("rejected", "approved", "2", "yes"),
+        ("rejected", "rejected", "3", "no"),
+    ]  # fmt: skip

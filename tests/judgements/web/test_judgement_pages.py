@@ -9,7 +9,7 @@ from django.urls import reverse
 from judgements.models import Judgement, Status
 from tests.support.cases import case_for
 from tests.support.forms import form_data
-from tests.support.stories import escalated_story
+from tests.support.stories import escalated_story, three_level_story
 
 pytestmark = pytest.mark.django_db
 
@@ -297,12 +297,13 @@ def test_a_level_that_escalated_offers_no_review_and_names_the_last_level(admin_
         'class="review-elsewhere"',
         f'<a href="{second.get_absolute_url()}">Level 2: Strong</a>',
     )
-    for html in (
-        admin_client.get(root.get_absolute_url()).content.decode(),
-        admin_client.get(f"/judgements/{root.pk}/review/").content.decode(),
-    ):
+    page = admin_client.get(root.get_absolute_url()).content.decode()
+    forms = admin_client.get(f"/judgements/{root.pk}/review/").content.decode()
+    for html in (page, forms):
         assert "Override the panel" not in html and "Confirm the panel" not in html
-        assert all(words in html for words in elsewhere)
+    # Named in the escalation list, which the live update redraws as later levels start.
+    levels = page.split('id="judgement-levels"', 1)[1].split("</nav>", 1)[0]
+    assert all(words in levels for words in elsewhere)
     refused = admin_client.post(
         reverse("judgement-confirm", args=[root.pk]), {"confirm-reason": "Fine."}
     )
@@ -335,3 +336,47 @@ def test_the_first_page_of_a_story_shows_each_later_level_s_triangle(logged_in, 
 def test_a_judgement_that_never_escalated_shows_no_other_triangle(logged_in, make_judgement, user):
     html = logged_in.get(make_judgement(creator=user).get_absolute_url()).content.decode()
     assert 'id="judgement-level-triangles"' in html and 'class="level-triangle"' not in html
+
+
+def test_each_level_s_page_says_its_own_decision_and_the_story_s_verdict(
+    logged_in, user, make_panel, make_judgement
+):
+    """Level 2 of 3 decided Approved and escalated; level 3 decided Rejected, in force. Level
+    2's page says Rejected as the story's verdict, from level 3, and Approved, escalated,
+    as its own decision beside its triangle: never the story's verdict as its own, and
+    never "in force; it waits in the review queue" for a level nobody reviews."""
+    first, second, third = three_level_story(make_panel, make_judgement, creator=user)
+    html = logged_in.get(second.get_absolute_url()).content.decode()
+    badge = html.split('id="judgement-status"', 1)[1].split("</div>", 1)[0]
+    assert 'data-status="rejected"' in badge and 'data-in-force-level="3"' in badge
+    assert "at level 3: Strong; this level decided Approved and escalated" in badge
+    outcome = html.split('id="judgement-outcome"', 1)[1].split("</section>", 1)[0]
+    assert (
+        'class="outcome outcome-approved"' in html and 'data-level-decision="approved"' in outcome
+    )
+    assert "This level's decision: Approved, escalated to level 3" in outcome
+    assert "Contested: escalated to level 3" in outcome
+    assert "review queue" not in outcome and "is in force" not in outcome
+    levels = html.split('id="judgement-levels"', 1)[1].split("</nav>", 1)[0]
+    for level, decision, escalated in (
+        (1, "rejected", "true"),
+        (2, "approved", "true"),
+        (3, "rejected", "false"),
+    ):
+        assert f'data-level="{level}" data-judgement=' in levels
+        assert f'data-decision="{decision}" data-escalated="{escalated}"' in levels
+    assert f'<a href="{third.get_absolute_url()}">Level 3: Strong</a>' in levels
+    # The first page's later triangles: level 2's own decision, level 3's verdict in force.
+    root = logged_in.get(first.get_absolute_url()).content.decode()
+    triangles = root.split('id="judgement-level-triangles"', 1)[1]
+    assert 'data-level="2" data-status="approved" data-escalated="true"' in triangles
+    assert 'data-level="3" data-status="rejected" data-escalated="false"' in triangles
+    # Its Markdown export says the same: its own decision, escalated, and which level's
+    # verdict is in force.
+    markdown = logged_in.get(reverse("judgement-export-md", args=[second.pk])).content.decode()
+    assert "- Verdict in force: **Rejected**" in markdown
+    assert "- Panel's decision: Approved\n- Escalated: this level did not keep" in markdown
+    assert "the verdict in force is level 3's (Strong)" in markdown
+    # The level in force itself reads as any kept verdict.
+    last = logged_in.get(third.get_absolute_url()).content.decode()
+    assert "Panel's decision: Rejected" in last and "story-verdict" not in last

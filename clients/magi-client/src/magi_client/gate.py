@@ -100,22 +100,37 @@ def judge(server: Server, case: JsonObject, key: str, deadline: float) -> JsonOb
             return judgement
 
 
-def deciding_level(judgement: JsonObject) -> JsonObject | None:
-    """The level of the judgement's escalation story whose verdict is in force (None: no
-    story, or no level has decided)."""
+def story_level(judgement: JsonObject, key: str) -> JsonObject | None:
+    """The level of the judgement's escalation story that `key` of the story names
+    ("decided_by", "in_force"); None: no story, or it names none."""
     story = judgement.get("escalation")
     if not isinstance(story, dict):
         return None
-    decided_by = story.get("decided_by")
+    wanted = story.get(key)
     levels = story.get("levels")
-    if decided_by is None or not isinstance(levels, list):
+    if wanted is None or not isinstance(levels, list):
         return None
-    found = (lv for lv in levels if isinstance(lv, dict) and lv.get("level") == decided_by)
+    found = (lv for lv in levels if isinstance(lv, dict) and lv.get("level") == wanted)
     return next(found, None)
 
 
-def verdict_line(judgement: JsonObject, panel: str, page: str) -> str:
-    status = judgement.get("status", "unknown")
+def deciding_level(judgement: JsonObject) -> JsonObject | None:
+    """The level of the judgement's escalation story whose verdict is in force (None: no
+    story, or no level has decided)."""
+    return story_level(judgement, "decided_by")
+
+
+def receipt_subject(judgement: JsonObject) -> object:
+    """The judgement the answer's top-level receipt must be about: in a story, the level
+    in force's (the top-level fields are that level's, docs/escalation.md); else its own."""
+    in_force = story_level(judgement, "in_force")
+    return judgement.get("id") if in_force is None else in_force.get("judgement")
+
+
+def verdict_line(judgement: JsonObject, panel: str, page: str, refused: str | None = None) -> str:
+    """The one line: the gate's verdict first (an approval whose receipt does not check
+    is an error, `refused` saying why: the line never says approved for a no-go)."""
+    status = "error" if refused is not None else judgement.get("status", "unknown")
     words = [str(status), f"panel={panel}", f"judgement={judgement.get('id')}"]
     # The mark in words ("Contested", "Not contested", "Trust not measured for this
     # panel"): what a person may rely on, never a change of the verdict or the exit status.
@@ -131,6 +146,8 @@ def verdict_line(judgement: JsonObject, panel: str, page: str) -> str:
         words.append(str(judgement["trust_words"]))
     if judgement.get("error"):
         words.append(f"error={judgement['error']!r}")
+    if refused is not None:
+        words.append(f"receipt_refused={refused!r}")
     return "  ".join([*words, page])
 
 
@@ -168,18 +185,22 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
         stdout.write(
             json.dumps(
                 {
-                    "verdict": judgement.get("status"),
+                    # The gate's verdict: an approval whose receipt does not check is an
+                    # error here, as its exit status says.
+                    "verdict": "error" if refused is not None else judgement.get("status"),
                     "panel": args.panel,
                     "url": page,
                     "judgement": judgement,
+                    # The verdict in force's receipt: in a story, the level in force's.
                     "receipt": judgement.get("receipt"),
                     "level": (deciding_level(judgement) or {}).get("level"),
+                    "receipt_refused": refused,
                 }
             )
             + "\n"
         )
     else:
-        stdout.write(verdict_line(judgement, args.panel, page) + "\n")
+        stdout.write(verdict_line(judgement, args.panel, page, refused) + "\n")
     if refused is not None:
         stderr.write(f"magi gate: the approval's receipt does not check: {refused}\n")
         return EXIT_ERROR
@@ -200,13 +221,9 @@ def receipt_refusal(
                 jwks = json.loads(handle.read())
         else:
             jwks = server.call("GET", "/.well-known/magi-keys.json")
-        # A story's approval is its deciding level's: that level's own receipt signs it.
-        deciding = deciding_level(judgement)
-        signed, judgement_id = (
-            (judgement.get("receipt"), judgement.get("id"))
-            if deciding is None
-            else (deciding.get("receipt"), deciding.get("judgement"))
-        )
+        # The top-level receipt is the verdict in force's: in a story, the level in force
+        # signed it, about its own judgement.
+        signed, judgement_id = judgement.get("receipt"), receipt_subject(judgement)
         receipt = check_receipt(signed, keys_of(jwks), content.encode("utf-8")).body
     except (OSError, ValueError, RequestFailed, NotValid) as exc:
         return str(exc) or type(exc).__name__
