@@ -43,24 +43,75 @@ def result(decision: str, round_number: int):
 
 def judge_one(worker: str, creator, content: str) -> int:
     """One judgement from submission to its verdict, as the engine stores it."""
+    from judgements.intake.json_cases import validate_case
+    from judgements.intake.start import Checked, Submission, submit
+    from tests.support.cases import case_for
+
+    case = case_for(content=content)
+    judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
+    judge_level(worker, judgement, VOTES)
+    return judgement.pk
+
+
+# A level judged with these decides unanimously: its verdict is not contested, and (no
+# certificate, MAGI_HOLD_UNMEASURED off) it keeps it. VOTES' 2-1 split contests a verdict:
+# a level judged so escalates when its panel names a next one.
+UNANIMOUS = (("approve",) * 3,) * 3
+
+
+def judge_level(worker: str, judgement, votes) -> None:
+    """One level of a story, claimed, decided round by round and finished as the engine
+    does (a level not kept starts the next one in finish's transaction)."""
     from judgements.engine import lifecycle, writes
+    from judgements.models import Judgement
+
+    assert lifecycle.claim(worker, Judgement.objects.filter(pk=judgement.pk), 1)
+    agents = list(judgement.agents.all())
+    for round_number in (1, 2, 3):
+        for agent, agent_votes in zip(agents, votes, strict=True):
+            decision = agent_votes[round_number - 1]
+            writes.store_decision(
+                agent, round_number, route(), result(decision, round_number), worker
+            )
+    lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, votes, strict=True)})
+
+
+def escalating_panels(owner, levels: int, prefix: str = "Level") -> str:
+    """`levels` panels of `owner`'s, made the audited way, "<prefix> 1" escalating to
+    "<prefix> 2" and so on: the first one's name."""
+    from judgements.configuration import change_request, panel_config
+    from tests.support.cases import case_for
+
+    following = None
+    for number in range(levels, 0, -1):
+        name = f"{prefix} {number}"
+        body = {"name": name, "agents": case_for()["agents"], "escalate_to": following}
+        panel_config.create(change_request.Change(by=owner), body)
+        following = name
+    return f"{prefix} 1"
+
+
+def judge_story(worker: str, creator, content: str, panel: str, votes: list) -> list[int]:
+    """A story of the escalating panel `panel` (escalating_panels) submitted by `creator`,
+    each level judged with its votes in turn (VOTES: it escalates; UNANIMOUS: it keeps
+    its verdict): the ids of its levels, the first first."""
     from judgements.intake.json_cases import validate_case
     from judgements.intake.start import Checked, Submission, submit
     from judgements.models import Judgement
     from tests.support.cases import case_for
 
     case = case_for(content=content)
+    del case["agents"]
+    case["panel"] = panel
     judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
-    assert lifecycle.claim(worker, Judgement.objects.filter(pk=judgement.pk), 1)
-    agents = list(judgement.agents.all())
-    for round_number in (1, 2, 3):
-        for agent, votes in zip(agents, VOTES, strict=True):
-            decision = votes[round_number - 1]
-            writes.store_decision(
-                agent, round_number, route(), result(decision, round_number), worker
-            )
-    lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, VOTES, strict=True)})
-    return judgement.pk
+    made = [judgement.pk]
+    for level_votes in votes:
+        judge_level(worker, Judgement.objects.get(pk=made[-1]), level_votes)
+        following = Judgement.objects.get(pk=made[-1]).next_level
+        if following is None:
+            break
+        made.append(following.pk)
+    return made
 
 
 def make_history(judgements: int, worker: str) -> list[int]:
