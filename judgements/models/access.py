@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.models.choices import ids_from_one
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
@@ -36,6 +38,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        constraints = [ids_from_one("api_token_id_from_one")]
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["user", "-created_at"], name="apitoken_user_created_idx")]
 
@@ -97,6 +100,7 @@ class IdempotencyKey(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            ids_from_one("idempotency_key_id_from_one"),
             models.UniqueConstraint(fields=["user", "key"], name="idempotency_unique_user_key"),
         ]
         indexes = [models.Index(fields=["created_at"], name="idempotency_created_idx")]
@@ -122,6 +126,7 @@ class BatchPart(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        constraints = [ids_from_one("batch_part_id_from_one")]
         indexes = [models.Index(fields=["created_at"], name="batchpart_created_idx")]
 
     def __str__(self) -> str:
