@@ -30,7 +30,7 @@ from django.core.management.base import BaseCommand
 from judgements.audit import keys, verification
 from judgements.configuration import live_state
 from judgements.models import ChainEntry
-from judgements.outcome.checkpoints import sequence_and_publish
+from judgements.outcome.checkpoints import latest_kept, sequence_and_publish
 from magi_client.receipts import NotValid, unb64url
 
 EXIT_CLEAN = 0
@@ -164,6 +164,15 @@ class Command(BaseCommand):
     def verify(self, keys: str | None, checkpoint: str | None, *, every: bool) -> int:
         """--keys, --checkpoint; `every` (--all): every problem listed, not the first."""
         trust = self.trust(keys)
+        if checkpoint is None:
+            # What the server kept where the database's writer cannot rewrite it.
+            latest = latest_kept()
+            checkpoint = None if latest is None else str(latest)
+            if checkpoint is not None:
+                self.stdout.write(
+                    f"kept checkpoint: {checkpoint} (the newest in MAGI_AUDIT_CHECKPOINT_DIR; "
+                    "--checkpoint FILE checks against another)"
+                )
         kept = None if checkpoint is None else kept_checkpoint(checkpoint)
         report = verification.verify(trust, kept, [live_state.differences])
         self.stdout.write(f"keys: {report.keys}")

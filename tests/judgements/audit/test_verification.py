@@ -188,6 +188,31 @@ def test_a_truncated_tail_with_its_head_reset_fails_against_a_kept_checkpoint(hi
     assert f"the log has {size} entries but the kept checkpoint has {kept.size}: its tail" in err
 
 
+def test_a_rollback_fails_against_the_checkpoint_directory_alone(fake_llm, settings, tmp_path):
+    """No witness, no --checkpoint: the server's own append-only directory is read."""
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    settings.MAGI_UNFINISHED_PER_USER = 0
+    settings.MAGI_AUDIT_CHECKPOINT_DIR = str(tmp_path)
+    from judgements.outcome.checkpoints import sequence_and_publish
+
+    made = with_a_budget(3)
+    sequence_and_publish("tests")
+    code, out, _ = verify_command()
+    newest = sorted(tmp_path.glob("checkpoint-*.txt"))[-1]
+    assert (
+        code == 0 and f"kept checkpoint: {newest} (the newest in MAGI_AUDIT_CHECKPOINT_DIR" in out
+    )
+    first = int(ChainEntry.objects.filter(judgement_id=made[-1]).order_by("seq")[0].seq or 0)
+    Judgement.objects.filter(pk=made[-1]).delete()
+    truncate(first)
+    sql("DELETE FROM judgements_lognode")
+    sql("UPDATE judgements_chainentry SET seq = NULL")
+    placed()
+    code, _, err = verify_command()
+    assert code == 1
+    assert "but the kept checkpoint has" in err and "its tail was cut off" in err
+
+
 def test_a_rewritten_log_is_caught_by_its_checkpoints(history):
     """Whoever edits an entry and recomputes its leaf hash and every stored subtree still
     cannot sign the new root."""
