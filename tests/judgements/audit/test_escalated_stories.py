@@ -72,8 +72,11 @@ def test_a_level_made_to_keep_or_pass_on_its_verdict_is_named(stories, escalated
     level = stories["two"][0] if not escalated else stories["one"][0]
     Judgement.objects.filter(pk=level).update(escalated=escalated)
     found = problems()
-    signed = "'judging'" if not escalated else "'approved'"
-    assert f"judgement {level}: its receipt says 'approved' (in force {signed})" in "\n".join(found)
+    signed, now = ("'judging'", "'approved'") if not escalated else ("'approved'", "'judging'")
+    assert (
+        f"judgement {level}: its receipt says 'approved' (in force {signed}), the database "
+        f"'approved' (in force {now})" in found
+    ), found
     assert any(f"verdict of judgement {level}: escalated is {escalated}" in p for p in found)
 
 
