@@ -461,3 +461,60 @@ def test_an_entry_forged_with_its_rows_by_sql_is_set_aside_and_named(database):
         "MAGI's key: its tag does not check; it is set aside, never placed or signed, and "
         "describes nothing (it was written into the database outside MAGI)"
     )
+
+
+def stories(database: str) -> None:
+    """Escalation stories of 1, 2 and 3 levels (kept, overridden), made as the engine
+    makes them, in a worker process (tests/support/audit_history.py make_stories)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.audit_history", "stories", "w1"],
+        cwd=REPO, env=env_for(database), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+
+
+def test_escalated_stories_check_clean_and_a_level_made_to_keep_its_verdict_is_named(database):
+    stories(database)
+    done = audit_verify(database)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ((first,),) = sql(
+        database,
+        "SELECT id FROM judgements_judgement WHERE escalated AND level = 1 ORDER BY id LIMIT 1",
+    )
+    sql(database, "UPDATE judgements_judgement SET escalated = false WHERE id = %s", first)
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"judgement {first}: its receipt says 'approved' (in force 'judging')" in done.stderr
+
+
+def test_magis_tables_refuse_an_id_below_1(database):
+    stories(database)
+    sql(
+        database,
+        "INSERT INTO judgements_apitoken (user_id, name, prefix, key_hash, created_at, "
+        "revoked_at, last_used_at, team_id) SELECT id, 'ci', 'abcd', 'x', now(), NULL, NULL, "
+        "NULL FROM auth_user LIMIT 1",
+    )
+    tables = ("judgement", "apitoken", "auditentry", "override", "chainentry", "receipt")
+    for table in (f"judgements_{name}" for name in tables):
+        for planted in (0, -1):
+            with pytest.raises(psycopg.errors.CheckViolation, match="_id_from_one"):
+                sql(database, f"UPDATE {table} SET id = %s WHERE id = (SELECT max(id) FROM "
+                    f"{table})", planted)  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", [0, -1])
+def test_a_superuser_with_an_id_below_1_is_named(database, planted):
+    stories(database)
+    sql(
+        database,
+        "INSERT INTO auth_user (id, password, is_superuser, username, first_name, last_name, "
+        "email, is_staff, is_active, date_joined) VALUES (%s, 'x', true, 'root', '', '', '', "
+        "true, true, now())",
+        planted,
+    )
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"user {planted} has an id below 1, which no row MAGI makes has" in done.stderr

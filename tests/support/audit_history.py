@@ -5,8 +5,10 @@ team's members changed; and the log's queued entries placed by its sequencer
 (`placed`). Run on its own against any database:
 
     DATABASE_URL=... python -m tests.support.audit_history JUDGEMENTS WORKER
+    DATABASE_URL=... python -m tests.support.audit_history stories WORKER
 """
 
+import json
 import sys
 from datetime import UTC, datetime
 
@@ -114,6 +116,29 @@ def judge_story(worker: str, creator, content: str, panel: str, votes: list) -> 
     return made
 
 
+def make_stories(worker: str) -> dict[str, list[int]]:
+    """Escalation stories of 1, 2 and 3 levels, each made as the engine makes one, by a
+    maker on their own escalating panels, all placed in the log: kept at once; escalated
+    once, then kept; escalated twice, then kept; escalated twice and contested at the
+    last level, then overridden to reject by staff. Each story's levels' ids."""
+    from judgements.configuration import people
+    from judgements.outcome import overrides
+
+    staff = people.create_user(None, f"ops-{worker}", f"ops-{worker}@example.com", is_staff=True)
+    maker = people.create_user(staff, f"maker-{worker}", f"maker-{worker}@example.com")
+    two = escalating_panels(maker, 2, f"Two {worker}")
+    three = escalating_panels(maker, 3, f"Three {worker}")
+    made = {
+        "one": judge_story(worker, maker, "Trip one.", two, [UNANIMOUS]),
+        "two": judge_story(worker, maker, "Trip two.", two, [VOTES, UNANIMOUS]),
+        "three": judge_story(worker, maker, "Trip three.", three, [VOTES, VOTES, UNANIMOUS]),
+        "overridden": judge_story(worker, maker, "Trip four.", three, [VOTES, VOTES, VOTES]),
+    }
+    overrides.override(made["overridden"][-1], staff, "reject", REVIEW_REASON)
+    placed()
+    return made
+
+
 def make_history(judgements: int, worker: str) -> list[int]:
     """`judgements` judged; every fifth overridden, every seventh confirmed; a team's
     members changed every tenth. The ids made."""
@@ -167,5 +192,8 @@ if __name__ == "__main__":
     import django
 
     django.setup()
-    ids = make_history(int(sys.argv[1]), sys.argv[2])
-    print(f"{len(ids)} judgements by {sys.argv[2]}")
+    if sys.argv[1] == "stories":
+        print(json.dumps(make_stories(sys.argv[2])))
+    else:
+        ids = make_history(int(sys.argv[1]), sys.argv[2])
+        print(f"{len(ids)} judgements by {sys.argv[2]}")

@@ -9,19 +9,11 @@ import pytest
 from django.test import Client
 
 from judgements.audit import verification
-from judgements.configuration import live_state, people
+from judgements.configuration import live_state
 from judgements.models import ApiToken, Judgement
-from judgements.outcome import overrides
 from magi_client.packs import check_pack
 from magi_client.receipts import NotValid, keys_of
-from tests.support.audit_history import (
-    REVIEW_REASON,
-    UNANIMOUS,
-    VOTES,
-    escalating_panels,
-    judge_story,
-    placed,
-)
+from tests.support.audit_history import make_stories
 from tests.support.magi_client import run_magi
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,19 +31,7 @@ def stories(fake_llm, settings):
     twice and kept; escalated twice and contested at the last level, then overridden."""
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
-    staff = people.create_user(None, "ops", "ops@example.com", is_staff=True)
-    maker = people.create_user(staff, "maker", "maker@example.com")
-    two = escalating_panels(maker, 2, "Two")
-    three = escalating_panels(maker, 3, "Three")
-    made = {
-        "one": judge_story("w1", maker, "Trip one.", two, [UNANIMOUS]),
-        "two": judge_story("w1", maker, "Trip two.", two, [VOTES, UNANIMOUS]),
-        "three": judge_story("w1", maker, "Trip three.", three, [VOTES, VOTES, UNANIMOUS]),
-        "overridden": judge_story("w1", maker, "Trip four.", three, [VOTES, VOTES, VOTES]),
-    }
-    overrides.override(made["overridden"][-1], staff, "reject", REVIEW_REASON)
-    placed()
-    return made
+    return make_stories("w1")
 
 
 def test_the_stories_are_as_their_votes_say(stories):
