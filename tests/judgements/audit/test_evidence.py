@@ -55,7 +55,7 @@ def test_the_pack_checks_offline_and_holds_every_prompt_and_reply(pack):
     [
         (lambda p: p.update(content=p["content"] + " "), "not the content that was judged"),
         (lambda p: p.update(title="Another title"), "the pack's title is not what its signed"),
-        (lambda p: p.update(verdict="rejected"), "the pack's verdict is not what its signed"),
+        (lambda p: p.update(verdict="rejected"), "the pack's verdict at level 1 is 'rejected'"),
         (lambda p: p.update(status="rejected"), "the pack's status is not what its signed"),
         (
             lambda p: p["mark"].update(contested=not p["mark"]["contested"]),
