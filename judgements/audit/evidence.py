@@ -180,7 +180,8 @@ def pack(judgement: Judgement, *, with_levels: bool = True) -> Pack:
         "agents": agents_of(judgement),
         "checks": checks_of(judgement),
         "review": review_of(judgement),
-        "receipt": receipts.served(judgement),
+        # Proven in the pack's own checkpoint, whose statement counts the pack's entries.
+        "receipt": receipts.served(judgement, checkpoint),
         "checkpoint": None if checkpoint is None else checkpoint.note,
         "entries": entries_of(judgement.pk, checkpoint),
         # For convenience only: a checker takes the keys from MAGI's published address.

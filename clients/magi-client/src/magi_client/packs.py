@@ -94,6 +94,13 @@ def check_level(
     checkpoint, proven = check_entries(pack, entries, keys)
     leaves = [entry["leaf"] for entry in entries]
     signed = check_record(entries, receipt.body)
+    proven_at = None if receipt.checkpoint is None else receipt.checkpoint.size
+    if checkpoint is not None and proven_at is not None and proven_at != checkpoint.size:
+        raise NotValid(
+            f"stale: the pack's receipt is proven in the log at size {proven_at}, its entries "
+            f"at size {checkpoint.size}; fetch the pack again"
+        )
+    check_complete(entries, receipt)
     check_calls(pack, leaves)
     escalated = (
         signed.get("kind") == "verdict" and (signed.get("payload") or {}).get("escalated") is True
@@ -284,6 +291,27 @@ def check_record(entries: Sequence[Obj], body: Obj) -> Obj:
         )
     leaf: Obj = entries[place]["leaf"]
     return leaf
+
+
+def check_complete(entries: Sequence[Obj], receipt: CheckedReceipt) -> None:
+    """The entries placed below the receipt's statement's size are every entry the log
+    held about the judgement there (none left out, none added): a pack cut short of a
+    later override, or of any entry, is stale."""
+    statement = receipt.statement
+    if statement is None:
+        return  # its receipt is not placed yet: nothing is proven, nothing stated
+    size = statement.get("size")
+    hashes = [
+        str(entry.get("leaf_hash"))
+        for entry in entries
+        if isinstance(entry.get("index"), int) and isinstance(size, int) and entry["index"] < size
+    ]
+    if [len(hashes), record_sha256(hashes)] != [statement.get("entries"), statement.get("sha256")]:
+        raise NotValid(
+            f"stale or cut: the log held {statement.get('entries')} entries about judgement "
+            f"{statement.get('judgement')} at size {size}, and the pack's entries there are "
+            "not those (one was left out, added or changed); fetch the pack again"
+        )
 
 
 def check_calls(pack: Obj, leaves: Sequence[Obj]) -> None:
