@@ -148,6 +148,22 @@ def test_a_deleted_entry_is_named(history):
     )
 
 
+def test_a_deleted_entry_is_named_once_and_the_rest_still_checked(history):
+    """One entry gone in the middle of the log: the gap, what the entry described (the
+    verdict with no entry, its receipt naming no entry), and nothing about the entries
+    after it, which are there and describe their rows (issue 70: it was 532 problems, one
+    of them "entries at its end were deleted" while the log ran on)."""
+    seq = seq_of("verdict", history[1])
+    sql("DELETE FROM judgements_chainentry WHERE seq = %s", seq)
+    found = problems()
+    assert len(found) <= 3, found
+    assert not [p for p in found if "at its end" in p or "tail" in p]
+    assert any(f"no verdict entry for judgement {history[1]}" in p for p in found)
+    edited = history[5]
+    Judgement.objects.filter(pk=edited).update(status="rejected")
+    assert any(f"verdict of judgement {edited}: status is 'rejected'" in p for p in problems())
+
+
 def truncate(after: int) -> None:
     """What an attacker with the database does: the last judgement's rows, entries,
     subtrees, receipt and checkpoints deleted, the log's state set back to match."""
