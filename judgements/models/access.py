@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from judgements.models.choices import ids_from_one
+from judgements.models.choices import ids_from_one, is_id
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -67,9 +67,13 @@ class ApiToken(models.Model):
 
     @classmethod
     def active(cls, key: str) -> "ApiToken | None":
-        """The token with this key, if its user may still sign in; notes its use."""
+        """The token with this key, if its user may still sign in; notes its use. Never
+        a user whose id is below 1: no way of MAGI's or Django's makes one, so it was
+        written into the database (`manage.py audit verify` names it)."""
         token = cls.objects.select_related("user").filter(key_hash=cls.hash(key)).first()
         if token is None or token.revoked_at is not None or not token.user.is_active:
+            return None
+        if not is_id(token.user_id):
             return None
         now = timezone.now()
         # At most one write a minute: a burst of requests must not queue on the write lock.

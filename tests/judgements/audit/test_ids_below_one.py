@@ -112,3 +112,24 @@ def test_the_api_lists_users_and_judgements_without_a_500(history, planted, staf
     for path in ("/api/users/", "/api/judgements/"):
         response = Client().get(path, headers={"Authorization": f"Bearer {token}"})
         assert response.status_code == 200, (path, response.content)
+
+
+@pytest.mark.parametrize("planted", [0, -1])
+def test_a_superuser_with_an_id_below_1_signs_in_nowhere(history, planted):
+    """The attacker's superuser with a known password, and a token of theirs (a token's
+    own id is MAGI's, from 1): refused by password, by session and by token."""
+    root = User(id=planted, username="root", is_superuser=True, is_staff=True)
+    root.set_password("known")
+    sql(
+        "INSERT INTO auth_user (id, password, is_superuser, username, first_name, last_name, "
+        "email, is_staff, is_active, date_joined) VALUES (%s, %s, %s, 'root', '', '', '', %s, "
+        "%s, CURRENT_TIMESTAMP)",
+        planted, root.password, True, True, True,
+    )  # fmt: skip
+    browser = Client()
+    assert not browser.login(username="root", password="known")
+    browser.force_login(User.objects.get(pk=planted))
+    assert browser.get("/admin/").status_code == 302  # the session is not theirs: sign in
+    key = ApiToken.issue(User.objects.get(pk=planted), "ci")[1]
+    response = Client().get("/api/users/", headers={"Authorization": f"Bearer {key}"})
+    assert response.status_code == 401
