@@ -157,3 +157,12 @@ def test_the_installed_client_checks_a_story_and_refuses_one_cut_short(stories, 
     done = run_magi("verify", str(tmp_path / "pack.json"), "--keys", str(tmp_path / "keys.json"),
                     env={})  # fmt: skip
     assert done.returncode == 1 and "its story's signed receipts say 'judging'" in done.stderr
+    # Level 1's receipt alone checks, and says the level went on rather than a verdict.
+    (tmp_path / "receipt.json").write_text(json.dumps(pack["receipt"]))
+    done = run_magi("verify", str(tmp_path / "receipt.json"), "--keys",
+                    str(tmp_path / "keys.json"), env={})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"valid: judgement {pack['judgement']} escalated (its panel: approved; the story's "
+        "next level decides: verify the story's pack)" in done.stdout
+    )
