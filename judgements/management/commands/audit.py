@@ -3,7 +3,8 @@
 manage.py audit verify [--all] [--keys FILE|URL] [--checkpoint FILE]
                                  check the whole log against itself, its checkpoints, the
                                  keys given (else this server's own, which it says), a
-                                 checkpoint kept elsewhere, and the rows it describes;
+                                 checkpoint kept elsewhere (else the newest in
+                                 MAGI_AUDIT_CHECKPOINT_DIR), and the rows it describes;
                                  exit 0 clean, 1 naming the first problem (--all: every
                                  one), 2 bad input
 manage.py audit keys             print the public keys as a JWK set
@@ -91,7 +92,8 @@ class Command(BaseCommand):
         checking.add_argument(
             "--checkpoint",
             help="a checkpoint kept outside the database (a witness's state file, a file of "
-            "the append-only directory): the log must extend it",
+            "the append-only directory): the log must extend it (default: the newest in "
+            "MAGI_AUDIT_CHECKPOINT_DIR, if set)",
         )
         actions.add_parser("keys", help="print the public keys as a JWK set")
         actions.add_parser("new-key", help="print a new signing key (a deployment's)")
