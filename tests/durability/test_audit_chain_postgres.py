@@ -176,15 +176,14 @@ def test_a_deleted_entry_is_named(database):
     )
 
 
-def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint(
-    database, tmp_path
-):
+def rolled_back(database: str) -> tuple[int, int, str]:
+    """A history made and placed, then its last judgement's rows and every entry from its
+    first on deleted, the tree rebuilt and signed again from what is left: the log's
+    newest checkpoint before (its size and note) and the first place cut."""
     made(database)
     ((size, note),) = sql(
         database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
     )
-    kept = tmp_path / "checkpoint.txt"
-    kept.write_text(note)
     last = judgement_ids(database)[-1]
     ((first,),) = sql(
         database, "SELECT min(seq) FROM judgements_chainentry WHERE judgement_id = %s", last
@@ -202,15 +201,40 @@ def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint
         "DELETE FROM judgements_judgement WHERE id = %s",
     ):
         sql(database, statement, last)
-    # Its entries and every later one gone, the tree rebuilt and signed again from what is left.
     sql(database, "DELETE FROM judgements_chainentry WHERE seq >= %s", first)
     sql(database, "DELETE FROM judgements_checkpoint")
     sql(database, "DELETE FROM judgements_lognode")
     sql(database, "UPDATE judgements_chainentry SET seq = NULL")
     sql(database, "UPDATE judgements_logstate SET size = 0, root_hash = ''")
     place(database)
+    return first, size, note
+
+
+def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint(
+    database, tmp_path
+):
+    first, size, note = rolled_back(database)
+    kept = tmp_path / "checkpoint.txt"
+    kept.write_text(note)
     assert audit_verify(database).returncode == 0
     assert tampered(database, "--checkpoint", str(kept)).startswith(
+        f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
+    )
+
+
+def test_a_rollback_is_named_against_the_checkpoint_directory_alone(database, tmp_path):
+    """No witness and no --checkpoint: the server's own append-only directory holds the
+    newest checkpoint signed before the rollback, as the sequencer wrote it."""
+    first, size, note = rolled_back(database)
+    (tmp_path / f"checkpoint-{size:012d}.txt").write_text(note)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "audit", "verify"], cwd=REPO, capture_output=True,
+        text=True, timeout=300,
+        env=env_for(database) | {"MAGI_AUDIT_CHECKPOINT_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert "kept checkpoint: " in done.stdout
+    assert done.stderr.startswith(
         f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
     )
 
