@@ -149,6 +149,7 @@ def test_a_witness_running_on_retries_an_unreachable_server_backing_off(tmp_path
         [str(INSTALLED_MAGI), "audit", "watch", url, "--state", state, "--interval", "2"],
         stderr=subprocess.PIPE, text=True, env={"PATH": ""},
     )  # fmt: skip
+    assert witness.stderr is not None
     try:
         said = [witness.stderr.readline() for _ in range(4)]
     finally:

@@ -82,12 +82,15 @@ def escalating_panels(owner, levels: int, prefix: str = "Level") -> str:
     """`levels` panels of `owner`'s, made the audited way, "<prefix> 1" escalating to
     "<prefix> 2" and so on: the first one's name."""
     from judgements.configuration import change_request, panel_config
+    from judgements.configuration.panel_fields import PanelFields
     from tests.support.cases import case_for
 
     following = None
     for number in range(levels, 0, -1):
         name = f"{prefix} {number}"
-        body = {"name": name, "agents": case_for()["agents"], "escalate_to": following}
+        body: PanelFields = {
+            "name": name, "agents": case_for()["agents"], "escalate_to": following,
+        }  # fmt: skip
         panel_config.create(change_request.Change(by=owner), body)
         following = name
     return f"{prefix} 1"

@@ -190,6 +190,7 @@ def proven_at_latest(user, document: dict) -> dict:
 
 def test_a_receipt_served_before_an_override_still_checks_at_its_own_checkpoint(overridden):
     checked = check_receipt(overridden, published_keys())
+    assert checked.checkpoint is not None
     assert checked.body["verdict"] == "approved" and checked.checkpoint.size == 12
 
 
