@@ -161,7 +161,13 @@ class EvidencePack(Answer):
     content: str
     created_at: str = Field(json_schema_extra={"format": "date-time"})
     status: str = Field(description="What the panel decided.")
-    verdict: str = Field(description="The verdict in force.")
+    verdict: str = Field(
+        description="The verdict in force: its story's, which a later level gave when this "
+        "one escalated."
+    )
+    escalated: bool = Field(
+        description="This level did not keep its verdict: the story's next level decides."
+    )
     mark: dict[str, object] = Field(description="contested, trust, contest_reasons.")
     certificate: dict[str, object] | None = Field(
         description="The certificate the mark was read against."
@@ -184,6 +190,7 @@ class EvidencePack(Answer):
     )
     level: int = Field(description="Its level in its escalation story (1: the one submitted).")
     levels: list["EvidencePack"] = Field(
-        description="The other levels of its escalation story (docs/escalation.md), each a "
-        "whole pack that checks alike; empty when it never escalated."
+        description="The other levels of its escalation story (docs/escalation.md), in order, "
+        "each a pack of its own with no levels; `magi verify` checks the whole story. Empty "
+        "when it never escalated."
     )

@@ -4,12 +4,14 @@ genesis entry names the last row of each kind made before the log started; every
 row needs its entry: a judgement its submission (and, decided, its verdict), a decision,
 every model call and check (by the hash of its fields: an edited prompt or reply is a
 row no entry holds), a review, a certificate, an audit row. A review of a judgement made
-after the log started is looked for whatever its id."""
+after the log started is looked for whatever its id. A row with an id below 1, which no
+range above the genesis's ids holds, is named in whichever table it is."""
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
+from django.apps import apps
 from django.db.models import Q
 
 from judgements.audit.row_checks import Known, Problem
@@ -75,6 +77,33 @@ def problems_for(kind: str, keys: Iterable[Key], seen: Seen, what: str) -> list[
     ]  # fmt: skip
 
 
+# The apps whose tables `ids_below_one` reads: MAGI's, and Django's users, groups and
+# permissions (who may sign in, and what they may do), whose tables MAGI does not own.
+ID_APPS = ("judgements", "auth")
+
+
+def ids_below_one() -> list[Problem]:
+    """Every row with an id below 1, in every table of MAGI's and of Django's users,
+    groups and permissions (their many-to-many rows too), looked for in each table by
+    what it holds: no way of MAGI's or Django's makes one (ids count from 1, and MAGI's
+    own tables refuse one: models/choices.py ids_from_one), and a check of the rows above
+    the genesis's last id of a kind would never see it."""
+    problems = []
+    for model in apps.get_models(include_auto_created=True):
+        pk = model._meta.pk
+        if model._meta.app_label not in ID_APPS or pk is None:
+            continue
+        if pk.get_internal_type() not in ("AutoField", "BigAutoField", "IntegerField"):
+            continue
+        problems += [
+            Problem(None, f"{model._meta.verbose_name} {found} has an id below 1, which no row "
+                    f"MAGI makes has: it was written into the database outside MAGI "
+                    f"({model._meta.db_table})")
+            for found in model._default_manager.filter(pk__lt=1).values_list("pk", flat=True)
+        ]  # fmt: skip
+    return problems
+
+
 def rows_without_entries(seen: Seen, known: Known) -> list[Problem]:
     if seen.genesis is None:
         return [Problem(None, "the log has no genesis entry: it was rebuilt or emptied")]
@@ -112,7 +141,7 @@ def rows_without_entries(seen: Seen, known: Known) -> list[Problem]:
     problems += problems_for(
         EntryKind.CONFIGURATION, audited.values_list("pk", flat=True), seen, "audit row {key}"
     )
-    return problems + calls_without_entries(last, rows_before, known)
+    return problems + calls_without_entries(last, rows_before, known) + ids_below_one()
 
 
 def calls_without_entries(last: int, rows_before: dict[str, int], known: Known) -> list[Problem]:

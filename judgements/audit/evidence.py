@@ -135,6 +135,7 @@ class Pack(TypedDict):
     created_at: str
     status: str
     verdict: str
+    escalated: bool
     mark: receipts.Mark
     certificate: receipts.CertificateRef | None
     agents: list[PackAgent]
@@ -166,7 +167,10 @@ def pack(judgement: Judgement, *, with_levels: bool = True) -> Pack:
         "content": judgement.content,
         "created_at": timestamp(judgement.created_at),
         "status": judgement.status,
+        # The story's verdict in force (docs/escalation.md): a level that escalated
+        # signed `judging`, and the pack's levels hold the one in force.
         "verdict": judgement.verdict,
+        "escalated": judgement.escalated,
         "mark": {
             "contested": judgement.contested,
             "trust": judgement.trust,
@@ -176,7 +180,8 @@ def pack(judgement: Judgement, *, with_levels: bool = True) -> Pack:
         "agents": agents_of(judgement),
         "checks": checks_of(judgement),
         "review": review_of(judgement),
-        "receipt": receipts.served(judgement),
+        # Proven in the pack's own checkpoint, whose statement counts the pack's entries.
+        "receipt": receipts.served(judgement, checkpoint),
         "checkpoint": None if checkpoint is None else checkpoint.note,
         "entries": entries_of(judgement.pk, checkpoint),
         # For convenience only: a checker takes the keys from MAGI's published address.

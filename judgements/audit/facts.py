@@ -101,24 +101,43 @@ def agent_fact(agent: Agent) -> AgentFact:
     }
 
 
+class Escalates(TypedDict):
+    """Which story a later level continues (docs/escalation.md): its level, the level it
+    continues and the story's first judgement."""
+
+    level: int
+    judgement: int | None
+    root: int | None
+
+
 class Submitted(TypedDict):
-    """A `submitted` entry's payload."""
+    """A `submitted` entry's payload (`escalates`: None but for a story's later level)."""
 
     judgement: int
     created_at: str
     title_sha256: str
     content_sha256: str
     agents: list[AgentFact]
+    escalates: Escalates | None
 
 
 def submitted(judgement: Judgement) -> Submitted:
-    """A judgement as submitted: what was judged, by which agents."""
+    """A judgement as submitted: what was judged, by which agents, and, for a story's
+    later level, which level it continues: so that a story's evidence pack links its
+    levels by what the log holds (magi_client/packs.py), not by what the pack says."""
     return {
         "judgement": judgement.pk,
         "created_at": timestamp(judgement.created_at),
         "title_sha256": text_sha256(judgement.title),
         "content_sha256": text_sha256(judgement.content),
         "agents": [agent_fact(agent) for agent in judgement.agents.all()],
+        "escalates": None
+        if judgement.level == 1 and judgement.escalated_from_id is None
+        else {
+            "level": judgement.level,
+            "judgement": judgement.escalated_from_id,
+            "root": judgement.root_id,
+        },
     }
 
 
@@ -216,11 +235,13 @@ class VerdictFact(TypedDict):
     trust: str | None
     certificate: int | None
     held: bool
+    escalated: bool
 
 
 def verdict(judgement: Judgement) -> VerdictFact:
     """The panel's verdict with each agent's score, the mark and the certificate it was
-    read against, and whether it was held for a person."""
+    read against, whether it was held for a person, and whether it `escalated`: the level
+    did not keep it, and the story's next level decides instead."""
     return {
         "judgement": judgement.pk,
         "status": judgement.status,
@@ -238,7 +259,13 @@ def verdict(judgement: Judgement) -> VerdictFact:
         "trust": judgement.trust,
         "certificate": judgement.certificate_id,
         "held": asked_to_hold(judgement),
+        "escalated": judgement.escalated,
     }
+
+
+# What the entries written before issue 70 did not say (every later one says it): an
+# entry without it is compared on the rest (audit/row_checks.py).
+STORY_KEYS = ("escalates", "escalated")
 
 
 class OverrideFact(TypedDict):

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from judgements.audit.row_checks import Problem
-from judgements.models import ChainEntry, Judgement, Receipt
+from judgements.models import ChainEntry, Judgement, Receipt, Status
 from judgements.models.chain import IN_FORCE_KINDS
 from magi_client.canonical import NotCanonical, canonical
 from magi_client.receipts import NotValid, check_signature
@@ -108,7 +108,7 @@ def receipts_against_rows(latest: dict[int, dict[str, object]]) -> list[Problem]
                     None, f"judgement {judgement_id} has a receipt but is gone from the database"
                 )
             )
-        elif (str(judgement.status), str(judgement.verdict)) != (
+        elif (str(judgement.status), signed_in_force(judgement)) != (
             body.get("panel_verdict"),
             body.get("verdict"),
         ):
@@ -116,8 +116,16 @@ def receipts_against_rows(latest: dict[int, dict[str, object]]) -> list[Problem]
                 Problem(
                     None,
                     f"judgement {judgement_id}: its receipt says {body.get('panel_verdict')!r} "
-                    f"(in force {body.get('verdict')!r}), the database {judgement.status!r} "
-                    f"(in force {judgement.verdict!r})",
+                    f"(in force {body.get('verdict')!r}), the database "
+                    f"{str(judgement.status)!r} (in force {signed_in_force(judgement)!r})",
                 )
             )
     return problems
+
+
+def signed_in_force(judgement: Judgement) -> str:
+    """What its latest receipt said was in force when it was signed, were its rows as they
+    are now: for a level that escalated (docs/escalation.md), `judging`: its verdict went
+    on to the next level, which had not decided yet (that level's own receipt says what
+    it decided, and a level that escalated takes no review); else its verdict in force."""
+    return str(Status.JUDGING) if judgement.escalated else str(judgement.verdict)

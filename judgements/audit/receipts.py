@@ -15,11 +15,13 @@ from typing import TypedDict
 from judgements.audit import keys, proofs
 from judgements.audit.facts import AgentFact, Score, subject_of
 from judgements.core.json_values import JsonValue
-from judgements.models import ChainEntry, Judgement, Receipt
+from judgements.models import ChainEntry, Checkpoint, Judgement, Receipt
+from judgements.models.chain import IN_FORCE_KINDS
 from magi_client.canonical import canonical, record_sha256, text_sha256, timestamp
-from magi_client.receipts import RECEIPT_FORMAT
+from magi_client.receipts import CURRENT_FORMAT, RECEIPT_FORMAT
 
-# Where attach_inclusions leaves a judgement's receipt's inclusion for served().
+# Where attach_inclusions leaves a judgement's receipt's inclusion and statement for
+# served().
 ATTACHED = "receipt_inclusion"
 
 
@@ -237,40 +239,100 @@ def in_force(judgement: Judgement) -> Receipt | None:
     )
 
 
+class Statement(TypedDict):
+    """What the log held about a judgement at a checkpoint's size, as served: the leaf
+    hash of its latest entry that put a verdict in force, and how many entries about it
+    were placed below that size with their leaf hashes' SHA-256 (record_sha256)."""
+
+    format: str
+    judgement: int
+    size: int
+    in_force: str
+    entries: int
+    sha256: str
+
+
+class Current(TypedDict):
+    """A statement, signed when served: a receipt proven at that size is the judgement's
+    latest there, and a pack holds every entry about it placed below that size."""
+
+    statement: Statement
+    signature: keys.Signature
+
+
 class Served(TypedDict):
-    """A receipt as served: its body as stored (parsed), its signature, its inclusion."""
+    """A receipt as served: its body as stored (parsed), its signature, its inclusion,
+    and the signed statement that it was the judgement's latest at the inclusion's size."""
 
     receipt: Body
     signature: keys.Signature
     inclusion: proofs.Inclusion | None
+    current: Current | None
 
 
-def document(receipt: Receipt, inclusion: proofs.Inclusion | None) -> Served:
-    """The receipt as served: its body and signature as stored, and its inclusion."""
+def currents(judgement_ids: list[int], size: int) -> dict[int, Current]:
+    """Each judgement's statement at `size` (one query for all), signed now. Read from
+    the log's entries placed below `size`, whose leaves `audit verify` checks against
+    the signed tree; not from the rows they describe."""
+    placed: dict[int, list[tuple[str, str]]] = {}
+    rows = ChainEntry.objects.filter(judgement_id__in=judgement_ids, seq__lt=size).order_by("seq")
+    for judgement_id, kind, leaf in rows.values_list("judgement_id", "kind", "leaf_hash"):
+        placed.setdefault(judgement_id, []).append((kind, leaf))
+    found: dict[int, Current] = {}
+    for judgement_id, held in placed.items():
+        put_in_force = [leaf for kind, leaf in held if kind in IN_FORCE_KINDS]
+        if not put_in_force:
+            continue
+        hashes = [leaf for _, leaf in held]
+        statement: Statement = {
+            "format": CURRENT_FORMAT,
+            "judgement": judgement_id,
+            "size": size,
+            "in_force": put_in_force[-1],
+            "entries": len(hashes),
+            "sha256": record_sha256(hashes),
+        }
+        found[judgement_id] = {
+            "statement": statement,
+            "signature": keys.signature_of(canonical(statement)),
+        }
+    return found
+
+
+def document(
+    receipt: Receipt, inclusion: proofs.Inclusion | None, current: Current | None = None
+) -> Served:
+    """The receipt as served: its body and signature as stored, its inclusion, and the
+    statement of its inclusion's size (None while it is not placed)."""
     return {
         "receipt": json.loads(receipt.body),
         "signature": {"alg": "EdDSA", "kid": receipt.kid, "value": receipt.signature},
         "inclusion": inclusion,
+        "current": current if inclusion is not None else None,
     }
 
 
-def served(judgement: Judgement) -> Served | None:
+def served(judgement: Judgement, checkpoint: Checkpoint | None = None) -> Served | None:
     """The signed receipt of the verdict in force with its inclusion proof in the latest
-    checkpoint (or the one attach_inclusions found for many at once), or None: not
-    decided, an error, or decided before receipts were stored (docs/evidence.md)."""
+    checkpoint (or `checkpoint`, or the one attach_inclusions found for many at once) and
+    its statement there, or None: not decided, an error, or decided before receipts were
+    stored (docs/evidence.md)."""
     receipt = in_force(judgement)
     if receipt is None:
         return None
     if hasattr(judgement, ATTACHED):
-        inclusion = getattr(judgement, ATTACHED)
-    else:
-        (inclusion,) = proofs.inclusions([receipt.entry.seq], proofs.latest())
-    return document(receipt, inclusion)
+        inclusion, current = getattr(judgement, ATTACHED)
+        return document(receipt, inclusion, current)
+    checkpoint = checkpoint or proofs.latest()
+    (inclusion,) = proofs.inclusions([receipt.entry.seq], checkpoint)
+    if inclusion is None or checkpoint is None:
+        return document(receipt, None)
+    return document(receipt, inclusion, currents([judgement.pk], checkpoint.size).get(judgement.pk))
 
 
 def attach_inclusions(judgements: list[Judgement]) -> None:
-    """Each judgement's receipt's inclusion proof, for many in a fixed number of queries
-    (judgements loaded with_results); served() reads it."""
+    """Each judgement's receipt's inclusion proof and statement, for many in a fixed
+    number of queries (judgements loaded with_results); served() reads them."""
     found = [(judgement, in_force(judgement)) for judgement in judgements]
     with_receipts = [(j, r) for j, r in found if r is not None]
     checkpoint = proofs.latest() if with_receipts else None
@@ -279,8 +341,9 @@ def attach_inclusions(judgements: list[Judgement]) -> None:
         judgement.pk: inclusion
         for (judgement, _), inclusion in zip(with_receipts, made, strict=True)
     }
+    stated = {} if checkpoint is None else currents(list(proven), checkpoint.size)
     for judgement in judgements:
-        setattr(judgement, ATTACHED, proven.get(judgement.pk))
+        setattr(judgement, ATTACHED, (proven.get(judgement.pk), stated.get(judgement.pk)))
 
 
 __all__ = ["attach_inclusions", "body", "loaded", "make", "served", "subject_of"]

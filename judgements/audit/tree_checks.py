@@ -29,6 +29,10 @@ class TreeWalk:
     roots: dict[int, bytes] = field(default_factory=dict)  # at the sizes asked for
     wanted: set[int] = field(default_factory=set)
     problems: list[Problem] = field(default_factory=list)
+    # The first place missing (None: none): past it the tree cannot be rebuilt, and what
+    # it would show is that gap again, not more problems; the rows are still checked.
+    gap: int | None = None
+    last: int = -1  # the last place walked
 
 
 def entries() -> Iterator[list[ChainEntry]]:
@@ -73,18 +77,22 @@ def add_batch(rows: list[ChainEntry], walk: TreeWalk) -> list[Item]:
     items: list[Item] = []
     made: list[tuple[merkle.Node, bytes]] = []
     for row in rows:
-        if row.seq != walk.tree.size:
+        place = row.seq if row.seq is not None else walk.last + 1
+        if place != walk.last + 1:
             walk.problems.append(
                 Problem(
-                    walk.tree.size,
-                    f"missing: the log jumps from place {walk.tree.size - 1} to place {row.seq} "
+                    walk.last + 1,
+                    f"missing: the log jumps from place {walk.last} to place {place} "
                     "(entries were deleted)",
                 )
             )
-            return items
+            walk.gap = walk.last + 1 if walk.gap is None else walk.gap
+        walk.last = place
         item = parsed(row, walk)
         if item is not None:
             items.append(item)
+        if walk.gap is not None:
+            continue
         made += walk.tree.append(bytes.fromhex(row.leaf_hash))
         if walk.tree.size in walk.wanted:
             walk.roots[walk.tree.size] = walk.tree.root()
@@ -115,6 +123,8 @@ def check_checkpoints(
     last = 0
     for row in Checkpoint.objects.order_by("size"):
         last = max(last, row.size)
+        if walk.gap is not None and row.size > walk.gap:
+            continue  # its leaves are not all there: the gap is named, once
         try:
             found = checkpoints.checked(row.note, keys, origin)
         except checkpoints.BadCheckpoint as exc:
@@ -141,7 +151,7 @@ def check_checkpoints(
                 )
             )
     state_size = 0 if state is None else state.size
-    if state_size != size or (size and last != size):
+    if walk.gap is None and (state_size != size or (size and last != size)):
         walk.problems.append(
             Problem(
                 size,
@@ -161,6 +171,8 @@ def check_kept(walk: TreeWalk, kept: checkpoints.Checkpoint, state: LogState | N
                 f"{state.origin!r}",
             )
         )
+    elif walk.gap is not None and kept.size > walk.gap:
+        return  # its leaves are not all there: the gap is named, once
     elif kept.size > walk.tree.size:
         walk.problems.append(
             Problem(

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.http import HttpRequest
 
 from judgements.configuration import people
+from judgements.models import is_id
 
 # The actor of the audit row of a password hash Django upgraded at a sign-in.
 REHASHED = "sign-in: the password hash upgraded by Django's hashers"
@@ -27,6 +28,12 @@ def break_glass_user() -> str:
 
 class PasswordBackend(ModelBackend):
     """Django's ModelBackend, but for whose password counts."""
+
+    def user_can_authenticate(self, user: Any) -> bool:
+        """Django's rule (an active user), and never a user whose id is below 1: neither
+        MAGI nor Django makes one, so it was written into the database, and it signs in
+        nowhere, by password or by a session (`manage.py audit verify` names it)."""
+        return super().user_can_authenticate(user) and is_id(getattr(user, "pk", 0) or 0)
 
     def authenticate(
         self,

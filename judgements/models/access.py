@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.models.choices import ids_from_one, is_id
+
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
@@ -36,6 +38,7 @@ class ApiToken(models.Model):
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        constraints = [ids_from_one("api_token_id_from_one")]
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["user", "-created_at"], name="apitoken_user_created_idx")]
 
@@ -64,9 +67,13 @@ class ApiToken(models.Model):
 
     @classmethod
     def active(cls, key: str) -> "ApiToken | None":
-        """The token with this key, if its user may still sign in; notes its use."""
+        """The token with this key, if its user may still sign in; notes its use. Never
+        a user whose id is below 1: no way of MAGI's or Django's makes one, so it was
+        written into the database (`manage.py audit verify` names it)."""
         token = cls.objects.select_related("user").filter(key_hash=cls.hash(key)).first()
         if token is None or token.revoked_at is not None or not token.user.is_active:
+            return None
+        if not is_id(token.user_id):
             return None
         now = timezone.now()
         # At most one write a minute: a burst of requests must not queue on the write lock.
@@ -97,6 +104,7 @@ class IdempotencyKey(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
+            ids_from_one("idempotency_key_id_from_one"),
             models.UniqueConstraint(fields=["user", "key"], name="idempotency_unique_user_key"),
         ]
         indexes = [models.Index(fields=["created_at"], name="idempotency_created_idx")]
@@ -122,6 +130,7 @@ class BatchPart(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        constraints = [ids_from_one("batch_part_id_from_one")]
         indexes = [models.Index(fields=["created_at"], name="batchpart_created_idx")]
 
     def __str__(self) -> str:

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 # As `marks`: a judgement's `contested` field would shadow the module in its class body.
 from judgements.core import rules
-from judgements.models.choices import Decision
+from judgements.models.choices import Decision, ids_from_one
 
 
 class Agent(models.Model):
@@ -29,6 +29,7 @@ class Agent(models.Model):
     class Meta:
         ordering = ["judgement", "position"]
         constraints = [
+            ids_from_one("agent_id_from_one"),
             models.UniqueConstraint(fields=["judgement", "position"], name="agent_unique_position"),
             models.UniqueConstraint(
                 fields=["judgement", "name_key"], name="agent_unique_name_key_per_judgement"
@@ -84,6 +85,7 @@ class RoundDecision(models.Model):
     class Meta:
         ordering = ["agent__position", "round"]
         constraints = [
+            ids_from_one("round_decision_id_from_one"),
             models.UniqueConstraint(fields=["agent", "round"], name="decision_unique_per_round"),
             models.CheckConstraint(
                 condition=models.Q(round__gte=1, round__lte=rules.ROUNDS),
@@ -127,6 +129,7 @@ class LLMAttempt(models.Model):
     started_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        constraints = [ids_from_one("llm_attempt_id_from_one")]
         ordering = ["agent__position", "round", "attempt", "id"]
         indexes = [models.Index(fields=["agent", "round"], name="attempt_agent_round_idx")]
 

@@ -6,6 +6,7 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.core import etags
+from judgements.models.choices import ids_from_one
 
 
 class BudgetPeriod(models.TextChoices):
@@ -40,6 +41,7 @@ class Budget(models.Model):
 
     class Meta:
         constraints = [
+            ids_from_one("budget_id_from_one"),
             models.CheckConstraint(
                 condition=(
                     models.Q(team__isnull=False, user__isnull=True, panel__isnull=True)

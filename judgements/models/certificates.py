@@ -12,6 +12,7 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.core import kept_verdicts
+from judgements.models.choices import ids_from_one
 
 
 def agents_fingerprint(agents: Iterable[Mapping[str, object]], variants: Iterable[str] = ()) -> str:
@@ -112,6 +113,7 @@ class Certificate(models.Model):
     objects = CertificateQuerySet.as_manager()
 
     class Meta:
+        constraints = [ids_from_one("certificate_id_from_one")]
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["panel", "-created_at"], name="certificate_panel_idx"),

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from django.db import connections, models
 from django.utils import timezone
 
+from judgements.models.choices import ids_from_one
 from judgements.models.leases import Leased, LeaseQuerySet
 
 
@@ -155,6 +156,7 @@ class ChainEntry(models.Model):
     objects = ChainEntryQuerySet.as_manager()
 
     class Meta:
+        constraints = [ids_from_one("chain_entry_id_from_one")]
         ordering = ["seq"]
         verbose_name_plural = "log entries"
         indexes = [
@@ -211,6 +213,7 @@ class Checkpoint(models.Model):
     published = models.BooleanField(default=False)
 
     class Meta:
+        constraints = [ids_from_one("checkpoint_id_from_one")]
         ordering = ["size"]
         indexes = [
             models.Index(
@@ -246,6 +249,7 @@ class Receipt(models.Model):
     made_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        constraints = [ids_from_one("receipt_id_from_one")]
         ordering = ["judgement_id", "id"]
         indexes = [models.Index(fields=["judgement_id", "id"], name="receipt_judgement_idx")]
 

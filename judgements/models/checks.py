@@ -15,7 +15,7 @@ from django.utils import timezone
 from judgements.core import checks
 from judgements.core.certificate import Rule
 from judgements.models.certificates import Certificate, agents_fingerprint
-from judgements.models.choices import Decision
+from judgements.models.choices import Decision, ids_from_one
 
 if TYPE_CHECKING:
     from judgements.models.panels import Panel
@@ -72,6 +72,7 @@ class JudgementCheck(models.Model):
     steered = models.BooleanField(null=True, blank=True)
 
     class Meta:
+        constraints = [ids_from_one("judgement_check_id_from_one")]
         ordering = ["judgement", "kind", "agent__position", "attempt", "id"]
         indexes = [models.Index(fields=["judgement", "kind"], name="check_judgement_kind_idx")]
 

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from judgements.models import policy
-from judgements.models.choices import Decision
+from judgements.models.choices import Decision, ids_from_one
 from judgements.models.panels import Panel, Suite
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ class SuiteCase(models.Model):
     class Meta:
         ordering = ["suite", "position"]
         constraints = [
+            ids_from_one("suite_case_id_from_one"),
             models.UniqueConstraint(fields=["suite", "case_id"], name="suitecase_unique_id"),
             models.UniqueConstraint(fields=["suite", "position"], name="suitecase_unique_position"),
         ]
@@ -89,6 +90,7 @@ class EvaluationRun(models.Model):
     objects = EvaluationRunQuerySet.as_manager()
 
     class Meta:
+        constraints = [ids_from_one("evaluation_run_id_from_one")]
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["suite", "-created_at"], name="run_suite_created_idx"),

@@ -5,6 +5,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.models.choices import ids_from_one
+
 
 class Identity(models.Model):
     """One provider account (issuer + subject, the ID token's `iss` and `sub`) signed in as
@@ -24,9 +26,10 @@ class Identity(models.Model):
     class Meta:
         verbose_name_plural = "identities"
         constraints = [
+            ids_from_one("identity_id_from_one"),
             models.UniqueConstraint(
                 fields=["issuer", "subject"], name="identity_unique_issuer_subject"
-            )
+            ),
         ]
         indexes = [models.Index(fields=["user"], name="identity_user_idx")]
 

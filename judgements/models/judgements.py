@@ -19,6 +19,7 @@ from judgements.models.choices import (
     ReviewRefusal,
     Status,
     Trust,
+    ids_from_one,
 )
 from judgements.models.leases import Leased, LeaseQuerySet, lease_expired
 from judgements.models.outcome import Confirmation, Override
@@ -239,6 +240,7 @@ class Judgement(Leased):
     objects = JudgementQuerySet.as_manager()
 
     class Meta:
+        constraints = [ids_from_one("judgement_id_from_one")]
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["status", "created_at"], name="judgement_status_created_idx"),

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.models.choices import ids_from_one
 from judgements.models.leases import Leased, LeaseQuerySet
 from judgements.models.states import Move, StateGraph
 
@@ -68,7 +69,8 @@ class Notification(Leased):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["judgement", "user"], name="notification_once_each")
+            ids_from_one("notification_id_from_one"),
+            models.UniqueConstraint(fields=["judgement", "user"], name="notification_once_each"),
         ]
         indexes = [models.Index(fields=["user", "sent_at"], name="notification_user_sent_idx")]
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from judgements.models.choices import DECISION_OF_STATUS, Decision, Status
+from judgements.models.choices import DECISION_OF_STATUS, Decision, Status, ids_from_one
 from judgements.models.leases import Leased, LeaseQuerySet
 from judgements.models.states import Move, StateGraph
 
@@ -38,6 +38,7 @@ class Override(models.Model):
     class Meta:
         ordering = ["-at"]
         constraints = [
+            ids_from_one("override_id_from_one"),
             models.CheckConstraint(
                 condition=models.Q(decision__in=Decision.values),
                 name="override_is_approve_or_reject",
@@ -67,6 +68,7 @@ class Confirmation(models.Model):
     reason = models.TextField()
 
     class Meta:
+        constraints = [ids_from_one("confirmation_id_from_one")]
         ordering = ["-at"]
 
     def __str__(self) -> str:
@@ -163,6 +165,7 @@ class WebhookDelivery(Leased):
     objects = WebhookDeliveryQuerySet.as_manager()
 
     class Meta:
+        constraints = [ids_from_one("webhook_delivery_id_from_one")]
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "webhook deliveries"
         indexes = [
@@ -189,6 +192,7 @@ class WebhookAttempt(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        constraints = [ids_from_one("webhook_attempt_id_from_one")]
         ordering = ["delivery", "number", "id"]
 
     def __str__(self) -> str:

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from judgements.core import etags
 from judgements.models import policy
+from judgements.models.choices import ids_from_one
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -65,6 +66,7 @@ class SharedWithExamples(models.Model):
         abstract = True
         ordering = ["name", "id"]
         constraints = [
+            ids_from_one("%(class)s_id_from_one"),
             # Outside a team, per owner; a team's are unique in the team instead (checked
             # as names compare, text.comparable_name: configuration/saving.py, suites.py), so
             # that two teams may each have their "Deploy gate", even made by one person.

@@ -14,6 +14,7 @@ from django.db import models
 from django.utils import timezone
 
 from judgements.core import etags
+from judgements.models.choices import ids_from_one
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
@@ -29,6 +30,7 @@ class Team(models.Model):
     version = models.PositiveIntegerField(default=1)
 
     class Meta:
+        constraints = [ids_from_one("team_id_from_one")]
         ordering = ["name"]
 
     def __str__(self) -> str:
@@ -60,7 +62,8 @@ class Membership(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["team", "user"], name="membership_unique_per_team")
+            ids_from_one("membership_id_from_one"),
+            models.UniqueConstraint(fields=["team", "user"], name="membership_unique_per_team"),
         ]
         indexes = [models.Index(fields=["user", "team"], name="membership_user_team_idx")]
 
@@ -104,6 +107,7 @@ class AuditEntry(models.Model):
     after = models.JSONField(null=True, blank=True)
 
     class Meta:
+        constraints = [ids_from_one("audit_entry_id_from_one")]
         ordering = ["-at", "-pk"]
         verbose_name_plural = "audit entries"
         indexes = [models.Index(fields=["subject", "-at"], name="audit_subject_at_idx")]

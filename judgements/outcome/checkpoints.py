@@ -32,6 +32,17 @@ def file_of(checkpoint: Checkpoint) -> Path:
     return Path(settings.MAGI_AUDIT_CHECKPOINT_DIR) / f"checkpoint-{checkpoint.size:012d}.txt"
 
 
+def latest_kept() -> Path | None:
+    """The largest checkpoint the directory keeps (None: no directory, or none kept yet):
+    what `manage.py audit verify` checks the log against when given no --checkpoint, so
+    that a log rolled back in the database fails where its checkpoints were kept."""
+    if not settings.MAGI_AUDIT_CHECKPOINT_DIR:
+        return None
+    # The size is written with twelve digits: the names sort as the sizes do.
+    found = sorted(Path(settings.MAGI_AUDIT_CHECKPOINT_DIR).glob("checkpoint-*.txt"))
+    return found[-1] if found else None
+
+
 def write_file(checkpoint: Checkpoint) -> None:
     """The checkpoint's note as a new file, never over another (O_EXCL)."""
     path = file_of(checkpoint)

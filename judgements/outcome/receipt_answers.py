@@ -114,14 +114,39 @@ class Inclusion(Part):
     proof: list[Sha256]
 
 
+class CurrentStatement(Part):
+    """What the log held about the judgement at the inclusion's checkpoint."""
+
+    format: Literal["magi-current/1"]
+    judgement: int
+    size: int = Field(ge=1, description="The checkpoint's size: the statement is of it.")
+    in_force: Sha256 = Field(
+        description="The leaf hash of its latest entry placed below `size` that put a "
+        "verdict in force: the receipt's entry, or the receipt is stale."
+    )
+    entries: int = Field(ge=0, description="Its entries placed below `size`.")
+    sha256: Sha256 = Field(description="SHA-256 of their leaf hashes, sorted, as bytes.")
+
+
+class Current(Part):
+    """The statement, signed when it was served (docs/evidence.md)."""
+
+    statement: CurrentStatement
+    signature: ReceiptSignature
+
+
 class SignedReceipt(Part):
     """A verdict's receipt, signed once when it was put in force (docs/evidence.md), with
     its entry's inclusion proof in the latest checkpoint (null until the sequencer has
-    placed it); check it with `magi verify`."""
+    placed it) and the signed statement that it is the judgement's latest receipt there;
+    check it with `magi verify`."""
 
     receipt: ReceiptBody
     signature: ReceiptSignature
     inclusion: Inclusion | None
+    current: Current | None = Field(
+        description="Null while `inclusion` is: the statement is of the inclusion's size."
+    )
 
 
 def receipt_of(judgement: Judgement) -> SignedReceipt | None:

@@ -176,15 +176,14 @@ def test_a_deleted_entry_is_named(database):
     )
 
 
-def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint(
-    database, tmp_path
-):
+def rolled_back(database: str) -> tuple[int, int, str]:
+    """A history made and placed, then its last judgement's rows and every entry from its
+    first on deleted, the tree rebuilt and signed again from what is left: the log's
+    newest checkpoint before (its size and note) and the first place cut."""
     made(database)
     ((size, note),) = sql(
         database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
     )
-    kept = tmp_path / "checkpoint.txt"
-    kept.write_text(note)
     last = judgement_ids(database)[-1]
     ((first,),) = sql(
         database, "SELECT min(seq) FROM judgements_chainentry WHERE judgement_id = %s", last
@@ -202,15 +201,40 @@ def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint
         "DELETE FROM judgements_judgement WHERE id = %s",
     ):
         sql(database, statement, last)
-    # Its entries and every later one gone, the tree rebuilt and signed again from what is left.
     sql(database, "DELETE FROM judgements_chainentry WHERE seq >= %s", first)
     sql(database, "DELETE FROM judgements_checkpoint")
     sql(database, "DELETE FROM judgements_lognode")
     sql(database, "UPDATE judgements_chainentry SET seq = NULL")
     sql(database, "UPDATE judgements_logstate SET size = 0, root_hash = ''")
     place(database)
+    return first, size, note
+
+
+def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint(
+    database, tmp_path
+):
+    first, size, note = rolled_back(database)
+    kept = tmp_path / "checkpoint.txt"
+    kept.write_text(note)
     assert audit_verify(database).returncode == 0
     assert tampered(database, "--checkpoint", str(kept)).startswith(
+        f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
+    )
+
+
+def test_a_rollback_is_named_against_the_checkpoint_directory_alone(database, tmp_path):
+    """No witness and no --checkpoint: the server's own append-only directory holds the
+    newest checkpoint signed before the rollback, as the sequencer wrote it."""
+    first, size, note = rolled_back(database)
+    (tmp_path / f"checkpoint-{size:012d}.txt").write_text(note)
+    done = subprocess.run(
+        [sys.executable, "manage.py", "audit", "verify"], cwd=REPO, capture_output=True,
+        text=True, timeout=300,
+        env=env_for(database) | {"MAGI_AUDIT_CHECKPOINT_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout
+    assert "kept checkpoint: " in done.stdout
+    assert done.stderr.startswith(
         f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
     )
 
@@ -461,3 +485,60 @@ def test_an_entry_forged_with_its_rows_by_sql_is_set_aside_and_named(database):
         "MAGI's key: its tag does not check; it is set aside, never placed or signed, and "
         "describes nothing (it was written into the database outside MAGI)"
     )
+
+
+def stories(database: str) -> None:
+    """Escalation stories of 1, 2 and 3 levels (kept, overridden), made as the engine
+    makes them, in a worker process (tests/support/audit_history.py make_stories)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.audit_history", "stories", "w1"],
+        cwd=REPO, env=env_for(database), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+
+
+def test_escalated_stories_check_clean_and_a_level_made_to_keep_its_verdict_is_named(database):
+    stories(database)
+    done = audit_verify(database)
+    assert done.returncode == 0, done.stdout + done.stderr
+    ((first,),) = sql(
+        database,
+        "SELECT id FROM judgements_judgement WHERE escalated AND level = 1 ORDER BY id LIMIT 1",
+    )
+    sql(database, "UPDATE judgements_judgement SET escalated = false WHERE id = %s", first)
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"judgement {first}: its receipt says 'approved' (in force 'judging')" in done.stderr
+
+
+def test_magis_tables_refuse_an_id_below_1(database):
+    stories(database)
+    sql(
+        database,
+        "INSERT INTO judgements_apitoken (user_id, name, prefix, key_hash, created_at, "
+        "revoked_at, last_used_at, team_id) SELECT id, 'ci', 'abcd', 'x', now(), NULL, NULL, "
+        "NULL FROM auth_user LIMIT 1",
+    )
+    tables = ("judgement", "apitoken", "auditentry", "override", "chainentry", "receipt")
+    for table in (f"judgements_{name}" for name in tables):
+        for planted in (0, -1):
+            with pytest.raises(psycopg.errors.CheckViolation, match="_id_from_one"):
+                sql(database, f"UPDATE {table} SET id = %s WHERE id = (SELECT max(id) FROM "
+                    f"{table})", planted)  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", [0, -1])
+def test_a_superuser_with_an_id_below_1_is_named(database, planted):
+    stories(database)
+    sql(
+        database,
+        "INSERT INTO auth_user (id, password, is_superuser, username, first_name, last_name, "
+        "email, is_staff, is_active, date_joined) VALUES (%s, 'x', true, 'root', '', '', '', "
+        "true, true, now())",
+        planted,
+    )
+    done = audit_verify(database, "--all")
+    assert done.returncode == 1
+    assert f"user {planted} has an id below 1, which no row MAGI makes has" in done.stderr

@@ -107,6 +107,29 @@ def test_bad_input_exits_2_naming_it(approval, tmp_path):
     assert not_json.returncode == verify.EXIT_BAD_INPUT and "is not JSON" in not_json.stderr
     no_keys = magi_command("verify", str(approval["gate"]))
     assert no_keys.returncode == verify.EXIT_BAD_INPUT and "--keys" in no_keys.stderr
+    other = tmp_path / "other.json"
+    other.write_text('{"name": "not a receipt"}')
+    not_ours = magi_command("verify", str(other), "--keys", str(approval["keys"]))
+    assert not_ours.returncode == verify.EXIT_BAD_INPUT
+    assert "it is JSON, but not a receipt, an evidence pack" in not_ours.stderr
+
+
+@pytest.mark.parametrize("where", ["answer", "gate"])
+def test_a_status_that_contradicts_its_receipt_is_refused(approval, tmp_path, where):
+    """The gate's output (or the API answer in it) says rejected beside a receipt that
+    signed approved: the document is refused, not passed on its receipt alone."""
+    document = json.loads(approval["gate"].read_text())
+    if where == "answer":
+        document = document["judgement"]
+        document["status"] = "rejected"
+    else:
+        document["verdict"] = "rejected"
+    changed = tmp_path / "changed.json"
+    changed.write_text(json.dumps(document))
+    done = magi_command("verify", str(changed), "--keys", str(approval["keys"]))
+    assert done.returncode == verify.EXIT_NOT_VALID, done.stdout
+    assert "'rejected', its signed receipt" in done.stderr
+    assert "the document contradicts its receipt" in done.stderr
 
 
 def test_require_receipt_passes_a_receipt_that_checks(magi, votes):

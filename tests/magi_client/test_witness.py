@@ -130,3 +130,38 @@ def test_the_witness_exits_1_on_a_rollback_or_a_fork_and_keeps_its_checkpoint(
     assert done.returncode == watch.EXIT_INCONSISTENT, done.stdout + done.stderr
     assert failure in done.stderr
     assert state.read_text() == kept
+
+
+def unused_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_witness_running_on_retries_an_unreachable_server_backing_off(tmp_path):
+    import subprocess
+
+    url = f"http://127.0.0.1:{unused_port()}"
+    state = str(tmp_path / "witness.json")
+    witness = subprocess.Popen(
+        [str(INSTALLED_MAGI), "audit", "watch", url, "--state", state, "--interval", "2"],
+        stderr=subprocess.PIPE, text=True, env={"PATH": ""},
+    )  # fmt: skip
+    assert witness.stderr is not None
+    try:
+        said = [witness.stderr.readline() for _ in range(4)]
+    finally:
+        witness.kill()
+        witness.wait()
+    waits = [line.rsplit("trying again in ", 1)[-1].strip() for line in said]
+    assert all(line.startswith("magi audit watch: unreachable: cannot read") for line in said)
+    assert waits == ["0.5 s", "1 s", "2 s", "2 s"]
+
+
+def test_once_an_unreachable_server_exits_2(tmp_path):
+    url = f"http://127.0.0.1:{unused_port()}"
+    done = magi_command("audit", "watch", url, "--state", str(tmp_path / "w.json"), "--once")
+    assert done.returncode == watch.EXIT_BAD_INPUT
+    assert "magi audit watch: bad input: cannot read" in done.stderr

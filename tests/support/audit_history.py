@@ -5,8 +5,10 @@ team's members changed; and the log's queued entries placed by its sequencer
 (`placed`). Run on its own against any database:
 
     DATABASE_URL=... python -m tests.support.audit_history JUDGEMENTS WORKER
+    DATABASE_URL=... python -m tests.support.audit_history stories WORKER
 """
 
+import json
 import sys
 from datetime import UTC, datetime
 
@@ -43,24 +45,101 @@ def result(decision: str, round_number: int):
 
 def judge_one(worker: str, creator, content: str) -> int:
     """One judgement from submission to its verdict, as the engine stores it."""
+    from judgements.intake.json_cases import validate_case
+    from judgements.intake.start import Checked, Submission, submit
+    from tests.support.cases import case_for
+
+    case = case_for(content=content)
+    judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
+    judge_level(worker, judgement, VOTES)
+    return judgement.pk
+
+
+# A level judged with these decides unanimously: its verdict is not contested, and (no
+# certificate, MAGI_HOLD_UNMEASURED off) it keeps it. VOTES' 2-1 split contests a verdict:
+# a level judged so escalates when its panel names a next one.
+UNANIMOUS = (("approve",) * 3,) * 3
+
+
+def judge_level(worker: str, judgement, votes) -> None:
+    """One level of a story, claimed, decided round by round and finished as the engine
+    does (a level not kept starts the next one in finish's transaction)."""
     from judgements.engine import lifecycle, writes
+    from judgements.models import Judgement
+
+    assert lifecycle.claim(worker, Judgement.objects.filter(pk=judgement.pk), 1)
+    agents = list(judgement.agents.all())
+    for round_number in (1, 2, 3):
+        for agent, agent_votes in zip(agents, votes, strict=True):
+            decision = agent_votes[round_number - 1]
+            writes.store_decision(
+                agent, round_number, route(), result(decision, round_number), worker
+            )
+    lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, votes, strict=True)})
+
+
+def escalating_panels(owner, levels: int, prefix: str = "Level") -> str:
+    """`levels` panels of `owner`'s, made the audited way, "<prefix> 1" escalating to
+    "<prefix> 2" and so on: the first one's name."""
+    from judgements.configuration import change_request, panel_config
+    from judgements.configuration.panel_fields import PanelFields
+    from tests.support.cases import case_for
+
+    following = None
+    for number in range(levels, 0, -1):
+        name = f"{prefix} {number}"
+        body: PanelFields = {
+            "name": name, "agents": case_for()["agents"], "escalate_to": following,
+        }  # fmt: skip
+        panel_config.create(change_request.Change(by=owner), body)
+        following = name
+    return f"{prefix} 1"
+
+
+def judge_story(worker: str, creator, content: str, panel: str, votes: list) -> list[int]:
+    """A story of the escalating panel `panel` (escalating_panels) submitted by `creator`,
+    each level judged with its votes in turn (VOTES: it escalates; UNANIMOUS: it keeps
+    its verdict): the ids of its levels, the first first."""
     from judgements.intake.json_cases import validate_case
     from judgements.intake.start import Checked, Submission, submit
     from judgements.models import Judgement
     from tests.support.cases import case_for
 
     case = case_for(content=content)
+    del case["agents"]
+    case["panel"] = panel
     judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
-    assert lifecycle.claim(worker, Judgement.objects.filter(pk=judgement.pk), 1)
-    agents = list(judgement.agents.all())
-    for round_number in (1, 2, 3):
-        for agent, votes in zip(agents, VOTES, strict=True):
-            decision = votes[round_number - 1]
-            writes.store_decision(
-                agent, round_number, route(), result(decision, round_number), worker
-            )
-    lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, VOTES, strict=True)})
-    return judgement.pk
+    made = [judgement.pk]
+    for level_votes in votes:
+        judge_level(worker, Judgement.objects.get(pk=made[-1]), level_votes)
+        following = Judgement.objects.get(pk=made[-1]).next_level
+        if following is None:
+            break
+        made.append(following.pk)
+    return made
+
+
+def make_stories(worker: str) -> dict[str, list[int]]:
+    """Escalation stories of 1, 2 and 3 levels, each made as the engine makes one, by a
+    maker on their own escalating panels, all placed in the log: kept at once; escalated
+    once, then kept; escalated twice, then kept; escalated twice and contested at the
+    last level, then overridden to reject by staff. Each story's levels' ids."""
+    from judgements.configuration import people
+    from judgements.outcome import overrides
+
+    staff = people.create_user(None, f"ops-{worker}", f"ops-{worker}@example.com", is_staff=True)
+    maker = people.create_user(staff, f"maker-{worker}", f"maker-{worker}@example.com")
+    two = escalating_panels(maker, 2, f"Two {worker}")
+    three = escalating_panels(maker, 3, f"Three {worker}")
+    made = {
+        "one": judge_story(worker, maker, "Trip one.", two, [UNANIMOUS]),
+        "two": judge_story(worker, maker, "Trip two.", two, [VOTES, UNANIMOUS]),
+        "three": judge_story(worker, maker, "Trip three.", three, [VOTES, VOTES, UNANIMOUS]),
+        "overridden": judge_story(worker, maker, "Trip four.", three, [VOTES, VOTES, VOTES]),
+    }
+    overrides.override(made["overridden"][-1], staff, "reject", REVIEW_REASON)
+    placed()
+    return made
 
 
 def make_history(judgements: int, worker: str) -> list[int]:
@@ -116,5 +195,8 @@ if __name__ == "__main__":
     import django
 
     django.setup()
-    ids = make_history(int(sys.argv[1]), sys.argv[2])
-    print(f"{len(ids)} judgements by {sys.argv[2]}")
+    if sys.argv[1] == "stories":
+        print(json.dumps(make_stories(sys.argv[2])))
+    else:
+        ids = make_history(int(sys.argv[1]), sys.argv[2])
+        print(f"{len(ids)} judgements by {sys.argv[2]}")

@@ -3,7 +3,8 @@
 manage.py audit verify [--all] [--keys FILE|URL] [--checkpoint FILE]
                                  check the whole log against itself, its checkpoints, the
                                  keys given (else this server's own, which it says), a
-                                 checkpoint kept elsewhere, and the rows it describes;
+                                 checkpoint kept elsewhere (else the newest in
+                                 MAGI_AUDIT_CHECKPOINT_DIR), and the rows it describes;
                                  exit 0 clean, 1 naming the first problem (--all: every
                                  one), 2 bad input
 manage.py audit keys             print the public keys as a JWK set
@@ -30,7 +31,7 @@ from django.core.management.base import BaseCommand
 from judgements.audit import keys, verification
 from judgements.configuration import live_state
 from judgements.models import ChainEntry
-from judgements.outcome.checkpoints import sequence_and_publish
+from judgements.outcome.checkpoints import latest_kept, sequence_and_publish
 from magi_client.receipts import NotValid, unb64url
 
 EXIT_CLEAN = 0
@@ -91,7 +92,8 @@ class Command(BaseCommand):
         checking.add_argument(
             "--checkpoint",
             help="a checkpoint kept outside the database (a witness's state file, a file of "
-            "the append-only directory): the log must extend it",
+            "the append-only directory): the log must extend it (default: the newest in "
+            "MAGI_AUDIT_CHECKPOINT_DIR, if set)",
         )
         actions.add_parser("keys", help="print the public keys as a JWK set")
         actions.add_parser("new-key", help="print a new signing key (a deployment's)")
@@ -164,6 +166,15 @@ class Command(BaseCommand):
     def verify(self, keys: str | None, checkpoint: str | None, *, every: bool) -> int:
         """--keys, --checkpoint; `every` (--all): every problem listed, not the first."""
         trust = self.trust(keys)
+        if checkpoint is None:
+            # What the server kept where the database's writer cannot rewrite it.
+            latest = latest_kept()
+            checkpoint = None if latest is None else str(latest)
+            if checkpoint is not None:
+                self.stdout.write(
+                    f"kept checkpoint: {checkpoint} (the newest in MAGI_AUDIT_CHECKPOINT_DIR; "
+                    "--checkpoint FILE checks against another)"
+                )
         kept = None if checkpoint is None else kept_checkpoint(checkpoint)
         report = verification.verify(trust, kept, [live_state.differences])
         self.stdout.write(f"keys: {report.keys}")

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from judgements.models import ApiToken
-from judgements.outcome import reviews
+from judgements.outcome import overrides, reviews
 from magi_client.packs import check_pack
 from magi_client.receipts import NotValid, keys_of
 from tests.support.audit_history import REVIEW_REASON, judge_one, placed
@@ -55,7 +55,7 @@ def test_the_pack_checks_offline_and_holds_every_prompt_and_reply(pack):
     [
         (lambda p: p.update(content=p["content"] + " "), "not the content that was judged"),
         (lambda p: p.update(title="Another title"), "the pack's title is not what its signed"),
-        (lambda p: p.update(verdict="rejected"), "the pack's verdict is not what its signed"),
+        (lambda p: p.update(verdict="rejected"), "the pack's verdict at level 1 is 'rejected'"),
         (lambda p: p.update(status="rejected"), "the pack's status is not what its signed"),
         (
             lambda p: p["mark"].update(contested=not p["mark"]["contested"]),
@@ -131,3 +131,43 @@ def test_another_users_pack_is_not_found(pack, other_user):
         headers={"Authorization": f"Bearer {token}"},
     )
     assert response.status_code == 404
+
+
+@pytest.fixture
+def reviewed_twice(fake_llm, user, staff, settings):
+    """A judgement's pack served once it was approved and placed, then overridden and
+    placed: the first pack, the second, and the approval's receipt as first served."""
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    judgement = judge_one("w1", user, "I am going to travel to Japan next week.")
+    placed()
+    token = ApiToken.issue(user, "tests")[1]
+    headers = {"Authorization": f"Bearer {token}"}
+    first = Client().get(f"/api/judgements/{judgement}/evidence", headers=headers).json()
+    overrides.override(judgement, staff, "reject", REVIEW_REASON)
+    placed()
+    second = Client().get(f"/api/judgements/{judgement}/evidence", headers=headers).json()
+    return first, second
+
+
+def test_a_pack_served_before_an_override_checks_at_its_own_checkpoint(reviewed_twice):
+    first, second = reviewed_twice
+    assert check_pack(first, keys()).verdict == "approved"
+    assert check_pack(second, keys()).verdict == "rejected"
+
+
+def test_a_pack_cut_short_of_its_override_is_refused_as_stale(reviewed_twice):
+    """The attacker drops the override's entry from the newest pack and puts back the
+    approval's receipt as first served, or proven in the newest checkpoint."""
+    first, second = reviewed_twice
+    cut = copy.deepcopy(second)
+    cut["entries"].pop()
+    cut.update(verdict="approved", review=None, receipt=first["receipt"])
+    with pytest.raises(NotValid, match="stale: the pack's receipt is proven in the log at size"):
+        check_pack(cut, keys())
+    cut["receipt"] = copy.deepcopy(first["receipt"]) | {"current": second["receipt"]["current"]}
+    verdict = second["entries"][-2]  # the approval's entry, proven in the newest checkpoint
+    cut["receipt"]["inclusion"] = {
+        "checkpoint": second["checkpoint"], "index": verdict["index"], "proof": verdict["proof"],
+    }  # fmt: skip
+    with pytest.raises(NotValid, match="stale: by the log at size"):
+        check_pack(cut, keys())

@@ -166,3 +166,51 @@ def test_the_api_schema_and_the_webhook_describe_the_receipt():
     event = schemas["WebhookEvent"]
     assert "receipt" in event["required"]
     assert "SignedReceipt" in json.dumps(event["properties"]["receipt"])
+
+
+@pytest.fixture
+def overridden(decided, user, staff):
+    """The verdict's receipt as served before the override (proven at size 12), then the
+    judgement overridden to reject, placed."""
+    before = api_get(user, f"/api/judgements/{decided}/")["receipt"]
+    overrides.override(decided, staff, "reject", REVIEW_REASON)
+    placed()
+    return before
+
+
+def proven_at_latest(user, document: dict) -> dict:
+    """The receipt with its entry's inclusion proof in the log's latest checkpoint, as
+    anyone can fetch it from the log's public proof endpoint."""
+    leaf = document["receipt"]["entry"]["leaf_hash"]
+    proof = api_get(user, f"/api/log/proof/inclusion?leaf_hash={leaf}")
+    checkpoint = api_get(user, "/api/log/checkpoint")["checkpoint"]
+    return {**document, "inclusion": {"checkpoint": checkpoint, "index": proof["index"],
+                                      "proof": proof["proof"]}}  # fmt: skip
+
+
+def test_a_receipt_served_before_an_override_still_checks_at_its_own_checkpoint(overridden):
+    checked = check_receipt(overridden, published_keys())
+    assert checked.checkpoint is not None
+    assert checked.body["verdict"] == "approved" and checked.checkpoint.size == 12
+
+
+@pytest.mark.parametrize(
+    "statement, failure",
+    [
+        ("kept", "its statement is of judgement"),
+        ("none", "it carries no signed statement that it was the judgement's latest"),
+        ("latest", "stale: by the log at size 13 a later entry about judgement"),
+    ],
+)
+def test_a_receipt_superseded_by_an_override_is_refused_as_stale(
+    overridden, user, decided, statement, failure
+):
+    """The attacker keeps the approval's receipt and proves it in the newest checkpoint,
+    which also holds the override that put a rejection in force."""
+    stale = proven_at_latest(user, overridden)
+    if statement == "none":
+        stale["current"] = None
+    elif statement == "latest":
+        stale["current"] = api_get(user, f"/api/judgements/{decided}/")["receipt"]["current"]
+    with pytest.raises(NotValid, match=failure):
+        check_receipt(stale, published_keys())

@@ -148,6 +148,22 @@ def test_a_deleted_entry_is_named(history):
     )
 
 
+def test_a_deleted_entry_is_named_once_and_the_rest_still_checked(history):
+    """One entry gone in the middle of the log: the gap, what the entry described (the
+    verdict with no entry, its receipt naming no entry), and nothing about the entries
+    after it, which are there and describe their rows (issue 70: it was 532 problems, one
+    of them "entries at its end were deleted" while the log ran on)."""
+    seq = seq_of("verdict", history[1])
+    sql("DELETE FROM judgements_chainentry WHERE seq = %s", seq)
+    found = problems()
+    assert len(found) <= 3, found
+    assert not [p for p in found if "at its end" in p or "tail" in p]
+    assert any(f"no verdict entry for judgement {history[1]}" in p for p in found)
+    edited = history[5]
+    Judgement.objects.filter(pk=edited).update(status="rejected")
+    assert any(f"verdict of judgement {edited}: status is 'rejected'" in p for p in problems())
+
+
 def truncate(after: int) -> None:
     """What an attacker with the database does: the last judgement's rows, entries,
     subtrees, receipt and checkpoints deleted, the log's state set back to match."""
@@ -186,6 +202,31 @@ def test_a_truncated_tail_with_its_head_reset_fails_against_a_kept_checkpoint(hi
     size = LogState.objects.get().size
     assert size < kept.size
     assert f"the log has {size} entries but the kept checkpoint has {kept.size}: its tail" in err
+
+
+def test_a_rollback_fails_against_the_checkpoint_directory_alone(fake_llm, settings, tmp_path):
+    """No witness, no --checkpoint: the server's own append-only directory is read."""
+    settings.MAGI_RATE_LIMIT_PER_USER = 0
+    settings.MAGI_UNFINISHED_PER_USER = 0
+    settings.MAGI_AUDIT_CHECKPOINT_DIR = str(tmp_path)
+    from judgements.outcome.checkpoints import sequence_and_publish
+
+    made = with_a_budget(3)
+    sequence_and_publish("tests")
+    code, out, _ = verify_command()
+    newest = sorted(tmp_path.glob("checkpoint-*.txt"))[-1]
+    assert (
+        code == 0 and f"kept checkpoint: {newest} (the newest in MAGI_AUDIT_CHECKPOINT_DIR" in out
+    )
+    first = int(ChainEntry.objects.filter(judgement_id=made[-1]).order_by("seq")[0].seq or 0)
+    Judgement.objects.filter(pk=made[-1]).delete()
+    truncate(first)
+    sql("DELETE FROM judgements_lognode")
+    sql("UPDATE judgements_chainentry SET seq = NULL")
+    placed()
+    code, _, err = verify_command()
+    assert code == 1
+    assert "but the kept checkpoint has" in err and "its tail was cut off" in err
 
 
 def test_a_rewritten_log_is_caught_by_its_checkpoints(history):

@@ -3,10 +3,16 @@ signed by a trusted key and says what the pack says (verdict, scores, mark, revi
 content, title, agents, decisions); every entry hashes to its leaf hash and, placed, is
 proven in the pack's signed checkpoint; the entries written before the receipt are
 exactly those it counted (none left out); and every prompt, reply, attempt and check in
-the pack is what an entry hashed. What `magi verify PACK` runs."""
+the pack is what an entry hashed. A pack holds every field a pack has and no other, its
+entries in the order the log placed them. A story's pack (docs/escalation.md) holds every
+other level's pack under `levels`, each checked alike; the levels are linked by their
+log entries (a later level's submitted entry names the level it continues, a level's
+verdict entry whether it escalated), and the verdict in force every level shows is its
+last level's, as that level's receipt signed it. What `magi verify PACK` runs."""
 
+import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -24,12 +30,29 @@ from magi_client.receipts import PACK_FORMAT, CheckedReceipt, NotValid, check_re
 Obj = Mapping[str, Any]
 
 
+# Every field of a pack (docs/evidence.md): one more, or one less, is not a pack MAGI made.
+PACK_FIELDS = frozenset({
+    "format", "judgement", "title", "content", "created_at", "status", "verdict", "escalated",
+    "mark", "certificate", "agents", "checks", "review", "receipt", "checkpoint", "entries",
+    "keys", "level", "levels",
+})  # fmt: skip
+ENTRY_FIELDS = frozenset({"index", "leaf", "leaf_hash", "proof"})
+# What the receipt of a level that escalated signs as in force: the story went on, and
+# the next level's own receipt says what it decided (docs/escalation.md).
+GONE_ON = "judging"
+
+
 @dataclass(frozen=True)
 class CheckedPack:
     receipt: CheckedReceipt
     entries: int
     proven: int  # entries proven in the pack's checkpoint
     checkpoint: checkpoints.Checkpoint | None
+    # The story's verdict in force, and the level that gave it (its last, in the pack).
+    verdict: str = ""
+    levels: int = 1
+    escalated: bool = False  # this level went on to the next (its verdict entry says so)
+    escalates: object = None  # its submitted entry's link to the level it continues
 
 
 def objects(value: object, what: str) -> list[Obj]:
@@ -41,9 +64,20 @@ def objects(value: object, what: str) -> list[Obj]:
 def check_pack(
     pack: object, keys: Mapping[str, Ed25519PublicKey], content: bytes | None = None
 ) -> CheckedPack:
-    """The pack checked whole; NotValid naming the first thing that does not hold."""
+    """The pack checked whole, with every level of its escalation story; NotValid naming
+    the first thing that does not hold."""
+    own = check_level(pack, keys, content)
+    assert isinstance(pack, Mapping)  # check_level said so
+    return check_story(pack, own, keys, content)
+
+
+def check_level(
+    pack: object, keys: Mapping[str, Ed25519PublicKey], content: bytes | None = None
+) -> CheckedPack:
+    """One level's pack checked field by field, its verdict in force left to its story."""
     if not isinstance(pack, Mapping) or pack.get("format") != PACK_FORMAT:
         raise NotValid(f"not an evidence pack of format {PACK_FORMAT}")
+    check_shape(pack)
     text = pack.get("content")
     if not isinstance(text, str):
         raise NotValid("the pack holds no content")
@@ -59,9 +93,103 @@ def check_pack(
     entries = objects(pack.get("entries"), "entries")
     checkpoint, proven = check_entries(pack, entries, keys)
     leaves = [entry["leaf"] for entry in entries]
-    check_record(entries, receipt.body)
+    signed = check_record(entries, receipt.body)
+    proven_at = None if receipt.checkpoint is None else receipt.checkpoint.size
+    if checkpoint is not None and proven_at is not None and proven_at != checkpoint.size:
+        raise NotValid(
+            f"stale: the pack's receipt is proven in the log at size {proven_at}, its entries "
+            f"at size {checkpoint.size}; fetch the pack again"
+        )
+    check_complete(entries, receipt)
     check_calls(pack, leaves)
-    return CheckedPack(receipt, len(entries), proven, checkpoint)
+    escalated = (
+        signed.get("kind") == "verdict" and (signed.get("payload") or {}).get("escalated") is True
+    )
+    if escalated != (receipt.body.get("verdict") == GONE_ON) or escalated != pack.get("escalated"):
+        raise NotValid(
+            "the pack's escalated is not what its receipt and its verdict's log entry say"
+        )
+    submitted = [leaf.get("payload") or {} for leaf in leaves if leaf.get("kind") == "submitted"]
+    return CheckedPack(
+        receipt, len(entries), proven, checkpoint, str(receipt.body.get("verdict")), 1,
+        escalated, submitted[0].get("escalates"),
+    )  # fmt: skip
+
+
+def check_shape(pack: Obj) -> None:
+    """Every field a pack has and no other; its entries as written, in order."""
+    extra, missing = set(pack) - PACK_FIELDS, PACK_FIELDS - set(pack)
+    if extra or missing:
+        said = [f"holds {', '.join(sorted(extra))}, which no pack has"] if extra else []
+        said += [f"has no {', '.join(sorted(missing))}"] if missing else []
+        raise NotValid(f"the pack {' and '.join(said)}: it is not a pack as MAGI makes one")
+    entries = objects(pack.get("entries"), "entries")
+    places = []
+    for number, entry in enumerate(entries, 1):
+        if set(entry) != ENTRY_FIELDS:
+            raise NotValid(f"entry {number} of the pack is not {{index, leaf, leaf_hash, proof}}")
+        places.append(entry.get("index"))
+    placed = [place for place in places if place is not None]
+    if places[: len(placed)] != placed or placed != sorted(set(placed)):
+        raise NotValid(
+            "the pack's entries are not in the order the log placed them (each placed entry "
+            "after the one before, those not placed yet last)"
+        )
+
+
+def check_story(
+    pack: Obj, own: CheckedPack, keys: Mapping[str, Ed25519PublicKey], content: bytes | None
+) -> CheckedPack:
+    """The story the pack's levels make (docs/escalation.md): levels 1 to N, each once
+    and in order, each a whole pack that checks; each later level continuing the one
+    before by its submitted entry, each before the last escalated by its verdict entry;
+    and every level's verdict the last level's, as its receipt signed it (`judging`:
+    the last escalated, and the story is not decided in this pack)."""
+    story = [(pack, own)]
+    for level in objects(pack.get("levels"), "levels"):
+        where = f"level {level.get('level')} of the pack"
+        if not isinstance(level, Mapping) or level.get("levels") != []:
+            raise NotValid(f"{where} holds levels of its own: only the story's pack holds them")
+        try:
+            story.append((level, check_level(level, keys, content)))
+        except NotValid as exc:
+            raise NotValid(f"{where}: {exc}") from None
+    numbers = [level.get("level") for level, _ in story]
+    others = [n for n in numbers[1:] if isinstance(n, int) and not isinstance(n, bool)]
+    if len(others) != len(numbers) - 1 or not isinstance(numbers[0], int):
+        raise NotValid("the pack's levels are not numbered")
+    if others != sorted(others):
+        raise NotValid("the pack's levels are not in order")
+    ordered = sorted(story, key=lambda item: int(item[0]["level"]))
+    if [level["level"] for level, _ in ordered] != list(range(1, len(ordered) + 1)):
+        raise NotValid(
+            "the pack's levels are not its story's levels 1 to "
+            f"{len(ordered)}, each once: a level was left out, added twice or renumbered"
+        )
+    first = ordered[0][0]["judgement"]
+    if ordered[0][1].escalates is not None:
+        raise NotValid("the pack's level 1 is, by its log entries, a later level of a story")
+    for (before, earlier), (after, later) in itertools.pairwise(ordered):
+        link = {"level": after["level"], "judgement": before["judgement"], "root": first}
+        if later.escalates != link:
+            raise NotValid(
+                f"level {after['level']} of the pack (judgement {after['judgement']}) does not "
+                f"continue judgement {before['judgement']}, by its log entries: it is not "
+                "this story's"
+            )
+        if not earlier.escalated:
+            raise NotValid(
+                f"level {before['level']} of the pack kept its verdict, yet a level follows it"
+            )
+    last = ordered[-1][1]
+    verdict = GONE_ON if last.escalated else last.verdict
+    for level, _ in ordered:
+        if level.get("verdict") != verdict:
+            raise NotValid(
+                f"the pack's verdict at level {level['level']} is {level.get('verdict')!r}, "
+                f"its story's signed receipts say {verdict!r} (level {len(ordered)}'s)"
+            )
+    return replace(own, verdict=verdict, levels=len(ordered))
 
 
 def check_fields(pack: Obj, body: Obj) -> None:
@@ -70,7 +198,6 @@ def check_fields(pack: Obj, body: Obj) -> None:
     said = {
         "judgement": (body.get("judgement"), pack.get("judgement")),
         "title": (body.get("title_sha256"), text_sha256(str(pack.get("title")))),
-        "verdict": (body.get("verdict"), pack.get("verdict")),
         "status": (body.get("panel_verdict"), pack.get("status")),
         "mark": (body.get("mark"), pack.get("mark")),
         "certificate": (body.get("certificate"), pack.get("certificate")),
@@ -142,9 +269,9 @@ def check_entries(
     return checkpoint, proven
 
 
-def check_record(entries: Sequence[Obj], body: Obj) -> None:
+def check_record(entries: Sequence[Obj], body: Obj) -> Obj:
     """The entries before the receipt's are exactly those it counted, and none after it
-    puts another verdict in force."""
+    puts another verdict in force: the leaf of the entry it names."""
     named = (body.get("entry") or {}).get("leaf_hash")
     hashes = [str(entry.get("leaf_hash")) for entry in entries]
     if named not in hashes:
@@ -161,6 +288,29 @@ def check_record(entries: Sequence[Obj], body: Obj) -> None:
     if any(kind in ("verdict", "override", "confirmation") for kind in later):
         raise NotValid(
             "the pack's receipt is not its latest: a later entry put another verdict in force"
+        )
+    leaf: Obj = entries[place]["leaf"]
+    return leaf
+
+
+def check_complete(entries: Sequence[Obj], receipt: CheckedReceipt) -> None:
+    """The entries placed below the receipt's statement's size are every entry the log
+    held about the judgement there (none left out, none added): a pack cut short of a
+    later override, or of any entry, is stale."""
+    statement = receipt.statement
+    if statement is None:
+        return  # its receipt is not placed yet: nothing is proven, nothing stated
+    size = statement.get("size")
+    hashes = [
+        str(entry.get("leaf_hash"))
+        for entry in entries
+        if isinstance(entry.get("index"), int) and isinstance(size, int) and entry["index"] < size
+    ]
+    if [len(hashes), record_sha256(hashes)] != [statement.get("entries"), statement.get("sha256")]:
+        raise NotValid(
+            f"stale or cut: the log held {statement.get('entries')} entries about judgement "
+            f"{statement.get('judgement')} at size {size}, and the pack's entries there are "
+            "not those (one was left out, added or changed); fetch the pack again"
         )
 
 

@@ -23,6 +23,7 @@ from magi_client.canonical import NotCanonical, canonical, sha256_hex
 RECEIPT_FORMAT = "magi-receipt/2"
 PACK_FORMAT = "magi-evidence/2"
 RETIREMENT_FORMAT = "magi-key-retired/1"
+CURRENT_FORMAT = "magi-current/1"
 
 
 class Jwk(TypedDict):
@@ -207,6 +208,8 @@ class CheckedReceipt:
     body: dict[str, Any]
     checkpoint: checkpoints.Checkpoint | None  # None: not yet in a checkpoint
     index: int | None
+    # The signed statement of what the log held about the judgement at the checkpoint.
+    statement: dict[str, Any] | None = None
 
 
 def check_receipt(
@@ -237,4 +240,42 @@ def check_receipt(
     if document.get("inclusion") is None:
         return CheckedReceipt(dict(receipt), None, None)
     checkpoint, index = check_inclusion(document["inclusion"], str(entry.get("leaf_hash")), keys)
-    return CheckedReceipt(dict(receipt), checkpoint, index)
+    statement = check_current(document.get("current"), receipt, checkpoint, keys)
+    return CheckedReceipt(dict(receipt), checkpoint, index, statement)
+
+
+def check_current(
+    current: object,
+    receipt: Mapping[str, Any],
+    checkpoint: checkpoints.Checkpoint,
+    keys: Mapping[str, Ed25519PublicKey],
+) -> dict[str, Any]:
+    """The statement served beside a receipt proven at `checkpoint`: signed by a trusted
+    key, about this judgement at that size, naming the receipt's entry as the latest
+    that put a verdict in force. A receipt proven at a size where a later override or
+    confirmation was in force is stale (as a Sigstore bundle against a newer checkpoint)."""
+    if not isinstance(current, Mapping) or not isinstance(current.get("statement"), Mapping):
+        raise NotValid(
+            "it carries no signed statement that it was the judgement's latest receipt at "
+            f"its checkpoint (size {checkpoint.size}): it may be stale; fetch it again"
+        )
+    check_signature(current, "statement", keys)
+    statement = current["statement"]
+    if statement.get("format") != CURRENT_FORMAT:
+        raise NotValid(f"unknown statement format {statement.get('format')!r}")
+    if [statement.get("judgement"), statement.get("size")] != [
+        receipt.get("judgement"),
+        checkpoint.size,
+    ]:
+        raise NotValid(
+            f"its statement is of judgement {statement.get('judgement')} at size "
+            f"{statement.get('size')}, not of judgement {receipt.get('judgement')} at its "
+            f"checkpoint's size {checkpoint.size}"
+        )
+    if statement.get("in_force") != (receipt.get("entry") or {}).get("leaf_hash"):
+        raise NotValid(
+            f"stale: by the log at size {checkpoint.size} a later entry about judgement "
+            f"{receipt.get('judgement')} (an override or a confirmation) put another verdict "
+            "in force; fetch its receipt again"
+        )
+    return dict(statement)

@@ -11,6 +11,7 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TextIO
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
@@ -18,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from magi_client import checkpoints
 from magi_client.canonical import stored_content
 from magi_client.json_values import JsonValue
-from magi_client.packs import check_pack
+from magi_client.packs import GONE_ON, check_pack
 from magi_client.receipts import (
     PACK_FORMAT,
     CheckedReceipt,
@@ -36,18 +37,84 @@ class BadInput(Exception):
     """A file or URL that cannot be read as what it should be; exit 2."""
 
 
+def answer_in(document: JsonValue) -> dict[str, JsonValue] | None:
+    """The API answer in what `magi gate --json` prints, or the API answer itself; None
+    for a receipt or a pack."""
+    if not isinstance(document, dict):
+        return None
+    judgement = document.get("judgement")
+    if isinstance(judgement, dict) and "receipt" in judgement:
+        return judgement
+    if "receipt" in document and "signature" not in document and "format" not in document:
+        return document
+    return None
+
+
 def receipt_in(document: JsonValue) -> JsonValue:
     """The signed receipt in what `magi gate --json` prints, or an API answer; the
-    document itself otherwise (a receipt or a pack)."""
-    if isinstance(document, dict):
-        judgement = document.get("judgement")
-        if isinstance(judgement, dict) and "receipt" in judgement:
-            document = judgement["receipt"]
-        elif "receipt" in document and "signature" not in document and "format" not in document:
-            document = document["receipt"]
-    if document is None:
-        raise NotValid("the judgement has no receipt: it has no verdict, or none in the chain")
+    document itself otherwise (a receipt). BadInput: JSON that is none of these."""
+    answer = answer_in(document)
+    if answer is not None:
+        document = answer["receipt"]
+        if document is None:
+            raise NotValid("the judgement has no receipt: it has no verdict, or none in the chain")
+    elif not isinstance(document, dict) or "receipt" not in document:
+        raise BadInput(
+            "RECEIPT_FILE: it is JSON, but not a receipt, an evidence pack, an API answer or "
+            'magi gate --json\'s output (none holds a "receipt")'
+        )
     return document
+
+
+def story_levels(answer: dict[str, JsonValue]) -> list[dict[str, JsonValue]]:
+    """The levels of the answer's escalation story, as it lists them (none: no story)."""
+    story = answer.get("escalation")
+    levels = story.get("levels") if isinstance(story, dict) else None
+    if not isinstance(levels, list):
+        return []
+    return [level for level in levels if isinstance(level, dict)]
+
+
+def said_alike(document: JsonValue, receipt: CheckedReceipt) -> None:
+    """What an API answer or `magi gate --json` says beside its receipt is what the
+    receipt signed: its status (and the gate's verdict) the receipt's verdict in force,
+    and the receipt about the judgement the answer is, or about its story's level in
+    force; NotValid naming what contradicts it. Each level's own receipt beside it is
+    checked for what the answer says of that level."""
+    answer = answer_in(document)
+    if answer is None:
+        return
+    signed = receipt.body.get("verdict")
+    if answer.get("status") != signed:
+        raise NotValid(
+            f"the answer's status is {answer.get('status')!r}, its signed receipt's verdict "
+            f"{signed!r}: the document contradicts its receipt"
+        )
+    gate = document.get("verdict") if isinstance(document, dict) else None
+    if answer is not document and gate not in (None, "error", signed):
+        raise NotValid(
+            f"the gate's verdict is {gate!r}, its signed receipt's {signed!r}: the document "
+            "contradicts its receipt"
+        )
+    levels = story_levels(answer)
+    subjects = [answer.get("id"), *(level.get("judgement") for level in levels)]
+    if receipt.body.get("judgement") not in subjects:
+        raise NotValid(
+            f"the receipt is judgement {receipt.body.get('judgement')}'s, the answer is "
+            f"judgement {answer.get('id')}'s and its story's"
+        )
+    for level in levels:
+        own = level.get("receipt")
+        body = own.get("receipt") if isinstance(own, dict) else None
+        if not isinstance(body, dict):
+            continue
+        said = [level.get("judgement"), level.get("panel_status")]
+        if said != [body.get("judgement"), body.get("panel_verdict")]:
+            raise NotValid(
+                f"level {level.get('level')} of the answer says judgement {said[0]} "
+                f"{said[1]!r}, its receipt judgement {body.get('judgement')} "
+                f"{body.get('panel_verdict')!r}: the document contradicts its receipt"
+            )
 
 
 def read_json(source: str, what: str) -> JsonValue:
@@ -123,8 +190,17 @@ def against_kept(proven: checkpoints.Checkpoint | None, kept: checkpoints.Checkp
         )
 
 
-def check(args: argparse.Namespace, stdout: TextIO) -> CheckedReceipt:
-    """The checked receipt; NotValid or BadInput otherwise."""
+@dataclass(frozen=True)
+class Verified:
+    """What checked: the receipt, and the verdict in force it shows (a story pack's: its
+    level in force's)."""
+
+    receipt: CheckedReceipt
+    verdict: object
+
+
+def check(args: argparse.Namespace, stdout: TextIO) -> Verified:
+    """What checked; NotValid or BadInput otherwise."""
     document = read_json(args.receipt, "RECEIPT_FILE")
     trusted = trusted_keys(read_json(args.keys, "--keys"))
     stdout.write(f"keys: {len(trusted.keys)} trusted, from {args.keys} (only those given)\n")
@@ -137,13 +213,19 @@ def check(args: argparse.Namespace, stdout: TextIO) -> CheckedReceipt:
             stdout.write('the pack\'s own "keys" were not used\n')
         pack = check_pack(document, trusted.keys, content)
         stdout.write(f"entries: {pack.entries}, {pack.proven} proven in the pack's checkpoint\n")
+        if pack.levels > 1:
+            stdout.write(
+                f"story: {pack.levels} levels, each checked; the verdict in force is level "
+                f"{pack.levels}'s\n"
+            )
         if kept is not None:
             against_kept(pack.checkpoint, kept)
-        return pack.receipt
+        return Verified(pack.receipt, pack.verdict)
     receipt = check_receipt(receipt_in(document), trusted.keys, content)
+    said_alike(document, receipt)
     if kept is not None:
         against_kept(receipt.checkpoint, kept)
-    return receipt
+    return Verified(receipt, receipt.body.get("verdict"))
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
@@ -155,15 +237,22 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
     except NotValid as exc:
         stderr.write(f"magi verify: NOT VALID: {exc}\n")
         return EXIT_NOT_VALID
-    receipt = checked.body
-    proven = checked.checkpoint
+    receipt = checked.receipt.body
+    proven = checked.receipt.checkpoint
     where = (
         "not yet in a checkpoint"
         if proven is None
-        else f"entry {checked.index} of {proven.origin} at size {proven.size}"
+        else f"entry {checked.receipt.index} of {proven.origin} at size {proven.size}"
     )
+    verdict = checked.verdict
+    if verdict == GONE_ON:
+        # Only a level that escalated signs this: not decided here, never an approval.
+        verdict = (
+            f"escalated (its panel: {receipt.get('panel_verdict')}; the story's next level "
+            "decides: verify the story's pack)"
+        )
     stdout.write(
-        f"valid: judgement {receipt.get('judgement')} {receipt.get('verdict')}, content sha256 "
+        f"valid: judgement {receipt.get('judgement')} {verdict}, content sha256 "
         f"{receipt.get('content_sha256')}, {where}\n"
     )
     return EXIT_VALID

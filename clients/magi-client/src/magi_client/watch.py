@@ -6,7 +6,9 @@ kept; then keeps the new one. A log whose tree went back (a rollback) or was rew
 MAGI's operators cannot write (another machine, a CI job, cron).
 
 Exit 0: consistent (with --once, after one check); 1: a fork, a rollback or a bad
-signature; 2: bad input (an unreadable state file, keys or answer; the server unreachable).
+signature; 2: bad input (an unreadable state file, keys or answer; with --once, the server
+unreachable). Running on, a witness whose server does not answer says so on standard
+error and tries again, waiting 0.5 s, then twice as long each time, up to --interval.
 """
 
 import argparse
@@ -37,11 +39,24 @@ class Inconsistent(Exception):
     """The log is not what the witness kept: exit 1."""
 
 
+class Unreachable(BadInput):
+    """The server did not answer (refused, timed out, an HTTP error): exit 2 with --once;
+    a witness running on tries again, backing off."""
+
+
+# The first wait after an unanswered request, doubled each time up to --interval.
+FIRST_RETRY = 0.5
+
+
 def get_json(url: str) -> object:
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
-            return json.loads(response.read())
-    except (OSError, urllib.error.URLError, ValueError) as exc:
+            data = response.read()
+    except (OSError, urllib.error.URLError) as exc:
+        raise Unreachable(f"cannot read {url}: {exc}") from None
+    try:
+        return json.loads(data)
+    except ValueError as exc:
         raise BadInput(f"cannot read {url}: {exc}") from None
 
 
@@ -135,9 +150,21 @@ def extends(url: str, old: checkpoints.Checkpoint, new: checkpoints.Checkpoint) 
 
 
 def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO) -> int:
+    wait = FIRST_RETRY
     while True:
         try:
             check_once(args, stdout)
+        except Unreachable as exc:
+            if args.once:
+                stderr.write(f"magi audit watch: bad input: {exc}\n")
+                return EXIT_BAD_INPUT
+            # A witness outlives a server's restart: it says so, and tries again later.
+            wait = min(wait, args.interval)
+            stderr.write(f"magi audit watch: unreachable: {exc}; trying again in {wait:g} s\n")
+            stderr.flush()
+            time.sleep(wait)  # backing off, not ordering events
+            wait *= 2
+            continue
         except (BadInput, checkpoints.BadCheckpoint, OSError, ValueError) as exc:
             stderr.write(f"magi audit watch: bad input: {exc}\n")
             return EXIT_BAD_INPUT
@@ -147,6 +174,7 @@ def run(args: argparse.Namespace, stdin: TextIO, stdout: TextIO, stderr: TextIO)
         stdout.flush()
         if args.once:
             return EXIT_CONSISTENT
+        wait = FIRST_RETRY
         time.sleep(args.interval)  # a witness polling, not ordering events
 
 
