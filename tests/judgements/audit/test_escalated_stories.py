@@ -10,10 +10,11 @@ from django.test import Client
 
 from judgements.audit import verification
 from judgements.configuration import live_state
-from judgements.models import ApiToken, Judgement
+from judgements.models import Judgement
 from magi_client.packs import check_pack
-from magi_client.receipts import NotValid, keys_of
+from magi_client.receipts import NotValid
 from tests.support.audit_history import make_stories
+from tests.support.evidence import published_keys, served_pack
 from tests.support.magi_client import run_magi
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -60,19 +61,6 @@ def test_a_level_made_to_keep_or_pass_on_its_verdict_is_named(stories, escalated
     assert any(f"verdict of judgement {level}: escalated is {escalated}" in p for p in found)
 
 
-def served_pack(judgement_id: int, owner) -> dict:
-    token = ApiToken.issue(owner, "tests")[1]
-    response = Client().get(
-        f"/api/judgements/{judgement_id}/evidence", headers={"Authorization": f"Bearer {token}"}
-    )
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def keys() -> dict:
-    return keys_of(Client().get("/.well-known/magi-keys.json").json())
-
-
 @pytest.mark.parametrize(
     "story, verdict", [("one", "approved"), ("two", "approved"), ("three", "approved"),
                        ("overridden", "rejected")]
@@ -82,7 +70,7 @@ def test_every_levels_pack_checks_its_whole_story_offline(stories, story, verdic
     maker = Judgement.objects.get(pk=levels[0]).creator
     for judgement_id in levels:
         pack = served_pack(judgement_id, maker)
-        checked = check_pack(pack, keys())
+        checked = check_pack(pack, published_keys())
         assert (checked.verdict, checked.levels) == (verdict, len(levels))
         assert [p["level"] for p in pack["levels"]] == [
             n for n in range(1, len(levels) + 1) if n != pack["level"]
@@ -91,7 +79,7 @@ def test_every_levels_pack_checks_its_whole_story_offline(stories, story, verdic
 
 def test_an_escalated_levels_receipt_says_its_story_went_on(stories):
     first = served_pack(stories["three"][0], Judgement.objects.get(pk=stories["three"][0]).creator)
-    body = check_pack(first, keys()).receipt.body
+    body = check_pack(first, published_keys()).receipt.body
     assert (body["panel_verdict"], body["verdict"], first["escalated"]) == (
         "approved", "judging", True,
     )  # fmt: skip
@@ -134,12 +122,12 @@ def test_a_changed_story_pack_is_refused_naming_what(stories, change, failure):
     pack = story_pack(stories)
     change(pack)
     with pytest.raises(NotValid, match=re.escape(failure)):
-        check_pack(pack, keys())
+        check_pack(pack, published_keys())
 
 
 def test_a_level_of_another_story_is_refused_by_its_log_entries(stories):
     with pytest.raises(NotValid, match="does not continue judgement"):
-        check_pack(swap_in_another_story(stories), keys())
+        check_pack(swap_in_another_story(stories), published_keys())
 
 
 def test_the_installed_client_checks_a_story_and_refuses_one_cut_short(stories, tmp_path):

@@ -11,8 +11,9 @@ from django.test import Client
 from judgements.models import ApiToken
 from judgements.outcome import overrides, reviews
 from magi_client.packs import check_pack
-from magi_client.receipts import NotValid, keys_of
+from magi_client.receipts import NotValid
 from tests.support.audit_history import REVIEW_REASON, judge_one, placed
+from tests.support.evidence import published_keys, served_pack
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -24,20 +25,11 @@ def pack(fake_llm, user, staff, settings):
     judgement = judge_one("w1", user, "I am going to travel to <b>Japan</b> next week.")
     reviews.confirm(judgement, staff, REVIEW_REASON)
     placed()
-    token = ApiToken.issue(user, "tests")[1]
-    response = Client().get(
-        f"/api/judgements/{judgement}/evidence", headers={"Authorization": f"Bearer {token}"}
-    )
-    assert response.status_code == 200, response.content
-    return response.json()
-
-
-def keys() -> dict:
-    return keys_of(Client().get("/.well-known/magi-keys.json").json())
+    return served_pack(judgement, user)
 
 
 def test_the_pack_checks_offline_and_holds_every_prompt_and_reply(pack):
-    checked = check_pack(pack, keys())
+    checked = check_pack(pack, published_keys())
     receipt = checked.receipt.body
     assert receipt["verdict"] == "approved" and receipt["review"]["kind"] == "confirmation"
     assert receipt["event"] == "confirmation"
@@ -108,7 +100,7 @@ def test_a_changed_pack_fails_naming_what(pack, change, failure):
     changed = copy.deepcopy(pack)
     change(changed)
     with pytest.raises(NotValid, match=re.escape(failure)):
-        check_pack(changed, keys())
+        check_pack(changed, published_keys())
 
 
 def test_the_judgements_page_links_its_pack(pack, user):
@@ -121,7 +113,7 @@ def test_the_judgements_page_links_its_pack(pack, user):
     download = browser.get(f"/judgements/{pack['judgement']}.evidence.json")
     assert download["Content-Disposition"].endswith('.evidence.json"')
     assert download.json() == pack
-    check_pack(download.json(), keys())
+    check_pack(download.json(), published_keys())
 
 
 def test_another_users_pack_is_not_found(pack, other_user):
@@ -151,8 +143,8 @@ def reviewed_twice(fake_llm, user, staff, settings):
 
 def test_a_pack_served_before_an_override_checks_at_its_own_checkpoint(reviewed_twice):
     first, second = reviewed_twice
-    assert check_pack(first, keys()).verdict == "approved"
-    assert check_pack(second, keys()).verdict == "rejected"
+    assert check_pack(first, published_keys()).verdict == "approved"
+    assert check_pack(second, published_keys()).verdict == "rejected"
 
 
 def test_a_pack_cut_short_of_its_override_is_refused_as_stale(reviewed_twice):
@@ -163,11 +155,11 @@ def test_a_pack_cut_short_of_its_override_is_refused_as_stale(reviewed_twice):
     cut["entries"].pop()
     cut.update(verdict="approved", review=None, receipt=first["receipt"])
     with pytest.raises(NotValid, match="stale: the pack's receipt is proven in the log at size"):
-        check_pack(cut, keys())
+        check_pack(cut, published_keys())
     cut["receipt"] = copy.deepcopy(first["receipt"]) | {"current": second["receipt"]["current"]}
     verdict = second["entries"][-2]  # the approval's entry, proven in the newest checkpoint
     cut["receipt"]["inclusion"] = {
         "checkpoint": second["checkpoint"], "index": verdict["index"], "proof": verdict["proof"],
     }  # fmt: skip
     with pytest.raises(NotValid, match="stale: by the log at size"):
-        check_pack(cut, keys())
+        check_pack(cut, published_keys())

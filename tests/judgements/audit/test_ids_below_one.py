@@ -13,6 +13,7 @@ from judgements.audit import verification
 from judgements.configuration import live_state
 from judgements.models import ApiToken
 from tests.support.audit_history import with_a_budget
+from tests.support.live_state import sql
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -27,11 +28,6 @@ def history(fake_llm, settings):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
     return with_a_budget(2)
-
-
-def sql(statement: str, *params) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
 
 
 def problems() -> list[str]:

@@ -8,13 +8,13 @@ import json
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
 
 from judgements.audit import keys, verification
 from judgements.models import ChainEntry, Checkpoint, Judgement, LogState, Override
 from magi_client import checkpoints
 from magi_client.receipts import b64url
 from tests.support.audit_history import placed, with_a_budget
+from tests.support.live_state import sql
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,11 +26,6 @@ def history(fake_llm, settings):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
     return with_a_budget(8)
-
-
-def sql(statement: str, *params) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
 
 
 def verify_command(*args: str) -> tuple[object, str, str]:
