@@ -78,9 +78,10 @@ def judge_level(worker: str, judgement, votes) -> None:
     lifecycle.finish(judgement.pk, worker, {a: list(v) for a, v in zip(agents, votes, strict=True)})
 
 
-def escalating_panels(owner, levels: int, prefix: str = "Level") -> str:
+def escalating_panels(owner, levels: int, prefix: str = "Level", hold_last: bool = False) -> str:
     """`levels` panels of `owner`'s, made the audited way, "<prefix> 1" escalating to
-    "<prefix> 2" and so on: the first one's name."""
+    "<prefix> 2" and so on: the first one's name. `hold_last`: the last one holds its
+    contested verdicts for a person."""
     from judgements.configuration import change_request, panel_config
     from judgements.configuration.panel_fields import PanelFields
     from tests.support.cases import case_for
@@ -91,6 +92,8 @@ def escalating_panels(owner, levels: int, prefix: str = "Level") -> str:
         body: PanelFields = {
             "name": name, "agents": case_for()["agents"], "escalate_to": following,
         }  # fmt: skip
+        if hold_last and number == levels:
+            body["hold_contested"] = True
         panel_config.create(change_request.Change(by=owner), body)
         following = name
     return f"{prefix} 1"
@@ -123,7 +126,8 @@ def make_stories(worker: str) -> dict[str, list[int]]:
     """Escalation stories of 1, 2 and 3 levels, each made as the engine makes one, by a
     maker on their own escalating panels, all placed in the log: kept at once; escalated
     once, then kept; escalated twice, then kept; escalated twice and contested at the
-    last level, then overridden to reject by staff. Each story's levels' ids."""
+    last level, then overridden to reject by staff; escalated twice and held for a person
+    at the last level. Each story's levels' ids."""
     from judgements.configuration import people
     from judgements.outcome import overrides
 
@@ -131,11 +135,13 @@ def make_stories(worker: str) -> dict[str, list[int]]:
     maker = people.create_user(staff, f"maker-{worker}", f"maker-{worker}@example.com")
     two = escalating_panels(maker, 2, f"Two {worker}")
     three = escalating_panels(maker, 3, f"Three {worker}")
+    holding = escalating_panels(maker, 3, f"Held {worker}", hold_last=True)
     made = {
         "one": judge_story(worker, maker, "Trip one.", two, [UNANIMOUS]),
         "two": judge_story(worker, maker, "Trip two.", two, [VOTES, UNANIMOUS]),
         "three": judge_story(worker, maker, "Trip three.", three, [VOTES, VOTES, UNANIMOUS]),
         "overridden": judge_story(worker, maker, "Trip four.", three, [VOTES, VOTES, VOTES]),
+        "held": judge_story(worker, maker, "Trip five.", holding, [VOTES, VOTES, VOTES]),
     }
     overrides.override(made["overridden"][-1], staff, "reject", REVIEW_REASON)
     placed()

@@ -29,16 +29,17 @@ def problems() -> list[str]:
 @pytest.fixture
 def stories(fake_llm, settings):
     """Stories of 1, 2 and 3 levels: kept at once; escalated once and kept; escalated
-    twice and kept; escalated twice and contested at the last level, then overridden."""
+    twice and kept; escalated twice and contested at the last level, then overridden;
+    escalated twice and held for a person at the last level."""
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     settings.MAGI_UNFINISHED_PER_USER = 0
     return make_stories("w1")
 
 
 def test_the_stories_are_as_their_votes_say(stories):
-    assert [len(levels) for levels in stories.values()] == [1, 2, 3, 3]
+    assert [len(levels) for levels in stories.values()] == [1, 2, 3, 3, 3]
     verdicts = [Judgement.objects.get(pk=levels[0]).verdict for levels in stories.values()]
-    assert verdicts == ["approved", "approved", "approved", "rejected"]
+    assert verdicts == ["approved", "approved", "approved", "rejected", "held"]
 
 
 def test_an_honest_history_of_escalated_stories_checks_clean(stories):
@@ -63,7 +64,7 @@ def test_a_level_made_to_keep_or_pass_on_its_verdict_is_named(stories, escalated
 
 @pytest.mark.parametrize(
     "story, verdict", [("one", "approved"), ("two", "approved"), ("three", "approved"),
-                       ("overridden", "rejected")]
+                       ("overridden", "rejected"), ("held", "held")]
 )  # fmt: skip
 def test_every_levels_pack_checks_its_whole_story_offline(stories, story, verdict):
     levels = stories[story]
