@@ -4,6 +4,8 @@ audit verify` finds clean, and each way of changing the history directly in the 
 is named (one way per test), as on SQLite (tests/judgements/audit/test_verification.py,
 tests/judgements/configuration/test_live_state.py for the live configuration)."""
 
+import copy
+import json
 import secrets
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import pytest
 from psycopg.types.json import Jsonb
 
 from magi_client.canonical import canonical, entry_leaf_hash, timestamp
+from tests.support.magi_client import run_magi
 from tests.support.services import REPO, base_env
 
 pytestmark = pytest.mark.postgres
@@ -542,3 +545,82 @@ def test_a_superuser_with_an_id_below_1_is_named(database, planted):
     done = audit_verify(database, "--all")
     assert done.returncode == 1
     assert f"user {planted} has an id below 1, which no row MAGI makes has" in done.stderr
+
+
+def in_magi(database: str, code: str) -> str:
+    """`code` run in a process of MAGI's on `database`, after django.setup(): its stdout."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import django, json; django.setup()\n" + code],
+        cwd=REPO, env=env_for(database), capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def pack_of(database: str, judgement: int) -> str:
+    """The judgement's evidence pack as the API serves it (outcome/results.py builds it
+    the same way), as JSON."""
+    return in_magi(
+        database,
+        "from judgements.audit import evidence\n"
+        "from judgements.models import Judgement\n"
+        f"print(json.dumps(evidence.pack(Judgement.objects.with_results().get(pk={judgement}))))",
+    )
+
+
+def client_verify(database: str, tmp_path, pack: str) -> subprocess.CompletedProcess[str]:
+    """The installed `magi verify` on `pack`, with the keys `manage.py audit keys` prints."""
+    keys = subprocess.run(
+        [sys.executable, "manage.py", "audit", "keys"], cwd=REPO, env=env_for(database),
+        capture_output=True, text=True, timeout=300, check=True,
+    ).stdout  # fmt: skip
+    (tmp_path / "keys.json").write_text(keys)
+    (tmp_path / "pack.json").write_text(pack)
+    return run_magi(
+        "verify", str(tmp_path / "pack.json"), "--keys", str(tmp_path / "keys.json"), env={}
+    )
+
+
+def test_a_three_level_story_verifies_with_the_client_alone(database, tmp_path):
+    stories(database)
+    ((first,),) = sql(
+        database, "SELECT id FROM judgements_judgement WHERE level = 1 AND content = 'Trip three.'"
+    )
+    done = client_verify(database, tmp_path, pack_of(database, first))
+    assert done.returncode == 0, done.stderr
+    assert "story: 3 levels, each checked; the verdict in force is level 3's" in done.stdout
+    # One level left out of the story is refused.
+    cut = json.loads(pack_of(database, first))
+    cut["levels"].pop()
+    done = client_verify(database, tmp_path, json.dumps(cut))
+    assert done.returncode == 1, done.stdout
+
+
+def test_a_pack_cut_short_of_its_override_is_refused_as_stale(database, tmp_path):
+    """The attacker keeps the approval's pack as first served, and drops the override's
+    entry from the newest one: both stale once the override is in the log."""
+    made(database, judgements=2)
+    ((judgement,),) = sql(
+        database,
+        "SELECT id FROM judgements_judgement WHERE id NOT IN "
+        "(SELECT judgement_id FROM judgements_override) ORDER BY id LIMIT 1",
+    )
+    before = pack_of(database, judgement)
+    assert client_verify(database, tmp_path, before).returncode == 0
+    in_magi(
+        database,
+        "from django.contrib.auth.models import User\n"
+        "from judgements.outcome import overrides\n"
+        "from tests.support.audit_history import REVIEW_REASON, placed\n"
+        "staff = User.objects.get(username='ops-w1')\n"
+        f"overrides.override({judgement}, staff, 'reject', REVIEW_REASON)\n"
+        "placed()",
+    )
+    after = json.loads(pack_of(database, judgement))
+    assert client_verify(database, tmp_path, json.dumps(after)).returncode == 0
+    cut = copy.deepcopy(after)
+    cut["entries"].pop()
+    cut.update(verdict="approved", review=None, receipt=json.loads(before)["receipt"])
+    done = client_verify(database, tmp_path, json.dumps(cut))
+    assert done.returncode == 1, done.stdout
+    assert "stale" in done.stderr, done.stderr
