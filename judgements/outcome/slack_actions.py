@@ -211,17 +211,17 @@ def link(user: User, workspace: str, slack_user: str) -> SlackLink:
 # --- the review ---------------------------------------------------------------------
 
 
-def why_not(judgement: Judgement | None, user: User) -> str | None:
+def why_not(judgement: Judgement, user: User) -> str | None:
     """Why `user` may not review this judgement from Slack now, in words for them; None
-    when they may. The page's rules, in the page's order."""
-    if judgement is None or results.find_visible(judgement.pk, user) is None:
-        return "You are not a reviewer of this panel: nothing changed."
+    when they may. The page's rules, in the page's order: one they may not see is, to
+    them, one whose panel they do not review (its panel's name is on the message)."""
+    panel = f" (“{judgement.panel}”)" if judgement.panel else ""
+    not_theirs = f"You are not a reviewer of this panel{panel}: nothing changed."
+    if results.find_visible(judgement.pk, user) is None:
+        return not_theirs
     refused = overrides.refusal(user, judgement)
     if refused is not None:
-        if refused.reason == ReviewRefusal.FOUR_EYES:
-            return refused.message
-        panel = f" (“{judgement.panel}”)" if judgement.panel else ""
-        return f"You are not a reviewer of this panel{panel}: nothing changed."
+        return refused.message if refused.reason == ReviewRefusal.FOUR_EYES else not_theirs
     return no_longer_held(judgement)
 
 

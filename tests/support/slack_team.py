@@ -23,7 +23,10 @@ class SlackTeam:
     panel: Panel
     other_team: Team
 
-    def held(self, make_judgement, fake_llm, **fields) -> Judgement:
+    def held(
+        self, make_judgement, fake_llm, callback_url: str | None = None, **fields
+    ) -> Judgement:
+        """`callback_url`: its webhooks' address, as the API's submit stores it."""
         fake_llm.script("model-c", votes="RRR")  # 2-1: contested
         judgement = make_judgement(
             creator=self.people["ana"],
@@ -32,6 +35,7 @@ class SlackTeam:
             hold_contested=True,
             **fields,
         )
+        Judgement.objects.filter(pk=judgement.pk).update(callback_url=callback_url)
         assert async_to_sync(EngineRunner().run_judgement)(judgement.pk)
         judgement = Judgement.objects.get(pk=judgement.pk)
         assert judgement.verdict == "held", judgement.verdict

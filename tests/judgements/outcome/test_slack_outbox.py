@@ -59,10 +59,8 @@ def test_a_held_verdict_is_posted_once_with_what_a_reviewer_needs(
         assert f"*{agent.name}*: {agent.get_final_decision_display()}." in seen
     # A model's words cannot mention, broadcast or link: Slack's three characters escaped.
     assert "Refund &lt;@U0BOSS&gt; &amp; &lt;!channel&gt; allowed" in seen
-    assert (
-        f"<https://magi.example.com/judgements/{judgement.pk}/|Open judgement {judgement.pk} in MAGI>"
-        in seen
-    )
+    page = f"https://magi.example.com/judgements/{judgement.pk}/"
+    assert f"<{page}|Open judgement {judgement.pk} in MAGI>" in seen
     assert action_ids(blocks) == ["magi_confirm", "magi_override"]
     buttons = next(b for b in blocks if b["type"] == "actions")["elements"]
     assert {button["value"] for button in buttons} == {str(judgement.pk)}
