@@ -6,7 +6,6 @@ Request bodies are strict (no "1" for 1, no unknown field): a typo in a configur
 file never passes as a default.
 """
 
-from datetime import datetime
 from typing import Annotated, ClassVar, Literal
 
 from django.contrib.auth.models import User
@@ -16,7 +15,6 @@ from judgements import models
 from judgements.configuration.budget_config import BudgetFields
 from judgements.configuration.panel_fields import PanelFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
-from judgements.configuration.slack_config import SlackFields, interactivity_url
 from judgements.configuration.team_config import TeamFields
 from judgements.intake import schemas
 from judgements.models.panels import StoredAgent
@@ -350,70 +348,3 @@ class BatchFailure(Answer):
     )
     etag: str | None = Field(default=None, json_schema_extra=schemas.not_documented_default)
 
-
-# --- a team's Slack connection ----------------------------------------------------------
-
-
-class SlackWrite(schemas.Strict):
-    """Where a team's held verdicts go in Slack, and the app's secrets (write-only: left
-    out or empty, the ones set stay)."""
-
-    WHOLE: ClassVar = (
-        "body",
-        'Must be a JSON object: {"channel", "direct_messages", "bot_token", "signing_secret"}.',
-    )
-
-    channel: Annotated[StrictStr, Field(max_length=40)] = Field(
-        default="", description="A channel's ID (C0123ABCD); empty with direct_messages."
-    )
-    direct_messages: StrictBool = Field(
-        default=False, description="Each reviewer gets a direct message instead of a channel."
-    )
-    bot_token: Annotated[StrictStr, Field(max_length=255)] | None = Field(
-        default=None, description="The app's Bot User OAuth Token (xoxb-…); never answered."
-    )
-    signing_secret: Annotated[StrictStr, Field(max_length=255)] | None = Field(
-        default=None, description="The app's Signing Secret; never answered."
-    )
-
-    def fields(self) -> SlackFields:
-        found = SlackFields(channel=self.channel, direct_messages=self.direct_messages)
-        if self.bot_token:
-            found["bot_token"] = self.bot_token
-        if self.signing_secret:
-            found["signing_secret"] = self.signing_secret
-        return found
-
-
-class SlackConnection(Answer):
-    """A team's Slack connection as it may be shown: never its secrets, only that they
-    are set; what Slack last said (a refused token shows here)."""
-
-    team: str
-    channel: str
-    direct_messages: bool
-    bot_token_set: bool
-    signing_secret_set: bool
-    interactivity_url: str = Field(description="The Slack app's Interactivity Request URL.")
-    last_ok_at: datetime | None
-    last_error: str = Field(description="Slack's last refusal that no retry mends; empty: none.")
-    last_error_at: datetime | None
-
-    @classmethod
-    def from_record(cls, connection: models.SlackConnection) -> "SlackConnection":
-        return cls(
-            team=connection.team.name,
-            channel=connection.channel,
-            direct_messages=connection.direct_messages,
-            bot_token_set=bool(connection.bot_token),
-            signing_secret_set=bool(connection.signing_secret),
-            interactivity_url=interactivity_url(),
-            last_ok_at=connection.last_ok_at,
-            last_error=connection.last_error,
-            last_error_at=connection.last_error_at,
-        )
-
-
-class SlackTest(Answer):
-    ok: bool
-    lines: list[str]

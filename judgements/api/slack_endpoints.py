@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from ninja import Path, Router
 from ninja.responses import Status
 
-from judgements.api import config_schemas, schemas
+from judgements.api import schemas, slack_schemas
 from judgements.api.site import token_of
 from judgements.configuration import slack_config
 from judgements.core.errors import NotFound
@@ -28,36 +28,36 @@ ANSWERS: dict[int | tuple[int, int], type[Answer]] = {
 }
 
 
-def read(by: User, team_id: int) -> config_schemas.SlackConnection:
+def read(by: User, team_id: int) -> slack_schemas.SlackConnection:
     team = slack_config.team_for(by, team_id)
     connection = slack_config.connection_of(team)
     if connection is None:
         raise NotFound(f"The team {team.name} is not connected to Slack.")
-    return config_schemas.SlackConnection.from_record(connection)
+    return slack_schemas.SlackConnection.from_record(connection)
 
 
 def write(
-    by: User, team_id: int, body: config_schemas.SlackWrite
-) -> config_schemas.SlackConnection:
+    by: User, team_id: int, body: slack_schemas.SlackWrite
+) -> slack_schemas.SlackConnection:
     team = slack_config.team_for(by, team_id)
-    return config_schemas.SlackConnection.from_record(slack_config.save(by, team, body.fields()))
+    return slack_schemas.SlackConnection.from_record(slack_config.save(by, team, body.fields()))
 
 
 def remove(by: User, team_id: int) -> bool:
     return slack_config.remove(by, slack_config.team_for(by, team_id))
 
 
-def test(by: User, team_id: int) -> config_schemas.SlackTest:
+def test(by: User, team_id: int) -> slack_schemas.SlackTest:
     report = slack_config.send_test(slack_config.team_for(by, team_id))
-    return config_schemas.SlackTest(ok=report.ok, lines=report.lines)
+    return slack_schemas.SlackTest(ok=report.ok, lines=report.lines)
 
 
 @router.get(
     "/teams/{int:team_id}/slack",
     url_name="api-team-slack",
-    response={200: config_schemas.SlackConnection, **ANSWERS},
+    response={200: slack_schemas.SlackConnection, **ANSWERS},
 )
-async def get_team_slack(request: HttpRequest, team_id: TeamId) -> config_schemas.SlackConnection:
+async def get_team_slack(request: HttpRequest, team_id: TeamId) -> slack_schemas.SlackConnection:
     """How the team is connected to Slack: its channel or direct messages, whether its
     secrets are set (never them), and Slack's last refusal. 404: not connected."""
     return await db_call(read, for_request=True)(token_of(request).user, team_id)
@@ -65,12 +65,12 @@ async def get_team_slack(request: HttpRequest, team_id: TeamId) -> config_schema
 
 @router.put(
     "/teams/{int:team_id}/slack",
-    url_name="api-team-slack-put",
-    response={200: config_schemas.SlackConnection, **ANSWERS},
+    url_name="api-team-slack",
+    response={200: slack_schemas.SlackConnection, **ANSWERS},
 )
 async def put_team_slack(
-    request: HttpRequest, team_id: TeamId, body: config_schemas.SlackWrite
-) -> config_schemas.SlackConnection:
+    request: HttpRequest, team_id: TeamId, body: slack_schemas.SlackWrite
+) -> slack_schemas.SlackConnection:
     """Connect the team to Slack or change how. The secrets are needed the first time;
     left out later, they stay as they are. Audited, without the secrets."""
     return await db_call(write, for_request=True)(token_of(request).user, team_id, body)
@@ -78,7 +78,7 @@ async def put_team_slack(
 
 @router.delete(
     "/teams/{int:team_id}/slack",
-    url_name="api-team-slack-delete",
+    url_name="api-team-slack",
     response={204: None, **ANSWERS},
 )
 async def delete_team_slack(request: HttpRequest, team_id: TeamId) -> Status[None]:
@@ -92,9 +92,9 @@ async def delete_team_slack(request: HttpRequest, team_id: TeamId) -> Status[Non
 @router.post(
     "/teams/{int:team_id}/slack/test",
     url_name="api-team-slack-test",
-    response={200: config_schemas.SlackTest, **ANSWERS},
+    response={200: slack_schemas.SlackTest, **ANSWERS},
 )
-async def test_team_slack(request: HttpRequest, team_id: TeamId) -> config_schemas.SlackTest:
+async def test_team_slack(request: HttpRequest, team_id: TeamId) -> slack_schemas.SlackTest:
     """Check the bot token and post a test message where held verdicts go; `ok` false and
     the lines say what failed."""
     return await db_call(test, for_request=True)(token_of(request).user, team_id)
