@@ -76,3 +76,12 @@ def test_disconnecting_removes_the_connection(ana, team):
     assert ana.post(f"/teams/{team.pk}/slack/remove/").status_code == 302
     assert not SlackConnection.objects.exists()
     assert "Not connected to Slack." in ana.get(f"/teams/{team.pk}/slack/").content.decode()
+
+
+def test_the_notifications_page_links_each_of_ones_teams_slack_page(ana, team):
+    Team.objects.create(name="Travel")  # not ana's
+    connect(team)
+    page = ana.get("/account/notifications/").content.decode()
+
+    assert f'<a href="/teams/{team.pk}/slack/">Payments</a>: connected' in page
+    assert "Travel" not in page
