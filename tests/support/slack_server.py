@@ -94,6 +94,15 @@ class SlackServer:
 
     # --- scripting -----------------------------------------------------------------
 
+    def reset(self) -> None:
+        """Forget the calls, scripts, revocations and users: a fresh server for the next
+        test of a session that shares it."""
+        with self.state.lock:
+            self.state.calls.clear()
+            self.state.scripts.clear()
+            self.state.revoked.clear()
+            self.state.users.clear()
+
     def script(self, method: str, *answers: Scripted) -> None:
         with self.state.lock:
             self.state.scripts.setdefault(method, []).extend(answers)
