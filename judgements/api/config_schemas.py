@@ -347,4 +347,3 @@ class BatchFailure(Answer):
         default=None, json_schema_extra=schemas.not_documented_default
     )
     etag: str | None = Field(default=None, json_schema_extra=schemas.not_documented_default)
-

@@ -36,9 +36,7 @@ def read(by: User, team_id: int) -> slack_schemas.SlackConnection:
     return slack_schemas.SlackConnection.from_record(connection)
 
 
-def write(
-    by: User, team_id: int, body: slack_schemas.SlackWrite
-) -> slack_schemas.SlackConnection:
+def write(by: User, team_id: int, body: slack_schemas.SlackWrite) -> slack_schemas.SlackConnection:
     team = slack_config.team_for(by, team_id)
     return slack_schemas.SlackConnection.from_record(slack_config.save(by, team, body.fields()))
 

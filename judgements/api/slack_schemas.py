@@ -12,7 +12,6 @@ from judgements.intake import schemas
 from judgements.outcome.answers import Answer
 
 
-
 class SlackWrite(schemas.Strict):
     """Where a team's held verdicts go in Slack, and the app's secrets (write-only: left
     out or empty, the ones set stay)."""
