@@ -59,6 +59,10 @@ class Refused(Exception):
         super().__init__(message)
 
 
+class Unanswered(Exception):
+    """Slack did not say who clicked (away, or refusing): nobody can be decided for."""
+
+
 @dataclass
 class Reply:
     """What the endpoint answers Slack: an HTTP status and, for a modal, its JSON."""
@@ -171,8 +175,11 @@ def person(api: WebClient, workspace: str, slack_user: str) -> User | None:
     try:
         found = as_dict(api.users_info(user=slack_user)["user"])
     except SlackApiError as exc:
-        log.warning("slack users.info failed for %s: %s", slack_user, exc)
-        return None
+        if exc.response.get("error") in ("user_not_found", "user_not_visible"):
+            return None
+        raise Unanswered(slack_outbox.failure_of(exc).error) from None
+    except OSError as exc:  # Slack away: not "nobody", which would send them to link
+        raise Unanswered(slack_outbox.failure_of(exc).error) from None
     profile = as_dict(found.get("profile", {}))
     email = profile.get("email")
     if not isinstance(email, str) or not email or found.get("is_email_confirmed") is False:
@@ -268,7 +275,7 @@ def tell(api: WebClient, click: Click, text: str) -> None:
     """An answer only the clicker sees."""
     try:
         api.chat_postEphemeral(channel=click["channel"], user=click["slack_user"], text=text)
-    except SlackApiError as exc:
+    except (SlackApiError, OSError) as exc:
         log.warning("slack: could not answer %s privately: %s", click["slack_user"], exc)
 
 
@@ -291,7 +298,16 @@ def reviewer_of(
             None,
             "This message is not one of this team's held verdicts: nothing changed.",
         )
-    user = person(api, click["workspace"], click["slack_user"])
+    try:
+        user = person(api, click["workspace"], click["slack_user"])
+    except Unanswered as exc:
+        log.warning("slack: who %s is went unanswered: %s", click["slack_user"], exc)
+        return (
+            api,
+            judgement,
+            None,
+            f"Slack did not say who you are ({exc}): nothing changed; try again.",
+        )
     if user is None:
         address = link_address(click["workspace"], click["slack_user"])
         return (
@@ -320,7 +336,11 @@ def clicked(signed: list[SlackConnection], payload: dict[str, object]) -> Reply:
             "channel": click["channel"],
             "ts": click["ts"],
         }
-        api.views_open(trigger_id=trigger, view=slack_messages.override_view(judgement, target))
+        try:
+            api.views_open(trigger_id=trigger, view=slack_messages.override_view(judgement, target))
+        except (SlackApiError, OSError) as exc:
+            error = slack_outbox.failure_of(exc).error
+            tell(api, click, f"Slack did not open the override's form ({error}): nothing changed.")
         return Reply()
     try:
         reviews.confirm(judgement.pk, user, CONFIRM_REASON)

@@ -30,6 +30,7 @@ from tests.support.slack_requests import (
     post,
     signed_headers,
 )
+from tests.support.slack_server import Scripted
 from tests.support.slack_team import SLACK_IDS, slack_team
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -292,3 +293,26 @@ def test_a_forged_link_links_nobody(setup, client):
 
     assert response.status_code == 400
     assert not SlackLink.objects.exists()
+
+
+def test_when_slack_does_not_say_who_clicked_nothing_is_decided(posted, slack_api, client):
+    slack_api.script("users.info", Scripted(status=500))
+    post(client, block_action(posted.pk, CONFIRM, SLACK_IDS["bob"]))
+
+    (answer,) = private_answers(slack_api, SLACK_IDS["bob"])
+    assert answer.startswith(
+        "Slack did not say who you are (Slack answered fatal_error (HTTP 500))"
+    )
+    unchanged(posted, slack_api)
+
+
+def test_a_modal_slack_will_not_open_is_said_privately(posted, slack_api, client):
+    slack_api.script("views.open", Scripted(error="expired_trigger_id"))
+    response = post(client, block_action(posted.pk, OVERRIDE, SLACK_IDS["cy"]))
+
+    assert response.status_code == 200
+    (answer,) = private_answers(slack_api, SLACK_IDS["cy"])
+    assert answer == (
+        "Slack did not open the override's form (Slack answered expired_trigger_id): "
+        "nothing changed."
+    )
