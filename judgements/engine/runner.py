@@ -243,19 +243,16 @@ class EngineRunner:
         """Tell reviewers what waits for them at each sweep, by email
         (judgements/outcome/notifications.py) and in Slack (outcome/slack_outbox.py);
         every worker does, each taking rows the others have not locked."""
+        tellers = (
+            (anotify, arenew_notifications, "reviewers' emails"),
+            (aslack, arenew_slack, "Slack messages"),
+        )
         while True:
-            try:
-                sending = anotify(self.worker_id)
-                renew = partial(arenew_notifications, self.worker_id)
-                await renewing(sending, renew, "reviewers' emails")
-            except Exception:
-                log.exception("notifications failed; trying again later")
-            try:
-                posting = aslack(self.worker_id)
-                renew = partial(arenew_slack, self.worker_id)
-                await renewing(posting, renew, "Slack messages")
-            except Exception:
-                log.exception("Slack messages failed; trying again later")
+            for tell, renew_held, what in tellers:
+                try:
+                    await renewing(tell(self.worker_id), partial(renew_held, self.worker_id), what)
+                except Exception:
+                    log.exception("%s failed; trying again later", what)
             await asyncio.sleep(settings.MAGI_SWEEP_INTERVAL)
 
     async def sequence_forever(self) -> None:

@@ -115,9 +115,14 @@ def override_submission(
 def post(client, payload: dict, **signing) -> "object":
     """The payload posted to the app's interactivity URL as Slack posts it."""
     body = form_body(payload)
+    return post_body(client, body, signed_headers(body, **signing))
+
+
+def post_body(client, body: bytes, headers: dict[str, str] | None = None) -> "object":
+    """These bytes posted to the interactivity URL with these headers, as they are."""
     return client.post(
         INTERACTIVITY,
         data=body,
         content_type="application/x-www-form-urlencoded",
-        headers=signed_headers(body, **signing),
+        headers=headers or {},
     )

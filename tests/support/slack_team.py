@@ -42,6 +42,14 @@ class SlackTeam:
         return judgement
 
 
+def team_of(*usernames: str) -> Team:
+    """The team Payments, these people (made now) its members."""
+    team = Team.objects.create(name="Payments")
+    people = [User.objects.create_user(name, password="pw") for name in usernames]
+    teams.set_members(team, people, None)
+    return team
+
+
 def slack_team(slack_server=None) -> SlackTeam:
     """The two teams and their people; each person known to `slack_server` by email."""
     people = {

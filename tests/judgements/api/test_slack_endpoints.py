@@ -6,19 +6,17 @@ import json
 import pytest
 from django.contrib.auth.models import User
 
-from judgements.configuration import teams
 from judgements.models import SlackConnection, Team
 from tests.support.api_client import token_client
 from tests.support.slack_requests import BOT_TOKEN, CHANNEL, SIGNING_SECRET
+from tests.support.slack_team import team_of
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 @pytest.fixture
 def team(db) -> Team:
-    team = Team.objects.create(name="Payments")
-    teams.set_members(team, [User.objects.create_user("ana", password="pw")], None)
-    return team
+    return team_of("ana")
 
 
 @pytest.fixture

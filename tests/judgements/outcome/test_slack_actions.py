@@ -28,6 +28,7 @@ from tests.support.slack_requests import (
     form_body,
     override_submission,
     post,
+    post_body,
     signed_headers,
 )
 from tests.support.slack_server import Scripted
@@ -151,12 +152,7 @@ def test_a_payload_changed_after_signing_is_refused(posted, slack_api, client):
     body = form_body(block_action(posted.pk, CONFIRM, SLACK_IDS["dan"]))
     headers = signed_headers(body)
     forged = body.replace(SLACK_IDS["dan"].encode(), SLACK_IDS["bob"].encode())
-    response = client.post(
-        "/slack/interactivity/",
-        data=forged,
-        content_type="application/x-www-form-urlencoded",
-        headers=headers,
-    )
+    response = post_body(client, forged, headers)
 
     assert response.status_code == 401
     unchanged(posted, slack_api)
@@ -173,9 +169,7 @@ def test_a_request_older_than_five_minutes_is_refused_though_well_signed(posted,
 
 def test_a_request_without_slacks_headers_is_refused(posted, slack_api, client):
     body = form_body(block_action(posted.pk, CONFIRM, SLACK_IDS["bob"]))
-    response = client.post(
-        "/slack/interactivity/", data=body, content_type="application/x-www-form-urlencoded"
-    )
+    response = post_body(client, body)
 
     assert response.status_code == 401
     unchanged(posted, slack_api)
@@ -184,18 +178,7 @@ def test_a_request_without_slacks_headers_is_refused(posted, slack_api, client):
 def test_a_replayed_request_is_refused(posted, setup, slack_api, client):
     body = form_body(block_action(posted.pk, OVERRIDE, SLACK_IDS["cy"]))
     headers = signed_headers(body)
-    first = client.post(
-        "/slack/interactivity/",
-        data=body,
-        content_type="application/x-www-form-urlencoded",
-        headers=headers,
-    )
-    again = client.post(
-        "/slack/interactivity/",
-        data=body,
-        content_type="application/x-www-form-urlencoded",
-        headers=headers,
-    )
+    first, again = post_body(client, body, headers), post_body(client, body, headers)
 
     assert first.status_code == 200
     assert again.status_code == 401 and "replay" in again.json()["error"]

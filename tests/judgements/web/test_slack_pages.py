@@ -4,18 +4,16 @@ its secrets never shown back, bad input named next to its field."""
 import pytest
 from django.contrib.auth.models import User
 
-from judgements.configuration import teams
 from judgements.models import SlackConnection, Team
 from tests.support.slack_requests import BOT_TOKEN, CHANNEL, SIGNING_SECRET, connect
+from tests.support.slack_team import team_of
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def team(db) -> Team:
-    team = Team.objects.create(name="Payments")
-    teams.set_members(team, [User.objects.create_user("ana", password="pw")], None)
-    return team
+    return team_of("ana")
 
 
 @pytest.fixture
