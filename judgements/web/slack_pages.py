@@ -17,6 +17,16 @@ from judgements.outcome import slack_actions
 from judgements.web.signed_in import signed_in_user
 
 
+def secret_field(what: str) -> forms.CharField:
+    """A secret: typed in, never rendered back (the page shows only that one is set)."""
+    return forms.CharField(
+        required=False,
+        max_length=255,
+        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
+        help_text=f"{what} Never shown again; leave it empty to keep the one set.",
+    )
+
+
 class SlackForm(forms.Form):
     channel = forms.CharField(
         required=False,
@@ -28,20 +38,8 @@ class SlackForm(forms.Form):
         required=False,
         label="Direct messages to each reviewer instead of a channel",
     )
-    bot_token = forms.CharField(
-        required=False,
-        max_length=255,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text="The app's Bot User OAuth Token (xoxb-…). Never shown again; leave it empty "
-        "to keep the one set.",
-    )
-    signing_secret = forms.CharField(
-        required=False,
-        max_length=255,
-        widget=forms.PasswordInput(render_value=False, attrs={"autocomplete": "off"}),
-        help_text="The app's Signing Secret (Basic Information). Never shown again; leave it "
-        "empty to keep the one set.",
-    )
+    bot_token = secret_field("The app's Bot User OAuth Token (xoxb-…).")
+    signing_secret = secret_field("The app's Signing Secret (Basic Information).")
 
 
 def team_of(request: HttpRequest, team_id: int) -> Team:
