@@ -133,7 +133,10 @@ def save(by: User | None, team: Team, fields: SlackFields) -> SlackConnection:
         connection = existing or SlackConnection(team=team)
         connection.channel = fields["channel"]
         connection.direct_messages = fields["direct_messages"]
-        if fields.get("bot_token"):
+        new_token = (
+            bool(fields.get("bot_token")) and fields.get("bot_token") != connection.bot_token
+        )
+        if new_token:
             connection.bot_token = fields["bot_token"]
             # A new token: what Slack said of the old one no longer holds.
             connection.last_error, connection.last_error_at = "", None
@@ -141,6 +144,9 @@ def save(by: User | None, team: Team, fields: SlackFields) -> SlackConnection:
             connection.signing_secret = fields["signing_secret"]
         connection.updated_at = timezone.now()
         connection.save()
+        if new_token and existing is not None:
+            # What the old token failed to post waits for the next sweep.
+            slack_outbox.requeue_failed(connection.pk, "configuration")
         teams.record(
             AuditSubject.SLACK, teams.team_target(team), by, before, audit_state(connection)
         )

@@ -86,7 +86,8 @@ class SlackMessageStatus(models.TextChoices):
 class SlackMessageStates(StateGraph):
     """A Slack message's states and moves (outcome/slack_outbox.py `settle`): posted, or
     tried again after its backoff (or Slack's Retry-After), or given up; once a person
-    reviews the verdict, outdated until the message shows who decided what."""
+    reviews the verdict, outdated until the message shows who decided what; given up,
+    tried again once the team sets a new bot token."""
 
     states, initial = SlackMessageStatus, SlackMessageStatus.PENDING
     post = Move((SlackMessageStatus.PENDING,), (SlackMessageStatus.POSTED,))
@@ -98,6 +99,10 @@ class SlackMessageStates(StateGraph):
     retry_update = Move((SlackMessageStatus.OUTDATED,), (SlackMessageStatus.OUTDATED,))
     give_up = Move(
         (SlackMessageStatus.PENDING, SlackMessageStatus.OUTDATED), (SlackMessageStatus.FAILED,)
+    )
+    # A new bot token: what failed is tried again (posted, or updated if it was posted).
+    requeue = Move(
+        (SlackMessageStatus.FAILED,), (SlackMessageStatus.PENDING, SlackMessageStatus.OUTDATED)
     )
 
 

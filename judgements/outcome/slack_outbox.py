@@ -166,6 +166,31 @@ def outdate_reviewed(worker_id: str, judgement_id: int | None = None) -> int:
     )
 
 
+def requeue_failed(connection_id: int, worker_id: str) -> int:
+    """The connection's given-up messages tried again (a new bot token may mend what
+    failed): those never posted are posted, those posted are updated."""
+    failed = SlackMessage.objects.filter(
+        connection_id=connection_id, status=SlackMessageStatus.FAILED
+    )
+    again = {"attempts": 0, "error": "", "next_attempt_at": timezone.now()}
+    moved = 0
+    for target, posted in (
+        (SlackMessageStatus.PENDING, False),
+        (SlackMessageStatus.OUTDATED, True),
+    ):
+        rows = failed.exclude(ts="") if posted else failed.filter(ts="")
+        told = [
+            Told(
+                f"slack messages of connection {connection_id} (new token)",
+                SlackMessageStatus.FAILED,
+            )
+        ]
+        moved += transition(
+            rows, SlackMessageStates.requeue, target, worker=worker_id, told=told, **again
+        )
+    return moved
+
+
 # --- sending -------------------------------------------------------------------------
 
 

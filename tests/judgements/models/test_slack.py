@@ -1,5 +1,5 @@
 """The Slack models (judgements/models/slack.py): which messages are due, and a message's
-graph, where nothing posted goes back to being posted again."""
+graph."""
 
 from datetime import timedelta
 
@@ -38,11 +38,11 @@ def test_due_are_the_messages_to_post_or_update_whose_wait_is_over_and_nobody_ho
     assert due == {rows[name].pk for name in ("to_post", "to_update", "held_expired")}
 
 
-def test_a_message_once_posted_is_never_posted_anew():
-    moves = SlackMessageStates.moves.values()
-    assert not [
-        m
-        for m in moves
-        if SlackMessageStatus.PENDING in m.targets and m.sources != (SlackMessageStatus.PENDING,)
-    ]
-    assert SlackMessageStates.final == {SlackMessageStatus.FAILED, SlackMessageStatus.DROPPED}
+def test_only_a_message_given_up_is_taken_up_again_and_only_a_dropped_one_is_done_for_good():
+    into_pending = {
+        name
+        for name, move in SlackMessageStates.moves.items()
+        if SlackMessageStatus.PENDING in move.targets
+    }
+    assert into_pending == {"retry_post", "requeue"}
+    assert SlackMessageStates.final == {SlackMessageStatus.DROPPED}

@@ -131,6 +131,33 @@ def test_a_token_slack_revoked_gives_up_at_once_and_shows_on_the_teams_page(
     assert BOT_TOKEN not in page
 
 
+def test_a_new_token_takes_up_again_what_the_revoked_one_failed(
+    setup, slack_api, make_judgement, fake_llm
+):
+    connect(setup.team)
+    unposted = setup.held(make_judgement, fake_llm, title="Refund 1")
+    posted = setup.held(make_judgement, fake_llm, title="Refund 2")
+    slack_outbox.queue()
+    SlackMessage.objects.filter(judgement=unposted).update(
+        next_attempt_at=timezone.now() + timedelta(hours=1)
+    )
+    slack_outbox.deliver("w1")  # Refund 2 posted
+    reviews.confirm(posted.pk, setup.people["bob"], "Seen.")
+    SlackMessage.objects.filter(judgement=unposted).update(next_attempt_at=timezone.now())
+    slack_api.revoke(BOT_TOKEN)
+    slack_outbox.deliver("w1")  # both refused: the post and the update
+    assert set(SlackMessage.objects.values_list("status", flat=True)) == {"failed"}
+
+    connect(setup.team, token="xoxb-3333-4444-rotated")
+    assert SlackConnection.objects.get().last_error == ""
+    slack_outbox.deliver("w1")
+
+    states = dict(SlackMessage.objects.values_list("judgement_id", "status"))
+    assert states == {unposted.pk: "posted", posted.pk: "posted"}
+    fresh = [c for c in slack_api.calls() if c.token == "xoxb-3333-4444-rotated"]
+    assert sorted(c.method for c in fresh) == ["chat.postMessage", "chat.update"]
+
+
 def test_direct_messages_go_to_each_reviewer_but_its_author(
     setup, slack_api, make_judgement, fake_llm
 ):
