@@ -8,6 +8,7 @@ import urllib.request
 
 from playwright.sync_api import expect
 
+from tests.support.axe_core import describe, violations
 from tests.support.slack_requests import block_action, form_body, signed_headers
 
 SETUP = """
@@ -116,3 +117,27 @@ def test_the_review_queue_and_slack_agree_at_every_step(llm, slack, live_magi, l
 
 def session_cookie(page) -> str:
     return next(c["value"] for c in page.context.cookies() if c["name"] == "sessionid")
+
+
+MEMBER = """
+from django.contrib.auth.models import User
+from judgements.configuration import teams
+from judgements.models import Team
+team = Team.objects.create(name="Slack page " + %(name)r)
+teams.set_members(team, [User.objects.get(username=%(name)r)], None)
+print(team.pk)
+"""
+
+
+def test_the_teams_slack_page_reads_well_on_a_desktop_and_a_phone(live_magi, log_in_as):
+    page = log_in_as()
+    name = next(u for u, key in live_magi.sessions.items() if key == session_cookie(page))
+    team = live_magi.manage("shell", "-v", "0", "-c", MEMBER % {"name": name}).strip()
+    for width in (1280, 390):
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"/teams/{team}/slack/")
+        page.get_by_role("button", name="Save").click()  # nothing given: every field said
+        expect(page.locator(".error-summary")).to_be_visible()
+        assert violations(page) == [], describe(violations(page))
+        wide = page.evaluate("() => document.documentElement.scrollWidth")
+        assert wide <= width, f"{wide} px wide at {width}"
