@@ -8,6 +8,7 @@ import json
 import time
 from urllib.parse import urlencode
 
+from django.test import Client
 from slack_sdk.signature import SignatureVerifier
 
 from judgements.configuration import slack_config
@@ -112,13 +113,13 @@ def override_submission(
     }
 
 
-def post(client, payload: dict, **signing) -> "object":
+def post(client: Client, payload: dict, **signing):
     """The payload posted to the app's interactivity URL as Slack posts it."""
     body = form_body(payload)
     return post_body(client, body, signed_headers(body, **signing))
 
 
-def post_body(client, body: bytes, headers: dict[str, str] | None = None) -> "object":
+def post_body(client: Client, body: bytes, headers: dict[str, str] | None = None):
     """These bytes posted to the interactivity URL with these headers, as they are."""
     return client.post(
         INTERACTIVITY,

@@ -71,8 +71,9 @@ def test_secrets_left_out_stay_and_the_audit_keeps_only_their_fingerprints(team)
     )
     entries = list(AuditEntry.objects.filter(subject=AuditSubject.SLACK).order_by("at", "pk"))
     assert [e.before is None for e in entries] == [True, False]
-    assert entries[1].after["direct_messages"] is True
-    assert entries[1].after["bot_token"] == slack_config.fingerprint(BOT_TOKEN)
+    changed = entries[1].after
+    assert isinstance(changed, dict) and changed["direct_messages"] is True
+    assert changed["bot_token"] == slack_config.fingerprint(BOT_TOKEN)
     for entry in entries:
         assert BOT_TOKEN not in str(entry.after) and SIGNING_SECRET not in str(entry.after)
 
