@@ -7,7 +7,7 @@ from typing import Annotated, ClassVar
 from pydantic import Field, StrictBool, StrictStr
 
 from judgements import models
-from judgements.configuration.slack_config import SlackFields, interactivity_url
+from judgements.configuration.slack_config import SlackFields, fingerprint, interactivity_url
 from judgements.intake import schemas
 from judgements.outcome.answers import Answer
 
@@ -69,6 +69,28 @@ class SlackConnection(Answer):
             last_ok_at=connection.last_ok_at,
             last_error=connection.last_error,
             last_error_at=connection.last_error_at,
+        )
+
+
+class TeamSlack(Answer):
+    """A team's Slack connection as a team's answer (and `magi export`) shows it: where it
+    posts, and a fingerprint of each secret (as the audit records it), so `magi plan`
+    tells whether the secrets it would send are the ones set without reading them."""
+
+    channel: str
+    direct_messages: bool
+    bot_token: str = Field(description="sha256: and the first 12 hex digits of its hash.")
+    signing_secret: str = Field(description="sha256: and the first 12 hex digits of its hash.")
+
+    @classmethod
+    def of(cls, connection: models.SlackConnection | None) -> "TeamSlack | None":
+        if connection is None:
+            return None
+        return cls(
+            channel=connection.channel,
+            direct_messages=connection.direct_messages,
+            bot_token=fingerprint(connection.bot_token),
+            signing_secret=fingerprint(connection.signing_secret),
         )
 
 
