@@ -3,7 +3,7 @@
 
     panels/<name>.yaml          shared panels with no team (MAGI's examples; staff only)
     suites/<name>.jsonl         shared suites with no team
-    teams/<team>/team.yaml      the team's members and budgets
+    teams/<team>/team.yaml      the team's members, budgets and Slack connection
     teams/<team>/panels/*.yaml  the team's panels
     teams/<team>/suites/*.jsonl the team's suites, one case a line; the file's name is
                                 the suite's
