@@ -118,6 +118,19 @@ class VerdictSettings(Env):
     magi_webhook_retry_max_wait: float = setting(
         3600.0, "the longest wait between a webhook's attempts", ge=0
     )
+    # Held verdicts in Slack (judgements/outcome/slack_*.py, docs/slack.md).
+    magi_slack_api_url: str = setting(
+        "https://slack.com/api/",
+        "Slack's Web API, where held verdicts are posted ([slack.md](slack.md)); another "
+        "address only for a proxy or a test server",
+    )
+    magi_slack_timeout: float = setting(10.0, "seconds to wait for Slack's answer", gt=0)
+    magi_slack_max_attempts: int = setting(
+        8,
+        "attempts per Slack message before it is marked failed; between them the wait "
+        "Slack asks for (`Retry-After`), else the webhooks' doubling wait",
+        ge=1,
+    )
 
 
 class AuditSettings(Env):

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from pydantic import BeforeValidator, Field, StrictBool, StrictInt, StrictStr
 
 from judgements import models
+from judgements.api.slack_schemas import SlackWrite, TeamSlack
 from judgements.configuration.budget_config import BudgetFields
 from judgements.configuration.panel_fields import PanelFields
 from judgements.configuration.saving import DESCRIPTION_MAX_CHARS, NAME_MAX_CHARS
@@ -169,11 +170,16 @@ class BudgetWrite(schemas.Strict):
 class TeamWrite(schemas.Strict):
     """A team's name and its members, all of them."""
 
-    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"name", "members"}.')
+    WHOLE: ClassVar = ("body", 'Must be a JSON object: {"name", "members", "slack"}.')
 
     name: TeamName
     members: Annotated[list[Username], Field(max_length=10_000)] = Field(
         default=[], description="Usernames: every member, none left out."
+    )
+    slack: SlackWrite | None = Field(
+        default=None,
+        description="Its Slack connection, set as PUT /api/teams/{id}/slack sets it (`magi "
+        "apply`'s team.yaml `slack:`); left out or null: left as it is.",
     )
 
     def fields(self) -> TeamFields:
@@ -184,6 +190,7 @@ class Team(Answer):
     id: Id
     name: str
     members: list[str] = Field(description="Usernames, sorted.")
+    slack: TeamSlack | None = Field(description="Its Slack connection; null: none.")
     version: Id
     etag: ETag
 
@@ -193,6 +200,7 @@ class Team(Answer):
             id=team.pk,
             name=team.name,
             members=team.member_names(),
+            slack=TeamSlack.of(models.SlackConnection.objects.filter(team=team).first()),
             version=team.version,
             etag=team.etag(),
         )

@@ -31,9 +31,11 @@ from judgements.configuration import (
     panel_config,
     people,
     saving,
+    slack_config,
     suite_config,
     team_config,
 )
+from judgements.core.errors import InvalidInput
 from judgements.evaluations import answers as run_answers
 from judgements.infrastructure.database import db_call
 from judgements.llm import providers
@@ -146,12 +148,12 @@ class Teams(Resource[config_schemas.TeamWrite, config_schemas.Team]):
     }  # fmt: skip
 
     def made(self, token: ApiToken, body: config_schemas.TeamWrite) -> Team:
-        return team_config.create(token.user, body.fields())
+        return connected(token, team_config.create(token.user, body.fields()), body)
 
     def changed(
         self, token: ApiToken, pk: int, body: config_schemas.TeamWrite, if_match: str
     ) -> Team:
-        return team_config.replace(token.user, pk, body.fields(), if_match)
+        return connected(token, team_config.replace(token.user, pk, body.fields(), if_match), body)
 
     def removed(self, token: ApiToken, pk: int, if_match: str) -> None:
         team_config.delete(token.user, pk, if_match)
@@ -296,6 +298,19 @@ class Tokens(Resource[config_schemas.TokenCreate, config_schemas.TokenIssued]):
 
     def write_refusals(self) -> Refusals:
         return STAFF_ERRORS
+
+
+def connected(token: ApiToken, team: Team, body: config_schemas.TeamWrite) -> Team:
+    """The team's Slack connection set as the body says (left out: as it is), by the
+    page's and PUT /api/teams/{id}/slack's one function, in the change's transaction; a
+    bad field is named under `slack.`."""
+    if body.slack is None:
+        return team
+    try:
+        slack_config.save(token.user, team, body.slack.fields())
+    except InvalidInput as exc:
+        raise InvalidInput({f"slack.{at}": said for at, said in exc.errors.items()}) from None
+    return team
 
 
 def model_listing() -> list[str]:

@@ -17,6 +17,7 @@ from judgements.api import (
     log_endpoints,
     resource_routes,
     resources,
+    slack_endpoints,
 )
 from judgements.api.site import api, not_found
 
@@ -31,6 +32,7 @@ api.add_router("/", evaluation_endpoints.router)
 for tag, router in kind_routers:
     if tag != "evaluations":
         api.add_router("/", router)
+api.add_router("/", slack_endpoints.router)
 api.add_router("/", batch_endpoints.router)
 api.add_router("/", log_endpoints.router)
 

@@ -26,7 +26,7 @@ from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
 from judgements.models.judgements import Judgement
-from judgements.outcome import checkpoints, notifications, webhooks
+from judgements.outcome import checkpoints, notifications, slack_outbox, webhooks
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +34,8 @@ anotify = db_call(notifications.deliver)
 asequence = db_call(checkpoints.sequence_and_publish)
 arenew_deliveries = db_call(webhooks.renew_held)
 arenew_notifications = db_call(notifications.renew_held)
+aslack = db_call(slack_outbox.deliver)
+arenew_slack = db_call(slack_outbox.renew_held)
 
 
 def new_worker_id() -> str:
@@ -238,15 +240,19 @@ class EngineRunner:
                 pass
 
     async def deliver_notifications_forever(self) -> None:
-        """Tell reviewers what waits for them (judgements/outcome/notifications.py) at
-        each sweep; every worker does, each taking rows the others have not locked."""
+        """Tell reviewers what waits for them at each sweep, by email
+        (judgements/outcome/notifications.py) and in Slack (outcome/slack_outbox.py);
+        every worker does, each taking rows the others have not locked."""
+        tellers = (
+            (anotify, arenew_notifications, "reviewers' emails"),
+            (aslack, arenew_slack, "Slack messages"),
+        )
         while True:
-            try:
-                sending = anotify(self.worker_id)
-                renew = partial(arenew_notifications, self.worker_id)
-                await renewing(sending, renew, "reviewers' emails")
-            except Exception:
-                log.exception("notifications failed; trying again later")
+            for tell, renew_held, what in tellers:
+                try:
+                    await renewing(tell(self.worker_id), partial(renew_held, self.worker_id), what)
+                except Exception:
+                    log.exception("%s failed; trying again later", what)
             await asyncio.sleep(settings.MAGI_SWEEP_INTERVAL)
 
     async def sequence_forever(self) -> None:

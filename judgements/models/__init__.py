@@ -82,6 +82,14 @@ from judgements.models.panels import (
     Suite,
 )
 from judgements.models.policy import team_ids_of
+from judgements.models.slack import (
+    SlackConnection,
+    SlackLink,
+    SlackMessage,
+    SlackMessageStates,
+    SlackMessageStatus,
+    SlackRequest,
+)
 from judgements.models.states import Move, StateGraph, transition
 from judgements.models.teams import (
     AuditEntry,
@@ -138,6 +146,12 @@ __all__ = [
     "SetAside",
     "SharedQuerySet",
     "SharedWithExamples",
+    "SlackConnection",
+    "SlackLink",
+    "SlackMessage",
+    "SlackMessageStates",
+    "SlackMessageStatus",
+    "SlackRequest",
     "StateGraph",
     "Status",
     "Suite",

@@ -81,6 +81,7 @@ class AuditSubject(models.TextChoices):
     TEAM = "team", "Team"
     USER = "user", "User"
     TOKEN = "token", "API token"
+    SLACK = "slack", "Slack connection"
 
 
 class AuditEntry(models.Model):

@@ -49,6 +49,8 @@ def notification_settings(request: HttpRequest) -> HttpResponse:
         status = 400
     context = {
         "form": form,
+        # Where each of their teams connects its Slack (docs/slack.md).
+        "teams": user.teams.select_related("slack").order_by("name"),
         "has_email": bool(user.email),
         "error_summary": error_summary(form) if status == 400 else [],
     }

@@ -11,6 +11,7 @@ from judgements.web import (
     review_pages,
     run_pages,
     site_pages,
+    slack_pages,
     suite_pages,
     token_pages,
 )
@@ -66,6 +67,13 @@ urlpatterns = [
         name="notification-settings",
     ),
     path("tokens/<int:token_id>/revoke/", token_pages.token_revoke, name="token-revoke"),
+    path("teams/<int:team_id>/slack/", slack_pages.team_slack, name="team-slack"),
+    path("teams/<int:team_id>/slack/test/", slack_pages.team_slack_test, name="team-slack-test"),
+    path(
+        "teams/<int:team_id>/slack/remove/", slack_pages.team_slack_remove, name="team-slack-remove"
+    ),
+    path("slack/interactivity/", slack_pages.slack_interactivity, name="slack-interactivity"),
+    path("account/slack/link/", slack_pages.slack_link, name="slack-link"),
     path("panels/", panel_pages.panel_list, name="panel-list"),
     path("panels/<int:panel_id>/", panel_pages.panel_edit, name="panel-edit"),
     path("panels/<int:panel_id>/certify/", panel_pages.panel_certify, name="panel-certify"),

@@ -11,6 +11,7 @@ from playwright.sync_api import expect
 from tests.support.browser_pages import DESKTOP
 from tests.support.live_site import LiveMagi, chromium
 from tests.support.llm_server import FakeLLM
+from tests.support.slack_server import SlackServer
 from tests.support.smtp_server import SmtpServer
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
@@ -35,7 +36,23 @@ def smtp():
 
 
 @pytest.fixture(scope="package")
-def live_magi(gated_llm, smtp, tmp_path_factory):
+def slack_server():
+    """The Slack Web API server the live site posts held verdicts to (docs/slack.md)."""
+    server = SlackServer()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def slack(slack_server):
+    """The Slack server, reset: the test says who is in its workspace."""
+    slack_server.reset()
+    yield slack_server
+    slack_server.reset()
+
+
+@pytest.fixture(scope="package")
+def live_magi(gated_llm, smtp, slack_server, tmp_path_factory):
     magi = LiveMagi(
         tmp_path_factory.mktemp("magi-live"),
         gated_llm.base_url,
@@ -43,6 +60,7 @@ def live_magi(gated_llm, smtp, tmp_path_factory):
         EMAIL_HOST="127.0.0.1",
         EMAIL_PORT=smtp.port,
         MAGI_SITE_URL="https://magi.example.com",
+        MAGI_SLACK_API_URL=slack_server.url,
     )
     magi.start()
     yield magi

@@ -6,6 +6,7 @@ import pytest
 from django.core.management import call_command
 
 from tests.support.api_client import TokenClient, token_client
+from tests.support.slack_server import SlackServer
 from tests.support.webhook_receiver import Receiver
 
 
@@ -44,3 +45,13 @@ def secret(user) -> str:
     out = io.StringIO()
     call_command("webhook_secret", "ada", stdout=out, stderr=io.StringIO())
     return out.getvalue().strip()
+
+
+@pytest.fixture
+def slack_api(settings):
+    """A Slack Web API server on loopback, where MAGI's slack_sdk client posts."""
+    server = SlackServer()
+    settings.MAGI_SLACK_API_URL = server.url
+    settings.MAGI_SITE_URL = "https://magi.example.com"
+    yield server
+    server.stop()

@@ -365,3 +365,82 @@ def test_bad_prompt_variants_are_refused_with_file_and_line(magi, tmp_path, vari
     assert planned.returncode == config.EXIT_BAD_INPUT, (planned.stdout, planned.stderr)
     assert planned.stderr.startswith(f"magi plan: {expected}"), planned.stderr
     assert snapshot(magi) == before
+
+
+# --- a team's Slack connection in team.yaml (docs/slack.md) ------------------------------
+
+SLACK_TEAM = "teams/deploys/team.yaml"
+BOT_TOKEN = "xoxb-1234-deploys-bot"
+SIGNING_SECRET = "deployssigningsecret42"
+SLACK_YAML = """\
+members:
+- user02
+slack:
+  channel: {channel}
+  bot_token_env: DEPLOYS_SLACK_BOT
+  signing_secret_env: DEPLOYS_SLACK_SIGNING
+"""
+SLACK_ENV = {"DEPLOYS_SLACK_BOT": BOT_TOKEN, "DEPLOYS_SLACK_SIGNING": SIGNING_SECRET}
+CONNECTION = """
+from judgements.models import SlackConnection
+found = SlackConnection.objects.filter(team__name="deploys").first()
+print(None if found is None else [found.channel, found.bot_token, found.signing_secret])
+"""
+
+
+def run_with(magi: LiveMagi, *args: str, **env: str):
+    return run_magi(*args, env={"MAGI_URL": magi.url, "MAGI_TOKEN": magi.token, **env})
+
+
+def connection(magi: LiveMagi) -> str:
+    return magi.manage("shell", "-v", "0", "-c", CONNECTION).strip()
+
+
+def test_a_teams_slack_connection_is_applied_from_the_environment_and_exported_without_secrets(
+    magi, tmp_path
+):
+    root = write_files(tmp_path / "config", {SLACK_TEAM: SLACK_YAML.format(channel="C0123ABCD")})
+
+    # A secret's variable unset: refused before anything is sent, naming it.
+    before = snapshot(magi)
+    for command in ("plan", "apply"):
+        done = run_with(magi, command, str(root), DEPLOYS_SLACK_BOT=BOT_TOKEN)
+        assert done.returncode == config.EXIT_BAD_INPUT, (done.stdout, done.stderr)
+        assert done.stderr == (
+            f"magi {command}: {SLACK_TEAM}:6: slack.signing_secret_env: The environment "
+            "variable DEPLOYS_SLACK_SIGNING is not set (or is empty).\n"
+        )
+    assert snapshot(magi) == before and connection(magi) == "None"
+
+    planned = run_with(magi, "plan", str(root), **SLACK_ENV)
+    assert planned.returncode == config.EXIT_CHANGES, planned.stderr
+    assert "slack" in planned.stdout and BOT_TOKEN not in planned.stdout
+    applied = run_with(magi, "apply", str(root), **SLACK_ENV)
+    assert applied.returncode == config.EXIT_OK, applied.stderr
+    assert connection(magi) == str(["C0123ABCD", BOT_TOKEN, SIGNING_SECRET])
+    again = run_with(magi, "plan", str(root), **SLACK_ENV)
+    assert again.returncode == config.EXIT_OK, again.stdout
+
+    # Exported: where it posts, never a secret nor a variable; applied, it keeps them.
+    exported = run_as(magi, "export", str(tmp_path / "exported"))
+    assert exported.returncode == config.EXIT_OK, exported.stderr
+    files = read_files(tmp_path / "exported")
+    assert files[SLACK_TEAM] == "members:\n- user02\nbudgets: []\nslack:\n  channel: C0123ABCD\n"
+    assert not [name for name, text in files.items() if BOT_TOKEN in text or SIGNING_SECRET in text]
+    kept = run_as(magi, "apply", str(tmp_path / "exported"))
+    assert kept.returncode == config.EXIT_OK, kept.stderr
+    assert connection(magi) == str(["C0123ABCD", BOT_TOKEN, SIGNING_SECRET])
+
+    # A new token in the variable is a change; a bad channel is the server's refusal,
+    # named in the file, and changes nothing.
+    rotated = run_with(magi, "plan", str(root), **{**SLACK_ENV, "DEPLOYS_SLACK_BOT": "xoxb-9-new"})
+    assert rotated.returncode == config.EXIT_CHANGES and "slack.bot_token" in rotated.stdout
+    (root / SLACK_TEAM).write_text(SLACK_YAML.format(channel='"#deploys"'))
+    before = snapshot(magi)
+    refused = run_with(magi, "apply", str(root), **SLACK_ENV)
+    assert refused.returncode == config.EXIT_BAD_INPUT, (refused.stdout, refused.stderr)
+    assert refused.stderr.startswith(f"magi apply: {SLACK_TEAM}:4: slack.channel: Must be a "), (
+        refused.stderr
+    )
+    assert snapshot(magi) == before
+    assert connection(magi) == str(["C0123ABCD", BOT_TOKEN, SIGNING_SECRET])

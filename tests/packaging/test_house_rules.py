@@ -85,6 +85,7 @@ def test_every_state_changes_through_its_graph():
         "judgements/engine/lifecycle.py",
         "judgements/outcome/webhooks.py",
         "judgements/outcome/notifications.py",
+        "judgements/outcome/slack_outbox.py",
         "judgements/models/leases.py",
     }
 

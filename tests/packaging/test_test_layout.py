@@ -29,6 +29,7 @@ UNMIRRORED = {
     "api/document.py": "api/test_openapi.py",
     "api/changes.py": "api/test_panel_endpoints.py (If-Match, the dry run)",
     "api/config_schemas.py": "api/test_panel_endpoints.py and the other config endpoints",
+    "api/slack_schemas.py": "api/test_slack_endpoints.py",
     "configuration/names.py": "api/test_team_endpoints.py, api/test_budget_endpoints.py",
     "configuration/panel_config.py": "api/test_panel_endpoints.py",
     "configuration/budget_config.py": "api/test_budget_endpoints.py, admin/test_admin.py",

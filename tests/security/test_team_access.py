@@ -69,6 +69,16 @@ RULES: dict[str, Rule] = {
     "api-not-found": NOT_TEAM_DATA,
     "judgement-new": NOT_TEAM_DATA,
     "notification-settings": NOT_TEAM_DATA,
+    # Slack's signed requests (no session: the signature says which team), and a Slack
+    # user's link to the account they are signed in as (docs/slack.md).
+    "slack-interactivity": NOT_TEAM_DATA,
+    "slack-link": NOT_TEAM_DATA,
+    # A team's Slack connection: its members' and staff's. Team A has none: 404 read.
+    "api-team-slack": Rule(api=True, shows="team", member=(404,)),
+    "api-team-slack-test": Rule(method="post", api=True, shows="team"),
+    "team-slack": Rule(shows="team"),
+    "team-slack-test": Rule(method="post", shows="team"),
+    "team-slack-remove": Rule(method="post", shows="team", member=(302,)),
     "api-judgements": Rule(api=True, lists=True),
     "read_judgement": Rule(api=True, shows="judgement"),
     "api-evidence": Rule(api=True, shows="judgement"),

@@ -7,9 +7,11 @@
     manage.py team remove NAME USERNAME [USERNAME ...]
     manage.py team assign NAME (--panel ID | --suite ID | --token ID)
     manage.py team reviewers PANEL_ID [--users U1,U2] [--whole-team on|off] [--four-eyes on|off]
+    manage.py team slack-test NAME
 
 Membership and reviewer changes are audited (judgements/configuration/teams.py), with no user
-as the author: the operator's command line. Exit 2 for invalid input, naming the field.
+as the author: the operator's command line. Exit 2 for invalid input, naming the field;
+slack-test exits 1 when Slack refused, saying what failed (docs/slack.md).
 """
 
 import sys
@@ -20,13 +22,13 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand
 
-from judgements.configuration import assignment, team_config, teams
+from judgements.configuration import assignment, slack_config, team_config, teams
 from judgements.core import text
 from judgements.core.errors import InvalidInput
 from judgements.management import invalid_input
 from judgements.models import ApiToken, Panel, Suite, Team
 
-EXIT_OK, EXIT_INVALID = 0, 2
+EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 SWITCH = {"on": True, "off": False}
 
 
@@ -70,13 +72,27 @@ class Command(BaseCommand):
         reviewing.add_argument("--users", help="comma-separated usernames (empty: none)")
         reviewing.add_argument("--whole-team", choices=sorted(SWITCH))
         reviewing.add_argument("--four-eyes", choices=sorted(SWITCH))
+        testing = actions.add_parser(
+            "slack-test", help="post a test message where the team's held verdicts go in Slack"
+        )
+        testing.add_argument("name")
 
     def handle(self, *args: object, **options: Unpack[TeamOptions]) -> None:
         try:
+            if options["action"] == "slack-test":
+                sys.exit(self.slack_test(team_named(options["name"])))
             self.act(options)
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)
         sys.exit(EXIT_OK)
+
+    def slack_test(self, team: Team) -> int:
+        """Post the test message; each line of what happened, failures on stderr."""
+        report = slack_config.send_test(team)
+        out = self.stdout if report.ok else self.stderr
+        for line in report.lines:
+            out.write(line)
+        return EXIT_OK if report.ok else EXIT_FAILED
 
     def act(self, options: TeamOptions) -> None:
         action = options["action"]

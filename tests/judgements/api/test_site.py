@@ -4,7 +4,7 @@ view's own signature, so importing an endpoint module registers nothing by side 
 import ast
 from pathlib import Path
 
-from judgements.api import config_schemas, evaluation_schemas, schemas, site
+from judgements.api import config_schemas, evaluation_schemas, schemas, site, slack_schemas
 from judgements.intake.schemas import CaseWithCallback
 
 API = Path(site.__file__).parent
@@ -32,6 +32,7 @@ def test_each_body_model_is_read_from_its_views_signature():
         ("api-tokens", "POST"): config_schemas.TokenCreate,
         ("api-batch", "POST"): config_schemas.BatchRequest,
         ("api-batch-parts", "POST"): config_schemas.BatchPartWrite,
+        ("api-team-slack", "PUT"): slack_schemas.SlackWrite,
     }
 
 

@@ -29,12 +29,16 @@ from judgements.models import (
     NotificationStates,
     Panel,
     RoundDecision,
+    SlackMessage,
+    SlackMessageStates,
     Status,
     WebhookDelivery,
 )
 from judgements.models.states import Move, StateGraph, Told, transition
-from judgements.outcome import notifications, webhooks
+from judgements.outcome import notifications, reviews, slack_outbox, webhooks
 from tests.support.evaluations import SUITE, start
+from tests.support.slack_requests import connect
+from tests.support.slack_team import slack_team
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +46,7 @@ GRAPHS: dict[type[models.Model], type[StateGraph]] = {
     Judgement: JudgementStates,
     WebhookDelivery: DeliveryStates,
     Notification: NotificationStates,
+    SlackMessage: SlackMessageStates,
 }
 
 
@@ -262,6 +267,36 @@ def test_deliveries_and_emails_go_through_their_graphs(make_judgement, user, set
     assert bypasses == []
     assert WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.FAILED
     assert Notification.objects.get(pk=email.pk).status == "sent"
+
+
+def test_slack_messages_go_through_their_graph(make_judgement, slack_api):
+    """Posted, outdated by a review, updated in place; one reviewed before it was posted
+    dropped."""
+    setup = slack_team(slack_api)
+    connect(setup.team)
+    held, early = (
+        make_judgement(
+            creator=setup.people["ana"], panel="Refunds", agents=None, hold_contested=True
+        )
+        for _ in range(2)
+    )
+    for judgement in (held, early):
+        votes = approving(judgement)
+        casper = list(votes)[2]
+        RoundDecision.objects.filter(agent=casper).update(decision="reject")
+        votes[casper] = ["reject"] * 3  # 2-1: contested, and held
+        lifecycle.claim("w1", Judgement.objects.filter(pk=judgement.pk), 1)
+        lifecycle.finish(judgement.pk, "w1", votes)
+    with watching_states() as bypasses:
+        slack_outbox.queue()
+        reviews.confirm(early.pk, setup.people["bob"], "Before Slack.")
+        slack_outbox.deliver("w1")
+        reviews.confirm(held.pk, setup.people["bob"], "In Slack.")
+        slack_outbox.deliver("w1")
+    assert bypasses == []
+    states = dict(SlackMessage.objects.values_list("judgement_id", "status"))
+    assert states == {held.pk: "posted", early.pk: "dropped"}
+    assert len(slack_api.calls("chat.update")) == 1
 
 
 def test_the_architecture_page_draws_the_graphs_as_the_code_declares_them():

@@ -3,7 +3,7 @@
 
     panels/<name>.yaml          shared panels with no team (MAGI's examples; staff only)
     suites/<name>.jsonl         shared suites with no team
-    teams/<team>/team.yaml      the team's members and budgets
+    teams/<team>/team.yaml      the team's members, budgets and Slack connection
     teams/<team>/panels/*.yaml  the team's panels
     teams/<team>/suites/*.jsonl the team's suites, one case a line; the file's name is
                                 the suite's
@@ -16,11 +16,12 @@ refusal by the server is told against the file and line it came from, too.
 """
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NotRequired, Required, TypedDict, TypeVar
+from typing import Any, Literal, NotRequired, Required, TypedDict, TypeVar
 
 import yaml
 
@@ -91,11 +92,36 @@ class Budget(TypedDict):
     user: NotRequired[str]
 
 
-class TeamFile(TypedDict, total=False):
-    """team.yaml as schema.TEAM admits it (members left out: left as they are)."""
+class TeamSettings(TypedDict, total=False):
+    """What team.yaml and a team on the server share (members left out: left as they are)."""
 
     members: list[str]
     budgets: list[Budget]
+
+
+class SlackFile(TypedDict, total=False):
+    """team.yaml's `slack:` (schema.SLACK): its secrets named by environment variable."""
+
+    channel: str
+    direct_messages: bool
+    bot_token_env: str
+    signing_secret_env: str
+
+
+class Slack(TypedDict):
+    """A team's Slack connection as a plan compares it and the API takes it; its secrets
+    (read from the environment) only when the file names them, never exported."""
+
+    channel: str
+    direct_messages: bool
+    bot_token: NotRequired[str]
+    signing_secret: NotRequired[str]
+
+
+class TeamFile(TeamSettings, total=False):
+    """team.yaml as schema.TEAM admits it (each part left out: left as it is)."""
+
+    slack: SlackFile
 
 
 class Suite(TypedDict):
@@ -112,8 +138,10 @@ class ScopeSpec(TypedDict):
     suites: list[Suite]
 
 
-class TeamSpec(ScopeSpec, TeamFile):
-    """A team folder: team.yaml's settings, its panels and its suites."""
+class TeamSpec(ScopeSpec, TeamSettings):
+    """A team folder: team.yaml's settings, its Slack connection, its panels and suites."""
+
+    slack: NotRequired[Slack]
 
 
 class DirectoryState(TypedDict):
@@ -308,7 +336,8 @@ class Reader:
 
     def team(self, folder: Path) -> TeamSpec:
         address = f"teams.{folder.name}"
-        settings: TeamFile = {}
+        settings: TeamSettings = {}
+        slack: Slack | None = None
         path = folder / "team.yaml"
         if path.exists():
             source = Source(self.name(path))
@@ -316,7 +345,12 @@ class Reader:
             # The team itself and whatever of it no panel or suite file holds.
             self.sources[address] = source
             if isinstance(data, dict):
-                settings = data
+                if "members" in data:
+                    settings["members"] = data["members"]
+                if "budgets" in data:
+                    settings["budgets"] = data["budgets"]
+                if "slack" in data:
+                    slack = self.slack(data["slack"], source)
         for extra in sorted(folder.iterdir()):
             if extra.name not in ("team.yaml", "panels", "suites"):
                 self.problems.append(
@@ -327,13 +361,51 @@ class Reader:
                         "Unknown; a team has team.yaml, panels/ and suites/.",
                     )
                 )
-        spec: TeamSpec = {**settings, **self.scope(folder, address, team=settings)}
+        scope = self.scope(folder, address, team=settings)
+        spec: TeamSpec = {"panels": scope["panels"], "suites": scope["suites"]}
+        if "members" in settings:
+            spec["members"] = settings["members"]
+        if "budgets" in settings:
+            spec["budgets"] = settings["budgets"]
+        if slack is not None:
+            spec["slack"] = slack
         if "members" in spec:
             spec["members"] = sorted(spec["members"])
         self.check_budgets(spec, address)
         return spec
 
-    def scope(self, folder: Path, address: str, team: TeamFile | None) -> ScopeSpec:
+    def slack(self, written: SlackFile, source: Source) -> Slack:
+        """The connection as the API takes it, each secret read from the environment
+        variable the file names (an unset one is a problem naming it: nothing is sent)."""
+        found: Slack = {
+            "channel": written.get("channel", ""),
+            "direct_messages": written.get("direct_messages", False),
+        }
+        bot_token = self.environment(written, "bot_token_env", source)
+        if bot_token:
+            found["bot_token"] = bot_token
+        signing_secret = self.environment(written, "signing_secret_env", source)
+        if signing_secret:
+            found["signing_secret"] = signing_secret
+        return found
+
+    def environment(
+        self,
+        written: SlackFile,
+        variable: Literal["bot_token_env", "signing_secret_env"],
+        source: Source,
+    ) -> str:
+        """The value of the environment variable the file names at `variable` ("": none)."""
+        name = written.get(variable)
+        if name is None:
+            return ""
+        value = os.environ.get(name, "")
+        if not value:
+            message = f"The environment variable {name} is not set (or is empty)."
+            self.problems.append(source.problem(f"slack.{variable}", message))
+        return value
+
+    def scope(self, folder: Path, address: str, team: TeamSettings | None) -> ScopeSpec:
         panels = []
         first: dict[str, Problem] = {}
         for path in self.files(folder / "panels", ".yaml"):
@@ -431,7 +503,7 @@ class Reader:
             for index, item in enumerate(node.value):
                 self.map_lines(item, f"{path}[{index}]", source)
 
-    def panel(self, panel: PanelFile, source: Source, team: TeamFile | None) -> Panel:
+    def panel(self, panel: PanelFile, source: Source, team: TeamSettings | None) -> Panel:
         whole = settled_panel({**PANEL_DEFAULTS, **panel})
         whole["reviewers"] = sorted(whole["reviewers"])
         if team is None and (whole["reviewers"] or whole["team_reviews"]):

@@ -9,6 +9,7 @@ deletion and a creation. Without --prune nothing is deleted: what the server hol
 the directory does not is listed as left alone.
 """
 
+import hashlib
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from magi_client.directory import (
     DirectoryState,
     Panel,
     ScopeSpec,
+    Slack,
     TeamSpec,
     comparable,
     escalation_order,
@@ -27,6 +29,7 @@ from magi_client.json_values import JsonObject
 from magi_client.server_state import (
     Scope,
     ServerState,
+    SlackAnswer,
     Stored,
     budget_key,
     same_limit,
@@ -197,6 +200,35 @@ def budget_homes(desired: DirectoryState, server: ServerState) -> dict[int, str]
     return server.user_budget_homes(members, listed)
 
 
+# Where a refusal of a team's field is told in team.yaml: a secret at the variable naming it.
+TEAM_FIELDS = {
+    "members": ".members",
+    "slack.bot_token": ".slack.bot_token_env",
+    "slack.signing_secret": ".slack.signing_secret_env",
+    "slack": ".slack",
+}
+
+
+def slack_shown(stored: SlackAnswer | None, wanted: Slack) -> SlackAnswer:
+    """A Slack connection as a plan shows it: each secret by its fingerprint (the server's
+    answer gives no more), a secret the file leaves out as the one set."""
+    kept = stored or {"bot_token": "", "signing_secret": ""}
+    bot_token, signing_secret = wanted.get("bot_token"), wanted.get("signing_secret")
+    return {
+        "channel": wanted["channel"],
+        "direct_messages": wanted["direct_messages"],
+        "bot_token": secret_fingerprint(bot_token) if bot_token else kept["bot_token"],
+        "signing_secret": (
+            secret_fingerprint(signing_secret) if signing_secret else kept["signing_secret"]
+        ),
+    }
+
+
+def secret_fingerprint(secret: str) -> str:
+    """As the server fingerprints a secret (judgements/configuration/slack_config.py)."""
+    return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()[:12]
+
+
 def plan_team(
     plan: Plan,
     team: str,
@@ -208,27 +240,26 @@ def plan_team(
     address = f"teams.{team}"
     stored = server.teams.get(team)
     members = spec.get("members")
+    before: dict[str, object] = {} if stored is None else {"members": stored.spec["members"]}
+    after: dict[str, object] = {
+        "members": members if members is not None else before.get("members", [])
+    }
+    body: dict[str, object] = {"name": team, **after}
+    slack = spec.get("slack")
+    if slack is not None:
+        was = None if stored is None else stored.spec.get("slack")
+        before["slack"] = was
+        after["slack"] = slack_shown(was, slack)
+        if after["slack"] != before["slack"]:
+            body["slack"] = slack
+    fields = differences(before, after)
     if stored is None:
-        body = {"name": team, "members": members or []}
-        plan.changes.append(
-            Change("create", f"team {team}", differences({}, {"members": body["members"]}))
-        )
+        plan.changes.append(Change("create", f"team {team}", fields))
+        plan.operations.append(Operation("POST", "/api/teams/", body, None, address, TEAM_FIELDS))
+    elif fields:
+        plan.changes.append(Change("change", f"team {team}", fields))
         plan.operations.append(
-            Operation("POST", "/api/teams/", body, None, address, {"members": ".members"})
-        )
-    elif members is not None and members != stored.spec["members"]:
-        change = Change("change", f"team {team}", differences(stored.spec, {"members": members}))
-        plan.changes.append(change)
-        body = {"name": team, "members": members}
-        plan.operations.append(
-            Operation(
-                "PUT",
-                f"/api/teams/{stored.id}/",
-                body,
-                stored.etag,
-                address,
-                {"members": ".members"},
-            )
+            Operation("PUT", f"/api/teams/{stored.id}/", body, stored.etag, address, TEAM_FIELDS)
         )
     plan_scope(plan, spec, server.scopes.get(team, Scope()), team, address, prune)
     if "budgets" in spec:

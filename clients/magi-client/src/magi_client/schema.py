@@ -177,6 +177,29 @@ BUDGET: Schema = {
     },
 }
 
+SLACK: Schema = {
+    "type": "object",
+    "additionalProperties": False,
+    "description": "Where the team's held verdicts go in Slack (docs/slack.md); absent: left "
+    "as it is. Its secrets are named by environment variable, read by `magi plan` and `magi "
+    "apply`, never written by `magi export`; left out: the ones set are kept.",
+    "properties": {
+        "channel": text(
+            "A channel's ID (C0123ABCD); left out with direct_messages.", 40, min_chars=0
+        ),
+        "direct_messages": {
+            "type": "boolean",
+            "description": "Each reviewer gets a direct message instead of a channel.",
+        },
+        "bot_token_env": text(
+            "The environment variable holding the app's Bot User OAuth Token (xoxb-…).", 200
+        ),
+        "signing_secret_env": text(
+            "The environment variable holding the app's Signing Secret.", 200
+        ),
+    },
+}
+
 TEAM: Schema = {
     "$schema": DRAFT,
     "$id": "magi-team.schema.json",
@@ -192,6 +215,7 @@ TEAM: Schema = {
             "items": BUDGET,
             "description": "Spending limits of the team, its panels or its members.",
         },
+        "slack": SLACK,
     },
 }
 

@@ -12,7 +12,7 @@ person's own panels, outside any team, are theirs, not configuration.
 import json
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any, Generic, Literal, TypedDict, TypeVar, overload
+from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar, overload
 
 from magi_client import kinds, names
 from magi_client.directory import (
@@ -33,12 +33,22 @@ SUITE_OPTIONAL: JsonObject = {"title": "", "expected_agents": None, "tags": []}
 # The API's answers, as its schemas document them (docs/api.md): the fields read here.
 
 
+class SlackAnswer(TypedDict):
+    """A team's Slack connection as its answer shows it: fingerprints, never secrets."""
+
+    channel: str
+    direct_messages: bool
+    bot_token: str
+    signing_secret: str
+
+
 class TeamAnswer(TypedDict):
     """A team as GET /api/teams/ lists it."""
 
     id: int
     name: str
     members: list[str]
+    slack: NotRequired[SlackAnswer | None]
     etag: str
 
 
@@ -78,9 +88,11 @@ class BudgetAnswer(TypedDict):
 
 
 class Members(TypedDict):
-    """What a directory says of a team on the server: its members."""
+    """What a directory says of a team on the server: its members (and, apart, its Slack
+    connection: where it posts and its secrets' fingerprints)."""
 
     members: list[str]
+    slack: NotRequired[SlackAnswer]
 
 
 class Extra(TypedDict, total=False):
@@ -179,7 +191,7 @@ def listed(server: Server, kind: str) -> list[Any]:
 def read(server: Server) -> ServerState:
     staff = is_staff(server)
     teams: dict[str, Stored[Members]] = {
-        team["name"]: Stored(team["id"], team["etag"], {"members": sorted(team["members"])})
+        team["name"]: Stored(team["id"], team["etag"], members_of(team))
         for team in listed(server, "team")
     }
     scopes: dict[str | None, Scope] = {name: Scope() for name in teams}
@@ -295,13 +307,29 @@ def as_directory(state: ServerState) -> DirectoryState:
     homes = state.user_budget_homes(members)
     for name in sorted(state.teams):
         budgets = state.team_budgets(name, homes)
+        scope = scope_files(state.scopes[name])
         team: TeamSpec = {
             "members": members[name],
             "budgets": [budget.spec for budget in sorted(budgets, key=lambda b: b.id)],
-            **scope_files(state.scopes[name]),
+            "panels": scope["panels"],
+            "suites": scope["suites"],
         }
+        slack = state.teams[name].spec.get("slack")
+        if slack is not None:
+            team["slack"] = {
+                "channel": slack["channel"],
+                "direct_messages": slack["direct_messages"],
+            }
         written["teams"][name] = team
     return written
+
+
+def members_of(team: TeamAnswer) -> Members:
+    found: Members = {"members": sorted(team["members"])}
+    slack = team.get("slack")
+    if slack is not None:
+        found["slack"] = slack
+    return found
 
 
 def scope_files(scope: Scope) -> ScopeSpec:

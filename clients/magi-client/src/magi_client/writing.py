@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from magi_client.directory import DirectoryState, ScopeSpec, TeamFile
+from magi_client.directory import DirectoryState, ScopeSpec, SlackFile, TeamFile
 
 MANAGED = ("panels", "suites", "teams")
 
@@ -45,6 +45,15 @@ def write(root: Path, state: DirectoryState) -> list[Path]:
             settings["members"] = spec["members"]
         if "budgets" in spec:
             settings["budgets"] = spec["budgets"]
+        if "slack" in spec:
+            # Where it posts; its secrets never: the file names none, so an apply of the
+            # export keeps the ones set.
+            slack: SlackFile = (
+                {"channel": spec["slack"]["channel"]} if spec["slack"]["channel"] else {}
+            )
+            if spec["slack"]["direct_messages"]:
+                slack["direct_messages"] = True
+            settings["slack"] = slack
         written.append(dump(folder / "team.yaml", settings))
         written += write_scope(folder, spec)
     return written

@@ -8,6 +8,7 @@ from judgements.configuration import teams
 from judgements.models import AuditEntry, AuditSubject, Panel, Team
 from tests.support.cases import case_for
 from tests.support.commands import run_command
+from tests.support.slack_requests import BOT_TOKEN, connect
 
 pytestmark = pytest.mark.django_db
 
@@ -82,3 +83,35 @@ def test_a_reviewer_from_outside_the_team_is_refused(users):
     run_command("team", "assign", "Payments", "--panel", str(panel.pk))
     code, _, err = run_command("team", "reviewers", str(panel.pk), "--users", "bob")
     assert (code, err) == (2, "invalid input: reviewers: Not in the team Payments: bob.\n")
+
+
+# --- slack-test -------------------------------------------------------------------------
+
+
+def test_slack_test_posts_the_test_message_where_held_verdicts_go(slack_api):
+    team = Team.objects.create(name="Payments")
+    connect(team)
+    code, out, err = run_command("team", "slack-test", "Payments")
+
+    assert (code, err) == (0, "")
+    assert "Posted a test message to C0MAGIHELD." in out
+    assert len(slack_api.calls("chat.postMessage")) == 1
+
+
+def test_slack_test_says_what_slack_refused_and_exits_1(slack_api):
+    team = Team.objects.create(name="Payments")
+    connect(team)
+    slack_api.revoke(BOT_TOKEN)
+    code, _, err = run_command("team", "slack-test", "Payments")
+
+    assert code == 1
+    assert "Slack refused the bot token (invalid_auth): set a new one." in err
+
+
+def test_slack_test_of_a_team_without_slack_or_no_team(db):
+    Team.objects.create(name="Payments")
+    code, _, err = run_command("team", "slack-test", "Payments")
+    assert code == 1 and "has no Slack connection" in err
+
+    code, _, err = run_command("team", "slack-test", "Nobody")
+    assert code == 2 and "name" in err
