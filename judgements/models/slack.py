@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from judgements.models.choices import ids_from_one
 from judgements.models.leases import Leased, LeaseQuerySet
 from judgements.models.states import Move, StateGraph
 
@@ -33,6 +34,9 @@ class SlackConnection(models.Model):
     last_error = models.TextField(blank=True)
     last_error_at = models.DateTimeField(null=True, blank=True)
 
+    class Meta:
+        constraints = [ids_from_one("slack_connection_id_from_one")]
+
     def __str__(self) -> str:
         where = "direct messages" if self.direct_messages else f"channel {self.channel}"
         return f"Slack of {self.team} ({where})"
@@ -53,7 +57,8 @@ class SlackLink(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["workspace", "slack_user"], name="slack_link_once")
+            ids_from_one("slack_link_id_from_one"),
+            models.UniqueConstraint(fields=["workspace", "slack_user"], name="slack_link_once"),
         ]
 
     def __str__(self) -> str:
@@ -69,6 +74,7 @@ class SlackRequest(models.Model):
     received_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
+        constraints = [ids_from_one("slack_request_id_from_one")]
         indexes = [models.Index(fields=["received_at"], name="slack_request_received_idx")]
 
     def __str__(self) -> str:
@@ -150,6 +156,7 @@ class SlackMessage(Leased):
 
     class Meta:
         constraints = [
+            ids_from_one("slack_message_id_from_one"),
             models.UniqueConstraint(
                 fields=["judgement", "connection"],
                 condition=models.Q(recipient__isnull=True),
