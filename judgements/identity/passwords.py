@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
-from django.contrib.auth.models import User
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.http import HttpRequest
 
@@ -29,7 +29,7 @@ def break_glass_user() -> str:
 class PasswordBackend(ModelBackend):
     """Django's ModelBackend, but for whose password counts."""
 
-    def user_can_authenticate(self, user: Any) -> bool:
+    def user_can_authenticate(self, user: User | AnonymousUser | None) -> bool:
         """Django's rule (an active user), and never a user whose id is below 1: neither
         MAGI nor Django makes one, so it was written into the database, and it signs in
         nowhere, by password or by a session (`manage.py audit verify` names it)."""

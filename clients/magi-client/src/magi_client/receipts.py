@@ -19,6 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from magi_client import checkpoints, merkle
 from magi_client.canonical import NotCanonical, canonical, sha256_hex
+from magi_client.json_values import JsonObject
 
 RECEIPT_FORMAT = "magi-receipt/2"
 PACK_FORMAT = "magi-evidence/2"
@@ -209,7 +210,7 @@ class CheckedReceipt:
     checkpoint: checkpoints.Checkpoint | None  # None: not yet in a checkpoint
     index: int | None
     # The signed statement of what the log held about the judgement at the checkpoint.
-    statement: dict[str, Any] | None = None
+    statement: JsonObject | None = None
 
 
 def check_receipt(
@@ -246,10 +247,10 @@ def check_receipt(
 
 def check_current(
     current: object,
-    receipt: Mapping[str, Any],
+    receipt: Mapping[str, object],
     checkpoint: checkpoints.Checkpoint,
     keys: Mapping[str, Ed25519PublicKey],
-) -> dict[str, Any]:
+) -> JsonObject:
     """The statement served beside a receipt proven at `checkpoint`: signed by a trusted
     key, about this judgement at that size, naming the receipt's entry as the latest
     that put a verdict in force. A receipt proven at a size where a later override or
@@ -272,7 +273,10 @@ def check_current(
             f"{statement.get('size')}, not of judgement {receipt.get('judgement')} at its "
             f"checkpoint's size {checkpoint.size}"
         )
-    if statement.get("in_force") != (receipt.get("entry") or {}).get("leaf_hash"):
+    entry = receipt.get("entry")
+    if statement.get("in_force") != (
+        entry.get("leaf_hash") if isinstance(entry, Mapping) else None
+    ):
         raise NotValid(
             f"stale: by the log at size {checkpoint.size} a later entry about judgement "
             f"{receipt.get('judgement')} (an override or a confirmation) put another verdict "
