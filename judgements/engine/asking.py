@@ -9,7 +9,7 @@ exactly this (bench/panel_quality.py).
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from judgements.core import answer_checks, prompts
+from judgements.core import answer_checks, prompts, recheck
 from judgements.llm import calls, completions
 
 
@@ -113,7 +113,7 @@ def recheck_messages(
 ) -> list[dict[str, str]]:
     """The conversation asked once more: the answer as it came, and what the checks found."""
     note = recheck_note(findings, result.verdict.decision, round_number)
-    return prompts.recheck_messages(
+    return recheck.recheck_messages(
         messages, result.attempt.response_text, note, prompts.fence_token(content)
     )
 
@@ -121,7 +121,7 @@ def recheck_messages(
 def recheck_note(findings: answer_checks.Findings, decision: str, round_number: int) -> str:
     copied = findings.copied
     turned = findings.changed_from
-    return prompts.recheck_note(
+    return recheck.recheck_note(
         list(findings.stated),
         copied.agent_name if copied else None,
         copied.round if copied else None,

@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 # The round instruction comes last in a prompt; the judged content, earlier in it, may
 # quote the same words, so the last occurrence is the one that counts.
 ROUND_PATTERN = re.compile(r"This is round (\d) of")
-# The engine's note when it asks an answer again (judgements/prompts.recheck_note).
+# The engine's note when it asks an answer again (judgements/core/recheck.py recheck_note).
 RECHECK_MARKER = "A check of your answer found"
 # The calls beside the vote (judgements/core/check_prompts.py), told apart by their words.
 PROBE_MARKER = 'Answer with one word: "approve" or "reject".'
