@@ -113,6 +113,9 @@ ENVIRONMENT_READERS = {
     # MAGI_TOKEN are its own options' defaults, not settings of a deployment.
     "clients/magi-client/src/magi_client/gate.py",
     "clients/magi-client/src/magi_client/config.py",
+    # A team file names its Slack secrets by variable (slack.bot_token_env), read when the
+    # command plans or applies, so no secret is ever written in the directory.
+    "clients/magi-client/src/magi_client/directory.py",
     "judgements/agent_tools/remote.py",
     # A llama.cpp server is started with this process's environment minus its secrets.
     "judgements/llm/local/servers.py",
