@@ -32,6 +32,11 @@ LLMAttempt.objects.filter(agent__judgement__creator__username=%r).update(
     started_at=timezone.now() - timedelta(days=1))
 """
 
+NO_LIMIT = """
+from judgements.models import Budget
+Budget.objects.filter(user__username=%r).delete()
+"""
+
 
 def test_a_budget_refuses_the_judgement_and_the_next_period_accepts_it(log_in_as, llm, live_magi):
     for model in ("model-a", "model-b", "model-c"):
@@ -40,7 +45,15 @@ def test_a_budget_refuses_the_judgement_and_the_next_period_accepts_it(log_in_as
     session = next(c["value"] for c in page.context.cookies() if c["name"] == "sessionid")
     name = next(u for u, key in live_magi.sessions.items() if key == session)
     live_magi.manage("shell", "-v", "0", "-c", SPENT % (name, AGENTS))
+    try:
+        refused_then_accepted(page, live_magi, name)
+    finally:
+        # The live site is the session's: the next test to sign in as this user must
+        # not find a limit it never set.
+        live_magi.manage("shell", "-v", "0", "-c", NO_LIMIT % name)
 
+
+def refused_then_accepted(page, live_magi, name: str) -> None:
     page.goto("/")
     fill_judgement(page, "Team offsite in Lisbon", "Offsite for 6 people, 2 nights.", AGENTS)
     page.get_by_role("button", name="Judge").click()
