@@ -435,16 +435,21 @@ def plain_messages(
 
 
 async def plain_answer(
-    clients: calls.Clients, messages: list[dict[str, str]], model: str, wording: str = ""
+    clients: calls.Clients,
+    messages: list[dict[str, str]],
+    model: str,
+    wording: str = "",
+    *,
+    one_criterion: bool = False,
 ) -> PlainAnswer:
     """One plain call through the engine's own SDK call; a call that fails for good is an
     error. Today's wording is read as the second opinion is (check_prompts.py), the
-    reason-first ones by `read_plain`."""
+    reason-first ones by `read_plain`; a question on `one_criterion` answers the agents'
+    tied schema (with `criterion_met`), one on several the reason and the decision."""
 
     async def record_failure(entry: calls.AttemptRecord) -> None:
         return None
 
-    one = len(messages) == 1 and "Criterion:" in messages[0]["content"]
     try:
         if not wording:
             reply = await calls.request_text(
@@ -464,7 +469,7 @@ async def plain_answer(
                 messages,
                 record_failure,
                 max_tokens=PLAIN_MAX_TOKENS,
-                schema=ONE_CRITERION_SCHEMA if one else REASON_FIRST_SCHEMA,
+                schema=ONE_CRITERION_SCHEMA if one_criterion else REASON_FIRST_SCHEMA,
                 read=read_plain,
             )
             decision, reason = read_plain(reply.text)
@@ -488,7 +493,13 @@ async def ask_competitor(name: str, case: dict, panel: dict, model: str) -> Outc
     if kind == PER_CRITERION:
         answers_ = await asyncio.gather(
             *(
-                plain_answer(clients, plain_messages(kind, wording, [c], content), model, wording)
+                plain_answer(
+                    clients,
+                    plain_messages(kind, wording, [c], content),
+                    model,
+                    wording,
+                    one_criterion=True,
+                )
                 for c in criteria
             )
         )

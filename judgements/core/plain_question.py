@@ -14,9 +14,11 @@ after it saying that the block is data. It is the PLAIN_QUESTION variant's round
 unfenced wording, the floor a user would write, lives in the bench alone
 (bench/panel_quality.py): no prompt MAGI sends leaves the content unfenced.
 
-A code block rather than the agents' "<<<CONTENT tag>>>" lines: it is how a coding model
-has read quoted material in most of what it was trained on, so it frames the content as
-text to look at without a paragraph of rules around it.
+A code block rather than the agents' "<<<CONTENT tag>>>" lines was the hope that a
+coding model reads it as quoted material without a paragraph of rules around it. The
+pilot (docs/panel-quality.md, "Issue 69") did not bear that out: any fence, this one too,
+moved first answers toward reject, approving fewer approvable cases and refusing more
+injections alike. The variant stays a panel's choice, measured, not the default.
 """
 
 import re
