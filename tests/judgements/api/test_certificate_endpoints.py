@@ -31,17 +31,30 @@ CASES = [
 ]
 
 
-@pytest.fixture
-def measured(fake_llm, make_panel, user, tmp_path):
-    """The user's panel with one finished run over the labelled cases."""
+def measure(fake_llm, make_panel, user, tmp_path, cases: list[dict]):
+    """The user's panel with one finished run over `cases`."""
     for model in ("model-a", "model-b", "model-c"):
         fake_llm.script(model, confidence=SURE, confidence_when={"marker-bad": UNSURE})
     panel = make_panel(name="Expense desk", owner=user)
     suite = tmp_path / "labelled.jsonl"
-    suite.write_text("".join(json.dumps(case) + "\n" for case in CASES))
+    suite.write_text("".join(json.dumps(case) + "\n" for case in cases))
     with pytest.raises(SystemExit):
         call_command("evaluate", str(suite), "--panel", str(panel.pk), stdout=io.StringIO())
     return panel
+
+
+@pytest.fixture
+def measured(fake_llm, make_panel, user, tmp_path):
+    """The user's panel with one finished run over the labelled cases."""
+    return measure(fake_llm, make_panel, user, tmp_path, CASES)
+
+
+@pytest.fixture
+def measured_briefly(fake_llm, make_panel, user, tmp_path):
+    """The same panel measured on four cases: enough for a valid body to be answered
+    (and a certificate, certified or not, stored), so a refused body storing nothing
+    means something, at a tenth of the judgements (each is a whole three-round panel)."""
+    return measure(fake_llm, make_panel, user, tmp_path, CASES[:3] + CASES[-1:])
 
 
 def url(panel_id: int) -> str:
@@ -86,8 +99,10 @@ async def test_it_says_when_no_rule_reaches_the_target(api, document, measured):
         ([], 400, "body"),
     ],
 )
-async def test_it_refuses_bad_input_naming_the_field(api, document, measured, body, status, field):
-    answer = await api.post(url(measured.pk), body, "application/json")
+async def test_it_refuses_bad_input_naming_the_field(
+    api, document, measured_briefly, body, status, field
+):
+    answer = await api.post(url(measured_briefly.pk), body, "application/json")
     found = check(document, PATH, "post", answer)
     assert answer.status_code == status, found
     assert field in found["errors"], found
@@ -95,15 +110,27 @@ async def test_it_refuses_bad_input_naming_the_field(api, document, measured, bo
     assert not await sync_to_async(Certificate.objects.exists)()
 
 
-async def test_it_needs_finished_runs_of_the_current_agents(api, document, measured):
+async def test_a_briefly_measured_panel_answers_a_valid_body_and_stores_it(
+    api, document, measured_briefly
+):
+    # What makes the refusals above mean something: the same panel, the same path, a
+    # valid body, and a certificate (here: no rule reaches the target) is stored.
+    answer = await api.post(url(measured_briefly.pk), {}, "application/json")
+    assert answer.status_code == 201, check(document, PATH, "post", answer)
+    assert await sync_to_async(Certificate.objects.count)() == 1
+
+
+async def test_it_needs_finished_runs_of_the_current_agents(api, document, measured_briefly):
+    panel = measured_briefly
+
     def change_a_model() -> None:
-        agents = [{**agent, "model": "model-b"} for agent in measured.agents]
-        form, formset = saving.bind_json(measured.owner, measured, measured.name, "", agents, None)
+        agents = [{**agent, "model": "model-b"} for agent in panel.agents]
+        form, formset = saving.bind_json(panel.owner, panel, panel.name, "", agents, None)
         assert formset.is_valid() and form.is_valid()
-        saving.store(form, formset, measured)
+        saving.store(form, formset, panel)
 
     await sync_to_async(change_a_model)()
-    answer = await api.post(url(measured.pk), {}, "application/json")
+    answer = await api.post(url(panel.pk), {}, "application/json")
     assert answer.status_code == 422
     assert (
         "No finished evaluation run" in check(document, PATH, "post", answer)["errors"]["runs"][0]
