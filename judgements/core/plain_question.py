@@ -16,9 +16,10 @@ unfenced wording, the floor a user would write, lives in the bench alone
 
 A code block rather than the agents' "<<<CONTENT tag>>>" lines was the hope that a
 coding model reads it as quoted material without a paragraph of rules around it. The
-pilot (docs/panel-quality.md, "Issue 69") did not bear that out: any fence, this one too,
-moved first answers toward reject, approving fewer approvable cases and refusing more
-injections alike. The variant stays a panel's choice, measured, not the default.
+pilot (docs/panel-quality.md, "Issue 69") did not bear that out: the block alone moved
+first answers toward reject (18 of 23 holding criteria approved against the unfenced
+call's 22), and the block with the agents' answer keys much more (13 of 23), refusing
+more injections by the same lean. The variant stays a panel's choice, not the default.
 """
 
 import re
