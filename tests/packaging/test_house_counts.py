@@ -7,6 +7,7 @@ JsonValue), or lower a cap when the count goes down. bench/house_counts.py print
 counts, `mypy --strict` beside them."""
 
 import ast
+import re
 
 from tests.support import house_counts
 
@@ -63,6 +64,22 @@ def test_no_folder_imports_one_that_imports_it_back():
     """Folded to folders (an area of the app, the site, the client), the imports make no
     loop: every arrow of the drawing points down, magi_site → the areas → magi_client."""
     assert house_counts.cycles(house_counts.folded(house_counts.import_graph())) == []
+
+
+def test_the_architecture_page_draws_the_house_as_it_is_with_no_arrow_back_up():
+    graph = house_counts.folded(house_counts.import_graph())
+    assert house_counts.back_arrows(graph) == []
+    page = (house_counts.REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
+    (drawn,) = re.findall(r"```text\n(magi_site .*?)```", page, re.S)
+    assert drawn.splitlines() == house_counts.drawing(graph), (
+        "copy what bench/house_counts.py --drawing prints into docs/architecture.md"
+    )
+
+
+def test_an_arrow_to_a_folder_drawn_above_runs_back_up():
+    graph = {"magi_site": {"judgements.llm"}, "judgements.llm": {"magi_site", "judgements.core"}}
+    assert house_counts.back_arrows(graph) == ["judgements.llm → magi_site"]
+    assert house_counts.drawing(graph)[0].split() == ["magi_site", "→", "llm"]
 
 
 def test_a_folder_loop_is_found_where_modules_make_none():

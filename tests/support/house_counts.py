@@ -334,3 +334,40 @@ def folded(graph: dict[str, set[str]]) -> dict[str, set[str]]:
         arrows = found.setdefault(folder(module), set())
         arrows.update(folder(name) for name in imported if folder(name) != folder(module))
     return found
+
+
+def house_order() -> list[str]:
+    """The house's folders top first, as the contracts in pyproject.toml place them: the
+    site, the app's areas in their layers' order, the client."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c["layers"] for c in config["contracts"] if c["id"] == "layers"]
+    areas = [name.strip() for layer in layers for name in re.split(r"[:|]", layer)]
+    return ["magi_site", *(f"judgements.{area}" for area in areas), "magi_client"]
+
+
+def drawing(graph: dict[str, set[str]]) -> list[str]:
+    """The house drawn from its imports, top first: each folder and the folders it
+    imports. An arrow running back up names a folder drawn above it."""
+    order = house_order()
+    short = {name: name.removeprefix("judgements.") for name in order}
+    width = max(map(len, short.values()))
+    lines = []
+    for name in order:
+        below = [short[other] for other in order if other in graph.get(name, set())]
+        lines.append(f"{short[name]:<{width}} → {' '.join(below) if below else '(nothing)'}")
+    return lines
+
+
+def back_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """Every arrow of the drawing that runs back up (or sideways to itself): a folder
+    importing one drawn above it, or one the drawing does not place."""
+    order = house_order()
+    place = {name: i for i, name in enumerate(order)}
+    return sorted(
+        f"{name} → {other}"
+        for name in order
+        for other in graph.get(name, set())
+        if place.get(other, -1) <= place[name]
+    )
