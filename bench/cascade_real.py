@@ -213,7 +213,7 @@ def analyse(args: argparse.Namespace) -> None:
 
 
 def keeps(level: dict, hold_unmeasured: bool) -> bool:
-    """intake/escalation.py keeps, on a record: an error is never kept."""
+    """panels/escalation_chain.py keeps, on a record: an error is never kept."""
     if level["verdict"] == "error" or level["contested"]:
         return False
     return not (level["trust"] == "unmeasured" and hold_unmeasured)

@@ -1,6 +1,6 @@
 """Which panel a saved panel escalates to (Panel.escalate_to, docs/escalation.md), as the
 panel's page, the API and a configuration directory name it: by id or by name, looked up
-among the panels the panel's team may use (intake/escalation.py's rule), and checked for
+among the panels the panel's team may use (panels/escalation_chain.py's rule), and checked for
 every level of the chain it starts and for cycles. Each error is the field's:
 `escalate_to`.
 """
@@ -9,9 +9,8 @@ from django.contrib.auth.models import User
 
 from judgements.core import text
 from judgements.core.errors import InvalidInput
-from judgements.intake import escalation
 from judgements.models import Panel, Team
-from judgements.panels import saved_panels
+from judgements.panels import escalation_chain, saved_panels
 
 FIELD = "escalate_to"
 
@@ -77,7 +76,7 @@ def lookup(
 def errors(panel: Panel | None, owner: User | None, team: Team | None, target: Panel) -> list[str]:
     """What is wrong with a panel of `owner` in `team` (`panel`: the one being changed,
     None for a new one) escalating to `target`: the access rule for every level of the
-    chain it starts, and no cycle (intake/escalation.py target_errors)."""
+    chain it starts, and no cycle (panels/escalation_chain.py target_errors)."""
     # The rule reads the panel as it will be saved (its team may be changing); unsaved.
     subject = Panel(
         pk=None if panel is None else panel.pk,
@@ -85,7 +84,7 @@ def errors(panel: Panel | None, owner: User | None, team: Team | None, target: P
         team=team,
         name="this panel" if panel is None else panel.name,
     )
-    return escalation.target_errors(subject, target)
+    return escalation_chain.target_errors(subject, target)
 
 
 def incoming_errors(panel: Panel | None, owner: User | None, team: Team | None) -> list[str]:
@@ -98,10 +97,10 @@ def incoming_errors(panel: Panel | None, owner: User | None, team: Team | None) 
     moved = Panel(pk=panel.pk, owner=owner, team=team, name=panel.name)
     before = Panel.objects.filter(escalate_to=panel).select_related("team").order_by("name", "id")
     return [
-        f"The panel {source.name!r} escalates to it: {escalation.refusal(source, moved)} "
+        f"The panel {source.name!r} escalates to it: {escalation_chain.refusal(source, moved)} "
         f"Change {source.name!r}'s escalation first."
         for source in before
-        if not escalation.may_escalate(source, moved)
+        if not escalation_chain.may_escalate(source, moved)
     ]
 
 

@@ -283,7 +283,7 @@ def write(
             # A certificate holds for the agents and variants it measured and no others.
             panel.refresh_from_db()
             # A cascade's certificate (Certificate.levels) holds for its chain instead: it
-            # is in force only while every level is as measured (intake/escalation.py).
+            # is in force only while every level is as measured (panels/escalation_chain.py).
             voided = Certificate.objects.filter(panel=panel, levels__isnull=True).void_unless(
                 variant_setting.fingerprint_of(panel)
             )

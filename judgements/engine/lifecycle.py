@@ -54,6 +54,7 @@ from judgements.models.judgements import JudgementStates as States
 from judgements.models.leases import RELEASED
 from judgements.models.states import Told, transition
 from judgements.outcome import marks, webhooks
+from judgements.panels import escalation_chain
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,7 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
             record.panel is not None and record.panel.escalate_to_id is not None
         )
         # Read against its story's cascade certificate when one is in force for its level.
-        cascade = escalation.cascade_in_force(record) if in_story else None
+        cascade = escalation_chain.cascade_in_force(record) if in_story else None
         fields = marks.outcome_fields(record, verdict.value, cascade)
         # A verdict its level does not keep goes to the story's next level (started in
         # this transaction: a level that did not keep its verdict never decides a story).

@@ -2,7 +2,7 @@
 escalates to, each measured by its own finished evaluation runs on the same labelled
 suites, replayed case by case (judgements/core/cascade.py chooses and tests each level's
 rule), and stored as a certificate of the story's first panel (Certificate.levels) that
-the levels' verdicts are then marked by (intake/escalation.py cascade_in_force).
+the levels' verdicts are then marked by (panels/escalation_chain.py cascade_in_force).
 
 Each level counts only runs of its panel's current agents and prompt variants
 (certify.eligible_runs), on the suites every level was run on; a case is a verdict of
@@ -21,8 +21,8 @@ from judgements.core import cascade, certificate, kept_verdicts
 from judgements.core.errors import InvalidInput
 from judgements.core.kept_verdicts import Sample
 from judgements.evaluations import certify, metrics, run_reports
-from judgements.intake import escalation
 from judgements.models import Certificate, EvaluationRun, Panel
+from judgements.panels import escalation_chain
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class Level:
 def chain_of(panel: Panel) -> list[Panel]:
     """The panel and every panel it escalates to, in order; InvalidInput naming `panel`
     when it escalates nowhere or the chain is refused."""
-    later = escalation.levels_after(panel)
+    later = escalation_chain.levels_after(panel)
     if not later:
         raise InvalidInput(
             {"panel": [f"The panel {panel.name!r} escalates to no other panel: nothing to chain."]}
@@ -118,7 +118,7 @@ def certify_cascade(
             panel=panel,
             created_by=user,
             agents=panel.agents,
-            fingerprint=escalation.chain_fingerprint([level.panel for level in levels]),
+            fingerprint=escalation_chain.chain_fingerprint([level.panel for level in levels]),
             runs=[run.pk for level in levels for run in level.runs],
             suites=[
                 {"run": run.pk, "suite": {"id": run.suite_id, "name": run.suite.name}, "cases": []}
@@ -158,7 +158,7 @@ def level_entries(
             "level": number,
             "panel": level.panel.pk,
             "name": level.panel.name,
-            "fingerprint": escalation.chain_fingerprint([level.panel]),
+            "fingerprint": escalation_chain.chain_fingerprint([level.panel]),
             "rule": None if rule is None else rule.as_dict(),
             "runs": [run.pk for run in level.runs],
         }
@@ -170,7 +170,7 @@ def current(panel: Panel) -> Certificate | None:
     """The newest cascade certificate of the panel's chain as it stands (certified or
     not), None when none was made for it."""
     try:
-        fingerprint = escalation.chain_fingerprint(chain_of(panel))
+        fingerprint = escalation_chain.chain_fingerprint(chain_of(panel))
     except InvalidInput:
         return None
     return (

@@ -22,7 +22,7 @@ and the same checks in the same order for every one of them:
    when it names them (an evaluation run's), else the saved panel's setting, else the
    site's default (panels/variant_setting.py variants_for).
    3b. escalation: every level the saved panel may escalate to, checked for the team's
-   access and cycles (intake/escalation.py levels_after: InvalidInput naming `panel`).
+   access and cycles (panels/escalation_chain.py levels_after: InvalidInput naming `panel`).
 4. budgets: the spending limits of the user, the team and the panel (and of every
    level's panel) must cover the estimate of every judgement started, each as if every
    level ran (spending/budgets.py: budgets.BudgetExceeded, a core.errors.Refused the API
@@ -56,7 +56,7 @@ from judgements.models.access import ApiToken, IdempotencyKey
 from judgements.models.agents import Agent
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement
-from judgements.panels import variant_setting
+from judgements.panels import escalation_chain, variant_setting
 from judgements.spending import budgets
 
 
@@ -122,9 +122,9 @@ def submit(cases: Sequence[Incoming], by: Submission) -> Started:
             return replayed(stored, digest, by.key)
     # 3.
     ready = [with_variants(resolved(case, by.creator)) for case in cases]
-    # 3b. Every level a case's panel may escalate to (intake/escalation.py), checked for
+    # 3b. Every level a case's panel may escalate to (panels/escalation_chain.py), checked for
     # access; an evaluation run measures its panel alone and never escalates.
-    chains = {} if by.run is not None else {c.panel.pk: escalation.levels_after(c.panel)
+    chains = {} if by.run is not None else {c.panel.pk: escalation_chain.levels_after(c.panel)
                                             for c in ready if c.panel is not None}  # fmt: skip
     # 4.
     team = rows.team_for(ready[0].panel if ready else None, by.api_token, by.run)

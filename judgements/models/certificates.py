@@ -103,7 +103,7 @@ class Certificate(models.Model):
     # A cascade's certificate (docs/escalation.md), stored on the story's first panel:
     # {"panels": one entry per level, in order (its panel's id and name, fingerprint and
     # rule), "report": core/cascade.py's CascadeReport}; its `fingerprint` is the chain's
-    # (intake/escalation.py chain_fingerprint). None for a certificate of the panel alone.
+    # (panels/escalation_chain.py chain_fingerprint). None for a certificate of the panel alone.
     levels = models.JSONField(null=True, blank=True)
     # Set when an agent's model or criteria, or the panel's variants, changed after it was
     # measured.

@@ -7,13 +7,11 @@ judgement's stored record for them). Nothing here changes the verdict.
 same transaction; the others are its parts, which the quality benches read too.
 """
 
-from dataclasses import dataclass
 from typing import TypedDict
 
 from judgements.core import confidence
 from judgements.core import contested as marks
 from judgements.core.checks import Found
-from judgements.core.kept_verdicts import Rule
 from judgements.models import (
     AttemptOutcome,
     Certificate,
@@ -23,6 +21,7 @@ from judgements.models import (
     LLMAttempt,
     agents_fingerprint,
 )
+from judgements.panels.escalation_chain import LevelRule
 
 
 def contest_record(judgement: Judgement) -> list[marks.AgentRecord]:
@@ -116,16 +115,6 @@ def certificate_in_force(judgement: Judgement) -> Certificate | None:
         .in_force(agents_fingerprint(agents, judgement.prompt_variants or ()))
         .first()
     )
-
-
-@dataclass(frozen=True)
-class LevelRule:
-    """A cascade's certificate in force for a level of an escalation story
-    (docs/escalation.md), and the rule that level keeps its verdicts by (None: it keeps
-    none; each one goes to the next level)."""
-
-    certificate: Certificate
-    rule: Rule | None
 
 
 CASCADE_KEEPS_NOTHING = (

@@ -168,7 +168,7 @@ def check(
 ) -> None:
     """BudgetExceeded when a budget that applies cannot cover the estimate of `count`
     judgements started from `panel` (or on `models` without one). `later`: the panels
-    their story may escalate to (intake/escalation.py): each start is estimated as if
+    their story may escalate to (panels/escalation_chain.py): each start is estimated as if
     every level ran, and those panels' budgets apply too, so a story admitted is never
     cut off between levels."""
     if not count:

@@ -1,7 +1,8 @@
 """docs/architecture.md names every module of judgements/ and nothing that is gone, its
 layers are the contract's, and the contract holds: import-linter's contracts in
 pyproject.toml (the areas import downward only, the top areas not each other, core/ and
-the `magi` command without Django) pass, as `make lint` runs them."""
+the `magi` command without Django, the client's modules downward only and nothing of the
+app) pass, as `make lint` runs them."""
 
 import re
 import subprocess
@@ -33,11 +34,21 @@ def test_the_architecture_page_names_every_module_and_only_those():
     assert named == modules()
 
 
-def test_the_page_lists_the_contracts_layers_in_order():
+def layers(contract: str) -> list[str]:
     config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
-    (layers,) = [c["layers"] for c in config["contracts"] if c["type"] == "layers"]
+    (found,) = [c["layers"] for c in config["contracts"] if c["id"] == contract]
+    return list(found)
+
+
+def listed(section: str) -> list[str]:
+    return re.findall(r"^\d+\. `([a-z_ :|]+)`", section, re.M)
+
+
+def test_the_page_lists_the_contracts_layers_in_order():
     section = page().split("## Layers", 1)[1].split("\n## ", 1)[0]
-    assert re.findall(r"^\d+\. `([a-z_ :|]+)`", section, re.M) == layers
+    app, client = section.split("\n### The client's layers", 1)
+    assert listed(app) == layers("layers")
+    assert listed(client) == layers("client-layers")
 
 
 def test_the_imports_keep_the_contracts():

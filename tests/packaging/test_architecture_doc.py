@@ -146,6 +146,7 @@ def test_the_api_modules_list_the_endpoints_they_register(module):
 # Names the page gives that are not MAGI's own: where each comes from.
 OUTSIDE_NAMES = {
     "Any": "typing",
+    "object": "builtins",
     "ParamSpec": "typing",
     "TypedDict": "typing",
     "login_required": "django.contrib.auth.decorators",
@@ -187,7 +188,7 @@ def test_every_area_the_page_names_is_there():
     areas = set(re.findall(r"^  (\w+)/ ", tree, re.M))
     areas |= {
         area
-        for layer in re.findall(r"^\d+\. `([a-z_ :|]+)`", section("Layers"), re.M)
+        for layer in re.findall(r"^\d+\. `([a-z_ :|]+)`", app_layers(), re.M)
         for area in re.split(r"[ :|]+", layer)
     }
     assert len(areas) > 15, areas
@@ -197,12 +198,30 @@ def test_every_area_the_page_names_is_there():
     assert sorted(missing) == []
 
 
+def app_layers() -> str:
+    return section("Layers").split("\n### The client's layers", 1)[0]
+
+
+def test_every_module_the_client_s_layers_name_is_there():
+    client = REPO / "clients" / "magi-client" / "src" / "magi_client"
+    layers = section("Layers").split("\n### The client's layers", 1)[1]
+    modules = {
+        module
+        for layer in re.findall(r"^\d+\. `([a-z_ :|]+)`", layers, re.M)
+        for module in re.split(r"[ :|]+", layer)
+    }
+    assert len(modules) > 15, modules
+    assert sorted(m for m in modules if not (client / f"{m}.py").is_file()) == []
+
+
 def test_every_name_the_page_gives_is_defined():
     text = page()
     named = set(re.findall(r"`([A-Za-z_]\w*)`", text))
     # and the settings the page quotes from pyproject.toml (mypy's, say)
     config = set(re.findall(r"^(\w+) *=", (REPO / "pyproject.toml").read_text(), re.M))
-    defined = defined_names() | set(OUTSIDE_NAMES) | config
+    # the client's modules, which its layers name one by one
+    client = {path.stem for path in (REPO / "clients/magi-client/src/magi_client").glob("*.py")}
+    defined = defined_names() | set(OUTSIDE_NAMES) | config | client
     packages = {path.parent.name for path in REPO.rglob("__init__.py") if ".venv" not in path.parts}
     commands = {"magi", "figure"}  # the console script; a line the bench prints
     missing = named - defined - packages - commands

@@ -58,7 +58,7 @@ def test_an_edit_naming_a_panel_to_escalate_to_goes_down_too():
     assert walk.files_left_and_entered_again() == 0, "\n".join(
         f"{'>' if entered else ' '} {path}: {name}" for path, name, entered in walk.stops
     )
-    assert ("intake/escalation.py", "target_errors") in [stop[:2] for stop in walk.stops]
+    assert ("panels/escalation_chain.py", "target_errors") in [stop[:2] for stop in walk.stops]
 
 
 def test_the_walk_counts_a_file_left_and_entered_again():

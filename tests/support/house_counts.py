@@ -1,8 +1,10 @@
-"""What the house is made of, counted from its source (issue 57): annotations naming `Any`
-and `dict[str, Any]`, the checker's ignores, and the cycles of the import graph (an
-import inside a function or behind TYPE_CHECKING counts like any other). Shared by
-tests/packaging/test_house_counts.py, which holds the counts to their caps, and
-bench/house_counts.py, which prints them."""
+"""What the house is made of, counted from its source (issues 57 and 71): annotations
+naming `Any` and `dict[str, Any]`, uses of an alias that stands for `Any`, `object` bags
+(`dict[str, object]`, `Mapping[str, object]`) and parameters typed `object`, the
+checker's ignores, and the cycles of the import graph (an import inside a function or
+behind TYPE_CHECKING counts like any other), module by module and folded to folders.
+Shared by tests/packaging/test_house_counts.py, which holds the counts to their caps,
+and bench/house_counts.py, which prints them."""
 
 import ast
 import io
@@ -19,9 +21,21 @@ PACKAGES = {
     "magi_site": REPO / "magi_site",
     "magi_client": CLIENT,
 }
-# Where the annotations are counted: the app and the client.
-TYPED = (REPO / "judgements", CLIENT)
+# Where the annotations are counted, each place on its own: the app and the client (held
+# to `mypy --strict`), the site, and the benches.
+PLACES = {
+    "judgements and the client": (REPO / "judgements", CLIENT),
+    "magi_site": (REPO / "magi_site",),
+    "bench": (REPO / "bench",),
+}
 IGNORE = re.compile(r"#\s*type:\s*ignore\b")
+# A bag: a mapping of strings to anything at all, which says no more than `Any` would of
+# what it carries (its shape belongs in a TypedDict or a dataclass).
+BAG = re.compile(
+    r"^(typing\.|collections\.abc\.)?(dict|Dict|Mapping|MutableMapping)\[str,object\]$"
+)
+KINDS = ("Any", "dict[str, Any]", "Any by alias", "object bags", "object parameters")
+KINDS_ALL = (*KINDS, "type: ignore")
 
 
 def sources(*roots: Path) -> Iterator[Path]:
@@ -107,16 +121,129 @@ def type_ignores(source: str) -> int:
     )
 
 
-def counts() -> dict[str, int]:
-    """The annotations naming Any, those saying dict[str, Any], and the type: ignores, in
-    judgements/ and the client."""
-    found = {"Any": 0, "dict[str, Any]": 0, "type: ignore": 0}
-    for path in sources(*TYPED):
-        text = path.read_text(encoding="utf-8")
-        for annotation in annotations(ast.parse(text)):
+def object_bags(annotation: ast.expr) -> int:
+    """How often the annotation says `dict[str, object]` or `Mapping[str, object]`."""
+    return sum(
+        1
+        for node in unquoted(annotation)
+        if isinstance(node, ast.Subscript) and BAG.match(ast.unparse(node).replace(" ", ""))
+    )
+
+
+def object_parameters(tree: ast.AST) -> int:
+    """The parameters annotated `object` (`*args: object` and `**sent: object` too): a
+    value the function takes without saying what it is."""
+    found = 0
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            given = node.args
+            arguments = [*given.posonlyargs, *given.args, *given.kwonlyargs]
+            arguments += [a for a in (given.vararg, given.kwarg) if a is not None]
+            found += sum(
+                1
+                for a in arguments
+                if isinstance(a.annotation, ast.Name) and a.annotation.id == "object"
+            )
+    return found
+
+
+# --- aliases: a name that stands for `Any` or a bag, counted where it is used -------------
+
+
+def module_name(path: Path) -> str:
+    """A module's dotted name: the app's, the site's and the client's as imported, a
+    bench's as `bench.<name>`."""
+    for package, root in {**PACKAGES, "bench": REPO / "bench"}.items():
+        if path.is_relative_to(root):
+            parts = [package, *path.relative_to(root).with_suffix("").parts]
+            return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return path.stem
+
+
+def aliases_in(tree: ast.AST, module: str) -> dict[str, str]:
+    """The module's aliases of `Any` or of a bag (`Scope = dict[str, Any]`,
+    `Kind = Resource[Any, Any]`, `Fields = Mapping[str, object]`), by dotted name, each
+    with what it stands for."""
+    found: dict[str, str] = {}
+    if not isinstance(tree, ast.Module):
+        return found
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            target, value = statement.targets[0], statement.value
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            target, value = statement.target, statement.value
+        else:
+            continue
+        if not isinstance(target, ast.Name) or isinstance(value, ast.Call):
+            continue
+        if names_any(value, quoted=False):
+            found[f"{module}.{target.id}"] = "Any by alias"
+        elif object_bags(value):
+            found[f"{module}.{target.id}"] = "object bags"
+    return found
+
+
+def local_names(tree: ast.AST, module: str, is_package: bool) -> dict[str, str]:
+    """What each name a module imports stands for, absolute (`resources` for
+    `judgements.api.resources`, `Kind` for `judgements.api.resources.Kind`)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                found[alias.asname or alias.name.partition(".")[0]] = (
+                    alias.name if alias.asname else alias.name.partition(".")[0]
+                )
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*parts, base] if base else parts)
+            for alias in node.names:
+                found[alias.asname or alias.name] = f"{base}.{alias.name}"
+    return found
+
+
+def alias_uses(
+    annotation: ast.expr, module: str, names: dict[str, str], aliases: dict[str, str]
+) -> set[str]:
+    """What the aliases an annotation uses stand for (an alias of the module itself, one
+    imported by name, or one read off its module: `resources.Kind`)."""
+    found = set()
+    for node in unquoted(annotation):
+        written = ast.unparse(node) if isinstance(node, ast.Name | ast.Attribute) else None
+        if written is None:
+            continue
+        head, _, rest = written.partition(".")
+        full = names.get(head, f"{module}.{head}") + (f".{rest}" if rest else "")
+        if full in aliases:
+            found.add(aliases[full])
+    return found
+
+
+def counts(place: str = "judgements and the client") -> dict[str, int]:
+    """The counts of one of PLACES: annotations naming Any, those saying dict[str, Any],
+    annotations using an alias of Any (the alias itself counts as naming Any where it is
+    written), object bags (an alias of one counted where it is used), parameters typed
+    `object`, and the type: ignores."""
+    found = dict.fromkeys(KINDS_ALL, 0)
+    trees = {path: ast.parse(path.read_text(encoding="utf-8")) for path in sources(*PLACES[place])}
+    aliases: dict[str, str] = {}
+    # An alias is counted wherever it is used, whichever place wrote it.
+    for path in sources(*(root for roots in PLACES.values() for root in roots)):
+        tree = trees.get(path) or ast.parse(path.read_text(encoding="utf-8"))
+        aliases.update(aliases_in(tree, module_name(path)))
+    for path, tree in trees.items():
+        module = module_name(path)
+        names = local_names(tree, module, path.name == "__init__.py")
+        for annotation in annotations(tree):
             found["Any"] += names_any(annotation)
             found["dict[str, Any]"] += dicts_of_any(annotation)
-        found["type: ignore"] += type_ignores(text)
+            found["object bags"] += object_bags(annotation)
+            for kind in alias_uses(annotation, module, names, aliases):
+                found[kind] += 1
+        found["object parameters"] += object_parameters(tree)
+        found["type: ignore"] += type_ignores(path.read_text(encoding="utf-8"))
     return found
 
 
@@ -191,3 +318,56 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
         if module not in index:
             visit(module)
     return found
+
+
+def folded(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """The import graph folded to the house's folders, as its drawing shows them: each area
+    of the app (`judgements.engine`), the site (`magi_site`) and the client
+    (`magi_client`), and an arrow from one to another where any module imports any."""
+
+    def folder(module: str) -> str:
+        parts = module.split(".")
+        return ".".join(parts[:2]) if parts[0] == "judgements" else parts[0]
+
+    found: dict[str, set[str]] = {}
+    for module, imported in graph.items():
+        arrows = found.setdefault(folder(module), set())
+        arrows.update(folder(name) for name in imported if folder(name) != folder(module))
+    return found
+
+
+def house_order() -> list[str]:
+    """The house's folders top first, as the contracts in pyproject.toml place them: the
+    site, the app's areas in their layers' order, the client."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (layers,) = [c["layers"] for c in config["contracts"] if c["id"] == "layers"]
+    areas = [name.strip() for layer in layers for name in re.split(r"[:|]", layer)]
+    return ["magi_site", *(f"judgements.{area}" for area in areas), "magi_client"]
+
+
+def drawing(graph: dict[str, set[str]]) -> list[str]:
+    """The house drawn from its imports, top first: each folder and the folders it
+    imports. An arrow running back up names a folder drawn above it."""
+    order = house_order()
+    short = {name: name.removeprefix("judgements.") for name in order}
+    width = max(map(len, short.values()))
+    lines = []
+    for name in order:
+        below = [short[other] for other in order if other in graph.get(name, set())]
+        lines.append(f"{short[name]:<{width}} → {' '.join(below) if below else '(nothing)'}")
+    return lines
+
+
+def back_arrows(graph: dict[str, set[str]]) -> list[str]:
+    """Every arrow of the drawing that runs back up (or sideways to itself): a folder
+    importing one drawn above it, or one the drawing does not place."""
+    order = house_order()
+    place = {name: i for i, name in enumerate(order)}
+    return sorted(
+        f"{name} → {other}"
+        for name in order
+        for other in graph.get(name, set())
+        if place.get(other, -1) <= place[name]
+    )
