@@ -45,7 +45,7 @@ class InAppBackend:
             # Validated where it comes in, by the one model of a case with a callback, as
             # the API's body is (intake/schemas.py).
             validated = schemas.validated(CaseWithCallback, case)
-            started = await start.submit_from_loop([validated], by)
+            started = await start.submit_from_loop([validated.case()], by)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
         except Refused as exc:

@@ -8,7 +8,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from judgements.intake.cases import case_to_form_data
+from judgements.intake.cases import posted_fields
 from tests.support.services import REPO
 
 
@@ -43,7 +43,7 @@ def page_fields(case: dict) -> dict[str, str]:
             {k: v for k, v in a.items() if k in ("name", "model", "criteria")}
             for a in known["agents"]
         ]
-    return case_to_form_data(known)
+    return posted_fields(known)
 
 
 def api_answer(response) -> Answer:
