@@ -73,3 +73,13 @@ def test_a_json_case_names_its_panel_until_submit_looks_it_up(make_panel, user):
 def test_a_case_naming_no_panel_and_no_url_is_already_resolved(fake_llm, user):
     case = json_cases.validate_case(case_for(), user)
     assert json_cases.resolve_case(case, user) is case
+
+
+def test_agents_are_checked_against_the_models_a_caller_allows(fake_llm):
+    # The shipped example panels run on the bundled model, served or not
+    # (configuration/saving.py ensure_examples).
+    local = case_for(models=("local", "local", "local"))["agents"]
+    assert [agent.model for agent in schemas.validated_agents(local, ["local"])] == ["local"] * 3
+    with pytest.raises(InvalidInput) as refused:
+        schemas.validated_agents(case_for()["agents"], ["local"])
+    assert sorted(refused.value.errors) == [f"agents[{i}].model" for i in range(3)]
