@@ -43,7 +43,7 @@ from judgements.admin.judgements import token_totals
 from judgements.core.kept_verdicts import interval
 from judgements.engine.runner import EngineRunner
 from judgements.intake.case import Case, agents_of
-from judgements.intake.start import Checked, Submission, submit
+from judgements.intake.start import Submission, submit
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import Judgement, Panel
 
@@ -99,7 +99,7 @@ def submitted(case: dict, panel: Panel) -> Judgement:
         hold_contested=False,
         hold_unmeasured=False,
     )
-    return submit([Checked(valid)], Submission()).judgement
+    return submit([valid], Submission()).judgement
 
 
 def judge_story(case: dict, panel: dict) -> dict:

@@ -51,7 +51,7 @@ from judgements.engine.deliberation import load, run_round
 from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import certify, metrics
-from judgements.intake.schemas import Case, validated
+from judgements.intake.schemas import CaseJson, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
 from judgements.outcome import answers, marks
@@ -99,7 +99,7 @@ def row_of(case: dict, judgement: Judgement, seconds: float, verdict: str) -> di
 def judge(case: dict, panel: dict, model: str, round1: bool) -> dict:
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = {"title": case["title"], "content": case["content"], "agents": agents}
-    judgement = submit([validated(Case, valid)], Submission()).judgement
+    judgement = submit([validated(CaseJson, valid).case()], Submission()).judgement
     runner = EngineRunner()
     began = time.perf_counter()
     if not round1:

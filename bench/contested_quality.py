@@ -50,7 +50,7 @@ from judgements.engine import lifecycle
 from judgements.engine.deliberation import load, run_round
 from judgements.engine.lease import HeldLease
 from judgements.engine.runner import EngineRunner
-from judgements.intake.schemas import Case, validated
+from judgements.intake.schemas import CaseJson, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt
 from judgements.outcome import marks
@@ -168,7 +168,7 @@ def run_round_one(case: dict, panel: dict, model: str) -> dict:
     first answers: each agent's vote and the 2-of-3 majority of those votes."""
     agents = [{**agent, "model": model} for agent in panel["agents"]]
     valid = {"title": case["title"], "content": case["content"], "agents": agents}
-    judgement = submit([validated(Case, valid)], Submission()).judgement
+    judgement = submit([validated(CaseJson, valid).case()], Submission()).judgement
     runner = EngineRunner()
 
     async def first_round() -> None:

@@ -117,7 +117,7 @@ def set_checks(mode: str) -> None:
 def new_judgements(count: int, *, mode: str) -> list[int]:
     """Queued judgements, started the one way judgements start (intake/start.py), under
     the deployment's check switches of `mode`."""
-    from judgements.intake.schemas import Case, validated
+    from judgements.intake.schemas import CaseJson, validated
     from judgements.intake.start import Submission, submit
 
     set_checks(mode)
@@ -130,7 +130,7 @@ def new_judgements(count: int, *, mode: str) -> list[int]:
     }
     return [
         judgement.pk
-        for judgement in submit([validated(Case, case)] * count, Submission()).judgements
+        for judgement in submit([validated(CaseJson, case).case()] * count, Submission()).judgements
     ]
 
 

@@ -34,7 +34,7 @@ def setup_django(base_url: str, var_dir: str) -> None:
 
 
 def new_judgements(count: int) -> list[int]:
-    from judgements.intake.schemas import Case, validated
+    from judgements.intake.schemas import CaseJson, validated
     from judgements.intake.start import Submission, submit
 
     case = {
@@ -45,7 +45,8 @@ def new_judgements(count: int) -> list[int]:
             for i, model in enumerate(MODELS)
         ],
     }
-    return [submit([validated(Case, case)], Submission()).judgement.pk for _ in range(count)]
+    valid = validated(CaseJson, case).case()
+    return [submit([valid], Submission()).judgement.pk for _ in range(count)]
 
 
 async def run_all(ids: list[int]) -> tuple[float, list[float]]:

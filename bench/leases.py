@@ -40,7 +40,7 @@ def make_rows(rows: int) -> None:
     delivery and an unsent email for each."""
     from django.contrib.auth.models import User
 
-    from judgements.intake.schemas import Case, validated
+    from judgements.intake.schemas import CaseJson, validated
     from judgements.intake.start import Submission, submit
     from judgements.models import Notification, WebhookDelivery
 
@@ -56,7 +56,7 @@ def make_rows(rows: int) -> None:
     judgements = []
     for start in range(0, rows, 50):
         judgements += submit(
-            [validated(Case, case)] * min(50, rows - start), Submission()
+            [validated(CaseJson, case).case()] * min(50, rows - start), Submission()
         ).judgements
     WebhookDelivery.objects.bulk_create(
         WebhookDelivery(judgement=j, event="judgement.finished", url="https://x", payload={})

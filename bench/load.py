@@ -115,9 +115,9 @@ class Site:
             raise RuntimeError("login failed")
 
     def submit(self, number: int, token: str) -> bool:
-        from judgements.intake.cases import case_to_form_data
+        from judgements.intake.cases import FormInitial, posted_fields
 
-        case = {
+        case: FormInitial = {
             "title": f"Load {number}",
             "content": f"Case {number}: I am going to travel to Japan next week.",
             "agents": [
@@ -125,7 +125,7 @@ class Site:
                 for name, model in zip(("Melchior", "Balthasar", "Casper"), MODELS, strict=True)
             ],
         }
-        data = {**case_to_form_data(case), "csrfmiddlewaretoken": token}
+        data = {**posted_fields(case), "csrfmiddlewaretoken": token}
         url = f"http://{self.host}/"
         request = urllib.request.Request(
             url, data=urllib.parse.urlencode(data).encode(), headers={"Referer": url}

@@ -96,7 +96,7 @@ from judgements.engine import asking  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
 from judgements.intake.case import Case, agents_of  # noqa: E402
-from judgements.intake.start import Checked, Submission, submit  # noqa: E402
+from judgements.intake.start import Submission, submit  # noqa: E402
 from judgements.llm import calls, providers  # noqa: E402
 from judgements.llm.completions import InvalidOutputError, parse_verdict  # noqa: E402
 from judgements.models import (  # noqa: E402
@@ -218,8 +218,8 @@ def judge(
         hold_contested=False,
         hold_unmeasured=False,
     )
-    # Checked: the bench builds the case as an evaluation run does (evaluations/runs.py).
-    judgement = submit([Checked(valid)], Submission()).judgement
+    # Built as an evaluation run builds its case (evaluations/runs.py).
+    judgement = submit([valid], Submission()).judgement
     if first is not None:
         first_answers_kept.store(judgement, first)
     asyncio.run(EngineRunner().run_judgement(judgement.pk))

@@ -28,7 +28,7 @@ from django.core.management import call_command
 from judgements.core import rules
 from judgements.engine.runner import EngineRunner
 from judgements.evaluations import runs, suites
-from judgements.intake.schemas import Case, validated
+from judgements.intake.schemas import CaseJson, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement
 from tests.support.llm_server import FakeLLM
@@ -62,7 +62,7 @@ def serve(call_seconds: float, slots: int) -> FakeLLM:
 
 def person_judgement(user) -> Judgement:
     case = {"title": "A person's", "content": "A train ticket, 40 EUR.", "agents": AGENTS}
-    return submit([validated(Case, case)], Submission(creator=user)).judgement
+    return submit([validated(CaseJson, case).case()], Submission(creator=user)).judgement
 
 
 async def timed(runner: EngineRunner, judgement_id: int) -> float:

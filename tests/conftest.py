@@ -57,12 +57,12 @@ def make_judgement(fake_llm, db, settings):
 
     def make(models=DEFAULT_MODELS, creator=None, **overrides) -> Judgement:
         from judgements.intake.json_cases import validate_case
-        from judgements.intake.start import Checked, Submission, submit
+        from judgements.intake.start import Submission, submit
 
         # A key given as None is left out (agents=None with a saved panel's name). Checked
         # as the operator (None) would: a test's creator may name any saved panel.
         case = {k: v for k, v in case_for(models, **overrides).items() if v is not None}
-        return submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
+        return submit([validate_case(case, None)], Submission(creator=creator)).judgement
 
     return make
 

@@ -17,7 +17,7 @@ from django.http.request import split_domain_port, validate_host
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.types import Receive, Scope, Send
 
-from judgements.agent_tools.tools import Case, ToolRefused, build
+from judgements.agent_tools.tools import JudgeRequest, ToolRefused, build
 from judgements.core.errors import InvalidInput, Refused
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
@@ -38,14 +38,14 @@ class InAppBackend:
         self.token = token
         self.base_url = base_url
 
-    async def judge(self, case: Case, key: str, wait: float) -> Mapping[str, object]:
+    async def judge(self, case: JudgeRequest, key: str, wait: float) -> Mapping[str, object]:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
             # Validated where it comes in, by the one model of a case with a callback, as
             # the API's body is (intake/schemas.py).
             validated = schemas.validated(CaseWithCallback, case)
-            started = await start.submit_from_loop([validated], by)
+            started = await start.submit_from_loop([validated.case()], by)
         except InvalidInput as exc:
             raise ToolRefused(f"invalid input: {exc}") from None
         except Refused as exc:

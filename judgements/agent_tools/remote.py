@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import TextIO
 
-from judgements.agent_tools.tools import PANELS, Case, ToolRefused, build
+from judgements.agent_tools.tools import PANELS, JudgeRequest, ToolRefused, build
 from magi_client.http import RequestFailed, Server
 from magi_client.json_values import JsonObject
 
@@ -36,7 +36,7 @@ class RemoteBackend:
         except RequestFailed as failure:
             raise ToolRefused(str(failure)) from None
 
-    async def judge(self, case: Case, key: str, wait: float) -> JsonObject:
+    async def judge(self, case: JudgeRequest, key: str, wait: float) -> JsonObject:
         return await self.call(
             "POST", f"/api/judgements/?wait={wait:g}", case, {"Idempotency-Key": key}, wait
         )

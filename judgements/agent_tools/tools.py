@@ -28,7 +28,7 @@ from typing_extensions import TypedDict
 WAIT_MAX_SECONDS = 300
 
 
-class Case(TypedDict):
+class JudgeRequest(TypedDict):
     """What the judge tool sends to be judged, as POST /api/judgements/ takes it."""
 
     title: str
@@ -42,7 +42,7 @@ class Backend(Protocol):
     """Judgements and panels answer as the HTTP API's JSON (outcome/answers.py,
     outcome/panel_answers.py), which the tools read below."""
 
-    async def judge(self, case: Case, key: str, wait: float) -> Mapping[str, object]: ...
+    async def judge(self, case: JudgeRequest, key: str, wait: float) -> Mapping[str, object]: ...
     async def read(self, judgement_id: int, wait: float) -> Mapping[str, object]: ...
     async def panels(self) -> list[Mapping[str, object]]: ...
     def page_url(self, judgement_id: int) -> str: ...
@@ -152,7 +152,7 @@ def verdict(answer: Mapping[str, object], backend: Backend) -> Verdict:
     }
 
 
-def idempotency_key(case: Case) -> str:
+def idempotency_key(case: JudgeRequest) -> str:
     """The same request from an agent that retries starts one judgement, not two."""
     digest = hashlib.sha256(json.dumps(case, sort_keys=True).encode()).hexdigest()
     return f"magi-mcp-{digest[:48]}"
@@ -184,7 +184,7 @@ def build(backend_for: Callable[[], Backend]) -> MCPServer:
         hold_contested: bool | None = None,
         wait_seconds: float = 120,
     ) -> Verdict:
-        case: Case = {"title": title, "content": content}
+        case: JudgeRequest = {"title": title, "content": content}
         if panel is not None:
             case["panel"] = panel
         if agents is not None:

@@ -93,7 +93,7 @@ async def submit_judgement(
     token = token_of(request)
     key = idempotency.key_from({idempotency.HEADER: key} if key is not None else {})
     by = start.Submission(creator=token.user, api_token=token, key=key, body=body_of(request))
-    started = await start.submit_from_loop([case], by)
+    started = await start.submit_from_loop([case.case()], by)
     judgement_id = started.judgement.pk
     await events.wait_until_finished(judgement_id, wait)
     response["Location"] = f"/api/judgements/{judgement_id}/"

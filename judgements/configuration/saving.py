@@ -28,7 +28,8 @@ from judgements.configuration.panel_fields import PanelRow, PanelSettings
 from judgements.core import prompt_variants, text
 from judgements.core.errors import InvalidInput
 from judgements.infrastructure.forms import TextField, is_valid, refuse_not_utf8
-from judgements.intake import cases
+from judgements.intake import cases, schemas
+from judgements.intake.case import CaseAgent
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
 from judgements.models.panels import StoredAgent
@@ -186,21 +187,16 @@ def agents_formset(
     stored agent this deployment can no longer run (its model gone) shows its error as
     soon as the form does, instead of the page quietly selecting another model."""
     if agents is not None:
-        data = agent_form_data(agents)
+        data = cases.agent_fields(agents)
     # formset_factory builds a subclass of BaseAgentFormSet; its stub says only BaseFormSet.
     return cast(cases.BaseAgentFormSet, cases.AgentFormSet(data, prefix=cases.AGENT_PREFIX))
 
 
-def agent_form_data(agents: object) -> dict[str, str]:
-    """Form data for agents given as JSON, refused (InvalidInput, `agents[1].model`) when it
-    has the wrong shape, exactly as a case's agents are."""
-    data = cases.case_to_form_data({"title": "", "content": "", "agents": agents})
-    return {key: value for key, value in data.items() if key not in ("title", "content")}
-
-
-def errors_of(panel_form: PanelForm, formset: cases.BaseAgentFormSet) -> dict[str, list[str]]:
+def errors_of(
+    panel_form: PanelForm, formset: cases.BaseAgentFormSet | None
+) -> dict[str, list[str]]:
     errors = {field: [str(m) for m in messages] for field, messages in panel_form.errors.items()}
-    return errors | cases.agent_errors(formset)
+    return errors if formset is None else errors | cases.agent_errors(formset)
 
 
 def validated(
@@ -346,17 +342,23 @@ def bind_json(
     for field, value in (("name", name), ("description", description)):
         if not isinstance(value, str):
             errors[field] = ["Must be a string."]
+    # The agents as JSON are checked by a case's one validator (intake/schemas.py), under
+    # the same paths and messages as the API's case: `agents[1].model`.
+    checked: tuple[CaseAgent, ...] = ()
     try:
-        data = agent_form_data(agents)
+        checked = schemas.validated_agents(agents, models)
     except InvalidInput as exc:
         errors.update(exc.errors)
-        data = {}
-    if errors:
+    if "name" in errors or "description" in errors:
         raise InvalidInput(errors)
     panel_form = PanelForm(
         {"name": name, "description": description}, owner=owner, panel=panel, team=team
     )
-    formset = agents_formset(data)
+    if errors:
+        # The panel's own fields named beside its agents', so every error shows at once.
+        panel_form.is_valid()
+        raise InvalidInput(errors_of(panel_form, None) | errors)
+    formset = agents_formset(agents=[agent.stored() for agent in checked])
     if models is not None:
         for agent_form in formset.forms:
             agent_form.fields["model"].choices = [(model, model) for model in models]

@@ -136,7 +136,7 @@ def checked_agents(
     imported). Their errors go into `errors`."""
     try:
         probe = {"title": "evaluation", "content": first.content, "agents": agents}
-        checked = schemas.validated(schemas.Case, probe)
+        checked = schemas.validated(schemas.CaseJson, probe)
         return tuple(agent.case_agent() for agent in checked.agents or ())
     except InvalidInput as exc:
         agent_errors = {f: m for f, m in exc.errors.items() if f.startswith("agents")}

@@ -35,7 +35,7 @@ VERDICTS = suite_schema.VERDICTS
 NO_CASES = "The suite holds no cases: write one JSON object a line."
 
 
-class Case(TypedDict):
+class CleanedSuiteCase(TypedDict):
     """A suite's case as parse_jsonl cleans it (suite_schema.SuiteCaseLine) and cases_of
     reads it back: title "" and expected_agents None when absent, tags [] when absent."""
 
@@ -50,7 +50,7 @@ class Case(TypedDict):
 # --- reading --------------------------------------------------------------------------
 
 
-def parse_jsonl(data: bytes | str) -> list[Case]:
+def parse_jsonl(data: bytes | str) -> list[CleanedSuiteCase]:
     """The cleaned cases of a JSONL suite, or InvalidInput naming each bad line and field.
 
     A case comes back as {"id", "title", "content", "expected", "expected_agents", "tags"}:
@@ -66,7 +66,7 @@ def parse_jsonl(data: bytes | str) -> list[Case]:
             {"cases": [f"A suite holds at most {limit} cases; this one has {len(numbered)}."]}
         )
     errors: dict[str, list[str]] = {}
-    cases: list[Case] = []
+    cases: list[CleanedSuiteCase] = []
     first_line_of: dict[str, int] = {}
     for number, line in numbered:
         if len({key.split(".")[0] for key in errors}) >= MAX_LINE_ERRORS:
@@ -127,7 +127,7 @@ def split_lines(data: bytes | str) -> list[tuple[int, str]]:
     return lines
 
 
-def clean_case(line: str) -> Case:
+def clean_case(line: str) -> CleanedSuiteCase:
     """One line's case, cleaned (suite_schema.SuiteCaseLine); InvalidInput with paths
     relative to the line ("", ".id")."""
     try:
@@ -186,7 +186,7 @@ def validated(
     data: bytes | str,
     suite: Suite | None = None,
     team: Team | None = None,
-) -> tuple[str, str, list[Case]]:
+) -> tuple[str, str, list[CleanedSuiteCase]]:
     """A suite's name, description and cases as stored, or InvalidInput with every
     problem at once. `suite`: the one being replaced, whose own name is no clash; `team`:
     the team it is (or goes) in, whose suites its name must differ from instead."""
@@ -197,7 +197,7 @@ def validated(
     )
     if clean_name and name_taken(clean_name, owner, suite, team):
         errors["name"] = [f"There is already a suite called {clean_name!r}."]
-    cases: list[Case] = []
+    cases: list[CleanedSuiteCase] = []
     try:
         cases = parse_jsonl(data)
     except InvalidInput as exc:
@@ -207,7 +207,7 @@ def validated(
     return clean_name, clean_description, cases
 
 
-def store_cases(suite: Suite, cases: list[Case]) -> None:
+def store_cases(suite: Suite, cases: list[CleanedSuiteCase]) -> None:
     """Give the suite these cases, in this order, in place of any it had."""
     SuiteCase.objects.filter(suite=suite).delete()
     SuiteCase.objects.bulk_create(
@@ -256,7 +256,7 @@ def name_taken(
     return any(text.comparable_name(other) == key for other in names)
 
 
-def cases_of(suite: Suite) -> list[Case]:
+def cases_of(suite: Suite) -> list[CleanedSuiteCase]:
     """The suite's cases in the shape parse_jsonl returns."""
     return [
         {

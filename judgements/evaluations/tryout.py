@@ -29,12 +29,12 @@ class Example:
 
 
 @functools.cache
-def starter_cases(panel_name: str) -> tuple[suites.Case, ...]:
+def starter_cases(panel_name: str) -> tuple[suites.CleanedSuiteCase, ...]:
     """Its starter suite's first case of each expected verdict (none if it ships none)."""
     path = STARTER_SUITES / f"starter-{panel_name}.jsonl"
     if not path.exists():
         return ()
-    chosen: dict[str, suites.Case] = {}
+    chosen: dict[str, suites.CleanedSuiteCase] = {}
     for case in suites.parse_jsonl(path.read_text(encoding="utf-8")):
         chosen.setdefault(case["expected"], case)
     return tuple(chosen[kind] for kind in ("approve", "reject") if kind in chosen)

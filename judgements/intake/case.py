@@ -1,12 +1,12 @@
 """A case: one typed value from every way in to the row.
 
 The page (intake/cases.py `cleaned_case`), the API, the MCP tools and `manage.py judge`
-(their JSON validated where it comes in by intake/schemas.py, then resolved by
-intake/json_cases.py `resolve_case` in submit's turn) and evaluation runs
-(evaluations/runs.py `run_case`) each make a `Case` with its `CaseAgent`s;
-intake/start.py `submit` carries it through its checks, and intake/rows.py makes the
-judgement's rows from it. Frozen: a step that adds to it (the prompt variants, start.py
-`with_variants`) makes a new one.
+(their JSON validated where it comes in by its pydantic face, intake/schemas.py
+`CaseJson`, whose `case()` is this) and evaluation runs (evaluations/runs.py `run_case`)
+each make a `Case` with its `CaseAgent`s; intake/start.py `submit` carries it through its
+checks (the saved panel a JSON case names looked up in its step 3, intake/json_cases.py
+`resolve_case`), and intake/rows.py makes the judgement's rows from it. Frozen: a step
+that adds to it (the panel looked up, the prompt variants) makes a new one.
 """
 
 from collections.abc import Iterable, Mapping
@@ -46,7 +46,9 @@ class Case:
     `hold_contested` and `hold_unmeasured` None: as the saved panel or the deployment
     says (intake/rows.py). `prompt_variants` None: not chosen by the caller, the saved
     panel's or the site's default (start.py `with_variants`); () the prompts as first
-    measured. `suite_case`, `repeat` and `plain_call` are an evaluation run's."""
+    measured. `suite_case`, `repeat` and `plain_call` are an evaluation run's.
+    `panel_named`: a saved panel's name or id as JSON sent it, in place of agents; submit
+    looks it up (json_cases.resolve_case), filling `panel` and `agents` and clearing it."""
 
     title: str
     content: str
@@ -61,6 +63,7 @@ class Case:
     suite_case: SuiteCase | None = None
     repeat: int | None = None
     plain_call: bool = False
+    panel_named: str | int | None = None
 
     def models(self) -> list[str]:
         return [agent.model for agent in self.agents]

@@ -1,14 +1,15 @@
 """The page's forms of a case and its agents, and reading the JSON a client sent.
 
-A case sent as JSON (the API, the command line) is validated by intake/schemas.py; these
-form fields ask the same rule functions with the same limits (core/text.py
-`text_problem` through infrastructure/forms.py's TextField, text.comparable_name, the
-models the deployment serves), so a case is valid or invalid in the same way wherever it
-comes from. A saved panel's agents are these same forms (configuration/saving.py).
+A case sent as JSON (the API, the command line, a panel's agents) is validated by its
+pydantic face alone (intake/schemas.py); these form fields, the page's face of the same
+case, ask the same rule functions with the same limits (core/text.py `text_problem`
+through infrastructure/forms.py's TextField, text.comparable_name, the models the
+deployment serves), so a case is valid or invalid in the same way wherever it comes
+from. A saved panel's agents are these same forms (configuration/saving.py).
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from django import forms
@@ -24,7 +25,6 @@ from judgements.llm import providers
 from judgements.models.panels import Panel, StoredAgent
 
 AGENT_PREFIX = "agents"
-CASE_FIELDS = ("title", "content", "agents")
 # The limits are the schemas' (intake/schemas.py): the page counts as the API does.
 AGENT_FIELDS = schemas.AGENT_FIELDS
 TITLE_MAX_CHARS = schemas.TITLE_MAX_CHARS
@@ -151,56 +151,25 @@ def typed_agent(data: Mapping[str, str], prefix: str) -> StoredAgent:
     )
 
 
-def case_to_form_data(case: object, also_known: tuple[str, ...] = ()) -> dict[str, str]:
-    """Turn a JSON case into form data, rejecting what has the wrong shape.
-
-    Unknown fields are refused, so a client's typo ("titel", an agent's "temperature")
-    never passes unnoticed. `also_known`: fields the caller takes out before calling (a
-    saved panel, a callback URL), named in that message so it lists every field.
-    """
-    if not isinstance(case, dict):
-        raise InvalidInput({"case": ["Must be a JSON object with title, content and agents."]})
-    errors: dict[str, list[str]] = unknown_fields(case, CASE_FIELDS + also_known, "")
-    data: dict[str, str] = {}
-    for field in ("title", "content"):
-        value = case.get(field, "")
-        if not isinstance(value, str):
-            errors[field] = ["Must be a string."]
-        data[field] = value if isinstance(value, str) else ""
-    agents = case.get("agents")
-    if not isinstance(agents, list):
-        errors["agents"] = [f"Must be a list of exactly {rules.PANEL_SIZE} agents."]
-        agents = []
-    elif len(agents) != rules.PANEL_SIZE:
-        errors["agents"] = [f"Exactly {rules.PANEL_SIZE} agents are required, got {len(agents)}."]
-    for index, agent in enumerate(agents[: rules.PANEL_SIZE]):
-        path = f"agents[{index}]"
-        if not isinstance(agent, dict):
-            errors[path] = ["Must be an object with name, model and criteria."]
-            continue
-        errors.update(unknown_fields(agent, AGENT_FIELDS, f"{path}."))
-        for field in AGENT_FIELDS:
-            value = agent.get(field, "")
-            if not isinstance(value, str):
-                errors[f"{path}.{field}"] = ["Must be a string."]
-                value = ""
-            elif field == "model" and text.first_surrogate(value) is not None:
-                # The model is a choice, not free text; its "unknown model" message would
-                # repeat the value, which a terminal cannot print.
-                errors[f"{path}.{field}"] = ["Holds a lone UTF-16 surrogate: not a model name."]
-            data[f"{AGENT_PREFIX}-{index}-{field}"] = value
-    if errors:
-        raise InvalidInput(errors)
-    data[f"{AGENT_PREFIX}-TOTAL_FORMS"] = str(len(agents))
-    data[f"{AGENT_PREFIX}-INITIAL_FORMS"] = "0"
-    return data
+def posted_fields(case: FormInitial) -> dict[str, str]:
+    """The page's POST fields holding a case as typed (`typed_case` read backwards):
+    nothing is checked here, the forms bound to them check it."""
+    fields = {key: case[key] for key in ("title", "content", "hold_contested") if key in case}
+    return fields | agent_fields(case.get("agents", []))
 
 
-def unknown_fields(
-    obj: Mapping[str, object], known: tuple[str, ...], path: str
-) -> dict[str, list[str]]:
-    message = f"Unknown field; the fields here are {', '.join(known)}."
-    return {f"{path}{text.escaped(str(key))}": [message] for key in obj if key not in known}
+def agent_fields(agents: Sequence[StoredAgent]) -> dict[str, str]:
+    """The agent formset's fields holding `agents` as they are (a saved panel's, the
+    page's): its forms bound to them check them."""
+    fields: dict[str, str] = {}
+    for index, agent in enumerate(agents):
+        prefix = f"{AGENT_PREFIX}-{index}-"
+        fields[f"{prefix}name"] = agent["name"]
+        fields[f"{prefix}model"] = agent["model"]
+        fields[f"{prefix}criteria"] = agent["criteria"]
+    fields[f"{AGENT_PREFIX}-TOTAL_FORMS"] = str(len(agents))
+    fields[f"{AGENT_PREFIX}-INITIAL_FORMS"] = "0"
+    return fields
 
 
 def parse_case_json(raw: bytes, source: str) -> JsonValue:

@@ -1,9 +1,11 @@
-"""What a client sends, described once: the pydantic models of a case and its agents.
+"""What a client sends, described once: a case's pydantic face, and its agents'.
 
-The HTTP API validates its bodies with them (django-ninja) and documents them from them
-in /api/schema.json; the command line validates a case file with the same models
-(intake/cases.py `validate_json_case`); the page's form fields ask the same rule
-functions (core/text.py `text_problem`, the same limits and the same name comparison).
+A case is one type, intake/case.py `Case`; `CaseJson` is how it reads as JSON: the HTTP
+API validates its bodies with it (django-ninja) and documents them from it in
+/api/schema.json, the command line a case file and the MCP tools their arguments
+(`validated`), and `CaseJson.case()` hands on the `Case`. The page's form fields ask the
+same rule functions (core/text.py `text_problem`, the same limits and the same name
+comparison).
 
 Two kinds of refusal, told apart by the API's status: a body that breaks the schema (a
 wrong type, an unknown field, an empty or too long text, the wrong number of agents, a
@@ -14,7 +16,7 @@ below does: `agents[1].model`.
 """
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar
 
 from annotated_types import GroupedMetadata
@@ -29,6 +31,7 @@ from pydantic import (
     StrictStr,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 from pydantic.config import JsonDict, JsonValue
@@ -37,7 +40,7 @@ from pydantic_core import ErrorDetails, PydanticCustomError
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
 from judgements.intake import schema_errors
-from judgements.intake.case import CaseAgent
+from judgements.intake.case import Case, CaseAgent
 from judgements.llm import providers
 from judgements.outcome.webhooks import URL_MAX_CHARS
 from judgements.panels.saved_panels import NOT_A_REFERENCE
@@ -155,9 +158,15 @@ Criteria = Annotated[
 
 # --- models ------------------------------------------------------------------------------
 
+# The key of a validation context's list of the models allowed instead of the deployment's.
+ALLOWED_MODELS = "allowed_models"
 
-def unknown_model(value: str) -> str:
-    models = providers.available_models()
+
+def unknown_model(value: str, info: ValidationInfo) -> str:
+    # A validation's context may name the models allowed in place of the deployment's
+    # (the shipped example panels run on the bundled model: configuration/saving.py).
+    allowed = info.context.get(ALLOWED_MODELS) if isinstance(info.context, dict) else None
+    models = providers.available_models() if allowed is None else list(allowed)
     if value not in models:
         raise PydanticCustomError(
             "enum",
@@ -277,8 +286,9 @@ def agents_or_panel(schema: JsonDict) -> None:
     schema["oneOf"] = [{"required": ["agents"]}, {"required": ["panel"]}]
 
 
-class Case(Strict):
-    """A case to judge: its agents, or a saved panel to copy them from."""
+class CaseJson(Strict):
+    """A case to judge as JSON brings it: its agents, or a saved panel to copy them from.
+    Its pydantic face only: `case()` is the Case (intake/case.py) every way in submits."""
 
     model_config = ConfigDict(json_schema_extra=agents_or_panel)
 
@@ -294,13 +304,24 @@ class Case(Strict):
     )
 
     @model_validator(mode="after")
-    def agents_or_panel(self) -> "Case":
+    def agents_or_panel(self) -> "CaseJson":
         given = self.model_fields_set
         if "agents" in given and "panel" in given:
             raise PydanticCustomError("one_of", BOTH_GIVEN, both_fields("panel", "agents"))
         if "agents" not in given and "panel" not in given:
             raise PydanticCustomError("one_of", NEITHER_GIVEN, both_fields("agents"))
         return self
+
+    def case(self) -> Case:
+        """The case, its saved panel named and not yet looked up: submit's step 3 does
+        that for its caller (intake/json_cases.py `resolve_case`)."""
+        return Case(
+            title=self.title,
+            content=self.content,
+            agents=tuple(agent.case_agent() for agent in self.agents or ()),
+            hold_contested=self.hold_contested,
+            panel_named=self.panel,
+        )
 
 
 # --- errors ------------------------------------------------------------------------------
@@ -321,11 +342,14 @@ def validated(model: type[M], data: object) -> M:
 AGENTS = TypeAdapter(Agents)
 
 
-def validated_agents(agents: object) -> tuple[CaseAgent, ...]:
-    """Three agents checked as a case's are (a saved panel's again, a panel file's),
-    errors under `agents[1].model`."""
+def validated_agents(agents: object, models: Sequence[str] | None = None) -> tuple[CaseAgent, ...]:
+    """Three agents checked as a case's are (a saved panel's again, a panel's JSON),
+    errors under `agents[1].model`. `models`: the models allowed in place of the
+    deployment's (the shipped examples: the bundled one)."""
+    context = None if models is None else {ALLOWED_MODELS: list(models)}
     try:
-        return tuple(agent.case_agent() for agent in AGENTS.validate_python(agents))
+        valid = AGENTS.validate_python(agents, context=context)
+        return tuple(agent.case_agent() for agent in valid)
     except ValidationError as exc:
         found = exc.errors(include_url=False)
         errors = [schema_errors.moved(e, ("agents", *e["loc"])) for e in found]
@@ -338,7 +362,7 @@ def invalid_input(
     return schema_errors.invalid_input(errors, model, AGENT_FIELDS, skip)
 
 
-class CaseWithCallback(Case):
+class CaseWithCallback(CaseJson):
     """The API's case: a case, and where to send a signed webhook when it ends."""
 
     callback_url: Annotated[
@@ -352,3 +376,7 @@ class CaseWithCallback(Case):
             "(`manage.py webhook_secret USER`); otherwise 422 naming callback_url.",
         ),
     ] = optional()
+
+    def case(self) -> Case:
+        """The case with its callback URL, checked in submit's step 3 for its caller."""
+        return replace(super().case(), callback_url=self.callback_url)

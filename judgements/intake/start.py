@@ -2,14 +2,14 @@
 `manage.py judge` and evaluation runs alike (async callers reach it through db_call,
 after a creation slot: `submit_from_loop`).
 
-An entry point only translates: its input into a typed case and a Submission, and what
-`submit` raises into its own answer (core.errors.Refused: 429; idempotency.KeyReused and
-InvalidInput: 422, or 400 for a case that breaks its schema). A case comes validated by
-the one validator of its kind where it comes in: JSON by its pydantic model
-(intake/schemas.py: the API's body as ninja parses it, an MCP tool's arguments and the
-command line's file by `schemas.validated`), the page's by its forms, a run's by the run;
-`submit` takes a `Case`, or a `schemas.Case` whose saved panel it looks up in its turn,
-and the same checks in the same order for every one of them:
+An entry point only translates: its input into a typed case (intake/case.py `Case`) and
+a Submission, and what `submit` raises into its own answer (core.errors.Refused: 429;
+idempotency.KeyReused and InvalidInput: 422, or 400 for a case that breaks its schema).
+A case comes validated by the one validator of its kind where it comes in: JSON by its
+pydantic face (intake/schemas.py `CaseJson`: the API's body as ninja parses it, an MCP
+tool's arguments and the command line's file by `schemas.validated`), the page's by its
+forms, a run's by the run; `submit` takes the `Case`s, and takes the same checks in the
+same order for every one of them:
 
 1. limits: a cheap unlocked count (limits.check; an evaluation run's, limits.check_runs).
    Not for a retry with an Idempotency-Key (it gets its judgement back even over a
@@ -49,7 +49,7 @@ from judgements.audit import log as audit_log
 from judgements.audit import record as chain_record
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
-from judgements.intake import escalation, idempotency, json_cases, limits, rows, schemas
+from judgements.intake import escalation, idempotency, json_cases, limits, rows
 from judgements.intake.case import Case
 from judgements.intake.creation_gate import creation_slot
 from judgements.models.access import ApiToken, IdempotencyKey
@@ -80,19 +80,6 @@ class Submission:
             )
 
 
-# What an entry point hands `submit`: a Case it validated and resolved itself (the page's
-# forms ask the same rules, intake/cases.py, and its saved panel is the one the agents
-# were filled from; a run's agents are checked once for the run), or JSON validated by
-# its pydantic model, whose saved panel step 3 looks up.
-Incoming = Case | schemas.Case
-
-
-def Checked(case: Case) -> Case:
-    """A case its entry point checked itself is a Case, passed as it is (the wrapper it
-    once needed is gone; bench/panel_quality.py still names it)."""
-    return case
-
-
 @dataclass(frozen=True)
 class Started:
     judgements: list[Judgement]
@@ -104,10 +91,10 @@ class Started:
         return self.judgements[0]
 
 
-def submit(cases: Sequence[Incoming], by: Submission) -> Started:
+def submit(cases: Sequence[Case], by: Submission) -> Started:
     """Start a judgement per case, in one transaction, after the checks in the module's
-    order. A schemas.Case becomes a typed Case (intake/case.py) once its saved panel is
-    looked up. Raises core.errors.Refused, idempotency.KeyReused or InvalidInput."""
+    order. A case that names a saved panel gets its agents once the panel is looked up
+    (step 3). Raises core.errors.Refused, idempotency.KeyReused or InvalidInput."""
     # 1. A cheap unlocked look first: a burst of refused requests must not queue on the
     # lock, nor pay for looking panels up.
     if by.run is not None:
@@ -121,7 +108,7 @@ def submit(cases: Sequence[Incoming], by: Submission) -> Started:
         if stored is not None:
             return replayed(stored, digest, by.key)
     # 3.
-    ready = [with_variants(resolved(case, by.creator)) for case in cases]
+    ready = [with_variants(json_cases.resolve_case(case, by.creator)) for case in cases]
     # 3b. Every level a case's panel may escalate to (panels/escalation_chain.py), checked for
     # access; an evaluation run measures its panel alone and never escalates.
     chains = {} if by.run is not None else {c.panel.pk: escalation_chain.levels_after(c.panel)
@@ -136,18 +123,11 @@ def submit(cases: Sequence[Incoming], by: Submission) -> Started:
     return store_and_wake(ready, by, digest)
 
 
-async def submit_from_loop(cases: Sequence[Incoming], by: Submission) -> Started:
+async def submit_from_loop(cases: Sequence[Case], by: Submission) -> Started:
     """`submit` for a request served on the event loop (the API's, the MCP tools'): in a
     creation slot (intake/creation_gate.py), through db_call."""
     async with creation_slot():
         return await db_call(submit, for_request=True)(cases, by)
-
-
-def resolved(case: Incoming, user: User | None) -> Case:
-    """Step 3 for one case: the case as a judgement is stored from."""
-    if isinstance(case, Case):
-        return case
-    return json_cases.resolve_case(case, user)
 
 
 def with_variants(case: Case) -> Case:

@@ -134,7 +134,7 @@ def read_panel(
     return None, [agent for agent in agents if isinstance(agent, dict)], name
 
 
-def suite_for(path: Path, data: bytes, cases: list[suites.Case]) -> Suite:
+def suite_for(path: Path, data: bytes, cases: list[suites.CleanedSuiteCase]) -> Suite:
     """The owner-less suite named after the file: reused when its cases are the file's,
     created when there is none, refused when it holds other cases."""
     name = path.stem

@@ -11,14 +11,14 @@ SPENT = """
 from datetime import timedelta
 from django.contrib.auth.models import User
 from django.utils import timezone
-from judgements.intake.schemas import Case, validated
+from judgements.intake.schemas import CaseJson, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import Agent, Budget, LLMAttempt
 user = User.objects.get(username=%r)
 Budget.objects.create(user=user, period="day", limit_tokens=5000)
 case = {"title": "Earlier", "content": "Spent today.",
         "agents": [{"name": n, "model": m, "criteria": c} for n, m, c in %r]}
-judgement = submit([validated(Case, case)], Submission(creator=user)).judgement
+judgement = submit([validated(CaseJson, case).case()], Submission(creator=user)).judgement
 agent = Agent.objects.filter(judgement=judgement).first()
 LLMAttempt.objects.create(agent=agent, round=1, attempt=1, model=agent.model,
     provider="default", request={}, outcome="ok", prompt_tokens=4900, completion_tokens=0)

@@ -16,7 +16,7 @@ SETUP = """
 from django.contrib.auth.models import User
 from judgements.configuration import saving, slack_config, teams
 from judgements.intake.json_cases import validate_case
-from judgements.intake.start import Checked, Submission, submit
+from judgements.intake.start import Submission, submit
 from judgements.models import Team
 from tests.support.cases import case_for
 from tests.support.slack_requests import BOT_TOKEN, CHANNEL, SIGNING_SECRET
@@ -38,7 +38,7 @@ made = []
 for title in %(titles)r:
     case = {**case_for(title=title), "agents": None, "panel": "Refunds"}
     case = {k: v for k, v in case.items() if v is not None}
-    checked = [Checked(validate_case(case, None))]
+    checked = [validate_case(case, None)]
     made.append(submit(checked, Submission(creator=author)).judgement.pk)
 print(json.dumps(made))
 """

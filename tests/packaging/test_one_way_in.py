@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 THE_WAY_IN = ROOT / "judgements" / "intake" / "start.py"
 START_MODULE = "judgements.intake.start"
 # What an entry point may use of start.py: the door and what it says who and what.
-PUBLIC = {"submit", "submit_from_loop", "Submission", "Checked", "Started", "escalate"}
+PUBLIC = {"submit", "submit_from_loop", "Submission", "Started", "escalate"}
 # The rows a new judgement is: creating one anywhere is starting a judgement.
 ROWS = {"Judgement", "Agent", "IdempotencyKey"}
 CREATING = {"create", "bulk_create", "get_or_create", "update_or_create"}

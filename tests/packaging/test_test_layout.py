@@ -42,7 +42,6 @@ UNMIRRORED = {
     "core/text.py": "security/test_input_text.py, security/test_input_length.py",
     "evaluations/suite_schema.py": "evaluations/test_suites.py",
     "infrastructure/forms.py": "security/test_input_*.py, the pages' tests",
-    "intake/cases.py": "web/test_judgement_pages.py, security/test_input_json.py",
     "intake/creation_gate.py": "every POST of api/test_judgement_endpoints.py passes it",
     "intake/limits.py": "security/test_rate_limits.py, evaluations/test_runs.py",
     "intake/schema_errors.py": "intake/test_json_cases.py, api/test_judgement_endpoints.py",

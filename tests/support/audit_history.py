@@ -46,11 +46,11 @@ def result(decision: str, round_number: int):
 def judge_one(worker: str, creator, content: str) -> int:
     """One judgement from submission to its verdict, as the engine stores it."""
     from judgements.intake.json_cases import validate_case
-    from judgements.intake.start import Checked, Submission, submit
+    from judgements.intake.start import Submission, submit
     from tests.support.cases import case_for
 
     case = case_for(content=content)
-    judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
+    judgement = submit([validate_case(case, None)], Submission(creator=creator)).judgement
     judge_level(worker, judgement, VOTES)
     return judgement.pk
 
@@ -104,14 +104,14 @@ def judge_story(worker: str, creator, content: str, panel: str, votes: list) -> 
     each level judged with its votes in turn (VOTES: it escalates; UNANIMOUS: it keeps
     its verdict): the ids of its levels, the first first."""
     from judgements.intake.json_cases import validate_case
-    from judgements.intake.start import Checked, Submission, submit
+    from judgements.intake.start import Submission, submit
     from judgements.models import Judgement
     from tests.support.cases import case_for
 
     case = case_for(content=content)
     del case["agents"]
     case["panel"] = panel
-    judgement = submit([Checked(validate_case(case, None))], Submission(creator=creator)).judgement
+    judgement = submit([validate_case(case, None)], Submission(creator=creator)).judgement
     made = [judgement.pk]
     for level_votes in votes:
         judge_level(worker, Judgement.objects.get(pk=made[-1]), level_votes)

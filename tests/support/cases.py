@@ -21,7 +21,7 @@ def validated(case: dict):
     pydantic model where it comes in (intake/schemas.py)."""
     from judgements.intake import schemas
 
-    return schemas.validated(schemas.Case, case)
+    return schemas.validated(schemas.CaseJson, case).case()
 
 
 def json_case(models=DEFAULT_MODELS, **overrides):

@@ -8,7 +8,7 @@ import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from judgements.intake.cases import case_to_form_data
+from judgements.intake.cases import FormInitial, posted_fields, typed_agent
 from tests.support.services import REPO
 
 
@@ -37,13 +37,13 @@ class Answer:
 
 def page_fields(case: dict) -> dict[str, str]:
     """The page's POST fields for a case (its unknown fields left out: the form has none)."""
-    known = {k: v for k, v in case.items() if k in ("title", "content", "agents")}
-    if isinstance(known.get("agents"), list):
-        known["agents"] = [
-            {k: v for k, v in a.items() if k in ("name", "model", "criteria")}
-            for a in known["agents"]
-        ]
-    return case_to_form_data(known)
+    agents = case.get("agents")
+    typed: FormInitial = {
+        "title": case.get("title", ""),
+        "content": case.get("content", ""),
+        "agents": [typed_agent(a, "") for a in agents] if isinstance(agents, list) else [],
+    }
+    return posted_fields(typed)
 
 
 def api_answer(response) -> Answer:

@@ -70,7 +70,7 @@ class Command(BaseCommand):
         try:
             # No creator: the operator's command line, under no user's limits, may name
             # any saved panel.
-            case = schemas.validated(schemas.Case, read_case(options["case"]))
+            case = schemas.validated(schemas.CaseJson, read_case(options["case"])).case()
             judgement = start.submit([case], start.Submission()).judgement
         except InvalidInput as exc:
             invalid_input.refuse(self.stderr, exc)

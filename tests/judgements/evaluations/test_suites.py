@@ -294,7 +294,7 @@ def test_every_example_panel_has_a_starter_a_red_team_and_a_held_out_suite():
 
 
 def test_the_shipped_suites_parse_and_have_the_promised_mix():
-    found: dict[str, list[suites.Case]] = {"starter": [], "redteam": [], "holdout": []}
+    found: dict[str, list[suites.CleanedSuiteCase]] = {"starter": [], "redteam": [], "holdout": []}
     for path in suites.example_files():
         found[path.stem.split("-", 1)[0]].extend(suites.parse_jsonl(path.read_bytes()))
     starter, redteam, holdout = found["starter"], found["redteam"], found["holdout"]

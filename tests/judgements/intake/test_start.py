@@ -9,9 +9,9 @@ from judgements.core import prompt_variants
 from judgements.core.errors import InvalidInput, Refused
 from judgements.core.prompt_variants import Variant
 from judgements.intake import idempotency, json_cases
-from judgements.intake.start import Checked, Submission, submit
+from judgements.intake.start import Submission, submit
 from judgements.models import IdempotencyKey, Judgement
-from tests.support.cases import json_case, typed_case, validated
+from tests.support.cases import case_for, json_case, typed_case, validated
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +50,7 @@ def test_a_retry_gets_its_judgement_back_before_its_panel_is_looked_up_again(
 
 
 def test_a_key_used_with_another_body_is_refused_before_its_panel_is_looked_up(fake_llm, user):
-    submit([json_case()], Submission(creator=user, key="k", body=json_case().model_dump()))
+    submit([json_case()], Submission(creator=user, key="k", body=case_for()))
     with pytest.raises(idempotency.KeyReused):
         submit([validated(NO_SUCH_PANEL)], Submission(creator=user, key="k", body=NO_SUCH_PANEL))
 
@@ -77,7 +77,7 @@ def test_a_panel_is_looked_up_for_the_creator_and_for_the_operator_among_all(
 
 def test_a_checked_case_is_stored_as_its_entry_point_checked_it(fake_llm, user):
     case = typed_case()
-    started = submit([Checked(case)], Submission(creator=user))
+    started = submit([case], Submission(creator=user))
     assert started.status_code == 201 and not started.replayed
     assert [a.name for a in started.judgement.agents.all()] == [a.name for a in case.agents]
 
@@ -86,15 +86,13 @@ def test_a_case_that_names_no_variants_stores_the_default_it_ran(fake_llm, user,
     # The default is one constant; set to a non-empty one here so the test tells "the
     # default" from "none" (with the original prompts as default both are empty).
     monkeypatch.setattr(prompt_variants, "DEFAULT", frozenset({prompt_variants.Variant.QUOTE}))
-    unnamed = submit([Checked(typed_case())], Submission(creator=user))
+    unnamed = submit([typed_case()], Submission(creator=user))
     assert unnamed.judgement.prompt_variants == ["quote"]
     named = typed_case(prompt_variants=("decision_first",))
-    assert submit([Checked(named)], Submission(creator=user)).judgement.prompt_variants == [
-        "decision_first"
-    ]
+    assert submit([named], Submission(creator=user)).judgement.prompt_variants == ["decision_first"]
     # An empty list (what "original" resolves to) runs none, whatever the default.
     original = typed_case(prompt_variants=())
-    assert submit([Checked(original)], Submission(creator=user)).judgement.prompt_variants == []
+    assert submit([original], Submission(creator=user)).judgement.prompt_variants == []
 
 
 def test_a_judgement_runs_its_saved_panels_prompt_variants(fake_llm, make_panel, user):
@@ -104,11 +102,11 @@ def test_a_judgement_runs_its_saved_panels_prompt_variants(fake_llm, make_panel,
     case = {"title": "Trip", "content": "To Japan", "panel": "Desk"}
     # As the API, the MCP tools and the gate send it, and as the page checks it.
     from_json = submit([validated(case)], Submission(creator=user)).judgement
-    from_page = submit([Checked(typed_case(panel=panel))], Submission(creator=user))
+    from_page = submit([typed_case(panel=panel)], Submission(creator=user))
     for judgement in (from_json, from_page.judgement):
         assert judgement.prompt_variants == ["decision_first", "quote"]
     # A caller naming its own (an evaluation run) keeps them, [] included.
-    own = submit([Checked(typed_case(panel=panel, prompt_variants=()))], Submission())
+    own = submit([typed_case(panel=panel, prompt_variants=())], Submission())
     assert own.judgement.prompt_variants == []
 
 
