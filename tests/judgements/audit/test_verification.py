@@ -15,6 +15,7 @@ from magi_client import checkpoints
 from magi_client.receipts import b64url
 from tests.support.audit_history import placed, with_a_budget
 from tests.support.live_state import sql
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -155,7 +156,7 @@ def test_a_deleted_entry_is_named_once_and_the_rest_still_checked(history):
     assert not [p for p in found if "at its end" in p or "tail" in p]
     assert any(f"no verdict entry for judgement {history[1]}" in p for p in found)
     edited = history[5]
-    Judgement.objects.filter(pk=edited).update(status="rejected")
+    bring(Judgement.objects.filter(pk=edited), "rejected")
     assert any(f"verdict of judgement {edited}: status is 'rejected'" in p for p in problems())
 
 
