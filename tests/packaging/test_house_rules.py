@@ -1,7 +1,8 @@
 """The rules of the house that docs/architecture.md states and no import contract can
 check, read from the code itself: one place calls the openai SDK, each kind's states
-moved by its own module through the one transition function, one function makes a team, one module reads
-the settings from the environment, every ignore of a checker says why."""
+moved by its own module through the one transition function, one function makes a team,
+one module reads the settings from the environment, every ignore of a checker says
+why."""
 
 import ast
 import io

@@ -10,8 +10,8 @@ import pytest
 from judgements.models import Judgement, Panel, Status
 from judgements.outcome import answers
 from judgements.outcome.story_answers import Escalation, story_levels
-from tests.support.stories import escalated_story
 from tests.support.states import bring
+from tests.support.stories import escalated_story
 
 pytestmark = pytest.mark.django_db
 

@@ -19,8 +19,8 @@ from judgements.models.leases import expiry
 from judgements.outcome import webhooks
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
-from tests.support.webhooks import deliver, verify
 from tests.support.states import bring
+from tests.support.webhooks import deliver, verify
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),

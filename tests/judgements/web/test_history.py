@@ -11,8 +11,8 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Status
 from judgements.outcome import answers, overrides
-from tests.support.stories import three_level_story
 from tests.support.states import bring
+from tests.support.stories import three_level_story
 
 LIST = "/judgements/"
 

@@ -9,8 +9,8 @@ from django.urls import reverse
 from judgements.models import Judgement, Status
 from tests.support.cases import case_for
 from tests.support.forms import form_data
-from tests.support.stories import escalated_story, three_level_story
 from tests.support.states import bring
+from tests.support.stories import escalated_story, three_level_story
 
 pytestmark = pytest.mark.django_db
 
