@@ -15,7 +15,7 @@ from judgements.outcome import overrides, webhooks
 from magi_client.canonical import text_sha256
 from magi_client.receipts import NotValid, check_receipt, keys_of
 from tests.support.audit_history import REVIEW_REASON, judge_one, placed
-from tests.support.states import bring
+from tests.support.states import bring, tamper
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -121,7 +121,7 @@ def test_a_status_flipped_in_the_database_then_the_receipt_fetched_again_still_s
 ):
     """The issue's first failure: a receipt signed on read said "rejected" after an UPDATE
     made it so. Stored once, it says what the verdict was; the rows no longer agree."""
-    bring(Judgement.objects.filter(pk=decided), Status.REJECTED)
+    tamper(Judgement.objects.filter(pk=decided), Status.REJECTED)
     answer = api_get(user, f"/api/judgements/{decided}/")
     receipt = check_receipt(answer["receipt"], published_keys()).body
     assert (answer["status"], receipt["verdict"], receipt["panel_verdict"]) == (
