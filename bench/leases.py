@@ -40,11 +40,22 @@ def make_rows(rows: int) -> None:
     delivery and an unsent email for each."""
     from django.contrib.auth.models import User
 
-    from judgements.intake.schemas import CaseJson, validated
-    from judgements.intake.start import Submission, submit
     from judgements.models import Notification, WebhookDelivery
 
     reviewer = User.objects.create_user("reviewer", email="r@example.com")
+    judgements = make_judgements(rows)
+    WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(judgement=j, event="judgement.finished", url="https://x", payload={})
+        for j in judgements
+    )
+    Notification.objects.bulk_create(Notification(judgement=j, user=reviewer) for j in judgements)
+
+
+def make_judgements(rows: int) -> list[Any]:
+    """`rows` queued judgements, started the one way in."""
+    from judgements.intake.schemas import CaseJson, validated
+    from judgements.intake.start import Submission, submit
+
     case = {
         "title": "bench",
         "content": "I am going to travel to Japan next week.",
@@ -53,16 +64,12 @@ def make_rows(rows: int) -> None:
             for i, model in enumerate(MODELS)
         ],
     }
-    judgements = []
+    judgements: list[Any] = []
     for start in range(0, rows, 50):
         judgements += submit(
             [validated(CaseJson, case).case()] * min(50, rows - start), Submission()
         ).judgements
-    WebhookDelivery.objects.bulk_create(
-        WebhookDelivery(judgement=j, event="judgement.finished", url="https://x", payload={})
-        for j in judgements
-    )
-    Notification.objects.bulk_create(Notification(judgement=j, user=reviewer) for j in judgements)
+    return judgements
 
 
 def claimers() -> dict[str, Callable[[int], int]]:
@@ -129,7 +136,7 @@ def main() -> None:
         for kind, claim in claimers().items():
             for limit in (1, 20) if kind != "webhook delivery" else (1,):
                 ms, cpu, queries = measure(claim, limit)
-                reset(kind)
+                reset(kind, args.rows)
                 print(
                     f"  {kind:17} {limit:>2} a claim: {ms:6.2f} ms wall, {cpu:6.2f} ms CPU, "
                     f"{queries:.1f} queries"
@@ -151,12 +158,14 @@ def on_postgres(rows: int) -> None:
         server.destroy()
 
 
-def reset(kind: str) -> None:
-    """Free every row of the kind again, for the next batch size."""
-    from judgements.models import Judgement, Notification, WebhookDelivery
+def reset(kind: str, rows: int) -> None:
+    """Free rows of the kind again, for the next batch size."""
+    from judgements.models import Notification, WebhookDelivery
 
     if kind == "judgement":
-        Judgement.objects.update(status="idle", lease_owner="", lease_expires_at=None)
+        # A claimed judgement goes on along its graph, never back to idle: the next batch
+        # claims `rows` new ones (those claimed stay held, by a lease that outlasts it).
+        make_judgements(rows)
     elif kind == "webhook delivery":
         WebhookDelivery.objects.update(lease_owner="", lease_expires_at=None, attempt_count=0)
     else:

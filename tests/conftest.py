@@ -4,11 +4,33 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.contrib.auth import get_user_model
+from django.db.backends.signals import connection_created
 
 from judgements.llm.local import files as local_files
 from judgements.models import Judgement
 from tests.support.cases import DEFAULT_MODELS, case_for
 from tests.support.llm_server import FakeLLM
+from tests.support.states import BYPASSES, refuse_states_written_past_their_graphs
+
+
+def watch_states(connection, **kwargs):
+    """Every connection the suite opens, in any thread, refuses a state column written
+    past its graph (tests/support/states.py): raw SQL has no other hook."""
+    if refuse_states_written_past_their_graphs not in connection.execute_wrappers:
+        connection.execute_wrappers.append(refuse_states_written_past_their_graphs)
+
+
+connection_created.connect(watch_states, dispatch_uid="tests.watch_states")
+
+
+@pytest.fixture(autouse=True)
+def no_state_written_past_its_graph():
+    """Fails a test whose code wrote a state past its graph, even where that code caught
+    the refusal (a worker logs what failed and goes on)."""
+    BYPASSES.clear()
+    yield
+    written, BYPASSES[:] = list(BYPASSES), []
+    assert written == [], f"states written past their graphs: {written}"
 
 
 @pytest.fixture(scope="session")

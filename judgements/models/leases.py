@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
-from judgements.models.states import Move, Told, transition
+from judgements.models.states import Move, StateQuerySet, Told, transition
 
 M = TypeVar("M", bound=models.Model)
 
@@ -69,8 +69,9 @@ class Leased(models.Model):
         abstract = True
 
 
-class LeaseQuerySet(models.QuerySet[M]):
-    """Claim, renew and release, for any kind of background work."""
+class LeaseQuerySet(StateQuerySet[M]):
+    """Claim, renew and release, for any kind of background work (each kind has states:
+    its state column moves only through `transition`)."""
 
     def free(self, now: datetime) -> Self:
         return self.filter(lease_expired(now))

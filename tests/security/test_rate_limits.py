@@ -18,6 +18,7 @@ from tests.support.cases import case_for
 from tests.support.inputs import UNUSED_LLM, api_answer, page_fields
 from tests.support.live_site import LiveMagi
 from tests.support.services import ALIAS, Processes
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -110,7 +111,7 @@ def test_unfinished_judgements_are_capped(entry, limits):
     assert refused.status == 429 and "2 judgements not finished yet" in refused.text
     assert entry.form(case_for()).status == 429
     for status in (Status.JUDGING, Status.APPROVED):
-        Judgement.objects.filter(pk=Judgement.objects.all()[0].pk).update(status=status)
+        bring(Judgement.objects.filter(pk=Judgement.objects.all()[0].pk), status)
         expected = 429 if status == Status.JUDGING else 201
         assert post_api(entry).status == expected
 

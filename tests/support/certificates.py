@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from judgements.core import certificate, kept_verdicts
 from judgements.models import Certificate, Judgement, Status
 from judgements.panels import variant_setting
+from tests.support.states import bring
 
 CERTIFIED_AT = datetime(2026, 5, 4, 9, 30, tzinfo=UTC)
 
@@ -56,5 +57,5 @@ def certificate_for(panel, *, certified=True, **fields) -> Certificate:
 
 def marked(judgement: Judgement, **fields) -> Judgement:
     """The judgement decided (approved) with the mark given, as the engine stores it."""
-    Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED, **fields)
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.APPROVED, **fields)
     return Judgement.objects.get(pk=judgement.pk)

@@ -9,6 +9,7 @@ from django.contrib.auth.models import User
 
 from judgements.intake import escalation, start
 from judgements.models import Judgement, Panel, Status
+from tests.support.states import bring
 
 
 def escalated_story(
@@ -21,8 +22,12 @@ def escalated_story(
     cheap, strong = make_panel(name="Cheap"), make_panel(name="Strong")
     Panel.objects.filter(pk=cheap.pk).update(escalate_to=strong)
     root = make_judgement(panel="Cheap", agents=None, creator=creator)
-    Judgement.objects.filter(pk=root.pk).update(
-        status=Status.APPROVED, contested=True, trust="contested", escalated=True
+    bring(
+        Judgement.objects.filter(pk=root.pk),
+        Status.APPROVED,
+        contested=True,
+        trust="contested",
+        escalated=True,
     )
     root = Judgement.objects.select_related("panel").get(pk=root.pk)
     following = escalation.next_level(root, escalation.Outcome("contested", True))
@@ -45,15 +50,22 @@ def three_level_story(
     levels = [make_judgement(panel="Cheap", agents=None, creator=creator)]
     for decided in (Status.REJECTED, Status.APPROVED):
         level = levels[-1]
-        Judgement.objects.filter(pk=level.pk).update(
-            status=decided, contested=True, trust="contested", escalated=True
+        bring(
+            Judgement.objects.filter(pk=level.pk),
+            decided,
+            contested=True,
+            trust="contested",
+            escalated=True,
         )
         level = Judgement.objects.select_related("panel", "root").get(pk=level.pk)
         following = escalation.next_level(level, escalation.Outcome("contested", True))
         assert following is not None
         levels.append(start.escalate(following))
-    Judgement.objects.filter(pk=levels[-1].pk).update(
-        status=Status.REJECTED, contested=False, trust="unmeasured"
+    bring(
+        Judgement.objects.filter(pk=levels[-1].pk),
+        Status.REJECTED,
+        contested=False,
+        trust="unmeasured",
     )
     first, second, third = (Judgement.objects.get(pk=level.pk) for level in levels)
     return first, second, third

@@ -13,6 +13,7 @@ from django.utils.html import escape
 from judgements.engine.runner import EngineRunner
 from judgements.models import Certificate, Judgement, JudgementCheck, Trust, agents_fingerprint
 from judgements.outcome.answers import trust_words
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -89,8 +90,12 @@ def test_a_judgement_links_the_certificate_its_mark_was_read_against(
     panel = make_panel()
     certificate = certificate_of(panel)
     judgement = make_judgement()
-    Judgement.objects.filter(pk=judgement.pk).update(
-        status="approved", trust=Trust.NOT_CONTESTED, contested=False, certificate=certificate
+    bring(
+        Judgement.objects.filter(pk=judgement.pk),
+        "approved",
+        trust=Trust.NOT_CONTESTED,
+        contested=False,
+        certificate=certificate,
     )
     html = admin_client.get(
         reverse("admin:judgements_judgement_change", args=[judgement.pk])

@@ -18,6 +18,7 @@ from judgements.models import Judgement, Status
 from tests.support.api_client import TokenClient
 from tests.support.cases import case_for, json_case
 from tests.support.openapi import check
+from tests.support.states import bring
 
 pytestmark = [
     pytest.mark.django_db(transaction=True),
@@ -116,8 +117,8 @@ async def test_overrides_match_the_document(fake_llm, api, staff_api, user, docu
     unfinished = await override(staff_api)
     assert unfinished.status_code == 409
     check(document, path, "post", unfinished)
-    await Judgement.objects.filter(pk=judgement.pk).aupdate(
-        status=Status.APPROVED, finished_at=timezone.now()
+    await sync_to_async(bring)(
+        Judgement.objects.filter(pk=judgement.pk), Status.APPROVED, finished_at=timezone.now()
     )
     forbidden = await override(api)
     assert forbidden.status_code == 403

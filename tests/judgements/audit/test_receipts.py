@@ -15,6 +15,7 @@ from judgements.outcome import overrides, webhooks
 from magi_client.canonical import text_sha256
 from magi_client.receipts import NotValid, check_receipt, keys_of
 from tests.support.audit_history import REVIEW_REASON, judge_one, placed
+from tests.support.states import bring, tamper
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -120,7 +121,7 @@ def test_a_status_flipped_in_the_database_then_the_receipt_fetched_again_still_s
 ):
     """The issue's first failure: a receipt signed on read said "rejected" after an UPDATE
     made it so. Stored once, it says what the verdict was; the rows no longer agree."""
-    Judgement.objects.filter(pk=decided).update(status=Status.REJECTED)
+    tamper(Judgement.objects.filter(pk=decided), Status.REJECTED)
     answer = api_get(user, f"/api/judgements/{decided}/")
     receipt = check_receipt(answer["receipt"], published_keys()).body
     assert (answer["status"], receipt["verdict"], receipt["panel_verdict"]) == (
@@ -140,9 +141,7 @@ def test_the_webhook_carries_the_receipt(decided, user, receiver):
 def test_an_undecided_judgement_has_no_receipt(make_judgement, user):
     judgement = make_judgement(creator=user)
     assert api_get(user, f"/api/judgements/{judgement.pk}/")["receipt"] is None
-    Judgement.objects.filter(pk=judgement.pk).update(
-        status=Status.ERROR, finished_at=timezone.now()
-    )
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.ERROR, finished_at=timezone.now())
     assert receipts.served(Judgement.objects.with_results().get(pk=judgement.pk)) is None
 
 

@@ -15,6 +15,7 @@ from magi_client import checkpoints
 from magi_client.receipts import b64url
 from tests.support.audit_history import placed, with_a_budget
 from tests.support.live_state import sql
+from tests.support.states import tamper
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -87,7 +88,7 @@ def test_an_edited_reason_is_named(history):
 
 def test_a_status_flip_is_named_and_its_receipt_disagrees(history):
     judgement = history[2]
-    sql("UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
+    tamper(Judgement.objects.filter(pk=judgement), "rejected")
     found = problems()
     assert found[0] == (
         f"entry {seq_of('verdict', judgement)}: verdict of judgement {judgement}: status is "
@@ -155,7 +156,7 @@ def test_a_deleted_entry_is_named_once_and_the_rest_still_checked(history):
     assert not [p for p in found if "at its end" in p or "tail" in p]
     assert any(f"no verdict entry for judgement {history[1]}" in p for p in found)
     edited = history[5]
-    Judgement.objects.filter(pk=edited).update(status="rejected")
+    tamper(Judgement.objects.filter(pk=edited), "rejected")
     assert any(f"verdict of judgement {edited}: status is 'rejected'" in p for p in problems())
 
 
@@ -242,7 +243,7 @@ def test_a_rewritten_log_is_caught_by_its_checkpoints(history):
         digest,
         entry.pk,
     )
-    sql("UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
+    tamper(Judgement.objects.filter(pk=judgement), "rejected")
     found = problems()
     assert any("is not the one its leaves make" in p for p in found), found
     assert any("do not make its root" in p for p in found)

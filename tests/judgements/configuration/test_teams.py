@@ -19,6 +19,7 @@ from judgements.models import (
 )
 from judgements.outcome import overrides, reviews
 from tests.support.cases import case_for, validated
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db
 
@@ -51,7 +52,7 @@ def contested_judgement(fake_llm, settings, by, panel: Panel) -> Judgement:
     case = {**case_for(), "panel": panel.name, "agents": None}
     case = {key: value for key, value in case.items() if value is not None}
     judgement = submit([validated(case)], Submission(creator=by, api_token=token)).judgement
-    Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED, contested=True)
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.APPROVED, contested=True)
     return Judgement.objects.get(pk=judgement.pk)
 
 

@@ -17,14 +17,16 @@ from judgements.evaluations import suites
 from judgements.infrastructure.events import Event, group_name_for, publish
 from judgements.models import Agent, Judgement, RoundDecision, Status
 from tests.support.evaluations import SUITE, start
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db
 
 
 def held(judgement: Judgement, owner: str, *, expires_in: float = 30, started_ago: float = 0):
     now = timezone.now()
-    Judgement.objects.filter(pk=judgement.pk).update(
-        status=Status.JUDGING,
+    bring(
+        Judgement.objects.filter(pk=judgement.pk),
+        Status.JUDGING,
         lease_owner=owner,
         lease_expires_at=now + timedelta(seconds=expires_in),
         started_at=now - timedelta(seconds=started_ago),
@@ -66,7 +68,7 @@ def test_it_claims_a_judgement_whose_lease_expired_and_keeps_its_start(make_judg
 @pytest.mark.parametrize("status", [Status.APPROVED, Status.REJECTED, Status.ERROR])
 def test_it_never_claims_a_finished_judgement(make_judgement, status):
     judgement = make_judgement()
-    Judgement.objects.filter(pk=judgement.pk).update(status=status)
+    bring(Judgement.objects.filter(pk=judgement.pk), status)
     assert claim_one(judgement, "w1") == []
 
 

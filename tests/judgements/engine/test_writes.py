@@ -15,6 +15,7 @@ from judgements.models import (
     RoundDecision,
 )
 from tests.support.audit_history import result, route
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db
 
@@ -100,5 +101,5 @@ def test_the_lease_check_answers_for_the_holder_of_a_judging_judgement_only(make
     assert not writes.locked_if_held(judgement.pk, "w2")
     assert not writes.locked_if_held(other.pk, "w1")
     # Held by w1 still, but no longer judging: its lease went with its status.
-    Judgement.objects.filter(pk=judgement.pk).update(status="approved")
+    bring(Judgement.objects.filter(pk=judgement.pk), "approved")
     assert not writes.locked_if_held(judgement.pk, "w1")

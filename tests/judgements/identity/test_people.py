@@ -19,6 +19,7 @@ from judgements.models import (
 )
 from judgements.models.panels import reviewed_panels
 from judgements.outcome import notifications, reviews
+from tests.support.states import bring
 
 ISSUER = "https://idp.example.com/realms/acme"
 MAPPING: dict[str, GroupSetting] = {
@@ -131,15 +132,12 @@ def test_a_superuser_keeps_staff_whatever_the_groups_say(db):
 
 def held_verdict(panel: Panel) -> Judgement:
     """A decided, contested and held judgement of the panel's, as the engine leaves it."""
-    return Judgement.objects.create(
-        title="Refund 4711",
-        content="x",
-        panel=panel,
-        team=panel.team,
-        status=Status.APPROVED,
-        contested=True,
-        hold_contested=True,
+    made = Judgement.objects.create(
+        title="Refund 4711", content="x", panel=panel, team=panel.team, hold_contested=True
     )
+    bring(Judgement.objects.filter(pk=made.pk), Status.APPROVED, contested=True)
+    made.refresh_from_db()
+    return made
 
 
 def test_a_reviewer_reviews_panels_given_to_the_team_after_they_signed_in(db):

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
-from judgements.models import Judgement, Notification, WebhookDelivery
+from judgements.models import Judgement, JudgementStates, Notification, WebhookDelivery
 from judgements.models.leases import LeaseQuerySet, expiry
 
 pytestmark = pytest.mark.django_db
@@ -36,7 +36,7 @@ def kind(request, make_judgement, user) -> tuple[type[models.Model], Make, dict]
         return Notification.objects.create(judgement=make_judgement(), user=reviewer)
 
     return {
-        "judgement": (Judgement, judgement, {"status": "judging"}),
+        "judgement": (Judgement, judgement, {"move": JudgementStates.claim}),
         "webhook delivery": (WebhookDelivery, delivery, {}),
         "notification": (Notification, notification, {}),
     }[request.param]
@@ -83,7 +83,7 @@ def test_only_the_holder_renews_or_releases(kind):
 def test_a_claim_writes_its_changes_and_returns_the_columns_as_they_were(make_judgement):
     judgement = make_judgement()
     claimed = Judgement.objects.claim(
-        "w1", 1, order=("pk",), columns=("pk", "status"), status="judging"
+        "w1", 1, order=("pk",), columns=("pk", "status"), move=JudgementStates.claim
     )
     assert claimed == [(judgement.pk, "idle")]
     assert Judgement.objects.get(pk=judgement.pk).status == "judging"

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from judgements.models import SlackMessage, SlackMessageStates, SlackMessageStatus, Team
 from tests.support.slack_requests import connect
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db
 
@@ -25,10 +26,10 @@ def test_due_are_the_messages_to_post_or_update_whose_wait_is_over_and_nobody_ho
         ("posted", SlackMessageStatus.POSTED, -1, None),
         ("failed", SlackMessageStatus.FAILED, -1, None),
     ]:
-        rows[name] = SlackMessage.objects.create(
-            judgement=make_judgement(),
-            connection=connection,
-            status=status,
+        rows[name] = SlackMessage.objects.create(judgement=make_judgement(), connection=connection)
+        bring(
+            SlackMessage.objects.filter(pk=rows[name].pk),
+            status,
             next_attempt_at=now + timedelta(seconds=wait),
             lease_owner="w0" if holder else "",
             lease_expires_at=holder,

@@ -1,20 +1,16 @@
 """State graphs (judgements/models/states.py): each kind's states and moves declared once
-beside its model and checked when the class is made, and the one transition function
-that writes a state. A state written any other way (an UPDATE, a save(), raw SQL) is a
-change that bypasses its graph: the watch below sees every statement sent to the
-database while the real paths run, and fails on one that writes a state column from
-anywhere but `transition`."""
+beside its model and checked when the class is made, its column bound to its graph, and
+the one transition function that writes a state. Each other way of writing a state is
+attacked below as a careless or hurried change would write it, and each fails when it
+runs: a save (the field's pre_save), an update or bulk_update (StateQuerySet), a row made
+in a later state, raw SQL (the suite's watch on every connection, tests/conftest.py). The
+real paths of every kind then run under that watch."""
 
-import re
-import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
-from django.db import connection, models
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from judgements.engine import lifecycle
@@ -34,58 +30,14 @@ from judgements.models import (
     Status,
     WebhookDelivery,
 )
-from judgements.models.states import Move, StateGraph, Told, transition
+from judgements.models.states import Move, StateField, StateGraph, Told, transition
 from judgements.outcome import notifications, reviews, slack_outbox, webhooks
 from tests.support.evaluations import SUITE, start
 from tests.support.slack_requests import connect
 from tests.support.slack_team import slack_team
+from tests.support.states import BYPASSES, StateWrittenPastItsGraph, stateful_models
 
 pytestmark = pytest.mark.django_db
-
-GRAPHS: dict[type[models.Model], type[StateGraph]] = {
-    Judgement: JudgementStates,
-    WebhookDelivery: DeliveryStates,
-    Notification: NotificationStates,
-    SlackMessage: SlackMessageStates,
-}
-
-
-def state_columns() -> dict[str, str]:
-    """Each graph's table and the column holding its state."""
-    return {model._meta.db_table: graph.field for model, graph in GRAPHS.items()}
-
-
-def writes_a_state(sql: str) -> str | None:
-    """The table whose state `sql` writes, if it does: an UPDATE setting the column (an
-    INSERT makes a row, in its initial state unless it says otherwise)."""
-    for table, column in state_columns().items():
-        update = re.match(rf'\s*UPDATE\s+"?{table}"?\s+SET\s+(.*?)(\sWHERE\s|$)', sql, re.S | re.I)
-        if update and re.search(rf'"?{column}"?\s*=', update.group(1)):
-            return table
-    return None
-
-
-def through_transition() -> bool:
-    frame = sys._getframe()
-    while frame is not None:
-        if frame.f_code is transition.__code__:
-            return True
-        frame = frame.f_back  # type: ignore[assignment]  # None ends the walk
-    return False
-
-
-@contextmanager
-def watching_states() -> Iterator[list[str]]:
-    """Every statement of this test's connection that writes a state past `transition`."""
-    bypasses: list[str] = []
-
-    def watch(execute: Callable[..., Any], sql: str, params: Any, many: bool, context: Any) -> Any:
-        if writes_a_state(sql) and not through_transition():
-            bypasses.append(sql)
-        return execute(sql, params, many, context)
-
-    with connection.execute_wrapper(watch):
-        yield bypasses
 
 
 # --- the graphs, checked when made -------------------------------------------------------
@@ -103,10 +55,25 @@ def test_the_three_kinds_declare_their_moves_beside_their_models():
     assert set(DeliveryStates.moves) == {"deliver", "give_up", "retry"}
     assert DeliveryStates.final == {DeliveryStatus.DELIVERED, DeliveryStatus.FAILED}
     assert NotificationStates.final == {"sent"}
-    for model, graph in GRAPHS.items():
+
+
+def test_each_state_column_knows_its_graph():
+    """The pairs are read off the models' fields: a kind with states is found by its
+    column, and its column is the graph's."""
+    found = stateful_models()
+    assert found == {
+        Judgement: JudgementStates,
+        WebhookDelivery: DeliveryStates,
+        Notification: NotificationStates,
+        SlackMessage: SlackMessageStates,
+    }
+    for model, graph in found.items():
         column = model._meta.get_field(graph.field)
-        assert isinstance(column, models.CharField) and column.default == graph.initial
+        assert isinstance(column, StateField) and column.graph is graph
+        assert column.default == graph.initial
         assert [value for value, _ in column.choices or ()] == list(graph.states.values)
+        # The database and the migrations see a CharField: binding it changed no schema.
+        assert column.deconstruct()[1] == "django.db.models.CharField"
 
 
 def test_a_graph_naming_a_state_it_does_not_have_fails_when_made():
@@ -162,6 +129,26 @@ def test_transition_refuses_a_target_its_move_does_not_reach(make_judgement):
     assert Judgement.objects.get(pk=judgement.pk).status == Status.IDLE
 
 
+def test_transition_refuses_a_move_of_another_kind_s_graph(make_judgement):
+    """A delivery's `retry` (pending -> pending) names states a judgement does not have,
+    and a judgement's `cancel` would write `error` into a delivery: both refused, because
+    the rows' column is bound to another graph."""
+    judgement = make_judgement()
+    delivery = WebhookDelivery.objects.create(
+        judgement=judgement, event=webhooks.FINISHED, url="https://hooks.example.com/", payload={}
+    )
+    deliveries = WebhookDelivery.objects.filter(pk=delivery.pk)
+    with pytest.raises(ValueError, match="not bound to JudgementStates"):
+        transition(deliveries, JudgementStates.cancel, Status.ERROR, worker="w", told=[])
+    with pytest.raises(ValueError, match="not bound to DeliveryStates"):
+        transition(
+            Judgement.objects.filter(pk=judgement.pk), DeliveryStates.give_up,
+            DeliveryStatus.FAILED, worker="w", told=[],
+        )  # fmt: skip
+    assert WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.PENDING
+    assert Judgement.objects.get(pk=judgement.pk).status == Status.IDLE
+
+
 def test_transition_moves_only_rows_in_its_sources_and_logs_them(make_judgement, caplog):
     judgement = make_judgement()
     rows = Judgement.objects.filter(pk=judgement.pk)
@@ -176,20 +163,97 @@ def test_transition_moves_only_rows_in_its_sources_and_logs_them(make_judgement,
 # --- every real change of state goes through it ------------------------------------------
 
 
-def test_the_watch_sees_a_state_written_past_the_graph(make_judgement):
+def status_of(row: models.Model) -> str:
+    return str(type(row)._default_manager.filter(pk=row.pk).values_list("status", flat=True)[0])
+
+
+def test_a_state_set_on_a_row_then_saved_is_refused(make_judgement):
+    """The issue's bypass, `delivery.status = target; delivery.save(update_fields=[...])`,
+    and a whole save of a changed (or stale) row: a save never writes a state."""
     judgement = make_judgement()
-    with watching_states() as bypasses:
-        Judgement.objects.filter(pk=judgement.pk).update(status=Status.ERROR)
-        judgement.refresh_from_db()
-        judgement.status = Status.APPROVED
+    delivery = WebhookDelivery.objects.create(
+        judgement=judgement, event=webhooks.FINISHED, url="https://hooks.example.com/", payload={}
+    )
+    delivery.status = DeliveryStatus.DELIVERED
+    with pytest.raises(ValueError, match="save\\(\\) would write status"), transaction.atomic():
+        delivery.save(update_fields=["status", "finished_at"])
+    judgement.status = Status.APPROVED
+    with pytest.raises(ValueError, match="save\\(\\) would write status"), transaction.atomic():
         judgement.save()
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f'UPDATE "{Judgement._meta.db_table}" SET "status" = %s WHERE id = %s',
-                ["idle", judgement.pk],
-            )
-        Judgement.objects.filter(pk=judgement.pk).update(title="only a title")
-    assert len(bypasses) == 3, bypasses
+    assert (status_of(delivery), status_of(judgement)) == (DeliveryStatus.PENDING, Status.IDLE)
+    judgement.title = "a title is the row's own"
+    judgement.save(update_fields=["title"])  # naming what it changes, it saves
+    assert Judgement.objects.get(pk=judgement.pk).title == "a title is the row's own"
+
+
+def test_a_state_written_by_update_is_refused(make_judgement):
+    judgement = make_judgement()
+    with pytest.raises(ValueError, match="written by transition"), transaction.atomic():
+        Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED)
+    with (
+        pytest.raises(ValueError, match="written by transition"),
+        transaction.atomic(),
+    ):  # beside other fields
+        Judgement.objects.filter(pk=judgement.pk).update(status=Status.ERROR, error_message="x")
+    assert status_of(judgement) == Status.IDLE
+
+
+def test_a_state_written_by_bulk_update_is_refused(make_judgement):
+    rows = [make_judgement(), make_judgement()]
+    for row in rows:
+        row.status = Status.REJECTED
+    with pytest.raises(ValueError, match="written by transition"), transaction.atomic():
+        Judgement.objects.bulk_update(rows, ["status"])
+    assert [status_of(row) for row in rows] == [Status.IDLE, Status.IDLE]
+
+
+def test_a_row_made_in_a_later_state_is_refused(make_judgement, user):
+    """Made is made in the initial state: a row that never moved has no later state."""
+    judgement = make_judgement()
+    with pytest.raises(ValueError, match="is made 'unsent', not 'sent'"), transaction.atomic():
+        Notification.objects.create(judgement=judgement, user=user, status="sent")
+    with (
+        pytest.raises(ValueError, match="is made 'pending', not 'delivered'"),
+        transaction.atomic(),
+    ):
+        WebhookDelivery.objects.bulk_create(
+            [
+                WebhookDelivery(
+                    judgement=judgement, event=webhooks.FINISHED, url="https://h.example.com/",
+                    payload={}, status=DeliveryStatus.DELIVERED,
+                )
+            ]
+        )  # fmt: skip
+    assert not Notification.objects.exists() and not WebhookDelivery.objects.exists()
+
+
+def test_a_state_written_by_raw_sql_is_refused(make_judgement):
+    """No ORM hook sees raw SQL: the suite's watch on every connection does, so app code
+    that writes a state column by hand fails in every test that runs it."""
+    judgement = make_judgement()
+    with (
+        pytest.raises(StateWrittenPastItsGraph),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute(
+            f"update {Judgement._meta.db_table} set title = %s, status = %s where id = %s",
+            ["t", "approved", judgement.pk],
+        )
+    with (
+        pytest.raises(StateWrittenPastItsGraph),
+        transaction.atomic(),
+    ):  # the ORM's own way round the QuerySet
+        Judgement._base_manager.filter(pk=judgement.pk).update(status=Status.ERROR)
+    assert len(BYPASSES) == 2
+    BYPASSES.clear()  # seen here: the test's end has nothing more to fail on
+    assert status_of(judgement) == Status.IDLE
+    with connection.cursor() as cursor:  # what is not a write of a state passes
+        cursor.execute(
+            f'UPDATE "{Judgement._meta.db_table}" SET "title" = %s WHERE "status" = %s',
+            ["read, not written", Status.IDLE],
+        )
+    assert Judgement.objects.get(pk=judgement.pk).title == "read, not written"
 
 
 def approving(judgement: Judgement) -> dict[Agent, list[str]]:
@@ -206,18 +270,16 @@ def approving(judgement: Judgement) -> dict[Agent, list[str]]:
 def test_a_judgement_s_moves_all_go_through_its_graph(make_judgement, user, settings):
     ended = make_judgement()
     failed, overdue = make_judgement(), make_judgement()
-    with watching_states() as bypasses:
-        held = lifecycle.claim("w1", Judgement.objects.filter(pk__in=[ended.pk, failed.pk]), 2)
-        assert held == [ended.pk, failed.pk]
-        lifecycle.finish(ended.pk, "w1", approving(ended))
-        assert lifecycle.fail(failed.pk, "a call failed", worker_id="w1")
-        lifecycle.claim("w2", Judgement.objects.filter(pk=overdue.pk), 1)
-        Judgement.objects.filter(pk=overdue.pk).update(
-            lease_expires_at=timezone.now() - timedelta(seconds=1),
-            started_at=timezone.now() - timedelta(days=1),
-        )
-        assert [pk for pk, _ in lifecycle.expire_overdue("sweeper")] == [overdue.pk]
-    assert bypasses == []
+    held = lifecycle.claim("w1", Judgement.objects.filter(pk__in=[ended.pk, failed.pk]), 2)
+    assert held == [ended.pk, failed.pk]
+    lifecycle.finish(ended.pk, "w1", approving(ended))
+    assert lifecycle.fail(failed.pk, "a call failed", worker_id="w1")
+    lifecycle.claim("w2", Judgement.objects.filter(pk=overdue.pk), 1)
+    Judgement.objects.filter(pk=overdue.pk).update(
+        lease_expires_at=timezone.now() - timedelta(seconds=1),
+        started_at=timezone.now() - timedelta(days=1),
+    )
+    assert [pk for pk, _ in lifecycle.expire_overdue("sweeper")] == [overdue.pk]
     statuses = dict(Judgement.objects.values_list("pk", "status"))
     assert statuses == {ended.pk: Status.APPROVED, failed.pk: Status.ERROR, overdue.pk: "error"}
 
@@ -232,10 +294,8 @@ def test_a_level_that_escalates_goes_through_its_graph(make_panel, make_judgemen
     casper = list(votes)[2]
     RoundDecision.objects.filter(agent=casper).update(decision="reject")
     votes[casper] = ["reject"] * 3
-    with watching_states() as bypasses:
-        assert lifecycle.claim("w1", Judgement.objects.filter(pk=level.pk), 1) == [level.pk]
-        assert lifecycle.finish(level.pk, "w1", votes) == Status.APPROVED
-    assert bypasses == []
+    assert lifecycle.claim("w1", Judgement.objects.filter(pk=level.pk), 1) == [level.pk]
+    assert lifecycle.finish(level.pk, "w1", votes) == Status.APPROVED
     level.refresh_from_db()
     following = level.next_level
     assert level.escalated and level.contested and following is not None
@@ -245,9 +305,8 @@ def test_a_level_that_escalates_goes_through_its_graph(make_panel, make_judgemen
 def test_a_cancelled_run_s_judgements_go_through_their_graph(fake_llm, user):
     suite = suites.import_suite(name="Gate cases", description="", owner=user, data=SUITE)
     run = start(suite, user)
-    with watching_states() as bypasses:
-        ended = lifecycle.cancel_run(run, user)
-    assert ended and bypasses == []
+    ended = lifecycle.cancel_run(run, user)
+    assert ended
     assert set(run.judgements.values_list("status", flat=True)) == {Status.ERROR}
 
 
@@ -259,12 +318,10 @@ def test_deliveries_and_emails_go_through_their_graphs(make_judgement, user, set
         judgement=judgement, event=webhooks.FINISHED, url="https://hooks.example.com/", payload={}
     )
     email = Notification.objects.create(judgement=judgement, user=user)
-    with watching_states() as bypasses:
-        claimed = webhooks.claim_one("w1")
-        assert claimed is not None
-        assert webhooks.attempt(*claimed, "w1") == DeliveryStatus.FAILED
-        assert notifications.send_due("w1") == 0
-    assert bypasses == []
+    claimed = webhooks.claim_one("w1")
+    assert claimed is not None
+    assert webhooks.attempt(*claimed, "w1") == DeliveryStatus.FAILED
+    assert notifications.send_due("w1") == 0
     assert WebhookDelivery.objects.get(pk=delivery.pk).status == DeliveryStatus.FAILED
     assert Notification.objects.get(pk=email.pk).status == "sent"
 
@@ -287,13 +344,11 @@ def test_slack_messages_go_through_their_graph(make_judgement, slack_api):
         votes[casper] = ["reject"] * 3  # 2-1: contested, and held
         lifecycle.claim("w1", Judgement.objects.filter(pk=judgement.pk), 1)
         lifecycle.finish(judgement.pk, "w1", votes)
-    with watching_states() as bypasses:
-        slack_outbox.queue()
-        reviews.confirm(early.pk, setup.people["bob"], "Before Slack.")
-        slack_outbox.deliver("w1")
-        reviews.confirm(held.pk, setup.people["bob"], "In Slack.")
-        slack_outbox.deliver("w1")
-    assert bypasses == []
+    slack_outbox.queue()
+    reviews.confirm(early.pk, setup.people["bob"], "Before Slack.")
+    slack_outbox.deliver("w1")
+    reviews.confirm(held.pk, setup.people["bob"], "In Slack.")
+    slack_outbox.deliver("w1")
     states = dict(SlackMessage.objects.values_list("judgement_id", "status"))
     assert states == {held.pk: "posted", early.pk: "dropped"}
     assert len(slack_api.calls("chat.update")) == 1
@@ -303,5 +358,5 @@ def test_the_architecture_page_draws_the_graphs_as_the_code_declares_them():
     page = (Path(__file__).resolve().parents[3] / "docs" / "architecture.md").read_text()
     section = page.split("## State graphs", 1)[1].split("\n## ", 1)[0]
     drawn = section.split("```\n", 1)[1].split("```", 1)[0]
-    declared = [line for graph in GRAPHS.values() for line in graph.drawing()]
+    declared = [line for graph in stateful_models().values() for line in graph.drawing()]
     assert drawn.splitlines() == declared, "\n".join(["Copy into the page:", *declared])

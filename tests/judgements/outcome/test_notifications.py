@@ -24,6 +24,7 @@ from judgements.models.leases import expiry
 from judgements.outcome import notifications
 from tests.support.cases import case_for, validated
 from tests.support.smtp_server import SmtpServer
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db
 
@@ -61,8 +62,9 @@ def decided(panel: Panel, by: User, *, held: bool, title: str = "Refund 4711") -
     """A judgement of the panel's, decided and contested as the engine leaves it."""
     case = {key: value for key, value in case_for(title=title).items() if key != "agents"}
     judgement = submit([validated({**case, "panel": panel.name})], Submission(creator=by)).judgement
-    Judgement.objects.filter(pk=judgement.pk).update(
-        status=Status.APPROVED,
+    bring(
+        Judgement.objects.filter(pk=judgement.pk),
+        Status.APPROVED,
         contested=True,
         hold_contested=held,
         contest_reasons=["The panel split 2-1: Casper decided reject."],

@@ -15,6 +15,7 @@ from judgements.intake.start import Submission, submit
 from judgements.models import ApiToken, Confirmation, Judgement, Override, Panel, Status, Team
 from tests.support.api_client import token_client
 from tests.support.cases import case_for, validated
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,9 +26,7 @@ REASON = "The panel misread the itinerary; ops checked it by hand."
 def finished(make_judgement, user):
     """A judgement of ada's the panel rejected."""
     judgement = make_judgement(creator=user)
-    Judgement.objects.filter(pk=judgement.pk).update(
-        status=Status.REJECTED, finished_at=timezone.now()
-    )
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.REJECTED, finished_at=timezone.now())
     return judgement
 
 
@@ -202,8 +201,11 @@ def own_on_four_eyes(fake_llm, settings, user, other_user):
     settings.MAGI_RATE_LIMIT_PER_USER = 0
     case = {key: value for key, value in case_for().items() if key != "agents"}
     judgement = submit([validated({**case, "panel": panel.pk})], Submission(creator=user)).judgement
-    Judgement.objects.filter(pk=judgement.pk).update(
-        status=Status.APPROVED, contested=True, finished_at=timezone.now()
+    bring(
+        Judgement.objects.filter(pk=judgement.pk),
+        Status.APPROVED,
+        contested=True,
+        finished_at=timezone.now(),
     )
     return Judgement.objects.get(pk=judgement.pk)
 

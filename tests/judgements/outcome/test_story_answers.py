@@ -10,6 +10,7 @@ import pytest
 from judgements.models import Judgement, Panel, Status
 from judgements.outcome import answers
 from judgements.outcome.story_answers import Escalation, story_levels
+from tests.support.states import bring
 from tests.support.stories import escalated_story
 
 pytestmark = pytest.mark.django_db
@@ -65,8 +66,8 @@ def test_while_the_next_level_runs_nothing_is_decided(story):
 
 def test_the_level_that_keeps_its_verdict_is_in_force(story):
     root, second = story
-    Judgement.objects.filter(pk=second.pk).update(
-        status=Status.REJECTED, contested=False, trust="unmeasured"
+    bring(
+        Judgement.objects.filter(pk=second.pk), Status.REJECTED, contested=False, trust="unmeasured"
     )
     found = answer_of(root)
     assert found.status == Status.REJECTED and found.escalation is not None
@@ -92,7 +93,7 @@ def test_the_level_that_keeps_its_verdict_is_in_force(story):
 
 def test_a_level_that_fails_ends_the_story_in_error(story):
     root, second = story
-    Judgement.objects.filter(pk=second.pk).update(status=Status.ERROR, error_message="boom")
+    bring(Judgement.objects.filter(pk=second.pk), Status.ERROR, error_message="boom")
     found = answer_of(root)
     assert found.status == Status.ERROR and found.escalation is not None
     assert found.escalation.decided_by is None

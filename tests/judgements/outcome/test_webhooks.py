@@ -19,6 +19,7 @@ from judgements.models.leases import expiry
 from judgements.outcome import webhooks
 from tests.support.api_client import TokenClient, serve_one_wake_up
 from tests.support.cases import case_for
+from tests.support.states import bring
 from tests.support.webhooks import deliver, verify
 
 pytestmark = [
@@ -269,8 +270,12 @@ async def test_an_expired_judgement_is_posted_as_failed(
     _, created = await submit(api, callback_url=receiver.url)
     # Started long ago by a worker that is gone: the sweeper ends it in error.
     long_ago = timezone.now() - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT + 60)
-    await Judgement.objects.filter(pk=created["id"]).aupdate(
-        status="judging", started_at=long_ago, lease_owner="gone", lease_expires_at=long_ago
+    await sync_to_async(bring)(
+        Judgement.objects.filter(pk=created["id"]),
+        "judging",
+        started_at=long_ago,
+        lease_owner="gone",
+        lease_expires_at=long_ago,
     )
     await runner.run_single_cycle()
     assert await deliver("w1", 10) == 1

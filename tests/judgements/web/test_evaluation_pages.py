@@ -19,6 +19,7 @@ from judgements.web import run_pages
 from tests.support.cases import case_for
 from tests.support.evaluations import jsonl
 from tests.support.matching import found
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -387,7 +388,7 @@ def test_another_users_panel_cannot_be_run(logged_in, suite, make_panel, other_u
 def test_the_live_part_polls_while_the_run_is_under_way(logged_in, suite, fake_llm, user):
     run = start(suite, user)
     first = run.judgements.earliest("pk")
-    Judgement.objects.filter(pk=first.pk).update(status=Status.ERROR)
+    bring(Judgement.objects.filter(pk=first.pk), Status.ERROR)
     response = logged_in.get(reverse("evaluation-progress", args=[run.pk]))
     html = response.content.decode()
     assert response.status_code == 200

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Status
 from judgements.outcome import answers, overrides
+from tests.support.states import bring
 from tests.support.stories import three_level_story
 
 LIST = "/judgements/"
@@ -21,7 +22,7 @@ def titles(response) -> list[str]:
 
 
 def finished(judgement, status, **fields) -> Judgement:
-    Judgement.objects.filter(pk=judgement.pk).update(status=status, **fields)
+    bring(Judgement.objects.filter(pk=judgement.pk), status, **fields)
     judgement.refresh_from_db()
     return judgement
 

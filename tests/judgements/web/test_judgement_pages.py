@@ -9,6 +9,7 @@ from django.urls import reverse
 from judgements.models import Judgement, Status
 from tests.support.cases import case_for
 from tests.support.forms import form_data
+from tests.support.states import bring
 from tests.support.stories import escalated_story, three_level_story
 
 pytestmark = pytest.mark.django_db
@@ -210,7 +211,7 @@ def test_a_queued_judgement_says_what_it_waits_for(logged_in, make_judgement, us
     page = logged_in.get(mine.get_absolute_url()).content.decode()
     assert "Queued: waiting for a worker" in page
     assert "2 judgements started earlier by people are ahead of it." in page
-    Judgement.objects.filter(pk__in=[first.pk, second.pk]).update(status=Status.APPROVED)
+    bring(Judgement.objects.filter(pk__in=[first.pk, second.pk]), Status.APPROVED)
     page = logged_in.get(mine.get_absolute_url()).content.decode()
     assert "Nothing is ahead of it" in page
     suite = suites.import_suite(
@@ -266,7 +267,7 @@ def test_filling_the_agents_from_a_panel_moves_on_to_the_content(logged_in, make
 
 def test_the_review_part_is_served_alone_for_a_page_to_fetch(client, make_judgement, user):
     judgement = make_judgement(creator=user)
-    Judgement.objects.filter(pk=judgement.pk).update(status=Status.APPROVED)
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.APPROVED)
     user.is_staff = True
     user.save()
     client.force_login(user)
@@ -311,7 +312,7 @@ def test_a_level_that_escalated_offers_no_review_and_names_the_last_level(admin_
     assert refused.status_code == 409 and "escalated to level 2" in html
     assert "Override the panel" not in html and all(words in html for words in elsewhere)
     # The last level is reviewed as any judgement is, once decided.
-    Judgement.objects.filter(pk=second.pk).update(status=Status.REJECTED, contested=True)
+    bring(Judgement.objects.filter(pk=second.pk), Status.REJECTED, contested=True)
     html = admin_client.get(second.get_absolute_url()).content.decode()
     assert "Override the panel" in html and 'class="review-elsewhere"' not in html
 

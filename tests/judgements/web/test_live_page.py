@@ -1,7 +1,8 @@
 import pytest
 
-from judgements.models import RoundDecision, Status
+from judgements.models import Judgement, RoundDecision, Status
 from judgements.web import live_page
+from tests.support.states import bring
 
 pytestmark = pytest.mark.django_db
 
@@ -21,15 +22,15 @@ def test_a_queued_judgement_waits(make_judgement):
 
 def test_every_call_of_round_one_is_in_flight(make_judgement):
     judgement = make_judgement()
-    judgement.status = Status.JUDGING
-    judgement.save()
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.JUDGING)
+    judgement.refresh_from_db()
     assert states(judgement) == [("thinking", True, "THINKING")] * 3
 
 
 def test_colours_follow_the_rules_while_the_next_round_is_in_flight(make_judgement):
     judgement = make_judgement()
-    judgement.status = Status.JUDGING
-    judgement.save()
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.JUDGING)
+    judgement.refresh_from_db()
     melchior, balthasar, casper = judgement.agents.all()
     for agent, votes in ((melchior, "AA"), (balthasar, "RA"), (casper, "A")):
         for number, letter in enumerate(votes, start=1):
@@ -52,8 +53,8 @@ def test_colours_follow_the_rules_while_the_next_round_is_in_flight(make_judgeme
 
 def test_after_round_three_every_box_is_fixed(make_judgement):
     judgement = make_judgement()
-    judgement.status = Status.REJECTED
-    judgement.save()
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.REJECTED)
+    judgement.refresh_from_db()
     for agent, votes in zip(judgement.agents.all(), ("RRA", "RAR", "ARR"), strict=True):
         for number, letter in enumerate(votes, start=1):
             vote(agent, number, "approve" if letter == "A" else "reject")
@@ -65,10 +66,11 @@ def test_the_failed_agent_shows_the_error_and_nobody_thinks(make_judgement):
     judgement = make_judgement()
     melchior, balthasar, _ = judgement.agents.all()
     vote(melchior, 1, "approve")
-    judgement.status = Status.ERROR
-    judgement.error_agent = balthasar
-    judgement.error_round = 1
-    judgement.save()
+    bring(
+        Judgement.objects.filter(pk=judgement.pk), Status.ERROR, error_agent=balthasar,
+        error_round=1,
+    )  # fmt: skip
+    judgement.refresh_from_db()
     assert states(judgement) == [
         ("pending", False, "OPEN"),
         ("error", False, "ERROR"),
@@ -109,16 +111,16 @@ def change_words(judgement) -> list[list[str]]:
 )
 def test_each_later_round_says_how_the_vote_moved(make_judgement, votes, words):
     judgement = make_judgement()
-    judgement.status = Status.APPROVED
-    judgement.save()
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.APPROVED)
+    judgement.refresh_from_db()
     cast(judgement, *votes)
     assert change_words(judgement) == words
 
 
 def test_vote_changes_show_while_a_round_is_under_way(make_judgement):
     judgement = make_judgement()
-    judgement.status = Status.JUDGING
-    judgement.save()
+    bring(Judgement.objects.filter(pk=judgement.pk), Status.JUDGING)
+    judgement.refresh_from_db()
     cast(judgement, "RA", "A", "AR")
     # Balthasar's round-2 call is in flight: its line for round 1 compares with nothing.
     assert change_words(judgement) == [

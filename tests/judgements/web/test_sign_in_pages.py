@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from judgements.models import Judgement, Panel, Status, Team
 from tests.support.identity_provider import IdentityProvider, sign_in_with_client
+from tests.support.states import bring
 
 HOURS = 8 * 3600
 
@@ -62,13 +63,9 @@ def test_a_panel_given_to_the_team_later_reaches_its_reviewers_queue(db, client,
     assert sign_in_with_client(client, idp, "rita").status_code == 302
     agents = [dict(name=n, model="model-a", criteria="c") for n in ("A", "B", "C")]
     panel = Panel.objects.create(name="Later", team=Team.objects.get(name="Fraud"), agents=agents)
-    Judgement.objects.create(
-        title="Held on a later panel",
-        content="x",
-        team=panel.team,
-        panel=panel,
-        status=Status.APPROVED,
-        contested=True,
+    held = Judgement.objects.create(
+        title="Held on a later panel", content="x", team=panel.team, panel=panel,
         hold_contested=True,
-    )
+    )  # fmt: skip
+    bring(Judgement.objects.filter(pk=held.pk), Status.APPROVED, contested=True)
     assert "Held on a later panel" in client.get("/reviews/").content.decode()
