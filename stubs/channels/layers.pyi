@@ -23,6 +23,15 @@ class InMemoryChannelLayer(BaseChannelLayer):
     # tests look into both.
     channels: dict[str, Any]
     groups: dict[str, dict[str, float]]
+    def __init__(
+        self,
+        expiry: int = 60,
+        group_expiry: int = 86400,
+        capacity: int = 100,
+        channel_capacity: dict[str, int] | None = None,
+        **kwargs: object,
+    ) -> None: ...
+    async def new_channel(self, prefix: str = "specific.") -> str: ...
     async def close(self) -> None: ...
 
 # None only where no CHANNEL_LAYERS is configured; magi_site/settings.py always configures

@@ -2,6 +2,10 @@
 # judgements/llm/local/process.py starts a local model with, and the benchmarks beside it
 # (bench/local_runtime.py, bench/local_runtimes.py), as its Cython source declares them.
 
+from typing import Self
+
+from typing_extensions import disjoint_base
+
 __version__: str
 
 class _ModelParams:
@@ -10,6 +14,7 @@ class _ModelParams:
 class _CpuParams:
     n_threads: int
 
+@disjoint_base
 class CommonParams:
     model: _ModelParams
     model_alias: set[str]
@@ -24,6 +29,8 @@ class CommonParams:
     cpuparams_batch: _CpuParams
     def __init__(self) -> None: ...
 
+@disjoint_base
 class Server:
     listening_address: str
-    def __init__(self, params: CommonParams) -> None: ...
+    # Cython's __cinit__ takes the parameters.
+    def __new__(cls, params: CommonParams) -> Self: ...
