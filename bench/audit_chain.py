@@ -156,10 +156,10 @@ def sequencer_worker() -> None:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.db import connection
 
     from judgements.audit import sequencer
+    from judgements.models.magi_settings import magi_settings
 
     stop = threading.Event()
 
@@ -170,7 +170,7 @@ def sequencer_worker() -> None:
     threading.Thread(target=until_closed, daemon=True).start()
     connection.ensure_connection()
     print(f"ready {connection.connection.info.backend_pid}", flush=True)
-    while not stop.wait(settings.MAGI_AUDIT_LOG_INTERVAL):
+    while not stop.wait(magi_settings.MAGI_AUDIT_LOG_INTERVAL):
         sequencer.run("bench-sequencer")
     sequencer.run("bench-sequencer")
 

@@ -127,8 +127,7 @@ def judge_story(case: dict, panel: dict) -> dict:
 def use_fake_server() -> None:
     """The plumbing on the test server: the cheap level splits 2-1 (contested) on every
     case, the strong one approves."""
-    from django.conf import settings
-
+    from judgements.models.magi_settings import magi_settings
     from tests.support.llm_server import FakeLLM
 
     server = FakeLLM().start()
@@ -136,12 +135,12 @@ def use_fake_server() -> None:
     MODELS["strong"] = ["fake-strong"] * 3
     for model in (*MODELS["cheap"], "fake-strong"):
         server.script(model, votes="RRR" if model == "fake-cheap-c" else "AAA")
-    settings.MAGI_PROVIDERS = {
+    magi_settings.MAGI_PROVIDERS = {
         "fake": {"base_url": server.base_url, "api_key": "bench", "models": server.models,
                  "structured_output": "json_schema", "timeout": 10.0, "temperature": 0.0,
-                 "seed": 0}
+                 "seed": 0, "concurrency": None, "discover": False}
     }  # fmt: skip
-    settings.MAGI_LOCAL_MODELS = {}
+    magi_settings.MAGI_LOCAL_MODELS = {}
 
 
 def run(args: argparse.Namespace) -> None:

@@ -90,13 +90,13 @@ def through_server(suites: int, size: int, seed: int) -> None:
 
 def serve_scripted_models() -> "FakeLLM":
     """The suite's OpenAI-compatible test server, the only provider, on a migrated database."""
-    from django.conf import settings
     from django.core.management import call_command
 
+    from judgements.models.magi_settings import magi_settings
     from tests.support.llm_server import FakeLLM
 
     server = FakeLLM().start()
-    settings.MAGI_PROVIDERS = {
+    magi_settings.MAGI_PROVIDERS = {
         "fake": {
             "base_url": server.base_url,
             "api_key": "bench",
@@ -105,9 +105,11 @@ def serve_scripted_models() -> "FakeLLM":
             "timeout": 10.0,
             "temperature": 0.0,
             "seed": 0,
+            "concurrency": None,
+            "discover": False,
         }
     }
-    settings.MAGI_LOCAL_MODELS = {}
+    magi_settings.MAGI_LOCAL_MODELS = {}
     call_command("migrate", verbosity=0)
     return server
 

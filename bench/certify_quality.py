@@ -38,7 +38,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from contested_analysis import SUITE_FILES, load_cases
-from django.conf import settings
 from django.core.management import call_command
 
 # Sets Django up on a throwaway SQLite database, as every bench of panels does.
@@ -54,6 +53,7 @@ from judgements.evaluations import certify, metrics
 from judgements.intake.schemas import CaseJson, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement, JudgementCheck
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome import answers, marks
 
 SUITE_FILES["holdout"] = (EXAMPLES / "suites", "holdout-")
@@ -144,8 +144,8 @@ def run(args: argparse.Namespace) -> None:
     model = FAKE_MODEL if args.fake else args.model
     if not model:
         raise SystemExit("--model is required (or --fake)")
-    settings.MAGI_CONFIDENCE_PROBE = settings.MAGI_SECOND_OPINION = True
-    settings.MAGI_INJECTION_SCREEN = True
+    magi_settings.MAGI_CONFIDENCE_PROBE = magi_settings.MAGI_SECOND_OPINION = True
+    magi_settings.MAGI_INJECTION_SCREEN = True
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = [case for suite in args.suites.split(",") for case in load_cases(suite)]

@@ -107,11 +107,11 @@ def setup_django(base_url: str, var_dir: str) -> None:
 
 
 def set_checks(mode: str) -> None:
-    from django.conf import settings
+    from judgements.models.magi_settings import magi_settings
 
-    settings.MAGI_CONFIDENCE_PROBE = SWITCHES[mode]
-    settings.MAGI_SECOND_OPINION = SWITCHES[mode]
-    settings.MAGI_INJECTION_SCREEN = SWITCHES[mode]
+    magi_settings.MAGI_CONFIDENCE_PROBE = SWITCHES[mode]
+    magi_settings.MAGI_SECOND_OPINION = SWITCHES[mode]
+    magi_settings.MAGI_INJECTION_SCREEN = SWITCHES[mode]
 
 
 def new_judgements(count: int, *, mode: str) -> list[int]:
@@ -182,9 +182,9 @@ class Sides:
         assert self.server.stdout is not None
         self.base_url = self.server.stdout.readline().strip()
         if self.bodies:  # Django is set up: point its providers at the new server
-            from django.conf import settings
+            from judgements.models.magi_settings import magi_settings
 
-            for provider in settings.MAGI_PROVIDERS.values():
+            for provider in magi_settings.MAGI_PROVIDERS.values():
                 provider["base_url"] = self.base_url
         return self.base_url
 

@@ -18,11 +18,15 @@ import sys
 import time
 from pathlib import Path
 
+import django
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 # magi_site.settings refuses to start without a key; the benchmark signs nothing.
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
+# The app's settings reader lives with the models, which need the app registry.
+django.setup()
 
 from local_runtimes import long_content, vm_hwm_kib  # noqa: E402  (bench/, this directory)
 from openai import AsyncOpenAI  # noqa: E402

@@ -28,13 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+import django
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
 # magi_site.settings refuses to start without a key; the benchmark signs nothing.
 os.environ.setdefault("SECRET_KEY", "benchmark-only")
+# The app's settings reader lives with the models, which need the app registry.
+django.setup()
 
-from django.conf import settings  # noqa: E402
 from local_runtimes import RUNTIMES, Runtime, free_port, long_content, vm_hwm_kib  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 from openai.types.chat import ChatCompletionMessageParam  # noqa: E402
@@ -44,6 +47,7 @@ from judgements.core import prompts  # noqa: E402
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
 from judgements.llm.local import files as local_files  # noqa: E402
 from judgements.llm.local import servers  # noqa: E402
+from judgements.models.magi_settings import magi_settings  # noqa: E402
 
 AGENTS = [
     AgentBrief("Melchior", "Approve only actions that are legal where they take place."),
@@ -132,8 +136,8 @@ class Session:
                 messages=cast("list[ChatCompletionMessageParam]", messages),
                 extra_body={"response_format": self.format},  # llama.cpp's shape, not the SDK's
                 max_tokens=servers.LOCAL_MAX_TOKENS,
-                temperature=settings.MAGI_LLM_TEMPERATURE,
-                seed=settings.MAGI_LLM_SEED,
+                temperature=magi_settings.MAGI_LLM_TEMPERATURE,
+                seed=magi_settings.MAGI_LLM_SEED,
             )
             seconds = time.perf_counter() - began
         text = completion.choices[0].message.content or ""
@@ -257,9 +261,12 @@ def arguments() -> argparse.Namespace:
         default=sys.executable,
         help="the Python whose llama_cpp.server to run (default: this one, MAGI's .venv)",
     )
-    parser.add_argument("--context", type=int, default=settings.MAGI_LOCAL_CONTEXT_TOKENS)
+    parser.add_argument("--context", type=int, default=magi_settings.MAGI_LOCAL_CONTEXT_TOKENS)
     parser.add_argument(
-        "--threads", type=int, default=settings.MAGI_LOCAL_THREADS, help="0 = the runtime's default"
+        "--threads",
+        type=int,
+        default=magi_settings.MAGI_LOCAL_THREADS,
+        help="0 = the runtime's default",
     )
     return parser.parse_args()
 

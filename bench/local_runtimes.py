@@ -8,12 +8,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.conf import settings
 from django.test import override_settings
 
 from judgements.core import prompts
 from judgements.llm.local import files as local_files
 from judgements.llm.local import servers
+from judgements.models.magi_settings import magi_settings
 
 XLLAMACPP_SLOTS = 3
 
@@ -117,7 +117,9 @@ class Runtime:
         if self.label == "llama-cpp-python":
             # MAGI's own command line (context and threads from its settings), run by the
             # Python given with --llama-cpp-python (another build) when asked.
-            _ = settings.MAGI_LOCAL_CONTEXT_TOKENS  # loads the settings override_settings wraps
+            _ = (
+                magi_settings.MAGI_LOCAL_CONTEXT_TOKENS
+            )  # loads the settings override_settings wraps
             with override_settings(MAGI_LOCAL_RUNTIME="llama-cpp-python"):
                 command = servers._server_command(local_files.BUNDLED_MODEL_NAME, path, port)
             assert command[1:3] == ["-m", "llama_cpp.server"], command

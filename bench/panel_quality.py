@@ -78,7 +78,6 @@ import django  # noqa: E402
 django.setup()
 
 import first_answers_kept  # noqa: E402 - beside this script, after Django is set up
-from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from judgements.admin.judgements import token_totals  # noqa: E402 - after Django is set up
@@ -107,6 +106,7 @@ from judgements.models import (  # noqa: E402
     RoundDecision,
     agents_fingerprint,
 )
+from judgements.models.magi_settings import magi_settings  # noqa: E402
 from judgements.outcome import answers  # noqa: E402
 
 if TYPE_CHECKING:  # imported when --fake asks for it
@@ -883,7 +883,7 @@ def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM"
 
     server = FakeLLM().start()
     server.script(FAKE_MODEL, votes=votes, reason="scripted answer", opinion=opinion)
-    settings.MAGI_PROVIDERS = {
+    magi_settings.MAGI_PROVIDERS = {
         "fake": {
             "base_url": server.base_url,
             "api_key": "bench",
@@ -892,9 +892,11 @@ def use_fake_server(votes: str = "ARA", opinion: str | None = None) -> "FakeLLM"
             "timeout": 10.0,
             "temperature": 0.0,
             "seed": 0,
+            "concurrency": None,
+            "discover": False,
         }
     }
-    settings.MAGI_LOCAL_MODELS = {}
+    magi_settings.MAGI_LOCAL_MODELS = {}
     return server
 
 

@@ -21,7 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # Sets Django up on a throwaway SQLite database, as every bench of panels does.
 import panel_quality  # noqa: F401
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
@@ -31,6 +30,7 @@ from judgements.evaluations import runs, suites
 from judgements.intake.schemas import CaseJson, validated
 from judgements.intake.start import Submission, submit
 from judgements.models import Judgement
+from judgements.models.magi_settings import magi_settings
 from tests.support.llm_server import FakeLLM
 
 MODELS = ("model-a", "model-b", "model-c")
@@ -44,7 +44,7 @@ def serve(call_seconds: float, slots: int) -> FakeLLM:
     server = FakeLLM().start()
     for model in MODELS:
         server.script(model, votes="AAA", delay=call_seconds)
-    settings.MAGI_PROVIDERS = {
+    magi_settings.MAGI_PROVIDERS = {
         "fake": {
             "base_url": server.base_url,
             "api_key": "bench",
@@ -54,9 +54,10 @@ def serve(call_seconds: float, slots: int) -> FakeLLM:
             "temperature": 0.0,
             "seed": 0,
             "concurrency": slots,
+            "discover": False,
         }
     }
-    settings.MAGI_LOCAL_MODELS = {}
+    magi_settings.MAGI_LOCAL_MODELS = {}
     return server
 
 

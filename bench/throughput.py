@@ -267,13 +267,14 @@ def wake_all(redis_url: str, ids: list[int]) -> None:
     """What the web page does after storing each judgement: one wake-up on the engine
     channel (tests/support/services.wake, for many at once)."""
     from channels_redis.core import RedisChannelLayer
-    from django.conf import settings
+
+    from judgements.models.magi_settings import magi_settings
 
     async def send() -> None:
         layer = RedisChannelLayer(hosts=[redis_url])
         for judgement_id in ids:
             message = {"type": "judgement.run", "judgement_id": judgement_id}
-            await layer.send(settings.MAGI_ENGINE_CHANNEL, message)
+            await layer.send(magi_settings.MAGI_ENGINE_CHANNEL, message)
         await layer.close_pools()
 
     asyncio.run(send())

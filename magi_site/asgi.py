@@ -12,11 +12,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402 - after Django is set up
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402 - after Django is set up
-from django.conf import settings  # noqa: E402 - after Django is set up
 
 from judgements.agent_tools.in_app import PATH as MCP_PATH  # noqa: E402 - after Django is set up
 from judgements.agent_tools.in_app import McpEndpoint  # noqa: E402 - after Django is set up
 from judgements.engine import worker  # noqa: E402 - after Django is set up
+from judgements.models.magi_settings import magi_settings  # noqa: E402 - after Django is set up
 from judgements.web import routing  # noqa: E402 - after Django is set up
 from judgements.web.security import Receive, SameOriginWebsocket, Scope, Send  # noqa: E402 - after Django is set up
 
@@ -41,6 +41,6 @@ router = ProtocolTypeRouter(
 
 
 async def application(scope: Scope, receive: Receive, send: Send) -> None:
-    if settings.MAGI_ENGINE_IN_PROCESS:
+    if magi_settings.MAGI_ENGINE_IN_PROCESS:
         worker.in_process.ensure_running()
     await router(scope, receive, send)

@@ -5,8 +5,9 @@ from typing import Literal
 
 from pydantic import ValidationError, field_validator
 
-# Re-exported: the shape belongs to llm/, which reads it; the site writes it.
-from judgements.llm.provider_config import ProviderConfig as ProviderConfig
+# Re-exported: the shape is the app's view of the setting (judgements/core/settings_read.py),
+# which the site writes.
+from judgements.core.settings_read import ProviderConfig as ProviderConfig
 from magi_site.settings_kit import (
     CommaList,
     Env,

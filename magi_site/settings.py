@@ -186,6 +186,9 @@ LOGGING = {
 }
 
 # --- MAGI's own settings, as django.conf.settings.MAGI_* (tests override them there) ---
+# The app reads them typed through judgements/models/magi_settings.py, which looks each up
+# here at the moment of the read; tests/judgements/models/test_magi_settings.py holds the
+# names and types it declares to these values.
 globals().update(MAGI.django_settings())
 
 # Reviewers' notifications (judgements/outcome/notifications.py); no SMTP server, no email.

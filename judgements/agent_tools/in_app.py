@@ -24,6 +24,7 @@ from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, schemas, start
 from judgements.intake.schemas import CaseWithCallback
 from judgements.models import ApiToken
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome import panel_answers
 from judgements.outcome.results import find_visible, result_of
 
@@ -81,7 +82,7 @@ def base_url(scope: Scope, headers: dict[bytes, bytes]) -> str:
     """The site as the caller reached it, when its Host is one the site answers to."""
     host = headers.get(b"host", b"").decode("latin-1")
     if host and validate_host(split_domain_port(host)[0], settings.ALLOWED_HOSTS):
-        scheme = "https" if settings.MAGI_HTTPS else scope.get("scheme", "http")
+        scheme = "https" if magi_settings.MAGI_HTTPS else scope.get("scheme", "http")
         return f"{scheme}://{host}"
     server_host, port = scope.get("server") or ("127.0.0.1", 80)
     return f"http://{server_host}:{port}"

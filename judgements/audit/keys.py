@@ -19,6 +19,7 @@ from django.conf import settings
 
 from judgements.core import entry_tags
 from judgements.core.errors import MagiError
+from judgements.models.magi_settings import magi_settings
 from magi_client.canonical import canonical
 from magi_client.receipts import (
     Jwk,
@@ -80,15 +81,15 @@ def private_key(seed: str) -> Ed25519PrivateKey:
 
 
 def signing_key() -> Ed25519PrivateKey:
-    return private_key(settings.MAGI_AUDIT_SIGNING_KEY or kept_seed())
+    return private_key(magi_settings.MAGI_AUDIT_SIGNING_KEY or kept_seed())
 
 
 def tag_key() -> bytes:
     """The key that tags queued log entries (core/entry_tags.py), derived from the current
     signing key's seed. On every append, so var/'s key file is read again only when it
     changed (a rotation), not each time."""
-    if settings.MAGI_AUDIT_SIGNING_KEY:
-        return tag_key_of(settings.MAGI_AUDIT_SIGNING_KEY)
+    if magi_settings.MAGI_AUDIT_SIGNING_KEY:
+        return tag_key_of(magi_settings.MAGI_AUDIT_SIGNING_KEY)
     path = os.path.join(settings.VAR_DIR, KEY_FILE)  # a str: cheaper than a Path here
     try:
         found = os.stat(path)
@@ -120,7 +121,7 @@ def retired_lines() -> list[str]:
     """The retired keys as kept: the setting's, then var/'s; each `X.KID.SIGNATURE` (the
     public key, and its retirement signed by key KID) or, from before issue 55, `X`."""
     kept = retired_file().read_text().split() if retired_file().is_file() else []
-    return [*settings.MAGI_AUDIT_RETIRED_KEYS, *kept]
+    return [*magi_settings.MAGI_AUDIT_RETIRED_KEYS, *kept]
 
 
 def retired_jwk(line: str) -> RetiredJwk:
@@ -197,7 +198,7 @@ def kid_of(public: bytes) -> str:
 
 def rotatable() -> None:
     """KeyRefused unless the key is the embedded default's, in var/."""
-    if settings.MAGI_AUDIT_SIGNING_KEY:
+    if magi_settings.MAGI_AUDIT_SIGNING_KEY:
         raise KeyRefused(
             "MAGI_AUDIT_SIGNING_KEY is set: rotate it there, and add the old key's public "
             "half (manage.py audit keys) to MAGI_AUDIT_RETIRED_KEYS"

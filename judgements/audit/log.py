@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TypedDict
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Max, Model
@@ -41,6 +40,7 @@ from judgements.models import (
     Panel,
     Team,
 )
+from judgements.models.magi_settings import magi_settings
 from magi_client.canonical import canonical, entry_leaf, entry_leaf_hash, timestamp
 
 LOG_ID = 1
@@ -123,7 +123,7 @@ def leaf_of(row: ChainEntry, payload: Mapping[str, object]) -> dict[str, object]
 
 
 def new_origin() -> str:
-    return settings.MAGI_AUDIT_LOG_ORIGIN or f"magi.invalid/{secrets.token_hex(6)}"
+    return magi_settings.MAGI_AUDIT_LOG_ORIGIN or f"magi.invalid/{secrets.token_hex(6)}"
 
 
 def start() -> None:

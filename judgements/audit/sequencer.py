@@ -20,13 +20,13 @@ import logging
 from datetime import datetime
 from typing import NamedTuple
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
 from judgements.audit import keys, log
 from judgements.core.entry_tags import tag_checks
 from judgements.models import ChainEntry, Checkpoint, LogNode, LogState, SetAside
+from judgements.models.magi_settings import magi_settings
 from magi_client import checkpoints, merkle
 from magi_client.canonical import NotCanonical, entry_leaf_hash, timestamp
 
@@ -71,9 +71,9 @@ def run(worker_id: str) -> int:
     placed = 0
     try:
         while True:
-            batch = place_batch(worker_id, settings.MAGI_AUDIT_LOG_BATCH)
+            batch = place_batch(worker_id, magi_settings.MAGI_AUDIT_LOG_BATCH)
             placed += batch.placed
-            if batch.taken < settings.MAGI_AUDIT_LOG_BATCH:
+            if batch.taken < magi_settings.MAGI_AUDIT_LOG_BATCH:
                 return placed
             held.renew(worker_id)
     finally:

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import NotRequired, TypedDict
 
 import yaml
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -23,6 +22,7 @@ from slack_sdk.errors import SlackApiError
 from judgements.configuration import team_config, teams
 from judgements.core.errors import InvalidInput
 from judgements.models import AuditSubject, Panel, SlackConnection, Team
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome import slack_outbox
 
 CHANNEL_PATTERN = re.compile(r"^[CG][A-Z0-9]{2,39}$")
@@ -43,7 +43,7 @@ class SlackFields(TypedDict):
 
 def interactivity_url() -> str:
     """What the Slack app's Interactivity & Shortcuts page (and its manifest) names."""
-    return f"{settings.MAGI_SITE_URL}{INTERACTIVITY_PATH}"
+    return f"{magi_settings.MAGI_SITE_URL}{INTERACTIVITY_PATH}"
 
 
 # What the app needs: post and update its messages (chat:write), and read who clicked and

@@ -12,8 +12,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from django.conf import settings
-
 from judgements.core import checks, prompts
 from judgements.core.errors import MagiError
 from judgements.engine import writes
@@ -22,6 +20,7 @@ from judgements.llm import calls, completions, providers
 from judgements.models.agents import Agent
 from judgements.models.checks import finding_fields
 from judgements.models.judgements import Judgement
+from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +48,7 @@ def route_of(deliberation: Deliberating, model: str) -> completions.ModelRoute:
 def check_model(deliberation: Deliberating) -> str:
     """The model of the judgement-wide checks: the deployment's choice, else the first
     agent's."""
-    return settings.MAGI_CHECK_MODEL or deliberation.agents[0].model
+    return magi_settings.MAGI_CHECK_MODEL or deliberation.agents[0].model
 
 
 async def run_checks(deliberation: Deliberating, lease: HeldLease, clients: calls.Clients) -> None:

@@ -22,12 +22,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
-from django.conf import settings
-
 from judgements.core.errors import MagiError
 from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.models import Judgement, Status
 from judgements.models.leases import renew_every
+from judgements.models.magi_settings import magi_settings
 
 T = TypeVar("T")
 
@@ -99,7 +98,7 @@ class HeldLease:
 
     def is_fresh(self) -> bool:
         """Renewed within half a lease: nobody else can have claimed the judgement since."""
-        half: float = settings.MAGI_LEASE_SECONDS / 2
+        half: float = magi_settings.MAGI_LEASE_SECONDS / 2
         return time.monotonic() - self.renewed_at < half
 
     async def confirm(self) -> None:

@@ -33,7 +33,6 @@ writer still holds it.
 import logging
 from datetime import datetime
 
-from django.conf import settings
 from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import models, transaction
 from django.db.models import Case, Count, F, When
@@ -52,6 +51,7 @@ from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement, JudgementQuerySet
 from judgements.models.judgements import JudgementStates as States
 from judgements.models.leases import RELEASED
+from judgements.models.magi_settings import magi_settings
 from judgements.models.states import Told, transition
 from judgements.outcome import marks, webhooks
 from judgements.panels import escalation_chain
@@ -235,7 +235,7 @@ def story_ended(judgement_id: int, root_id: int | None, event: str) -> None:
 
 def timeout_message(round_number: int) -> str:
     return (
-        f"Judgement did not finish within {settings.MAGI_JUDGEMENT_TIMEOUT:g} s of its start "
+        f"Judgement did not finish within {magi_settings.MAGI_JUDGEMENT_TIMEOUT:g} s of its start "
         f"(given up in round {round_number})"
     )
 

@@ -16,7 +16,6 @@ import uuid
 from functools import partial
 
 from channels.layers import get_channel_layer
-from django.conf import settings
 from django.utils import timezone
 
 from judgements.engine import lifecycle
@@ -26,6 +25,7 @@ from judgements.infrastructure.database import DATABASE_DOWN, db_call
 from judgements.llm import calls
 from judgements.llm.call_slots import batch_share
 from judgements.models.judgements import Judgement
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome import checkpoints, notifications, slack_outbox, webhooks
 
 log = logging.getLogger(__name__)
@@ -45,7 +45,7 @@ def new_worker_id() -> str:
 class EngineRunner:
     def __init__(self, worker_id: str | None = None, concurrency: int | None = None) -> None:
         self.worker_id = worker_id or new_worker_id()
-        self.concurrency = concurrency or settings.MAGI_WORKER_CONCURRENCY
+        self.concurrency = concurrency or magi_settings.MAGI_WORKER_CONCURRENCY
         # HTTP pools and per-model call slots belong to one event loop: this runner's.
         self.clients = calls.Clients()
         self.running: dict[int, asyncio.Task[bool]] = {}
@@ -80,7 +80,9 @@ class EngineRunner:
         deliberation = await load(judgement_id)
         # The deadline counts from the first claim, across resumes.
         started = deliberation.judgement.started_at or timezone.now()
-        remaining = settings.MAGI_JUDGEMENT_TIMEOUT - (timezone.now() - started).total_seconds()
+        remaining = (
+            magi_settings.MAGI_JUDGEMENT_TIMEOUT - (timezone.now() - started).total_seconds()
+        )
         lease = HeldLease(judgement_id, self.worker_id)
         work = asyncio.create_task(deliberate(deliberation, lease, self.clients))
         taken = asyncio.Event()
@@ -216,7 +218,7 @@ class EngineRunner:
             except Exception:
                 log.exception("sweep failed; trying again later")
             try:
-                async with asyncio.timeout(settings.MAGI_SWEEP_INTERVAL):
+                async with asyncio.timeout(magi_settings.MAGI_SWEEP_INTERVAL):
                     await self.capacity_freed.wait()
             except TimeoutError:
                 pass
@@ -234,7 +236,7 @@ class EngineRunner:
             except Exception:
                 log.exception("webhook delivery failed; trying again later")
             try:
-                async with asyncio.timeout(settings.MAGI_SWEEP_INTERVAL):
+                async with asyncio.timeout(magi_settings.MAGI_SWEEP_INTERVAL):
                     await self.webhooks_due.wait()
             except TimeoutError:
                 pass
@@ -253,7 +255,7 @@ class EngineRunner:
                     await renewing(tell(self.worker_id), partial(renew_held, self.worker_id), what)
                 except Exception:
                     log.exception("%s failed; trying again later", what)
-            await asyncio.sleep(settings.MAGI_SWEEP_INTERVAL)
+            await asyncio.sleep(magi_settings.MAGI_SWEEP_INTERVAL)
 
     async def sequence_forever(self) -> None:
         """Place the audit log's queued entries and sign their checkpoint, publishing it
@@ -265,14 +267,14 @@ class EngineRunner:
                     self.webhooks_due.set()  # a checkpoint's events may be due
             except Exception:
                 log.exception("audit log sequencing failed; trying again later")
-            await asyncio.sleep(settings.MAGI_AUDIT_LOG_INTERVAL)
+            await asyncio.sleep(magi_settings.MAGI_AUDIT_LOG_INTERVAL)
 
     async def listen_forever(self) -> None:
         """Start judgements as their wake-ups arrive on the engine's channel."""
         layer = get_channel_layer()
         while True:
             try:
-                message = await layer.receive(settings.MAGI_ENGINE_CHANNEL)
+                message = await layer.receive(magi_settings.MAGI_ENGINE_CHANNEL)
             except asyncio.CancelledError:
                 raise
             except Exception:
@@ -287,7 +289,7 @@ class EngineRunner:
                 self.start(int(message["judgement_id"]))
 
     async def run_forever(self) -> None:
-        log.info("%s listening on %s", self, settings.MAGI_ENGINE_CHANNEL)
+        log.info("%s listening on %s", self, magi_settings.MAGI_ENGINE_CHANNEL)
         async with asyncio.TaskGroup() as group:
             group.create_task(self.sweep_forever())
             group.create_task(self.listen_forever())

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TypedDict
 
-from django.conf import settings
 from django.db import models
 
 from judgements.core import rules
@@ -18,6 +17,7 @@ from judgements.evaluations.plain_call import PerCriterionComparison, PlainCallC
 from judgements.evaluations.report_figures import Figures
 from judgements.models import CheckKind, EvaluationRun, JudgementCheck, LLMAttempt, RoundDecision
 from judgements.models.checks import check_model
+from judgements.models.magi_settings import magi_settings
 
 # Judgement id -> model -> token kind -> count (None: the provider gave none).
 Tokens = dict[int, dict[str, dict[str, int | None]]]
@@ -271,7 +271,7 @@ def report(run: EvaluationRun, records: list[metrics.Record] | None = None) -> R
         records,
         agent_names=[agent["name"] for agent in run.agents],
         repeats=run.repeats,
-        prices=settings.MAGI_MODEL_PRICES,
+        prices=magi_settings.MAGI_MODEL_PRICES,
     )
     finished = [r for r in records if r.finished]
     return RunReport(

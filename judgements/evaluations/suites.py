@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import TypedDict
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -23,6 +22,7 @@ from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
 from judgements.intake.schemas import NAME_MAX_CHARS
 from judgements.models import Suite, SuiteCase, Team
+from judgements.models.magi_settings import magi_settings
 
 CASE_FIELDS = suite_schema.FIELDS
 DESCRIPTION_MAX_CHARS = 2_000
@@ -58,7 +58,7 @@ def parse_jsonl(data: bytes | str) -> list[CleanedSuiteCase]:
     """
     lines = split_lines(data)
     numbered = [(number, line) for number, line in lines if line.strip()]
-    limit = settings.MAGI_SUITE_MAX_CASES
+    limit = magi_settings.MAGI_SUITE_MAX_CASES
     if not numbered:
         raise InvalidInput({"cases": [NO_CASES]})
     if len(numbered) > limit:

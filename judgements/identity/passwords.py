@@ -5,7 +5,6 @@ a signed-in session and a bot's token work as before (an inactive user's do not)
 
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.backends import ModelBackend
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
@@ -13,17 +12,18 @@ from django.http import HttpRequest
 
 from judgements.configuration import people
 from judgements.models import is_id
+from judgements.models.magi_settings import magi_settings
 
 # The actor of the audit row of a password hash Django upgraded at a sign-in.
 REHASHED = "sign-in: the password hash upgraded by Django's hashers"
 
 
 def passwords_for_everyone() -> bool:
-    return not settings.MAGI_OIDC_ISSUER or bool(settings.MAGI_OIDC_LOCAL_PASSWORDS)
+    return not magi_settings.MAGI_OIDC_ISSUER or bool(magi_settings.MAGI_OIDC_LOCAL_PASSWORDS)
 
 
 def break_glass_user() -> str:
-    return str(settings.MAGI_OIDC_BREAK_GLASS_USER)
+    return str(magi_settings.MAGI_OIDC_BREAK_GLASS_USER)
 
 
 class PasswordBackend(ModelBackend):

@@ -9,9 +9,7 @@ the members `manage.py team` gave it, and `is_staff` is left alone unless some g
 to staff."""
 
 from dataclasses import dataclass
-from typing import Literal, TypedDict
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -19,8 +17,10 @@ from django.utils import timezone
 from judgements.configuration import people, team_config
 from judgements.configuration.teams import record, set_members, set_reviewing, set_reviews_all
 from judgements.core.json_values import JsonObject
+from judgements.core.settings_read import GroupSetting
 from judgements.identity.provider import SignInRefused
 from judgements.models import AuditSubject, Identity, Membership, Panel, Team
+from judgements.models.magi_settings import magi_settings
 
 
 @dataclass(frozen=True)
@@ -33,25 +33,6 @@ class Person:
     email_verified: bool
     name: str
     groups: tuple[str, ...]
-
-
-class TeamSetting(TypedDict):
-    """A group that gives a team, as settings.MAGI_OIDC_GROUPS holds it (magi_site/
-    settings_kit.py GroupGrant, validated at start and dumped: a member or reviewer has a
-    team, staff has none)."""
-
-    team: str
-    role: Literal["member", "reviewer"]
-
-
-class StaffSetting(TypedDict):
-    """A group that gives staff (no team)."""
-
-    team: None
-    role: Literal["staff"]
-
-
-GroupSetting = TeamSetting | StaffSetting
 
 
 @dataclass(frozen=True)
@@ -75,7 +56,7 @@ def person_from(claims: JsonObject, issuer: str) -> Person:
         raise SignInRefused(
             "The provider did not send your email address: MAGI needs the `email` scope and claim."
         )
-    claimed = claims.get(settings.MAGI_OIDC_GROUPS_CLAIM) or []
+    claimed = claims.get(magi_settings.MAGI_OIDC_GROUPS_CLAIM) or []
     # A list of group names, or one name; anything else names no group.
     listed = [claimed] if isinstance(claimed, str) else claimed
     if not isinstance(listed, list):
@@ -114,7 +95,7 @@ def sign_in(person: Person) -> User:
     groups. SignInRefused, with nothing stored for a newcomer, when no group gives access,
     when the email is a local user's but not verified, or when the account is disabled.
     A known person in no mapped group loses what the mapping gave them, then is refused."""
-    mapping: dict[str, GroupSetting] = settings.MAGI_OIDC_GROUPS
+    mapping: dict[str, GroupSetting] = magi_settings.MAGI_OIDC_GROUPS
     grants = grants_for(person.groups, mapping)
     with transaction.atomic():
         identity = (

@@ -10,7 +10,6 @@ from functools import lru_cache
 import requests
 from authlib.integrations.base_client import OAuthError
 from authlib.integrations.django_client import DjangoOAuth2App, OAuth
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from joserfc.errors import (
@@ -23,6 +22,7 @@ from joserfc.errors import (
 )
 
 from judgements.core.json_values import JsonObject
+from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +42,11 @@ class SignInRefused(Exception):
 
 
 def enabled() -> bool:
-    return bool(settings.MAGI_OIDC_ISSUER)
+    return bool(magi_settings.MAGI_OIDC_ISSUER)
 
 
 def issuer() -> str:
-    return str(settings.MAGI_OIDC_ISSUER).rstrip("/")
+    return str(magi_settings.MAGI_OIDC_ISSUER).rstrip("/")
 
 
 def client() -> DjangoOAuth2App:
@@ -54,10 +54,10 @@ def client() -> DjangoOAuth2App:
     provider's keys between sign-ins."""
     return configured_client(
         issuer(),
-        settings.MAGI_OIDC_CLIENT_ID,
-        settings.MAGI_OIDC_CLIENT_SECRET,
-        " ".join(settings.MAGI_OIDC_SCOPES),
-        float(settings.MAGI_OIDC_TIMEOUT),
+        magi_settings.MAGI_OIDC_CLIENT_ID,
+        magi_settings.MAGI_OIDC_CLIENT_SECRET,
+        " ".join(magi_settings.MAGI_OIDC_SCOPES),
+        float(magi_settings.MAGI_OIDC_TIMEOUT),
     )
 
 

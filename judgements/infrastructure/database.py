@@ -16,7 +16,6 @@ from typing import ParamSpec, TypeVar
 
 from asgiref.sync import sync_to_async
 from channels.db import DatabaseSyncToAsync
-from django.conf import settings
 from django.db import InterfaceError, OperationalError, connections
 from tenacity import (
     AsyncRetrying,
@@ -24,6 +23,8 @@ from tenacity import (
     stop_after_delay,
     wait_exponential_jitter,
 )
+
+from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ def db_executor() -> ThreadPoolExecutor:
     """The process's engine threads: one pool, whatever event loop asks (cached: made
     once, on first use, when the settings are read)."""
     return ThreadPoolExecutor(
-        max_workers=max(1, settings.MAGI_DB_THREADS), thread_name_prefix="magi-db"
+        max_workers=max(1, magi_settings.MAGI_DB_THREADS), thread_name_prefix="magi-db"
     )
 
 
@@ -88,7 +89,7 @@ def db_call(
         run = made[0]
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(DATABASE_DOWN),
-            stop=stop_after_delay(settings.MAGI_DB_RETRY_SECONDS),
+            stop=stop_after_delay(magi_settings.MAGI_DB_RETRY_SECONDS),
             wait=wait_exponential_jitter(multiplier=0.05, jitter=0.1, max=1.0),
             before_sleep=lambda state: log.warning(
                 "database call %s failed (%s); retrying",

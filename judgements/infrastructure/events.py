@@ -20,11 +20,11 @@ from typing import Never
 
 from asgiref.sync import async_to_sync
 from channels.layers import BaseChannelLayer, get_channel_layer
-from django.conf import settings
 from django.db import transaction
 
 from judgements.infrastructure.database import db_call
 from judgements.models import FINISHED_STATUSES, Judgement
+from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ async def send_to_layer(
         log.info("channel layer unavailable: skipped %s", what)
         return False
     try:
-        async with asyncio.timeout(settings.MAGI_CHANNEL_SEND_TIMEOUT):
+        async with asyncio.timeout(magi_settings.MAGI_CHANNEL_SEND_TIMEOUT):
             await send
         return True
     except Exception:
@@ -107,7 +107,8 @@ async def wake(judgement_id: int | None = None) -> None:
     await send_to_layer(
         layer,
         layer.send(
-            settings.MAGI_ENGINE_CHANNEL, {"type": "judgement.run", "judgement_id": judgement_id}
+            magi_settings.MAGI_ENGINE_CHANNEL,
+            {"type": "judgement.run", "judgement_id": judgement_id},
         ),
         f"wake a worker for judgement {judgement_id or 'of an evaluation run'}",
     )

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypedDict, cast
 
 from django import forms
-from django.conf import settings
 
 from judgements.core import rules, text
 from judgements.core.errors import InvalidInput
@@ -22,6 +21,7 @@ from judgements.infrastructure.forms import UTF16_BOMS, TextField
 from judgements.intake import schemas
 from judgements.intake.case import Case, CaseAgent
 from judgements.llm import providers
+from judgements.models.magi_settings import magi_settings
 from judgements.models.panels import Panel, StoredAgent
 
 AGENT_PREFIX = "agents"
@@ -59,7 +59,7 @@ class JudgementForm(forms.Form):
         super().__init__(*args, **kwargs)
         # Built here so the operator's bound (and a test's override) applies at runtime.
         self.fields["content"] = TextField(
-            max_chars=settings.MAGI_CONTENT_MAX_CHARS,
+            max_chars=magi_settings.MAGI_CONTENT_MAX_CHARS,
             widget=forms.Textarea(attrs={"rows": 8}),
             help_text="The intended action or the text to be judged.",
         )

@@ -12,12 +12,12 @@ import json
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.utils import timezone
 
 from judgements.core.errors import InvalidInput, MagiError
 from judgements.models.access import IdempotencyKey
+from judgements.models.magi_settings import magi_settings
 
 HEADER = "Idempotency-Key"
 MAX_LENGTH = 255
@@ -53,7 +53,7 @@ def body_hash(body: object) -> str:
 
 
 def cutoff() -> datetime:
-    return timezone.now() - timedelta(hours=settings.MAGI_IDEMPOTENCY_HOURS)
+    return timezone.now() - timedelta(hours=magi_settings.MAGI_IDEMPOTENCY_HOURS)
 
 
 def forget_expired(user: User | None) -> None:

@@ -8,7 +8,6 @@ write lock), so a burst from several processes cannot slip past a limit together
 import math
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from django.utils import timezone
@@ -17,6 +16,7 @@ from judgements.core.errors import Refused
 from judgements.models.access import ApiToken
 from judgements.models.choices import FINISHED_STATUSES
 from judgements.models.judgements import Judgement
+from judgements.models.magi_settings import magi_settings
 
 # No judgement of the user's will finish at a known time: ask the client to come back in
 # about the time a judgement takes.
@@ -25,12 +25,12 @@ UNFINISHED_RETRY_SECONDS = 30
 
 def check(user: User | None, api_token: ApiToken | None) -> None:
     now = timezone.now()
-    window = settings.MAGI_RATE_WINDOW_SECONDS
+    window = magi_settings.MAGI_RATE_WINDOW_SECONDS
     since = now - timedelta(seconds=window)
     # An evaluation run's judgements are limited as a run (check_runs), not one by one:
     # a run of a 200-case suite must not lock its user out of judging for the window.
     mine = Judgement.objects.filter(creator=user, evaluation_run__isnull=True)
-    per_user = settings.MAGI_RATE_LIMIT_PER_USER
+    per_user = magi_settings.MAGI_RATE_LIMIT_PER_USER
     if per_user:
         recent = mine.filter(created_at__gte=since)
         if (count := recent.count()) >= per_user:
@@ -40,7 +40,7 @@ def check(user: User | None, api_token: ApiToken | None) -> None:
                 f"most allowed. Try again in {wait} seconds.",
                 wait,
             )
-    per_token = settings.MAGI_RATE_LIMIT_PER_TOKEN
+    per_token = magi_settings.MAGI_RATE_LIMIT_PER_TOKEN
     if api_token is not None and per_token:
         recent = Judgement.objects.filter(
             api_token=api_token, created_at__gte=since, evaluation_run__isnull=True
@@ -52,7 +52,7 @@ def check(user: User | None, api_token: ApiToken | None) -> None:
                 f"seconds, the most allowed. Try again in {wait} seconds.",
                 wait,
             )
-    unfinished = settings.MAGI_UNFINISHED_PER_USER
+    unfinished = magi_settings.MAGI_UNFINISHED_PER_USER
     if unfinished and mine.exclude(status__in=FINISHED_STATUSES).count() >= unfinished:
         raise Refused(
             f"You have {unfinished} judgements not finished yet, the most allowed; start "
@@ -64,7 +64,7 @@ def check(user: User | None, api_token: ApiToken | None) -> None:
 def check_runs(user: User | None) -> None:
     """Refuse a new evaluation run while the user has MAGI_UNFINISHED_RUNS_PER_USER runs
     with judgements still queued or running: each run can queue thousands of calls."""
-    allowed = settings.MAGI_UNFINISHED_RUNS_PER_USER
+    allowed = magi_settings.MAGI_UNFINISHED_RUNS_PER_USER
     if not allowed or user is None:
         return
     unfinished = (

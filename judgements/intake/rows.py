@@ -9,7 +9,6 @@ variants it runs, so that a resumed judgement runs the same whatever the default
 
 from collections.abc import Sequence
 
-from django.conf import settings
 from django.contrib.auth.models import User
 
 from judgements.core import prompt_variants, text
@@ -19,6 +18,7 @@ from judgements.models.agents import Agent
 from judgements.models.checks import checks_for
 from judgements.models.evaluations import EvaluationRun
 from judgements.models.judgements import Judgement
+from judgements.models.magi_settings import magi_settings
 from judgements.models.panels import Panel
 from judgements.models.teams import Team
 
@@ -40,7 +40,9 @@ def judgement_row(
         team=team_for(case.panel, api_token, run),
         hold_contested=hold_contested(case),
         hold_unmeasured=(
-            settings.MAGI_HOLD_UNMEASURED if case.hold_unmeasured is None else case.hold_unmeasured
+            magi_settings.MAGI_HOLD_UNMEASURED
+            if case.hold_unmeasured is None
+            else case.hold_unmeasured
         ),
         checks_asked=checks_for(
             case.panel,
@@ -79,7 +81,7 @@ def hold_contested(case: Case) -> bool:
         return case.hold_contested
     if case.panel is not None and case.panel.hold_contested is not None:
         return bool(case.panel.hold_contested)
-    return bool(settings.MAGI_HOLD_CONTESTED)
+    return bool(magi_settings.MAGI_HOLD_CONTESTED)
 
 
 def team_for(

@@ -20,7 +20,6 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar
 
 from annotated_types import GroupedMetadata
-from django.conf import settings
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -42,6 +41,7 @@ from judgements.core.errors import InvalidInput
 from judgements.intake import schema_errors
 from judgements.intake.case import Case, CaseAgent
 from judgements.llm import providers
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome.webhooks import URL_MAX_CHARS
 from judgements.panels.saved_panels import NOT_A_REFERENCE
 from magi_client.canonical import stored_content
@@ -136,7 +136,7 @@ class TypedText(GroupedMetadata):
 
 def content_max_chars() -> int:
     # Read when a case is checked: the operator's bound (and a test's override) applies.
-    return int(settings.MAGI_CONTENT_MAX_CHARS)
+    return int(magi_settings.MAGI_CONTENT_MAX_CHARS)
 
 
 Title = Annotated[str, TypedText(lambda: TITLE_MAX_CHARS, "What the case is about.")]

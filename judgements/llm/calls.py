@@ -17,7 +17,6 @@ from datetime import datetime
 from typing import TypeVar
 
 import openai
-from django.conf import settings
 from django.utils import timezone
 from tenacity import (
     AsyncRetrying,
@@ -45,6 +44,7 @@ from judgements.llm.completions import (
     token_count,
     without_logprobs,
 )
+from judgements.models.magi_settings import magi_settings
 
 
 class LLMCallError(MagiError):
@@ -284,11 +284,11 @@ async def request(
     """
     attempts = 0
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(settings.MAGI_LLM_MAX_ATTEMPTS),
+        stop=stop_after_attempt(magi_settings.MAGI_LLM_MAX_ATTEMPTS),
         wait=wait_exponential_jitter(
-            multiplier=settings.MAGI_LLM_RETRY_INITIAL_WAIT,
-            jitter=settings.MAGI_LLM_RETRY_INITIAL_WAIT,
-            max=settings.MAGI_LLM_RETRY_MAX_WAIT,
+            multiplier=magi_settings.MAGI_LLM_RETRY_INITIAL_WAIT,
+            jitter=magi_settings.MAGI_LLM_RETRY_INITIAL_WAIT,
+            max=magi_settings.MAGI_LLM_RETRY_MAX_WAIT,
         ),
         retry=retry_if_exception(is_retryable),
         reraise=True,

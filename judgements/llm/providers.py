@@ -1,7 +1,7 @@
 """Which provider serves which model.
 
 A provider is an OpenAI-compatible endpoint with its own key, timeout, structured-output
-mode, sampling and concurrency limit: the configured ones (settings.MAGI_PROVIDERS), and
+mode, sampling and concurrency limit: the configured ones (MAGI_PROVIDERS in the settings), and
 the local GGUF models, whose endpoint a server manager supplies once it has started them
 (`llm/local/servers.py`). A provider set to discover its models lists them from its
 `/v1/models`, cached here so a provider that is down does not slow the page.
@@ -13,13 +13,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from django.conf import settings
-
 from judgements.core.errors import MagiError
+from judgements.core.settings_read import ProviderConfig
 from judgements.llm import calls
 from judgements.llm.completions import ModelRoute
 from judgements.llm.local import servers
-from judgements.llm.provider_config import ProviderConfig
+from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +39,10 @@ def each_configured() -> Iterator[tuple[str, ProviderConfig]]:
     model list looks at the disk (a stat and a package lookup), about 5% of the engine's
     event-loop CPU when every vote and check routed through it to a configured provider
     (bench/engine_cpu.py)."""
-    providers: dict[str, ProviderConfig] = settings.MAGI_PROVIDERS
+    providers: dict[str, ProviderConfig] = magi_settings.MAGI_PROVIDERS
     for name, provider in providers.items():
         yield name, servers.provider() if name == LOCAL_PROVIDER else provider
-    if LOCAL_PROVIDER not in settings.MAGI_PROVIDERS:
+    if LOCAL_PROVIDER not in magi_settings.MAGI_PROVIDERS:
         yield LOCAL_PROVIDER, servers.provider()
 
 
@@ -68,7 +67,7 @@ class ModelDiscovery:
         listing = self._listings.get(name)
         if listing is None:
             return self.refresh(name, provider).models
-        if time.monotonic() - listing.fetched_at > settings.MAGI_DISCOVERY_INTERVAL:
+        if time.monotonic() - listing.fetched_at > magi_settings.MAGI_DISCOVERY_INTERVAL:
             self._refresh_in_background(name, provider)
         return listing.models
 
@@ -77,7 +76,7 @@ class ModelDiscovery:
         previous = self._listings.get(name)
         try:
             found = calls.list_models(
-                provider["base_url"], provider["api_key"], settings.MAGI_DISCOVERY_TIMEOUT
+                provider["base_url"], provider["api_key"], magi_settings.MAGI_DISCOVERY_TIMEOUT
             )
             listing = Listing(tuple(found), time.monotonic())
         except calls.LLMCallError as exc:
@@ -149,9 +148,11 @@ def route_for(model: str) -> ModelRoute:
                 structured_output=provider["structured_output"],
                 timeout=provider["timeout"],
                 # A per-model temperature (MAGI_MODEL_TEMPERATURES) beats its provider's.
-                temperature=settings.MAGI_MODEL_TEMPERATURES.get(model, provider["temperature"]),
+                temperature=magi_settings.MAGI_MODEL_TEMPERATURES.get(
+                    model, provider["temperature"]
+                ),
                 seed=provider["seed"],
-                max_tokens=provider.get("max_tokens") or settings.MAGI_LLM_MAX_TOKENS,
+                max_tokens=provider.get("max_tokens") or magi_settings.MAGI_LLM_MAX_TOKENS,
                 concurrency=provider.get("concurrency"),
                 server=provider.get("server"),
                 logprobs=provider.get("logprobs", True),

@@ -15,6 +15,7 @@ from typing import Any
 import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
+from judgements.models.magi_settings import magi_settings
 
 
 LOOKED_FOR = {
@@ -38,8 +39,7 @@ def last_id(model: Any) -> int:
 
 def carry_over_chain(apps: Any, schema_editor: Any) -> None:
     import rfc8785
-    from django.conf import settings
-
+    
     from magi_client.merkle import CompactRange
 
     entry_model = apps.get_model("judgements", "ChainEntry")
@@ -58,7 +58,7 @@ def carry_over_chain(apps: Any, schema_editor: Any) -> None:
             nodes.append(apps.get_model("judgements", "LogNode")(key=index * 64 + level, hash=value.hex()))
         row.save(update_fields=["seq", "leaf_hash"])
     apps.get_model("judgements", "LogNode").objects.bulk_create(nodes, batch_size=1000)
-    origin = settings.MAGI_AUDIT_LOG_ORIGIN or f"magi.invalid/{secrets.token_hex(6)}"
+    origin = magi_settings.MAGI_AUDIT_LOG_ORIGIN or f"magi.invalid/{secrets.token_hex(6)}"
     apps.get_model("judgements", "LogState").objects.create(
         pk=1, size=tree.size, root_hash=tree.root().hex(), origin=origin
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import migrations, models
+from judgements.models.magi_settings import magi_settings
 
 
 def current_seed() -> bytes | None:
@@ -20,7 +21,7 @@ def current_seed() -> bytes | None:
 
     from magi_client.receipts import NotValid, unb64url
 
-    seed = settings.MAGI_AUDIT_SIGNING_KEY
+    seed = magi_settings.MAGI_AUDIT_SIGNING_KEY
     kept = Path(settings.VAR_DIR) / "audit-signing-key"
     if not seed and kept.is_file():
         seed = kept.read_text().strip()

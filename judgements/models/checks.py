@@ -8,7 +8,6 @@ it (Judgement.checks_asked), so that a resumed judgement runs the same."""
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, TypedDict
 
-from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -16,6 +15,7 @@ from judgements.core import checks
 from judgements.core.certificate import Rule
 from judgements.models.certificates import Certificate, agents_fingerprint
 from judgements.models.choices import Decision, ids_from_one
+from judgements.models.magi_settings import magi_settings
 
 if TYPE_CHECKING:
     from judgements.models.panels import Panel
@@ -157,15 +157,18 @@ def undecided(panel: "Panel") -> list[str]:
 def check_model(agents: Sequence[Mapping[str, object]]) -> str | None:
     """The model a check asked once per judgement asks: the deployment's
     MAGI_CHECK_MODEL, else the first agent's (as engine/checks.py asks it)."""
-    if settings.MAGI_CHECK_MODEL:
-        return str(settings.MAGI_CHECK_MODEL)
+    if magi_settings.MAGI_CHECK_MODEL:
+        return str(magi_settings.MAGI_CHECK_MODEL)
     first = agents[0].get("model") if agents else None
     return first if isinstance(first, str) else None
 
 
 def setting_of(check: checks.Check) -> bool | None:
     """The deployment's setting for the check: on, off, or None (not set, or no setting)."""
-    return None if check.setting is None else getattr(settings, check.setting)
+    if check.setting is None:
+        return None
+    chosen: bool | None = getattr(magi_settings, check.setting)
+    return chosen
 
 
 def certified_rule(

@@ -22,6 +22,7 @@ from judgements.models.choices import (
     ids_from_one,
 )
 from judgements.models.leases import Leased, LeaseQuerySet, lease_expired
+from judgements.models.magi_settings import magi_settings
 from judgements.models.outcome import Confirmation, Override
 from judgements.models.panels import reviewed_panels
 from judgements.models.states import Move, StateGraph
@@ -50,7 +51,7 @@ class JudgementQuerySet(LeaseQuerySet["Judgement"]):
     def claimable(self, now: datetime) -> "JudgementQuerySet":
         """Queued judgements, and started ones nobody holds whose time is not up (those
         past their deadline are expired instead, see `overdue`)."""
-        deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
+        deadline = now - timedelta(seconds=magi_settings.MAGI_JUDGEMENT_TIMEOUT)
         return self.filter(
             models.Q(status=Status.IDLE)
             | (
@@ -62,7 +63,7 @@ class JudgementQuerySet(LeaseQuerySet["Judgement"]):
 
     def overdue(self, now: datetime) -> "JudgementQuerySet":
         """Started judgements nobody holds whose time is up: resuming could not finish."""
-        deadline = now - timedelta(seconds=settings.MAGI_JUDGEMENT_TIMEOUT)
+        deadline = now - timedelta(seconds=magi_settings.MAGI_JUDGEMENT_TIMEOUT)
         return self.filter(lease_expired(now), status=Status.JUDGING, started_at__lt=deadline)
 
     def held_by(self, worker_id: str) -> "JudgementQuerySet":

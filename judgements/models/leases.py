@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Self, TypeVar
 
-from django.conf import settings
 from django.db import models, transaction
 from django.utils import timezone
 
+from judgements.models.magi_settings import magi_settings
 from judgements.models.states import Move, StateQuerySet, Told, transition
 
 M = TypeVar("M", bound=models.Model)
@@ -38,13 +38,13 @@ RELEASED: dict[str, str | None] = {"lease_owner": "", "lease_expires_at": None}
 
 def expiry(now: datetime) -> datetime:
     """When a lease taken or renewed at `now` runs out: the one formula for every kind."""
-    return now + timedelta(seconds=settings.MAGI_LEASE_SECONDS)
+    return now + timedelta(seconds=magi_settings.MAGI_LEASE_SECONDS)
 
 
 def renew_every() -> float:
     """How often a holder renews: three renewals a lease, so one late renewal (a slow
     database) does not lose it."""
-    return float(settings.MAGI_LEASE_SECONDS) / 3
+    return float(magi_settings.MAGI_LEASE_SECONDS) / 3
 
 
 def taken_by(worker_id: str, now: datetime) -> dict[str, str | datetime]:

@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from typing import Any, TypeVar
 
-from django.conf import settings
 from django.db.models import (
     Count,
     DurationField,
@@ -39,6 +38,7 @@ from judgements.models import (
     Status,
     WebhookDelivery,
 )
+from judgements.models.magi_settings import magi_settings
 from judgements.spending import budgets
 
 VERDICT_BUCKETS = (5, 15, 30, 60, 120, 300, 600, 1800)
@@ -182,7 +182,7 @@ def llm_calls() -> Iterator[Metric]:
     for row in per_model.annotate(**sums):
         for kind, _ in TOKEN_KINDS:
             tokens.add_metric([row["provider"], row["model"], kind], row[kind] or 0)
-        price = settings.MAGI_MODEL_PRICES.get(row["model"])
+        price = magi_settings.MAGI_MODEL_PRICES.get(row["model"])
         if price is not None:
             cost.add_metric([row["provider"], row["model"]], usd(row, price))
     yield tokens

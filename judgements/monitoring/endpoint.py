@@ -2,18 +2,18 @@
 request bearing that token is answered (401 otherwise): queue depth, models and costs
 are not for the world to read."""
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.utils.crypto import constant_time_compare
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from judgements.models.magi_settings import magi_settings
 from judgements.monitoring.collector import DatabaseCollector
 
 
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
-    token = settings.MAGI_METRICS_TOKEN
+    token = magi_settings.MAGI_METRICS_TOKEN
     if not token:
         return HttpResponse("Not found.\n", status=404, content_type="text/plain")
     scheme, _, given = request.headers.get("Authorization", "").partition(" ")

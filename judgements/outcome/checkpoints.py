@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.db import transaction
 
 from judgements.audit import sequencer
 from judgements.models import Checkpoint
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome import webhooks
 
 log = logging.getLogger(__name__)
@@ -29,17 +29,17 @@ class NotKept(Exception):
 
 
 def file_of(checkpoint: Checkpoint) -> Path:
-    return Path(settings.MAGI_AUDIT_CHECKPOINT_DIR) / f"checkpoint-{checkpoint.size:012d}.txt"
+    return Path(magi_settings.MAGI_AUDIT_CHECKPOINT_DIR) / f"checkpoint-{checkpoint.size:012d}.txt"
 
 
 def latest_kept() -> Path | None:
     """The largest checkpoint the directory keeps (None: no directory, or none kept yet):
     what `manage.py audit verify` checks the log against when given no --checkpoint, so
     that a log rolled back in the database fails where its checkpoints were kept."""
-    if not settings.MAGI_AUDIT_CHECKPOINT_DIR:
+    if not magi_settings.MAGI_AUDIT_CHECKPOINT_DIR:
         return None
     # The size is written with twelve digits: the names sort as the sizes do.
-    found = sorted(Path(settings.MAGI_AUDIT_CHECKPOINT_DIR).glob("checkpoint-*.txt"))
+    found = sorted(Path(magi_settings.MAGI_AUDIT_CHECKPOINT_DIR).glob("checkpoint-*.txt"))
     return found[-1] if found else None
 
 
@@ -63,7 +63,7 @@ def write_file(checkpoint: Checkpoint) -> None:
 def subscribers() -> list[str]:
     """The subscribers' URLs that the allow-list lets through (the others are logged)."""
     allowed = []
-    for url in settings.MAGI_AUDIT_CHECKPOINT_WEBHOOKS:
+    for url in magi_settings.MAGI_AUDIT_CHECKPOINT_WEBHOOKS:
         parts = urlsplit(url)
         if webhooks.allowed(parts.scheme, (parts.hostname or "").lower()):
             allowed.append(url)
@@ -74,7 +74,7 @@ def subscribers() -> list[str]:
 
 def publish(checkpoint: Checkpoint) -> bool:
     """Keep one checkpoint outside the database; False when another worker did."""
-    if settings.MAGI_AUDIT_CHECKPOINT_DIR:
+    if magi_settings.MAGI_AUDIT_CHECKPOINT_DIR:
         write_file(checkpoint)
     payload: webhooks.CheckpointEvent = {
         "event": webhooks.CHECKPOINT,

@@ -41,6 +41,7 @@ from judgements.models import (
 from judgements.models import NotificationStates as States
 from judgements.models.judgements import held, waiting_for_review
 from judgements.models.leases import RELEASED
+from judgements.models.magi_settings import magi_settings
 from judgements.models.states import Move, Told, transition
 
 log = logging.getLogger(__name__)
@@ -194,7 +195,7 @@ def message_id(ids: list[int]) -> str:
     """The same Message-ID each time these rows are sent: a copy sent again after its
     worker died (at least once) is the same message to the mail systems that drop
     duplicates."""
-    host = urlsplit(settings.MAGI_SITE_URL).hostname or "magi.invalid"
+    host = urlsplit(magi_settings.MAGI_SITE_URL).hostname or "magi.invalid"
     key = hashlib.sha256(",".join(map(str, sorted(ids))).encode()).hexdigest()[:24]
     return f"<notification.{key}@{host}>"
 
@@ -220,7 +221,7 @@ def one_line(text: str, limit: int = SUBJECT_MAX_CHARS) -> str:
 
 
 def link(judgement: Judgement) -> str:
-    return f"{settings.MAGI_SITE_URL}/judgements/{judgement.pk}/"
+    return f"{magi_settings.MAGI_SITE_URL}/judgements/{judgement.pk}/"
 
 
 def subject(judgement: Judgement) -> str:
@@ -241,7 +242,7 @@ def body(judgement: Judgement) -> str:
         f"Review it: {link(judgement)}",
         "",
         "You get this because you review this panel; turn these emails off at "
-        f"{settings.MAGI_SITE_URL}/account/notifications/.",
+        f"{magi_settings.MAGI_SITE_URL}/account/notifications/.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -26,7 +26,6 @@ from datetime import timedelta
 from typing import TypedDict, cast
 from urllib.parse import parse_qs
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core import signing
 from django.db import IntegrityError, transaction
@@ -38,6 +37,7 @@ from slack_sdk.signature import SignatureVerifier
 from judgements.core.errors import InvalidInput
 from judgements.models import Judgement, SlackConnection, SlackLink, SlackRequest
 from judgements.models.choices import ReviewRefusal
+from judgements.models.magi_settings import magi_settings
 from judgements.outcome import overrides, results, reviews, slack_messages, slack_outbox
 from judgements.outcome.slack_messages import OverrideTarget
 
@@ -194,7 +194,7 @@ def link_address(workspace: str, slack_user: str) -> str:
     """A page where the Slack user, signed in to MAGI, says who they are there (an
     hour's signed link: Slack vouched for the Slack side, the sign-in for MAGI's)."""
     token = signing.dumps({"workspace": workspace, "slack_user": slack_user}, salt=LINK_SALT)
-    return f"{settings.MAGI_SITE_URL}/account/slack/link/?token={token}"
+    return f"{magi_settings.MAGI_SITE_URL}/account/slack/link/?token={token}"
 
 
 def linked(token: str) -> tuple[str, str] | None:

@@ -10,7 +10,6 @@ mention or broadcast can be smuggled in) and cut to the length Slack allows.
 import json
 from typing import TypedDict
 
-from django.conf import settings
 from slack_sdk.models.blocks import (
     ActionsBlock,
     Block,
@@ -27,6 +26,7 @@ from slack_sdk.models.blocks import (
 from slack_sdk.models.views import View
 
 from judgements.models import DECISION_OF_STATUS, Decision, Judgement, Status
+from judgements.models.magi_settings import magi_settings
 
 CONFIRM = "magi_confirm"
 OVERRIDE = "magi_override"
@@ -76,7 +76,7 @@ def mrkdwn(text: str) -> MarkdownTextObject:
 
 
 def link(judgement: Judgement) -> str:
-    return f"{settings.MAGI_SITE_URL}{judgement.get_absolute_url()}"
+    return f"{magi_settings.MAGI_SITE_URL}{judgement.get_absolute_url()}"
 
 
 def status_label(status: str) -> str:

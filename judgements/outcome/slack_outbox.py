@@ -21,7 +21,6 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F, Q
@@ -39,6 +38,7 @@ from judgements.models import (
     held,
 )
 from judgements.models.leases import RELEASED
+from judgements.models.magi_settings import magi_settings
 from judgements.models.states import Move, Told, transition
 from judgements.outcome import slack_messages
 from judgements.outcome.notifications import reviewers_of
@@ -69,8 +69,8 @@ def client(connection: SlackConnection) -> WebClient:
     own (they would sleep in the worker): the outbox retries, after Slack's Retry-After."""
     return WebClient(
         token=connection.bot_token,
-        base_url=settings.MAGI_SLACK_API_URL,
-        timeout=max(1, int(settings.MAGI_SLACK_TIMEOUT)),
+        base_url=magi_settings.MAGI_SLACK_API_URL,
+        timeout=max(1, int(magi_settings.MAGI_SLACK_TIMEOUT)),
         retry_handlers=[],
     )
 
@@ -294,7 +294,7 @@ def post_one(row: SlackMessage, worker_id: str, now: datetime) -> str:
         failure = failure_of(exc)
         log.warning("slack message %s not sent: %s", row.pk, failure.error)
         record_answer(row.connection_id, failure, now)
-        if failure.final or row.attempts >= settings.MAGI_SLACK_MAX_ATTEMPTS:
+        if failure.final or row.attempts >= magi_settings.MAGI_SLACK_MAX_ATTEMPTS:
             settle(row, worker_id, failure.error, SlackMessageStates.give_up, error=failure.error)
             return SlackMessageStatus.FAILED
         wait = failure.wait if failure.wait is not None else backoff_seconds(row.attempts)

@@ -31,7 +31,6 @@ from email.message import Message
 from typing import IO, TypedDict
 from urllib.parse import urlsplit
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
@@ -49,6 +48,7 @@ from judgements.models import (
     WebhookSecret,
 )
 from judgements.models.leases import RELEASED
+from judgements.models.magi_settings import magi_settings
 from judgements.models.states import Move, Told, transition
 from judgements.outcome import answers
 
@@ -76,7 +76,7 @@ def allowed(scheme: str, host: str) -> bool:
     """Is this host on the allow-list for this scheme? `host.example.com` and
     `*.example.com` (any subdomain, not the domain itself) allow https; `http://host`
     allows plain http (and https) for that exact host only."""
-    for entry in settings.MAGI_WEBHOOK_HOSTS:
+    for entry in magi_settings.MAGI_WEBHOOK_HOSTS:
         entry = entry.strip().lower()
         if entry.startswith("http://"):
             if host == entry.removeprefix("http://") and scheme in ("http", "https"):
@@ -105,7 +105,7 @@ def callback_url_errors(value: object, user: User | None) -> list[str]:
     if parts.username is not None or parts.password is not None:
         return ["Must not hold a user name or password."]
     host = (parts.hostname or "").lower()
-    if not settings.MAGI_WEBHOOK_HOSTS:
+    if not magi_settings.MAGI_WEBHOOK_HOSTS:
         return ["This deployment sends no webhooks: MAGI_WEBHOOK_HOSTS is empty."]
     if not allowed(parts.scheme, host):
         if parts.scheme == "http" and allowed("https", host):
@@ -237,7 +237,7 @@ def post(delivery: WebhookDelivery, key: bytes) -> tuple[int | None, str]:
         },
     )
     try:
-        with OPENER.open(request, timeout=settings.MAGI_WEBHOOK_TIMEOUT) as answer:
+        with OPENER.open(request, timeout=magi_settings.MAGI_WEBHOOK_TIMEOUT) as answer:
             answer.read(ANSWER_READ_BYTES)
             return answer.status, ""
     except urllib.error.HTTPError as exc:
@@ -249,8 +249,8 @@ def post(delivery: WebhookDelivery, key: bytes) -> tuple[int | None, str]:
 
 
 def backoff_seconds(attempts_made: int) -> float:
-    initial: float = settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
-    longest: float = settings.MAGI_WEBHOOK_RETRY_MAX_WAIT
+    initial: float = magi_settings.MAGI_WEBHOOK_RETRY_INITIAL_WAIT
+    longest: float = magi_settings.MAGI_WEBHOOK_RETRY_MAX_WAIT
     return min(initial * 2.0 ** (attempts_made - 1), longest)
 
 
@@ -258,7 +258,7 @@ def key_of(delivery: WebhookDelivery) -> bytes | None:
     """What a delivery is signed with: its judgement's creator's secret, or for the log's
     checkpoints MAGI_AUDIT_CHECKPOINT_WEBHOOK_SECRET; None when there is none."""
     if delivery.judgement is None:
-        secret = settings.MAGI_AUDIT_CHECKPOINT_WEBHOOK_SECRET
+        secret = magi_settings.MAGI_AUDIT_CHECKPOINT_WEBHOOK_SECRET
         return base64.b64decode(secret.removeprefix(WebhookSecret.PREFIX)) if secret else None
     creator_id = delivery.judgement.creator_id
     found = (
@@ -282,7 +282,7 @@ def attempt(delivery: WebhookDelivery, attempt_row: WebhookAttempt, worker_id: s
     duration_ms = int((time.monotonic() - started) * 1000)
     if code is not None and 200 <= code < 300:
         move = DeliveryStates.deliver
-    elif final or delivery.attempt_count >= settings.MAGI_WEBHOOK_MAX_ATTEMPTS:
+    elif final or delivery.attempt_count >= magi_settings.MAGI_WEBHOOK_MAX_ATTEMPTS:
         move = DeliveryStates.give_up
     else:
         move = DeliveryStates.retry

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db.models import Q, QuerySet, Sum
 from django.utils import timezone
@@ -24,6 +23,7 @@ from judgements.models.agents import LLMAttempt
 from judgements.models.budgets import Budget, BudgetPeriod
 from judgements.models.checks import JudgementCheck
 from judgements.models.judgements import Judgement
+from judgements.models.magi_settings import magi_settings
 from judgements.models.panels import Panel
 
 RECENT = 20
@@ -106,7 +106,7 @@ def spent(budget: Budget, now: datetime | None = None) -> Spend:
     start, _ = period_bounds(budget.period, now or timezone.now())
     tokens = tokens_by_model(judgements_of(budget), start)
     total = sum(t["prompt"] + t["completion"] for t in tokens.values())
-    return Spend(total, pricing.usd(tokens, settings.MAGI_MODEL_PRICES) if tokens else 0.0)
+    return Spend(total, pricing.usd(tokens, magi_settings.MAGI_MODEL_PRICES) if tokens else 0.0)
 
 
 def estimate(panel: Panel | None, models: Sequence[str]) -> Spend:
@@ -122,10 +122,10 @@ def estimate(panel: Panel | None, models: Sequence[str]) -> Spend:
             history = Judgement.objects.filter(pk__in=recent)
             tokens = tokens_by_model(history, datetime.min.replace(tzinfo=UTC))
             total = sum(t["prompt"] + t["completion"] for t in tokens.values())
-            usd = pricing.usd(tokens, settings.MAGI_MODEL_PRICES) if tokens else 0.0
+            usd = pricing.usd(tokens, magi_settings.MAGI_MODEL_PRICES) if tokens else 0.0
             return Spend(total // len(recent), None if usd is None else usd / len(recent))
-    per_call = settings.MAGI_LLM_MAX_TOKENS
-    prices = settings.MAGI_MODEL_PRICES
+    per_call = magi_settings.MAGI_LLM_MAX_TOKENS
+    prices = magi_settings.MAGI_MODEL_PRICES
     if any(model not in prices for model in models):
         return Spend(CALLS * per_call, None)
     # Each agent's model answers three of the nine calls.

@@ -22,6 +22,7 @@ from django.utils.crypto import constant_time_compare
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.models import Judgement
+from judgements.models.magi_settings import magi_settings
 from judgements.web import live_page
 
 log = logging.getLogger(__name__)
@@ -198,7 +199,7 @@ class JudgementConsumer(AsyncWebsocketConsumer):
         while True:
             # Events can be lost (a Redis restart forgets group memberships), so now and
             # then join the groups again and send the state if it changed.
-            await asyncio.sleep(settings.MAGI_WS_RESYNC_SECONDS)
+            await asyncio.sleep(magi_settings.MAGI_WS_RESYNC_SECONDS)
             try:
                 await self.channel_layer.group_add(self.group, self.channel_name)
                 await self.channel_layer.group_add(self.session_group, self.channel_name)

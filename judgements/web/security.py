@@ -15,6 +15,8 @@ from django.http.request import split_domain_port, validate_host
 from django.utils.decorators import sync_and_async_middleware
 from whitenoise.middleware import WhiteNoiseMiddleware
 
+from judgements.models.magi_settings import magi_settings
+
 # Scripts and styles come only from our own static files: no inline code, no style
 # attributes, no eval. The only other connection a page makes is its own websocket.
 POLICY = (
@@ -48,9 +50,9 @@ def content_security_policy(request: HttpRequest) -> str:
 def with_sign_in_provider(policy: str) -> str:
     """With OpenID Connect sign-in, the sign-in and log-out forms redirect to the
     provider, which `form-action` must allow (Chromium checks a form's redirects too)."""
-    if not settings.MAGI_OIDC_ISSUER:
+    if not magi_settings.MAGI_OIDC_ISSUER:
         return policy
-    issuer = urlsplit(settings.MAGI_OIDC_ISSUER)
+    issuer = urlsplit(magi_settings.MAGI_OIDC_ISSUER)
     origin = f"{issuer.scheme}://{issuer.netloc}"
     return policy.replace("form-action 'self';", f"form-action 'self' {origin};")
 

@@ -17,6 +17,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from judgements.identity import passwords, people, provider
+from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ class SignInForm(AuthenticationForm):
             **self.error_messages,
             "invalid_login": (
                 "Passwords are off: sign in with "
-                f"{settings.MAGI_OIDC_PROVIDER_NAME}. Only the break-glass administrator "
+                f"{magi_settings.MAGI_OIDC_PROVIDER_NAME}. Only the break-glass administrator "
                 "signs in with a password here."
             ),
         }
@@ -45,7 +46,7 @@ class SignInForm(AuthenticationForm):
 def oidc_context(error: str = "") -> dict[str, object]:
     return {
         "oidc": provider.enabled(),
-        "oidc_name": settings.MAGI_OIDC_PROVIDER_NAME,
+        "oidc_name": magi_settings.MAGI_OIDC_PROVIDER_NAME,
         "oidc_error": error,
         "passwords_for_everyone": passwords.passwords_for_everyone(),
     }
@@ -100,7 +101,7 @@ def oidc_callback(request: HttpRequest) -> HttpResponse:
     # save, and a sign-in started but never finished (oidc_start writes its state into
     # the session) would push the end back each time. The bound is absolute: this
     # completed sign-in plus MAGI_OIDC_SESSION_SECONDS.
-    ends = timezone.now() + timedelta(seconds=settings.MAGI_OIDC_SESSION_SECONDS)
+    ends = timezone.now() + timedelta(seconds=magi_settings.MAGI_OIDC_SESSION_SECONDS)
     request.session.set_expiry(ends)
     log.info("signed in through OpenID Connect: user %s", user.pk)
     return redirect(wanted or resolve_url(settings.LOGIN_REDIRECT_URL))

@@ -19,7 +19,7 @@ UNMIRRORED = {
     "engine/worker.py": "starts the runner in the web process; magi_site/test_settings.py",
     "configuration/panel_fields.py": "shapes only (TypedDicts); api/test_panel_endpoints.py",
     "configuration/change_request.py": "a shape only (a dataclass); api/test_panel_endpoints.py",
-    "llm/provider_config.py": "a shape only (a TypedDict); llm/test_providers.py",
+    "core/settings_read.py": "types only (settings the app reads); models/test_magi_settings.py",
     # Gaps: tested through the pages, the API or the commands in another module today.
     "admin/base.py": "admin/test_admin.py (audit records cannot be changed)",
     "admin/evaluations.py": "admin/test_admin.py, admin/test_trust_admin.py",

@@ -7,11 +7,10 @@ import importlib.util
 import sys
 from pathlib import Path
 
-from django.conf import settings
-
 from judgements.core import checks
 from judgements.core.errors import MagiError
 from judgements.llm.local import bundled_file, installable
+from judgements.models.magi_settings import magi_settings
 
 BUNDLED_MODEL_NAME = checks.BUNDLED_MODEL
 
@@ -58,7 +57,7 @@ def bundled_model_path() -> Path | None:
 
 
 def installed_models_dir() -> Path:
-    return installable.models_dir(settings.MAGI_INSTALLED_MODELS_DIR)
+    return installable.models_dir(magi_settings.MAGI_INSTALLED_MODELS_DIR)
 
 
 def local_model_files() -> dict[str, Path]:
@@ -70,14 +69,14 @@ def local_model_files() -> dict[str, Path]:
     if bundled is not None:
         files[BUNDLED_MODEL_NAME] = bundled
     files.update(installable.installed_files(installed_models_dir()))
-    for name, path in settings.MAGI_LOCAL_MODELS.items():
+    for name, path in magi_settings.MAGI_LOCAL_MODELS.items():
         files[name] = Path(path).expanduser()
     return files
 
 
 def runtime_missing() -> str | None:
     """Why local models cannot run in this environment, or None when they can."""
-    runtime = settings.MAGI_LOCAL_RUNTIME
+    runtime = magi_settings.MAGI_LOCAL_RUNTIME
     # find_spec, not import: importing the runtime would load llama.cpp into this process.
     missing = [name for name in RUNTIME_PACKAGES[runtime] if not importlib.util.find_spec(name)]
     if not missing:

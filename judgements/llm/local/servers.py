@@ -36,8 +36,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from django.conf import settings
-
+from judgements.core.settings_read import ProviderConfig
 from judgements.llm.local.files import (
     INSTALL_HINTS,
     LocalModelError,
@@ -46,7 +45,7 @@ from judgements.llm.local.files import (
     pinned_sha256,
     runtime_missing,
 )
-from judgements.llm.provider_config import ProviderConfig
+from judgements.models.magi_settings import magi_settings
 
 # How llm.py must ask each runtime's server for structured output: both take the full
 # schema inside `json_object` (llama-cpp-python's answers `json_schema` with HTTP 500), and
@@ -121,9 +120,9 @@ _processes: set[subprocess.Popen[bytes]] = set()
 
 def parallel_slots() -> int:
     """Calls one local server answers at once: llama-cpp-python's serves one at a time."""
-    if settings.MAGI_LOCAL_RUNTIME == "llama-cpp-python":
+    if magi_settings.MAGI_LOCAL_RUNTIME == "llama-cpp-python":
         return 1
-    slots: int = settings.MAGI_LOCAL_PARALLEL
+    slots: int = magi_settings.MAGI_LOCAL_PARALLEL
     return slots
 
 
@@ -135,9 +134,9 @@ def _free_port() -> int:
 
 
 def _server_command(name: str, path: Path, port: int) -> list[str]:
-    context = settings.MAGI_LOCAL_CONTEXT_TOKENS
-    threads = settings.MAGI_LOCAL_THREADS
-    if settings.MAGI_LOCAL_RUNTIME == "xllamacpp":
+    context = magi_settings.MAGI_LOCAL_CONTEXT_TOKENS
+    threads = magi_settings.MAGI_LOCAL_THREADS
+    if magi_settings.MAGI_LOCAL_RUNTIME == "xllamacpp":
         return [
             sys.executable,
             "-m",
@@ -207,7 +206,7 @@ def start_server(
         raise LocalModelError(f"Local model {name!r} cannot start: {problem}")
     check_model_file(name, path, sha256 or pinned_sha256(path))
     if timeout is None:
-        timeout = settings.MAGI_LOCAL_SERVER_START_TIMEOUT
+        timeout = magi_settings.MAGI_LOCAL_SERVER_START_TIMEOUT
     port = port or _free_port()
     began = time.monotonic()
     try:
@@ -278,7 +277,7 @@ def _cause(server: _Server) -> str:
     if "address already in use" in text or "couldn't bind http server socket" in text:
         return f" (port {server.port} is already in use)"
     if "no module named" in text or "failed to load shared library" in text:
-        runtime = settings.MAGI_LOCAL_RUNTIME
+        runtime = magi_settings.MAGI_LOCAL_RUNTIME
         return f" (the {runtime} installation is broken; {INSTALL_HINTS[runtime]})"
     if "failed to load model" in text or "error loading model" in text:
         return f" ({server.path} could not be loaded as a model)"
@@ -345,12 +344,12 @@ def provider() -> ProviderConfig:
     return ProviderConfig(
         base_url=None,
         api_key=LOCAL_API_KEY,
-        structured_output=STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME],
+        structured_output=STRUCTURED_OUTPUT[magi_settings.MAGI_LOCAL_RUNTIME],
         models=sorted(local_model_files()),
-        timeout=settings.MAGI_LOCAL_TIMEOUT,
-        temperature=settings.MAGI_LLM_TEMPERATURE,
-        seed=settings.MAGI_LLM_SEED,
-        max_tokens=max(settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
+        timeout=magi_settings.MAGI_LOCAL_TIMEOUT,
+        temperature=magi_settings.MAGI_LLM_TEMPERATURE,
+        seed=magi_settings.MAGI_LLM_SEED,
+        max_tokens=max(magi_settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
         concurrency=parallel_slots(),
         discover=False,
         server=local_base_url,

@@ -1,10 +1,10 @@
 import asyncio
 from typing import TypedDict, Unpack
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements.engine.runner import EngineRunner
+from judgements.models.magi_settings import magi_settings
 
 
 class RunWorkerOptions(TypedDict):
@@ -20,13 +20,15 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("channels", nargs="+", help=f"must be {settings.MAGI_ENGINE_CHANNEL}")
+        parser.add_argument(
+            "channels", nargs="+", help=f"must be {magi_settings.MAGI_ENGINE_CHANNEL}"
+        )
 
     def handle(self, *args: object, **options: Unpack[RunWorkerOptions]) -> None:
-        unknown = set(options["channels"]) - {settings.MAGI_ENGINE_CHANNEL}
+        unknown = set(options["channels"]) - {magi_settings.MAGI_ENGINE_CHANNEL}
         if unknown:
             raise CommandError(
                 f"unknown channel(s) {', '.join(sorted(unknown))}; "
-                f"engine workers listen on {settings.MAGI_ENGINE_CHANNEL}"
+                f"engine workers listen on {magi_settings.MAGI_ENGINE_CHANNEL}"
             )
         asyncio.run(EngineRunner().run_forever())

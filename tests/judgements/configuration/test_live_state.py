@@ -16,7 +16,8 @@ from django.urls import reverse
 
 from judgements.audit import log
 from judgements.configuration import people, teams
-from judgements.identity.people import GroupSetting, Person, follow_groups, grants_for, sign_in
+from judgements.core.settings_read import GroupSetting
+from judgements.identity.people import Person, follow_groups, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
 from judgements.models import ApiToken, AuditSubject, Budget, EntryKind, LogState, Panel, Team
 from tests.support import live_state

@@ -4,13 +4,13 @@ by hand; two runs compared; the panel beside its plain call."""
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from judgements.core.errors import InvalidInput
 from judgements.evaluations import run_reports, runs, suites
 from judgements.models import Judgement, Status
+from judgements.models.magi_settings import magi_settings
 from tests.support.cases import DEFAULT_MODELS
 from tests.support.evaluations import SUITE, VOTES, run_all, script_votes, start
 
@@ -22,7 +22,7 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
 ):
     """Three cases twice; Melchior changes its mind on c1 between the repeats."""
     script_votes(fake_llm)
-    settings.MAGI_MODEL_PRICES = {
+    magi_settings.MAGI_MODEL_PRICES = {
         "model-a": {"prompt": 1.0, "completion": 10.0, "cached": None},
         "model-b": {"prompt": 1.0, "completion": 10.0, "cached": 1.0},
         "model-c": {"prompt": 1.0, "completion": 10.0, "cached": None},
@@ -115,7 +115,7 @@ async def test_the_report_gives_the_figures_of_the_scripted_votes(
 
 async def test_errors_are_counted_apart(fake_llm, suite, user, runner):
     script_votes(fake_llm)
-    fake_llm.scripts["model-c"].failures = {1: ["500"] * settings.MAGI_LLM_MAX_ATTEMPTS}
+    fake_llm.scripts["model-c"].failures = {1: ["500"] * magi_settings.MAGI_LLM_MAX_ATTEMPTS}
     # The failures meet Casper's vote, not the run's plain calls beside it.
     fake_llm.scripts["model-c"].vote_failures_only = True
     run = await sync_to_async(start)(suite, user)
@@ -196,7 +196,7 @@ async def test_the_report_says_when_the_plain_call_beats_the_panel(
 ):
     # The panel approves everything, the reject case c2 too; the plain call, on
     # model-c, answers with model-c's round-1 vote: it rejects c2.
-    settings.MAGI_CHECK_MODEL = "model-c"
+    magi_settings.MAGI_CHECK_MODEL = "model-c"
     for model in DEFAULT_MODELS:
         fake_llm.script(model, votes="AAA")
     fake_llm.scripts["model-c"].votes_when = {"marker-fix": "RAA", "marker-inj": "RRR"}

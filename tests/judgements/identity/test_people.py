@@ -5,7 +5,8 @@ import pytest
 from django.contrib.auth.models import User
 
 from judgements.configuration.teams import assign
-from judgements.identity.people import GroupSetting, Person, grants_for, sign_in
+from judgements.core.settings_read import GroupSetting
+from judgements.identity.people import Person, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
 from judgements.models import (
     AuditEntry,

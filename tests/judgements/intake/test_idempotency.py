@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from django.conf import settings
 from django.utils import timezone
 
@@ -31,6 +31,7 @@ async def submit(api, body, key: str | None = "deploy-42", query: str = ""):
 async def wake_ups() -> list[int]:
     """The wake-ups waiting on the engine channel (each would start a worker's run)."""
     layer = get_channel_layer()
+    assert isinstance(layer, InMemoryChannelLayer)
     queue = layer.channels.get(settings.MAGI_ENGINE_CHANNEL)
     return [] if queue is None else [message["judgement_id"] for _, message in queue._queue]
 

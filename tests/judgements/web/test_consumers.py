@@ -2,7 +2,7 @@ import asyncio
 
 import pytest
 from asgiref.sync import sync_to_async
-from channels.layers import get_channel_layer
+from channels.layers import InMemoryChannelLayer, get_channel_layer
 from channels.testing import WebsocketCommunicator
 from django.contrib.sessions.models import Session
 from django.test import Client
@@ -141,6 +141,7 @@ async def test_it_resyncs_a_page_whose_events_were_lost(fake_llm, make_judgement
     assert ">Idle</div>" in await communicator.receive_from(timeout=5)
     # What a Redis restart does: the channel layer forgets who was in the group.
     layer = get_channel_layer()
+    assert isinstance(layer, InMemoryChannelLayer)
     for channel in list(layer.groups.get(f"judgement-{judgement.pk}", {})):
         await layer.group_discard(f"judgement-{judgement.pk}", channel)
     await EngineRunner().run_judgement(judgement.pk)

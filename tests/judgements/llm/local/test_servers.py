@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Literal
 
 import pytest
-from django.conf import settings
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
 
@@ -25,6 +24,7 @@ from judgements.llm.local.servers import (
     start_server,
     stop_local_servers,
 )
+from judgements.models.magi_settings import magi_settings
 
 # Far below the failures' real cost (a second or two), far above a hang.
 FAILURE_DEADLINE = 30.0
@@ -56,7 +56,7 @@ SERVER_MODULES = (b"judgements.llm.local.process", b"llama_cpp.server")
 
 def response_format(schema: dict) -> dict:
     """Structured output the way MAGI asks the configured local runtime for it."""
-    if servers.STRUCTURED_OUTPUT[settings.MAGI_LOCAL_RUNTIME] == "json_schema":
+    if servers.STRUCTURED_OUTPUT[magi_settings.MAGI_LOCAL_RUNTIME] == "json_schema":
         return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
     return {"type": "json_object", "schema": schema}
 
@@ -85,7 +85,7 @@ def test_bundled_model_is_listed_as_the_converted_file_with_its_pinned_checksum(
 
 def test_bring_your_own_gguf_is_listed_next_to_the_bundled_one(settings, tmp_path):
     own = tmp_path / "own.gguf"
-    settings.MAGI_LOCAL_MODELS = {"my-model": str(own), "home": "~/models/x.gguf"}
+    magi_settings.MAGI_LOCAL_MODELS = {"my-model": str(own), "home": "~/models/x.gguf"}
 
     files = local_model_files()
 
@@ -113,7 +113,7 @@ def test_a_missing_bundled_file_says_how_to_make_it(tmp_path):
 
 
 async def test_missing_file_is_reported(settings, tmp_path):
-    settings.MAGI_LOCAL_MODELS = {"ghost": str(tmp_path / "nowhere.gguf")}
+    magi_settings.MAGI_LOCAL_MODELS = {"ghost": str(tmp_path / "nowhere.gguf")}
 
     with pytest.raises(LocalModelError, match=r"'ghost'.*nowhere\.gguf does not exist"):
         await local_base_url("ghost")
@@ -122,7 +122,7 @@ async def test_missing_file_is_reported(settings, tmp_path):
 async def test_file_that_is_not_gguf_is_reported(settings, tmp_path):
     text = tmp_path / "notes.gguf"
     text.write_text("hello")
-    settings.MAGI_LOCAL_MODELS = {"notes": str(text)}
+    magi_settings.MAGI_LOCAL_MODELS = {"notes": str(text)}
 
     with pytest.raises(LocalModelError, match="is not a GGUF file"):
         await local_base_url("notes")
@@ -138,7 +138,7 @@ async def test_unknown_local_model_lists_the_configured_ones():
 async def test_missing_runtime_says_how_to_install(settings, monkeypatch, fake_gguf):
     # The documented way to make an installed package unimportable for one test.
     monkeypatch.setitem(sys.modules, "xllamacpp", None)
-    settings.MAGI_LOCAL_MODELS = {"own": str(fake_gguf)}
+    magi_settings.MAGI_LOCAL_MODELS = {"own": str(fake_gguf)}
 
     with pytest.raises(
         LocalModelError, match=r"xllamacpp of the local runtime .*install-local-model\.sh"
@@ -149,7 +149,7 @@ async def test_missing_runtime_says_how_to_install(settings, monkeypatch, fake_g
 async def test_server_that_cannot_load_the_file_fails_fast_for_every_waiting_call(
     settings, fake_gguf
 ):
-    settings.MAGI_LOCAL_MODELS = {"broken": str(fake_gguf)}
+    magi_settings.MAGI_LOCAL_MODELS = {"broken": str(fake_gguf)}
     began = time.monotonic()
 
     results = await asyncio.gather(
@@ -189,7 +189,7 @@ def test_start_timeout_stops_the_server_and_says_so(bundled_path):
 async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, bundled_path):
     own = tmp_path / "own.gguf"
     shutil.copyfile(bundled_path, own)
-    settings.MAGI_LOCAL_MODELS = {"my-model": str(own)}
+    magi_settings.MAGI_LOCAL_MODELS = {"my-model": str(own)}
 
     client = AsyncOpenAI(
         base_url=await local_base_url("my-model"), api_key=LOCAL_API_KEY, max_retries=0
@@ -361,7 +361,7 @@ async def test_the_same_call_twice_gives_the_same_answer_on_the_bundled_model(bu
     """
     from judgements.core.prompts import AgentBrief
 
-    assert settings.MAGI_LLM_TEMPERATURE == 0 and settings.MAGI_LLM_SEED is not None
+    assert magi_settings.MAGI_LLM_TEMPERATURE == 0 and magi_settings.MAGI_LLM_SEED is not None
     route = providers.route_for(BUNDLED_MODEL_NAME)
     clients = calls.Clients()
     messages = prompts.build_messages(

@@ -1,0 +1,39 @@
+# The channel layer calls the app makes (judgements/infrastructure/events.py, the engine's
+# runner, the live page's consumer) and the in-memory layer the tests flush, written from
+# channels' source (channels/layers.py). A message is a JSON-like dict with a "type".
+
+from typing import Any
+
+DEFAULT_CHANNEL_LAYER: str
+
+class BaseChannelLayer:
+    def __init__(
+        self, expiry: int = 60, capacity: int = 100, channel_capacity: dict[str, int] | None = None
+    ) -> None: ...
+    async def send(self, channel: str, message: dict[str, Any]) -> None: ...
+    async def receive(self, channel: str) -> dict[str, Any]: ...
+    async def new_channel(self) -> str: ...
+    async def flush(self) -> None: ...
+    async def group_add(self, group: str, channel: str) -> None: ...
+    async def group_discard(self, group: str, channel: str) -> None: ...
+    async def group_send(self, group: str, message: dict[str, Any]) -> None: ...
+
+class InMemoryChannelLayer(BaseChannelLayer):
+    # Channel name -> its queue of (expiry, message), and group -> {channel: expiry}: the
+    # tests look into both.
+    channels: dict[str, Any]
+    groups: dict[str, dict[str, float]]
+    def __init__(
+        self,
+        expiry: int = 60,
+        group_expiry: int = 86400,
+        capacity: int = 100,
+        channel_capacity: dict[str, int] | None = None,
+        **kwargs: object,
+    ) -> None: ...
+    async def new_channel(self, prefix: str = "specific.") -> str: ...
+    async def close(self) -> None: ...
+
+# None only where no CHANNEL_LAYERS is configured; magi_site/settings.py always configures
+# one (magi_site/channel_layers.py), so the app is typed as always having its layer.
+def get_channel_layer(alias: str = ...) -> BaseChannelLayer: ...
