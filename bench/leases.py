@@ -25,12 +25,16 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.support import bench_site  # noqa: E402
+
+if TYPE_CHECKING:
+    # Only named for the type checker: the models load after bench_site sets Django up.
+    from judgements.models import Judgement
 
 MODELS = ("bench-a", "bench-b", "bench-c")
 
@@ -51,7 +55,7 @@ def make_rows(rows: int) -> None:
     Notification.objects.bulk_create(Notification(judgement=j, user=reviewer) for j in judgements)
 
 
-def make_judgements(rows: int) -> list[Any]:
+def make_judgements(rows: int) -> list["Judgement"]:
     """`rows` queued judgements, started the one way in."""
     from judgements.intake.schemas import CaseJson, validated
     from judgements.intake.start import Submission, submit
@@ -64,7 +68,7 @@ def make_judgements(rows: int) -> list[Any]:
             for i, model in enumerate(MODELS)
         ],
     }
-    judgements: list[Any] = []
+    judgements: list[Judgement] = []
     for start in range(0, rows, 50):
         judgements += submit(
             [validated(CaseJson, case).case()] * min(50, rows - start), Submission()
