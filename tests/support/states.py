@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from django.apps import apps
 from django.db import connection, models
 
-from judgements.models.states import Move, StateGraph, graph_of, transition
+from judgements.models.states import Move, StateGraph, graph_of, sending_a_move, transition
 
 M = TypeVar("M", bound=models.Model)
 
@@ -52,11 +52,14 @@ def writes_a_state(sql: str) -> bool:
 
 
 def sent_by_transition_or_a_migration() -> bool:
-    """Whether `transition` is on this thread's stack, or a migration (a data migration
-    moves historical rows, whose models are the migration's own)."""
+    """Whether `transition` is sending it (the sign `StateQuerySet.update` reads too), or
+    a migration is (a data migration moves historical rows, whose models are the
+    migration's own): that one is told by the stack."""
+    if sending_a_move():
+        return True
     frame = sys._getframe()
     while frame is not None:
-        if frame.f_code is transition.__code__ or "/migrations/" in frame.f_code.co_filename:
+        if "/migrations/" in frame.f_code.co_filename:
             return True
         frame = frame.f_back  # type: ignore[assignment]  # None ends the walk
     return False
