@@ -45,8 +45,11 @@ model-qwen1.5b: setup
 run: setup
 	@bash scripts/run.sh $(BIN) $(HOST) $(PORT)
 
+# Two pytest sessions at once (scripts/run_tests.py): one runs what needs one of a kind
+# (the browser session, PostgreSQL, Redis, the llama.cpp server, the fuzzer), one test at
+# a time in the order collected; the other runs every other test beside it.
 test: setup-test
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python scripts/run_tests.py $(PYTEST_ARGS)
 
 # Everything that needs no browser, PostgreSQL, Redis or real model and does not fuzz:
 # the quick loop, three test processes at once (a third fills the time the others spend
