@@ -53,14 +53,16 @@ class Operation:
     resource: resources.Kind
 
     def handle(
-        self, token: ApiToken, pk: int | None, body: object, if_match: str
+        self, token: ApiToken, pk: int | None, sent: config_schemas.BatchOperation, prefix: str
     ) -> tuple[int, BaseModel | None]:
-        """(status, answer) as the request alone would get them; never a dry run: the
-        batch's transaction is the one rolled back."""
+        """(status, answer) as the request alone would get them, its body (and a suite's
+        query) read as the request's would be; never a dry run: the batch's transaction is
+        the one rolled back."""
+        if_match = sent.if_match or etags.ANY
         if self.method == "POST":
-            return 201, self.resource.create(token, body, False)
+            return 201, self.resource.create_batched(token, sent, prefix)
         if self.method == "PUT":
-            return 200, self.resource.replace(token, pk or 0, body, if_match, False)
+            return 200, self.resource.replace_batched(token, pk or 0, sent, prefix, if_match)
         self.resource.delete(token, pk or 0, if_match, False)
         return 204, None
 
@@ -141,8 +143,8 @@ def result(
     try:
         if sent.method != "POST" and sent.if_match is None:
             raise InvalidInput({prefix + "if_match": [etags.REQUIRED]}, breaks_schema=True)
-        operation, path_id, body = parsed(sent, prefix)
-        status, answer = operation.handle(token, path_id, body, sent.if_match or etags.ANY)
+        operation, path_id = matched(sent, prefix)
+        status, answer = operation.handle(token, path_id, sent, prefix)
     except InvalidInput as exc:
         errors = {
             key if key.startswith(prefix) else f"{prefix}body.{key}": messages
@@ -165,19 +167,13 @@ def result(
     return config_schemas.BatchItem(status=status, body=dumped, etag=etag)
 
 
-def parsed(
-    sent: config_schemas.BatchOperation, prefix: str
-) -> tuple[Operation, int | None, object]:
-    """The operation a method and path name, the path's id, and the body validated as that
-    operation validates it (a suite's: its JSONL and the query's name and description)."""
+def matched(sent: config_schemas.BatchOperation, prefix: str) -> tuple[Operation, int | None]:
+    """The operation a method and path name, and the path's id."""
     split = urlsplit(sent.path)
     for operation in operations():
-        matched = operation.pattern.fullmatch(split.path)
-        if operation.method == sent.method and matched:
-            path_id = int(matched.group(1)) if matched.groups() else None
-            if operation.method == "DELETE":
-                return operation, path_id, None
-            return operation, path_id, operation.resource.from_batch(sent.body, split.query, prefix)
+        found = operation.pattern.fullmatch(split.path)
+        if operation.method == sent.method and found:
+            return operation, int(found.group(1)) if found.groups() else None
     raise InvalidInput({prefix + "path": [f"No operation {sent.method} {sent.path} in a batch."]})
 
 

@@ -11,7 +11,7 @@ the batch and the transaction a dry run rolls back are the registry's.
     tokens   /api/tokens/    configuration/people.py         staff; the key shown once
 """
 
-from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest
@@ -25,7 +25,7 @@ from judgements.api.changes import (
     in_transaction,
     write_refusals,
 )
-from judgements.api.resources import Argument, Resource, Route, register
+from judgements.api.resources import Argument, Resource, Route, RouteSent, register
 from judgements.configuration import (
     budget_config,
     panel_config,
@@ -49,7 +49,7 @@ STAFF_ERRORS: Refusals = {(400, 422): schemas.Invalid, (401, 403, 413): schemas.
 
 
 @register
-class Panels(Resource[config_schemas.PanelWrite, config_schemas.PanelChange]):
+class Panels(Resource[config_schemas.PanelWrite, saving.Written, config_schemas.PanelChange]):
     kind, plural = "panel", "panels"
     read_answer, list_answer = Panel, schemas.PanelList
     routes = {
@@ -96,7 +96,7 @@ class Panels(Resource[config_schemas.PanelWrite, config_schemas.PanelChange]):
 
 
 @register
-class Budgets(Resource[config_schemas.BudgetWrite, schemas.Budget]):
+class Budgets(Resource[config_schemas.BudgetWrite, Budget, schemas.Budget]):
     kind, plural, list_answer = "budget", "budgets", schemas.BudgetList
     routes = {
         "list": Route("The spending limits the caller may read (their own, their teams' and "
@@ -133,7 +133,7 @@ class Budgets(Resource[config_schemas.BudgetWrite, schemas.Budget]):
 
 
 @register
-class Teams(Resource[config_schemas.TeamWrite, config_schemas.Team]):
+class Teams(Resource[config_schemas.TeamWrite, Team, config_schemas.Team]):
     kind, plural, list_answer = "team", "teams", config_schemas.TeamList
     routes = {
         "list": Route("The teams the caller is in (staff: every team), each with its members "
@@ -169,7 +169,7 @@ class Teams(Resource[config_schemas.TeamWrite, config_schemas.Team]):
 
 
 @register
-class Suites(Resource[suite_config.Upload, run_answers.Suite]):
+class Suites(Resource[suite_config.Upload, SuiteRow, run_answers.Suite]):
     """A suite is sent as its JSONL, its name, description and team in the query
     (suite_config.Upload); GET <id>.jsonl sends it back. In use by a run, a change
     answers 409."""
@@ -217,11 +217,15 @@ class Suites(Resource[suite_config.Upload, run_answers.Suite]):
     def body_document(self) -> dict[str, object]:
         return suite_endpoints.JSONL_BODY
 
-    def sent(self, request: HttpRequest, values: Mapping[str, object]) -> suite_config.Upload:
-        return suite_endpoints.upload_of(request, values)
+    def write_of(self, sent: RouteSent) -> suite_config.Upload:
+        return suite_endpoints.upload_of(sent.request, sent.values)
 
-    def from_batch(self, body: object, query: str, prefix: str) -> suite_config.Upload:
-        return suite_endpoints.upload_in_batch(body, query, prefix)
+    def from_batch(
+        self, operation: config_schemas.BatchOperation, prefix: str
+    ) -> suite_config.Upload:
+        return suite_endpoints.upload_in_batch(
+            operation.body, urlsplit(operation.path).query, prefix
+        )
 
     def write_refusals(self) -> Refusals:
         return write_refusals(409)
@@ -237,7 +241,7 @@ class Suites(Resource[suite_config.Upload, run_answers.Suite]):
 
 
 @register
-class Users(Resource[config_schemas.UserCreate, config_schemas.UserAnswer]):
+class Users(Resource[config_schemas.UserCreate, User, config_schemas.UserAnswer]):
     """Staff make users here; a user is changed by its owner or in the admin."""
 
     kind, plural, list_answer = "user", "users", config_schemas.UserList
@@ -268,7 +272,7 @@ class Users(Resource[config_schemas.UserCreate, config_schemas.UserAnswer]):
 
 
 @register
-class Tokens(Resource[config_schemas.TokenCreate, config_schemas.TokenIssued]):
+class Tokens(Resource[config_schemas.TokenCreate, people.Issued, config_schemas.TokenIssued]):
     """Staff issue a user's (or a team's) token; its key is in the answer alone."""
 
     kind, plural = "token", "tokens"

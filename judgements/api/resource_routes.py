@@ -27,7 +27,15 @@ from pydantic import BaseModel
 
 from judgements.api import schemas
 from judgements.api.changes import Refusals, with_etag
-from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Kind, etag_of, given
+from judgements.api.resources import (
+    DRY_RUN,
+    IF_MATCH,
+    Argument,
+    Kind,
+    RouteSent,
+    etag_of,
+    given,
+)
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 
@@ -99,10 +107,9 @@ def created(router: Router, resource: Kind) -> None:
     async def create(
         request: HttpRequest, response: HttpResponse, **sent: object
     ) -> Status[BaseModel]:
-        made = await db_call(resource.create, for_request=True)(
-            token_of(request), resource.sent(request, sent), given(sent, "dry_run", bool)
+        made, location = await db_call(resource.create_sent, for_request=True)(
+            token_of(request), RouteSent(request, sent), given(sent, "dry_run", bool)
         )
-        location = resource.location(made)
         if location is not None:
             response["Location"] = location
         if resource.versioned:
@@ -131,8 +138,8 @@ def read(router: Router, resource: Kind) -> None:
 
 def replaced(router: Router, resource: Kind) -> None:
     async def replace(request: HttpRequest, response: HttpResponse, **sent: object) -> BaseModel:
-        changed: BaseModel = await db_call(resource.replace, for_request=True)(
-            token_of(request), given(sent, resource.id_name, int), resource.sent(request, sent),
+        changed = await db_call(resource.replace_sent, for_request=True)(
+            token_of(request), given(sent, resource.id_name, int), RouteSent(request, sent),
             given(sent, "if_match", str), given(sent, "dry_run", bool),
         )  # fmt: skip
         with_etag(response, etag_of(changed))

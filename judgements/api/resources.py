@@ -1,6 +1,7 @@
 """The kinds of configuration, registered once: each one a class saying its kind and its
-plural (where it lives, /api/panels/), what a write takes and a change answers (the two
-types of its `Resource[Write, Answer]`), and its create, replace and delete, each made by
+plural (where it lives, /api/panels/), what a write takes, what its area's change function
+makes and what a change answers (the three types of its `Resource[Write, Record, Answer]`),
+and its create, replace and delete, each made by
 the one change function of its area (configuration/panel_config.py, budget_config.py,
 team_config.py, suite_config.py, people.py) inside `Resource.create`'s transaction,
 rolled back by a dry run; ETags and If-Match alike for every kind.
@@ -11,13 +12,18 @@ export` reads each kind's list (magi_client/kinds.py, written by api/config_form
 how a kind is written into files is the client's). The kinds are
 api/kinds.py's; adding a kind of configuration is one class and its test, as a check is
 one class (core/checks.py).
+
+The registry hands out each kind as a `Kind`, the base every Resource has: its names, its
+routes' documentation, its reads, and its changes taken from what a route or a batch sent
+(`create_sent`, `create_batched`...). A kind's own types stay inside its class, where the
+sent body is parsed into its Write and its Record made into its Answer; what leaves is a
+BaseModel. Python has no "some Resource", and this is how it goes without one.
 """
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import (
-    Any,
     ClassVar,
     Generic,
     NamedTuple,
@@ -42,10 +48,12 @@ from judgements.api.changes import (
     in_transaction,
     write_refusals,
 )
+from judgements.api.config_schemas import BatchOperation
 from judgements.intake.schemas import validated
 from judgements.models import ApiToken, AuditSubject
 
 Write = TypeVar("Write")  # what a create and a replace take
+Record = TypeVar("Record")  # what the area's change function makes of it (a row)
 Answer = TypeVar("Answer", bound=BaseModel)  # what they answer
 T = TypeVar("T")
 
@@ -71,10 +79,12 @@ class Route:
     name: str | None = None
 
 
-class Resource(Generic[Write, Answer]):
-    """A kind of configuration. `create` answers 201 with the object made, `replace` 200
-    with the object as it now stands, `delete` 204; each raises what the request alone
-    would be refused with (InvalidInput, NotFound, Forbidden, Conflict, etags.Stale)."""
+class Kind:
+    """A kind of configuration as the registry hands it out, whatever its types: its names
+    and routes, its reads, and its changes from what was sent. `create_sent` answers 201
+    with the object made, `replace_sent` 200 with the object as it now stands, `delete`
+    204; each raises what the request alone would be refused with (InvalidInput,
+    NotFound, Forbidden, Conflict, etags.Stale). Every kind is a Resource (below)."""
 
     kind: ClassVar[str]  # "panel"
     plural: ClassVar[str]  # "panels": /api/panels/, its list's key, its URLs' names
@@ -88,14 +98,7 @@ class Resource(Generic[Write, Answer]):
     # After the id in a PUT's path (a suite's: ".jsonl").
     replaced_at: ClassVar[str] = "/"
 
-    def __init__(self) -> None:
-        # The class's own Resource[Write, Answer], read back: what the routes parse a
-        # write's body with (a pydantic model; a suite's is its JSONL) and answer with.
-        bases = getattr(type(self), "__orig_bases__", ())
-        (declared,) = [base for base in bases if get_origin(base) is Resource]
-        self.write: type[Write]
-        self.answer: type[Answer]
-        self.write, self.answer = get_args(declared)
+    answer: type[BaseModel]  # what a create and a replace answer (the Resource's Answer)
 
     @property
     def collection(self) -> str:
@@ -107,32 +110,34 @@ class Resource(Generic[Write, Answer]):
         """The subject of the audit entry each change writes: its kind's."""
         return AuditSubject(self.kind)
 
-    # --- a change, made by the area's one change function ----------------------------
+    # --- a change, from what a route or a batch sent -------------------------------
 
-    def create(self, token: ApiToken, body: Write, dry_run: bool) -> Answer:
-        return in_transaction(dry_run, lambda: self.answer_of(self.made(token, body)))
+    def create_sent(
+        self, token: ApiToken, sent: "RouteSent", dry_run: bool
+    ) -> tuple[BaseModel, str | None]:
+        """The object a POST made, and where it is read."""
+        raise NotImplementedError
 
-    def replace(
-        self, token: ApiToken, pk: int, body: Write, if_match: str, dry_run: bool
-    ) -> Answer:
-        return in_transaction(
-            dry_run, lambda: self.answer_of(self.changed(token, pk, body, if_match))
-        )
+    def replace_sent(
+        self, token: ApiToken, pk: int, sent: "RouteSent", if_match: str, dry_run: bool
+    ) -> BaseModel:
+        raise NotImplementedError
+
+    def create_batched(self, token: ApiToken, operation: BatchOperation, prefix: str) -> BaseModel:
+        """A batch's POST, its body (and query) read as the request alone would be; never
+        a dry run (the batch's transaction is the one rolled back). Refusals of the body
+        are named under `prefix`."""
+        raise NotImplementedError
+
+    def replace_batched(
+        self, token: ApiToken, pk: int, operation: BatchOperation, prefix: str, if_match: str
+    ) -> BaseModel:
+        raise NotImplementedError
 
     def delete(self, token: ApiToken, pk: int, if_match: str, dry_run: bool) -> None:
         in_transaction(dry_run, lambda: self.removed(token, pk, if_match))
 
-    def made(self, token: ApiToken, body: Write) -> object:
-        raise NotImplementedError
-
-    def changed(self, token: ApiToken, pk: int, body: Write, if_match: str) -> object:
-        raise NotImplementedError
-
     def removed(self, token: ApiToken, pk: int, if_match: str) -> None:
-        raise NotImplementedError
-
-    def answer_of(self, record: Any) -> Answer:
-        """What a change answers of the record it made."""
         raise NotImplementedError
 
     # --- reads ------------------------------------------------------------------------
@@ -170,8 +175,8 @@ class Resource(Generic[Write, Answer]):
         return f"api-{self.kind}"
 
     def body_arguments(self) -> list[Argument]:
-        """A write's body, parsed by ninja with its schema (a suite's JSONL is read)."""
-        return [Argument("body", self.write, params.Body(...))]
+        """A write's body as ninja parses it (the Resource's `Write`)."""
+        raise NotImplementedError
 
     def query_arguments(self, required: bool) -> list[Argument]:
         """A write's query, the required or the optional part (a suite's name...)."""
@@ -180,24 +185,6 @@ class Resource(Generic[Write, Answer]):
     def body_document(self) -> dict[str, object] | None:
         """What /api/schema.json says of a body ninja does not parse (a suite's JSONL)."""
         return None
-
-    def sent(self, request: HttpRequest, values: Mapping[str, object]) -> Write:
-        """What a write sent, as `create` and `replace` take it (as a batch's operation
-        sends it too): its body, validated by ninja with `write`."""
-        return given(values, "body", self.write)
-
-    def from_batch(self, body: object, query: str, prefix: str) -> Write:
-        """What a batch's operation sent, as `create` and `replace` take it: its body
-        validated by `write` as a request's would be (a suite's: its JSONL and query)."""
-        if not issubclass(self.write, BaseModel):
-            raise TypeError(f"{self.kind}: say how a batch sends its {self.write.__name__}")
-        return validated(self.write, body)
-
-    def location(self, made: Answer) -> str | None:
-        """Where the object made is read (its answer's id under the collection)."""
-        if not isinstance(made, Identified):
-            raise TypeError(f"{type(made).__name__} has no id: say where it is read")
-        return f"{self.collection}{made.id}/"
 
     def write_refusals(self) -> Refusals:
         return write_refusals()
@@ -220,6 +207,99 @@ class Resource(Generic[Write, Answer]):
         if "delete" in self.routes:
             found["DELETE"] = re.compile(one + "/")
         return found
+
+
+class Resource(Kind, Generic[Write, Record, Answer]):
+    """A kind of configuration with its own types: a write's body parsed into `Write` (a
+    pydantic model; a suite's is its JSONL), made by its area's change function into a
+    `Record`, answered as an `Answer`."""
+
+    answer: type[Answer]
+
+    def __init__(self) -> None:
+        # The class's own Resource[Write, Record, Answer], read back: what the routes parse
+        # a write's body with (a pydantic model; a suite's is its JSONL) and answer with.
+        bases = getattr(type(self), "__orig_bases__", ())
+        (declared,) = [base for base in bases if get_origin(base) is Resource]
+        self.write: type[Write]
+        self.write, _, self.answer = get_args(declared)
+
+    # --- a change, made by the area's one change function ----------------------------
+
+    def create(self, token: ApiToken, body: Write, dry_run: bool) -> Answer:
+        return in_transaction(dry_run, lambda: self.answer_of(self.made(token, body)))
+
+    def replace(
+        self, token: ApiToken, pk: int, body: Write, if_match: str, dry_run: bool
+    ) -> Answer:
+        return in_transaction(
+            dry_run, lambda: self.answer_of(self.changed(token, pk, body, if_match))
+        )
+
+    def made(self, token: ApiToken, body: Write) -> Record:
+        raise NotImplementedError
+
+    def changed(self, token: ApiToken, pk: int, body: Write, if_match: str) -> Record:
+        raise NotImplementedError
+
+    def answer_of(self, record: Record) -> Answer:
+        """What a change answers of the record it made."""
+        raise NotImplementedError
+
+    # --- the same, from what was sent (Kind's way in) ---------------------------------
+
+    def create_sent(
+        self, token: ApiToken, sent: "RouteSent", dry_run: bool
+    ) -> tuple[Answer, str | None]:
+        made = self.create(token, self.write_of(sent), dry_run)
+        return made, self.location(made)
+
+    def replace_sent(
+        self, token: ApiToken, pk: int, sent: "RouteSent", if_match: str, dry_run: bool
+    ) -> Answer:
+        return self.replace(token, pk, self.write_of(sent), if_match, dry_run)
+
+    def create_batched(self, token: ApiToken, operation: BatchOperation, prefix: str) -> Answer:
+        return self.create(token, self.from_batch(operation, prefix), False)
+
+    def replace_batched(
+        self, token: ApiToken, pk: int, operation: BatchOperation, prefix: str, if_match: str
+    ) -> Answer:
+        return self.replace(token, pk, self.from_batch(operation, prefix), if_match, False)
+
+    # --- how a write is read ----------------------------------------------------------
+
+    def body_arguments(self) -> list[Argument]:
+        """A write's body, parsed by ninja with its schema (a suite's JSONL is read)."""
+        return [Argument("body", self.write, params.Body(...))]
+
+    def write_of(self, sent: "RouteSent") -> Write:
+        """What a write sent, as `create` and `replace` take it (as a batch's operation
+        sends it too): its body, validated by ninja with `write`."""
+        return given(sent.values, "body", self.write)
+
+    def from_batch(self, operation: BatchOperation, prefix: str) -> Write:
+        """What a batch's operation sent, as `create` and `replace` take it: its body
+        validated by `write` as a request's would be (a suite's: its JSONL and query)."""
+        if not issubclass(self.write, BaseModel):
+            raise TypeError(f"{self.kind}: say how a batch sends its {self.write.__name__}")
+        return validated(self.write, operation.body)
+
+    def location(self, made: Answer) -> str | None:
+        """Where the object made is read (its answer's id under the collection)."""
+        if not isinstance(made, Identified):
+            raise TypeError(f"{type(made).__name__} has no id: say where it is read")
+        return f"{self.collection}{made.id}/"
+
+
+class RouteSent(NamedTuple):
+    """What a route's view was sent: the request, and its arguments as ninja parsed them.
+    ninja calls a view with keyword arguments whose names differ by kind (`panel_id`, a
+    suite's `name`), so they arrive as one mapping; `given` reads each, checked to be
+    what its route declared."""
+
+    request: HttpRequest
+    values: Mapping[str, object]
 
 
 def given(values: Mapping[str, object], name: str, kind: type[T]) -> T:
@@ -247,14 +327,10 @@ def etag_of(answer: BaseModel) -> str:
     return answer.etag
 
 
-# A registered kind, whatever its write and answer: what the registry, the routes and the
-# batch hold (each kind's own types are its class's; Python has no "some Resource").
-Kind = Resource[Any, Any]
-
 _REGISTRY: dict[str, Kind] = {}
 
 
-def register(kind: type[Resource[Write, Answer]]) -> type[Resource[Write, Answer]]:
+def register(kind: type[Resource[Write, Record, Answer]]) -> type[Resource[Write, Record, Answer]]:
     """Register a kind once: its routes, the batch and the export take it from then on."""
     if kind.kind in _REGISTRY:
         raise ValueError(f"The kind {kind.kind!r} is registered already.")

@@ -24,7 +24,7 @@ class NoteList(BaseModel):
     notes: list[Note]
 
 
-class Notes(resources.Resource[NoteWrite, Note]):
+class Notes(resources.Resource[NoteWrite, Note, Note]):
     """Notes kept in memory: created (not on a dry run) and read back."""
 
     kind, plural, list_answer = "note", "notes", NoteList
