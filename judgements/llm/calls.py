@@ -14,9 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-import openai
 from django.utils import timezone
 from tenacity import (
     AsyncRetrying,
@@ -45,6 +44,12 @@ from judgements.llm.completions import (
     without_logprobs,
 )
 from judgements.models.magi_settings import magi_settings
+
+# The SDK is imported where a call is made, not when this module is: `import openai` is
+# about a second of CPU, and every process that starts Django (each web worker, each
+# `manage.py` command) imports this module whether or not it ever calls a model.
+if TYPE_CHECKING:
+    import openai
 
 
 class LLMCallError(MagiError):
@@ -132,7 +137,9 @@ class Clients:
 
     def client(
         self, base_url: str | None, api_key: str | None, timeout: float
-    ) -> openai.AsyncOpenAI:
+    ) -> "openai.AsyncOpenAI":
+        import openai
+
         key = (base_url, api_key, timeout, next(self._next_shard) % self.POOL_SHARDS)
         if key not in self._clients:
             self._clients[key] = openai.AsyncOpenAI(
@@ -157,6 +164,8 @@ class Clients:
 
 
 def describe_failure(exc: BaseException, timeout: float) -> str:
+    import openai
+
     if isinstance(exc, InvalidOutputError):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
@@ -177,6 +186,8 @@ RETRYABLE_STATUS = {408, 409, 429}
 
 
 def is_retryable(exc: BaseException) -> bool:
+    import openai
+
     if isinstance(exc, InvalidOutputError | openai.APIConnectionError | LogprobsRefused):
         return True  # APITimeoutError is an APIConnectionError
     if isinstance(exc, openai.APIStatusError):
@@ -211,6 +222,8 @@ async def _attempt_in_slot(
 ) -> tuple[JsonObject, AttemptRecord]:
     """One call: the completion and its audit record, or the failure recorded and
     raised. The reply's text is read by the caller (a verdict, a check)."""
+    import openai
+
     base_url = route.base_url if route.server is None else await route.server(route.model)
     started_at = timezone.now()
     began = time.perf_counter()
@@ -282,6 +295,8 @@ async def request(
     LLMCallError naming the cause once the attempts are used up or the failure is final
     (400, 401, 403, 404).
     """
+    import openai
+
     attempts = 0
     retrying = AsyncRetrying(
         stop=stop_after_attempt(magi_settings.MAGI_LLM_MAX_ATTEMPTS),
@@ -374,6 +389,8 @@ async def request_text(
 def list_models(base_url: str | None, api_key: str | None, timeout: float) -> list[str]:
     """The model ids an OpenAI-compatible endpoint lists at GET /models; LLMCallError with
     the cause when it cannot be asked."""
+    import openai
+
     try:
         with openai.OpenAI(
             base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0

@@ -1,9 +1,14 @@
+import os
+import subprocess
+import sys
+
 import pytest
 from asgiref.sync import sync_to_async
 
 from judgements.core.prompts import AgentBrief, build_messages
 from judgements.llm import calls, providers
 from judgements.models import AttemptOutcome, Judgement, LLMAttempt, Status
+from tests.support.services import REPO
 
 MESSAGES = build_messages(AgentBrief("Melchior", "Be strict."), "Buy a boat.", 1, [])
 
@@ -187,3 +192,21 @@ async def test_the_attempt_after_an_invalid_answer_samples_again_with_its_own_se
     # The audit keeps each body exactly as sent.
     assert [a.request["temperature"] for a in attempts] == [0.0, 0.7, 0.0]
     assert result.verdict.decision == "approve"
+
+
+def test_starting_magi_does_not_import_the_sdk_until_a_call_is_made():
+    """Every process that starts Django (a web worker, each manage.py command) loads the
+    URLs and this module; the SDK's second of imports is paid only by one that calls."""
+    code = (
+        "import sys, django; django.setup()\n"
+        "import magi_site.urls, judgements.llm.calls\n"
+        "print('openai' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DJANGO_")}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO, env=env | {"DJANGO_SETTINGS_MODULE": "magi_site.settings"},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"
