@@ -2,14 +2,22 @@
 with sequencers in separate processes placing their entries, make one log that `manage.py
 audit verify` finds clean, and each way of changing the history directly in the database
 is named (one way per test), as on SQLite (tests/judgements/audit/test_verification.py,
-tests/judgements/configuration/test_live_state.py for the live configuration)."""
+tests/judgements/configuration/test_live_state.py for the live configuration).
+
+Each history a test tampers with is built once per module into a database closed to
+connections (a template: tests/support/services.py Postgres.template), checked clean there
+once, and each test tampers with its own fresh copy (copied_database): building one takes
+a worker process, a sequencer process and a check, copying it a second or less."""
 
 import copy
 import json
 import secrets
 import subprocess
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -17,7 +25,7 @@ from psycopg.types.json import Jsonb
 
 from magi_client.canonical import canonical, entry_leaf_hash, timestamp
 from tests.support.magi_client import run_magi
-from tests.support.services import REPO, base_env
+from tests.support.services import REPO, TEMPLATE_DB, base_env, copied_database
 
 pytestmark = pytest.mark.postgres
 
@@ -103,6 +111,49 @@ def tampered(database: str, *args: str) -> str:
     return done.stderr.splitlines()[0]
 
 
+def checked_clean(build: Callable[[str], None]) -> Callable[[str], None]:
+    """`build`, then `manage.py audit verify` finding what it built clean: the evidence,
+    once for every test that tampers with a copy of it, that what `audit verify` names
+    there is that test's tampering and nothing else."""
+
+    def built(database: str) -> None:
+        build(database)
+        done = audit_verify(database)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "clean: " in done.stdout, done.stdout
+
+    return built
+
+
+@pytest.fixture(scope="module")
+def history_template(postgres):
+    """`made(database, 12)`, built once."""
+    with postgres.template(checked_clean(made)) as name:
+        yield name
+
+
+@pytest.fixture
+def history_db(postgres, django_db_blocker, history_template):
+    """This test's own copy of `made(database, 12)`: its URL."""
+    with copied_database(postgres, django_db_blocker, history_template) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def server_keys(postgres, tmp_path_factory) -> Path:
+    """The keys `manage.py audit keys` prints, as a file for --keys: this server's public
+    keys, which come from its settings (the same for every database here), so printed
+    once."""
+    keys = subprocess.run(
+        [sys.executable, "manage.py", "audit", "keys"], cwd=REPO,
+        env=env_for(postgres.url(TEMPLATE_DB)), capture_output=True, text=True, timeout=300,
+        check=True,
+    ).stdout  # fmt: skip
+    path = tmp_path_factory.mktemp("keys") / "keys.json"
+    path.write_text(keys)
+    return path
+
+
 def test_four_workers_and_two_sequencers_at_once_make_one_log_that_checks_clean(database):
     workers = [history(database, 50, f"w{n}") for n in range(4)]
     sequencers = [sequencer(database, f"s{n}") for n in range(2)]
@@ -124,34 +175,31 @@ def test_four_workers_and_two_sequencers_at_once_make_one_log_that_checks_clean(
     assert f"clean: {len(seqs)} entries checked" in done.stdout
 
 
-def test_an_edited_reason_is_named(database):
-    made(database)
-    judgement = judgement_ids(database)[3]
+def test_an_edited_reason_is_named(history_db):
+    judgement = judgement_ids(history_db)[3]
     sql(
-        database,
+        history_db,
         "UPDATE judgements_rounddecision d SET reason = 'It is safe.' FROM judgements_agent a "
         "WHERE d.agent_id = a.id AND a.judgement_id = %s AND a.position = 1 AND d.round = 2",
         judgement,
     )
-    assert tampered(database) == (
-        f"TAMPERED: entry {seq_of(database, 'decision', judgement) + 3}: decision of judgement "
+    assert tampered(history_db) == (
+        f"TAMPERED: entry {seq_of(history_db, 'decision', judgement) + 3}: decision of judgement "
         f"{judgement}, agent 1, round 2: the reason text was edited (its SHA-256 differs)"
     )
 
 
-def test_a_status_flip_is_named(database):
-    made(database)
-    judgement = judgement_ids(database)[2]
-    sql(database, "UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
-    assert tampered(database) == (
-        f"TAMPERED: entry {seq_of(database, 'verdict', judgement)}: verdict of judgement "
+def test_a_status_flip_is_named(history_db):
+    judgement = judgement_ids(history_db)[2]
+    sql(history_db, "UPDATE judgements_judgement SET status = 'rejected' WHERE id = %s", judgement)
+    assert tampered(history_db) == (
+        f"TAMPERED: entry {seq_of(history_db, 'verdict', judgement)}: verdict of judgement "
         f"{judgement}: status is 'rejected' in the database, 'approved' in the chain"
     )
 
 
-def test_a_deleted_judgement_is_named(database):
-    made(database)
-    judgement = judgement_ids(database)[4]
+def test_a_deleted_judgement_is_named(history_db):
+    judgement = judgement_ids(history_db)[4]
     # As a careless operator would: the rows that point at it first, then the judgement.
     for statement in (
         "DELETE FROM judgements_llmattempt WHERE agent_id IN "
@@ -162,74 +210,95 @@ def test_a_deleted_judgement_is_named(database):
         "DELETE FROM judgements_agent WHERE judgement_id = %s",
         "DELETE FROM judgements_judgement WHERE id = %s",
     ):
-        sql(database, statement, judgement)
-    assert tampered(database) == (
-        f"TAMPERED: entry {seq_of(database, 'submitted', judgement)}: submitted of judgement "
+        sql(history_db, statement, judgement)
+    assert tampered(history_db) == (
+        f"TAMPERED: entry {seq_of(history_db, 'submitted', judgement)}: submitted of judgement "
         f"{judgement}: the judgement is gone from the database"
     )
 
 
-def test_a_deleted_entry_is_named(database):
-    made(database)
-    seq = seq_of(database, "verdict", judgement_ids(database)[1])
-    sql(database, "DELETE FROM judgements_chainentry WHERE seq = %s", seq)
-    assert tampered(database) == (
+def test_a_deleted_entry_is_named(history_db):
+    seq = seq_of(history_db, "verdict", judgement_ids(history_db)[1])
+    sql(history_db, "DELETE FROM judgements_chainentry WHERE seq = %s", seq)
+    assert tampered(history_db) == (
         f"TAMPERED: entry {seq}: missing: the log jumps from place {seq - 1} to place "
         f"{seq + 1} (entries were deleted)"
     )
 
 
-def rolled_back(database: str) -> tuple[int, int, str]:
-    """A history made and placed, then its last judgement's rows and every entry from its
-    first on deleted, the tree rebuilt and signed again from what is left: the log's
-    newest checkpoint before (its size and note) and the first place cut."""
-    made(database)
-    ((size, note),) = sql(
-        database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
-    )
-    last = judgement_ids(database)[-1]
-    ((first,),) = sql(
-        database, "SELECT min(seq) FROM judgements_chainentry WHERE judgement_id = %s", last
-    )
-    for statement in (
-        "DELETE FROM judgements_receipt WHERE judgement_id = %s",
-        "DELETE FROM judgements_llmattempt WHERE agent_id IN "
-        "(SELECT id FROM judgements_agent WHERE judgement_id = %s)",
-        "DELETE FROM judgements_rounddecision WHERE agent_id IN "
-        "(SELECT id FROM judgements_agent WHERE judgement_id = %s)",
-        "DELETE FROM judgements_override WHERE judgement_id = %s",
-        "DELETE FROM judgements_confirmation WHERE judgement_id = %s",
-        "UPDATE judgements_judgement SET error_agent_id = NULL WHERE id = %s",
-        "DELETE FROM judgements_agent WHERE judgement_id = %s",
-        "DELETE FROM judgements_judgement WHERE id = %s",
-    ):
-        sql(database, statement, last)
-    sql(database, "DELETE FROM judgements_chainentry WHERE seq >= %s", first)
-    sql(database, "DELETE FROM judgements_checkpoint")
-    sql(database, "DELETE FROM judgements_lognode")
-    sql(database, "UPDATE judgements_chainentry SET seq = NULL")
-    sql(database, "UPDATE judgements_logstate SET size = 0, root_hash = ''")
-    place(database)
-    return first, size, note
+@dataclass
+class Rollback:
+    """The shared history rolled back: its last judgement's rows and every entry from its
+    first on deleted, the tree rebuilt and signed again from what is left. What it cut:
+    the first place cut, and the log's newest checkpoint before (its size and note)."""
+
+    first: int = 0
+    size: int = 0
+    note: str = ""
+
+    def __call__(self, database: str) -> None:
+        ((self.size, self.note),) = sql(
+            database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
+        )
+        last = judgement_ids(database)[-1]
+        ((self.first,),) = sql(
+            database, "SELECT min(seq) FROM judgements_chainentry WHERE judgement_id = %s", last
+        )
+        for statement in (
+            "DELETE FROM judgements_receipt WHERE judgement_id = %s",
+            "DELETE FROM judgements_llmattempt WHERE agent_id IN "
+            "(SELECT id FROM judgements_agent WHERE judgement_id = %s)",
+            "DELETE FROM judgements_rounddecision WHERE agent_id IN "
+            "(SELECT id FROM judgements_agent WHERE judgement_id = %s)",
+            "DELETE FROM judgements_override WHERE judgement_id = %s",
+            "DELETE FROM judgements_confirmation WHERE judgement_id = %s",
+            "UPDATE judgements_judgement SET error_agent_id = NULL WHERE id = %s",
+            "DELETE FROM judgements_agent WHERE judgement_id = %s",
+            "DELETE FROM judgements_judgement WHERE id = %s",
+        ):
+            sql(database, statement, last)
+        sql(database, "DELETE FROM judgements_chainentry WHERE seq >= %s", self.first)
+        sql(database, "DELETE FROM judgements_checkpoint")
+        sql(database, "DELETE FROM judgements_lognode")
+        sql(database, "UPDATE judgements_chainentry SET seq = NULL")
+        sql(database, "UPDATE judgements_logstate SET size = 0, root_hash = ''")
+        place(database)
+
+
+@pytest.fixture(scope="module")
+def rollback_template(postgres, history_template):
+    """The shared history rolled back (Rollback), once: its name, and what was cut."""
+    rollback = Rollback()
+    with postgres.template(rollback, source=history_template) as name:
+        yield name, rollback
+
+
+@pytest.fixture
+def rolled_back(postgres, django_db_blocker, rollback_template):
+    """This test's own copy of the rolled-back history: its URL, and what was cut."""
+    name, rollback = rollback_template
+    with copied_database(postgres, django_db_blocker, name) as url:
+        yield url, rollback
 
 
 def test_a_truncated_tail_with_its_head_reset_is_named_against_a_kept_checkpoint(
-    database, tmp_path
+    rolled_back, tmp_path
 ):
-    first, size, note = rolled_back(database)
+    database, cut = rolled_back
     kept = tmp_path / "checkpoint.txt"
-    kept.write_text(note)
+    kept.write_text(cut.note)
     assert audit_verify(database).returncode == 0
     assert tampered(database, "--checkpoint", str(kept)).startswith(
-        f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
+        f"TAMPERED: entry {cut.first}: the log has {cut.first} entries but the kept checkpoint "
+        f"has {cut.size}"
     )
 
 
-def test_a_rollback_is_named_against_the_checkpoint_directory_alone(database, tmp_path):
+def test_a_rollback_is_named_against_the_checkpoint_directory_alone(rolled_back, tmp_path):
     """No witness and no --checkpoint: the server's own append-only directory holds the
     newest checkpoint signed before the rollback, as the sequencer wrote it."""
-    first, size, note = rolled_back(database)
-    (tmp_path / f"checkpoint-{size:012d}.txt").write_text(note)
+    database, cut = rolled_back
+    (tmp_path / f"checkpoint-{cut.size:012d}.txt").write_text(cut.note)
     done = subprocess.run(
         [sys.executable, "manage.py", "audit", "verify"], cwd=REPO, capture_output=True,
         text=True, timeout=300,
@@ -238,42 +307,40 @@ def test_a_rollback_is_named_against_the_checkpoint_directory_alone(database, tm
     assert done.returncode == 1, done.stdout
     assert "kept checkpoint: " in done.stdout
     assert done.stderr.startswith(
-        f"TAMPERED: entry {first}: the log has {first} entries but the kept checkpoint has {size}"
+        f"TAMPERED: entry {cut.first}: the log has {cut.first} entries but the kept checkpoint "
+        f"has {cut.size}"
     )
 
 
-def test_a_backdated_override_is_named(database):
-    made(database)
-    judgement = judgement_ids(database)[1]  # approved by its panel, not overridden
-    ((user,),) = sql(database, "SELECT id FROM auth_user ORDER BY id LIMIT 1")
+def test_a_backdated_override_is_named(history_db):
+    judgement = judgement_ids(history_db)[1]  # approved by its panel, not overridden
+    ((user,),) = sql(history_db, "SELECT id FROM auth_user ORDER BY id LIMIT 1")
     sql(
-        database,
+        history_db,
         "INSERT INTO judgements_override (judgement_id, by_id, at, panel_status, decision, reason) "
         "VALUES (%s, %s, '2001-01-01', 'approved', 'reject', 'backdated')",
         judgement, user,
     )  # fmt: skip
-    done = audit_verify(database, "--all")
+    done = audit_verify(history_db, "--all")
     assert done.returncode == 1
     assert f"no override entry for judgement {judgement}" in done.stderr
 
 
-def test_an_edited_reply_is_named(database):
-    made(database)
-    judgement = judgement_ids(database)[3]
+def test_an_edited_reply_is_named(history_db):
+    judgement = judgement_ids(history_db)[3]
     sql(
-        database,
+        history_db,
         "UPDATE judgements_llmattempt t SET response_text = 'edited' FROM judgements_agent a "
         "WHERE t.agent_id = a.id AND a.judgement_id = %s AND a.position = 3 AND t.round = 1",
         judgement,
     )
-    assert tampered(database).endswith(
+    assert tampered(history_db).endswith(
         f"decision of judgement {judgement}, agent 3, round 1: the call (its prompt, reply, model "
         "or error) was edited, or is gone"
     )
 
 
-def test_an_edited_budget_is_named(database):
-    made(database)
+def test_an_edited_budget_is_named(history_db):
     code = (
         "import django; django.setup()\n"
         "from django.contrib.auth import get_user_model\n"
@@ -283,19 +350,18 @@ def test_an_edited_budget_is_named(database):
         "    'panel_team': None, 'period': 'day', 'limit_usd': 5, 'limit_tokens': None})\n"
         "from tests.support.audit_history import placed; placed()\n"
     )
-    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env_for(database), check=True)
-    assert audit_verify(database).returncode == 0
-    sql(database, "UPDATE judgements_budget SET limit_usd = 5000")
-    done = audit_verify(database, "--all")
+    subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env_for(history_db), check=True)
+    assert audit_verify(history_db).returncode == 0
+    sql(history_db, "UPDATE judgements_budget SET limit_usd = 5000")
+    done = audit_verify(history_db, "--all")
     assert done.returncode == 1 and "differs from its last audited state" in done.stderr
 
 
-def test_a_key_added_to_the_retired_keys_is_not_trusted(database, tmp_path):
+def test_a_key_added_to_the_retired_keys_is_not_trusted(history_db, server_keys):
     """A checkpoint re-signed with a key of the attacker's, whose public half they added to
     the retired keys beside the data: refused with the keys given."""
-    made(database)
     ((size, note),) = sql(
-        database, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
+        history_db, "SELECT size, note FROM judgements_checkpoint ORDER BY size DESC LIMIT 1"
     )
     forge = (
         "import sys\n"
@@ -316,26 +382,20 @@ def test_a_key_added_to_the_retired_keys_is_not_trusted(database, tmp_path):
         text=True,
         check=True,
     ).stdout
-    keys = subprocess.run(
-        [sys.executable, "manage.py", "audit", "keys"], cwd=REPO, env=env_for(database),
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
-    (tmp_path / "keys.json").write_text(keys)
-    sql(database, "UPDATE judgements_checkpoint SET note = %s WHERE size = %s", forged, size)
-    assert tampered(database, "--keys", str(tmp_path / "keys.json")) == (
+    sql(history_db, "UPDATE judgements_checkpoint SET note = %s WHERE size = %s", forged, size)
+    assert tampered(history_db, "--keys", str(server_keys)) == (
         f"TAMPERED: checkpoint at size {size}: the checkpoint is not signed by any of the keys "
         "given"
     )
 
 
-def test_two_swapped_entries_are_named(database):
-    made(database)
-    judgement = judgement_ids(database)[2]
-    first = seq_of(database, "submitted", judgement)
-    sql(database, "UPDATE judgements_chainentry SET seq = 999999999 WHERE seq = %s", first)
-    sql(database, "UPDATE judgements_chainentry SET seq = %s WHERE seq = %s", first, first + 1)
-    sql(database, "UPDATE judgements_chainentry SET seq = %s WHERE seq = 999999999", first + 1)
-    assert tampered(database).startswith(
+def test_two_swapped_entries_are_named(history_db):
+    judgement = judgement_ids(history_db)[2]
+    first = seq_of(history_db, "submitted", judgement)
+    sql(history_db, "UPDATE judgements_chainentry SET seq = 999999999 WHERE seq = %s", first)
+    sql(history_db, "UPDATE judgements_chainentry SET seq = %s WHERE seq = %s", first, first + 1)
+    sql(history_db, "UPDATE judgements_chainentry SET seq = %s WHERE seq = 999999999", first + 1)
+    assert tampered(history_db).startswith(
         f"TAMPERED: entry {first}: the stored subtree of level 0 at place {first} is not the one "
         "its leaves make"
     )
@@ -355,6 +415,24 @@ CONFIGURED = (
     "suite_config.made(staff, staff, None, suite_config.Upload('Smoke', '', None, case))\n"
     "placed()\n"
 )
+
+
+def configured(database: str) -> None:
+    """A team, a token, a budget and a suite made the audited way (CONFIGURED)."""
+    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
+
+
+@pytest.fixture(scope="module")
+def configured_template(postgres):
+    with postgres.template(checked_clean(configured)) as name:
+        yield name
+
+
+@pytest.fixture
+def configured_db(postgres, django_db_blocker, configured_template):
+    """This test's own copy of CONFIGURED's configuration: its URL."""
+    with copied_database(postgres, django_db_blocker, configured_template) as url:
+        yield url
 
 
 @pytest.mark.parametrize(
@@ -380,28 +458,26 @@ CONFIGURED = (
     ids=["a token's key hash swapped", "a suite's case edited", "a budget deleted",
          "a team-wide reviewer added"],
 )  # fmt: skip
-def test_live_configuration_changed_behind_magis_back_is_named(database, table, statement, named):
+def test_live_configuration_changed_behind_magis_back_is_named(
+    configured_db, table, statement, named
+):
     """Issue 55: a token's key hash, a suite's cases, a budget's deletion and a team's
     reviewers of every panel, each compared with its last audit row."""
-    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
-    assert audit_verify(database).returncode == 0
-    ((pk,),) = sql(database, f"SELECT min(id) FROM judgements_{table}")
-    sql(database, statement)
-    done = audit_verify(database, "--all")
+    ((pk,),) = sql(configured_db, f"SELECT min(id) FROM judgements_{table}")
+    sql(configured_db, statement)
+    done = audit_verify(configured_db, "--all")
     assert done.returncode == 1
     assert f"TAMPERED: {named.format(pk=pk)}" in done.stderr, done.stderr
 
 
-def test_a_token_added_with_a_known_key_is_named(database):
-    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
-    assert audit_verify(database).returncode == 0
+def test_a_token_added_with_a_known_key_is_named(configured_db):
     ((pk,),) = sql(
-        database,
+        configured_db,
         "INSERT INTO judgements_apitoken (user_id, name, prefix, key_hash, created_at) "
         "SELECT id, 'ci', 'magi_kno', md5('known') || md5('key'), now() FROM auth_user "
         "WHERE username = 'ops' RETURNING id",
     )
-    assert tampered(database) == (
+    assert tampered(configured_db) == (
         f"TAMPERED: token {pk} was added outside MAGI: no audit row made it (ApiToken)"
     )
 
@@ -435,31 +511,28 @@ def test_a_token_added_with_a_known_key_is_named(database):
     ],
     ids=["a superuser added", "a budget added", "a password hash swapped", "a permission granted"],
 )  # fmt: skip
-def test_rows_added_and_users_changed_behind_magis_back_are_named(database, statement, named):
+def test_rows_added_and_users_changed_behind_magis_back_are_named(configured_db, statement, named):
     """Issue 55: a user or budget inserted with no audit row, and a user's password hash
     or permissions changed, each named."""
-    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
-    assert audit_verify(database).returncode == 0
-    ((pk,),) = sql(database, statement)
-    done = audit_verify(database, "--all")
+    ((pk,),) = sql(configured_db, statement)
+    done = audit_verify(configured_db, "--all")
     assert done.returncode == 1
     assert f"TAMPERED: {named.format(pk=pk)}" in done.stderr, done.stderr
 
 
-def test_an_entry_forged_with_its_rows_by_sql_is_set_aside_and_named(database):
+def test_an_entry_forged_with_its_rows_by_sql_is_set_aside_and_named(configured_db):
     """The issue's attack on PostgreSQL: a budget's limit raised 5 -> 5000, an audit row
     saying so and its configuration entry queued, by SQL, described as MAGI's open code
     describes them, without MAGI's key: set aside, never placed or signed, and named."""
-    subprocess.run([sys.executable, "-c", CONFIGURED], cwd=REPO, env=env_for(database), check=True)
     ((target, by, after),) = sql(
-        database,
+        configured_db,
         "SELECT target, by_id, after FROM judgements_auditentry WHERE subject = 'budget' "
         "ORDER BY id DESC LIMIT 1",
     )
     raised = after | {"limit_usd": "5000.0000"}
-    sql(database, "UPDATE judgements_budget SET limit_usd = 5000")
+    sql(configured_db, "UPDATE judgements_budget SET limit_usd = 5000")
     ((row, at),) = sql(
-        database,
+        configured_db,
         "INSERT INTO judgements_auditentry (subject, target, by_id, actor, at, before, after) "
         "VALUES ('budget', %s, %s, '', now(), %s, %s) RETURNING id, at",
         target, by, Jsonb(after), Jsonb(raised),
@@ -471,19 +544,19 @@ def test_an_entry_forged_with_its_rows_by_sql_is_set_aside_and_named(database):
     moment = datetime.now(UTC)
     digest = entry_leaf_hash("configuration", target, None, timestamp(moment), payload)
     ((forged,),) = sql(
-        database,
+        configured_db,
         "INSERT INTO judgements_chainentry (kind, subject, judgement_id, at, payload, "
         "prev_sha256, leaf_hash, tag) VALUES ('configuration', %s, NULL, %s, %s, '', %s, %s) "
         "RETURNING id",
         target, moment, payload, digest, secrets.token_hex(32),
     )  # fmt: skip
-    ((size,),) = sql(database, "SELECT size FROM judgements_logstate")
-    place(database)
+    ((size,),) = sql(configured_db, "SELECT size FROM judgements_logstate")
+    place(configured_db)
     assert sql(
-        database, "SELECT seq, set_aside FROM judgements_chainentry WHERE id = %s", forged
+        configured_db, "SELECT seq, set_aside FROM judgements_chainentry WHERE id = %s", forged
     ) == [(None, "untagged")]
-    assert sql(database, "SELECT size FROM judgements_logstate") == [(size,)]
-    assert tampered(database) == (
+    assert sql(configured_db, "SELECT size FROM judgements_logstate") == [(size,)]
+    assert tampered(configured_db) == (
         f"TAMPERED: log entry id {forged} (configuration of {target}) was queued without "
         "MAGI's key: its tag does not check; it is set aside, never placed or signed, and "
         "describes nothing (it was written into the database outside MAGI)"
@@ -502,24 +575,33 @@ def stories(database: str) -> None:
     assert process.returncode == 0, err
 
 
-def test_escalated_stories_check_clean_and_a_level_made_to_keep_its_verdict_is_named(database):
-    stories(database)
-    done = audit_verify(database)
-    assert done.returncode == 0, done.stdout + done.stderr
+@pytest.fixture(scope="module")
+def stories_template(postgres):
+    with postgres.template(checked_clean(stories)) as name:
+        yield name
+
+
+@pytest.fixture
+def stories_db(postgres, django_db_blocker, stories_template):
+    """This test's own copy of the escalation stories (stories): its URL."""
+    with copied_database(postgres, django_db_blocker, stories_template) as url:
+        yield url
+
+
+def test_escalated_stories_check_clean_and_a_level_made_to_keep_its_verdict_is_named(stories_db):
     ((first,),) = sql(
-        database,
+        stories_db,
         "SELECT id FROM judgements_judgement WHERE escalated AND level = 1 ORDER BY id LIMIT 1",
     )
-    sql(database, "UPDATE judgements_judgement SET escalated = false WHERE id = %s", first)
-    done = audit_verify(database, "--all")
+    sql(stories_db, "UPDATE judgements_judgement SET escalated = false WHERE id = %s", first)
+    done = audit_verify(stories_db, "--all")
     assert done.returncode == 1
     assert f"judgement {first}: its receipt says 'approved' (in force 'judging')" in done.stderr
 
 
-def test_magis_tables_refuse_an_id_below_1(database):
-    stories(database)
+def test_magis_tables_refuse_an_id_below_1(stories_db):
     sql(
-        database,
+        stories_db,
         "INSERT INTO judgements_apitoken (user_id, name, prefix, key_hash, created_at, "
         "revoked_at, last_used_at, team_id) SELECT id, 'ci', 'abcd', 'x', now(), NULL, NULL, "
         "NULL FROM auth_user LIMIT 1",
@@ -528,21 +610,20 @@ def test_magis_tables_refuse_an_id_below_1(database):
     for table in (f"judgements_{name}" for name in tables):
         for planted in (0, -1):
             with pytest.raises(psycopg.errors.CheckViolation, match="_id_from_one"):
-                sql(database, f"UPDATE {table} SET id = %s WHERE id = (SELECT max(id) FROM "
+                sql(stories_db, f"UPDATE {table} SET id = %s WHERE id = (SELECT max(id) FROM "
                     f"{table})", planted)  # fmt: skip
 
 
 @pytest.mark.parametrize("planted", [0, -1])
-def test_a_superuser_with_an_id_below_1_is_named(database, planted):
-    stories(database)
+def test_a_superuser_with_an_id_below_1_is_named(stories_db, planted):
     sql(
-        database,
+        stories_db,
         "INSERT INTO auth_user (id, password, is_superuser, username, first_name, last_name, "
         "email, is_staff, is_active, date_joined) VALUES (%s, 'x', true, 'root', '', '', '', "
         "true, true, now())",
         planted,
     )
-    done = audit_verify(database, "--all")
+    done = audit_verify(stories_db, "--all")
     assert done.returncode == 1
     assert f"user {planted} has an id below 1, which no row MAGI makes has" in done.stderr
 
@@ -568,47 +649,41 @@ def pack_of(database: str, judgement: int) -> str:
     )
 
 
-def client_verify(database: str, tmp_path, pack: str) -> subprocess.CompletedProcess[str]:
-    """The installed `magi verify` on `pack`, with the keys `manage.py audit keys` prints."""
-    keys = subprocess.run(
-        [sys.executable, "manage.py", "audit", "keys"], cwd=REPO, env=env_for(database),
-        capture_output=True, text=True, timeout=300, check=True,
-    ).stdout  # fmt: skip
-    (tmp_path / "keys.json").write_text(keys)
+def client_verify(keys: Path, tmp_path: Path, pack: str) -> subprocess.CompletedProcess[str]:
+    """The installed `magi verify` on `pack`, with the keys `manage.py audit keys` prints
+    (server_keys)."""
     (tmp_path / "pack.json").write_text(pack)
-    return run_magi(
-        "verify", str(tmp_path / "pack.json"), "--keys", str(tmp_path / "keys.json"), env={}
-    )
+    return run_magi("verify", str(tmp_path / "pack.json"), "--keys", str(keys), env={})
 
 
-def test_a_three_level_story_verifies_with_the_client_alone(database, tmp_path):
-    stories(database)
+def test_a_three_level_story_verifies_with_the_client_alone(stories_db, server_keys, tmp_path):
     ((first,),) = sql(
-        database, "SELECT id FROM judgements_judgement WHERE level = 1 AND content = 'Trip three.'"
+        stories_db,
+        "SELECT id FROM judgements_judgement WHERE level = 1 AND content = 'Trip three.'",
     )
-    done = client_verify(database, tmp_path, pack_of(database, first))
+    pack = pack_of(stories_db, first)
+    done = client_verify(server_keys, tmp_path, pack)
     assert done.returncode == 0, done.stderr
     assert "story: 3 levels, each checked; the verdict in force is level 3's" in done.stdout
     # One level left out of the story is refused.
-    cut = json.loads(pack_of(database, first))
+    cut = json.loads(pack)
     cut["levels"].pop()
-    done = client_verify(database, tmp_path, json.dumps(cut))
+    done = client_verify(server_keys, tmp_path, json.dumps(cut))
     assert done.returncode == 1, done.stdout
 
 
-def test_a_pack_cut_short_of_its_override_is_refused_as_stale(database, tmp_path):
+def test_a_pack_cut_short_of_its_override_is_refused_as_stale(history_db, server_keys, tmp_path):
     """The attacker keeps the approval's pack as first served, and drops the override's
     entry from the newest one: both stale once the override is in the log."""
-    made(database, judgements=2)
     ((judgement,),) = sql(
-        database,
+        history_db,
         "SELECT id FROM judgements_judgement WHERE id NOT IN "
         "(SELECT judgement_id FROM judgements_override) ORDER BY id LIMIT 1",
     )
-    before = pack_of(database, judgement)
-    assert client_verify(database, tmp_path, before).returncode == 0
+    before = pack_of(history_db, judgement)
+    assert client_verify(server_keys, tmp_path, before).returncode == 0
     in_magi(
-        database,
+        history_db,
         "from django.contrib.auth.models import User\n"
         "from judgements.outcome import overrides\n"
         "from tests.support.audit_history import REVIEW_REASON, placed\n"
@@ -616,11 +691,11 @@ def test_a_pack_cut_short_of_its_override_is_refused_as_stale(database, tmp_path
         f"overrides.override({judgement}, staff, 'reject', REVIEW_REASON)\n"
         "placed()",
     )
-    after = json.loads(pack_of(database, judgement))
-    assert client_verify(database, tmp_path, json.dumps(after)).returncode == 0
+    after = json.loads(pack_of(history_db, judgement))
+    assert client_verify(server_keys, tmp_path, json.dumps(after)).returncode == 0
     cut = copy.deepcopy(after)
     cut["entries"].pop()
     cut.update(verdict="approved", review=None, receipt=json.loads(before)["receipt"])
-    done = client_verify(database, tmp_path, json.dumps(cut))
+    done = client_verify(server_keys, tmp_path, json.dumps(cut))
     assert done.returncode == 1, done.stdout
     assert "stale" in done.stderr, done.stderr

@@ -17,6 +17,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import dj_database_url
@@ -43,6 +44,9 @@ PG_USER = "magi"
 
 
 TEMPLATE_DB = "magi_template"
+
+
+_database_numbers = itertools.count(1)
 
 
 def free_port() -> int:
@@ -124,6 +128,31 @@ class Postgres:
         with psycopg.connect(self.url("postgres"), autocommit=True) as conn:
             conn.execute(sql)
 
+    def copy(self, template: str = TEMPLATE_DB) -> str:
+        """A new database copied from `template` (PostgreSQL copies its files: a second or
+        less, where building its contents again may take many): its name."""
+        name = f"magi_test_{os.getpid()}_{next(_database_numbers)}"
+        self.admin(f"CREATE DATABASE {name} TEMPLATE {template}")
+        return name
+
+    def drop(self, name: str) -> None:
+        with contextlib.suppress(Exception):
+            self.admin(f"DROP DATABASE {name} WITH (FORCE)")
+
+    @contextlib.contextmanager
+    def template(self, build: Callable[[str], None], source: str = TEMPLATE_DB) -> Iterator[str]:
+        """A database built once by `build(url)` on a copy of `source` (the migrated one),
+        then closed to connections, so that every copy of it starts from it exactly as
+        built: no test can change it, however it tampers with its own copy. Its name, for
+        copy() and copied_database()."""
+        name = self.copy(source)
+        try:
+            build(self.url(name))
+            self.admin(f"ALTER DATABASE {name} WITH ALLOW_CONNECTIONS false")
+            yield name
+        finally:
+            self.drop(name)
+
 
 @pytest.fixture(scope="session")
 def postgres():
@@ -141,26 +170,30 @@ def postgres():
         server.destroy()
 
 
-_database_numbers = itertools.count(1)
-
-
-@pytest.fixture
-def database(postgres, django_db_blocker):
-    """A fresh, migrated database for this test, reachable in the test as ALIAS."""
-    name = f"magi_test_{os.getpid()}_{next(_database_numbers)}"
-    postgres.admin(f"CREATE DATABASE {name} TEMPLATE {TEMPLATE_DB}")
+@contextlib.contextmanager
+def copied_database(postgres: Postgres, django_db_blocker, template: str) -> Iterator[str]:
+    """A fresh copy of `template` for one test, reachable in the test as ALIAS: its URL."""
+    name = postgres.copy(template)
     url = postgres.url(name)
     configured = connections.configure_settings(
         {"default": connections.settings["default"], ALIAS: dj_database_url.parse(url)}
     )
     connections.settings[ALIAS] = configured[ALIAS]
-    with django_db_blocker.unblock():
+    try:
+        with django_db_blocker.unblock():
+            yield url
+            connections[ALIAS].close()
+    finally:
+        del connections[ALIAS]
+        del connections.settings[ALIAS]
+        postgres.drop(name)
+
+
+@pytest.fixture
+def database(postgres, django_db_blocker):
+    """A fresh, migrated database for this test, reachable in the test as ALIAS."""
+    with copied_database(postgres, django_db_blocker, TEMPLATE_DB) as url:
         yield url
-        connections[ALIAS].close()
-    del connections[ALIAS]
-    del connections.settings[ALIAS]
-    with contextlib.suppress(Exception):
-        postgres.admin(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 class Redis:
