@@ -8,8 +8,8 @@ from django.db.backends.signals import connection_created
 
 from judgements.llm.local import files as local_files
 from judgements.models import Judgement
-from tests.support.cases import DEFAULT_MODELS, case_for
-from tests.support.llm_server import FakeLLM
+from tests.support.cases import DEFAULT_MODELS, case_for, saved_panel
+from tests.support.llm_server import FakeLLM, provider_settings
 from tests.support.states import BYPASSES, refuse_states_written_past_their_graphs
 
 
@@ -46,25 +46,8 @@ def fake_llm(llm_server, settings):
     llm_server.reset()
     for model in DEFAULT_MODELS:
         llm_server.script(model)
-    settings.MAGI_PROVIDERS = {
-        "default": {
-            "base_url": llm_server.base_url,
-            "api_key": "test-key",
-            "structured_output": "json_schema",
-            "models": llm_server.models,
-            "timeout": 5.0,
-            "temperature": 0.0,
-            "seed": 0,
-        }
-    }
-    settings.MAGI_LOCAL_MODELS = {}
-    # The calls beside the vote are off unless a test asks for them (tests/judgements/
-    # engine/test_checks.py): most tests count and order the nine calls of the vote.
-    settings.MAGI_CONFIDENCE_PROBE = False
-    settings.MAGI_SECOND_OPINION = False
-    settings.MAGI_INJECTION_SCREEN = False
-    settings.MAGI_LLM_RETRY_INITIAL_WAIT = 0.01
-    settings.MAGI_LLM_RETRY_MAX_WAIT = 0.05
+    for name, value in provider_settings(llm_server).items():
+        setattr(settings, name, value)
     yield llm_server
     llm_server.reset()
 
@@ -95,10 +78,7 @@ def make_panel(fake_llm, db):
     the given scripted models."""
 
     def make(name="Travel desk", owner=None, models=DEFAULT_MODELS, description=""):
-        from judgements.configuration import saving
-
-        agents = case_for(models)["agents"]
-        return saving.save_panel(owner=owner, name=name, description=description, agents=agents)
+        return saved_panel(name=name, owner=owner, models=models, description=description)
 
     return make
 

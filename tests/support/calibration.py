@@ -26,11 +26,16 @@ LEANING_CASES = [
 ]
 
 
+def script_leaning(fake_llm) -> None:
+    """The three models scripted to reject with the confidences above."""
+    for model in ("model-a", "model-b", "model-c"):
+        fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
+
+
 def leaning_panel(fake_llm, make_panel) -> Panel:
     """The saved panel "Leaning desk", run with decision_first+calibrated, its three
     models scripted to reject with the confidences above."""
-    for model in ("model-a", "model-b", "model-c"):
-        fake_llm.script(model, votes="RRR", confidence_when={"marker-ok": 0.8, "marker-bad": 0.99})
+    script_leaning(fake_llm)
     panel = make_panel(name="Leaning desk")
     panel.prompt_variants = ["decision_first", "calibrated"]
     panel.save(update_fields=["prompt_variants"])

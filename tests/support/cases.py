@@ -38,3 +38,12 @@ def typed_case(models=DEFAULT_MODELS, **fields):
     return Case(
         title=data["title"], content=data["content"], agents=agents_of(data["agents"]), **fields
     )
+
+
+def saved_panel(name="Travel desk", owner=None, models=DEFAULT_MODELS, description=""):
+    """A saved panel of `owner` (None: an example), validated like any, whose agents use
+    the given scripted models (the suite's `make_panel`)."""
+    from judgements.configuration import saving
+
+    agents = case_for(models)["agents"]
+    return saving.save_panel(owner=owner, name=name, description=description, agents=agents)

@@ -364,6 +364,32 @@ class FakeLLM:
         return Handler
 
 
+def provider_settings(server: FakeLLM) -> dict[str, object]:
+    """The settings that make `server` a deployment's only remote provider, as the suite's
+    `fake_llm` fixture sets them (and a fixture building rows once for a module does)."""
+    return {
+        "MAGI_PROVIDERS": {
+            "default": {
+                "base_url": server.base_url,
+                "api_key": "test-key",
+                "structured_output": "json_schema",
+                "models": server.models,
+                "timeout": 5.0,
+                "temperature": 0.0,
+                "seed": 0,
+            }
+        },
+        "MAGI_LOCAL_MODELS": {},
+        # The calls beside the vote are off unless a test asks for them (tests/judgements/
+        # engine/test_checks.py): most tests count and order the nine calls of the vote.
+        "MAGI_CONFIDENCE_PROBE": False,
+        "MAGI_SECOND_OPINION": False,
+        "MAGI_INJECTION_SCREEN": False,
+        "MAGI_LLM_RETRY_INITIAL_WAIT": 0.01,
+        "MAGI_LLM_RETRY_MAX_WAIT": 0.05,
+    }
+
+
 def wants(body: dict, script: ModelScript) -> bool:
     return bool(body.get("logprobs")) and script.logprobs
 

@@ -4,6 +4,8 @@ certificate stored with the panel, the mark it gives later verdicts, and its voi
 an agent or the panel's prompt variants change."""
 
 import json
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -17,11 +19,15 @@ from judgements.models import (
     Certificate,
     EvaluationRun,
     Judgement,
+    Panel,
     Trust,
     agents_fingerprint,
 )
 from judgements.outcome.answers import trust_words
+from tests.support import stored_rows
+from tests.support.cases import saved_panel
 from tests.support.commands import run_command
+from tests.support.llm_server import FakeLLM
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -43,18 +49,67 @@ CASES = [
 ]
 
 
+PANEL = "Expense desk"
+
+
+def script(server: FakeLLM) -> None:
+    for model in ("model-a", "model-b", "model-c"):
+        server.script(model, confidence=SURE, confidence_when={"marker-bad": UNSURE})
+
+
+def write_suite(path: Path) -> Path:
+    path.write_text("".join(json.dumps(case) + "\n" for case in CASES))
+    return path
+
+
+@dataclass(frozen=True)
+class Certified:
+    """`manage.py evaluate SUITE --panel PANEL --certify --json` run once on a new panel:
+    what it printed, and the rows it left (the panel, its run of the 66 cases, the
+    certificate)."""
+
+    code: int
+    out: str
+    err: str
+    rows: Path
+
+
+@pytest.fixture(scope="module")
+def certified(llm_server, django_db_setup, django_db_blocker, tmp_path_factory) -> Certified:
+    """Built once: each run of the 66 cases is half a minute of engine, and every test
+    below that needs a certificate starts from this same one (same panel, cases and
+    scripted answers). Each test loads its own copy of the rows (`certified_panel`)."""
+    folder = tmp_path_factory.mktemp("certified")
+    suite = write_suite(folder / "labelled.jsonl")
+
+    def build() -> tuple[int, str, str]:
+        with stored_rows.serving(llm_server):
+            script(llm_server)
+            saved_panel(name=PANEL)
+            return run_command("evaluate", str(suite), "--panel", PANEL, "--certify", "--json")
+
+    code, out, err = stored_rows.build_once(django_db_blocker, folder / "rows.json", build)
+    return Certified(code, out, err, folder / "rows.json")
+
+
+@pytest.fixture
+def certified_panel(fake_llm, db, certified) -> Panel:
+    """The panel as `certified` left it, in this test's own copy of its rows, its models
+    scripted again for the judgements the test runs."""
+    script(fake_llm)
+    stored_rows.load(certified.rows)
+    return Panel.objects.get(name=PANEL)
+
+
 @pytest.fixture
 def panel(fake_llm, make_panel):
-    for model in ("model-a", "model-b", "model-c"):
-        fake_llm.script(model, confidence=SURE, confidence_when={"marker-bad": UNSURE})
-    return make_panel(name="Expense desk")
+    script(fake_llm)
+    return make_panel(name=PANEL)
 
 
 @pytest.fixture
 def suite_file(tmp_path):
-    path = tmp_path / "labelled.jsonl"
-    path.write_text("".join(json.dumps(case) + "\n" for case in CASES))
-    return path
+    return write_suite(tmp_path / "labelled.jsonl")
 
 
 def judge_with(make_judgement, panel, content: str, variants: list[str] | None = None) -> Judgement:
@@ -67,12 +122,12 @@ def judge_with(make_judgement, panel, content: str, variants: list[str] | None =
     return Judgement.objects.get(pk=judgement.pk)
 
 
-def test_it_chooses_on_a_third_tests_on_the_rest_and_promises_the_target(panel, suite_file):
-    code, out, err = run_command(
-        "evaluate", str(suite_file), "--panel", panel.name, "--certify", "--json"
-    )
-    assert code == 0, err
-    found = json.loads(out)
+def test_it_chooses_on_a_third_tests_on_the_rest_and_promises_the_target(
+    certified, certified_panel
+):
+    panel = certified_panel
+    assert certified.code == 0, certified.err
+    found = json.loads(certified.out)
     assert found["report"]["accuracy"] == pytest.approx(60 / 66)
     certificate = found["certificate"]
     assert certificate["certified"] is True and certificate["method"] == METHOD
@@ -100,9 +155,9 @@ def test_it_chooses_on_a_third_tests_on_the_rest_and_promises_the_target(panel, 
 
 
 def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
-    panel, suite_file, make_judgement
+    certified_panel, make_judgement
 ):
-    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    panel = certified_panel
     sure = judge_with(make_judgement, panel, "marker-ok: a train ticket.")
     assert sure.trust == Trust.NOT_CONTESTED and sure.contested is False
     assert sure.certificate is not None
@@ -119,9 +174,9 @@ def test_a_certified_panel_marks_verdicts_by_its_rule_and_never_changes_them(
 
 
 def test_a_verdict_asked_with_other_variants_is_not_marked_by_the_certificate(
-    panel, suite_file, make_judgement
+    certified_panel, make_judgement
 ):
-    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    panel = certified_panel
     same = judge_with(make_judgement, panel, "marker-ok: a desk.")
     assert same.trust == Trust.NOT_CONTESTED and same.certificate is not None
     other = judge_with(make_judgement, panel, "marker-ok: a chair.", variants=["quote"])
@@ -129,9 +184,9 @@ def test_a_verdict_asked_with_other_variants_is_not_marked_by_the_certificate(
 
 
 def test_changing_an_agents_model_or_criteria_voids_the_certificate(
-    panel, suite_file, make_judgement
+    certified_panel, make_judgement
 ):
-    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    panel = certified_panel
     agents = [dict(agent) for agent in panel.agents]
     form, formset = saving.bind_json(panel.owner, panel, panel.name, "", agents, None)
     assert formset.is_valid() and form.is_valid()
@@ -149,9 +204,9 @@ def test_changing_an_agents_model_or_criteria_voids_the_certificate(
 
 
 def test_changing_only_the_prompt_variants_voids_the_certificate_and_the_calibration(
-    panel, suite_file, make_judgement
+    certified_panel, make_judgement
 ):
-    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+    panel = certified_panel
     default = sorted(prompt_variants.DEFAULT)
     learned = calibration.learn(
         agents_fingerprint(panel.agents), [[(0.2, "approve")]] * 3, (), default
@@ -177,10 +232,13 @@ def test_changing_only_the_prompt_variants_voids_the_certificate_and_the_calibra
     assert later.trust == Trust.UNMEASURED and later.certificate is None
 
 
-def test_the_printed_certificate_counts_what_it_kept_among_its_test_verdicts(panel, suite_file):
-    code, out, _ = run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")
+def test_the_printed_certificate_counts_what_it_kept_among_its_test_verdicts(certified_panel):
+    # Certified again from the stored run, printed in words this time (the newest is the
+    # one printed).
+    panel = certified_panel
+    code, out, _ = run_command("evaluate", "--panel", panel.name, "--certify")
     assert code == 0
-    found = Certificate.objects.get(panel=panel)
+    found = Certificate.objects.latest("pk")
     assert found.test_size == 44 and found.samples == 66
     assert (
         f"  Kept {found.kept} of the 44 held-out verdicts it was tested on; right 100.0% of "
@@ -188,18 +246,21 @@ def test_the_printed_certificate_counts_what_it_kept_among_its_test_verdicts(pan
     )
 
 
-def test_when_no_rule_reaches_the_target_it_says_so_with_the_first_rule_tested(panel, suite_file):
-    code, out, _ = run_command(
-        "evaluate", str(suite_file), "--panel", panel.name, "--certify", "--target", "0.95"
-    )
+def test_when_no_rule_reaches_the_target_it_says_so_with_the_first_rule_tested(
+    certified_panel,
+):
+    # Certified again from the stored run, at a target its 66 verdicts cannot reach.
+    panel = certified_panel
+    code, out, _ = run_command("evaluate", "--panel", panel.name, "--certify", "--target", "0.95")
     assert code == 0
     assert "No rule reaches 95% accuracy at confidence 90% on 66 labelled verdicts" in out
     assert "the first rule tested reached a bound of 9" in out
-    assert Certificate.objects.get(panel=panel).certified is False
+    newest = Certificate.objects.latest("pk")
+    assert newest.certified is False and newest.target == 0.95
 
 
-def test_a_failed_recertification_stops_vouching(panel, suite_file, make_judgement, api):
-    assert run_command("evaluate", str(suite_file), "--panel", panel.name, "--certify")[0] == 0
+def test_a_failed_recertification_stops_vouching(certified_panel, make_judgement, api):
+    panel = certified_panel
     assert judge_with(make_judgement, panel, "marker-ok: a desk.").trust == Trust.NOT_CONTESTED
     code, _, _ = run_command("evaluate", "--panel", panel.name, "--certify", "--target", "0.95")
     assert code == 0
