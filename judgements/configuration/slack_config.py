@@ -77,7 +77,17 @@ def fingerprint(secret: str) -> str:
     return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
-def audit_state(connection: SlackConnection | None) -> dict[str, object] | None:
+class SlackState(TypedDict):
+    """A team's Slack connection as the audit records it: where it posts, and fingerprints
+    of its secrets (never the secrets), keys in its rows' order."""
+
+    channel: str
+    direct_messages: bool
+    bot_token: str
+    signing_secret: str
+
+
+def audit_state(connection: SlackConnection | None) -> SlackState | None:
     """What the audit records: where it posts, and fingerprints of the secrets."""
     if connection is None:
         return None
