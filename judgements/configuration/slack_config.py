@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError
 
 from judgements.configuration import team_config, teams
 from judgements.core.errors import InvalidInput
+from judgements.core.json_values import JsonObject
 from judgements.models import AuditSubject, Panel, SlackConnection, Team
 from judgements.models.magi_settings import magi_settings
 from judgements.outcome import slack_outbox
@@ -51,7 +52,7 @@ def interactivity_url() -> str:
 BOT_SCOPES = ["chat:write", "users:read", "users:read.email"]
 
 
-def manifest(team: Team) -> dict[str, object]:
+def manifest(team: Team) -> JsonObject:
     """The Slack app's manifest for the team (api.slack.com/apps, From an app manifest)."""
     return {
         "display_information": {
@@ -59,7 +60,7 @@ def manifest(team: Team) -> dict[str, object]:
             "description": "Held MAGI verdicts, confirmed or overridden in Slack.",
         },
         "features": {"bot_user": {"display_name": "MAGI", "always_online": False}},
-        "oauth_config": {"scopes": {"bot": BOT_SCOPES}},
+        "oauth_config": {"scopes": {"bot": [*BOT_SCOPES]}},
         "settings": {
             "interactivity": {"is_enabled": True, "request_url": interactivity_url()},
             "org_deploy_enabled": False,
