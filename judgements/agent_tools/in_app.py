@@ -19,6 +19,7 @@ from starlette.types import Receive, Scope, Send
 
 from judgements.agent_tools.tools import JudgeRequest, ToolRefused, build
 from judgements.core.errors import InvalidInput, Refused
+from judgements.core.json_values import JsonObject
 from judgements.infrastructure import events
 from judgements.infrastructure.database import db_call
 from judgements.intake import idempotency, schemas, start
@@ -39,7 +40,7 @@ class InAppBackend:
         self.token = token
         self.base_url = base_url
 
-    async def judge(self, case: JudgeRequest, key: str, wait: float) -> Mapping[str, object]:
+    async def judge(self, case: JudgeRequest, key: str, wait: float) -> JsonObject:
         user = self.token.user
         by = start.Submission(creator=user, api_token=self.token, key=key, body=case)
         try:
@@ -57,7 +58,7 @@ class InAppBackend:
         await events.wait_until_finished(judgement_id, wait)
         return (await db_call(result_of, for_request=True)(judgement_id)).as_json()
 
-    async def read(self, judgement_id: int, wait: float) -> Mapping[str, object]:
+    async def read(self, judgement_id: int, wait: float) -> JsonObject:
         if await db_call(find_visible, for_request=True)(judgement_id, self.token.user) is None:
             raise ToolRefused(f"No judgement {judgement_id}.")
         await events.wait_until_finished(judgement_id, wait)

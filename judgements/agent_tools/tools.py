@@ -23,6 +23,8 @@ from pydantic import TypeAdapter
 # tool's output schema), on 3.11.
 from typing_extensions import TypedDict
 
+from judgements.core.json_values import JsonObject
+
 # The longest a tool waits for a verdict; an unfinished judgement comes back with
 # `finished: false`, to be read again with `read_judgement`.
 WAIT_MAX_SECONDS = 300
@@ -42,8 +44,8 @@ class Backend(Protocol):
     """Judgements and panels answer as the HTTP API's JSON (outcome/answers.py,
     outcome/panel_answers.py), which the tools read below."""
 
-    async def judge(self, case: JudgeRequest, key: str, wait: float) -> Mapping[str, object]: ...
-    async def read(self, judgement_id: int, wait: float) -> Mapping[str, object]: ...
+    async def judge(self, case: JudgeRequest, key: str, wait: float) -> JsonObject: ...
+    async def read(self, judgement_id: int, wait: float) -> JsonObject: ...
     async def panels(self) -> list[Mapping[str, object]]: ...
     def page_url(self, judgement_id: int) -> str: ...
 
@@ -108,7 +110,9 @@ class Verdict(TypedDict):
 
 
 class Panels(TypedDict):
-    """The saved panels the caller may judge with, each as GET /api/panels/ lists it."""
+    """The saved panels the caller may judge with, each as GET /api/panels/ lists it.
+    Each is said to be an object and no more: the SDK gives this as the tool's output
+    schema, and pydantic cannot build one from the recursive JsonObject."""
 
     panels: list[Mapping[str, object]]
 
@@ -122,7 +126,7 @@ class ToolRefused(ToolError):
     tool")."""
 
 
-def verdict(answer: Mapping[str, object], backend: Backend) -> Verdict:
+def verdict(answer: JsonObject, backend: Backend) -> Verdict:
     """The judgement as a tool answers it: the verdict in force first, go only on approval."""
     judgement = JUDGEMENT.validate_python(answer)
     status = judgement.get("status")

@@ -10,9 +10,14 @@ from django.db import transaction
 
 from judgements.configuration import people, suite_config, teams
 from judgements.models import ApiToken, AuditSubject, Panel, Suite, Team
+from judgements.models.panels import PanelState
 
 
-def audited_as(thing: Panel | Suite | ApiToken) -> tuple[AuditSubject, str, Callable[[], object]]:
+def audited_as(
+    thing: Panel | Suite | ApiToken,
+) -> tuple[
+    AuditSubject, str, Callable[[], PanelState | suite_config.SuiteAuditState | people.TokenState]
+]:
     """Its subject, its target and its state as its own audit rows write them."""
     if isinstance(thing, Panel):
         return AuditSubject.PANEL, teams.panel_target(thing), thing.config_state

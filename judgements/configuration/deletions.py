@@ -69,8 +69,7 @@ def going_with(objects: Iterable[Model]) -> list[Model]:
 
 
 def target_of(subject: AuditSubject, row: Model) -> str:
-    model, _, _ = live_state.KINDS[subject]
-    return f"{TARGETS[model][1]} {row.pk}"
+    return f"{TARGETS[live_state.KINDS[subject].model][1]} {row.pk}"
 
 
 def record_deleted(rows: Iterable[Model], by: User | None, skip: Iterable[Model] = ()) -> None:
@@ -81,8 +80,7 @@ def record_deleted(rows: Iterable[Model], by: User | None, skip: Iterable[Model]
         if (type(row), row.pk) in skipped:
             continue
         subject, word = TARGETS[type(row)]
-        _, state_of, _ = live_state.KINDS[subject]
-        teams.record(subject, f"{word} {row.pk}", by, state_of(row), None)
+        teams.record(subject, f"{word} {row.pk}", by, live_state.KINDS[subject].state(row), None)
 
 
 @contextmanager
@@ -93,13 +91,13 @@ def audited(
     for each audited row it deletes (but those in `skip`) before, and for each whose
     audited state it changes after."""
     deleted, changed = collected(objects)
-    before = [(subject, row, live_state.KINDS[subject][1](row)) for subject, row in changed]
+    before = [(subject, row, live_state.KINDS[subject].state(row)) for subject, row in changed]
     record_deleted(deleted, by, skip)
     yield
     for subject, row, state in before:
-        model, state_of, _ = live_state.KINDS[subject]
-        now = model._default_manager.get(pk=row.pk)
-        teams.record(subject, target_of(subject, row), by, state, state_of(now))
+        kind = live_state.KINDS[subject]
+        now = kind.model._default_manager.get(pk=row.pk)
+        teams.record(subject, target_of(subject, row), by, state, kind.state(now))
 
 
 def delete(objects: Iterable[Model], by: User | None) -> None:

@@ -11,6 +11,7 @@ import hashlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import TypedDict
 
 from django import forms
 from django.contrib.auth.models import Permission, User
@@ -36,7 +37,32 @@ class UserForm(forms.ModelForm[User]):
         fields = ["username", "email"]
 
 
-def state(user: User) -> dict[str, object]:
+class UserState(TypedDict):
+    """A user as the audit records it (people.state), keys in the order its rows hold them."""
+
+    username: str
+    email: str
+    is_staff: bool
+    is_superuser: bool
+    is_active: bool
+    sign_ins: list[str]  # "issuer subject" of each provider account that signs in as them
+    password_sha256: str
+    groups: list[str]
+    permissions: list[str]  # "app.codename"
+
+
+class TokenState(TypedDict):
+    """A token as the audit records it (people.token_state), keys in its rows' order."""
+
+    user: str
+    name: str
+    team: str | None
+    prefix: str
+    key_hash: str
+    revoked: bool
+
+
+def state(user: User) -> UserState:
     """A user as the audit records it: who, and what lets them in and how far (active,
     staff, superuser, the provider accounts, issuer and subject, that sign in as them:
     pointing one at another user is signing in as them; the SHA-256 of their password
@@ -108,7 +134,7 @@ def changes_audited(ids: Iterable[object], by: User | None, actor: str = "") -> 
         )
 
 
-def token_state(token: ApiToken) -> dict[str, object]:
+def token_state(token: ApiToken) -> TokenState:
     """A token as the audit records it: whose, its name, its team, its prefix, and what
     makes it work: the hash of its key (never the key) and whether it is revoked, so a
     hash swapped for a key someone knows, or a revocation undone, differs from the log."""

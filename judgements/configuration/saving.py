@@ -32,7 +32,7 @@ from judgements.intake import cases, schemas
 from judgements.intake.case import CaseAgent
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import AuditSubject, Certificate, Panel, Team
-from judgements.models.panels import StoredAgent
+from judgements.models.panels import PanelState, StoredAgent
 from judgements.panels import variant_setting
 from magi_client import directory as config_directory
 
@@ -272,7 +272,7 @@ def write(
                     target = teams.panel_target(made)
                     teams.record(AuditSubject.PANEL, target, by, None, made.config_state())
                 return Written(made, [])
-            before = panel.config_state() if audited else {}
+            before = panel.config_state() if audited else None
             versions.bump(
                 Panel.objects, panel.pk, version, "panel", **fields, updated_at=timezone.now()
             )
@@ -284,7 +284,7 @@ def write(
                 variant_setting.fingerprint_of(panel)
             )
             chain_record.certificates_voided(voided)
-            if audited:
+            if before is not None:
                 after = edited_state(before, fields)
                 teams.record(AuditSubject.PANEL, teams.panel_target(panel), by, before, after)
     except IntegrityError:
@@ -294,12 +294,12 @@ def write(
     return Written(panel, voided)
 
 
-def edited_state(before: dict[str, object], fields: Mapping[str, object]) -> dict[str, object]:
+def edited_state(before: PanelState, fields: Mapping[str, object]) -> dict[str, object]:
     """A page's edit as configuration (Panel.config_state): what the form wrote over what
     the panel was, a page changing nothing else; the panel it escalates to by name."""
     target = fields.get("escalate_to")
     wrote = {**fields, "escalate_to": target.name if isinstance(target, Panel) else target}
-    return before | {key: value for key, value in wrote.items() if key in before}
+    return {**before, **{key: value for key, value in wrote.items() if key in before}}
 
 
 def refuse_escalation(

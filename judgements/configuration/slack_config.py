@@ -21,6 +21,7 @@ from slack_sdk.errors import SlackApiError
 
 from judgements.configuration import team_config, teams
 from judgements.core.errors import InvalidInput
+from judgements.core.json_values import JsonObject
 from judgements.models import AuditSubject, Panel, SlackConnection, Team
 from judgements.models.magi_settings import magi_settings
 from judgements.outcome import slack_outbox
@@ -51,7 +52,7 @@ def interactivity_url() -> str:
 BOT_SCOPES = ["chat:write", "users:read", "users:read.email"]
 
 
-def manifest(team: Team) -> dict[str, object]:
+def manifest(team: Team) -> JsonObject:
     """The Slack app's manifest for the team (api.slack.com/apps, From an app manifest)."""
     return {
         "display_information": {
@@ -59,7 +60,7 @@ def manifest(team: Team) -> dict[str, object]:
             "description": "Held MAGI verdicts, confirmed or overridden in Slack.",
         },
         "features": {"bot_user": {"display_name": "MAGI", "always_online": False}},
-        "oauth_config": {"scopes": {"bot": BOT_SCOPES}},
+        "oauth_config": {"scopes": {"bot": [*BOT_SCOPES]}},
         "settings": {
             "interactivity": {"is_enabled": True, "request_url": interactivity_url()},
             "org_deploy_enabled": False,
@@ -77,7 +78,17 @@ def fingerprint(secret: str) -> str:
     return "sha256:" + hashlib.sha256(secret.encode()).hexdigest()[:12]
 
 
-def audit_state(connection: SlackConnection | None) -> dict[str, object] | None:
+class SlackState(TypedDict):
+    """A team's Slack connection as the audit records it: where it posts, and fingerprints
+    of its secrets (never the secrets), keys in its rows' order."""
+
+    channel: str
+    direct_messages: bool
+    bot_token: str
+    signing_secret: str
+
+
+def audit_state(connection: SlackConnection | None) -> SlackState | None:
     """What the audit records: where it posts, and fingerprints of the secrets."""
     if connection is None:
         return None

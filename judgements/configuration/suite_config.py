@@ -21,6 +21,7 @@ from judgements.core import etags, text
 from judgements.core.errors import Conflict, Forbidden, InvalidInput, NotFound
 from judgements.evaluations import suites
 from judgements.models import AuditSubject, EvaluationRun, Suite, Team, is_id
+from judgements.models.panels import SuiteState
 
 
 @dataclass(frozen=True)
@@ -35,16 +36,24 @@ class Upload:
     example: bool = False
 
 
+class SuiteAuditState(SuiteState):
+    """A suite as the audit records it: its configuration, then its cases' ids and a
+    digest of their content, keys in its rows' order."""
+
+    cases: list[str]
+    digest: str
+
+
 def target(suite: Suite) -> str:
     return f"suite {suite.pk} ({suite.name})"
 
 
-def audit_state(suite: Suite) -> dict[str, object]:
+def audit_state(suite: Suite) -> SuiteAuditState:
     """What the audit records: the suite's configuration, its cases' ids and a digest of
     their content (the cases themselves are in its JSONL)."""
     cases = suites.cases_of(suite)
     digest = hashlib.sha256(json.dumps(cases, sort_keys=True).encode()).hexdigest()
-    return suite.config_state() | {"cases": [case["id"] for case in cases], "digest": digest}
+    return {**suite.config_state(), "cases": [case["id"] for case in cases], "digest": digest}
 
 
 def visible_suite(suite_id: int, by: User) -> Suite:

@@ -2,6 +2,8 @@
 before, after: models/teams.AuditEntry). The admin and `manage.py team` both change teams
 through these functions, so nothing changes unrecorded."""
 
+from typing import TypedDict
+
 from django.contrib.auth.models import User
 from django.db import transaction
 
@@ -10,11 +12,35 @@ from judgements.core.errors import InvalidInput
 from judgements.models import ApiToken, AuditEntry, AuditSubject, Membership, Panel, Suite, Team
 
 
+class ReviewersState(TypedDict):
+    """A panel's reviewing as the audit records it (a `reviewers` row naming the panel)."""
+
+    team: str | None
+    reviewers: list[str]
+    team_reviews: bool
+    four_eyes: bool
+
+
+class TeamState(TypedDict):
+    """A team as the audit records it (a `team` row); its members alone are a
+    `membership` row's state, a list of usernames."""
+
+    name: str
+    members: list[str]
+
+
+class AllPanelReviewers(TypedDict):
+    """Who reviews every panel of a team, as a `reviewers` row naming the team records it
+    (set_members, set_reviews_all; configuration/live_state.py reads it back)."""
+
+    reviews_every_panel: list[str]
+
+
 def member_names(team: Team) -> list[str]:
     return sorted(team.members.values_list("username", flat=True))
 
 
-def reviewers_state(panel: Panel) -> dict[str, object]:
+def reviewers_state(panel: Panel) -> ReviewersState:
     """What the audit records of a panel's reviewing: who, the whole team or not, four eyes."""
     return {
         "team": panel.team.name if panel.team_id is not None and panel.team else None,
@@ -44,7 +70,7 @@ def record(
     return entry
 
 
-def team_state(team: Team) -> dict[str, object]:
+def team_state(team: Team) -> TeamState:
     """A team as the audit records it (team_config's rows, live_state's comparison)."""
     return {"name": team.name, "members": member_names(team)}
 
@@ -61,7 +87,7 @@ def set_members(team: Team, users: list[User], by: User | None, actor: str = "")
     """Make `users` the team's members, recording the change."""
     with transaction.atomic():
         before = member_names(team)
-        reviewing = {"reviews_every_panel": all_panel_reviewers(team)}
+        reviewing = AllPanelReviewers(reviews_every_panel=all_panel_reviewers(team))
         wanted = {user.pk for user in users}
         Membership.objects.filter(team=team).exclude(user__in=wanted).delete()
         present = set(Membership.objects.filter(team=team).values_list("user_id", flat=True))
@@ -71,7 +97,7 @@ def set_members(team: Team, users: list[User], by: User | None, actor: str = "")
         after = member_names(team)
         record(AuditSubject.MEMBERSHIP, team_target(team), by, before, after, actor)
         # A member who leaves stops reviewing every panel: said too (`reviewers`).
-        still = {"reviews_every_panel": all_panel_reviewers(team)}
+        still = AllPanelReviewers(reviews_every_panel=all_panel_reviewers(team))
         record(AuditSubject.REVIEWERS, team_target(team), by, reviewing, still, actor)
 
 
@@ -87,9 +113,9 @@ def set_reviews_all(
     """Make a member a reviewer of every panel of the team, those given to it later
     included, or not; recorded. Nothing for someone who is not a member."""
     with transaction.atomic():
-        before = {"reviews_every_panel": all_panel_reviewers(team)}
+        before = AllPanelReviewers(reviews_every_panel=all_panel_reviewers(team))
         Membership.objects.filter(team=team, user=user).update(reviews_all=reviews)
-        after = {"reviews_every_panel": all_panel_reviewers(team)}
+        after = AllPanelReviewers(reviews_every_panel=all_panel_reviewers(team))
         record(AuditSubject.REVIEWERS, team_target(team), by, before, after, actor)
 
 

@@ -1,12 +1,27 @@
 """Spending limits: a budget in USD or in tokens, per team, per user or per panel, per
 UTC day or month (judgements/spending/budgets.py counts the spend and refuses)."""
 
+from typing import TypedDict
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
 from judgements.core import etags
 from judgements.models.choices import ids_from_one
+
+
+class BudgetConfig(TypedDict):
+    """A budget as configuration, by names (Budget.config_state): the API's answer reads
+    its scope from it and its ETag hashes it, keys in this order. Its audit rows write
+    configuration/budget_config.py's BudgetState instead."""
+
+    team: str | None
+    user: str | None
+    panel: int | None
+    period: str
+    limit_usd: str | None  # normalized: 5 as typed and 5.0000 as stored are one limit
+    limit_tokens: int | None
 
 
 class BudgetPeriod(models.TextChoices):
@@ -72,7 +87,7 @@ class Budget(models.Model):
             return f"the user {self.user}"
         return f"the panel {self.panel}"
 
-    def config_state(self) -> dict[str, object]:
+    def config_state(self) -> BudgetConfig:
         """What the budget is as configuration, by names (the API's answer and its ETag)."""
         return {
             "team": self.team.name if self.team_id is not None and self.team else None,

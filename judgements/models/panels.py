@@ -30,6 +30,36 @@ class StoredAgent(TypedDict):
 AGENT_FIELDS = tuple(StoredAgent.__annotations__)
 
 
+class SuiteState(TypedDict):
+    """A suite as configuration, by names (Suite.config_state): its ETag hashes it, and
+    its audit rows start with it (configuration/suite_config.py SuiteAuditState)."""
+
+    name: str
+    description: str
+    owner: str | None
+    team: str | None
+
+
+class PanelState(TypedDict):
+    """A panel as configuration, by names (Panel.config_state): the API answers it, its
+    ETag hashes it and its audit rows hold it, keys in this order (the rows' hashes are in
+    the transparency log, so the order is theirs)."""
+
+    name: str
+    description: str
+    owner: str | None
+    team: str | None
+    agents: list[StoredAgent]  # the `agents` JSON as stored, validated when saved
+    hold_contested: bool | None
+    run_checks: bool | None
+    prompt_variants: list[str] | None  # the `prompt_variants` JSON as stored
+    escalate_to: str | None
+    notify_contested: bool
+    reviewers: list[str]
+    team_reviews: bool
+    four_eyes: bool
+
+
 class SharedQuerySet(models.QuerySet[_Shared]):
     """Panels and suites: each user's own, and the examples shipped with MAGI (no owner)."""
 
@@ -168,7 +198,7 @@ class Panel(SharedWithExamples):
             for agent in self.agents
         ]
 
-    def config_state(self) -> dict[str, object]:
+    def config_state(self) -> PanelState:
         """What a panel is as configuration, by names (as the API answers it and the audit
         records it). Reads reviewers through .all(), so a prefetch serves a listing."""
         return {
@@ -231,7 +261,7 @@ class Suite(SharedWithExamples):
         """As a panel's: staff, its owner and its team's members; a shipped one staff only."""
         return policy.may_use(user, self.owner_id, self.team_id)
 
-    def config_state(self) -> dict[str, object]:
+    def config_state(self) -> SuiteState:
         """Its name, description, owner and team, as its ETag hashes them. Its cases change
         only with a new version (judgements/configuration/suite_config.py), so a listing reads
         none of them."""

@@ -18,20 +18,29 @@ CAPS = {
     "judgements and the client": {
         # A framework's own signature (`**kwargs` handed on to Django, an ASGI scope). The
         # registry of kinds holds no `Any` since it hands out each kind as its untyped
-        # base (api/resources.py `Kind`), its own types kept inside its class.
-        "Any": 35,
+        # base (api/resources.py `Kind`), its own types kept inside its class; 37 until
+        # then and until configuration/live_state.py's kinds said what their state
+        # functions take.
+        "Any": 34,
         "dict[str, Any]": 7,
         # Where those aliases are used: the ASGI scope's three in web/security.py, the
         # evidence pack's `Obj` in magi_client/packs.py.
         "Any by alias": 29,
         # Values carried as `dict/Mapping[str, object]` where a shape is known: issue 71
-        # item 1 names them one by one (configuration/live_state.py, api/schemas.py, ...).
-        "object bags": 120,
+        # item 1 names them one by one. 121 until each kind's audited state was named
+        # (configuration/live_state.py, people.py, teams.py, suite_config.py,
+        # slack_config.py, models/panels.py, models/budgets.py) and the MCP tools read a
+        # judgement as JsonObject; left: api/schemas.py's evidence pack parts (its
+        # OpenAPI says "object" for each), the client's canonical.py, slack_actions.py, ...
+        "object bags": 99,
         # Parameters typed `object`: a value checked before it is trusted (pydantic's
         # validators in intake/schemas.py, configuration/saving.py, the client's receipt
-        # checks) and the API's `**sent: object` (api/resource_routes.py): ninja calls a
-        # view with keyword arguments named by kind (`panel_id`), read by `given`.
-        "object parameters": 97,
+        # checks), teams.record's before and after (any kind's audited state), and the
+        # API's `**sent: object` (api/resource_routes.py): ninja calls a view with keyword
+        # arguments named by kind (`panel_id`), read by `given`. 101 until the registry
+        # parsed what was sent inside each kind and live_state.py read the audit rows
+        # back as JsonValue.
+        "object parameters": 91,
         "type: ignore": 4,
     },
     # The site: the settings kit reads the environment as it comes (issue 71 item 4

@@ -15,11 +15,21 @@ from django.test import Client
 from django.urls import reverse
 
 from judgements.audit import log
-from judgements.configuration import people, teams
+from judgements.configuration import budget_config, people, teams
 from judgements.core.settings_read import GroupSetting
 from judgements.identity.people import Person, follow_groups, grants_for, sign_in
 from judgements.identity.provider import SignInRefused
-from judgements.models import ApiToken, AuditSubject, Budget, EntryKind, LogState, Panel, Team
+from judgements.models import (
+    ApiToken,
+    AuditEntry,
+    AuditSubject,
+    Budget,
+    EntryKind,
+    LogState,
+    Panel,
+    Team,
+)
+from judgements.models.panels import PanelState
 from tests.support import live_state
 from tests.support.audit_history import placed
 from tests.support.live_state import assert_clean, changed, sql, verified
@@ -38,6 +48,22 @@ def assert_named(what: str, pk: int, model: str) -> None:
 
 def test_untouched_configuration_checks_clean(configured):
     assert verified() == (0, "")
+
+
+def test_each_kinds_audit_rows_hold_its_named_states_keys_in_its_order(configured):
+    """The TypedDict of each kind's state says the keys of its rows in the transparency
+    log, in the order their hashes were taken over them."""
+    shapes = {
+        AuditSubject.PANEL: PanelState,
+        AuditSubject.BUDGET: budget_config.BudgetState,
+        AuditSubject.TEAM: teams.TeamState,
+        AuditSubject.USER: people.UserState,
+        AuditSubject.TOKEN: people.TokenState,
+    }
+    for subject, shape in shapes.items():
+        afters = list(AuditEntry.objects.filter(subject=subject).values_list("after", flat=True))
+        assert afters, subject
+        assert [list(after) for after in afters] == [list(shape.__annotations__)] * len(afters)
 
 
 def test_a_panels_criteria_edited_are_named(configured):
