@@ -374,7 +374,10 @@ def provider_settings(server: FakeLLM) -> dict[str, object]:
                 "api_key": "test-key",
                 "structured_output": "json_schema",
                 "models": server.models,
-                "timeout": 5.0,
+                # Long enough that a loaded machine (two test sessions on two cores, an
+                # evaluation's calls in flight at once) never times a call out; a test of
+                # timeouts sets its own.
+                "timeout": 30.0,
                 "temperature": 0.0,
                 "seed": 0,
             }
