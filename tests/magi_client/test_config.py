@@ -21,6 +21,7 @@ from tests.support.magi_client import (
     read_files,
     run_as,
     run_magi,
+    set_up_site,
     write_files,
 )
 
@@ -50,7 +51,7 @@ def magi(llm_server, tmp_path_factory):
 
 
 def snapshot(magi: LiveMagi) -> dict:
-    return json.loads(magi.manage("shell", "-v", "0", "-c", SNAPSHOT).strip().splitlines()[-1])
+    return json.loads(magi.shell(SNAPSHOT).strip().splitlines()[-1])
 
 
 def teams_files(root) -> dict[str, str]:
@@ -69,7 +70,7 @@ def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
     applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
     assert applied.stdout.endswith("Applied.\n")
-    certificate = int(magi.manage("shell", "-v", "0", "-c", CERTIFY).strip())
+    certificate = int(magi.shell(CERTIFY).strip())
 
     # One criterion changes: the plan names it, and the certificate the change voids.
     changed = (root / PANEL_FILE).read_text().replace(OLD_CRITERIA, NEW_CRITERIA)
@@ -82,10 +83,10 @@ def test_a_directory_round_trips_through_the_installed_client(magi, tmp_path):
         f"    voids certificate {certificate}",
         "Plan: 0 to create, 1 to change, 0 to delete.",
     ]
-    assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "False"
+    assert magi.shell(VOIDED.format(pk=certificate)).strip() == "False"
     applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
-    assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "True"
+    assert magi.shell(VOIDED.format(pk=certificate)).strip() == "True"
 
     # Exported, the files are the ones applied.
     exported = run_as(magi, "export", str(tmp_path / "exported"))
@@ -191,7 +192,7 @@ def test_a_members_token_sees_and_changes_only_its_teams(magi, tmp_path):
     }
     assert "web" in theirs and "elsewhere" not in theirs
 
-    member = {"MAGI_URL": magi.url, "MAGI_TOKEN": magi.manage("api_token", "user03").strip()}
+    member = {"MAGI_URL": magi.url, "MAGI_TOKEN": magi.command("api_token", "user03").strip()}
     root = tmp_path / "member"
     exported = run_magi("export", str(root), env=member)
     assert exported.returncode == config.EXIT_OK, exported.stderr
@@ -225,10 +226,8 @@ def test_an_export_applied_to_a_fresh_server_reproduces_the_configuration(
 ):
     assert run_as(magi, "apply", str(write_files(tmp_path / "given", TWO_TEAMS))).returncode == 0
     assert run_as(magi, "export", str(tmp_path / "first")).returncode == config.EXIT_OK
-    fresh = LiveMagi(tmp_path / "fresh", llm_server.base_url, users=5).start()
+    fresh = set_up_site(tmp_path / "fresh", llm_server.base_url, 5, MAKE_STAFF)
     try:
-        fresh.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=fresh.usernames[0]))
-        fresh.token = fresh.manage("api_token", fresh.usernames[0]).strip()
         applied = run_as(fresh, "apply", str(tmp_path / "first"))
         assert applied.returncode == config.EXIT_OK, applied.stderr
         assert run_as(fresh, "export", str(tmp_path / "second")).returncode == config.EXIT_OK
@@ -273,11 +272,7 @@ def test_staff_apply_the_shared_examples_as_examples(magi, tmp_path):
     applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
     assert "+ create panel shared gate" in applied.stdout
-    owners = magi.manage(
-        "shell",
-        "-v",
-        "0",
-        "-c",
+    owners = magi.shell(
         "from judgements.models import Panel, Suite;"
         "print(list(Panel.objects.filter(name='shared gate').values_list('owner', 'team')),"
         "list(Suite.objects.filter(name='shared-smoke').values_list('owner', 'team')))",
@@ -328,7 +323,7 @@ def test_a_panels_prompt_variants_round_trip_byte_for_byte(magi, tmp_path):
     assert planned.returncode == config.EXIT_OK, planned.stdout
 
     # Only the variants change: the plan says so, with the certificate it voids.
-    certificate = int(magi.manage("shell", "-v", "0", "-c", VARIANTS_CERTIFY).strip())
+    certificate = int(magi.shell(VARIANTS_CERTIFY).strip())
     (root / "teams/lab/panels/lab-a.yaml").write_text(
         lab_panel("lab a", "prompt_variants:\n- quote\n")
     )
@@ -338,7 +333,7 @@ def test_a_panels_prompt_variants_round_trip_byte_for_byte(magi, tmp_path):
     assert lines[0] == "~ change panel lab/lab a" and lines[1].startswith("    prompt_variants: ")
     assert f"    voids certificate {certificate}" in lines
     assert run_as(magi, "apply", str(root)).returncode == config.EXIT_OK
-    assert magi.manage("shell", "-v", "0", "-c", VOIDED.format(pk=certificate)).strip() == "True"
+    assert magi.shell(VOIDED.format(pk=certificate)).strip() == "True"
 
 
 @pytest.mark.parametrize(
@@ -393,7 +388,7 @@ def run_with(magi: LiveMagi, *args: str, **env: str):
 
 
 def connection(magi: LiveMagi) -> str:
-    return magi.manage("shell", "-v", "0", "-c", CONNECTION).strip()
+    return magi.shell(CONNECTION).strip()
 
 
 def test_a_teams_slack_connection_is_applied_from_the_environment_and_exported_without_secrets(

@@ -16,6 +16,7 @@ from tests.support.magi_client import (
     SNAPSHOT,
     TWO_TEAMS,
     run_magi,
+    set_up_site,
     write_files,
 )
 
@@ -128,16 +129,14 @@ BAD_FILES = [
 
 @pytest.fixture(scope="module")
 def magi(llm_server, tmp_path_factory):
-    site = LiveMagi(tmp_path_factory.mktemp("config"), llm_server.base_url, users=5).start()
-    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
+    site = set_up_site(tmp_path_factory.mktemp("config"), llm_server.base_url, 5, MAKE_STAFF)
     site.before = snapshot(site)  # type: ignore[attr-defined]
     yield site
     site.stop()
 
 
 def snapshot(magi: LiveMagi) -> dict:
-    return json.loads(magi.manage("shell", "-v", "0", "-c", SNAPSHOT).strip().splitlines()[-1])
+    return json.loads(magi.shell(SNAPSHOT).strip().splitlines()[-1])
 
 
 @pytest.mark.parametrize(("wrong", "files", "said"), BAD_FILES, ids=[case[0] for case in BAD_FILES])

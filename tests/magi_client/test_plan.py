@@ -15,6 +15,7 @@ from tests.support.magi_client import (
     client_site,
     read_files,
     run_as,
+    set_up_site,
     write_files,
 )
 
@@ -47,7 +48,7 @@ def magi(llm_server, tmp_path_factory):
 
 
 def versions(magi: LiveMagi) -> dict:
-    return json.loads(magi.manage("shell", "-v", "0", "-c", VERSIONS).strip().splitlines()[-1])
+    return json.loads(magi.shell(VERSIONS).strip().splitlines()[-1])
 
 
 def test_block_scalars_and_trailing_line_breaks_settle(magi, tmp_path):
@@ -109,7 +110,7 @@ def test_two_teams_share_a_panel_name_and_a_member_with_a_budget(magi, tmp_path)
     root = write_files(tmp_path / "given", files)
     applied = run_as(magi, "apply", str(root))
     assert applied.returncode == config.EXIT_OK, applied.stderr
-    budgets = magi.manage("shell", "-v", "0", "-c", BUDGET_PANELS).strip()
+    budgets = magi.shell(BUDGET_PANELS).strip()
     assert budgets == "[('200000', 'alpha'), ('7.5000', 'beta')]"
     for args in (("plan",), ("plan", "--prune")):
         planned = run_as(magi, *args, str(root))
@@ -161,11 +162,8 @@ def big_suite(name: str, cases: int = 10) -> str:
 def test_a_directory_larger_than_one_request_body_applies_all_or_nothing(llm_server, tmp_path):
     """Issue 49: suites each accepted alone, together over MAGI_MAX_BODY_BYTES, apply (as
     parts of one transaction); one suite alone over it is named before anything is sent."""
-    small = LiveMagi(tmp_path / "small", llm_server.base_url, users=3, MAGI_MAX_BODY_BYTES="10000")
-    small.start()
+    small = small_magi(llm_server, tmp_path / "small")
     try:
-        small.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=small.usernames[0]))
-        small.token = small.manage("api_token", small.usernames[0]).strip()
         files = {"teams/big/team.yaml": "members:\n- user02\n"}
         files |= {f"teams/big/suites/s{n}.jsonl": big_suite(f"s{n}") for n in range(5)}
         root = write_files(tmp_path / "big", files)
@@ -206,10 +204,7 @@ def test_a_directory_larger_than_one_request_body_applies_all_or_nothing(llm_ser
 def small_magi(llm_server, where) -> LiveMagi:
     """A MAGI whose request bodies are small (10 kB): a directory of a few suites needs
     several requests."""
-    site = LiveMagi(where, llm_server.base_url, users=5, MAGI_MAX_BODY_BYTES="10000").start()
-    site.manage("shell", "-v", "0", "-c", MAKE_STAFF.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0]).strip()
-    return site
+    return set_up_site(where, llm_server.base_url, 5, MAKE_STAFF, MAGI_MAX_BODY_BYTES="10000")
 
 
 def test_everything_of_issue_49_round_trips_to_a_fresh_server_byte_for_byte(llm_server, tmp_path):

@@ -83,7 +83,7 @@ def receipt_of(magi, judgement: int) -> dict:
 def test_a_receipt_checks_offline_against_the_checkpoint_a_witness_kept(magi, fake_llm, tmp_path):
     script_votes(fake_llm)
     judgement = approved(magi, "Deploy abc123: ship-it.")
-    magi.manage("shell", "-v", "0", "-c", PLACE)
+    magi.shell(PLACE)
     state = tmp_path / "witness.json"
     first = magi_command("audit", "watch", magi.url, "--state", str(state), "--once")
     assert first.returncode == watch.EXIT_CONSISTENT, first.stderr
@@ -97,7 +97,7 @@ def test_a_receipt_checks_offline_against_the_checkpoint_a_witness_kept(magi, fa
     assert " of magi.invalid/" in done.stdout.splitlines()[-1]
     # The log grows; the witness checks the new checkpoint extends the one it kept.
     approved(magi, "Deploy abc124: ship-it.")
-    magi.manage("shell", "-v", "0", "-c", PLACE)
+    magi.shell(PLACE)
     again = magi_command("audit", "watch", magi.url, "--state", str(state), "--once")
     assert again.returncode == watch.EXIT_CONSISTENT, again.stderr
     assert again.stdout.startswith("consistent: magi.invalid/")
@@ -117,15 +117,15 @@ def test_the_witness_exits_1_on_a_rollback_or_a_fork_and_keeps_its_checkpoint(
 ):
     script_votes(fake_llm)
     approved(magi, f"Deploy {attack}: ship-it.")
-    magi.manage("shell", "-v", "0", "-c", PLACE)
+    magi.shell(PLACE)
     state = tmp_path / "witness.json"
     assert magi_command("audit", "watch", magi.url, "--state", str(state), "--once").returncode == 0
     kept = state.read_text()
     if attack == "rollback":
-        magi.manage("shell", "-v", "0", "-c", REBUILD.format(cut=5, rewrite=False))
+        magi.shell(REBUILD.format(cut=5, rewrite=False))
     else:
         approved(magi, "Deploy more: ship-it.")
-        magi.manage("shell", "-v", "0", "-c", REBUILD.format(cut=0, rewrite=True))
+        magi.shell(REBUILD.format(cut=0, rewrite=True))
     done = magi_command("audit", "watch", magi.url, "--state", str(state), "--once")
     assert done.returncode == watch.EXIT_INCONSISTENT, done.stdout + done.stderr
     assert failure in done.stderr

@@ -10,6 +10,7 @@ deliberation can be observed on the page deterministically.
 import contextlib
 import json
 import os
+import select
 import shutil
 import socket
 import subprocess
@@ -84,6 +85,7 @@ class LiveMagi:
         self.usernames = [f"user{i:02d}" for i in range(1, users + 1)]
         self.env = self._environment(llm_base_url, env)
         self.process: subprocess.Popen | None = None
+        self.django: subprocess.Popen[str] | None = None  # the long-lived one of command()
         self.sessions: dict[str, str] = {}  # username -> session key of a logged-in session
         # API tokens of the first users, for the tests that issue them (manage api_token).
         self.token = ""
@@ -134,6 +136,41 @@ class LiveMagi:
         if result.returncode != 0:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{result.stderr}")
         return result.stdout
+
+    def command(self, *args: str) -> str:
+        """`manage.py ARGS` run in this site's long-lived Django process
+        (tests/support/django_process.py), started on first use: its output, or
+        RuntimeError with the error it raised, as manage() gives."""
+        if self.django is None or self.django.poll() is not None:
+            self.var_dir.mkdir(parents=True, exist_ok=True)
+            with (self.var_dir / "django_process.log").open("ab") as log:
+                self.django = subprocess.Popen(
+                    [sys.executable, "-m", "tests.support.django_process"],
+                    cwd=REPO,
+                    env=self.env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                )
+        assert self.django.stdin is not None and self.django.stdout is not None
+        self.django.stdin.write(json.dumps(list(args)) + "\n")
+        self.django.stdin.flush()
+        # As manage()'s: a command that hangs fails the test instead of stalling the suite.
+        ready, _, _ = select.select([self.django.stdout], [], [], 120)
+        answer = self.django.stdout.readline() if ready else ""
+        if not answer:
+            said = (self.var_dir / "django_process.log").read_text(errors="replace")
+            self.django.kill()
+            raise RuntimeError(f"manage.py {' '.join(args)}: no answer from Django:\n{said}")
+        done = json.loads(answer)
+        if not done["ok"]:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{done['stderr']}")
+        return str(done["stdout"])
+
+    def shell(self, code: str) -> str:
+        """`manage.py shell -c CODE` in the long-lived Django process: what it printed."""
+        return self.command("shell", "-v", "0", "-c", code)
 
     def start(self, ready_within: float = 30.0) -> "LiveMagi":
         self.var_dir.mkdir(parents=True, exist_ok=True)
@@ -197,6 +234,9 @@ class LiveMagi:
             return ""
 
     def stop(self) -> None:
+        if self.django is not None and self.django.poll() is None:
+            self.django.stdin.close()  # type: ignore[union-attr]  # its loop ends: it exits
+            self.django.wait(timeout=10)
         if self.process is None or self.process.poll() is not None:
             return
         self.process.terminate()

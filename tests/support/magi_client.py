@@ -2,8 +2,10 @@
 own in a virtualenv beside the test one (`make setup-test`, the Makefile's
 .installed-client): what a CI job installs, with no Django in reach."""
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -188,15 +190,43 @@ print(json.dumps({m.__name__: sorted(map(str, m.objects.values_list())) for m in
 """
 
 
+# Var directories of set-up sites, by their users, setup and settings: the database with
+# the setup done and the token, copied for each site made alike (LiveMagi.prepare's way).
+SET_UP: dict[tuple[object, ...], tuple[Path, str]] = {}
+
+
+def set_up_site(folder: Path, base_url: str, users: int, setup: str, **env: object) -> LiveMagi:
+    """A live MAGI, serving, on a database of its own in which `setup` (Python run by
+    `manage.py shell`, with `{username}` the first user's name) has run, and a token of
+    that user in `site.token`. The first site of each kind is set up in place; the
+    others copy its database, so a fresh server costs only its own start."""
+    site = LiveMagi(folder, base_url, users=users, **env)
+    key = (users, setup, *sorted(env.items()))
+    if key in SET_UP:
+        prepared, site.token = SET_UP[key]
+        shutil.copytree(prepared, site.var_dir, dirs_exist_ok=True)
+        return site.serve()
+    site.var_dir.mkdir(parents=True, exist_ok=True)
+    site.prepare()
+    site.shell(setup.format(username=site.usernames[0]))
+    site.token = site.command("api_token", site.usernames[0], "--name", "ci").strip()
+    # Beside the var directory: in pytest's temporary tree, which pytest prunes. The
+    # Django process closed its connections: the database is whole on disk.
+    prepared = Path(tempfile.mkdtemp(prefix="set-up-", dir=site.var_dir.parent))
+    shutil.copytree(site.var_dir, prepared, dirs_exist_ok=True, ignore=IGNORED)
+    SET_UP[key] = (prepared, site.token)
+    return site.serve()
+
+
+# The logs of the site the copy was made from are not the copy's.
+IGNORED = shutil.ignore_patterns("*.log")
+
+
 def client_site(
     folder: Path, base_url: str, users: int, setup: str, **env: object
 ) -> Iterator[LiveMagi]:
-    """A live MAGI for the client's tests: `setup` (Python run by `manage.py shell`, with
-    `{username}` the first user's name) run once, and a token of that user in
-    `site.token`; stopped when the module's tests are done. `env`: settings of its own."""
-    site = LiveMagi(folder, base_url, users=users, **env).start()
-    site.manage("shell", "-v", "0", "-c", setup.format(username=site.usernames[0]))
-    site.token = site.manage("api_token", site.usernames[0], "--name", "ci").strip()
+    """set_up_site's live MAGI for a module's tests, stopped when they are done."""
+    site = set_up_site(folder, base_url, users, setup, **env)
     yield site
     site.stop()
 
