@@ -63,7 +63,8 @@ def test_each_kinds_audit_rows_hold_its_named_states_keys_in_its_order(configure
     for subject, shape in shapes.items():
         afters = list(AuditEntry.objects.filter(subject=subject).values_list("after", flat=True))
         assert afters, subject
-        assert [list(after or {}) for after in afters] == [list(shape.__annotations__)] * len(afters)
+        keys = [list(after or {}) for after in afters]
+        assert keys == [list(shape.__annotations__)] * len(afters)
 
 
 def test_a_panels_criteria_edited_are_named(configured):
