@@ -45,9 +45,8 @@ from judgements.llm.completions import (
 )
 from judgements.models.magi_settings import magi_settings
 
-# The SDK is imported where a call is made, not when this module is: `import openai` is
-# about a second of CPU, and every process that starts Django (each web worker, each
-# `manage.py` command) imports this module whether or not it ever calls a model.
+# The SDK is imported where a call is made: `import openai` is a second of CPU that every
+# process starting Django (a web worker, each command) would pay, calling a model or not.
 if TYPE_CHECKING:
     import openai
 
@@ -228,11 +227,7 @@ async def _attempt_in_slot(
     started_at = timezone.now()
     began = time.perf_counter()
     entry = AttemptRecord(
-        attempt=attempt,
-        request=body,
-        started_at=started_at,
-        duration_ms=0,
-        base_url=base_url or "",
+        attempt=attempt, request=body, started_at=started_at, duration_ms=0, base_url=base_url or ""
     )
     try:
         client = clients.client(base_url, route.api_key, route.timeout)
