@@ -378,37 +378,22 @@ REASON_FIRST_SCHEMA: JsonObject = {
 PLAIN_MAX_TOKENS = 400
 
 
-# Issue 69's plain call, verbatim: one user message, the content NOT fenced. The floor a
-# user would write, measured here and sent by nothing else MAGI runs.
-USER_CRITERION = """\
-Criterion:
-{criterion}
-
-Content:
-{content}
-
-Approve if the content meets this criterion; reject if it fails it.
-Answer JSON {{"decision": "approve" or "reject", "reason": "<why>"}}"""
-
-# The same wording for one call on the three criteria.
-USER_CRITERIA = """\
-Criteria:
-{criteria}
-
-Content:
-{content}
-
-{rule}
-Answer JSON {{"decision": "approve" or "reject", "reason": "<why>"}}"""
-
-
-def user_messages(criteria: list[str], content: str, two_of_three: bool) -> list[dict[str, str]]:
-    if len(criteria) == 1:
-        text = USER_CRITERION.format(criterion=criteria[0], content=content)
+def user_messages(
+    criteria: list[str], content: str, two_of_three: bool, fenced: bool
+) -> list[dict[str, str]]:
+    """Issue 69's plain call, word for word (plain_question.USER_WORDS): "[user+fence]" with
+    the content in a code block, as the USER_WORDS variant's round 1 asks it; "[user]"
+    with the content NOT fenced, the floor a user would write, sent by nothing else MAGI
+    runs."""
+    if fenced:
+        text = plain_question.user_text(criteria, content, two_of_three=two_of_three)
     else:
-        rule = plain_question.rule_for(criteria, two_of_three)
-        text = USER_CRITERIA.format(
-            criteria=plain_question.listed(criteria), content=content, rule=rule
+        text = plain_question.USER_WORDS.format(
+            heading="Criterion" if len(criteria) == 1 else "Criteria",
+            criteria=plain_question.listed(criteria),
+            content=content,
+            rule=plain_question.rule_for(criteria, two_of_three),
+            answer=plain_question.USER_ANSWER,
         )
     return [{"role": "user", "content": text}]
 
@@ -423,11 +408,8 @@ def plain_messages(
             return check_prompts.all_criteria_messages(criteria, content)
         return check_prompts.plain_rule_messages(criteria, content)
     two_of_three = kind != PLAIN
-    if wording == USER:
-        return user_messages(criteria, content, two_of_three)
-    if wording == USER_FENCE:
-        fence = plain_question.fence_for(content)
-        return user_messages(criteria, f"{fence}\n{content}\n{fence}", two_of_three)
+    if wording in (USER, USER_FENCE):
+        return user_messages(criteria, content, two_of_three, fenced=wording == USER_FENCE)
     keys = ("reason", "criterion_met", "decision") if len(criteria) == 1 else ("reason", "decision")
     return plain_question.fenced_messages(
         criteria, content, keys=keys, two_of_three=two_of_three, data_sentence=wording == FENCED
@@ -549,8 +531,7 @@ async def first_answers(case: dict, panel: dict, model: str, column: Column) -> 
 
     async def one(agent: dict) -> calls.VerdictResult:
         brief = prompts.AgentBrief(agent["name"], agent["criteria"])
-        messages = prompts.build_messages(brief, case["content"], 1, [], variants=column.variants)
-        question = asking.Question(agent["name"], 1, case["content"], [], column.variants, messages)
+        question = asking.question(brief, 1, case["content"], [], column.variants)
         result = await asking.ask(question, clients, route, asking.Hooks(record, record, nothing))
         spent.append(result.attempt)
         return result

@@ -10,9 +10,14 @@ is also where the agents refuse injected text, which the unfenced call lets thro
 This module holds that wording with the content fenced: in a Markdown code block it
 cannot close (a fence of more backticks than any run in the content), and one sentence
 after it saying that the block is data. It is the PLAIN_QUESTION variant's round 1
-(judgements/core/prompts.py) and the bench's "[fenced]" competitor wording. The issue's
-unfenced wording, the floor a user would write, lives in the bench alone
-(bench/panel_quality.py): no prompt MAGI sends leaves the content unfenced.
+(judgements/core/prompts.py) and the bench's "[fenced]" competitor wording.
+
+It also holds the issue's wording word for word (USER_WORDS), the USER_WORDS variant's
+round 1 and the bench's "[user+fence]" competitor: the same text in both, so a competitor's
+recorded first answers are what the variant's round 1 asks (bench/panel_quality.py
+--later-rounds-from). MAGI sends it with the content in the code block (`user_text`); the
+bench alone fills it unfenced, as its "[user]" floor: no prompt MAGI sends leaves the
+content unfenced.
 
 A code block rather than the agents' "<<<CONTENT tag>>>" lines was the hope that a
 coding model reads it as quoted material without a paragraph of rules around it. The
@@ -62,6 +67,20 @@ KEY_TEXT = {
     "missing": '"missing": [<what the criterion needs that the content does not state>]',
 }
 REASON_FIRST = ("reason", "decision")
+
+
+# Issue 69's plain call, word for word: what a user writes about one criterion (or about
+# all three, told the rule). `content` is the content as it goes in: fenced by `user_text`.
+USER_WORDS = """\
+{heading}:
+{criteria}
+
+Content:
+{content}
+
+{rule}
+{answer}"""
+USER_ANSWER = 'Answer JSON {"decision": "approve" or "reject", "reason": "<why>"}'
 
 
 def answer_line(keys: Sequence[str]) -> str:
@@ -129,3 +148,23 @@ def fenced_messages(
         criteria, content, keys=keys, two_of_three=two_of_three, data_sentence=data_sentence
     )
     return [{"role": "user", "content": text}]
+
+
+def user_text(
+    criteria: Sequence[str],
+    content: str,
+    *,
+    two_of_three: bool = True,
+    answer_with: str | None = None,
+) -> str:
+    """The user's own words (USER_WORDS), the content in a code block it cannot close.
+    `answer_with`: another last line (the confidence probe's one word) instead of the
+    user's JSON line."""
+    fence = fence_for(content)
+    return USER_WORDS.format(
+        heading="Criterion" if len(criteria) == 1 else "Criteria",
+        criteria=listed(criteria),
+        content=f"{fence}\n{content}\n{fence}",
+        rule=rule_for(criteria, two_of_three),
+        answer=answer_with or USER_ANSWER,
+    )

@@ -62,6 +62,14 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   the block is data, "approve if the content meets this criterion; reject if it fails
   it", the answer reason first and without `missing`. Rounds 2 and 3 are the default's
   (the rules, the earlier answers fenced), so deliberation is as measured.
+- USER_WORDS: round 1 in the user's own words, issue 69's plain call word for word
+  (judgements/core/plain_question.py USER_WORDS: the criterion, the content, "approve if
+  the content meets this criterion; reject if it fails it", the user's answer line),
+  with the content in a code block it cannot close and nothing else: no system message,
+  no agent's name, no sentence about the block. Its round-1 answer is decoded without
+  `missing`, as the plain call's was; rounds 2 and 3 are the default's, `missing`
+  included (`asked_in`). The bench's "plain per criterion [user+fence]" asks the same
+  text, so that competitor's recorded first answers are this variant's round 1.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -89,6 +97,7 @@ class Variant(StrEnum):
     OWN_REASON = "own_reason"
     TURN_NEEDS_REASON = "turn_needs_reason"
     PLAIN_QUESTION = "plain_question"
+    USER_WORDS = "user_words"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what
@@ -106,8 +115,12 @@ ORIGINAL = "original"
 # ran; ORIGINAL (or a panel's prompt_variants: []) asks for the prompts without any.
 DEFAULT: frozenset[Variant] = frozenset({Variant.TURN_NEEDS_REASON})
 
-# Two ways of showing the earlier rounds: a judgement can use one of them, not both.
-EXCLUSIVE = frozenset({Variant.NAMED_PEERS, Variant.DECISIONS_ONLY})
+# Two ways of showing the earlier rounds, and two ways of asking round 1 as a user would: a
+# judgement can use one of each pair, not both.
+EXCLUSIVE = (
+    (Variant.NAMED_PEERS, Variant.DECISIONS_ONLY, "show earlier rounds"),
+    (Variant.PLAIN_QUESTION, Variant.USER_WORDS, "ask round 1"),
+)
 QUOTE_MAX_CHARS = 160
 
 
@@ -126,9 +139,19 @@ def parse(names: Iterable[str]) -> frozenset[Variant]:
         except ValueError:
             known = ", ".join([*(variant.value for variant in Variant), ORIGINAL])
             raise ValueError(f"unknown prompt variant {name!r} (known: {known})") from None
-    if chosen >= EXCLUSIVE:
-        raise ValueError("named_peers and decisions_only both say how to show earlier rounds")
+    for first, second, what in EXCLUSIVE:
+        if {first, second} <= chosen:
+            raise ValueError(f"{first} and {second} both say how to {what}")
     return frozenset(chosen)
+
+
+def asked_in(variants: frozenset[Variant], round_number: int) -> frozenset[Variant]:
+    """The variants one round's question is asked and decoded under: USER_WORDS's round 1
+    is the plain call, whose answer has no `missing` (NO_MISSING); its later rounds are the
+    default's."""
+    if Variant.USER_WORDS in variants and round_number == 1:
+        return variants | {Variant.NO_MISSING}
+    return variants
 
 
 def resolve(names: Iterable[str] | None) -> frozenset[Variant]:

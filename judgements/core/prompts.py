@@ -325,6 +325,11 @@ def build_messages(
             answer_with=last,
         )
         return [{"role": "user", "content": text}]
+    if Variant.USER_WORDS in variants and round_number == 1:
+        # Issue 69: round 1 in the user's own words, the content in a code block.
+        last = None if answer_with == ANSWER_WITH_JSON else answer_with
+        text = plain_question.user_text([agent.criteria], content, answer_with=last)
+        return [{"role": "user", "content": text}]
     # Hashing a long content is the costliest step here: once per call, not once per use.
     token = fence_token(content)
     return [

@@ -9,7 +9,7 @@ exactly this (bench/panel_quality.py).
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from judgements.core import answer_checks, prompts, recheck
+from judgements.core import answer_checks, prompt_variants, prompts, recheck
 from judgements.llm import calls, completions
 
 
@@ -23,6 +23,21 @@ class Question:
     earlier: list[prompts.EarlierDecision]
     variants: frozenset[prompts.Variant]
     messages: list[dict[str, str]]
+
+
+def question(
+    brief: prompts.AgentBrief,
+    round_number: int,
+    content: str,
+    earlier: list[prompts.EarlierDecision],
+    variants: frozenset[prompts.Variant],
+) -> Question:
+    """The one way a round's question is made, by the engine and the quality bench alike:
+    its prompt, and the variants it is asked and decoded under in this round
+    (prompt_variants.asked_in)."""
+    messages = prompts.build_messages(brief, content, round_number, earlier, variants=variants)
+    asked = prompt_variants.asked_in(variants, round_number)
+    return Question(brief.name, round_number, content, earlier, asked, messages)
 
 
 @dataclass(frozen=True)

@@ -192,13 +192,12 @@ async def decide(
         if deliberation.judgement.evaluation_run_id is not None:
             route = dataclasses.replace(route, batch=True)
         earlier = deliberation.earlier_decisions(round_number)
-        question = asking.Question(
-            agent.name,
+        question = asking.question(
+            prompts.AgentBrief(agent.name, agent.criteria),
             round_number,
             deliberation.judgement.content,
             earlier,
             deliberation.variants,
-            first_messages(deliberation, agent, round_number, earlier),
         )
 
         async def record_failure(entry: calls.AttemptRecord) -> None:
@@ -230,22 +229,6 @@ async def decide(
         decision=decision.decision,
     )
     return decision
-
-
-def first_messages(
-    deliberation: Deliberation,
-    agent: Agent,
-    round_number: int,
-    earlier: list[prompts.EarlierDecision],
-) -> list[dict[str, str]]:
-    """The agent's prompt for this round: the judgement's content and the earlier rounds."""
-    return prompts.build_messages(
-        prompts.AgentBrief(agent.name, agent.criteria),
-        deliberation.judgement.content,
-        round_number,
-        earlier,
-        variants=deliberation.variants,
-    )
 
 
 def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.VerdictResult:

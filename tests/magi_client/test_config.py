@@ -344,6 +344,11 @@ def test_a_panels_prompt_variants_round_trip_byte_for_byte(magi, tmp_path):
             "teams/lab2/panels/bad.yaml:15: prompt_variants: named_peers and decisions_only",
         ),
         (
+            "prompt_variants:\n- plain_question\n- user_words\n",
+            "teams/lab2/panels/bad.yaml:15: prompt_variants: plain_question and user_words both"
+            " say how to ask round 1",
+        ),
+        (
             "prompt_variants:\n- quote\n- reason_last\n",
             "teams/lab2/panels/bad.yaml:17: prompt_variants[1]: Must be one of ",
         ),

@@ -88,7 +88,9 @@ def test_the_prompt_variants_are_the_servers():
     from judgements.core import prompt_variants
 
     assert [variant.value for variant in prompt_variants.Variant] == schema.VARIANTS
-    assert set(schema.EXCLUSIVE_VARIANTS) == {str(v) for v in prompt_variants.EXCLUSIVE}
+    assert [
+        (str(first), str(second), what) for first, second, what in prompt_variants.EXCLUSIVE
+    ] == schema.EXCLUSIVE_VARIANTS
 
 
 @pytest.mark.parametrize("expected", ["approve", "reject"])

@@ -193,6 +193,7 @@ async def test_bad_prompt_variants_are_refused_naming_the_field(bot, document):
     cases = {
         "unknown": (["reason_last"], 422, "Unknown prompt variant 'reason_last' (known: "),
         "clash": (["named_peers", "decisions_only"], 422, "both say how to show earlier"),
+        "round 1 twice": (["plain_question", "user_words"], 422, "both say how to ask round 1"),
         "twice": (["quote", "quote"], 422, "named twice"),
         "not a list": ("quote", 400, ""),
     }

@@ -2,6 +2,9 @@
 SDK of the suite's fake LLM server, checked, and asked once more when a check finds
 something, with no database."""
 
+import json
+
+from judgements.core.prompt_variants import Variant
 from judgements.core.prompts import AgentBrief, build_messages
 from judgements.engine import asking
 from judgements.llm import calls, providers
@@ -48,3 +51,28 @@ async def test_a_reject_calling_missing_what_the_content_states_is_asked_once_mo
     assert result.attempt.attempt == 2
     again = fake_llm.requests_for("model-a")[-1].body["messages"][-1]["content"]
     assert again.startswith(RECHECK_MARKER) and "budget" in again
+
+
+async def test_user_words_round_one_asks_the_users_words_and_decodes_no_missing(fake_llm):
+    fake_llm.script("model-a", votes="AAA")
+    variants = frozenset({Variant.USER_WORDS, Variant.TURN_NEEDS_REASON})
+    brief = AgentBrief("Melchior", "A budget is stated.")
+    first = asking.question(brief, 1, CONTENT, [], variants)
+    hooks = asking.Hooks(nothing, nothing, nothing_before)
+    await asking.ask(first, calls.Clients(), providers.route_for("model-a"), hooks)
+    (request,) = fake_llm.requests_for("model-a")
+    (message,) = request.body["messages"]
+    assert message["content"].startswith("Criterion:\nA budget is stated.")
+    assert "missing" not in json.dumps(request.body["response_format"])
+    # From round 2, the default's question and answer, `missing` included.
+    later = asking.question(brief, 2, CONTENT, [], variants)
+    assert later.messages == build_messages(brief, CONTENT, 2, [], variants=variants)
+    assert Variant.NO_MISSING not in later.variants
+
+
+async def nothing(entry: calls.AttemptRecord) -> None:
+    return None
+
+
+async def nothing_before() -> None:
+    return None

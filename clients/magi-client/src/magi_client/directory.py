@@ -516,14 +516,14 @@ class Reader:
             if isinstance(variants, list) and all(isinstance(name, str) for name in variants)
             else set()
         )
-        if named >= set(schema.EXCLUSIVE_VARIANTS):
-            self.problems.append(
-                source.problem(
-                    "prompt_variants",
-                    "named_peers and decisions_only both say how to show earlier rounds: "
-                    "choose one.",
+        for first, second, what in schema.EXCLUSIVE_VARIANTS:
+            if {first, second} <= named:
+                self.problems.append(
+                    source.problem(
+                        "prompt_variants",
+                        f"{first} and {second} both say how to {what}: choose one.",
+                    )
                 )
-            )
         target = whole.get("escalate_to")
         if isinstance(target, str) and comparable(target) == comparable(whole["name"]):
             self.problems.append(

@@ -62,8 +62,13 @@ VARIANTS = [
     "own_reason",
     "turn_needs_reason",
     "plain_question",
+    "user_words",
 ]
-EXCLUSIVE_VARIANTS = ["named_peers", "decisions_only"]  # one of them at most
+# Pairs of which a panel names one at most, and what both would say how to do.
+EXCLUSIVE_VARIANTS = [
+    ("named_peers", "decisions_only", "show earlier rounds"),
+    ("plain_question", "user_words", "ask round 1"),
+]
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
 
 
@@ -134,8 +139,9 @@ PANEL: Schema = {
             "items": {"enum": VARIANTS},
             "uniqueItems": True,
             "description": "The prompt variants its judgements and runs use "
-            "(docs/panel-quality.md); not named_peers with decisions_only. Left out or null: "
-            "the server's default; []: no variant, whatever the default becomes.",
+            "(docs/panel-quality.md); not named_peers with decisions_only, nor plain_question "
+            "with user_words. Left out or null: the server's default; []: no variant, "
+            "whatever the default becomes.",
         },
         "escalate_to": {
             "type": ["string", "null"],
