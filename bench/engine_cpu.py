@@ -1,6 +1,7 @@
 """Engine CPU: this process's CPU seconds per decision, the engine against a floor.
 
     .venv/bin/python bench/engine_cpu.py [--judgements 100] [--pairs 4]
+    .venv/bin/python bench/engine_cpu.py --modes off --rows sql  # issue 71's floor
     .venv/bin/python bench/engine_cpu.py --profile engine.pstats --judgements 20
 
 (a) The engine runs N judgements at once (3 agents x 3 rounds = 9 vote decisions each)
@@ -30,6 +31,12 @@ Ratios reported, each the median over batch pairs:
   only (the bare SDK making 14 calls is itself about 1.5x the 9-call floor);
 - per call: the engine's CPU over every call it makes, against a floor that makes the
   same calls and stores a row for each. What the engine adds beyond its calls.
+
+`--rows orm` (the default) stores each of the floor's votes through the ORM's `acreate`,
+as a Django program would; `--rows sql` as one INSERT on the standard library's sqlite3
+in the event loop's thread, as issue 71 measures its floor ("the bare SDK call plus one
+SQLite insert per decision"): no model instance, no thread hop, so a lower floor and a
+higher ratio (docs/benchmarks.md).
 
 `--floor sdk` (the default) asks as a plain program would: one client, the typed
 `chat.completions.create`; `--floor engine-path` asks as the engine does (bench/
@@ -167,10 +174,11 @@ class Sides:
     """The configurations, each a function of a batch size returning CPU seconds, and
     the LLM server they call."""
 
-    def __init__(self, floor: str = "sdk") -> None:
+    def __init__(self, floor: str = "sdk", rows: str = "orm") -> None:
         self.server: subprocess.Popen | None = None
         self.bodies: dict = {}
         self.floor_path = floor
+        self.raw_sql = rows == "sql"
         self.base_url = self.fresh_server()
 
     def fresh_server(self) -> str:
@@ -218,10 +226,16 @@ class Sides:
                 base_url=self.base_url, api_key="bench", max_retries=0, timeout=TIMEOUT,
             ) as client:  # fmt: skip
                 await engine_floor.run(
-                    client, self.bodies, panels, rows_in="default", checks=MODES[mode]
-                )
+                    client, self.bodies, panels, rows_in="default", checks=MODES[mode],
+                    raw_sql=self.raw_sql,
+                )  # fmt: skip
 
-        return cpu_of(run, profile)
+        cpu = cpu_of(run, profile)
+        from judgements.models import RoundDecision
+
+        stored = RoundDecision.objects.filter(agent__judgement_id__in=ids).count()
+        assert stored == n * VOTES_PER_JUDGEMENT, f"the floor stored {stored} votes"
+        return cpu
 
     @staticmethod
     def assert_finished(ids: list[int], mode: str) -> None:
@@ -254,6 +268,13 @@ def main() -> None:
         help="how the floor asks: the typed SDK call, one pool; or as the engine asks",
     )
     parser.add_argument(
+        "--rows",
+        choices=("orm", "sql"),
+        default="orm",
+        help="how the floor stores a vote: the ORM's acreate (a thread hop, as Django's async"
+        " ORM makes it), or one INSERT on the standard library's sqlite3 (--modes off only)",
+    )
+    parser.add_argument(
         "--modes",
         default="default,all,off",
         help="which checks run, comma-separated: default (what a deployment that sets "
@@ -267,10 +288,12 @@ def main() -> None:
     args.modes = args.modes.split(",")
     if not args.modes or not set(args.modes) <= set(MODES):
         parser.error(f"--modes: of {', '.join(MODES)}, comma-separated")
+    if args.rows == "sql" and args.modes != ["off"]:
+        parser.error("--rows sql stores votes alone: give --modes off")
 
     # Stopped from outside: still stop the server (the finally below).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
-    sides = Sides(args.floor)
+    sides = Sides(args.floor, args.rows)
     try:
         with tempfile.TemporaryDirectory() as var_dir:
             setup_django(sides.base_url, var_dir)
@@ -316,7 +339,10 @@ def measure(sides: Sides, args: argparse.Namespace) -> None:
         )
 
     votes = n * VOTES_PER_JUDGEMENT
-    print(f"\n{n} judgements a batch, {args.pairs} batches of each ({args.floor}); ms CPU:")
+    print(
+        f"\n{n} judgements a batch, {args.pairs} batches of each ({args.floor}, rows by"
+        f" {args.rows}); ms CPU:"
+    )
     for name, values in cpu.items():
         calls = configs[name][1]
         print(

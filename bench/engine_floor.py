@@ -152,13 +152,20 @@ async def run(
     *,
     rows_in: str | None,
     checks: Collection[str] = (),
+    raw_sql: bool = False,
 ) -> None:
     """Every judgement at once: the checks of `checks` beside round 1 (of "probe", a
     call per agent, "second_opinion" and "screen"), three rounds of three calls, each
-    answer parsed and, with `rows_in` (a database alias), stored as one row there."""
+    answer parsed and, with `rows_in` (a database alias), stored as one row there:
+    through the ORM's `acreate`, or with `raw_sql` (votes alone: no check may run) as
+    one INSERT on the standard library's sqlite3, in the event loop's own thread, as a
+    program without Django would write it."""
     from judgements.models import JudgementCheck, RoundDecision
 
     lost: list[str] = []
+    if raw_sql:
+        assert not checks and rows_in is not None, "raw SQL stores votes alone"
+        store = RawVotes(rows_in)
 
     async def create(body: Body) -> Any:
         return await asked(client, body, lost)
@@ -166,7 +173,9 @@ async def run(
     async def vote(agent_id: int, model: str, round_number: int) -> None:
         completion = await create(bodies[(model, round_number)])
         verdict = json.loads(completion.choices[0].message.content)
-        if rows_in is not None:
+        if raw_sql:
+            store.insert(agent_id, round_number, verdict["decision"], verdict["reason"])
+        elif rows_in is not None:
             await RoundDecision.objects.using(rows_in).acreate(
                 agent_id=agent_id,
                 round=round_number,
@@ -195,6 +204,41 @@ async def run(
                 jobs.append(check(judgement_id, kind, None, bodies[kind]))
         await asyncio.gather(*jobs)
 
-    await asyncio.gather(*(judgement(pk, panel) for pk, panel in panels.items()))
+    try:
+        await asyncio.gather(*(judgement(pk, panel) for pk, panel in panels.items()))
+    finally:
+        if raw_sql:
+            store.close()
     if lost:
         print(f"  (floor batch: {len(lost)} calls lost by the server and asked again)", flush=True)
+
+
+class RawVotes:
+    """A vote's row written as one INSERT with the standard library's sqlite3 on a
+    connection of its own (autocommit: each row its own transaction, as the ORM's
+    `acreate` commits it), the columns the model requires and nothing else computed."""
+
+    def __init__(self, alias: str) -> None:
+        import sqlite3
+
+        from django.conf import settings
+
+        from judgements.models import RoundDecision
+
+        self.connection = sqlite3.connect(
+            settings.DATABASES[alias]["NAME"], isolation_level=None, check_same_thread=False
+        )
+        self.sql = (
+            f"INSERT INTO {RoundDecision._meta.db_table} "
+            "(agent_id, round, decision, reason, latency_ms, missing, created_at) "
+            "VALUES (?, ?, ?, ?, 0, '[]', ?)"
+        )
+
+    def insert(self, agent_id: int, round_number: int, decision: str, reason: str) -> None:
+        from datetime import UTC, datetime
+
+        now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")  # as Django stores it
+        self.connection.execute(self.sql, (agent_id, round_number, decision, reason, now))
+
+    def close(self) -> None:
+        self.connection.close()
