@@ -23,7 +23,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import TypedDict, cast
+from typing import TypedDict
 from urllib.parse import parse_qs
 
 from django.contrib.auth.models import User
@@ -35,10 +35,18 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.signature import SignatureVerifier
 
 from judgements.core.errors import InvalidInput
+from judgements.core.json_values import JsonObject
 from judgements.models import Judgement, SlackConnection, SlackLink, SlackRequest
 from judgements.models.choices import ReviewRefusal
 from judgements.models.magi_settings import magi_settings
-from judgements.outcome import overrides, results, reviews, slack_messages, slack_outbox
+from judgements.outcome import (
+    overrides,
+    results,
+    reviews,
+    slack_messages,
+    slack_outbox,
+    slack_payloads,
+)
 from judgements.outcome.slack_messages import OverrideTarget
 
 log = logging.getLogger(__name__)
@@ -68,7 +76,7 @@ class Reply:
     """What the endpoint answers Slack: an HTTP status and, for a modal, its JSON."""
 
     status: int = 200
-    body: dict[str, object] = field(default_factory=dict)
+    body: JsonObject = field(default_factory=dict)
 
 
 class Click(TypedDict):
@@ -114,8 +122,9 @@ def checked(body: bytes, timestamp: str | None, signature: str | None) -> list[S
     return signed
 
 
-def payload_of(body: bytes) -> dict[str, object]:
-    """The JSON Slack sends as the form field `payload`."""
+def payload_of(body: bytes) -> JsonObject:
+    """The JSON Slack sends as the form field `payload`, an object (its shape is read by
+    outcome/slack_payloads.py)."""
     fields = parse_qs(body.decode("utf-8", "replace"))
     try:
         found = json.loads(fields["payload"][0])
@@ -137,19 +146,13 @@ def handle(body: bytes, timestamp: str | None, signature: str | None) -> Reply:
         payload = payload_of(body)
         kind = payload.get("type")
         if kind == "block_actions":
-            return clicked(signed, payload)
+            return clicked(signed, slack_payloads.BlockActions.model_validate(payload))
         if kind == "view_submission":
-            return submitted(signed, payload)
+            return submitted(signed, slack_payloads.ViewSubmission.model_validate(payload))
     except (InvalidInput, KeyError, TypeError, ValueError) as exc:
         log.warning("slack payload not understood: %s", exc)
         return Reply(400, {"error": "Not an interaction MAGI sent."})
     return Reply()  # another kind of interaction: nothing of MAGI's
-
-
-def as_dict(value: object) -> dict[str, object]:
-    if not isinstance(value, dict):
-        raise TypeError("expected an object")
-    return cast(dict[str, object], value)
 
 
 def connection_for(signed: list[SlackConnection], judgement: Judgement | None) -> SlackConnection:
@@ -173,18 +176,15 @@ def person(api: WebClient, workspace: str, slack_user: str) -> User | None:
     if link is not None:
         return link.user if link.user.is_active else None
     try:
-        found = as_dict(api.users_info(user=slack_user)["user"])
+        found = slack_payloads.UserInfo.model_validate(api.users_info(user=slack_user)["user"])
     except SlackApiError as exc:
         if exc.response.get("error") in ("user_not_found", "user_not_visible"):
             return None
         raise Unanswered(slack_outbox.failure_of(exc).error) from None
     except OSError as exc:  # Slack away: not "nobody", which would send them to link
         raise Unanswered(slack_outbox.failure_of(exc).error) from None
-    profile = as_dict(found.get("profile", {}))
-    email = profile.get("email")
-    if not isinstance(email, str) or not email or found.get("is_email_confirmed") is False:
-        return None
-    if found.get("deleted") or found.get("is_bot"):
+    email = found.verified_email()
+    if email is None:
         return None
     matches = list(User.objects.filter(email__iexact=email, is_active=True)[:2])
     return matches[0] if len(matches) == 1 else None
@@ -253,22 +253,17 @@ def no_longer_held(judgement: Judgement) -> str | None:
     return None
 
 
-def click_of(payload: dict[str, object]) -> tuple[str, Click, str]:
+def click_of(payload: slack_payloads.BlockActions) -> tuple[str, Click, str]:
     """The action, who clicked it where, and the trigger for a modal."""
-    action = as_dict(cast(list[object], payload["actions"])[0])
-    user = as_dict(payload["user"])
-    container = as_dict(payload.get("container", {}))
-    channel = as_dict(payload.get("channel", {})).get("id") or container.get("channel_id")
-    message = as_dict(payload.get("message", {}))
-    workspace = user.get("team_id") or as_dict(payload.get("team", {})).get("id")
+    action = payload.actions[0]
     click: Click = {
-        "judgement": int(str(action["value"])),
-        "workspace": str(workspace or ""),
-        "slack_user": str(user["id"]),
-        "channel": str(channel or ""),
-        "ts": str(message.get("ts") or container.get("message_ts") or ""),
+        "judgement": int(str(action.value)),
+        "workspace": payload.workspace(),
+        "slack_user": payload.user.id,
+        "channel": payload.channel_id(),
+        "ts": payload.message_ts(),
     }
-    return str(action["action_id"]), click, str(payload.get("trigger_id", ""))
+    return action.action_id, click, payload.trigger_id
 
 
 def tell(api: WebClient, click: Click, text: str) -> None:
@@ -322,7 +317,7 @@ def reviewer_of(
     return api, judgement, user, why_not(judgement, user)
 
 
-def clicked(signed: list[SlackConnection], payload: dict[str, object]) -> Reply:
+def clicked(signed: list[SlackConnection], payload: slack_payloads.BlockActions) -> Reply:
     action, click, trigger = click_of(payload)
     if action not in (slack_messages.CONFIRM, slack_messages.OVERRIDE):
         return Reply()
@@ -351,31 +346,24 @@ def clicked(signed: list[SlackConnection], payload: dict[str, object]) -> Reply:
     return Reply()
 
 
-def submitted(signed: list[SlackConnection], payload: dict[str, object]) -> Reply:
-    view = as_dict(payload["view"])
-    if view.get("callback_id") != slack_messages.OVERRIDE_VIEW:
+def submitted(signed: list[SlackConnection], payload: slack_payloads.ViewSubmission) -> Reply:
+    if payload.view.callback_id != slack_messages.OVERRIDE_VIEW:
         return Reply()
-    target = cast(OverrideTarget, json.loads(str(view["private_metadata"])))
-    user_part = as_dict(payload["user"])
+    target = payload.target()
     click: Click = {
-        "judgement": int(target["judgement"]),
-        "workspace": str(
-            user_part.get("team_id") or as_dict(payload.get("team", {})).get("id") or ""
-        ),
-        "slack_user": str(user_part["id"]),
-        "channel": str(target["channel"]),
-        "ts": str(target["ts"]),
+        "judgement": target.judgement,
+        "workspace": payload.workspace(),
+        "slack_user": payload.user.id,
+        "channel": target.channel,
+        "ts": target.ts,
     }
-    values = as_dict(as_dict(view["state"])["values"])
-    reason = as_dict(as_dict(values[slack_messages.REASON_BLOCK])[slack_messages.REASON_BLOCK]).get(
-        "value"
-    )
+    reason = payload.text(slack_messages.REASON_BLOCK)
     _, judgement, user, refusal = reviewer_of(signed, click)
     if refusal is not None or judgement is None or user is None:
         return modal_error(refusal or "Nothing changed.")
     decision = slack_messages.other_decision(judgement)
     try:
-        overrides.override(judgement.pk, user, decision, reason if isinstance(reason, str) else "")
+        overrides.override(judgement.pk, user, decision, reason)
     except InvalidInput as exc:
         return modal_error(
             " ".join(message for messages in exc.errors.values() for message in messages)
@@ -388,7 +376,7 @@ def submitted(signed: list[SlackConnection], payload: dict[str, object]) -> Repl
 
 def modal_error(message: str) -> Reply:
     """The modal stays open, the message under its reason field: seen by the clicker only."""
-    errors = {slack_messages.REASON_BLOCK: message[: slack_messages.INPUT_MAX_CHARS]}
+    errors: JsonObject = {slack_messages.REASON_BLOCK: message[: slack_messages.INPUT_MAX_CHARS]}
     return Reply(200, {"response_action": "errors", "errors": errors})
 
 

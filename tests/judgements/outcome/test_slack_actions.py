@@ -299,3 +299,53 @@ def test_a_modal_slack_will_not_open_is_said_privately(posted, slack_api, client
         "Slack did not open the override's form (Slack answered expired_trigger_id): "
         "nothing changed."
     )
+
+
+def without(payload: dict, *path: str) -> dict:
+    """The payload with the key at `path` taken out."""
+    *parents, last = path
+    inner = payload
+    for key in parents:
+        inner = inner[key]
+    del inner[last]
+    return payload
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda pk: {**block_action(pk, CONFIRM, SLACK_IDS["bob"]), "actions": []},
+        lambda pk: without(block_action(pk, CONFIRM, SLACK_IDS["bob"]), "user"),
+        lambda pk: {
+            **block_action(pk, CONFIRM, SLACK_IDS["bob"]),
+            "actions": [{"action_id": CONFIRM, "value": f"{pk}; drop"}],
+        },
+        lambda pk: {**block_action(pk, CONFIRM, SLACK_IDS["bob"]), "container": None},
+        lambda pk: {**block_action(pk, CONFIRM, SLACK_IDS["bob"]), "user": {"id": ["bob"]}},
+        lambda pk: {
+            **override_submission(pk, SLACK_IDS["cy"], "A reason."),
+            "view": {"callback_id": "magi_override_view", "private_metadata": "{not json"},
+        },
+        lambda pk: without(override_submission(pk, SLACK_IDS["cy"], "A reason."), "view", "state"),
+    ],
+    ids=[
+        "no action",
+        "no user",
+        "a value that is no id",
+        "a null container",
+        "a user id that is no string",
+        "metadata that is no JSON",
+        "a modal without its inputs",
+    ],
+)
+def test_a_well_signed_payload_magi_did_not_send_is_refused_and_changes_nothing(
+    posted, slack_api, client, broken
+):
+    # Signed with the team's secret: an attacker holding it, or Slack sending a shape
+    # MAGI never asked for. Neither decides anything.
+    response = post(client, broken(posted.pk))
+
+    assert response.status_code == 400
+    assert response.json() == {"error": "Not an interaction MAGI sent."}
+    assert slack_api.calls("chat.postEphemeral") == []
+    unchanged(posted, slack_api)
