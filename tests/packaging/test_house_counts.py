@@ -30,9 +30,10 @@ CAPS = {
         # item 1 names them one by one. 121 until each kind's audited state was named
         # (configuration/live_state.py, people.py, teams.py, suite_config.py,
         # slack_config.py, models/panels.py, models/budgets.py) and the MCP tools read a
-        # judgement as JsonObject; left: api/schemas.py's evidence pack parts (its
-        # OpenAPI says "object" for each), the client's canonical.py, slack_actions.py, ...
-        "object bags": 99,
+        # judgement as JsonObject; 99 until what Slack sends about a click was read as
+        # pydantic models (outcome/slack_payloads.py). Left: api/schemas.py's evidence pack
+        # parts (its OpenAPI says "object" for each), the client's canonical.py, ...
+        "object bags": 93,
         # Parameters typed `object`: a value checked before it is trusted (pydantic's
         # validators in intake/schemas.py, configuration/saving.py, the client's receipt
         # checks), teams.record's before and after (any kind's audited state), and the
@@ -40,7 +41,7 @@ CAPS = {
         # arguments named by kind (`panel_id`), read by `given`. 101 until the registry
         # parsed what was sent inside each kind and live_state.py read the audit rows
         # back as JsonValue.
-        "object parameters": 91,
+        "object parameters": 90,
         "type: ignore": 4,
     },
     # The site: the settings kit reads the environment as it comes (issue 71 item 4
