@@ -160,12 +160,11 @@ async def run(
     through the ORM's `acreate`, or with `raw_sql` (votes alone: no check may run) as
     one INSERT on the standard library's sqlite3, in the event loop's own thread, as a
     program without Django would write it."""
-    from judgements.models import JudgementCheck, RoundDecision
+    from judgements.models import JudgementCheck
 
     lost: list[str] = []
-    if raw_sql:
-        assert not checks and rows_in is not None, "raw SQL stores votes alone"
-        store = RawVotes(rows_in)
+    assert not (raw_sql and checks), "raw SQL stores votes alone"
+    votes = None if rows_in is None else RawVotes(rows_in) if raw_sql else OrmVotes(rows_in)
 
     async def create(body: Body) -> Any:
         return await asked(client, body, lost)
@@ -173,15 +172,8 @@ async def run(
     async def vote(agent_id: int, model: str, round_number: int) -> None:
         completion = await create(bodies[(model, round_number)])
         verdict = json.loads(completion.choices[0].message.content)
-        if raw_sql:
-            store.insert(agent_id, round_number, verdict["decision"], verdict["reason"])
-        elif rows_in is not None:
-            await RoundDecision.objects.using(rows_in).acreate(
-                agent_id=agent_id,
-                round=round_number,
-                decision=verdict["decision"],
-                reason=verdict["reason"],
-            )
+        if votes is not None:
+            await votes.store(agent_id, round_number, verdict["decision"], verdict["reason"])
 
     async def check(judgement_id: int, kind: str, agent_id: int | None, body: Body) -> None:
         completion = await create(body)
@@ -207,10 +199,27 @@ async def run(
     try:
         await asyncio.gather(*(judgement(pk, panel) for pk, panel in panels.items()))
     finally:
-        if raw_sql:
-            store.close()
+        if votes is not None:
+            votes.close()
     if lost:
         print(f"  (floor batch: {len(lost)} calls lost by the server and asked again)", flush=True)
+
+
+class OrmVotes:
+    """A vote's row written through the ORM's `acreate`, as a Django program would."""
+
+    def __init__(self, alias: str) -> None:
+        self.alias = alias
+
+    async def store(self, agent_id: int, round_number: int, decision: str, reason: str) -> None:
+        from judgements.models import RoundDecision
+
+        await RoundDecision.objects.using(self.alias).acreate(
+            agent_id=agent_id, round=round_number, decision=decision, reason=reason
+        )
+
+    def close(self) -> None:
+        pass
 
 
 class RawVotes:
@@ -234,7 +243,8 @@ class RawVotes:
             "VALUES (?, ?, ?, ?, 0, '[]', ?)"
         )
 
-    def insert(self, agent_id: int, round_number: int, decision: str, reason: str) -> None:
+    async def store(self, agent_id: int, round_number: int, decision: str, reason: str) -> None:
+        """Written at once, in the event loop's thread: no thread hop, as without Django."""
         from datetime import UTC, datetime
 
         now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S.%f")  # as Django stores it
