@@ -388,13 +388,7 @@ def user_messages(
     if fenced:
         text = plain_question.user_text(criteria, content, two_of_three=two_of_three)
     else:
-        text = plain_question.USER_WORDS.format(
-            heading="Criterion" if len(criteria) == 1 else "Criteria",
-            criteria=plain_question.listed(criteria),
-            content=content,
-            rule=plain_question.rule_for(criteria, two_of_three),
-            answer=plain_question.USER_ANSWER,
-        )
+        text = plain_question.worded(criteria, content, two_of_three)
     return [{"role": "user", "content": text}]
 
 

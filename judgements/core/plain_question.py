@@ -161,10 +161,18 @@ def user_text(
     `answer_with`: another last line (the confidence probe's one word) instead of the
     user's JSON line."""
     fence = fence_for(content)
+    return worded(criteria, f"{fence}\n{content}\n{fence}", two_of_three, answer_with)
+
+
+def worded(
+    criteria: Sequence[str], block: str, two_of_three: bool, answer_with: str | None = None
+) -> str:
+    """USER_WORDS filled with `block` as the content goes in: fenced by `user_text`, as
+    given by the bench's unfenced floor alone."""
     return USER_WORDS.format(
         heading="Criterion" if len(criteria) == 1 else "Criteria",
         criteria=listed(criteria),
-        content=f"{fence}\n{content}\n{fence}",
+        content=block,
         rule=rule_for(criteria, two_of_three),
         answer=answer_with or USER_ANSWER,
     )

@@ -46,20 +46,25 @@ class Action(Read):
     value: str | int
 
 
-class BlockActions(Read):
+class FromUser(Read):
+    """An interaction: who made it, in which workspace."""
+
+    user: SlackUser
+    team: Named = Named()
+
+    def workspace(self) -> str:
+        return self.user.team_id or self.team.id or ""
+
+
+class BlockActions(FromUser):
     """A button pressed on a message MAGI posted."""
 
     type: Literal["block_actions"]
     actions: list[Action] = Field(min_length=1)
-    user: SlackUser
-    team: Named = Named()
     channel: Named = Named()
     container: Container = Container()
     message: Message = Message()
     trigger_id: str = ""
-
-    def workspace(self) -> str:
-        return self.user.team_id or self.team.id or ""
 
     def channel_id(self) -> str:
         return self.channel.id or self.container.channel_id or ""
@@ -95,16 +100,11 @@ class View(Read):
     state: ViewState | None = None
 
 
-class ViewSubmission(Read):
+class ViewSubmission(FromUser):
     """A modal submitted."""
 
     type: Literal["view_submission"]
     view: View
-    user: SlackUser
-    team: Named = Named()
-
-    def workspace(self) -> str:
-        return self.user.team_id or self.team.id or ""
 
     def target(self) -> OverrideMetadata:
         """The override's target, as MAGI's modal carries it."""
