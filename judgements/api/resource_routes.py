@@ -16,7 +16,7 @@ documentation as `add_api_operation` takes them: nothing about the function is r
 """
 
 import inspect
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import cast
 
 from django.http import HttpRequest, HttpResponse
@@ -95,7 +95,9 @@ def path_of_one(resource: Kind, suffix: str = "/") -> str:
 
 
 def listed(router: Router, resource: Kind) -> None:
-    async def listing(request: HttpRequest, response: HttpResponse) -> dict[str, object]:
+    async def listing(
+        request: HttpRequest, response: HttpResponse
+    ) -> dict[str, Sequence[BaseModel]]:
         found = await db_call(resource.listing, for_request=True)(token_of(request))
         return {resource.plural: found}
 

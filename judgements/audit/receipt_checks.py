@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from judgements.audit.row_checks import Problem
+from judgements.core.json_values import JsonObject
 from judgements.models import ChainEntry, Judgement, Receipt, Status
 from judgements.models.chain import IN_FORCE_KINDS
 from magi_client.canonical import NotCanonical, canonical
@@ -18,8 +19,9 @@ from magi_client.receipts import NotValid, check_signature
 VERDICT_FACTS = {"panel_verdict": "status", "contested": "contested", "trust": "trust"}
 
 
-def said_by_entry(body: Mapping[str, object], payload: Mapping[str, object]) -> str | None:
-    """What of the receipt disagrees with its entry's payload, in words; None: nothing."""
+def said_by_entry(body: JsonObject, payload: JsonObject) -> str | None:
+    """What of the receipt disagrees with its entry's payload, in words; None: nothing.
+    Both as parsed from the database: what they hold is what is being checked."""
     mark = body.get("mark")
     mark = mark if isinstance(mark, Mapping) else {}
     if body.get("event") == "verdict":
@@ -45,7 +47,7 @@ def said_by_entry(body: Mapping[str, object], payload: Mapping[str, object]) -> 
 
 def check_one(
     receipt: Receipt, keys: Mapping[str, Ed25519PublicKey]
-) -> tuple[str | None, dict[str, object] | None]:
+) -> tuple[str | None, JsonObject | None]:
     """What is wrong with one stored receipt, and its body when it reads."""
     try:
         body = json.loads(receipt.body)
@@ -95,7 +97,7 @@ def check_receipts(keys: Mapping[str, Ed25519PublicKey]) -> list[Problem]:
     return problems + receipts_against_rows(latest)
 
 
-def receipts_against_rows(latest: dict[int, dict[str, object]]) -> list[Problem]:
+def receipts_against_rows(latest: dict[int, JsonObject]) -> list[Problem]:
     """Each judgement's latest receipt against its rows now: a status flipped or a review
     added, changed or removed since shows here (the receipt is what was signed)."""
     problems = []

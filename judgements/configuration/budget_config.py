@@ -42,6 +42,24 @@ BudgetState = TypedDict(
     {"id": int, "for": str, "period": str, "limit_usd": str | None, "limit_tokens": int | None},
 )
 
+
+class ScopeData(TypedDict):
+    """BudgetForm's scope fields as posted: each the id of what `body` named, or blank."""
+
+    team: int | str
+    user: int | str
+    panel: int | str
+
+
+class FormData(ScopeData):
+    """BudgetForm's fields as posted (`bound`): its period and limits as text (a blank
+    limit: none), its scope's ids."""
+
+    period: str
+    limit_usd: str
+    limit_tokens: str
+
+
 SCOPES = ("team", "user", "panel")
 LIMITS = ("limit_usd", "limit_tokens")
 ONE_SCOPE = "Name exactly one of a team, a user or a panel."
@@ -129,11 +147,12 @@ def bound(by: User, body: BudgetFields, budget: Budget | None) -> BudgetForm:
     """BudgetForm bound to what `body` names by name (a team, a username, a panel's id or
     name), valid, or InvalidInput with every field at fault."""
     errors: dict[str, list[str]] = {}
-    data: dict[str, object] = {"period": body["period"]}
-    limits = {"limit_usd": body["limit_usd"], "limit_tokens": body["limit_tokens"]}
-    for name, limit in limits.items():
-        data[name] = "" if limit is None else str(limit)
-    data |= scope_data(by, body, errors)
+    data: FormData = {
+        "period": body["period"],
+        "limit_usd": posted(body["limit_usd"]),
+        "limit_tokens": posted(body["limit_tokens"]),
+        **scope_data(by, body, errors),
+    }
     form = BudgetForm(data, instance=budget)
     if not form.is_valid() or errors:
         found = form_errors(form)
@@ -143,9 +162,14 @@ def bound(by: User, body: BudgetFields, budget: Budget | None) -> BudgetForm:
     return form
 
 
-def scope_data(by: User, body: BudgetFields, errors: dict[str, list[str]]) -> dict[str, object]:
+def posted(limit: float | None) -> str:
+    """A limit as the form's field is posted: blank for none."""
+    return "" if limit is None else str(limit)
+
+
+def scope_data(by: User, body: BudgetFields, errors: dict[str, list[str]]) -> ScopeData:
     """The form's team, user and panel fields (their ids) from the names in `body`."""
-    data: dict[str, object] = dict.fromkeys(SCOPES, "")
+    data: ScopeData = {"team": "", "user": "", "panel": ""}
     if (team_name := body["team"]) is not None:
         team: Team | None = names.team_named(team_name, by)
         if team is None:

@@ -53,7 +53,7 @@ class AnyPanelChoice(django_forms.ChoiceField):
     the form's clean_escalate_to (configuration/escalation_config.py) rather than against
     the options: a panel the team may not use is refused in words that say why."""
 
-    def valid_value(self, value: object) -> bool:
+    def valid_value(self, value: str) -> bool:
         return True
 
 
@@ -181,7 +181,7 @@ def name_taken(
 
 
 def agents_formset(
-    data: Mapping[str, object] | None = None, agents: Sequence[StoredAgent] | None = None
+    data: Mapping[str, str] | None = None, agents: Sequence[StoredAgent] | None = None
 ) -> cases.BaseAgentFormSet:
     """The three agent forms bound to posted data, or to a panel's agents: bound, so a
     stored agent this deployment can no longer run (its model gone) shows its error as
@@ -294,7 +294,7 @@ def write(
     return Written(panel, voided)
 
 
-def edited_state(before: PanelState, fields: Mapping[str, object]) -> dict[str, object]:
+def edited_state(before: PanelState, fields: PanelRow) -> dict[str, object]:
     """A page's edit as configuration (Panel.config_state): what the form wrote over what
     the panel was, a page changing nothing else; the panel it escalates to by name."""
     target = fields.get("escalate_to")

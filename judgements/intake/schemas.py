@@ -15,7 +15,7 @@ name once compared as names are) answers 422. Both name the field path, as `erro
 below does: `agents[1].model`.
 """
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any, TypeVar
 
@@ -58,13 +58,21 @@ NEITHER_GIVEN = (
 )
 
 
-def both_fields(*names: str) -> dict[str, object]:
+# An error's context naming the fields it is about, each with its own message or None
+# (the error's): schema_errors.described reads it. A plain dict, as pydantic's context is.
+FieldsContext = dict[str, Mapping[str, str | None]]
+
+
+def both_fields(*names: str) -> FieldsContext:
     """The context of an error about fields together: each named gets the message."""
     return {"fields": dict.fromkeys(names)}
 
 
-def rule_error(message: str, **ctx: object) -> PydanticCustomError:
-    return PydanticCustomError(RULE, message, ctx or None)
+def rule_error(message: str, fields: Mapping[str, str | None] | None = None) -> PydanticCustomError:
+    """An error of a rule the schema cannot express (the API's 422), about `fields` when
+    given (each with its own message, or None: this one)."""
+    context: FieldsContext | None = None if fields is None else {"fields": fields}
+    return PydanticCustomError(RULE, message, context)
 
 
 class Strict(BaseModel):

@@ -5,7 +5,7 @@ an injection screen, and any kind registered beside them. None of them is a vote
 Which of them a judgement asks is decided once, at submit (`checks_for`), and kept with
 it (Judgement.checks_asked), so that a resumed judgement runs the same."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, TypedDict
 
 from django.db import models
@@ -18,7 +18,7 @@ from judgements.models.choices import Decision, ids_from_one
 from judgements.models.magi_settings import magi_settings
 
 if TYPE_CHECKING:
-    from judgements.models.panels import Panel
+    from judgements.models.panels import Panel, StoredAgent
 
 
 class CheckKind(models.TextChoices):
@@ -111,7 +111,7 @@ def last_found(found: Sequence[JudgementCheck], kind: str) -> JudgementCheck | N
 
 def checks_for(
     panel: "Panel | None",
-    agents: Sequence[Mapping[str, object]],
+    agents: Sequence["StoredAgent"],
     evaluation: bool,
     variants: Sequence[str] = (),
     plain_call: bool = False,
@@ -154,7 +154,7 @@ def undecided(panel: "Panel") -> list[str]:
     ]
 
 
-def check_model(agents: Sequence[Mapping[str, object]]) -> str | None:
+def check_model(agents: Sequence["StoredAgent"]) -> str | None:
     """The model a check asked once per judgement asks: the deployment's
     MAGI_CHECK_MODEL, else the first agent's (as engine/checks.py asks it)."""
     if magi_settings.MAGI_CHECK_MODEL:
@@ -172,7 +172,7 @@ def setting_of(check: checks.Check) -> bool | None:
 
 
 def certified_rule(
-    panel_id: int, agents: Sequence[Mapping[str, object]], variants: Sequence[str] = ()
+    panel_id: int, agents: Sequence["StoredAgent"], variants: Sequence[str] = ()
 ) -> Rule | None:
     """The rule of the panel's certificate in force for these agents asked with these
     prompt variants (as marks.certificate_in_force finds it), if there is one."""

@@ -17,6 +17,7 @@ from judgements.models import (
     Trust,
 )
 from judgements.models.checks import checks_for
+from judgements.models.panels import StoredAgent
 from judgements.panels import variant_setting
 from tests.support.cases import case_for
 
@@ -235,8 +236,10 @@ async def test_on_the_bundled_model_a_judgement_asks_no_checks_by_default(
     judgement = await sync_to_async(make_judgement)()
     assert judgement.checks_asked == []
     settings.MAGI_CHECK_MODEL = ""
-    assert checks_for(None, [{"model": BUNDLED_MODEL}], evaluation=False) == []
-    assert checks_for(None, [{"model": "model-a"}], evaluation=False) == ["second_opinion"]
+    on_bundled = StoredAgent(name="A", model=BUNDLED_MODEL, criteria="c")
+    assert checks_for(None, [on_bundled], evaluation=False) == []
+    on_model_a = StoredAgent(name="A", model="model-a", criteria="c")
+    assert checks_for(None, [on_model_a], evaluation=False) == ["second_opinion"]
 
 
 async def test_a_check_the_certificate_in_force_reads_runs_and_no_other(
