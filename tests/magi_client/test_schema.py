@@ -98,7 +98,12 @@ def test_the_prompt_variants_are_the_servers():
 def test_the_client_refuses_a_label_the_exact_rule_cannot_give_in_the_servers_words(
     expected, agents
 ):
-    case = {"id": "c-1", "content": "x", "expected": expected, "expected_agents": list(agents)}
+    case: schema.SuiteCase = {
+        "id": "c-1",
+        "content": "x",
+        "expected": expected,
+        "expected_agents": list(agents),
+    }
     by_rule = rules.panel_decision(agents)
     said = schema.rule_problem(case)
     if by_rule == expected:

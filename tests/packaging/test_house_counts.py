@@ -31,17 +31,20 @@ CAPS = {
         # (configuration/live_state.py, people.py, teams.py, suite_config.py,
         # slack_config.py, models/panels.py, models/budgets.py) and the MCP tools read a
         # judgement as JsonObject; 99 until what Slack sends about a click was read as
-        # pydantic models (outcome/slack_payloads.py). Left: api/schemas.py's evidence pack
-        # parts (its OpenAPI says "object" for each), the client's canonical.py, ...
-        "object bags": 93,
+        # pydantic models (outcome/slack_payloads.py); 93 until budget forms, receipt checks,
+        # a check's agents (StoredAgent), the client's plan bodies (batch_bodies.py), the
+        # witness's state and evidence packs were named. Left: api/schemas.py's evidence
+        # pack parts (its OpenAPI says "object" for each), the client's canonical.py and
+        # http.py (any signed document, any JSON body), ...
+        "object bags": 69,
         # Parameters typed `object`: a value checked before it is trusted (pydantic's
         # validators in intake/schemas.py, configuration/saving.py, the client's receipt
         # checks), teams.record's before and after (any kind's audited state), and the
         # API's `**sent: object` (api/resource_routes.py): ninja calls a view with keyword
         # arguments named by kind (`panel_id`), read by `given`. 101 until the registry
         # parsed what was sent inside each kind and live_state.py read the audit rows
-        # back as JsonValue.
-        "object parameters": 90,
+        # back as JsonValue; 90 until the client's receipt and pack checks took JsonValue.
+        "object parameters": 81,
         "type: ignore": 4,
     },
     # The site: the settings kit reads the environment as it comes (issue 71 item 4

@@ -22,8 +22,8 @@ LONG_MODULES = {
     "clients/magi-client/src/magi_client/directory.py": 617,
     # A plan of changes from a directory and a server's state: one short function per
     # kind (teams, scopes, suites, budgets, Slack), all of one pattern, and the plan's
-    # JSON shapes beside them.
-    "clients/magi-client/src/magi_client/plan.py": 444,
+    # JSON shapes beside them (the bodies it sends are batch_bodies.py's).
+    "clients/magi-client/src/magi_client/plan.py": 437,
     # The panel-quality bench (issue 54): every column's judgements, the plain call beside
     # them, resumable runs and the report, one command run by hand; its `main` wires the
     # options of each mode (below).

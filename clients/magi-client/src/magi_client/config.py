@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TextIO
 
-from magi_client import directory, server_state, writing
+from magi_client import batch_bodies, directory, server_state, writing
 from magi_client import plan as plan_module
 from magi_client.http import Refused, RequestFailed, Server, Unreachable, whole
 from magi_client.json_values import JsonObject
@@ -112,7 +112,7 @@ def run_batch(
 
 def requests_of(
     server: Server, operations: list[plan_module.Operation], read: directory.Directory
-) -> list[list[plan_module.SentOperation]]:
+) -> list[list[batch_bodies.SentOperation]]:
     """The operations as sent, in requests each within the server's limits (GET
     /api/batch/): one request when they fit, or when the server does not say; else parts
     packed as full as they go, and the batch itself holding the last operation and the
@@ -135,7 +135,7 @@ def requests_of(
                 f"limit of {max_bytes:,} (MAGI_MAX_BODY_BYTES); nothing was sent."
             )
             raise Failure(EXIT_BAD_INPUT, [str(read.problem(operation.address, message))])
-    parts: list[list[plan_module.SentOperation]] = [[]]
+    parts: list[list[batch_bodies.SentOperation]] = [[]]
     used = 0
     for one, size in zip(sent[:-1], sizes[:-1], strict=True):
         if parts[-1] and (used + size > room or len(parts[-1]) >= max_count):

@@ -25,6 +25,7 @@ from magi_client.canonical import (
     record_sha256,
     text_sha256,
 )
+from magi_client.json_values import JsonValue
 from magi_client.receipts import PACK_FORMAT, CheckedReceipt, NotValid, check_receipt, hex_hash
 
 Obj = Mapping[str, Any]
@@ -52,30 +53,34 @@ class CheckedPack:
     verdict: str = ""
     levels: int = 1
     escalated: bool = False  # this level went on to the next (its verdict entry says so)
-    escalates: object = None  # its submitted entry's link to the level it continues
+    escalates: JsonValue = None  # its submitted entry's link to the level it continues
 
 
-def objects(value: object, what: str) -> list[Obj]:
+def objects(value: JsonValue, what: str) -> list[Obj]:
     if not isinstance(value, list) or not all(isinstance(item, Mapping) for item in value):
         raise NotValid(f"the pack's {what} are not a list of objects")
-    return list(value)
+    # Every item, in order: the test again, so the checker knows each is an object.
+    return [item for item in value if isinstance(item, Mapping)]
 
 
 def check_pack(
-    pack: object, keys: Mapping[str, Ed25519PublicKey], content: bytes | None = None
+    pack: JsonValue, keys: Mapping[str, Ed25519PublicKey], content: bytes | None = None
 ) -> CheckedPack:
     """The pack checked whole, with every level of its escalation story; NotValid naming
     the first thing that does not hold."""
+    if not isinstance(pack, Mapping):
+        raise NotValid(f"not an evidence pack of format {PACK_FORMAT}")
     own = check_level(pack, keys, content)
-    assert isinstance(pack, Mapping)  # check_level said so
     return check_story(pack, own, keys, content)
 
 
 def check_level(
-    pack: object, keys: Mapping[str, Ed25519PublicKey], content: bytes | None = None
+    pack: Mapping[str, JsonValue],
+    keys: Mapping[str, Ed25519PublicKey],
+    content: bytes | None = None,
 ) -> CheckedPack:
     """One level's pack checked field by field, its verdict in force left to its story."""
-    if not isinstance(pack, Mapping) or pack.get("format") != PACK_FORMAT:
+    if pack.get("format") != PACK_FORMAT:
         raise NotValid(f"not an evidence pack of format {PACK_FORMAT}")
     check_shape(pack)
     text = pack.get("content")

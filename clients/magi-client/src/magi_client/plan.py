@@ -11,10 +11,17 @@ the directory does not is listed as left alone.
 
 import hashlib
 import urllib.parse
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict, TypeVar
+from typing import TypedDict, TypeVar
 
+from magi_client.batch_bodies import (
+    BudgetBody,
+    ExamplePanel,
+    OperationBody,
+    SentOperation,
+    TeamBody,
+    TeamPanel,
+)
 from magi_client.directory import (
     Budget,
     DirectoryState,
@@ -65,26 +72,11 @@ class PlanJson(TypedDict):
     left_alone: list[str]
 
 
-class SentOperation(TypedDict):
-    """One operation of a batch as POST /api/batch/ takes it."""
+class TeamShown(TypedDict, total=False):
+    """A team's fields as a plan compares them (none: not on the server yet)."""
 
-    method: str
-    path: str
-    body: Mapping[str, object] | str | None  # a suite's body: its JSONL
-    if_match: NotRequired[str]
-
-
-class BudgetBody(TypedDict, total=False):
-    """A budget as POST and PUT /api/budgets/ take it: whose (a team, a user, a panel by id
-    or, made in the same batch, by name and team), its period and one limit."""
-
-    team: str
-    user: str
-    panel: int | str
-    panel_team: str
-    period: str
-    limit_usd: float
-    limit_tokens: float
+    members: list[str]
+    slack: SlackAnswer | None
 
 
 @dataclass
@@ -110,7 +102,7 @@ class Operation:
 
     method: str
     path: str
-    body: Mapping[str, object] | str | None
+    body: OperationBody
     if_match: str | None = None
     address: str = ""
     fields: dict[str, str] = field(default_factory=dict)
@@ -240,11 +232,10 @@ def plan_team(
     address = f"teams.{team}"
     stored = server.teams.get(team)
     members = spec.get("members")
-    before: dict[str, object] = {} if stored is None else {"members": stored.spec["members"]}
-    after: dict[str, object] = {
-        "members": members if members is not None else before.get("members", [])
-    }
-    body: dict[str, object] = {"name": team, **after}
+    before: TeamShown = {} if stored is None else {"members": stored.spec["members"]}
+    kept = members if members is not None else before.get("members", [])
+    after: TeamShown = {"members": kept}
+    body: TeamBody = {"name": team, "members": kept}
     slack = spec.get("slack")
     if slack is not None:
         was = None if stored is None else stored.spec.get("slack")
@@ -276,7 +267,9 @@ def plan_scope(
     for key, panel in wanted.items():
         at = f"{address}.panels.{panel['name']}"
         # A shared panel (no team) is an example: staff make and change them as such.
-        body = {**panel, "team": team} if team else {**panel, "example": True}
+        body: TeamPanel | ExamplePanel = (
+            {**panel, "team": team} if team else {**panel, "example": True}
+        )
         stored = scope.panels.get(key)
         if stored is None:
             plan.changes.append(Change("create", f"panel {where}{panel['name']}"))

@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from magi_client import checkpoints, merkle
 from magi_client.canonical import NotCanonical, canonical, sha256_hex
-from magi_client.json_values import JsonObject
+from magi_client.json_values import JsonObject, JsonValue
 
 RECEIPT_FORMAT = "magi-receipt/2"
 PACK_FORMAT = "magi-evidence/2"
@@ -96,7 +96,7 @@ def trusted_keys(jwks: object) -> TrustedKeys:
     if not isinstance(jwks, Mapping) or not isinstance(jwks.get("keys"), list):
         raise NotValid('the keys are not a JWK set (an object with a "keys" list)')
     trusted = TrustedKeys()
-    retired: dict[str, tuple[Ed25519PublicKey, str, object]] = {}
+    retired: dict[str, tuple[Ed25519PublicKey, str, JsonValue]] = {}
     for key in jwks["keys"]:
         if not isinstance(key, Mapping) or key.get("kty") != "OKP" or key.get("crv") != "Ed25519":
             continue
@@ -127,7 +127,7 @@ def trusted_keys(jwks: object) -> TrustedKeys:
     return trusted
 
 
-def retirement_checks(x: str, signature: object, keys: Mapping[str, Ed25519PublicKey]) -> bool:
+def retirement_checks(x: str, signature: JsonValue, keys: Mapping[str, Ed25519PublicKey]) -> bool:
     if not isinstance(signature, Mapping):
         return False
     document = {
@@ -169,7 +169,7 @@ def check_signature(
         ) from None
 
 
-def hex_hash(value: object, what: str) -> bytes:
+def hex_hash(value: JsonValue, what: str) -> bytes:
     if not isinstance(value, str) or len(value) != 64:
         raise NotValid(f"{what} is not a SHA-256 in hex")
     try:
@@ -179,11 +179,11 @@ def hex_hash(value: object, what: str) -> bytes:
 
 
 def check_inclusion(
-    inclusion: object, leaf: str, keys: Mapping[str, Ed25519PublicKey]
+    inclusion: JsonValue, leaf: str, keys: Mapping[str, Ed25519PublicKey]
 ) -> tuple[checkpoints.Checkpoint, int]:
     """The checkpoint an inclusion proof proves `leaf` (a leaf hash, hex) in, and its
     index; NotValid naming what failed."""
-    if not isinstance(inclusion, Mapping) or not isinstance(inclusion.get("proof"), list):
+    if not isinstance(inclusion, Mapping) or not isinstance(hashes := inclusion.get("proof"), list):
         raise NotValid("the inclusion is not {checkpoint, index, proof}")
     try:
         checkpoint = checkpoints.checked(str(inclusion.get("checkpoint")), keys)
@@ -192,7 +192,7 @@ def check_inclusion(
     index = inclusion.get("index")
     if not isinstance(index, int) or isinstance(index, bool):
         raise NotValid("the inclusion's index is not a number")
-    proof = [hex_hash(item, "a hash of the inclusion proof") for item in inclusion["proof"]]
+    proof = [hex_hash(item, "a hash of the inclusion proof") for item in hashes]
     try:
         merkle.check_inclusion(
             hex_hash(leaf, "the leaf hash"), index, checkpoint.size, proof, checkpoint.root
@@ -219,9 +219,10 @@ def check_receipt(
     """The receipt if `document` is a receipt signed by one of `keys` (and, given
     `content`, about exactly those bytes), with its inclusion proof checked when it
     carries one; NotValid naming what failed."""
-    if not isinstance(document, Mapping) or not isinstance(document.get("receipt"), Mapping):
+    if not isinstance(document, Mapping) or not isinstance(
+        receipt := document.get("receipt"), Mapping
+    ):
         raise NotValid('not a receipt: no "receipt" object')
-    receipt = document["receipt"]
     if receipt.get("format") == "magi-receipt/1":
         raise NotValid(
             "a receipt of format magi-receipt/1 was signed when it was read, from whatever "
@@ -246,8 +247,8 @@ def check_receipt(
 
 
 def check_current(
-    current: object,
-    receipt: Mapping[str, object],
+    current: JsonValue,
+    receipt: Mapping[str, JsonValue],
     checkpoint: checkpoints.Checkpoint,
     keys: Mapping[str, Ed25519PublicKey],
 ) -> JsonObject:
@@ -255,13 +256,14 @@ def check_current(
     key, about this judgement at that size, naming the receipt's entry as the latest
     that put a verdict in force. A receipt proven at a size where a later override or
     confirmation was in force is stale (as a Sigstore bundle against a newer checkpoint)."""
-    if not isinstance(current, Mapping) or not isinstance(current.get("statement"), Mapping):
+    if not isinstance(current, Mapping) or not isinstance(
+        statement := current.get("statement"), Mapping
+    ):
         raise NotValid(
             "it carries no signed statement that it was the judgement's latest receipt at "
             f"its checkpoint (size {checkpoint.size}): it may be stale; fetch it again"
         )
     check_signature(current, "statement", keys)
-    statement = current["statement"]
     if statement.get("format") != CURRENT_FORMAT:
         raise NotValid(f"unknown statement format {statement.get('format')!r}")
     if [statement.get("judgement"), statement.get("size")] != [

@@ -11,9 +11,8 @@ suite holds it to the reference implementation (jsonschema) on every file it che
 
 import json
 import sys
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from magi_client import limits
 
@@ -261,7 +260,18 @@ SUITE_CASE: Schema = {
 MAJORITY = 2
 
 
-def rule_problem(case: Mapping[str, object]) -> str | None:
+class SuiteCase(TypedDict):
+    """A suite's case as SUITE_CASE admits it."""
+
+    id: str
+    content: str
+    expected: str
+    title: NotRequired[str]
+    expected_agents: NotRequired[list[str]]
+    tags: NotRequired[list[str]]
+
+
+def rule_problem(case: SuiteCase) -> str | None:
     """Why a schema-valid case's `expected` contradicts its `expected_agents` under the
     exact rule, in the server's words; None when it does not (or gives no agents)."""
     listed = case.get("expected_agents")

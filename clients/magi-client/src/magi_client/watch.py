@@ -24,6 +24,7 @@ from typing import TextIO
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from magi_client import checkpoints, merkle
+from magi_client.json_values import JsonObject, JsonValue
 from magi_client.receipts import NotValid, hex_hash, trusted_keys
 
 EXIT_CONSISTENT = 0
@@ -48,19 +49,22 @@ class Unreachable(BadInput):
 FIRST_RETRY = 0.5
 
 
-def get_json(url: str) -> object:
+def get_json(url: str) -> JsonValue:
     try:
         with urllib.request.urlopen(url, timeout=30) as response:
             data = response.read()
     except (OSError, urllib.error.URLError) as exc:
         raise Unreachable(f"cannot read {url}: {exc}") from None
     try:
-        return json.loads(data)
+        parsed: JsonValue = json.loads(data)
     except ValueError as exc:
         raise BadInput(f"cannot read {url}: {exc}") from None
+    return parsed
 
 
-def read_state(path: Path) -> dict[str, object]:
+def read_state(path: Path) -> JsonObject:
+    """The witness's state as its file holds it: the keys it trusts and the last checkpoint
+    it checked, each checked where it is read (a file anyone may have edited)."""
     if not path.exists():
         return {}
     try:
@@ -72,7 +76,7 @@ def read_state(path: Path) -> dict[str, object]:
     return found
 
 
-def write_state(path: Path, state: dict[str, object]) -> None:
+def write_state(path: Path, state: JsonObject) -> None:
     """Replaced whole or not at all (written beside, then renamed over)."""
     temporary = path.with_name(path.name + ".new")
     temporary.write_text(json.dumps(state, indent=2) + "\n")
@@ -80,7 +84,7 @@ def write_state(path: Path, state: dict[str, object]) -> None:
 
 
 def keys_for(
-    args: argparse.Namespace, state: dict[str, object], out: TextIO
+    args: argparse.Namespace, state: JsonObject, out: TextIO
 ) -> dict[str, Ed25519PublicKey]:
     """The keys given; else those kept in the state; else the server's published ones,
     kept from now on (trust on first use, which it says)."""
@@ -110,10 +114,10 @@ def check_once(args: argparse.Namespace, out: TextIO) -> None:
     state = read_state(path)
     keys = keys_for(args, state, out)
     answer = get_json(args.url.rstrip("/") + "/api/log/checkpoint")
-    if not isinstance(answer, dict) or not isinstance(answer.get("checkpoint"), str):
+    if not isinstance(answer, dict) or not isinstance(text := answer.get("checkpoint"), str):
         raise BadInput("the server's answer holds no checkpoint")
     try:
-        new = checkpoints.checked(answer["checkpoint"], keys)
+        new = checkpoints.checked(text, keys)
     except checkpoints.BadCheckpoint as exc:
         raise Inconsistent(f"the log's checkpoint: {exc}") from None
     kept = state.get("checkpoint")
