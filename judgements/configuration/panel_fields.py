@@ -52,4 +52,4 @@ class PanelRow(PanelSettings):
 
     name: str
     description: str
-    agents: list[dict[str, object]]
+    agents: list[StoredAgent]

@@ -250,7 +250,7 @@ def write(
     `audited`: the change recorded as made by `by`, its panel as configuration before
     and after (a page's change: what the form wrote over what it was); the API records
     its own, reviewers and all (configuration/panel_config.py)."""
-    agents = [dict(agent_form.cleaned_data) for agent_form in formset.forms]
+    agents = [agent.stored() for agent in formset.agents()]
     fields: PanelRow = {
         "name": panel_form.cleaned_data["name"],
         "description": panel_form.cleaned_data["description"],

@@ -98,6 +98,10 @@ class BaseAgentFormSet(forms.BaseFormSet):  # type: ignore[type-arg]  # see the 
                 form.add_error("name", f"Another agent is already called {name!r}.")
             seen.add(key)
 
+    def agents(self) -> list[CaseAgent]:
+        """The valid forms' agents, in order: what a case runs and a saved panel stores."""
+        return [CaseAgent.of(form.cleaned_data) for form in self.forms]
+
 
 AgentFormSet = forms.formset_factory(
     AgentForm,
@@ -223,7 +227,7 @@ def cleaned_case(
     return Case(
         title=form.cleaned_data["title"],
         content=form.cleaned_data["content"],
-        agents=tuple(CaseAgent(**agent_form.cleaned_data) for agent_form in formset.forms),
+        agents=tuple(formset.agents()),
         hold_contested=HOLD_VALUES[form.cleaned_data.get("hold_contested") or ""],
         panel=panel,
     )
