@@ -32,10 +32,10 @@ CAPS = {
         # slack_config.py, models/panels.py, models/budgets.py) and the MCP tools read a
         # judgement as JsonObject; 99 until what Slack sends about a click was read as
         # pydantic models (outcome/slack_payloads.py); 93 until budget forms, receipt checks,
-        # a check's and a saved panel's agents (StoredAgent), the client's plan bodies (batch_bodies.py), the
-        # witness's state and evidence packs were named. Left: api/schemas.py's evidence
-        # pack parts (its OpenAPI says "object" for each), the client's canonical.py and
-        # http.py (any signed document, any JSON body), ...
+        # a check's and a saved panel's agents (StoredAgent), the client's plan bodies
+        # (batch_bodies.py), the witness's state and evidence packs were named. Left:
+        # api/schemas.py's evidence pack parts (its OpenAPI says "object" for each), the
+        # client's canonical.py and http.py (any signed document, any JSON body), ...
         "object bags": 68,
         # Parameters typed `object`: a value checked before it is trusted (pydantic's
         # validators in intake/schemas.py, configuration/saving.py, the client's receipt
