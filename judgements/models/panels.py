@@ -14,6 +14,8 @@ from judgements.models.choices import ids_from_one
 if TYPE_CHECKING:
     from django.contrib.auth.models import User
 
+    from judgements.models.teams import Team
+
 
 _Shared = TypeVar("_Shared", bound="SharedWithExamples")
 
@@ -74,6 +76,32 @@ class SharedQuerySet(models.QuerySet[_Shared]):
         return policy.shared_rows_editable(self, user)
 
 
+def owner_key(related_name: str) -> "models.ForeignKey[User | None, User | None]":
+    """A panel's or a suite's owner: a user, or none for an example shipped with MAGI.
+    Each model names its related_name ("panels", "suites") itself: "%(class)ss" on the
+    abstract model would be recorded literally by migrations and need one of its own."""
+    return models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name=related_name,
+    )
+
+
+def team_key(related_name: str, help_text: str) -> "models.ForeignKey[Team | None, Team | None]":
+    """A panel's or a suite's team, whose members see it; a deleted team leaves it the
+    owner's alone."""
+    return models.ForeignKey(
+        "judgements.Team",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name=related_name,
+        help_text=help_text,
+    )
+
+
 class SharedWithExamples(models.Model):
     """What panels and suites share: a name unique per owner (per team for a team's), and
     an owner that is a user or none (an example shipped with MAGI, unique by name among
@@ -122,6 +150,11 @@ class SharedWithExamples(models.Model):
         """The row-level twin of SharedQuerySet.visible_to."""
         return policy.shared_row_visible(user, self.owner_id, self.team_id)
 
+    def editable_by(self, user: "User") -> bool:
+        """Staff, its owner and the members of its team; an example only staff (the
+        row-level twin of SharedQuerySet.editable_by)."""
+        return policy.may_use(user, self.owner_id, self.team_id)
+
 
 class Panel(SharedWithExamples):
     """A saved set of three agents to start judgements and evaluation runs from. Owned by
@@ -129,21 +162,8 @@ class Panel(SharedWithExamples):
     is visible to everyone. Agents are stored as validated JSON, in the shape a case's
     "agents" takes."""
 
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        related_name="panels",
-    )
-    team = models.ForeignKey(
-        "judgements.Team",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="panels",
-        help_text="Its members see and use it, and the judgements started with it.",
-    )
+    owner = owner_key("panels")
+    team = team_key("panels", "Its members see and use it, and the judgements started with it.")
     # Who reviews its contested and held judgements besides staff: these members, or
     # every member of its team.
     reviewers = models.ManyToManyField(
@@ -232,34 +252,13 @@ class Panel(SharedWithExamples):
         """Who reviews its judgements besides staff (policy.panel_reviewers)."""
         return policy.panel_reviewers(self)
 
-    def editable_by(self, user: "User") -> bool:
-        """Staff, its owner and the members of its team; an example only staff."""
-        return policy.may_use(user, self.owner_id, self.team_id)
-
 
 class Suite(SharedWithExamples):
     """A named list of labelled cases to evaluate panels on (judgements/evaluations/suites.py reads
     and writes them as JSONL). Owned like a panel: no owner means shipped with MAGI."""
 
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.CASCADE,
-        related_name="suites",
-    )
-    team = models.ForeignKey(
-        "judgements.Team",
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="suites",
-        help_text="Its members see it and run panels on it.",
-    )
-
-    def editable_by(self, user: "User") -> bool:
-        """As a panel's: staff, its owner and its team's members; a shipped one staff only."""
-        return policy.may_use(user, self.owner_id, self.team_id)
+    owner = owner_key("suites")
+    team = team_key("suites", "Its members see it and run panels on it.")
 
     def config_state(self) -> SuiteState:
         """Its name, description, owner and team, as its ETag hashes them. Its cases change
