@@ -164,6 +164,25 @@ def user_text(
     return worded(criteria, f"{fence}\n{content}\n{fence}", two_of_three, answer_with)
 
 
+def user_quoted_text(
+    criteria: Sequence[str],
+    content: str,
+    *,
+    two_of_three: bool = True,
+    answer_with: str | None = None,
+) -> str:
+    """The user's own words (USER_WORDS), the content quoted line by line (`quoted`)."""
+    return worded(criteria, quoted(content), two_of_three, answer_with)
+
+
+def quoted(content: str) -> str:
+    """The content as a quotation, each of its lines after "> ": no line of it can stand
+    outside the quote, whatever it holds (a line it ends is the next one quoted), so it
+    fences without a closing mark to forge. Every line break Python knows splits a line,
+    so a lone carriage return or a Unicode line separator cannot start an unquoted one."""
+    return "\n".join(f"> {line}" if line else ">" for line in content.splitlines() or [""])
+
+
 def worded(
     criteria: Sequence[str], block: str, two_of_three: bool, answer_with: str | None = None
 ) -> str:
