@@ -82,6 +82,24 @@ Content:
 {answer}"""
 USER_ANSWER = 'Answer JSON {"decision": "approve" or "reject", "reason": "<why>"}'
 
+# The PLAIN_LATER variant's rounds 2 and 3: the same words, with the panel's earlier
+# answers between the content and the rule. Each answer is a line whose reason is a JSON
+# string, so no reason can begin a line of its own (and with it a fence or an order);
+# "This is round" is the round as every later prompt says it.
+USER_LATER = """\
+{heading}:
+{criteria}
+
+Content:
+{content}
+
+Earlier answers of the panel, three agents each voting on its own criterion, one per line
+(round, agent, vote, reason; "you" marks yours):
+{history}
+
+This is round {round_number} of {rounds}. {rule}
+{answer}"""
+
 
 def answer_line(keys: Sequence[str]) -> str:
     return "Answer JSON {" + ", ".join(KEY_TEXT[key] for key in keys) + "}"
@@ -162,6 +180,29 @@ def user_text(
     user's JSON line."""
     fence = fence_for(content)
     return worded(criteria, f"{fence}\n{content}\n{fence}", two_of_three, answer_with)
+
+
+def later_text(
+    criteria: str,
+    content: str,
+    history: Sequence[str],
+    round_number: int,
+    rounds: int,
+    answer_with: str | None = None,
+) -> str:
+    """A later round in the user's words (USER_LATER), the content in the code block it
+    cannot close, `history` the earlier answers' lines as prompts.py writes them."""
+    fence = fence_for(content)
+    return USER_LATER.format(
+        heading="Criterion",
+        criteria=criteria,
+        content=f"{fence}\n{content}\n{fence}",
+        history="\n".join(history),
+        round_number=round_number,
+        rounds=rounds,
+        rule=RULE_ONE,
+        answer=answer_with or USER_ANSWER,
+    )
 
 
 def user_quoted_text(

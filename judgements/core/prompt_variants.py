@@ -70,6 +70,14 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   `missing`, as the plain call's was; rounds 2 and 3 are the default's, `missing`
   included (`asked_in`). The bench's "plain per criterion [user+fence]" asks the same
   text, so that competitor's recorded first answers are this variant's round 1.
+- PLAIN_LATER: rounds 2 and 3 in the user's words too (issue 69): USER_WORDS's text with
+  the panel's earlier answers listed between the content and the rule, one line each
+  (round, agent, "(you)" on the agent's own, vote, the reason as a JSON string), and
+  "This is round N of 3." before the rule; no system message. Answered as the plain call
+  is, reason first without `missing`. Measured because USER_WORDS's later rounds, asked
+  in the default's framing, turned more votes to reject, right and wrong alike, than its
+  first answers had. The later-round variants of the default's layout (NAMED_PEERS,
+  DECISIONS_ONLY, HISTORY_FIRST, OWN_REASON) do not combine with it.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -98,6 +106,7 @@ class Variant(StrEnum):
     TURN_NEEDS_REASON = "turn_needs_reason"
     PLAIN_QUESTION = "plain_question"
     USER_WORDS = "user_words"
+    PLAIN_LATER = "plain_later"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what
@@ -115,11 +124,16 @@ ORIGINAL = "original"
 # ran; ORIGINAL (or a panel's prompt_variants: []) asks for the prompts without any.
 DEFAULT: frozenset[Variant] = frozenset({Variant.TURN_NEEDS_REASON})
 
-# Two ways of showing the earlier rounds, and two ways of asking round 1 as a user would: a
-# judgement can use one of each pair, not both.
+# Two ways of showing the earlier rounds, two ways of asking round 1 as a user would, and
+# the later rounds in the user's words against the variants that change the default's
+# later rounds: a judgement can use one of each pair, not both.
 EXCLUSIVE = (
     (Variant.NAMED_PEERS, Variant.DECISIONS_ONLY, "show earlier rounds"),
     (Variant.PLAIN_QUESTION, Variant.USER_WORDS, "ask round 1"),
+    (Variant.PLAIN_LATER, Variant.NAMED_PEERS, "show earlier rounds"),
+    (Variant.PLAIN_LATER, Variant.DECISIONS_ONLY, "show earlier rounds"),
+    (Variant.PLAIN_LATER, Variant.HISTORY_FIRST, "ask the later rounds"),
+    (Variant.PLAIN_LATER, Variant.OWN_REASON, "ask the later rounds"),
 )
 QUOTE_MAX_CHARS = 160
 
@@ -147,9 +161,11 @@ def parse(names: Iterable[str]) -> frozenset[Variant]:
 
 def asked_in(variants: frozenset[Variant], round_number: int) -> frozenset[Variant]:
     """The variants one round's question is asked and decoded under: USER_WORDS's round 1
-    is the plain call, whose answer has no `missing` (NO_MISSING); its later rounds are the
-    default's."""
+    and PLAIN_LATER's rounds 2 and 3 are the plain call's, whose answer has no `missing`
+    (NO_MISSING); USER_WORDS's later rounds are otherwise the default's."""
     if Variant.USER_WORDS in variants and round_number == 1:
+        return variants | {Variant.NO_MISSING}
+    if Variant.PLAIN_LATER in variants and round_number > 1:
         return variants | {Variant.NO_MISSING}
     return variants
 

@@ -206,10 +206,19 @@ def history_lines(
 ) -> str:
     # A plain line per answer rather than a JSON object: the keys cost tokens in every
     # later-round call. The reason stays a JSON string, so it cannot break out of its line.
-    return "\n".join(
-        history_line(agent, d, token, variants)
-        for d in sorted(earlier, key=lambda d: (d.round, d.agent_name))
-    )
+    return "\n".join(history_line(agent, d, token, variants) for d in in_order(earlier))
+
+
+def in_order(earlier: list[EarlierDecision]) -> list[EarlierDecision]:
+    """The earlier answers as every prompt lists them: by round, then by agent."""
+    return sorted(earlier, key=lambda d: (d.round, d.agent_name))
+
+
+def plain_history_line(agent: AgentBrief, d: EarlierDecision) -> str:
+    """One earlier answer in PLAIN_LATER's list: no fence tag to neutralise (the content
+    is in a code block, and a JSON string holds no line break to start one)."""
+    who = f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''}"
+    return f"{who}, {d.decision}: {json.dumps(d.reason, ensure_ascii=False)}"
 
 
 def history_line(
@@ -329,6 +338,14 @@ def build_messages(
         # Issue 69: round 1 in the user's own words, the content in a code block.
         last = None if answer_with == ANSWER_WITH_JSON else answer_with
         text = plain_question.user_text([agent.criteria], content, answer_with=last)
+        return [{"role": "user", "content": text}]
+    if Variant.PLAIN_LATER in variants and round_number > 1:
+        # Issue 69: a later round in the user's words too, the earlier answers listed.
+        last = None if answer_with == ANSWER_WITH_JSON else answer_with
+        history = [plain_history_line(agent, d) for d in in_order(earlier)]
+        text = plain_question.later_text(
+            agent.criteria, content, history, round_number, rules.ROUNDS, last
+        )
         return [{"role": "user", "content": text}]
     # Hashing a long content is the costliest step here: once per call, not once per use.
     token = fence_token(content)

@@ -5,7 +5,7 @@ something, with no database."""
 import json
 
 from judgements.core.prompt_variants import Variant
-from judgements.core.prompts import AgentBrief, build_messages
+from judgements.core.prompts import AgentBrief, EarlierDecision, build_messages
 from judgements.engine import asking
 from judgements.llm import calls, providers
 from tests.support.llm_server import RECHECK_MARKER
@@ -68,6 +68,22 @@ async def test_user_words_round_one_asks_the_users_words_and_decodes_no_missing(
     later = asking.question(brief, 2, CONTENT, [], variants)
     assert later.messages == build_messages(brief, CONTENT, 2, [], variants=variants)
     assert Variant.NO_MISSING not in later.variants
+
+
+async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_missing(fake_llm):
+    fake_llm.script("model-a", votes="ARA")
+    variants = frozenset({Variant.USER_WORDS, Variant.PLAIN_LATER, Variant.TURN_NEEDS_REASON})
+    brief = AgentBrief("Melchior", "A budget is stated.")
+    earlier = [EarlierDecision("Melchior", 1, "approve", "Budget: 900 EUR.")]
+    later = asking.question(brief, 2, CONTENT, earlier, variants)
+    hooks = asking.Hooks(nothing, nothing, nothing_before)
+    result = await asking.ask(later, calls.Clients(), providers.route_for("model-a"), hooks)
+    # The fake server reads the round from the prompt: round 2 of "ARA" rejects.
+    assert result.verdict.decision == "reject"
+    (request,) = fake_llm.requests_for("model-a")
+    (message,) = request.body["messages"]
+    assert message["role"] == "user" and "round 1, Melchior (you), approve" in message["content"]
+    assert "missing" not in json.dumps(request.body["response_format"])
 
 
 async def nothing(entry: calls.AttemptRecord) -> None:

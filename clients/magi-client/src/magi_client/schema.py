@@ -62,11 +62,16 @@ VARIANTS = [
     "turn_needs_reason",
     "plain_question",
     "user_words",
+    "plain_later",
 ]
 # Pairs of which a panel names one at most, and what both would say how to do.
 EXCLUSIVE_VARIANTS = [
     ("named_peers", "decisions_only", "show earlier rounds"),
     ("plain_question", "user_words", "ask round 1"),
+    ("plain_later", "named_peers", "show earlier rounds"),
+    ("plain_later", "decisions_only", "show earlier rounds"),
+    ("plain_later", "history_first", "ask the later rounds"),
+    ("plain_later", "own_reason", "ask the later rounds"),
 ]
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
 
@@ -139,7 +144,8 @@ PANEL: Schema = {
             "uniqueItems": True,
             "description": "The prompt variants its judgements and runs use "
             "(docs/panel-quality.md); not named_peers with decisions_only, nor plain_question "
-            "with user_words. Left out or null: the server's default; []: no variant, "
+            "with user_words, nor plain_later with named_peers, decisions_only, history_first "
+            "or own_reason. Left out or null: the server's default; []: no variant, "
             "whatever the default becomes.",
         },
         "escalate_to": {
