@@ -17,7 +17,9 @@ round 1 and the bench's "[user+fence]" competitor: the same text in both, so a c
 recorded first answers are what the variant's round 1 asks (bench/panel_quality.py
 --later-rounds-from). MAGI sends it with the content in the code block (`user_text`); the
 bench alone fills it unfenced, as its "[user]" floor: no prompt MAGI sends leaves the
-content unfenced.
+content unfenced. The PLAIN_LATER variant asks rounds 2 and 3 in the same words, the
+panel's earlier answers listed (USER_LATER); the bench's "[user+quote]" fills them with
+the content quoted line by line (`quoted`), a fence with no closing mark.
 
 A code block rather than the agents' "<<<CONTENT tag>>>" lines was the hope that a
 coding model reads it as quoted material without a paragraph of rules around it. The
