@@ -790,11 +790,12 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
 def report(
     args: argparse.Namespace,
     columns: list[Column],
-    cases: list[dict],
+    labelled: list[dict],
     final: bool,
 ) -> None:
-    """The table (once `final`) and the JSON file (after every case, when asked)."""
-    table = {column.name: summarise(column.outcomes, cases) for column in columns}
+    """The table (once `final`) and the JSON file (after every case, when asked), the
+    outcomes read against `labelled`, every case of the suites."""
+    table = {column.name: summarise(column.outcomes, labelled) for column in columns}
     if final:
         rows = list(next(iter(table.values())))
         width = max(len(r) for r in rows)
@@ -932,7 +933,7 @@ def interleaved(
             line.append(cell(column, outcome))
         print(" | ".join(line), flush=True)
         # Written after every case, so a run stopped early still leaves its figures.
-        report(args, columns + stopped, cases, final=index == len(cases))
+        report(args, columns + stopped, args.labelled, final=index == len(cases))
 
 
 def by_column(
@@ -959,8 +960,8 @@ def by_column(
                 + cell(column, outcome),
                 flush=True,
             )
-            report(args, columns + stopped, cases, final=False)
-    report(args, columns + stopped, cases, final=True)
+            report(args, columns + stopped, args.labelled, final=False)
+    report(args, columns + stopped, args.labelled, final=True)
 
 
 def opinion_from(columns: list[Column], source: str) -> None:
@@ -1132,6 +1133,9 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = spread([c for s in args.suites.split(",") for c in load_cases(s)], args.limit)
+    # Every case's label, for the figures: a run resumed on some cases (--cases, the
+    # recorded first answers) still reports the cases its file holds from before.
+    args.labelled = [c for s in args.suites.split(",") for c in load_cases(s)]
     if args.cases:
         wanted = args.cases.split(",")
         if unknown := set(wanted) - {c["id"] for c in cases}:
