@@ -787,14 +787,11 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
     }
 
 
-def report(
-    args: argparse.Namespace,
-    columns: list[Column],
-    labelled: list[dict],
-    final: bool,
-) -> None:
-    """The table (once `final`) and the JSON file (after every case, when asked), the
-    outcomes read against `labelled`, every case of the suites."""
+def report(args: argparse.Namespace, columns: list[Column], final: bool) -> None:
+    """The table (once `final`) and the JSON file (after every case, when asked). The
+    outcomes are read against every case of the suites: a run resumed on some of them
+    (--cases) reports the others its file holds too."""
+    labelled = [c for s in args.suites.split(",") for c in load_cases(s)]
     table = {column.name: summarise(column.outcomes, labelled) for column in columns}
     if final:
         rows = list(next(iter(table.values())))
@@ -933,7 +930,7 @@ def interleaved(
             line.append(cell(column, outcome))
         print(" | ".join(line), flush=True)
         # Written after every case, so a run stopped early still leaves its figures.
-        report(args, columns + stopped, args.labelled, final=index == len(cases))
+        report(args, columns + stopped, final=index == len(cases))
 
 
 def by_column(
@@ -960,8 +957,8 @@ def by_column(
                 + cell(column, outcome),
                 flush=True,
             )
-            report(args, columns + stopped, args.labelled, final=False)
-    report(args, columns + stopped, args.labelled, final=True)
+            report(args, columns + stopped, final=False)
+    report(args, columns + stopped, final=True)
 
 
 def opinion_from(columns: list[Column], source: str) -> None:
@@ -1038,12 +1035,11 @@ def print_table(
         for outcome in (o for column in columns for o in column.outcomes.values()):
             if outcome.contested is not None:
                 outcome.contested = bool(counted & set(outcome.signals))
-    cases = [c for s in dump["suites"].split(",") for c in load_cases(s)]
     shown = argparse.Namespace(
         model=dump["model"], suites=dump["suites"], round_1=dump.get("mode") == "round-1",
         later_rounds_from=dump.get("later_rounds_from"), json_out=None,
     )  # fmt: skip
-    report(shown, columns, cases, final=True)
+    report(shown, columns, final=True)
 
 
 def main() -> None:
@@ -1133,9 +1129,6 @@ def main() -> None:
     call_command("migrate", verbosity=0)
     panels = load_panels()
     cases = spread([c for s in args.suites.split(",") for c in load_cases(s)], args.limit)
-    # Every case's label, for the figures: a run resumed on some cases (--cases, the
-    # recorded first answers) still reports the cases its file holds from before.
-    args.labelled = [c for s in args.suites.split(",") for c in load_cases(s)]
     if args.cases:
         wanted = args.cases.split(",")
         if unknown := set(wanted) - {c["id"] for c in cases}:
