@@ -89,7 +89,7 @@ USER_ANSWER = 'Answer JSON {"decision": "approve" or "reject", "reason": "<why>"
 # string, so no reason can begin a line of its own (and with it a fence or an order);
 # "This is round" is the round as every later prompt says it.
 USER_LATER = """\
-{heading}:
+Criterion:
 {criteria}
 
 Content:
@@ -180,8 +180,13 @@ def user_text(
     """The user's own words (USER_WORDS), the content in a code block it cannot close.
     `answer_with`: another last line (the confidence probe's one word) instead of the
     user's JSON line."""
+    return worded(criteria, in_block(content), two_of_three, answer_with)
+
+
+def in_block(content: str) -> str:
+    """The content in a code block it cannot close (`fence_for`)."""
     fence = fence_for(content)
-    return worded(criteria, f"{fence}\n{content}\n{fence}", two_of_three, answer_with)
+    return f"{fence}\n{content}\n{fence}"
 
 
 def later_text(
@@ -194,11 +199,9 @@ def later_text(
 ) -> str:
     """A later round in the user's words (USER_LATER), the content in the code block it
     cannot close, `history` the earlier answers' lines as prompts.py writes them."""
-    fence = fence_for(content)
     return USER_LATER.format(
-        heading="Criterion",
         criteria=criteria,
-        content=f"{fence}\n{content}\n{fence}",
+        content=in_block(content),
         history="\n".join(history),
         round_number=round_number,
         rounds=rounds,

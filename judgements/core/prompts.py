@@ -217,8 +217,13 @@ def in_order(earlier: list[EarlierDecision]) -> list[EarlierDecision]:
 def plain_history_line(agent: AgentBrief, d: EarlierDecision) -> str:
     """One earlier answer in PLAIN_LATER's list: no fence tag to neutralise (the content
     is in a code block, and a JSON string holds no line break to start one)."""
-    who = f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''}"
-    return f"{who}, {d.decision}: {json.dumps(d.reason, ensure_ascii=False)}"
+    return f"{speaker(agent, d)}, {d.decision}: {json.dumps(d.reason, ensure_ascii=False)}"
+
+
+def speaker(agent: AgentBrief, d: EarlierDecision) -> str:
+    """Who gave an earlier answer, as every list of them says it: "(you)" marks the
+    agent's own."""
+    return f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''}"
 
 
 def history_line(
@@ -227,7 +232,7 @@ def history_line(
     """One earlier answer: as measured; with its decision alone (DECISIONS_ONLY); or with
     the agent's criterion named and its reason marked as about it (NAMED_PEERS). The
     criterion, like the reason, is a JSON string: it cannot break out of its line."""
-    who = f"round {d.round}, {d.agent_name}{' (you)' if d.agent_name == agent.name else ''}"
+    who = speaker(agent, d)
     if Variant.DECISIONS_ONLY in variants:
         return f"{who}, {d.decision}"
     reason = json.dumps(neutralise(d.reason, token), ensure_ascii=False)
