@@ -172,6 +172,11 @@ def load_cases(suite: str) -> list[dict]:
     return cases
 
 
+def suite_cases(suites: str) -> list[dict]:
+    """Every case of the suites named, comma-separated, in order."""
+    return [case for suite in suites.split(",") for case in load_cases(suite)]
+
+
 def load_panels() -> dict[str, dict]:
     panels = {}
     for path in sorted((EXAMPLES / "panels").glob("*.yaml")):
@@ -787,11 +792,12 @@ def summarise(outcomes: dict[str, Outcome], cases: list[dict]) -> dict[str, str]
     }
 
 
-def report(args: argparse.Namespace, columns: list[Column], final: bool) -> None:
-    """The table (once `final`) and the JSON file (after every case, when asked). The
-    outcomes are read against every case of the suites: a run resumed on some of them
-    (--cases) reports the others its file holds too."""
-    labelled = [c for s in args.suites.split(",") for c in load_cases(s)]
+def report(
+    args: argparse.Namespace, columns: list[Column], labelled: list[dict], final: bool
+) -> None:
+    """The table (once `final`) and the JSON file (after every case, when asked), the
+    outcomes read against `labelled`, every case of the suites: a run resumed on some of
+    them (--cases) reports the others its file holds too."""
     table = {column.name: summarise(column.outcomes, labelled) for column in columns}
     if final:
         rows = list(next(iter(table.values())))
@@ -919,6 +925,7 @@ def interleaved(
 ) -> None:
     """Whole judgements: every column on a case before the next case, so a slow hour or a
     warm cache favours no column's seconds."""
+    labelled = suite_cases(args.suites)
     for index, case in enumerate(cases, 1):
         panel = panels[case["panel"]]
         line = [f"[{index}/{len(cases)}] {case['id']:<10} expected {case['expected']:<7}"]
@@ -930,7 +937,7 @@ def interleaved(
             line.append(cell(column, outcome))
         print(" | ".join(line), flush=True)
         # Written after every case, so a run stopped early still leaves its figures.
-        report(args, columns + stopped, final=index == len(cases))
+        report(args, columns + stopped, labelled, final=index == len(cases))
 
 
 def by_column(
@@ -945,6 +952,7 @@ def by_column(
     and a local server keeps each slot's last prompt, so a column's rules, the same from
     one case to the next, are read once instead of once a case (round-1 seconds are not a
     figure to compare)."""
+    labelled = suite_cases(args.suites)
     # The competitors first: the floor every wording is read against.
     for column in sorted(columns, key=lambda column: not column.competitor):
         for index, case in enumerate(cases, 1):
@@ -957,8 +965,8 @@ def by_column(
                 + cell(column, outcome),
                 flush=True,
             )
-            report(args, columns + stopped, final=False)
-    report(args, columns + stopped, final=True)
+            report(args, columns + stopped, labelled, final=False)
+    report(args, columns + stopped, labelled, final=True)
 
 
 def opinion_from(columns: list[Column], source: str) -> None:
@@ -1039,7 +1047,7 @@ def print_table(
         model=dump["model"], suites=dump["suites"], round_1=dump.get("mode") == "round-1",
         later_rounds_from=dump.get("later_rounds_from"), json_out=None,
     )  # fmt: skip
-    report(shown, columns, final=True)
+    report(shown, columns, suite_cases(dump["suites"]), final=True)
 
 
 def main() -> None:
@@ -1128,7 +1136,7 @@ def main() -> None:
     columns = args.variants + [Column(name, frozenset()) for name in competitors]
     call_command("migrate", verbosity=0)
     panels = load_panels()
-    cases = spread([c for s in args.suites.split(",") for c in load_cases(s)], args.limit)
+    cases = spread(suite_cases(args.suites), args.limit)
     if args.cases:
         wanted = args.cases.split(",")
         if unknown := set(wanted) - {c["id"] for c in cases}:
@@ -1154,7 +1162,7 @@ def main() -> None:
         if prompt_variants.Variant.CALIBRATED in column.variants:
             if args.round_1:
                 parser.error("a calibrated column needs whole judgements: leave out --round-1")
-            learn_on = [c for s in args.calibrate_on.split(",") for c in load_cases(s)]
+            learn_on = suite_cases(args.calibrate_on)
             learn_offsets(column, panels, args.model, spread(learn_on, args.calibrate_limit))
     stopped: list[Column] = []
     if args.resume:

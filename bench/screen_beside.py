@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> None:
     found: dict[str, dict] = {}
     if args.json_out.exists():
         found = json.loads(args.json_out.read_text())["screens"]
-    cases = [c for s in args.suites.split(",") for c in pq.load_cases(s)]
+    cases = pq.suite_cases(args.suites)
     for index, case in enumerate(cases, 1):
         if case["id"] in found:
             continue
