@@ -13,6 +13,12 @@ With `--before REF` it also times the code at git revision REF (exported with
 before and after run by run, so a machine that several people share slows both sides
 alike; the two medians come from the same stretch of time. `--after REF` times a
 revision in place of the working tree.
+
+With `--variants "default,user_words+plain_later+turn_needs_reason"` it times this tree
+under each framing in turn (issue 69: "the bundled model's first verdict no slower"),
+alternating as above: the agents are saved first (untimed) as an example panel with
+those `prompt_variants` ("default": none set, the site's default) and the case names it,
+so every side takes the same way in.
 """
 
 import argparse
@@ -47,13 +53,27 @@ class Timed:
     reasons: tuple[str, ...] = ()  # why it is contested, if it is
 
 
-def case_file(directory: Path) -> Path:
+def case_file(directory: Path, panel: str | None = None) -> Path:
     """The case: the travel-expense panel's three agents (all on the bundled model)
-    inline, as a newcomer's case file names them, with no saved panel."""
+    inline, as a newcomer's case file names them, with no saved panel; or the saved
+    panel `panel` (`--variants`)."""
     agents = yaml.safe_load(PANEL.read_text())["agents"]
     path = directory / "case.json"
-    path.write_text(json.dumps({"title": "Train to a client", "content": CLAIM, "agents": agents}))
+    who = {"panel": panel} if panel else {"agents": agents}
+    path.write_text(json.dumps({"title": "Train to a client", "content": CLAIM, **who}))
     return path
+
+
+# Saves the travel-expense agents as an example panel named PANEL_NAME with the prompt
+# variants in BENCH_VARIANTS (JSON: a list, or null for the site's default).
+SAVE_PANEL = """
+import json, os, yaml
+from judgements.models import Panel
+agents = yaml.safe_load(open(os.environ["BENCH_PANEL_FILE"]))["agents"]
+Panel.objects.create(name="first judgement", owner=None, team=None, agents=agents,
+    prompt_variants=json.loads(os.environ["BENCH_VARIANTS"]))
+"""
+PANEL_NAME = "first judgement"
 
 
 def export(ref: str, directory: Path) -> Path:
@@ -81,12 +101,21 @@ def environment(var_dir: Path, tree: Path) -> dict[str, str]:
     return env
 
 
-def judge_once(tree: Path, case: Path) -> Timed:
-    """One judgement on a fresh database: migrate (untimed), then `manage.py judge`."""
+def judge_once(tree: Path, case: Path, variants: list[str] | None = None) -> Timed:
+    """One judgement on a fresh database: migrate (untimed), then `manage.py judge`.
+    `variants`: save the panel the case names with these prompt variants first."""
     with tempfile.TemporaryDirectory(prefix="magi-first-") as var:
         env = environment(Path(var), tree)
         manage = [sys.executable, str(tree / "manage.py")]
         subprocess.run([*manage, "migrate", "-v0"], cwd=tree, env=env, check=True)
+        if variants is not None:
+            saving = {
+                **env,
+                "BENCH_PANEL_FILE": str(PANEL),
+                "BENCH_VARIANTS": json.dumps(variants or None),
+            }
+            save = [*manage, "shell", "-v0", "-c", SAVE_PANEL]
+            subprocess.run(save, cwd=tree, env=saving, check=True)
         began = time.perf_counter()
         done = subprocess.run(
             [*manage, "judge", str(case), "--json"],
@@ -115,25 +144,45 @@ def summary(name: str, runs: list[Timed]) -> str:
     )
 
 
+Side = tuple[Path, Path, list[str] | None]  # the tree, the case file, the panel's variants
+
+
+def sides_to_time(args: argparse.Namespace, work: Path) -> dict[str, Side]:
+    """What each side runs: revisions (`--before`/`--after`), or framings (`--variants`)."""
+    if args.variants:
+        if args.before or args.after:
+            raise SystemExit("--variants times this tree: not with --before or --after")
+        case = case_file(work, PANEL_NAME)
+        framings = [name.strip() for name in args.variants.split(",")]
+        return {
+            name: (ROOT, case, [] if name == "default" else name.split("+")) for name in framings
+        }
+    case = case_file(work)
+    after = export(args.after, Path(tempfile.mkdtemp(dir=work))) if args.after else ROOT
+    trees = {"after" if args.before else "this tree": after}
+    if args.before:
+        trees = {"before": export(args.before, Path(tempfile.mkdtemp(dir=work))), **trees}
+    return {name: (tree, case, None) for name, tree in trees.items()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--before", help="a git revision to time alongside this tree")
     parser.add_argument("--after", help="a git revision to time in place of this tree")
+    parser.add_argument(
+        "--variants", help='framings to time this tree under, comma-separated ("default", "a+b")'
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="magi-bench-"))
     try:
-        case = case_file(work)
-        after = export(args.after, Path(tempfile.mkdtemp(dir=work))) if args.after else ROOT
-        trees = {"after" if args.before else "this tree": after}
-        if args.before:
-            trees = {"before": export(args.before, Path(tempfile.mkdtemp(dir=work))), **trees}
-        results: dict[str, list[Timed]] = {name: [] for name in trees}
+        sides = sides_to_time(args, work)
+        results: dict[str, list[Timed]] = {name: [] for name in sides}
         for repeat in range(args.repeats):
             # Alternate the order too, so neither side always runs on a warmer machine.
-            order = list(trees.items()) if repeat % 2 == 0 else list(trees.items())[::-1]
-            for name, tree in order:
-                timed = judge_once(tree, case)
+            order = list(sides.items()) if repeat % 2 == 0 else list(sides.items())[::-1]
+            for name, (tree, case, variants) in order:
+                timed = judge_once(tree, case, variants)
                 results[name].append(timed)
                 print(f"  {name} run {repeat + 1}: {timed}", file=sys.stderr, flush=True)
         print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the end")
