@@ -334,10 +334,11 @@ KINDS = (PLAIN, PLAIN_RULE, PER_CRITERION)
 # keys named as the agents' are); "[user+fence]": the user's wording, word for word, with
 # the content in the code block: each tells what one part of ours costs.
 USER, FENCED, BARE, USER_FENCE = "user", "fenced", "bare", "user+fence"
-# "[user+quote]": the user's wording with the content quoted line by line ("> "), a fence
-# with no closing mark, in case the code block's lean to reject is the code block's own.
-USER_QUOTE = "user+quote"
-WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, USER_QUOTE)
+# The user's wording with two other fences, in case the code block's lean to reject is the
+# code block's own: "[user+quote]" the content quoted line by line ("> "), a fence with no
+# closing mark; "[user+json]" the content as one JSON string literal on one line.
+BLOCKS = {"user+quote": plain_question.quoted, "user+json": plain_question.as_json_string}
+WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, *BLOCKS)
 COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
 
 
@@ -410,8 +411,8 @@ def plain_messages(
             return check_prompts.all_criteria_messages(criteria, content)
         return check_prompts.plain_rule_messages(criteria, content)
     two_of_three = kind != PLAIN
-    if wording == USER_QUOTE:
-        text = plain_question.user_quoted_text(criteria, content, two_of_three=two_of_three)
+    if wording in BLOCKS:
+        text = plain_question.worded(criteria, BLOCKS[wording](content), two_of_three)
         return [{"role": "user", "content": text}]
     if wording in (USER, USER_FENCE):
         return user_messages(criteria, content, two_of_three, fenced=wording == USER_FENCE)

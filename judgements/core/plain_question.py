@@ -18,8 +18,10 @@ recorded first answers are what the variant's round 1 asks (bench/panel_quality.
 --later-rounds-from). MAGI sends it with the content in the code block (`user_text`); the
 bench alone fills it unfenced, as its "[user]" floor: no prompt MAGI sends leaves the
 content unfenced. The PLAIN_LATER variant asks rounds 2 and 3 in the same words, the
-panel's earlier answers listed (USER_LATER); the bench's "[user+quote]" fills them with
-the content quoted line by line (`quoted`), a fence with no closing mark.
+panel's earlier answers listed (USER_LATER). The bench fills the user's words with two
+more fences, to tell whether the code block's lean is the code block's own: "[user+quote]"
+the content quoted line by line (`quoted`), a fence with no closing mark, and
+"[user+json]" the content as one JSON string (`as_json_string`), which no text can end.
 
 A code block rather than the agents' "<<<CONTENT tag>>>" lines was the hope that a
 coding model reads it as quoted material without a paragraph of rules around it. The
@@ -29,6 +31,7 @@ call's 22), and the block with the agents' answer keys much more (13 of 23), ref
 more injections by the same lean. The variant stays a panel's choice, not the default.
 """
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -210,23 +213,27 @@ def later_text(
     )
 
 
-def user_quoted_text(
-    criteria: Sequence[str],
-    content: str,
-    *,
-    two_of_three: bool = True,
-    answer_with: str | None = None,
-) -> str:
-    """The user's own words (USER_WORDS), the content quoted line by line (`quoted`)."""
-    return worded(criteria, quoted(content), two_of_three, answer_with)
-
-
 def quoted(content: str) -> str:
     """The content as a quotation, each of its lines after "> ": no line of it can stand
     outside the quote, whatever it holds (a line it ends is the next one quoted), so it
     fences without a closing mark to forge. Every line break Python knows splits a line,
     so a lone carriage return or a Unicode line separator cannot start an unquoted one."""
     return "\n".join(f"> {line}" if line else ">" for line in content.splitlines() or [""])
+
+
+# What str.splitlines breaks a line at and json.dumps leaves as it is (it escapes only
+# the characters below U+0020): a model's tokenizer may read any of them as a new line.
+LINE_BREAKS_JSON_KEEPS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def as_json_string(content: str) -> str:
+    """The content as one JSON string literal on one line: every quote, backslash and line
+    break in it escaped, so nothing it holds can end the string or begin a line of the
+    prompt. Letters of every language stay as they are, not \\u escapes."""
+    literal = json.dumps(content, ensure_ascii=False)
+    for mark, escaped in LINE_BREAKS_JSON_KEEPS.items():
+        literal = literal.replace(mark, escaped)
+    return literal
 
 
 def worded(
