@@ -64,16 +64,16 @@ def case_file(directory: Path, panel: str | None = None) -> Path:
     return path
 
 
-# Saves the travel-expense agents as an example panel named PANEL_NAME with the prompt
-# variants in BENCH_VARIANTS (JSON: a list, or null for the site's default).
+PANEL_NAME = "first judgement"
+# Saves the agents of BENCH_PANEL_FILE as an example panel named BENCH_PANEL_NAME with the
+# prompt variants in BENCH_VARIANTS (JSON: a list, or null for the site's default).
 SAVE_PANEL = """
 import json, os, yaml
 from judgements.models import Panel
 agents = yaml.safe_load(open(os.environ["BENCH_PANEL_FILE"]))["agents"]
-Panel.objects.create(name="first judgement", owner=None, team=None, agents=agents,
+Panel.objects.create(name=os.environ["BENCH_PANEL_NAME"], owner=None, team=None, agents=agents,
     prompt_variants=json.loads(os.environ["BENCH_VARIANTS"]))
 """
-PANEL_NAME = "first judgement"
 
 
 def export(ref: str, directory: Path) -> Path:
@@ -112,6 +112,7 @@ def judge_once(tree: Path, case: Path, variants: list[str] | None = None) -> Tim
             saving = {
                 **env,
                 "BENCH_PANEL_FILE": str(PANEL),
+                "BENCH_PANEL_NAME": PANEL_NAME,
                 "BENCH_VARIANTS": json.dumps(variants or None),
             }
             save = [*manage, "shell", "-v0", "-c", SAVE_PANEL]
