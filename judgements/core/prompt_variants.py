@@ -76,8 +76,12 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   "This is round N of 3." before the rule; no system message. Answered as the plain call
   is, reason first without `missing`. Measured because USER_WORDS's later rounds, asked
   in the default's framing, turned more votes to reject, right and wrong alike, than its
-  first answers had. The later-round variants of the default's layout (NAMED_PEERS,
-  DECISIONS_ONLY, HISTORY_FIRST, OWN_REASON) do not combine with it.
+  first answers had. With USER_WORDS on the held-out cases its verdicts were as often
+  right as the plain call's (70 of 96); on the choosing cases, asked after, its later
+  rounds turned rejects into approvals, 25 of 34 to the wrong vote, and it approved 14 of
+  18 injections: not adopted, not offered (docs/panel-quality.md). The later-round
+  variants of the default's layout (NAMED_PEERS, DECISIONS_ONLY, HISTORY_FIRST,
+  OWN_REASON) do not combine with it.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
