@@ -239,8 +239,8 @@ def as_json_string(content: str) -> str:
 def worded(
     criteria: Sequence[str], block: str, two_of_three: bool, answer_with: str | None = None
 ) -> str:
-    """USER_WORDS filled with `block` as the content goes in: fenced by `user_text`, as
-    given by the bench's unfenced floor alone."""
+    """USER_WORDS filled with `block` as the content goes in: fenced by `user_text` (the
+    bench's other fences: `quoted`, `as_json_string`), as given by its unfenced floor alone."""
     return USER_WORDS.format(
         heading="Criterion" if len(criteria) == 1 else "Criteria",
         criteria=listed(criteria),
