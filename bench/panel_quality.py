@@ -91,6 +91,7 @@ from judgements.core import (  # noqa: E402
 )
 from judgements.core.errors import MagiError  # noqa: E402
 from judgements.core.json_values import JsonObject  # noqa: E402
+from judgements.core.text import one_line_json  # noqa: E402
 from judgements.engine import asking  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
@@ -337,7 +338,7 @@ USER, FENCED, BARE, USER_FENCE = "user", "fenced", "bare", "user+fence"
 # The user's wording with two other fences, in case the code block's lean to reject is the
 # code block's own: "[user+quote]" the content quoted line by line ("> "), a fence with no
 # closing mark; "[user+json]" the content as one JSON string literal on one line.
-BLOCKS = {"user+quote": plain_question.quoted, "user+json": plain_question.as_json_string}
+BLOCKS = {"user+quote": plain_question.quoted, "user+json": one_line_json}
 WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, *BLOCKS)
 COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
 

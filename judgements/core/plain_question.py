@@ -21,7 +21,8 @@ content unfenced. The PLAIN_LATER variant asks rounds 2 and 3 in the same words,
 panel's earlier answers listed (USER_LATER). The bench fills the user's words with two
 more fences, to tell whether the code block's lean is the code block's own: "[user+quote]"
 the content quoted line by line (`quoted`), a fence with no closing mark, and
-"[user+json]" the content as one JSON string (`as_json_string`), which no text can end.
+"[user+json]" the content as one JSON string (core/text.py `one_line_json`), which no
+text can end.
 
 A code block rather than the agents' "<<<CONTENT tag>>>" lines was the hope that a
 coding model reads it as quoted material without a paragraph of rules around it. The
@@ -31,7 +32,6 @@ call's 22), and the block with the agents' answer keys much more (13 of 23), ref
 more injections by the same lean. The variant stays a panel's choice, not the default.
 """
 
-import json
 import re
 from collections.abc import Sequence
 
@@ -221,26 +221,12 @@ def quoted(content: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in content.splitlines() or [""])
 
 
-# What str.splitlines breaks a line at and json.dumps leaves as it is (it escapes only
-# the characters below U+0020): a model's tokenizer may read any of them as a new line.
-LINE_BREAKS_JSON_KEEPS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
-
-
-def as_json_string(content: str) -> str:
-    """The content as one JSON string literal on one line: every quote, backslash and line
-    break in it escaped, so nothing it holds can end the string or begin a line of the
-    prompt. Letters of every language stay as they are, not \\u escapes."""
-    literal = json.dumps(content, ensure_ascii=False)
-    for mark, escaped in LINE_BREAKS_JSON_KEEPS.items():
-        literal = literal.replace(mark, escaped)
-    return literal
-
-
 def worded(
     criteria: Sequence[str], block: str, two_of_three: bool, answer_with: str | None = None
 ) -> str:
     """USER_WORDS filled with `block` as the content goes in: fenced by `user_text` (the
-    bench's other fences: `quoted`, `as_json_string`), as given by its unfenced floor alone."""
+    bench's other fences: `quoted`, `text.one_line_json`), as given by its unfenced floor
+    alone."""
     return USER_WORDS.format(
         heading="Criterion" if len(criteria) == 1 else "Criteria",
         criteria=listed(criteria),

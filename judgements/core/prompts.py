@@ -14,7 +14,6 @@ same in all nine prompts.
 """
 
 import hashlib
-import json
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -27,6 +26,7 @@ from judgements.core.json_values import JsonObject
 # Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
 # prompt's variants prompts.Variant.
 from judgements.core.prompt_variants import Variant as Variant
+from judgements.core.text import one_line_json
 
 REASON_MAX_CHARS = 200
 MISSING_MAX_ITEMS = 3
@@ -217,7 +217,7 @@ def in_order(earlier: list[EarlierDecision]) -> list[EarlierDecision]:
 def plain_history_line(agent: AgentBrief, d: EarlierDecision) -> str:
     """One earlier answer in PLAIN_LATER's list: no fence tag to neutralise (the content
     is in a code block, and a JSON string holds no line break to start one)."""
-    return f"{speaker(agent, d)}, {d.decision}: {json.dumps(d.reason, ensure_ascii=False)}"
+    return f"{speaker(agent, d)}, {d.decision}: {one_line_json(d.reason)}"
 
 
 def speaker(agent: AgentBrief, d: EarlierDecision) -> str:
@@ -235,9 +235,9 @@ def history_line(
     who = speaker(agent, d)
     if Variant.DECISIONS_ONLY in variants:
         return f"{who}, {d.decision}"
-    reason = json.dumps(neutralise(d.reason, token), ensure_ascii=False)
+    reason = one_line_json(neutralise(d.reason, token))
     if Variant.NAMED_PEERS in variants:
-        criterion = json.dumps(neutralise(d.criterion, token), ensure_ascii=False)
+        criterion = one_line_json(neutralise(d.criterion, token))
         return (
             f"{who}, criterion {criterion}, {d.decision};"
             f" reason about {d.agent_name}'s criterion: {reason}"
@@ -256,7 +256,7 @@ def previous_answer(
     recalled = f'Your vote in the previous round was "{previous.decision}"'
     if Variant.OWN_REASON not in variants:
         return recalled + "."
-    reason = json.dumps(neutralise(previous.reason, token), ensure_ascii=False)
+    reason = one_line_json(neutralise(previous.reason, token))
     return f"{recalled}, with the reason {reason}."
 
 

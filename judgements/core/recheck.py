@@ -2,10 +2,10 @@
 to the agent, and the conversation it is asked again in: pure, no Django. The quoted words
 are the model's own, as JSON strings: data, like every reason in the prompts."""
 
-import json
 from collections.abc import Sequence
 
 from judgements.core.prompts import neutralise
+from judgements.core.text import one_line_json
 
 
 def recheck_note(
@@ -30,18 +30,17 @@ def recheck_note(
     """
     findings = []
     if stated:
-        quoted = ", ".join(json.dumps(item, ensure_ascii=False) for item in stated)
+        quoted = ", ".join(one_line_json(item) for item in stated)
         findings.append(f"your answer calls missing {quoted}, but the content above does state it")
     if unquoted is not None:
         # The QUOTE variant's checks (judgements/core/answer_checks.py).
         findings.append(
-            f"the words you quote, {json.dumps(unquoted, ensure_ascii=False)}, are not in"
-            " the content above"
+            f"the words you quote, {one_line_json(unquoted)}, are not in the content above"
         )
     for claim, evidence in contradicted:
         findings.append(
-            f"your answer says {json.dumps(claim, ensure_ascii=False)} is not stated, but the"
-            f" content above says {json.dumps(evidence, ensure_ascii=False)}"
+            f"your answer says {one_line_json(claim)} is not stated, but the"
+            f" content above says {one_line_json(evidence)}"
         )
     if copied_agent is not None:
         findings.append(

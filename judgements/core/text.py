@@ -1,9 +1,11 @@
-"""What counts as text, as visible, as one character and as the same name.
+"""What counts as text, as visible, as one character and as the same name; and a text
+written as data on one line of a prompt (`one_line_json`).
 
 The checks normalise; the text itself is stored exactly as typed.
 """
 
 import hashlib
+import json
 import re
 import unicodedata
 
@@ -69,3 +71,19 @@ def name_key(name: str) -> str:
 def escaped(text: str) -> str:
     """Text safe to print anywhere: a lone surrogate as its \\udxxx escape."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+# What str.splitlines breaks a line at and json.dumps leaves as it is (it escapes only the
+# characters below U+0020): a model's tokenizer may read any of them as a new line.
+LINE_BREAKS_JSON_KEEPS = {"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def one_line_json(text: str) -> str:
+    """`text` as one JSON string literal on one line: every quote, backslash and line break
+    in it escaped, so nothing it holds can end the string or begin a line of a prompt (a
+    model's reason among the earlier answers, its quoted words, the bench's "[user+json]"
+    content). Letters of every language stay as they are, not \\u escapes."""
+    literal = json.dumps(text, ensure_ascii=False)
+    for mark, escaped in LINE_BREAKS_JSON_KEEPS.items():
+        literal = literal.replace(mark, escaped)
+    return literal

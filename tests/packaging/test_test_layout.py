@@ -39,7 +39,6 @@ UNMIRRORED = {
     "api/schemas.py": "api/test_judgement_endpoints.py, api/test_openapi.py",
     "api/urls.py": "api/test_openapi.py",
     "core/errors.py": "every test of a refusal (InvalidInput's fields)",
-    "core/text.py": "security/test_input_text.py, security/test_input_length.py",
     "evaluations/suite_schema.py": "evaluations/test_suites.py",
     "infrastructure/forms.py": "security/test_input_*.py, the pages' tests",
     "intake/creation_gate.py": "every POST of api/test_judgement_endpoints.py passes it",
