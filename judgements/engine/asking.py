@@ -43,11 +43,14 @@ def question(
 @dataclass(frozen=True)
 class Hooks:
     """What the asking tells its caller: each failed attempt, an answer asked again, and
-    the moment before each call (the engine makes sure of its lease there)."""
+    the moment before it is asked again (the engine makes sure of its lease there: an
+    answer later than the round's start, engine/lease.py). The first call needs no hook:
+    it goes out as the round starts, just after the round made sure of its lease
+    (engine/deliberation.py `run_round`)."""
 
     record_failure: calls.AttemptCallback
     record_rechecked: calls.AttemptCallback
-    before_call: Callable[[], Awaitable[None]]
+    before_asking_again: Callable[[], Awaitable[None]]
 
 
 async def ask(
@@ -56,7 +59,6 @@ async def ask(
     """One agent's answer in one round: asked, checked (judgements/core/
     answer_checks.py), and asked once more if a check finds something. No database: the
     quality bench's round-1 mode asks exactly this (bench/panel_quality.py)."""
-    await hooks.before_call()
     result = await calls.request_verdict(
         clients, route, question.messages, hooks.record_failure, variants=question.variants
     )
@@ -78,7 +80,7 @@ async def ask(
     again = recheck_messages(
         question.messages, result, findings, question.content, question.round_number
     )
-    await hooks.before_call()
+    await hooks.before_asking_again()
     return await calls.request_verdict(
         clients,
         route,

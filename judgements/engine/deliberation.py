@@ -151,8 +151,9 @@ async def deliberate(
 async def run_round(
     deliberation: Deliberation, round_number: int, lease: HeldLease, clients: calls.Clients
 ) -> None:
-    """Ask every agent that has not decided this round yet, all at once. The first call
-    that fails for good cancels the others and is raised."""
+    """Ask every agent that has not decided this round yet, all at once, once the lease is
+    made sure of (their first calls go out now; an answer asked again makes sure again:
+    asking.Hooks). The first call that fails for good cancels the others and is raised."""
     pending = deliberation.undecided(round_number)
     if not pending:
         return

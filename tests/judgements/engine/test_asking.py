@@ -23,12 +23,12 @@ async def asked(model: str) -> tuple[calls.VerdictResult, list[str]]:
     async def rechecked(entry: calls.AttemptRecord) -> None:
         told.append(f"rechecked {entry.attempt}")
 
-    async def before_call() -> None:
-        told.append("call")
+    async def before_asking_again() -> None:
+        told.append("asking again")
 
     messages = build_messages(AgentBrief("Melchior", "A budget is stated."), CONTENT, 1, [])
     question = asking.Question("Melchior", 1, CONTENT, [], frozenset(), messages)
-    hooks = asking.Hooks(failed, rechecked, before_call)
+    hooks = asking.Hooks(failed, rechecked, before_asking_again)
     result = await asking.ask(question, calls.Clients(), providers.route_for(model), hooks)
     return result, told
 
@@ -37,7 +37,7 @@ async def test_an_answer_the_checks_find_nothing_in_is_asked_once(fake_llm):
     fake_llm.script("model-a", votes="AAA")
     result, told = await asked("model-a")
     assert result.verdict.decision == "approve"
-    assert told == ["call"]
+    assert told == []
     assert len(fake_llm.requests_for("model-a")) == 1
 
 
@@ -46,7 +46,7 @@ async def test_a_reject_calling_missing_what_the_content_states_is_asked_once_mo
     result, told = await asked("model-a")
     # The first answer is kept for the audit; the second, asked with the finding, is
     # the vote, whatever it says.
-    assert told == ["call", "rechecked 1", "call"]
+    assert told == ["rechecked 1", "asking again"]
     assert result.verdict.decision == "approve"
     assert result.attempt.attempt == 2
     again = fake_llm.requests_for("model-a")[-1].body["messages"][-1]["content"]
