@@ -203,7 +203,7 @@ def bench_tree(entries: int) -> None:
                      MAGI_AUDIT_LOG_BATCH="20000")  # fmt: skip
         from django.db import transaction
 
-        from judgements.audit import facts, log, proofs, sequencer, verification
+        from judgements.audit import log, proofs, record, sequencer, verification
         from judgements.models import AuditEntry, ChainEntry, EntryKind, LogState
         from magi_client import merkle
 
@@ -219,7 +219,9 @@ def bench_tree(entries: int) -> None:
                 )
                 log.append_many(
                     [
-                        log.Entry(EntryKind.CONFIGURATION, row.target, facts.configuration(row))
+                        log.Entry(
+                            EntryKind.CONFIGURATION, row.target, record.configuration_fact(row)
+                        )
                         for row in rows
                     ]
                 )

@@ -8,7 +8,7 @@ KEYS` checks it field by field (magi_client/packs.py)."""
 import json
 from typing import TypedDict
 
-from judgements.audit import facts, keys, log, proofs, receipts
+from judgements.audit import facts, keys, log, proofs, receipts, record
 from judgements.core.json_values import JsonValue
 from judgements.models import ChainEntry, Checkpoint, Judgement
 from magi_client.canonical import timestamp
@@ -56,7 +56,7 @@ def agents_of(judgement: Judgement) -> list[PackAgent]:
                 for d in agent.ordered_decisions()
             ],
             "attempts": [
-                facts.attempt_call(a) for a in agent.attempts.order_by("round", "attempt", "pk")
+                record.attempt_call(a) for a in agent.attempts.order_by("round", "attempt", "pk")
             ],
         }
         for agent in judgement.agents.all()
@@ -82,7 +82,7 @@ def checks_of(judgement: Judgement) -> list[PackCheck]:
             "decision": check.decision,
             "p_approve": check.p_approve,
             "steered": check.steered,
-            **facts.call_of(check),
+            **record.call_of(check),
         }
         for check in found
     ]

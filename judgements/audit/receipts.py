@@ -13,7 +13,7 @@ import json
 from typing import TypedDict
 
 from judgements.audit import keys, proofs
-from judgements.audit.facts import AgentFact, Score, subject_of
+from judgements.audit.facts import AgentFact, Score
 from judgements.core.json_values import JsonValue
 from judgements.models import ChainEntry, Checkpoint, Judgement, Receipt
 from judgements.models.chain import IN_FORCE_KINDS
@@ -346,4 +346,4 @@ def attach_inclusions(judgements: list[Judgement]) -> None:
         setattr(judgement, ATTACHED, (proven.get(judgement.pk), stated.get(judgement.pk)))
 
 
-__all__ = ["attach_inclusions", "body", "loaded", "make", "served", "subject_of"]
+__all__ = ["attach_inclusions", "body", "loaded", "make", "served"]

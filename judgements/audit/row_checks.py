@@ -1,14 +1,14 @@
 """Each log entry against the rows it describes, a batch at a time: the rows are read
-again and described by the same functions that wrote the entries (audit/facts.py), and
-every field that differs is named. Every model call and check an entry hashes is noted as
-covered, so audit/coverage.py can name those no entry holds. Used by
+again and described by the same functions that wrote the entries (audit/record.py's
+`*_fact`), and every field that differs is named. Every model call and check an entry
+hashes is noted as covered, so audit/coverage.py can name those no entry holds. Used by
 audit/verification.py."""
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from judgements.audit import facts
+from judgements.audit import facts, record
 from judgements.core.json_values import JsonObject, JsonValue
 from judgements.models import (
     AuditEntry,
@@ -119,7 +119,9 @@ def check_submitted(items: list[Item], known: Known) -> list[Problem]:
     for item in items:
         row = rows.get(item[1].get("judgement"))
         problems += (
-            gone(item, "the judgement") if row is None else differences(item, facts.submitted(row))
+            gone(item, "the judgement")
+            if row is None
+            else differences(item, record.submitted_fact(row))
         )
     return problems
 
@@ -138,7 +140,7 @@ def matching(calls: list[LLMAttempt], said: object, known: Known) -> LLMAttempt 
     """Of an agent's calls in a round, one no entry has claimed whose fields hash to what
     this entry says; noted as covered."""
     for row in calls:
-        if row.pk not in known.covered_attempts and call_sha256(facts.attempt_call(row)) == said:
+        if row.pk not in known.covered_attempts and call_sha256(record.attempt_call(row)) == said:
             known.covered_attempts.add(row.pk)
             return row
     return None
@@ -162,7 +164,7 @@ def check_decision(items: list[Item], known: Known) -> list[Problem]:
             continue
         made = [call for call in calls.get(key, []) if call.outcome == "ok"]
         call = matching(made, payload.get("attempt_sha256"), known) or next(iter(made), None)
-        problems += differences(item, facts.decision(row, row.agent, call))
+        problems += differences(item, record.decision_fact(row, row.agent, call))
     return problems
 
 
@@ -178,7 +180,7 @@ def check_attempt(items: list[Item], known: Known) -> list[Problem]:
         if call is None:
             problems += gone(item, "the call")
         else:
-            problems += differences(item, facts.attempt(call, call.agent))
+            problems += differences(item, record.attempt_fact(call, call.agent))
     return problems
 
 
@@ -194,7 +196,7 @@ def check_check(items: list[Item], known: Known) -> list[Problem]:
         payload = item[1]
         rows = found.get((payload.get("judgement"), payload.get("kind"), payload.get("agent")), [])
         match = [
-            row for row in rows if call_sha256(facts.call_of(row)) == payload.get("call_sha256")
+            row for row in rows if call_sha256(record.call_of(row)) == payload.get("call_sha256")
         ]
         found_row = next(iter(match or rows), None)
         if found_row is None:
@@ -204,7 +206,7 @@ def check_check(items: list[Item], known: Known) -> list[Problem]:
         if match:
             known.covered_checks.add(row.pk)
         position = None if row.agent is None else row.agent.position
-        problems += differences(item, facts.check(row, position))
+        problems += differences(item, record.check_fact(row, position))
     return problems
 
 
@@ -221,7 +223,7 @@ def check_verdict(items: list[Item], known: Known) -> list[Problem]:
         def deleted_with_its_panel(key: str, now: object, said: JsonValue = said) -> bool:
             return key == "certificate" and now is None and known.certificate_gone_with_panel(said)
 
-        problems += differences(item, facts.verdict(row), deleted_with_its_panel)
+        problems += differences(item, record.verdict_fact(row), deleted_with_its_panel)
     return problems
 
 
@@ -242,9 +244,9 @@ def check_review(
         # Each row is of `model`: described by its own kind's function.
         judgement = judgements[row.judgement_id]
         if isinstance(row, Override):
-            problems += differences(item, facts.override(row, judgement))
+            problems += differences(item, record.override_fact(row, judgement))
         else:
-            problems += differences(item, facts.confirmation(row, judgement))
+            problems += differences(item, record.confirmation_fact(row, judgement))
     return problems
 
 
@@ -260,9 +262,9 @@ def check_certificate(items: list[Item], known: Known) -> list[Problem]:
             if not known.certificate_gone_with_panel(payload.get("certificate")):
                 problems += gone(item, "the certificate")
         elif entry.kind == EntryKind.CERTIFICATE:
-            problems += differences(item, facts.certificate(row))
+            problems += differences(item, record.certificate_fact(row))
         else:
-            problems += differences(item, facts.certificate_voided(row))
+            problems += differences(item, record.certificate_voided_fact(row))
     return problems
 
 
@@ -278,7 +280,7 @@ def check_configuration(items: list[Item], known: Known) -> list[Problem]:
         else:
             # A user deleted since: the row's "by" reads empty, which is not an edit.
             problems += differences(
-                item, facts.configuration(row), lambda key, now: key == "by" and now is None
+                item, record.configuration_fact(row), lambda key, now: key == "by" and now is None
             )
     return problems
 

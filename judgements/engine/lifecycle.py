@@ -39,6 +39,7 @@ from django.db.models import Case, Count, F, When
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from judgements.audit import receipts
 from judgements.audit import record as chain_record
 from judgements.core import rules
 from judgements.engine.lease import LeaseLost
@@ -131,7 +132,7 @@ def finish(judgement_id: int, worker_id: str, votes: dict[Agent, list[str]]) -> 
         # The mark goes beside the verdict, in the same transaction, so the webhook
         # stored here already carries it (and "held" where the case asked for that); one
         # reading of the judgement for the mark, the verdict's log entry and its receipt.
-        record = chain_record.judgement_read(judgement_id)
+        record = receipts.loaded(judgement_id)
         # A level of an escalation story (docs/escalation.md), or one that may start it.
         in_story = record.root_id is not None or (
             record.panel is not None and record.panel.escalate_to_id is not None

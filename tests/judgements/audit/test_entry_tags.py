@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.db import connection, transaction
 
-from judgements.audit import facts, keys, log, sequencer
+from judgements.audit import keys, log, record, sequencer
 from judgements.configuration import budget_config
 from judgements.models import (
     AuditEntry,
@@ -73,7 +73,7 @@ def budget_raised_to_5000(tag: str = "") -> int:
             [last.target, last.by_id, last.at, json.dumps(last.after), json.dumps(after)],
         )
         (forged_row,) = cursor.fetchone()
-    payload = facts.configuration(AuditEntry.objects.get(pk=forged_row))
+    payload = record.configuration_fact(AuditEntry.objects.get(pk=forged_row))
     return insert_entry(EntryKind.CONFIGURATION, last.target, dict(payload), None, tag)
 
 

@@ -10,7 +10,7 @@ import threading
 import pytest
 from django.db import connection, transaction
 
-from judgements.audit import log, record, verification
+from judgements.audit import log, receipts, record, verification
 from judgements.configuration import teams
 from judgements.models import ChainEntry, EntryKind, Judgement, LogState, Team
 from judgements.models.chain import INSERT_BATCH
@@ -111,7 +111,7 @@ def test_an_append_only_reads_the_rows_it_describes(fake_llm, settings):
     rows = Judgement.objects.filter(pk=judgement)
     before = rows.values().get()
     with transaction.atomic():
-        record.verdict(record.judgement_read(judgement))
+        record.verdict(receipts.loaded(judgement))
     assert rows.values().get() == before
     verdicts = ChainEntry.objects.filter(judgement_id=judgement, kind="verdict")
     first, again = verdicts.values_list("payload", flat=True)
