@@ -49,3 +49,16 @@ def test_a_crashed_server_resumes_and_the_open_page_reconnects(browser, crashabl
     assert len(llm.requests_for("model-a", 1)) == 1
     assert len(llm.requests_for("model-a")) == 3
     context.close()
+
+
+def test_an_open_page_tries_its_socket_again_within_two_seconds(browser, crashable_magi):
+    # The ws extension's own default waits up to 64 s after a few refused attempts: a page
+    # open across a slow restart would show a stale judgement long after the server is back.
+    context = browser.new_context(base_url=crashable_magi.url)
+    page = context.new_page()
+    page.goto("/accounts/login/")
+    delays = page.evaluate(
+        "() => Array.from({length: 40}, (_, tries) => htmx.config.wsReconnectDelay(tries))"
+    )
+    assert all(0 <= delay <= 2000 for delay in delays), delays
+    context.close()
