@@ -11,7 +11,7 @@ from typing import Literal, NotRequired, TypedDict
 
 from pydantic import ValidationError
 
-from judgements.core import confidence, prompts
+from judgements.core import confidence, control_tokens, prompts
 from judgements.core.json_values import JsonObject, JsonValue
 
 
@@ -98,7 +98,9 @@ def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: i
     # judgement repeatable; without them the server's own sampling defaults apply.
     body: ChatRequest = {
         "model": route.model,
-        "messages": messages,
+        # A server that parses the template's special tokens must not find any in what a
+        # user or a model wrote: they would end the fences (core/control_tokens.py).
+        "messages": control_tokens.defused_messages(messages),
         "max_tokens": max_tokens,
         "temperature": route.temperature,
     }
