@@ -58,7 +58,7 @@ EXAMPLES = REPO / "judgements" / "examples"
 # suites (chosen on, with the example starter and red-team suites).
 SUITE_DIRS = {
     name: REPO / "bench" / name
-    for name in ("heldout", "heldout2", "choosing", "choosing2", "redteam2")
+    for name in ("heldout", "heldout2", "choosing", "choosing2", "redteam2", "tokens")
 }
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "magi_site.settings")
