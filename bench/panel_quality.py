@@ -339,7 +339,14 @@ USER, FENCED, BARE, USER_FENCE = "user", "fenced", "bare", "user+fence"
 # code block's own: "[user+quote]" the content quoted line by line ("> "), a fence with no
 # closing mark; "[user+json]" the content as one JSON string literal on one line.
 BLOCKS = {"user+quote": plain_question.quoted, "user+json": one_line_json}
-WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, *BLOCKS)
+# The user's wording with the content in a message of its own: the chat template's message
+# boundary as the fence, which no text can forge now that every control token is defused
+# (core/control_tokens.py), and the content read as plain text, as the unfenced call reads
+# it. "[user+turn]": the content as the user's first message, the user's words about it
+# as the second; "[user+tool]": the content as the result of a tool the assistant called,
+# the turn models are trained to read as data (a fetched document), then the user's words.
+TURNS = {"user+turn": "my previous message, above.", "user+tool": "the read_content result above."}
+WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, *BLOCKS, *TURNS)
 COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
 
 
@@ -402,6 +409,29 @@ def user_messages(
     return [{"role": "user", "content": text}]
 
 
+def turn_messages(
+    criteria: list[str], content: str, two_of_three: bool, wording: str
+) -> list[dict[str, str]]:
+    """The content in a message of its own (TURNS), the user's words after it."""
+    question = {
+        "role": "user",
+        "content": plain_question.worded(criteria, TURNS[wording], two_of_three),
+    }
+    if wording == "user+turn":
+        return [{"role": "user", "content": content}, question]
+    # The one message whose values are not all strings: the engine's messages are, so the
+    # call's type says so, and this bench-only wording is let through it.
+    called = {"id": "content", "type": "function"}
+    called["function"] = {"name": "read_content", "arguments": "{}"}  # type: ignore[assignment]
+    asked = {"role": "assistant", "content": "", "tool_calls": [called]}
+    return [
+        {"role": "user", "content": "Read the content to judge."},
+        asked,  # type: ignore[list-item]
+        {"role": "tool", "tool_call_id": "content", "content": content},
+        question,
+    ]
+
+
 def plain_messages(
     kind: str, wording: str, criteria: list[str], content: str
 ) -> list[dict[str, str]]:
@@ -415,6 +445,8 @@ def plain_messages(
     if wording in BLOCKS:
         text = plain_question.worded(criteria, BLOCKS[wording](content), two_of_three)
         return [{"role": "user", "content": text}]
+    if wording in TURNS:
+        return turn_messages(criteria, content, two_of_three, wording)
     if wording in (USER, USER_FENCE):
         return user_messages(criteria, content, two_of_three, fenced=wording == USER_FENCE)
     keys = ("reason", "criterion_met", "decision") if len(criteria) == 1 else ("reason", "decision")
