@@ -79,19 +79,24 @@ django.setup()
 
 import first_answers_kept  # noqa: E402 - beside this script, after Django is set up
 from django.core.management import call_command  # noqa: E402
+from plain_wordings import (  # noqa: E402 - beside this script
+    COMPETITORS,
+    KINDS,
+    PER_CRITERION,
+    kind_and_wording,
+    plain_messages,
+)
 
 from judgements.admin.judgements import token_totals  # noqa: E402 - after Django is set up
 from judgements.core import (  # noqa: E402
     calibration,
     check_prompts,
-    plain_question,
     prompt_variants,
     prompts,
     rules,
 )
 from judgements.core.errors import MagiError  # noqa: E402
 from judgements.core.json_values import JsonObject  # noqa: E402
-from judgements.core.text import one_line_json  # noqa: E402
 from judgements.engine import asking  # noqa: E402
 from judgements.engine.runner import EngineRunner  # noqa: E402
 from judgements.evaluations.plain_call import INJECTION_TAG, wilson  # noqa: E402
@@ -321,39 +326,6 @@ def copied_reasons(agents: list[dict]) -> tuple[int, int]:
 
 # --- the competitors: plain calls of the same model ----------------------------------------
 
-PLAIN = "plain call"  # all three criteria must hold (issues 42 and 48's plain call)
-PLAIN_RULE = "plain told the rule"  # the three criteria and the exact rule: the second opinion
-PER_CRITERION = "plain per criterion"  # one call per criterion, combined by the rule
-KINDS = (PLAIN, PLAIN_RULE, PER_CRITERION)
-# Each kind in three wordings (issue 69), a column each: today's (no suffix: the rules in
-# a system message, the content fenced, decision first: check_prompts.py), the plain call
-# a user writes ("[user]": one user message, unfenced, reason first, issue 69's wording
-# verbatim: USER_CRITERION below) and ours ("[fenced]": the same with the content
-# in a code block it cannot close and one sentence saying it is data, reason first:
-# plain_question.fenced_messages, the PLAIN_QUESTION variant's round 1).
-# "[bare]": ours without the data sentence (the content in the code block, the answer's
-# keys named as the agents' are); "[user+fence]": the user's wording, word for word, with
-# the content in the code block: each tells what one part of ours costs.
-USER, FENCED, BARE, USER_FENCE = "user", "fenced", "bare", "user+fence"
-# The user's wording with two other fences, in case the code block's lean to reject is the
-# code block's own: "[user+quote]" the content quoted line by line ("> "), a fence with no
-# closing mark; "[user+json]" the content as one JSON string literal on one line.
-BLOCKS = {"user+quote": plain_question.quoted, "user+json": one_line_json}
-# The user's wording with the content in a message of its own: the chat template's message
-# boundary as the fence, which no text can forge now that every control token is defused
-# (core/control_tokens.py), and the content read as plain text, as the unfenced call reads
-# it. "[user+turn]": the content as the user's first message, the user's words about it
-# as the second; "[user+tool]": the content as the result of a tool the assistant called,
-# the turn models are trained to read as data (a fetched document), then the user's words.
-TURNS = {"user+turn": "my previous message, above.", "user+tool": "the read_content result above."}
-WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, *BLOCKS, *TURNS)
-COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
-
-
-def kind_and_wording(name: str) -> tuple[str, str]:
-    kind, _, wording = name.partition(" [")
-    return kind, wording.rstrip("]")
-
 
 @dataclass
 class PlainAnswer:
@@ -393,66 +365,6 @@ REASON_FIRST_SCHEMA: JsonObject = {
 # The plain call's answer room (issue 69's measurement): a reason first needs more than
 # the route's default allows a check.
 PLAIN_MAX_TOKENS = 400
-
-
-def user_messages(
-    criteria: list[str], content: str, two_of_three: bool, fenced: bool
-) -> list[dict[str, str]]:
-    """Issue 69's plain call, word for word (plain_question.USER_WORDS): "[user+fence]" with
-    the content in a code block, as the USER_WORDS variant's round 1 asks it; "[user]"
-    with the content NOT fenced, the floor a user would write, sent by nothing else MAGI
-    runs."""
-    if fenced:
-        text = plain_question.user_text(criteria, content, two_of_three=two_of_three)
-    else:
-        text = plain_question.worded(criteria, content, two_of_three)
-    return [{"role": "user", "content": text}]
-
-
-def turn_messages(
-    criteria: list[str], content: str, two_of_three: bool, wording: str
-) -> list[dict[str, str]]:
-    """The content in a message of its own (TURNS), the user's words after it."""
-    question = {
-        "role": "user",
-        "content": plain_question.worded(criteria, TURNS[wording], two_of_three),
-    }
-    if wording == "user+turn":
-        return [{"role": "user", "content": content}, question]
-    # The one message whose values are not all strings: the engine's messages are, so the
-    # call's type says so, and this bench-only wording is let through it.
-    called = {"id": "content", "type": "function"}
-    called["function"] = {"name": "read_content", "arguments": "{}"}  # type: ignore[assignment]
-    asked = {"role": "assistant", "content": "", "tool_calls": [called]}
-    return [
-        {"role": "user", "content": "Read the content to judge."},
-        asked,  # type: ignore[list-item]
-        {"role": "tool", "tool_call_id": "content", "content": content},
-        question,
-    ]
-
-
-def plain_messages(
-    kind: str, wording: str, criteria: list[str], content: str
-) -> list[dict[str, str]]:
-    if not wording:
-        if kind == PER_CRITERION:
-            return check_prompts.plain_criterion_messages(criteria[0], content)
-        if kind == PLAIN:
-            return check_prompts.all_criteria_messages(criteria, content)
-        return check_prompts.plain_rule_messages(criteria, content)
-    two_of_three = kind != PLAIN
-    if wording in BLOCKS:
-        text = plain_question.worded(criteria, BLOCKS[wording](content), two_of_three)
-        return [{"role": "user", "content": text}]
-    if wording in TURNS:
-        return turn_messages(criteria, content, two_of_three, wording)
-    if wording in (USER, USER_FENCE):
-        return user_messages(criteria, content, two_of_three, fenced=wording == USER_FENCE)
-    keys = ("reason", "criterion_met", "decision") if len(criteria) == 1 else ("reason", "decision")
-    return plain_question.fenced_messages(
-        criteria, content, keys=keys, two_of_three=two_of_three, data_sentence=wording == FENCED
-    )
 
 
 async def plain_answer(
