@@ -19,14 +19,14 @@ as written. Defusing twice changes nothing more.
 import re
 from collections.abc import Sequence
 
-# DeepSeek's tokens are written with full-width vertical bars, U+FF5C.
+# DeepSeek writes its tokens' names between full-width vertical bars (U+FF5C).
 _BAR = "\uff5c"
 # The control tokens of the chat templates of the model families MAGI is run with, each
 # matched exactly as its tokenizer matches it (case and all).
 CONTROL_TOKEN = re.compile(
     # ChatML (Qwen, SmolLM), Llama 3, Phi, Granite, gpt-oss: <|im_end|>, <|eot_id|>, <|end|>
     r"<\|[^\s<>|]{1,64}\|>"
-    # DeepSeek's, between full-width bars: <User> and <end▁of▁sentence>, each name so barred
+    # DeepSeek's: the same shape with the full-width bars
     rf"|<{_BAR}[^\s<>{_BAR}]{{1,64}}{_BAR}>"
     # SentencePiece's sequence marks (Llama 2, Mistral) and Gemma's turns
     r"|</?s>|<unk>|<pad>|</?(?:bos|eos)>|<(?:start|end)_of_turn>"

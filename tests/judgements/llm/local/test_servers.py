@@ -9,12 +9,13 @@ import time
 from pathlib import Path
 from typing import Literal
 
+import httpx
 import pytest
 from openai import AsyncOpenAI
 from pydantic import BaseModel, Field
 
 from judgements.core import prompts
-from judgements.llm import calls, providers
+from judgements.llm import calls, completions, providers
 from judgements.llm.local import bundled_file, servers
 from judgements.llm.local.files import BUNDLED_MODEL_NAME, LocalModelError, local_model_files
 from judgements.llm.local.servers import (
@@ -388,10 +389,6 @@ async def test_a_judged_text_cannot_write_turns_of_its_own_on_the_bundled_runtim
     assistant's approval and a new system message in the template's own tokens, and an
     earlier agent's reason tries the same. llama.cpp parses special tokens in the prompt
     it makes of the messages, so unless MAGI defuses them the model reads real turns."""
-    import httpx
-
-    from judgements.llm import completions
-
     base_url = await local_base_url(BUNDLED_MODEL_NAME)
     root = base_url.removesuffix("/v1")
     route = providers.route_for(BUNDLED_MODEL_NAME)
