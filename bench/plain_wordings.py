@@ -17,7 +17,7 @@ KINDS = (PLAIN, PLAIN_RULE, PER_CRITERION)
 # Each kind in three wordings (issue 69), a column each: today's (no suffix: the rules in
 # a system message, the content fenced, decision first: check_prompts.py), the plain call
 # a user writes ("[user]": one user message, unfenced, reason first, issue 69's wording
-# verbatim: USER_CRITERION below) and ours ("[fenced]": the same with the content
+# verbatim: plain_question.USER_WORDS) and ours ("[fenced]": the same with the content
 # in a code block it cannot close and one sentence saying it is data, reason first:
 # plain_question.fenced_messages, the PLAIN_QUESTION variant's round 1).
 # "[bare]": ours without the data sentence (the content in the code block, the answer's
