@@ -25,7 +25,7 @@ from judgements.api.changes import (
     in_transaction,
     write_refusals,
 )
-from judgements.api.resources import Argument, Resource, Route, RouteSent, register
+from judgements.api.resources import Argument, Resource, Route, Sent, register
 from judgements.configuration import (
     budget_config,
     panel_config,
@@ -208,17 +208,16 @@ class Suites(Resource[suite_config.Upload, SuiteRow, run_answers.Suite]):
     def read(self, token: ApiToken, pk: int) -> run_answers.Suite:
         return self.answer_of(suite_config.visible_suite(pk, token.user))
 
-    def body_arguments(self) -> list[Argument]:
-        return []
-
-    def query_arguments(self, required: bool) -> list[Argument]:
-        return suite_endpoints.QUERY_REQUIRED if required else suite_endpoints.QUERY_OPTIONAL
+    def write_argument(self) -> Argument:
+        return suite_endpoints.QUERY
 
     def body_document(self) -> dict[str, object]:
         return suite_endpoints.JSONL_BODY
 
-    def write_of(self, sent: RouteSent) -> suite_config.Upload:
-        return suite_endpoints.upload_of(sent.request, sent.values)
+    def write_of(self, sent: Sent) -> suite_config.Upload:
+        if not isinstance(sent.write, suite_endpoints.SuiteQuery):
+            raise TypeError(f"A suite's write is its query, not {sent.write!r}")
+        return suite_endpoints.upload_of(sent.request, sent.write)
 
     def from_batch(
         self, operation: config_schemas.BatchOperation, prefix: str

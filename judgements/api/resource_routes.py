@@ -13,11 +13,13 @@ A view is one async function for every kind. What differs by kind (its id's name
 `panel_id`; its body's schema; a suite's query) is given to ninja as ninja's own
 pagination gives its arguments (`contribute_operation_args`), and its name, summary and
 documentation as `add_api_operation` takes them: nothing about the function is rewritten.
+ninja calls the view with those arguments by name, each typed below (`Created`...): the
+id as `pk` whatever the path calls it, and what a write sent as `write`.
 """
 
 import inspect
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import cast
+from typing import TypedDict, Unpack, cast, get_args
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Router, Status
@@ -27,19 +29,33 @@ from pydantic import BaseModel
 
 from judgements.api import schemas
 from judgements.api.changes import Refusals, with_etag
-from judgements.api.resources import (
-    DRY_RUN,
-    IF_MATCH,
-    Argument,
-    Kind,
-    RouteSent,
-    etag_of,
-    given,
-)
+from judgements.api.resources import DRY_RUN, IF_MATCH, Argument, Kind, Sent, etag_of
 from judgements.api.site import token_of
 from judgements.infrastructure.database import db_call
 
 View = Callable[..., Awaitable[object]]
+
+
+class Created(TypedDict):
+    """What a POST's view is called with."""
+
+    write: BaseModel  # the kind's `write_argument`
+    dry_run: bool
+
+
+class Identified(TypedDict):
+    pk: int  # the path's `<kind>_id`
+
+
+class Replaced(Identified):
+    write: BaseModel
+    if_match: str
+    dry_run: bool
+
+
+class Deleted(Identified):
+    if_match: str
+    dry_run: bool
 
 
 def router_for(resource: Kind) -> Router:
@@ -71,7 +87,10 @@ def add(
     body_document: dict[str, object] | None = None,
 ) -> None:
     """`view` as the route of `action`: named and documented as the kind declares it,
-    taking `arguments` after the request (and the response it sets headers on)."""
+    taking `arguments` after the request (and the response it sets headers on), each by
+    the name its `**sent` is typed with."""
+    if {argument.name for argument in arguments} != called_with(view):
+        raise TypeError(f"{view.__name__} is typed for {sorted(called_with(view))}")
     for name, annotation, source in arguments:
         # ninja builds a pydantic field of any annotation (`str | None` too), whatever its
         # signature says.
@@ -85,9 +104,20 @@ def add(
     )  # fmt: skip
 
 
+def called_with(view: View) -> frozenset[str]:
+    """The names a view's `**sent: Unpack[...]` is typed with; none if it has none."""
+    for parameter in inspect.signature(view).parameters.values():
+        if parameter.kind is parameter.VAR_KEYWORD:
+            (typed,) = get_args(parameter.annotation)
+            return frozenset(typed.__required_keys__)
+    return frozenset()
+
+
 def identified(resource: Kind) -> Argument:
-    """The path's id, named for its kind (`panel_id`)."""
-    return Argument(resource.id_name, int, params.Path(..., description=f"A {resource.kind}'s id."))
+    """The path's id, named for its kind (`panel_id`) where it is sent and documented, and
+    `pk` where the view reads it."""
+    described = f"A {resource.kind}'s id."
+    return Argument("pk", int, params.Path(..., alias=resource.id_name, description=described))
 
 
 def path_of_one(resource: Kind, suffix: str = "/") -> str:
@@ -107,10 +137,10 @@ def listed(router: Router, resource: Kind) -> None:
 
 def created(router: Router, resource: Kind) -> None:
     async def create(
-        request: HttpRequest, response: HttpResponse, **sent: object
+        request: HttpRequest, response: HttpResponse, **sent: Unpack[Created]
     ) -> Status[BaseModel]:
         made, location = await db_call(resource.create_sent, for_request=True)(
-            token_of(request), RouteSent(request, sent), given(sent, "dry_run", bool)
+            token_of(request), Sent(request, sent["write"]), sent["dry_run"]
         )
         if location is not None:
             response["Location"] = location
@@ -118,18 +148,17 @@ def created(router: Router, resource: Kind) -> None:
             with_etag(response, etag_of(made))
         return Status(201, made)
 
-    arguments = [*resource.body_arguments(), *resource.query_arguments(required=True)]
-    arguments += [*resource.query_arguments(required=False), DRY_RUN]
+    arguments = [resource.write_argument(), DRY_RUN]
     answers = {201: resource.answer, **resource.write_refusals()}
     add(router, resource, "create", resource.path, "POST", create, arguments, answers,
         resource.body_document())  # fmt: skip
 
 
 def read(router: Router, resource: Kind) -> None:
-    async def one(request: HttpRequest, response: HttpResponse, **sent: object) -> BaseModel:
-        found = await db_call(resource.read, for_request=True)(
-            token_of(request), given(sent, resource.id_name, int)
-        )
+    async def one(
+        request: HttpRequest, response: HttpResponse, **sent: Unpack[Identified]
+    ) -> BaseModel:
+        found = await db_call(resource.read, for_request=True)(token_of(request), sent["pk"])
         with_etag(response, etag_of(found))
         return found
 
@@ -139,28 +168,29 @@ def read(router: Router, resource: Kind) -> None:
 
 
 def replaced(router: Router, resource: Kind) -> None:
-    async def replace(request: HttpRequest, response: HttpResponse, **sent: object) -> BaseModel:
+    async def replace(
+        request: HttpRequest, response: HttpResponse, **sent: Unpack[Replaced]
+    ) -> BaseModel:
         changed = await db_call(resource.replace_sent, for_request=True)(
-            token_of(request), given(sent, resource.id_name, int), RouteSent(request, sent),
-            given(sent, "if_match", str), given(sent, "dry_run", bool),
+            token_of(request), sent["pk"], Sent(request, sent["write"]), sent["if_match"],
+            sent["dry_run"],
         )  # fmt: skip
         with_etag(response, etag_of(changed))
         return changed
 
-    arguments = [identified(resource), *resource.body_arguments()]
-    arguments += [*resource.query_arguments(required=True), IF_MATCH]
-    arguments += [*resource.query_arguments(required=False), DRY_RUN]
+    arguments = [identified(resource), resource.write_argument(), IF_MATCH, DRY_RUN]
     answers = {200: resource.answer, **resource.write_refusals()}
     add(router, resource, "replace", path_of_one(resource, resource.replaced_at), "PUT", replace,
         arguments, answers, resource.body_document())  # fmt: skip
 
 
 def deleted(router: Router, resource: Kind) -> None:
-    async def delete(request: HttpRequest, response: HttpResponse, **sent: object) -> Status[None]:
+    async def delete(
+        request: HttpRequest, response: HttpResponse, **sent: Unpack[Deleted]
+    ) -> Status[None]:
         await db_call(resource.delete, for_request=True)(
-            token_of(request), given(sent, resource.id_name, int), given(sent, "if_match", str),
-            given(sent, "dry_run", bool),
-        )  # fmt: skip
+            token_of(request), sent["pk"], sent["if_match"], sent["dry_run"]
+        )
         return Status(204, None)
 
     arguments = [identified(resource), IF_MATCH, DRY_RUN]

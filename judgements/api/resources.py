@@ -15,13 +15,14 @@ one class (core/checks.py).
 
 The registry hands out each kind as a `Kind`, the base every Resource has: its names, its
 routes' documentation, its reads, and its changes taken from what a route or a batch sent
-(`create_sent`, `create_batched`...). A kind's own types stay inside its class, where the
-sent body is parsed into its Write and its Record made into its Answer; what leaves is a
-BaseModel. Python has no "some Resource", and this is how it goes without one.
+(`create_sent`, `create_batched`...). A kind's own types stay inside its class, where
+what a route parsed (its `write_argument`, a pydantic model) is made into its Write and
+its Record into its Answer; what leaves is a BaseModel. Python has no "some Resource", and
+this is how it goes without one.
 """
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import (
     ClassVar,
@@ -55,7 +56,6 @@ from judgements.models import ApiToken, AuditSubject
 Write = TypeVar("Write")  # what a create and a replace take
 Record = TypeVar("Record")  # what the area's change function makes of it (a row)
 Answer = TypeVar("Answer", bound=BaseModel)  # what they answer
-T = TypeVar("T")
 
 
 class Argument(NamedTuple):
@@ -113,13 +113,13 @@ class Kind:
     # --- a change, from what a route or a batch sent -------------------------------
 
     def create_sent(
-        self, token: ApiToken, sent: "RouteSent", dry_run: bool
+        self, token: ApiToken, sent: "Sent", dry_run: bool
     ) -> tuple[BaseModel, str | None]:
         """The object a POST made, and where it is read."""
         raise NotImplementedError
 
     def replace_sent(
-        self, token: ApiToken, pk: int, sent: "RouteSent", if_match: str, dry_run: bool
+        self, token: ApiToken, pk: int, sent: "Sent", if_match: str, dry_run: bool
     ) -> BaseModel:
         raise NotImplementedError
 
@@ -157,6 +157,8 @@ class Kind:
 
     @property
     def id_name(self) -> str:
+        """Its id's name in a path and the API's document (`panel_id`); a view reads it
+        as `pk` (api/resource_routes.py `identified`)."""
         return f"{self.kind}_id"
 
     def operation_name(self, action: str) -> str:
@@ -174,13 +176,10 @@ class Kind:
             return f"api-{self.kind}-{self.replaced_at.strip('./')}"
         return f"api-{self.kind}"
 
-    def body_arguments(self) -> list[Argument]:
-        """A write's body as ninja parses it (the Resource's `Write`)."""
+    def write_argument(self) -> Argument:
+        """What a write sends, as ninja parses it into one pydantic model, named `write`:
+        the Resource's `Write` as the body; a suite's name and more, from the query."""
         raise NotImplementedError
-
-    def query_arguments(self, required: bool) -> list[Argument]:
-        """A write's query, the required or the optional part (a suite's name...)."""
-        return []
 
     def body_document(self) -> dict[str, object] | None:
         """What /api/schema.json says of a body ninja does not parse (a suite's JSONL)."""
@@ -249,13 +248,13 @@ class Resource(Kind, Generic[Write, Record, Answer]):
     # --- the same, from what was sent (Kind's way in) ---------------------------------
 
     def create_sent(
-        self, token: ApiToken, sent: "RouteSent", dry_run: bool
+        self, token: ApiToken, sent: "Sent", dry_run: bool
     ) -> tuple[Answer, str | None]:
         made = self.create(token, self.write_of(sent), dry_run)
         return made, self.location(made)
 
     def replace_sent(
-        self, token: ApiToken, pk: int, sent: "RouteSent", if_match: str, dry_run: bool
+        self, token: ApiToken, pk: int, sent: "Sent", if_match: str, dry_run: bool
     ) -> Answer:
         return self.replace(token, pk, self.write_of(sent), if_match, dry_run)
 
@@ -269,14 +268,16 @@ class Resource(Kind, Generic[Write, Record, Answer]):
 
     # --- how a write is read ----------------------------------------------------------
 
-    def body_arguments(self) -> list[Argument]:
+    def write_argument(self) -> Argument:
         """A write's body, parsed by ninja with its schema (a suite's JSONL is read)."""
-        return [Argument("body", self.write, params.Body(...))]
+        return Argument("write", self.write, params.Body(...))
 
-    def write_of(self, sent: "RouteSent") -> Write:
+    def write_of(self, sent: "Sent") -> Write:
         """What a write sent, as `create` and `replace` take it (as a batch's operation
         sends it too): its body, validated by ninja with `write`."""
-        return given(sent.values, "body", self.write)
+        if not isinstance(sent.write, self.write):
+            raise TypeError(f"{self.kind}: a write is {self.write.__name__}, not {sent.write!r}")
+        return sent.write
 
     def from_batch(self, operation: BatchOperation, prefix: str) -> Write:
         """What a batch's operation sent, as `create` and `replace` take it: its body
@@ -292,22 +293,13 @@ class Resource(Kind, Generic[Write, Record, Answer]):
         return f"{self.collection}{made.id}/"
 
 
-class RouteSent(NamedTuple):
-    """What a route's view was sent: the request, and its arguments as ninja parsed them.
-    ninja calls a view with keyword arguments whose names differ by kind (`panel_id`, a
-    suite's `name`), so they arrive as one mapping; `given` reads each, checked to be
-    what its route declared."""
+class Sent(NamedTuple):
+    """What a write's route was sent: the request, and its `write_argument` as ninja
+    parsed it (the kind's body, or a suite's query). Its type is the kind's, which the one
+    view of every kind cannot name: the kind's `write_of` checks it is what it declared."""
 
     request: HttpRequest
-    values: Mapping[str, object]
-
-
-def given(values: Mapping[str, object], name: str, kind: type[T]) -> T:
-    """A route's argument `name` as ninja parsed it, checked to be what it declared."""
-    value = values[name]
-    if not isinstance(value, kind):
-        raise TypeError(f"{name} is {type(value).__name__}, not {kind.__name__}")
-    return value
+    write: BaseModel
 
 
 @runtime_checkable

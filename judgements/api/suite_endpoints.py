@@ -17,7 +17,6 @@ and field ("line 4.expected"). A team left out is the token's team. Changes take
 ?dry_run=true; the rules and the audit are configuration/suite_config.py's.
 """
 
-from collections.abc import Mapping
 from typing import Annotated
 from urllib.parse import parse_qs
 
@@ -25,9 +24,10 @@ from django.contrib.auth.models import User
 from django.http import HttpRequest, HttpResponse
 from ninja import Path, Router, Status
 from ninja.params import models as params
+from pydantic import BaseModel, Field
 
 from judgements.api import schemas
-from judgements.api.resources import Argument, given
+from judgements.api.resources import Argument
 from judgements.api.site import token_of
 from judgements.configuration import suite_config
 from judgements.core import text
@@ -40,27 +40,22 @@ from judgements.models import Suite, is_id
 
 SUITE_QUERY = ("name", "description", "team", "example", "dry_run")
 SuiteId = Annotated[int, Path(description="A suite's id.")]
-# A write's query: the required part goes before If-Match, the rest after it.
-QUERY_REQUIRED = [
-    Argument("name", str, params.Query(..., min_length=1, description="The suite's name.")),
-]
-QUERY_OPTIONAL = [
-    Argument("description", str, params.Query("", description="What the suite tests.")),
-    Argument(
-        "team",
-        str | None,
-        params.Query(
-            None,
-            min_length=1,
-            description="The team it belongs to (left out: the token's team).",
-        ),
-    ),
-    Argument(
-        "example",
-        bool,
-        params.Query(False, description="Staff: a suite shipped-like, with no owner and no team."),
-    ),
-]
+
+
+class SuiteQuery(BaseModel):
+    """A write's query, what a suite is besides its cases (each a query parameter)."""
+
+    name: str = Field(min_length=1, description="The suite's name.")
+    description: str = Field("", description="What the suite tests.")
+    team: str | None = Field(
+        None, min_length=1, description="The team it belongs to (left out: the token's team)."
+    )
+    example: bool = Field(
+        False, description="Staff: a suite shipped-like, with no owner and no team."
+    )
+
+
+QUERY = Argument("write", SuiteQuery, params.Query(...))
 JSONL_BODY = {
     "required": True,
     "description": "The suite as JSONL: UTF-8 text, one JSON object a line, each as "
@@ -76,7 +71,7 @@ def suite_listing(user: User) -> list[run_answers.Suite]:
     return [run_answers.Suite.from_record(suite) for suite in found]
 
 
-def upload_of(request: HttpRequest, query: Mapping[str, object]) -> suite_config.Upload:
+def upload_of(request: HttpRequest, query: SuiteQuery) -> suite_config.Upload:
     """The suite as sent (its query as ninja parsed it), or InvalidInput for the query
     and an empty body."""
     errors = query_errors(request)
@@ -84,13 +79,8 @@ def upload_of(request: HttpRequest, query: Mapping[str, object]) -> suite_config
         raise InvalidInput(errors)
     if not request.body:  # the document asks for at least one character: a broken schema
         raise InvalidInput({"cases": [suites.NO_CASES]}, breaks_schema=True)
-    team = query["team"]
     return suite_config.Upload(
-        given(query, "name", str),
-        given(query, "description", str),
-        None if team is None else given(query, "team", str),
-        request.body,
-        given(query, "example", bool),
+        query.name, query.description, query.team, request.body, query.example
     )
 
 

@@ -3,13 +3,15 @@
 as the class says, and a kind registered gets its routes with nothing else written."""
 
 import inspect
+from typing import Unpack
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.contrib.auth import get_user_model
+from ninja import Router
 from ninja.testing import TestAsyncClient
 
-from judgements.api import resource_routes, resources
+from judgements.api import resource_routes, resources, schemas
 from judgements.api.site import BearerToken, MagiAPI
 from judgements.models import ApiToken
 
@@ -53,3 +55,17 @@ async def test_a_kind_registered_has_its_routes_generated(notes):
     assert (read.status_code, read["ETag"], read.json()["text"]) == (200, '"note-1"', "hi")
     listed = await client.get("/notes/")
     assert listed.json() == {"notes": [{"id": 1, "text": "hi", "etag": '"note-1"'}]}
+
+
+def test_a_view_is_given_only_the_arguments_its_sent_is_typed_with(notes):
+    (note,) = [kind for kind in resources.registered() if kind.kind == "note"]
+
+    async def one(request, response, **sent: Unpack[resource_routes.Identified]):
+        return sent["pk"]
+
+    with pytest.raises(TypeError, match=r"one is typed for \['pk'\]"):
+        resource_routes.add(
+            Router(), note, "read", "/notes/{note_id}/", "GET", one,
+            [resource_routes.identified(note), resources.DRY_RUN], {200: schemas.Error},
+        )  # fmt: skip
+    assert resource_routes.called_with(one) == {"pk"}

@@ -146,6 +146,21 @@ async def test_a_team_s_suites_have_distinct_names(bot):
     assert await Suite.objects.acount() == 1
 
 
+async def test_a_suite_s_query_refused_names_each_parameter(bot, document):
+    boolean = "Input should be a valid boolean, unable to interpret input"
+    for query, named in [
+        ("", {"name": ["This field is required."]}),
+        ("name=", {"name": ["Must not be empty."]}),
+        ("name=Smoke&team=", {"team": ["Must not be empty."]}),
+        ("name=Smoke&example=maybe", {"example": [boolean]}),
+    ]:
+        refused = await bot.post(LIST + (f"?{query}" if query else ""), lines("approve"), TYPE)
+        # A query the document's schema refuses is a 400, as every other parameter's.
+        assert refused.status_code == 400, query
+        assert check(document, LIST, "post", refused)["errors"] == named, query
+    assert not await Suite.objects.aexists()
+
+
 async def test_staff_make_an_example_suite_and_it_stays_one(bot, people, document):
     await get_user_model().objects.filter(username="ana").aupdate(is_staff=True)
     ana = await get_user_model().objects.aget(username="ana")
