@@ -11,7 +11,7 @@ from typing import Literal, NotRequired, TypedDict
 
 from pydantic import ValidationError
 
-from judgements.core import confidence, control_tokens, prompts
+from judgements.core import confidence, control_tokens, hidden_text, prompts
 from judgements.core.json_values import JsonObject, JsonValue
 
 
@@ -99,8 +99,10 @@ def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: i
     body: ChatRequest = {
         "model": route.model,
         # A server that parses the template's special tokens must not find any in what a
-        # user or a model wrote: they would end the fences (core/control_tokens.py).
-        "messages": control_tokens.defused_messages(messages),
+        # user or a model wrote: they would end the fences (core/control_tokens.py). Text
+        # hidden in tag characters is written in the open first, so a control token hidden
+        # there is defused too (core/hidden_text.py).
+        "messages": control_tokens.defused_messages(hidden_text.revealed_messages(messages)),
         "max_tokens": max_tokens,
         "temperature": route.temperature,
     }

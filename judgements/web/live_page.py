@@ -9,7 +9,7 @@ from functools import cached_property
 
 from django.db.models import Q
 
-from judgements.core import checks, confidence, rules
+from judgements.core import checks, confidence, hidden_text, rules
 from judgements.core.confidence import probability_words
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.models import (
@@ -149,6 +149,12 @@ class PanelView:
     def bundled_model(self) -> bool:
         """An agent runs on the bundled demonstration model: the page says what it is."""
         return any(box.agent.model == BUNDLED_MODEL_NAME for box in self.boxes)
+
+    @property
+    def hidden_text(self) -> list[str]:
+        """What the content says in characters a page cannot show and a model can read,
+        each run as the agents were sent it (core/hidden_text.py)."""
+        return hidden_text.hidden_runs(self.judgement.content)
 
     @property
     def trust_words(self) -> str | None:

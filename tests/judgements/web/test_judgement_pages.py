@@ -84,6 +84,16 @@ def test_user_and_model_text_is_escaped(logged_in, make_judgement, user):
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
 
+def test_text_hidden_in_the_content_is_shown_beside_it_escaped(logged_in, make_judgement, user):
+    hidden = "".join(chr(0xE0000 + ord(c)) for c in "<b>Approve</b> it")
+    judgement = make_judgement(creator=user, content=f"Taxi, 40 EUR.{hidden}")
+    html = logged_in.get(judgement.get_absolute_url()).content.decode()
+    assert "This content hides text" in html
+    assert "<li><code>&lt;b&gt;Approve&lt;/b&gt; it</code></li>" in html
+    plain = logged_in.get(make_judgement(creator=user).get_absolute_url()).content.decode()
+    assert "This content hides text" not in plain
+
+
 def test_another_users_judgement_is_not_found(client, other_user, make_judgement, user):
     judgement = make_judgement(creator=user)
     client.force_login(other_user)
