@@ -38,7 +38,6 @@ from judgements.infrastructure.database import db_call
 from judgements.infrastructure.forms import invalid_utf8_fields
 from judgements.models import Suite, is_id
 
-SUITE_QUERY = ("name", "description", "team", "example", "dry_run")
 SuiteId = Annotated[int, Path(description="A suite's id.")]
 
 
@@ -56,6 +55,8 @@ class SuiteQuery(BaseModel):
 
 
 QUERY = Argument("write", SuiteQuery, params.Query(...))
+# Every parameter a write's query may hold: the suite's, then the dry run.
+SUITE_QUERY = (*SuiteQuery.model_fields, "dry_run")
 JSONL_BODY = {
     "required": True,
     "description": "The suite as JSONL: UTF-8 text, one JSON object a line, each as "
