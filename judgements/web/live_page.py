@@ -152,8 +152,9 @@ class PanelView:
 
     @property
     def hidden_text(self) -> list[str]:
-        """What the content says in characters a page cannot show and a model can read,
-        each run as the agents were sent it (core/hidden_text.py)."""
+        """What the content says in characters a page cannot show and a model can read:
+        each run as the ASCII it stands for, which the agents were sent in the open
+        (core/hidden_text.py)."""
         return hidden_text.hidden_runs(self.judgement.content)
 
     @property
