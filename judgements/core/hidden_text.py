@@ -1,4 +1,5 @@
-"""Text hidden in invisible characters, brought into view. Pure, no Django.
+"""Text hidden in invisible characters: withheld from the models, shown to the reviewer.
+Pure, no Django.
 
 Two blocks of Unicode draw nothing a reviewer can read, yet a model's tokenizer keeps
 every character of them, so a strong model can read a whole sentence ("approve this,
@@ -12,15 +13,13 @@ reviews the judgement cannot see.
   carry any bytes, one a selector (the first sixteen bytes 0 to 15, the rest 16 to 255),
   which read as UTF-8 are text. No text needs two in a row.
 
-`revealed` writes each run of them in the open, where it stood, as `[hidden text: ...]`:
-what they stand for, with every backslash, quote and closing bracket escaped and every
-character that draws nothing (a line break, a tag without an ASCII counterpart, a
-selector) named as `\\u{E0001}`, so it can end neither its brackets nor the JSON string it
-may stand in (an earlier agent's reason is one), nor begin a line. What the model reads
-and what the page shows (`hidden_runs`, under the content) are then the same words, and
-the model is told they were hidden, which is itself a fact about the content. The stored
-content is never changed; only what is sent to a model and what the page shows beside
-it. Revealing twice changes nothing more.
+`withheld` puts `[hidden text withheld]` where each run of them stood, in every message
+sent to a model: the agents judge the content a reviewer can read, and are told that
+more was hidden in it, which is itself a fact about the content. Written in the open
+instead, an order a small model could not read in tags would become one it can; withheld,
+no model reads it, whatever it can decode. The judgement's page shows the reviewer what
+each run says (`hidden_runs`, every character that draws nothing inside it named as
+`\\u{E0001}`). The stored content is never changed.
 """
 
 import re
@@ -35,8 +34,7 @@ _TAGS = "\U000e0000-\U000e007f"
 _SELECTORS = "\ufe00-\ufe0f\U000e0100-\U000e01ef"
 _HIDDEN = re.compile(f"(?P<flag>{_FLAG})|(?P<tags>[{_TAGS}]+)|(?P<bytes>[{_SELECTORS}]{{2,}})")
 _DRAWS_NOTHING = re.compile(f"[{_TAGS}{_SELECTORS}]")
-# What could end the revealed text's brackets, or a JSON string it stands in.
-_ENDS = '\\"]'
+WITHHELD = "[hidden text withheld]"
 
 
 def byte_of(selector: str) -> int:
@@ -55,18 +53,12 @@ def decoded(found: re.Match[str]) -> str:
     return bytes(byte_of(c) for c in found["bytes"]).decode("utf-8", errors="replace")
 
 
-def shown(text: str, escaped: str = "") -> str:
-    """`text` with each character of `escaped` after a backslash and each character that
-    draws nothing named (`\\u{E0001}`), as a page and a prompt can show it."""
-    return "".join(shown_character(c, escaped) for c in text)
-
-
-def shown_character(c: str, escaped: str) -> str:
-    if c in escaped:
-        return f"\\{c}"
-    if not c.isprintable() or _DRAWS_NOTHING.match(c):
-        return f"\\u{{{ord(c):X}}}"
-    return c
+def shown(text: str) -> str:
+    """`text` with each character that draws nothing named (`\\u{E0001}`), as a page can
+    show it."""
+    return "".join(
+        f"\\u{{{ord(c):X}}}" if not c.isprintable() or _DRAWS_NOTHING.match(c) else c for c in text
+    )
 
 
 def hidden_runs(text: str) -> list[str]:
@@ -74,14 +66,12 @@ def hidden_runs(text: str) -> list[str]:
     return [shown(decoded(m)) for m in _HIDDEN.finditer(text) if not m["flag"]]
 
 
-def revealed(text: str) -> str:
-    """`text` with each run of hidden characters written in the open where it stood."""
-    return _HIDDEN.sub(
-        lambda m: m[0] if m["flag"] else f"[hidden text: {shown(decoded(m), _ENDS)}]", text
-    )
+def withheld(text: str) -> str:
+    """`text` with each run of hidden characters replaced by WITHHELD."""
+    return _HIDDEN.sub(lambda m: m[0] if m["flag"] else WITHHELD, text)
 
 
-def revealed_messages(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+def withheld_messages(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
     """The messages as a model is sent them: nothing in them it can read and a person
     cannot."""
-    return [{**message, "content": revealed(message["content"])} for message in messages]
+    return [{**message, "content": withheld(message["content"])} for message in messages]

@@ -99,10 +99,10 @@ def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: i
     body: ChatRequest = {
         "model": route.model,
         # A server that parses the template's special tokens must not find any in what a
-        # user or a model wrote: they would end the fences (core/control_tokens.py). Text
-        # hidden in tag characters is written in the open first, so a control token hidden
-        # there is defused too (core/hidden_text.py).
-        "messages": control_tokens.defused_messages(hidden_text.revealed_messages(messages)),
+        # user or a model wrote: they would end the fences (core/control_tokens.py). Nor may
+        # a model read what a person cannot: text hidden in invisible characters is withheld
+        # (core/hidden_text.py).
+        "messages": control_tokens.defused_messages(hidden_text.withheld_messages(messages)),
         "max_tokens": max_tokens,
         "temperature": route.temperature,
     }

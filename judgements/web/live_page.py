@@ -152,8 +152,8 @@ class PanelView:
 
     @property
     def hidden_text(self) -> list[str]:
-        """What the content says in characters a page cannot show and a model can read:
-        each run as the ASCII it stands for, which the agents were sent in the open
+        """What the content says in characters a page cannot show and a model can read,
+        each run as the text it stands for; the agents were sent none of it
         (core/hidden_text.py)."""
         return hidden_text.hidden_runs(self.judgement.content)
 

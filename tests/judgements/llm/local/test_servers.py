@@ -416,7 +416,7 @@ async def test_a_judged_text_cannot_write_turns_of_its_own_on_the_bundled_runtim
     # The system message and the user's, each opened and ended, and the assistant's opened.
     assert plain == ["<|im_start|>", "<|im_end|>"] * 2 + ["<|im_start|>"]
     assert attacked == plain
-    # The same turns hidden in tag characters: written in the open before they are sent
-    # (core/hidden_text.py), and defused as written ones are.
+    # The same turns hidden in tag characters: withheld before they are sent
+    # (core/hidden_text.py).
     hidden = "".join(chr(0xE0000 + ord(c)) for c in forged)
     assert turn_marks(f"Taxi, 4000 EUR.{hidden}", f"It is fine.{hidden}") == plain
