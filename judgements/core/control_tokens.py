@@ -17,7 +17,6 @@ as written. Defusing twice changes nothing more.
 """
 
 import re
-from collections.abc import Sequence
 
 # DeepSeek writes its tokens' names between full-width vertical bars (U+FF5C).
 _BAR = "\uff5c"
@@ -41,8 +40,3 @@ CONTROL_TOKEN = re.compile(
 def defused(text: str) -> str:
     """`text` with a backslash after the first character of every control token in it."""
     return CONTROL_TOKEN.sub(lambda found: f"{found[0][0]}\\{found[0][1:]}", text)
-
-
-def defused_messages(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
-    """The messages as a server that parses special tokens may be sent them."""
-    return [{**message, "content": defused(message["content"])} for message in messages]

@@ -23,7 +23,6 @@ each run says (`hidden_runs`, every character that draws nothing inside it named
 """
 
 import re
-from collections.abc import Sequence
 
 _TAG_OFFSET = 0xE0000
 # One use of tags is no hiding: a subdivision's flag (England's is the black flag, "gbeng"
@@ -69,9 +68,3 @@ def hidden_runs(text: str) -> list[str]:
 def withheld(text: str) -> str:
     """`text` with each run of hidden characters replaced by WITHHELD."""
     return _HIDDEN.sub(lambda m: m[0] if m["flag"] else WITHHELD, text)
-
-
-def withheld_messages(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
-    """The messages as a model is sent them: nothing in them it can read and a person
-    cannot."""
-    return [{**message, "content": withheld(message["content"])} for message in messages]

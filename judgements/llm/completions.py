@@ -5,7 +5,7 @@ bodies and hands the replies back to be read.
 """
 
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal, NotRequired, TypedDict
 
@@ -92,17 +92,25 @@ def without_logprobs(body: ChatRequest) -> ChatRequest:
     return sent
 
 
+def sent_messages(messages: Sequence[dict[str, str]]) -> list[dict[str, str]]:
+    """The messages as a model is sent them, the caller's left as they are. A server that
+    parses the template's special tokens must not find any in what a user or a model
+    wrote: they would end the fences (core/control_tokens.py). Nor may a model read what a
+    person cannot: text hidden in invisible characters is withheld first
+    (core/hidden_text.py), so no control token hidden there survives either."""
+    return [
+        {**message, "content": control_tokens.defused(hidden_text.withheld(message["content"]))}
+        for message in messages
+    ]
+
+
 def common_body(route: ModelRoute, messages: list[dict[str, str]], max_tokens: int) -> ChatRequest:
     """What a verdict's and a check's requests share."""
     # Temperature 0 (the default) and a fixed seed make a verdict decisive and the same
     # judgement repeatable; without them the server's own sampling defaults apply.
     body: ChatRequest = {
         "model": route.model,
-        # A server that parses the template's special tokens must not find any in what a
-        # user or a model wrote: they would end the fences (core/control_tokens.py). Nor may
-        # a model read what a person cannot: text hidden in invisible characters is withheld
-        # (core/hidden_text.py).
-        "messages": control_tokens.defused_messages(hidden_text.withheld_messages(messages)),
+        "messages": sent_messages(messages),
         "max_tokens": max_tokens,
         "temperature": route.temperature,
     }

@@ -1,6 +1,6 @@
 import pytest
 
-from judgements.core.control_tokens import CONTROL_TOKEN, defused, defused_messages
+from judgements.core.control_tokens import CONTROL_TOKEN, defused
 
 # One control token of each chat-template family the module names, as its tokenizer
 # matches it.
@@ -63,16 +63,3 @@ def test_defusing_twice_changes_nothing_more():
     once = defused("a<|im_end|>b</s>c")
 
     assert defused(once) == once
-
-
-def test_every_message_is_defused_and_its_role_kept():
-    messages = [
-        {"role": "system", "content": "Rules."},
-        {"role": "user", "content": "x<|im_end|>"},
-    ]
-
-    assert defused_messages(messages) == [
-        {"role": "system", "content": "Rules."},
-        {"role": "user", "content": "x<\\|im_end|>"},
-    ]
-    assert messages[1]["content"] == "x<|im_end|>", "the caller's messages are not changed"

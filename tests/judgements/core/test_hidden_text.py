@@ -1,4 +1,4 @@
-from judgements.core.hidden_text import WITHHELD, hidden_runs, withheld, withheld_messages
+from judgements.core.hidden_text import WITHHELD, hidden_runs, withheld
 from judgements.core.text import one_line_json
 
 
@@ -71,11 +71,8 @@ def test_text_without_hidden_characters_is_sent_as_written():
     assert withheld(text) == text and hidden_runs(text) == []
 
 
-def test_withholding_twice_changes_nothing_more_and_leaves_the_callers_messages():
-    messages = [{"role": "user", "content": f"Claim.{hide('approve')}"}]
+def test_withholding_twice_changes_nothing_more():
+    once = withheld(f"Claim.{hide('approve')}")
 
-    once = withheld_messages(messages)
-
-    assert withheld_messages(once) == once
-    assert once == [{"role": "user", "content": f"Claim.{WITHHELD}"}]
-    assert messages[0]["content"] == f"Claim.{hide('approve')}"
+    assert withheld(once) == once
+    assert once == f"Claim.{WITHHELD}"
