@@ -215,9 +215,7 @@ class Suites(Resource[suite_config.Upload, SuiteRow, run_answers.Suite]):
         return suite_endpoints.JSONL_BODY
 
     def write_of(self, sent: Sent) -> suite_config.Upload:
-        if not isinstance(sent.write, suite_endpoints.SuiteQuery):
-            raise TypeError(f"A suite's write is its query, not {sent.write!r}")
-        return suite_endpoints.upload_of(sent.request, sent.write)
+        return suite_endpoints.upload_of(sent.request, sent.written(suite_endpoints.SuiteQuery))
 
     def from_batch(
         self, operation: config_schemas.BatchOperation, prefix: str

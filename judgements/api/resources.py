@@ -56,6 +56,7 @@ from judgements.models import ApiToken, AuditSubject
 Write = TypeVar("Write")  # what a create and a replace take
 Record = TypeVar("Record")  # what the area's change function makes of it (a row)
 Answer = TypeVar("Answer", bound=BaseModel)  # what they answer
+T = TypeVar("T")
 
 
 class Argument(NamedTuple):
@@ -275,9 +276,7 @@ class Resource(Kind, Generic[Write, Record, Answer]):
     def write_of(self, sent: "Sent") -> Write:
         """What a write sent, as `create` and `replace` take it (as a batch's operation
         sends it too): its body, validated by ninja with `write`."""
-        if not isinstance(sent.write, self.write):
-            raise TypeError(f"{self.kind}: a write is {self.write.__name__}, not {sent.write!r}")
-        return sent.write
+        return sent.written(self.write)
 
     def from_batch(self, operation: BatchOperation, prefix: str) -> Write:
         """What a batch's operation sent, as `create` and `replace` take it: its body
@@ -296,10 +295,16 @@ class Resource(Kind, Generic[Write, Record, Answer]):
 class Sent(NamedTuple):
     """What a write's route was sent: the request, and its `write_argument` as ninja
     parsed it (the kind's body, or a suite's query). Its type is the kind's, which the one
-    view of every kind cannot name: the kind's `write_of` checks it is what it declared."""
+    view of every kind cannot name: the kind's `write_of` reads it through `written`."""
 
     request: HttpRequest
     write: BaseModel
+
+    def written(self, kind: type[T]) -> T:
+        """What was sent, checked to be the `kind` its route declared."""
+        if not isinstance(self.write, kind):
+            raise TypeError(f"A write is {kind.__name__} here, not {self.write!r}")
+        return self.write
 
 
 @runtime_checkable
