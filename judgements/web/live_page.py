@@ -150,7 +150,7 @@ class PanelView:
         """An agent runs on the bundled demonstration model: the page says what it is."""
         return any(box.agent.model == BUNDLED_MODEL_NAME for box in self.boxes)
 
-    @property
+    @cached_property
     def hidden_text(self) -> list[str]:
         """What the content says in characters a page cannot show and a model can read,
         each run as the text it stands for; the agents were sent none of it
