@@ -40,7 +40,8 @@ class SiteSettings(Env):
     redis_url: str = setting("", "channels-redis layer; the in-memory layer when unset", shown="—")
     magi_var_dir: Path = setting(
         BASE_DIR / "var",
-        "where SQLite, static files, the secret key and the admin password live",
+        "where SQLite, static files, the secret key, the admin password and the local "
+        "models' saved slot states live",
         shown="`var/`",
     )
     magi_https: bool = setting(

@@ -24,6 +24,8 @@ class CommonParams:
     kv_unified: bool
     n_ctx: int
     cache_ram_mib: int
+    slot_save_path: str
+    cache_idle_slots: bool
     ui: bool
     cpuparams: _CpuParams
     cpuparams_batch: _CpuParams

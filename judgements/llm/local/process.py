@@ -1,12 +1,13 @@
 """Serve one GGUF model over llama.cpp's native OpenAI-compatible server (xllamacpp's
 prebuilt build), in a process of its own that MAGI starts and stops (see servers.py).
 
-    python -m judgements.llm.local.process MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS
+    python -m judgements.llm.local.process MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS STATES
 
 No Django here: this process only serves the model. The server runs on threads of this
 process; the main thread waits until the process is told to stop.
 """
 
+import os
 import signal
 import sys
 import threading
@@ -15,7 +16,7 @@ import threading
 def main(argv: list[str]) -> None:
     import xllamacpp
 
-    path, alias, port, context, parallel, threads = argv
+    path, alias, port, context, parallel, threads, states = argv
     params = xllamacpp.CommonParams()
     params.model.path = path
     # The name the engine sends as `model`, and the one GET /v1/models lists.
@@ -30,6 +31,12 @@ def main(argv: list[str]) -> None:
     # The server also keeps old prompts in host RAM (8 GiB by default); the nine prompts
     # of a judgement need a small fraction of that.
     params.cache_ram_mib = 256
+    # Where warm_rules.py saves and loads a slot's state (the rules read once, loaded into
+    # every slot). An idle slot stays as it is rather than moving to that RAM cache: moved,
+    # a slot loaded with the rules was found empty by the next call to land on it.
+    # The server joins this path and a file's name with no separator of its own.
+    params.slot_save_path = os.path.join(states, "")
+    params.cache_idle_slots = False
     params.ui = False
     if int(threads):
         params.cpuparams.n_threads = int(threads)

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from judgements.core.settings_read import ProviderConfig
+from judgements.llm.local import warm_rules
 from judgements.llm.local.files import (
     INSTALL_HINTS,
     LocalModelError,
@@ -94,10 +95,15 @@ class _Server:
     )
     reader: threading.Thread | None = None
     started_in: float = 0.0
+    warmed: warm_rules.Warmed | None = None
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.root}/v1"
 
     def tail(self, lines: int = _ERROR_TAIL_LINES) -> str:
         return "\n".join(list(self.output)[-lines:]) or "(nothing)"
@@ -147,6 +153,7 @@ def _server_command(name: str, path: Path, port: int) -> list[str]:
             str(context),
             str(parallel_slots()),
             str(threads),
+            str(warm_rules.states_dir()),
         ]
     command = [
         sys.executable,
@@ -204,7 +211,8 @@ def start_server(
     """
     if (problem := runtime_missing()) is not None:
         raise LocalModelError(f"Local model {name!r} cannot start: {problem}")
-    check_model_file(name, path, sha256 or pinned_sha256(path))
+    sha256 = sha256 or pinned_sha256(path)
+    check_model_file(name, path, sha256)
     if timeout is None:
         timeout = magi_settings.MAGI_LOCAL_SERVER_START_TIMEOUT
     port = port or _free_port()
@@ -225,7 +233,17 @@ def start_server(
     server.reader = threading.Thread(target=_pump_output, args=(server,), daemon=True)
     server.reader.start()
 
-    deadline = began + timeout
+    _wait_until_listed(server, began + timeout, timeout)
+    if magi_settings.MAGI_LOCAL_RUNTIME == "xllamacpp":  # the runtime with slots to fill
+        server.warmed = warm_rules.fill_slots(server.root, path, sha256, parallel_slots())
+    server.started_in = time.monotonic() - began
+    return server
+
+
+def _wait_until_listed(server: _Server, deadline: float, timeout: float) -> None:
+    """Return once `server` lists its model; stop it and raise LocalModelError when it exits
+    first or `deadline` passes."""
+    process, name = server.process, server.name
     while True:
         if process.poll() is not None:
             _terminate(process)
@@ -238,15 +256,14 @@ def start_server(
         # Another program already on this port could have answered; ours must be alive, or
         # it lost the port and is about to exit.
         if lists_model(server.base_url, name) and process.poll() is None:
-            server.started_in = time.monotonic() - began
-            return server
+            return
         if time.monotonic() >= deadline:
             _terminate(process)
             _drain(server)
             raise LocalModelError(
-                f"Local model {name!r}: the llama.cpp server did not answer on port {port} "
-                f"within {timeout:g} s (MAGI_LOCAL_SERVER_START_TIMEOUT); it was stopped.\n"
-                f"Last output:\n{server.tail()}"
+                f"Local model {name!r}: the llama.cpp server did not answer on port "
+                f"{server.port} within {timeout:g} s (MAGI_LOCAL_SERVER_START_TIMEOUT); it "
+                f"was stopped.\nLast output:\n{server.tail()}"
             )
         time.sleep(_HEALTH_POLL_INTERVAL)
 
