@@ -30,6 +30,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from judgements.core import prompt_variants, prompts
+from judgements.core.json_values import JsonObject, JsonValue
 from judgements.models.magi_settings import magi_settings
 
 logger = logging.getLogger(__name__)
@@ -91,7 +92,10 @@ def rendered_rules(root: str) -> str:
     """The default rules as the server's own chat template renders the start of a prompt:
     every character of a real prompt before its user message's text."""
     rules = prompts.rules_text(prompt_variants.resolve(None), 1)
-    messages = [{"role": "system", "content": rules}, {"role": "user", "content": _MARK}]
+    messages: list[JsonValue] = [
+        {"role": "system", "content": rules},
+        {"role": "user", "content": _MARK},
+    ]
     answer = _post(root, "/apply-template", {"messages": messages})
     rendered = str((answer or {}).get("prompt", ""))
     if _MARK not in rendered:
@@ -117,9 +121,7 @@ def state_file_name(model_identity: str, prefix: str) -> str:
     return f"rules-{key[:32]}.bin"
 
 
-def _post(
-    root: str, path: str, body: dict[str, object], missing_ok: bool = False
-) -> dict[str, object] | None:
+def _post(root: str, path: str, body: JsonObject, missing_ok: bool = False) -> JsonObject | None:
     request = urllib.request.Request(
         root + path,
         data=json.dumps(body).encode(),
