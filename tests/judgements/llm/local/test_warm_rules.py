@@ -116,3 +116,15 @@ async def test_a_server_whose_slots_could_not_be_filled_serves_all_the_same(var_
     assert server.warmed is not None and server.warmed.how == "failed"
     assert "slot-states" in server.warmed.why
     assert len(await cached_tokens_of_round_one(server.base_url)) == 3
+
+
+def test_the_state_file_is_named_by_the_model_and_the_rules_it_holds():
+    # A state saved by another model file must never be loaded: its tokens may be the
+    # prompt's while its cached values are another model's, and the server would reuse
+    # them. One saved for other rules would only go unused, and be read again each time.
+    name = warm_rules.state_file_name("model-a", "<|im_start|>system\nrules")
+
+    assert name == warm_rules.state_file_name("model-a", "<|im_start|>system\nrules")
+    assert name != warm_rules.state_file_name("model-b", "<|im_start|>system\nrules")
+    assert name != warm_rules.state_file_name("model-a", "<|im_start|>system\nrules.")
+    assert name.endswith(".bin") and "/" not in name
