@@ -19,6 +19,12 @@ under each framing in turn (issue 69: "the bundled model's first verdict no slow
 alternating as above: the agents are saved first (untimed) as an example panel with
 those `prompt_variants` ("default": none set, the site's default) and the case names it,
 so every side takes the same way in.
+
+With `--kept-states` every run starts with the local server's saved slot states
+(MAGI_VAR_DIR/slot-states, judgements/llm/local/warm_rules.py) that one untimed judgement
+of the same side saved first: a deployment's judgements after its first, each `manage.py
+judge` starting a server that loads the rules rather than reading them. Without it, each
+run is a newcomer's first, whose server reads them once.
 """
 
 import argparse
@@ -101,11 +107,21 @@ def environment(var_dir: Path, tree: Path) -> dict[str, str]:
     return env
 
 
-def judge_once(tree: Path, case: Path, variants: list[str] | None = None) -> Timed:
+def judge_once(
+    tree: Path,
+    case: Path,
+    variants: list[str] | None = None,
+    states: Path | None = None,
+) -> Timed:
     """One judgement on a fresh database: migrate (untimed), then `manage.py judge`.
-    `variants`: save the panel the case names with these prompt variants first."""
+    `variants`: save the panel the case names with these prompt variants first. `states`:
+    a directory the local server's saved slot states are copied from, before (when it
+    exists) and into, after (`--kept-states`)."""
     with tempfile.TemporaryDirectory(prefix="magi-first-") as var:
         env = environment(Path(var), tree)
+        kept = Path(var) / "slot-states"
+        if states is not None and states.is_dir():
+            shutil.copytree(states, kept)
         manage = [sys.executable, str(tree / "manage.py")]
         subprocess.run([*manage, "migrate", "-v0"], cwd=tree, env=env, check=True)
         if variants is not None:
@@ -126,6 +142,8 @@ def judge_once(tree: Path, case: Path, variants: list[str] | None = None) -> Tim
             text=True,
         )
         seconds = time.perf_counter() - began
+        if states is not None and not states.is_dir() and kept.is_dir():
+            shutil.copytree(kept, states)
         if done.returncode not in (0, 3, 4):
             raise SystemExit(f"judge failed ({done.returncode}) in {tree}:\n{done.stderr}")
         answer = json.loads(done.stdout)
@@ -174,16 +192,28 @@ def main() -> None:
     parser.add_argument(
         "--variants", help='framings to time this tree under, comma-separated ("default", "a+b")'
     )
+    parser.add_argument(
+        "--kept-states",
+        action="store_true",
+        help="start each run with the slot states a first, untimed judgement saved, as "
+        "MAGI_VAR_DIR keeps them from one judgement to the next",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="magi-bench-"))
     try:
         sides = sides_to_time(args, work)
         results: dict[str, list[Timed]] = {name: [] for name in sides}
+        states = {name: work / f"states-{index}" for index, name in enumerate(sides)}
+        if args.kept_states:
+            # One judgement each, untimed, saves the slot states every timed run starts with.
+            for name, (tree, case, variants) in sides.items():
+                judge_once(tree, case, variants, states[name])
         for repeat in range(args.repeats):
             # Alternate the order too, so neither side always runs on a warmer machine.
             order = list(sides.items()) if repeat % 2 == 0 else list(sides.items())[::-1]
             for name, (tree, case, variants) in order:
-                timed = judge_once(tree, case, variants)
+                kept = states[name] if args.kept_states else None
+                timed = judge_once(tree, case, variants, kept)
                 results[name].append(timed)
                 print(f"  {name} run {repeat + 1}: {timed}", file=sys.stderr, flush=True)
         print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.1f} at the end")
