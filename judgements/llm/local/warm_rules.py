@@ -51,7 +51,6 @@ class Warmed:
     (with why) when the slots were left empty."""
 
     how: str
-    slots: int
     state_file: str = ""
     why: str = ""
 
@@ -83,9 +82,9 @@ def fill_slots(root: str, model: Path, sha256: str | None, slots: int) -> Warmed
             _post(root, f"/slots/{slot}?action=restore", {"filename": name})
     except (OSError, ValueError) as exc:
         logger.warning("local server at %s: slots not filled with the rules: %s", root, exc)
-        return Warmed("failed", slots, why=str(exc))
+        return Warmed("failed", why=str(exc))
     logger.info("local server at %s: %d slots filled with the rules (%s)", root, slots, how)
-    return Warmed(how, slots, state_file=name)
+    return Warmed(how, state_file=name)
 
 
 def rendered_rules(root: str) -> str:
