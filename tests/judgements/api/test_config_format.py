@@ -8,7 +8,7 @@ import pytest
 from judgements.api import config_format
 from judgements.core import text
 from judgements.intake import schemas
-from magi_client import directory, kinds, limits, names, schema
+from magi_client import directory, kinds, limits, names, schema, schema_check
 
 
 def test_the_clients_limits_are_the_servers_own():
@@ -34,11 +34,11 @@ def test_a_kind_registered_is_one_the_export_reads(notes):
 
 def test_the_client_refuses_exactly_what_the_server_refuses_in_length():
     agent = {"name": "A", "model": "m", "criteria": "x" * (schemas.CRITERIA_MAX_CHARS + 1)}
-    assert schema.problems(agent, schema.AGENT) == [
+    assert schema_check.problems(agent, schema.AGENT) == [
         ("criteria", f"Must be at most {schemas.CRITERIA_MAX_CHARS} characters.")
     ]
     case = {"id": "a", "content": "x" * (limits.CONTENT_MAX_CHARS + 1), "expected": "approve"}
-    assert [path for path, _ in schema.problems(case, schema.SUITE_CASE)] == ["content"]
+    assert [path for path, _ in schema_check.problems(case, schema.SUITE_CASE)] == ["content"]
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,7 @@ from typing import Any, Literal, NotRequired, Required, TypedDict, TypeVar
 
 import yaml
 
-from magi_client import names, schema
+from magi_client import names, schema, schema_check
 
 
 class Agent(TypedDict):
@@ -481,7 +481,7 @@ class Reader:
         if node is not None:
             self.map_lines(node, "", source)
         self.problems += [
-            source.problem(at, message) for at, message in schema.problems(data, shape)
+            source.problem(at, message) for at, message in schema_check.problems(data, shape)
         ]
         return data if len(self.problems) == before else None
 
@@ -556,7 +556,7 @@ class Reader:
             except ValueError as exc:
                 self.problems.append(Problem(source.file, number, "", f"Not valid JSON: {exc}."))
                 continue
-            found = schema.problems(case, schema.SUITE_CASE)
+            found = schema_check.problems(case, schema.SUITE_CASE)
             for at, message in found:
                 self.problems.append(Problem(source.file, number, at, message))
             if not found and (contradiction := schema.rule_problem(case)):
