@@ -82,6 +82,15 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   18 injections: not adopted, not offered (docs/panel-quality.md). The later-round
   variants of the default's layout (NAMED_PEERS, DECISIONS_ONLY, HISTORY_FIRST,
   OWN_REASON) do not combine with it.
+- WORKED_EXAMPLES: USER_WORDS's round 1 after worked examples
+  (judgements/core/worked_examples.py): four earlier turns asked in the same words on
+  topics of no suite, each answered in the agents' keys, reason first; one of them a
+  content that orders the reviewer to approve, answered with a reject that says why the
+  order counts for nothing. A sentence about the fence moved first answers along one line
+  (more approvals where the criterion holds, more injections obeyed); examples show both
+  halves at once. Round 1 is decoded without `missing`; rounds 2 and 3 are the default's.
+  The bench's "plain per criterion [user+fence+shots]" asks the same turns. QUOTE does not
+  combine with it: the examples show no quote.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -111,6 +120,7 @@ class Variant(StrEnum):
     PLAIN_QUESTION = "plain_question"
     USER_WORDS = "user_words"
     PLAIN_LATER = "plain_later"
+    WORKED_EXAMPLES = "worked_examples"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what
@@ -128,12 +138,16 @@ ORIGINAL = "original"
 # ran; ORIGINAL (or a panel's prompt_variants: []) asks for the prompts without any.
 DEFAULT: frozenset[Variant] = frozenset({Variant.TURN_NEEDS_REASON})
 
-# Two ways of showing the earlier rounds, two ways of asking round 1 as a user would, and
-# the later rounds in the user's words against the variants that change the default's
-# later rounds: a judgement can use one of each pair, not both.
+# Two ways of showing the earlier rounds, three ways of asking round 1 as a user would
+# (and the quote the worked examples do not show), and the later rounds in the user's
+# words against the variants that change the default's later rounds: a judgement can use
+# one of each pair, not both.
 EXCLUSIVE = (
     (Variant.NAMED_PEERS, Variant.DECISIONS_ONLY, "show earlier rounds"),
     (Variant.PLAIN_QUESTION, Variant.USER_WORDS, "ask round 1"),
+    (Variant.PLAIN_QUESTION, Variant.WORKED_EXAMPLES, "ask round 1"),
+    (Variant.USER_WORDS, Variant.WORKED_EXAMPLES, "ask round 1"),
+    (Variant.QUOTE, Variant.WORKED_EXAMPLES, "answer round 1"),
     (Variant.PLAIN_LATER, Variant.NAMED_PEERS, "show earlier rounds"),
     (Variant.PLAIN_LATER, Variant.DECISIONS_ONLY, "show earlier rounds"),
     (Variant.PLAIN_LATER, Variant.HISTORY_FIRST, "ask the later rounds"),
@@ -164,10 +178,10 @@ def parse(names: Iterable[str]) -> frozenset[Variant]:
 
 
 def asked_in(variants: frozenset[Variant], round_number: int) -> frozenset[Variant]:
-    """The variants one round's question is asked and decoded under: USER_WORDS's round 1
-    and PLAIN_LATER's rounds 2 and 3 are the plain call's, whose answer has no `missing`
-    (NO_MISSING); USER_WORDS's later rounds are otherwise the default's."""
-    if Variant.USER_WORDS in variants and round_number == 1:
+    """The variants one round's question is asked and decoded under: the round 1 of
+    USER_WORDS and WORKED_EXAMPLES and PLAIN_LATER's rounds 2 and 3 are the plain call's,
+    whose answer has no `missing` (NO_MISSING); their other rounds are the default's."""
+    if variants & {Variant.USER_WORDS, Variant.WORKED_EXAMPLES} and round_number == 1:
         return variants | {Variant.NO_MISSING}
     if Variant.PLAIN_LATER in variants and round_number > 1:
         return variants | {Variant.NO_MISSING}

@@ -20,7 +20,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgements.core import plain_question, prompt_variants, rules
+from judgements.core import plain_question, prompt_variants, rules, worked_examples
 from judgements.core.json_values import JsonObject
 
 # Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
@@ -339,11 +339,16 @@ def build_messages(
             answer_with=last,
         )
         return [{"role": "user", "content": text}]
-    if Variant.USER_WORDS in variants and round_number == 1:
-        # Issue 69: round 1 in the user's own words, the content in a code block.
+    if variants & {Variant.USER_WORDS, Variant.WORKED_EXAMPLES} and round_number == 1:
+        # Issue 69: round 1 in the user's own words, the content in a code block; under
+        # WORKED_EXAMPLES after examples asked and answered the same way.
         last = None if answer_with == ANSWER_WITH_JSON else answer_with
         text = plain_question.user_text([agent.criteria], content, answer_with=last)
-        return [{"role": "user", "content": text}]
+        shown = []
+        if Variant.WORKED_EXAMPLES in variants:
+            keys = prompt_variants.answer_keys(prompt_variants.asked_in(variants, 1))
+            shown = worked_examples.turns(keys=keys, answer_with=last)
+        return [*shown, {"role": "user", "content": text}]
     if Variant.PLAIN_LATER in variants and round_number > 1:
         # Issue 69: a later round in the user's words too, the earlier answers listed.
         last = None if answer_with == ANSWER_WITH_JSON else answer_with

@@ -70,6 +70,22 @@ async def test_user_words_round_one_asks_the_users_words_and_decodes_no_missing(
     assert Variant.NO_MISSING not in later.variants
 
 
+async def test_worked_examples_are_sent_as_earlier_turns_before_the_users_words(fake_llm):
+    fake_llm.script("model-a", votes="RRR")
+    variants = frozenset({Variant.WORKED_EXAMPLES, Variant.TURN_NEEDS_REASON})
+    brief = AgentBrief("Melchior", "A budget is stated.")
+    first = asking.question(brief, 1, CONTENT, [], variants)
+    hooks = asking.Hooks(nothing, nothing, nothing_before)
+    result = await asking.ask(first, calls.Clients(), providers.route_for("model-a"), hooks)
+    assert result.verdict.decision == "reject"
+    (request,) = fake_llm.requests_for("model-a")
+    sent = request.body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant"] * 4 + ["user"]
+    assert sent[-1]["content"].startswith("Criterion:\nA budget is stated.")
+    assert json.loads(sent[1]["content"])["decision"] == "approve"
+    assert "missing" not in json.dumps(request.body["response_format"])
+
+
 async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_missing(fake_llm):
     fake_llm.script("model-a", votes="ARA")
     variants = frozenset({Variant.USER_WORDS, Variant.PLAIN_LATER, Variant.TURN_NEEDS_REASON})

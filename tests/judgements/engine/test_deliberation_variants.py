@@ -79,6 +79,20 @@ async def test_the_same_quote_without_the_variant_is_not_checked(fake_llm, make_
     assert not [r for r in fake_llm.requests_for("model-a") if RECHECK_MARKER in str(r.body)]
 
 
+async def test_worked_examples_come_before_round_one_alone(fake_llm, make_judgement, runner):
+    fake_llm.script("model-a", votes="RRR")
+    fake_llm.script("model-b", votes="AAA")
+    fake_llm.script("model-c", votes="AAA")
+    judgement = await run(runner, await made(make_judgement, ["worked_examples"]))
+    first = fake_llm.requests_for("model-c", 1)[-1].body["messages"]
+    assert [m["role"] for m in first] == ["user", "assistant"] * 4 + ["user"]
+    later = fake_llm.requests_for("model-c", 2)[-1].body["messages"]
+    assert [m["role"] for m in later] == ["system", "user"]
+    # The examples' answers are not votes: the agents' own answers are, by the rule.
+    assert await votes_of(judgement) == ["reject"] * 3 + ["approve"] * 6
+    assert judgement.status == Status.APPROVED
+
+
 @sync_to_async
 def calibrate(panel, offsets) -> None:
     learned = calibration.PanelCalibration(

@@ -58,11 +58,15 @@ VARIANTS = [
     "plain_question",
     "user_words",
     "plain_later",
+    "worked_examples",
 ]
 # Pairs of which a panel names one at most, and what both would say how to do.
 EXCLUSIVE_VARIANTS = [
     ("named_peers", "decisions_only", "show earlier rounds"),
     ("plain_question", "user_words", "ask round 1"),
+    ("plain_question", "worked_examples", "ask round 1"),
+    ("user_words", "worked_examples", "ask round 1"),
+    ("quote", "worked_examples", "answer round 1"),
     ("plain_later", "named_peers", "show earlier rounds"),
     ("plain_later", "decisions_only", "show earlier rounds"),
     ("plain_later", "history_first", "ask the later rounds"),
@@ -138,8 +142,9 @@ PANEL: Schema = {
             "items": {"enum": VARIANTS},
             "uniqueItems": True,
             "description": "The prompt variants its judgements and runs use "
-            "(docs/panel-quality.md); not named_peers with decisions_only, nor plain_question "
-            "with user_words, nor plain_later with named_peers, decisions_only, history_first "
+            "(docs/panel-quality.md); not named_peers with decisions_only, nor two of "
+            "plain_question, user_words and worked_examples, nor quote with worked_examples, "
+            "nor plain_later with named_peers, decisions_only, history_first "
             "or own_reason. Left out or null: the server's default; []: no variant, "
             "whatever the default becomes.",
         },
