@@ -32,12 +32,11 @@ import subprocess
 import sys
 import threading
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from judgements.core.settings_read import ProviderConfig
-from judgements.llm.local import warm_rules
+from judgements.llm.local import loopback, warm_rules
 from judgements.llm.local.files import (
     INSTALL_HINTS,
     LocalModelError,
@@ -268,14 +267,10 @@ def _wait_until_listed(server: _Server, deadline: float, timeout: float) -> None
         time.sleep(_HEALTH_POLL_INTERVAL)
 
 
-# Loopback must never go through an HTTP proxy from the environment.
-_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
 def lists_model(base_url: str, name: str) -> bool:
     """Whether the server at `base_url` answers GET /models with `name` among its models."""
     try:
-        with _direct.open(f"{base_url}/models", timeout=2.0) as reply:
+        with loopback.open_direct(f"{base_url}/models", timeout=2.0) as reply:
             listing = json.load(reply)
     except (OSError, ValueError):
         return False

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from judgements.core import prompt_variants, prompts
 from judgements.core.json_values import JsonObject, JsonValue
+from judgements.llm.local import loopback
 from judgements.models.magi_settings import magi_settings
 
 logger = logging.getLogger(__name__)
@@ -40,8 +41,6 @@ _MARK = "\x00magi-rules-end\x00"
 # Generous for a few hundred tokens on a slow machine; a server that takes longer is left
 # to read the rules with round 1, as it would without this module.
 _TIMEOUT_SECONDS = 30.0
-# Loopback must never go through an HTTP proxy from the environment.
-_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
 @dataclass(frozen=True)
@@ -128,7 +127,7 @@ def _post(root: str, path: str, body: JsonObject, missing_ok: bool = False) -> J
         method="POST",
     )
     try:
-        with _direct.open(request, timeout=_TIMEOUT_SECONDS) as reply:
+        with loopback.open_direct(request, timeout=_TIMEOUT_SECONDS) as reply:
             answer = json.load(reply)
     except urllib.error.HTTPError as exc:
         # A restore from a file not saved yet is how the first server for a model learns
