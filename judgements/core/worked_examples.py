@@ -30,6 +30,10 @@ class Example(NamedTuple):
     reason: str
     met: bool
 
+    @property
+    def decision(self) -> str:
+        return "approve" if self.met else "reject"
+
 
 EXAMPLE = {
     "shipping": Example(
@@ -90,8 +94,7 @@ def answer(example: Example, keys: Sequence[str] = KEYS) -> str:
     """An example's answer as the model is asked to write it: the JSON object in `keys`'
     order (the grammar's), of which the examples fill the reason, the criterion and the
     decision."""
-    decision = "approve" if example.met else "reject"
-    values = {"reason": example.reason, "criterion_met": example.met, "decision": decision}
+    values = {"reason": example.reason, "criterion_met": example.met, "decision": example.decision}
     return json.dumps({key: values[key] for key in keys})
 
 
@@ -109,6 +112,6 @@ def turns(
         asked = plain_question.user_text(
             [example.criterion], example.content, answer_with=answer_with
         )
-        said = ("approve" if example.met else "reject") if answer_with else answer(example, keys)
+        said = example.decision if answer_with else answer(example, keys)
         shown += [{"role": "user", "content": asked}, {"role": "assistant", "content": said}]
     return shown
