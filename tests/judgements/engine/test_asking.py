@@ -11,6 +11,7 @@ from judgements.llm import calls, providers
 from tests.support.llm_server import RECHECK_MARKER
 
 CONTENT = "Trip to Lyon for the trade fair. Budget: 900 EUR, approved by Ana."
+BRIEF = AgentBrief("Melchior", "A budget is stated.")
 
 
 async def asked(model: str) -> tuple[calls.VerdictResult, list[str]]:
@@ -26,7 +27,7 @@ async def asked(model: str) -> tuple[calls.VerdictResult, list[str]]:
     async def before_asking_again() -> None:
         told.append("asking again")
 
-    messages = build_messages(AgentBrief("Melchior", "A budget is stated."), CONTENT, 1, [])
+    messages = build_messages(BRIEF, CONTENT, 1, [])
     question = asking.Question("Melchior", 1, CONTENT, [], frozenset(), messages)
     hooks = asking.Hooks(failed, rechecked, before_asking_again)
     result = await asking.ask(question, calls.Clients(), providers.route_for(model), hooks)
@@ -53,32 +54,32 @@ async def test_a_reject_calling_missing_what_the_content_states_is_asked_once_mo
     assert again.startswith(RECHECK_MARKER) and "budget" in again
 
 
-async def test_user_words_round_one_asks_the_users_words_and_decodes_no_missing(fake_llm):
-    fake_llm.script("model-a", votes="AAA")
-    variants = frozenset({Variant.USER_WORDS, Variant.TURN_NEEDS_REASON})
-    brief = AgentBrief("Melchior", "A budget is stated.")
-    first = asking.question(brief, 1, CONTENT, [], variants)
+async def round_one(fake_llm, variants: frozenset[Variant], votes: str):
+    """Round 1 asked of one agent under `variants`: its result, and the one request sent."""
+    fake_llm.script("model-a", votes=votes)
+    first = asking.question(BRIEF, 1, CONTENT, [], variants)
     hooks = asking.Hooks(nothing, nothing, nothing_before)
-    await asking.ask(first, calls.Clients(), providers.route_for("model-a"), hooks)
+    result = await asking.ask(first, calls.Clients(), providers.route_for("model-a"), hooks)
     (request,) = fake_llm.requests_for("model-a")
+    return result, request
+
+
+async def test_user_words_round_one_asks_the_users_words_and_decodes_no_missing(fake_llm):
+    variants = frozenset({Variant.USER_WORDS, Variant.TURN_NEEDS_REASON})
+    _, request = await round_one(fake_llm, variants, "AAA")
     (message,) = request.body["messages"]
     assert message["content"].startswith("Criterion:\nA budget is stated.")
     assert "missing" not in json.dumps(request.body["response_format"])
     # From round 2, the default's question and answer, `missing` included.
-    later = asking.question(brief, 2, CONTENT, [], variants)
-    assert later.messages == build_messages(brief, CONTENT, 2, [], variants=variants)
+    later = asking.question(BRIEF, 2, CONTENT, [], variants)
+    assert later.messages == build_messages(BRIEF, CONTENT, 2, [], variants=variants)
     assert Variant.NO_MISSING not in later.variants
 
 
 async def test_worked_examples_are_sent_as_earlier_turns_before_the_users_words(fake_llm):
-    fake_llm.script("model-a", votes="RRR")
     variants = frozenset({Variant.WORKED_EXAMPLES, Variant.TURN_NEEDS_REASON})
-    brief = AgentBrief("Melchior", "A budget is stated.")
-    first = asking.question(brief, 1, CONTENT, [], variants)
-    hooks = asking.Hooks(nothing, nothing, nothing_before)
-    result = await asking.ask(first, calls.Clients(), providers.route_for("model-a"), hooks)
+    result, request = await round_one(fake_llm, variants, "RRR")
     assert result.verdict.decision == "reject"
-    (request,) = fake_llm.requests_for("model-a")
     sent = request.body["messages"]
     assert [m["role"] for m in sent] == ["user", "assistant"] * 4 + ["user"]
     assert sent[-1]["content"].startswith("Criterion:\nA budget is stated.")
@@ -89,9 +90,8 @@ async def test_worked_examples_are_sent_as_earlier_turns_before_the_users_words(
 async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_missing(fake_llm):
     fake_llm.script("model-a", votes="ARA")
     variants = frozenset({Variant.USER_WORDS, Variant.PLAIN_LATER, Variant.TURN_NEEDS_REASON})
-    brief = AgentBrief("Melchior", "A budget is stated.")
     earlier = [EarlierDecision("Melchior", 1, "approve", "Budget: 900 EUR.")]
-    later = asking.question(brief, 2, CONTENT, earlier, variants)
+    later = asking.question(BRIEF, 2, CONTENT, earlier, variants)
     hooks = asking.Hooks(nothing, nothing, nothing_before)
     result = await asking.ask(later, calls.Clients(), providers.route_for("model-a"), hooks)
     # The fake server reads the round from the prompt: round 2 of "ARA" rejects.
