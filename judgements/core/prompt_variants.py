@@ -154,6 +154,9 @@ EXCLUSIVE = (
     (Variant.PLAIN_LATER, Variant.OWN_REASON, "ask the later rounds"),
 )
 QUOTE_MAX_CHARS = 160
+# The variants whose round 1 is the user's own words (plain_question.USER_WORDS), asked
+# and decoded as the plain call is: USER_WORDS alone, or after WORKED_EXAMPLES' examples.
+USERS_WORDS_FIRST = frozenset({Variant.USER_WORDS, Variant.WORKED_EXAMPLES})
 
 
 def parse(names: Iterable[str]) -> frozenset[Variant]:
@@ -181,7 +184,7 @@ def asked_in(variants: frozenset[Variant], round_number: int) -> frozenset[Varia
     """The variants one round's question is asked and decoded under: the round 1 of
     USER_WORDS and WORKED_EXAMPLES and PLAIN_LATER's rounds 2 and 3 are the plain call's,
     whose answer has no `missing` (NO_MISSING); their other rounds are the default's."""
-    if variants & {Variant.USER_WORDS, Variant.WORKED_EXAMPLES} and round_number == 1:
+    if variants & USERS_WORDS_FIRST and round_number == 1:
         return variants | {Variant.NO_MISSING}
     if Variant.PLAIN_LATER in variants and round_number > 1:
         return variants | {Variant.NO_MISSING}

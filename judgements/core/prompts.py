@@ -339,7 +339,7 @@ def build_messages(
             answer_with=last,
         )
         return [{"role": "user", "content": text}]
-    if variants & {Variant.USER_WORDS, Variant.WORKED_EXAMPLES} and round_number == 1:
+    if variants & prompt_variants.USERS_WORDS_FIRST and round_number == 1:
         # Issue 69: round 1 in the user's own words, the content in a code block; under
         # WORKED_EXAMPLES after examples asked and answered the same way.
         last = None if answer_with == ANSWER_WITH_JSON else answer_with

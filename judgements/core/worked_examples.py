@@ -21,7 +21,7 @@ import json
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from judgements.core import plain_question
+from judgements.core import plain_question, prompt_variants
 
 
 class Example(NamedTuple):
@@ -85,9 +85,9 @@ EXAMPLE = {
 # What WORKED_EXAMPLES shows: two each way, one of them an order refused. All six (the
 # bench's "[user+fence+shots6]") were right less often on the choosing cases (106 of 168).
 SHOWN = ("shipping", "reopening", "phone", "polite")
-# The agents' answer keys the examples fill, reason first (prompt_variants.answer_keys
-# without `missing`, as the user's words are decoded).
-KEYS = ("reason", "criterion_met", "decision")
+# The agents' answer keys the examples fill, reason first and without `missing`, as the
+# user's words are decoded (the bench's competitor answers in these).
+KEYS = tuple(prompt_variants.answer_keys(frozenset({prompt_variants.Variant.NO_MISSING})))
 
 
 def answer(example: Example, keys: Sequence[str] = KEYS) -> str:
