@@ -20,7 +20,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from judgements.core import plain_question, prompt_variants, rules, worked_examples
+from judgements.core import (
+    plain_question,
+    prompt_variants,
+    rules,
+    system_rules,
+    worked_examples,
+)
 from judgements.core.json_values import JsonObject
 
 # Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
@@ -150,20 +156,20 @@ class AgentBrief:
 
 def rules_text(variants: frozenset[Variant] = frozenset(), round_number: int | None = None) -> str:
     """The system message: the rules, with each variant's paragraph where it asks for one
-    (judgements/core/prompt_variants.py); with none, SHARED_RULES exactly. `round_number`
+    (judgements/core/system_rules.py); with none, SHARED_RULES exactly. `round_number`
     matters only to SHORT_RULES, which leaves the earlier rounds' paragraph out of round 1,
     and to NAMED_PEERS, whose paragraph starts in round 2."""
     paragraphs = [
-        prompt_variants.intro(variants),
-        prompt_variants.history_rules(variants, round_number),
-        prompt_variants.answer_rules(variants),
+        system_rules.intro(variants),
+        system_rules.history_rules(variants, round_number),
+        system_rules.answer_rules(variants),
     ]
     return "\n".join(p for p in paragraphs if p).format(reason_max=REASON_MAX_CHARS)
 
 
 # The default rules, unformatted, as measured (the README's numbers).
 SHARED_RULES = "\n".join(
-    [prompt_variants.RULES_INTRO, prompt_variants.HISTORY_DEFAULT, prompt_variants.ANSWER_DEFAULT]
+    [system_rules.RULES_INTRO, system_rules.HISTORY_DEFAULT, system_rules.ANSWER_DEFAULT]
 )
 
 
