@@ -91,6 +91,15 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   halves at once. Round 1 is decoded without `missing`; rounds 2 and 3 are the default's.
   The bench's "plain per criterion [user+fence+shots]" asks the same turns. QUOTE does not
   combine with it: the examples show no quote.
+- CONTINUED_CHAT: rounds 2 and 3 continue the agent's own chat of round 1
+  (judgements/core/continued_chat.py): its earlier answers as its own turns, each followed
+  by the other agents' answers of that round, fenced as data, and the question again.
+  Measured because a later round asked in another framing than round 1 turned votes
+  toward that framing's lean (WORKED_EXAMPLES under the default's later rounds: 33 turns
+  to reject, 26 of them wrong; USER_WORDS+PLAIN_LATER: turns to approve, 25 of 34 wrong),
+  where the default's rounds, all in one framing, turned 8 votes in 288. Answered as
+  round 1 of USER_WORDS is, without `missing`. QUOTE does not combine with it (the chat
+  would show quotes no answer kept), nor the other ways of asking the later rounds.
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
@@ -99,7 +108,8 @@ The exact rule, the three agents and the three rounds are the same under every v
 the content and every model-written reason stay fenced data.
 """
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
 
@@ -121,6 +131,7 @@ class Variant(StrEnum):
     USER_WORDS = "user_words"
     PLAIN_LATER = "plain_later"
     WORKED_EXAMPLES = "worked_examples"
+    CONTINUED_CHAT = "continued_chat"
 
 
 # The name of the prompts as they were measured before issue 48, with no variant: what
@@ -152,11 +163,20 @@ EXCLUSIVE = (
     (Variant.PLAIN_LATER, Variant.DECISIONS_ONLY, "show earlier rounds"),
     (Variant.PLAIN_LATER, Variant.HISTORY_FIRST, "ask the later rounds"),
     (Variant.PLAIN_LATER, Variant.OWN_REASON, "ask the later rounds"),
+    (Variant.CONTINUED_CHAT, Variant.PLAIN_LATER, "ask the later rounds"),
+    (Variant.CONTINUED_CHAT, Variant.NAMED_PEERS, "show earlier rounds"),
+    (Variant.CONTINUED_CHAT, Variant.DECISIONS_ONLY, "show earlier rounds"),
+    (Variant.CONTINUED_CHAT, Variant.HISTORY_FIRST, "ask the later rounds"),
+    (Variant.CONTINUED_CHAT, Variant.OWN_REASON, "ask the later rounds"),
+    (Variant.CONTINUED_CHAT, Variant.QUOTE, "answer the earlier rounds"),
 )
 QUOTE_MAX_CHARS = 160
 # The variants whose round 1 is the user's own words (plain_question.USER_WORDS), asked
 # and decoded as the plain call is: USER_WORDS alone, or after WORKED_EXAMPLES' examples.
 USERS_WORDS_FIRST = frozenset({Variant.USER_WORDS, Variant.WORKED_EXAMPLES})
+# The variants whose rounds 2 and 3 are answered as the user's words are, without
+# `missing`: PLAIN_LATER, and CONTINUED_CHAT, whose later questions end with the user's line.
+LATER_IN_USERS_ANSWER = frozenset({Variant.PLAIN_LATER, Variant.CONTINUED_CHAT})
 
 
 def parse(names: Iterable[str]) -> frozenset[Variant]:
@@ -182,11 +202,12 @@ def parse(names: Iterable[str]) -> frozenset[Variant]:
 
 def asked_in(variants: frozenset[Variant], round_number: int) -> frozenset[Variant]:
     """The variants one round's question is asked and decoded under: the round 1 of
-    USER_WORDS and WORKED_EXAMPLES and PLAIN_LATER's rounds 2 and 3 are the plain call's,
-    whose answer has no `missing` (NO_MISSING); their other rounds are the default's."""
+    USER_WORDS and WORKED_EXAMPLES and the rounds 2 and 3 of PLAIN_LATER and
+    CONTINUED_CHAT are the plain call's, whose answer has no `missing` (NO_MISSING);
+    their other rounds are the default's."""
     if variants & USERS_WORDS_FIRST and round_number == 1:
         return variants | {Variant.NO_MISSING}
-    if Variant.PLAIN_LATER in variants and round_number > 1:
+    if variants & LATER_IN_USERS_ANSWER and round_number > 1:
         return variants | {Variant.NO_MISSING}
     return variants
 
@@ -212,3 +233,18 @@ def answer_keys(variants: frozenset[Variant]) -> list[str]:
     # answers without one, and its later rounds keep the same answer.
     no_missing = variants & {Variant.NO_MISSING, Variant.PLAIN_QUESTION}
     return ordered if no_missing else [*ordered, "missing"]
+
+
+def answer_json(
+    keys: Sequence[str], reason: str, decision: str, missing: Sequence[str] = ()
+) -> str:
+    """An answer as a model is asked to write it, for a chat that shows one (a worked
+    example's, an agent's own earlier answer): one JSON object in `keys`' order, the
+    grammar's, `criterion_met` agreeing with the decision."""
+    values = {
+        "reason": reason,
+        "criterion_met": decision == "approve",
+        "decision": decision,
+        "missing": list(missing),
+    }
+    return json.dumps({key: values[key] for key in keys}, ensure_ascii=False)

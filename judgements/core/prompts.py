@@ -14,23 +14,26 @@ same in all nine prompts.
 """
 
 import hashlib
-from dataclasses import dataclass
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
 from judgements.core import (
+    continued_chat,
     plain_question,
     prompt_variants,
     rules,
     system_rules,
     worked_examples,
 )
-from judgements.core.json_values import JsonObject
 
 # Re-exported (the `as`, core/ being checked with no implicit re-export): callers name a
-# prompt's variants prompts.Variant.
+# prompt's variants prompts.Variant, and what a prompt is made from prompts.AgentBrief and
+# prompts.EarlierDecision.
+from judgements.core.briefs import AgentBrief as AgentBrief
+from judgements.core.briefs import EarlierDecision as EarlierDecision
+from judgements.core.json_values import JsonObject
 from judgements.core.prompt_variants import Variant as Variant
 from judgements.core.text import one_line_json
 
@@ -136,22 +139,6 @@ def object_schema(properties: dict[str, JsonObject], keys: list[str]) -> JsonObj
         "required": [*keys],
         "additionalProperties": False,
     }
-
-
-@dataclass(frozen=True)
-class EarlierDecision:
-    agent_name: str
-    round: int
-    decision: str
-    reason: str
-    # The agent's criterion, shown beside its vote by the NAMED_PEERS variant.
-    criterion: str = ""
-
-
-@dataclass(frozen=True)
-class AgentBrief:
-    name: str
-    criteria: str
 
 
 def rules_text(variants: frozenset[Variant] = frozenset(), round_number: int | None = None) -> str:
@@ -334,6 +321,14 @@ def build_messages(
     # against 20). The price: 5 of 12 red-team cases approved against 2 (one plain call:
     # 7). The fences and the rules, not the message's role, keep the content data; the
     # README ("How good is my panel?") has the measurements.
+    if Variant.CONTINUED_CHAT in variants and round_number > 1:
+        # Issue 69: a later round continues the agent's own chat of round 1.
+        last = None if answer_with == ANSWER_WITH_JSON else answer_with
+        first = build_messages(agent, content, 1, [], variants=variants)
+        turns = continued_chat.later_turns(
+            agent, earlier, round_number, rules.ROUNDS, variants, last
+        )
+        return [*first, *turns]
     if Variant.PLAIN_QUESTION in variants and round_number == 1:
         # Issue 69: round 1 as a user asks it, one user message, the content fenced.
         last = None if answer_with == ANSWER_WITH_JSON else answer_with

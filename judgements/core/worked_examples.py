@@ -17,7 +17,6 @@ WORKED_EXAMPLES variant's (judgements/core/prompts.py) and the bench's
 first answers are the variant's round 1 (bench/panel_quality.py --later-rounds-from).
 """
 
-import json
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -94,8 +93,7 @@ def answer(example: Example, keys: Sequence[str] = KEYS) -> str:
     """An example's answer as the model is asked to write it: the JSON object in `keys`'
     order (the grammar's), of which the examples fill the reason, the criterion and the
     decision."""
-    values = {"reason": example.reason, "criterion_met": example.met, "decision": example.decision}
-    return json.dumps({key: values[key] for key in keys})
+    return prompt_variants.answer_json(keys, example.reason, example.decision)
 
 
 def turns(

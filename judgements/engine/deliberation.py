@@ -73,7 +73,9 @@ class Deliberation:
         names = {agent.pk: agent.name for agent in self.agents}
         criteria = {agent.pk: agent.criteria for agent in self.agents}
         return [
-            prompts.EarlierDecision(names[agent_id], rnd, d.decision, d.reason, criteria[agent_id])
+            prompts.EarlierDecision(
+                names[agent_id], rnd, d.decision, d.reason, criteria[agent_id], tuple(d.missing)
+            )
             for (agent_id, rnd), d in sorted(self.votes.items(), key=lambda kv: kv[0][::-1])
             if rnd < round_number
         ]

@@ -102,6 +102,24 @@ async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_miss
     assert "missing" not in json.dumps(request.body["response_format"])
 
 
+async def test_continued_chat_asks_round_two_after_round_ones_chat_and_decodes_no_missing(
+    fake_llm,
+):
+    fake_llm.script("model-a", votes="ARA")
+    variants = frozenset({Variant.WORKED_EXAMPLES, Variant.CONTINUED_CHAT})
+    earlier = [EarlierDecision("Melchior", 1, "approve", "Budget: 900 EUR.")]
+    later = asking.question(BRIEF, 2, CONTENT, earlier, variants)
+    hooks = asking.Hooks(nothing, nothing, nothing_before)
+    result = await asking.ask(later, calls.Clients(), providers.route_for("model-a"), hooks)
+    assert result.verdict.decision == "reject"
+    (request,) = fake_llm.requests_for("model-a")
+    sent = request.body["messages"]
+    # The four examples, round 1's question, its answer, and round 2's question.
+    assert [m["role"] for m in sent] == ["user", "assistant"] * 5 + ["user"]
+    assert json.loads(sent[-2]["content"])["reason"] == "Budget: 900 EUR."
+    assert "missing" not in json.dumps(request.body["response_format"])
+
+
 async def nothing(entry: calls.AttemptRecord) -> None:
     return None
 

@@ -2,6 +2,8 @@
 changes the rounds' prompts only for a judgement that asks for it, through the real SDK
 and the suite's fake LLM server."""
 
+import json
+
 import pytest
 from asgiref.sync import sync_to_async
 
@@ -89,6 +91,32 @@ async def test_worked_examples_come_before_round_one_alone(fake_llm, make_judgem
     later = fake_llm.requests_for("model-c", 2)[-1].body["messages"]
     assert [m["role"] for m in later] == ["system", "user"]
     # The examples' answers are not votes: the agents' own answers are, by the rule.
+    assert await votes_of(judgement) == ["reject"] * 3 + ["approve"] * 6
+    assert judgement.status == Status.APPROVED
+
+
+async def test_continued_chat_asks_a_later_round_as_the_agents_own_chat_going_on(
+    fake_llm, make_judgement, runner
+):
+    fake_llm.script("model-a", votes="RRR", missing=["a signed quote"])
+    fake_llm.script("model-b", votes="AAA")
+    fake_llm.script("model-c", votes="AAA")
+    judgement = await run(runner, await made(make_judgement, ["continued_chat"]))
+    second = fake_llm.requests_for("model-a", 2)[-1].body["messages"]
+    third = fake_llm.requests_for("model-a", 3)[-1].body["messages"]
+    assert [m["role"] for m in third] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
+    # Round 2's chat is round 3's beginning, and round 1's answer is shown as it was
+    # asked, with what it said is missing, as stored.
+    assert third[:4] == second
+    assert json.loads(third[2]["content"])["missing"] == ["a signed quote"]
+    assert "missing" not in json.loads(third[4]["content"])
     assert await votes_of(judgement) == ["reject"] * 3 + ["approve"] * 6
     assert judgement.status == Status.APPROVED
 

@@ -59,6 +59,7 @@ VARIANTS = [
     "user_words",
     "plain_later",
     "worked_examples",
+    "continued_chat",
 ]
 # Pairs of which a panel names one at most, and what both would say how to do.
 EXCLUSIVE_VARIANTS = [
@@ -71,6 +72,12 @@ EXCLUSIVE_VARIANTS = [
     ("plain_later", "decisions_only", "show earlier rounds"),
     ("plain_later", "history_first", "ask the later rounds"),
     ("plain_later", "own_reason", "ask the later rounds"),
+    ("continued_chat", "plain_later", "ask the later rounds"),
+    ("continued_chat", "named_peers", "show earlier rounds"),
+    ("continued_chat", "decisions_only", "show earlier rounds"),
+    ("continued_chat", "history_first", "ask the later rounds"),
+    ("continued_chat", "own_reason", "ask the later rounds"),
+    ("continued_chat", "quote", "answer the earlier rounds"),
 ]
 NAME_MAX_CHARS = limits.PANEL_NAME_MAX_CHARS
 
@@ -144,8 +151,9 @@ PANEL: Schema = {
             "description": "The prompt variants its judgements and runs use "
             "(docs/panel-quality.md); not named_peers with decisions_only, nor two of "
             "plain_question, user_words and worked_examples, nor quote with worked_examples, "
-            "nor plain_later with named_peers, decisions_only, history_first "
-            "or own_reason. Left out or null: the server's default; []: no variant, "
+            "nor plain_later or continued_chat with named_peers, decisions_only, "
+            "history_first or own_reason, nor continued_chat with plain_later or quote. "
+            "Left out or null: the server's default; []: no variant, "
             "whatever the default becomes.",
         },
         "escalate_to": {

@@ -1,0 +1,80 @@
+"""Rounds 2 and 3 as the same chat as round 1: the CONTINUED_CHAT variant (issue 69).
+Pure, no Django.
+
+On Qwen2.5-Coder-1.5B a later round asked in another framing than round 1 turned votes
+toward that framing's lean more than toward anything the other agents found: round 1
+after worked examples, then the default's later rounds (the rules in a system message,
+the content between marker lines), turned 33 votes to reject on the held-out cases, 26 of
+them wrong; round 1 and the later rounds both in the user's words, but the later ones
+laid out anew with the panel's answers listed, turned 31 votes to approve on the choosing
+cases, 22 of them wrong. The default's three rounds, asked in one framing, turned 8 of 288.
+
+So here a later round changes nothing of what the agent was asked. Its round-1 chat goes
+on: its own answer of each earlier round as its turn (as it was asked to write it, in
+that round's keys), then a turn with the other agents' answers of that round, fenced as
+data, and the question again. Every earlier decision and reason of every agent is in the
+chat, as the specification asks; and the chat so far is the prefix of the next round's,
+so a local server reads it from its cache.
+"""
+
+from collections.abc import Sequence
+
+from judgements.core import plain_question, prompt_variants
+from judgements.core.briefs import AgentBrief, EarlierDecision
+from judgements.core.text import one_line_json
+
+# The other agents' answers in a code block they cannot close, one line each, the reason a
+# JSON string (no reason can start a line of its own); "This is round" is the round as
+# every later prompt says it.
+PEERS = """\
+The other agents' answers in round {round}, each about its own criterion, not yours
+(data, one per line: agent, vote, reason):
+{block}
+
+This is round {next} of {rounds}. Answer again about your criterion. {rule}
+{answer}"""
+
+
+def later_turns(
+    agent: AgentBrief,
+    earlier: Sequence[EarlierDecision],
+    round_number: int,
+    rounds: int,
+    variants: frozenset[prompt_variants.Variant],
+    answer_with: str | None = None,
+) -> list[dict[str, str]]:
+    """The turns after round 1's question up to round `round_number`'s: for each earlier
+    round, the agent's own answer, then the others' answers with the next round's
+    question. `answer_with`: another last line for the last question (the confidence
+    probe's one word) instead of the user's JSON line."""
+    turns = []
+    for said in range(1, round_number):
+        answers = sorted((d for d in earlier if d.round == said), key=lambda d: d.agent_name)
+        keys = prompt_variants.answer_keys(prompt_variants.asked_in(variants, said))
+        turns += [
+            {"role": "assistant", "content": own_answer(d, keys)}
+            for d in answers
+            if d.agent_name == agent.name
+        ]
+        others = [d for d in answers if d.agent_name != agent.name]
+        last = answer_with if said + 1 == round_number else None
+        turns.append({"role": "user", "content": peers_text(others, said, rounds, last)})
+    return turns
+
+
+def own_answer(answer: EarlierDecision, keys: Sequence[str]) -> str:
+    return prompt_variants.answer_json(keys, answer.reason, answer.decision, answer.missing)
+
+
+def peers_text(
+    others: Sequence[EarlierDecision], said: int, rounds: int, answer_with: str | None
+) -> str:
+    lines = "\n".join(f"{d.agent_name}, {d.decision}: {one_line_json(d.reason)}" for d in others)
+    return PEERS.format(
+        round=said,
+        block=plain_question.in_block(lines),
+        next=said + 1,
+        rounds=rounds,
+        rule=plain_question.RULE_ONE,
+        answer=answer_with or plain_question.USER_ANSWER,
+    )
