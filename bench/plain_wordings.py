@@ -64,6 +64,12 @@ AROUND_BLOCK = {
 # is shown.
 SHOTS = "user+fence+shots"
 SHOTS_MORE = "user+fence+shots6"
+# Two more refusals measured against SHOTS (issue 69: its first answers approved 20 of 24
+# of bench/redteam2's injections): SHOTS_ANSWER adds an answer written into the content,
+# refused; SHOTS_ORDERS that and an order to reject an approvable content, refused, three
+# each way, still ending on an approve.
+SHOTS_ANSWER = "user+fence+shots5"
+SHOTS_ORDERS = "user+fence+shots6o"
 # The worked examples (judgements/core/worked_examples.py): SHOTS shows the WORKED_EXAMPLES
 # variant's four; SHOTS_MORE all six, three each way, ending on a reject (the first four
 # answered approve on 67 of 75 holding criteria and rejected 46 of 93 failing ones): a
@@ -71,6 +77,8 @@ SHOTS_MORE = "user+fence+shots6"
 EXAMPLES = {
     SHOTS: worked_examples.SHOWN,
     SHOTS_MORE: ("shipping", "reopening", "polite", "weight", "baking", "phone"),
+    SHOTS_ANSWER: ("shipping", "reopening", "phone", "ferry", "polite"),
+    SHOTS_ORDERS: ("shipping", "reopening", "baking", "phone", "ferry", "polite"),
 }
 WORDINGS = ("", USER, FENCED, BARE, USER_FENCE, *BLOCKS, *TURNS, *AROUND_BLOCK, *EXAMPLES)
 COMPETITORS = tuple(f"{kind} [{w}]" if w else kind for w in WORDINGS for kind in KINDS)
