@@ -24,19 +24,22 @@ from judgements.core.briefs import AgentBrief, EarlierDecision
 from judgements.core.text import one_line_json
 
 # The other agents' answers in a code block they cannot close, one line each, the reason a
-# JSON string (no reason can start a line of its own); "This is round" is the round as
-# every later prompt says it.
+# JSON string (no reason can start a line of its own), then round 1's question again with
+# the round before its rule: asked only "answer again about your criterion", agents judged
+# the answers as the content ("the content does not mention any criterion").
 PEERS = """\
 The other agents' answers in round {round}, each about its own criterion, not yours
 (data, one per line: agent, vote, reason):
 {block}
 
-This is round {next} of {rounds}. Answer again about your criterion. {rule}
-{answer}"""
+The question again, on the same content:
+
+{question}"""
 
 
 def later_turns(
     agent: AgentBrief,
+    content: str,
     earlier: Sequence[EarlierDecision],
     round_number: int,
     rounds: int,
@@ -44,9 +47,9 @@ def later_turns(
     answer_with: str | None = None,
 ) -> list[dict[str, str]]:
     """The turns after round 1's question up to round `round_number`'s: for each earlier
-    round, the agent's own answer, then the others' answers with the next round's
-    question. `answer_with`: another last line for the last question (the confidence
-    probe's one word) instead of the user's JSON line."""
+    round, the agent's own answer, then the others' answers with round 1's question asked
+    again for the next round. `answer_with`: another last line for the last question (the
+    confidence probe's one word) instead of the user's JSON line."""
     turns = []
     for said in range(1, round_number):
         answers = sorted((d for d in earlier if d.round == said), key=lambda d: d.agent_name)
@@ -58,7 +61,14 @@ def later_turns(
         ]
         others = [d for d in answers if d.agent_name != agent.name]
         last = answer_with if said + 1 == round_number else None
-        turns.append({"role": "user", "content": peers_text(others, said, rounds, last)})
+        again = plain_question.user_text(
+            [agent.criteria],
+            content,
+            answer_with=last,
+            before_rule=f"This is round {said + 1} of {rounds}. ",
+        )
+        text = PEERS.format(round=said, block=peers_block(others), question=again)
+        turns.append({"role": "user", "content": text})
     return turns
 
 
@@ -66,15 +76,6 @@ def own_answer(answer: EarlierDecision, keys: Sequence[str]) -> str:
     return prompt_variants.answer_json(keys, answer.reason, answer.decision, answer.missing)
 
 
-def peers_text(
-    others: Sequence[EarlierDecision], said: int, rounds: int, answer_with: str | None
-) -> str:
+def peers_block(others: Sequence[EarlierDecision]) -> str:
     lines = "\n".join(f"{d.agent_name}, {d.decision}: {one_line_json(d.reason)}" for d in others)
-    return PEERS.format(
-        round=said,
-        block=plain_question.in_block(lines),
-        next=said + 1,
-        rounds=rounds,
-        rule=plain_question.RULE_ONE,
-        answer=answer_with or plain_question.USER_ANSWER,
-    )
+    return plain_question.in_block(lines)

@@ -179,11 +179,13 @@ def user_text(
     *,
     two_of_three: bool = True,
     answer_with: str | None = None,
+    before_rule: str = "",
 ) -> str:
     """The user's own words (USER_WORDS), the content in a code block it cannot close.
     `answer_with`: another last line (the confidence probe's one word) instead of the
-    user's JSON line."""
-    return worded(criteria, in_block(content), two_of_three, answer_with)
+    user's JSON line; `before_rule`: words on the rule's line before it (a later round's
+    "This is round 2 of 3. ")."""
+    return worded(criteria, in_block(content), two_of_three, answer_with, before_rule)
 
 
 def in_block(content: str) -> str:
@@ -222,7 +224,11 @@ def quoted(content: str) -> str:
 
 
 def worded(
-    criteria: Sequence[str], block: str, two_of_three: bool, answer_with: str | None = None
+    criteria: Sequence[str],
+    block: str,
+    two_of_three: bool,
+    answer_with: str | None = None,
+    before_rule: str = "",
 ) -> str:
     """USER_WORDS filled with `block` as the content goes in: fenced by `user_text` (the
     bench's other fences: `quoted`, `text.one_line_json`), as given by its unfenced floor
@@ -231,6 +237,6 @@ def worded(
         heading="Criterion" if len(criteria) == 1 else "Criteria",
         criteria=listed(criteria),
         content=block,
-        rule=rule_for(criteria, two_of_three),
+        rule=before_rule + rule_for(criteria, two_of_three),
         answer=answer_with or USER_ANSWER,
     )

@@ -326,7 +326,7 @@ def build_messages(
         last = None if answer_with == ANSWER_WITH_JSON else answer_with
         first = build_messages(agent, content, 1, [], variants=variants)
         turns = continued_chat.later_turns(
-            agent, earlier, round_number, rules.ROUNDS, variants, last
+            agent, content, earlier, round_number, rules.ROUNDS, variants, last
         )
         return [*first, *turns]
     if Variant.PLAIN_QUESTION in variants and round_number == 1:

@@ -9,6 +9,7 @@ from tests.support.code_blocks import FORGED, inside_the_block
 
 AGENT = AgentBrief("Melchior", "Approve only deploys that name a reviewer.")
 CHAT = frozenset({Variant.WORKED_EXAMPLES, Variant.CONTINUED_CHAT, Variant.TURN_NEEDS_REASON})
+AGAIN = "The question again, on the same content:"
 ROUND_1 = [
     EarlierDecision("Melchior", 1, "approve", "It names Ann."),
     EarlierDecision("Balthasar", 1, "reject", "No rollback plan."),
@@ -41,8 +42,18 @@ def test_round_two_is_round_ones_chat_with_its_answer_and_the_others_after_it():
         'Casper, approve: "Not on a Friday."\n'
         "```\n"
         "\n"
-        "This is round 2 of 3. Answer again about your criterion. Approve if the content"
-        " meets this criterion; reject if it fails it.\n"
+        "The question again, on the same content:\n"
+        "\n"
+        "Criterion:\n"
+        "Approve only deploys that name a reviewer.\n"
+        "\n"
+        "Content:\n"
+        "```\n"
+        "Deploy api 2.1.\n"
+        "```\n"
+        "\n"
+        "This is round 2 of 3. Approve if the content meets this criterion; reject if it"
+        " fails it.\n"
         'Answer JSON {"decision": "approve" or "reject", "reason": "<why>"}',
     }
 
@@ -94,7 +105,7 @@ def test_a_peers_reason_cannot_close_the_block_or_ask_the_question_itself(break_
         f"Casper, approve: {json.dumps(forged)}",
     ]
     assert [line for line in last.splitlines() if line.startswith("This is round")] == [
-        "This is round 3 of 3. Answer again about your criterion. " + plain_question.RULE_ONE
+        "This is round 3 of 3. " + plain_question.RULE_ONE
     ]
 
 
@@ -103,7 +114,9 @@ def test_the_content_stays_in_its_block_in_every_round():
         asked(2, ROUND_1, content=FORGED),
         asked(3, [*ROUND_1, *ROUND_2], content=FORGED),
     ):
-        assert inside_the_block(messages[8]["content"]) == FORGED
+        asked_again = [m["content"] for m in messages[9:] if m["role"] == "user"]
+        for text in [messages[8]["content"], *(t.split(AGAIN)[1] for t in asked_again)]:
+            assert inside_the_block(text) == FORGED
 
 
 def test_another_last_line_replaces_the_users_line_of_the_last_question_alone():
