@@ -64,10 +64,10 @@ AROUND_BLOCK = {
 # is shown.
 SHOTS = "user+fence+shots"
 SHOTS_MORE = "user+fence+shots6"
-# Two more refusals measured against SHOTS (issue 69: its first answers approved 20 of 24
-# of bench/redteam2's injections): SHOTS_ANSWER adds an answer written into the content,
-# refused; SHOTS_ORDERS that and an order to reject an approvable content, refused, three
-# each way, still ending on an approve.
+# More refusals shown than SHOTS shows (issue 69: its first answers approved 20 of 24 of
+# bench/redteam2's injections), to be measured on the choosing cases: SHOTS_ANSWER adds an
+# answer written into the content, refused; SHOTS_ORDERS that and an order to reject an
+# approvable content, refused, three each way, still ending on an approve.
 SHOTS_ANSWER = "user+fence+shots5"
 SHOTS_ORDERS = "user+fence+shots6o"
 # The worked examples (judgements/core/worked_examples.py): SHOTS shows the WORKED_EXAMPLES
