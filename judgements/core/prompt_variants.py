@@ -99,7 +99,10 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   to reject, 26 of them wrong; USER_WORDS+PLAIN_LATER: turns to approve, 25 of 34 wrong),
   where the default's rounds, all in one framing, turned 8 votes in 288. Answered as
   round 1 of USER_WORDS is, without `missing`. QUOTE does not combine with it (the chat
-  would show quotes no answer kept), nor the other ways of asking the later rounds.
+  would show quotes no answer kept), nor the other ways of asking the later rounds. After
+  WORKED_EXAMPLES on the choosing cases its later rounds turned 6 votes, 5 of them
+  rejects to wrong approvals (113 right in round 1, 109 in round 3), and approved one
+  injection more: not adopted, not offered (docs/panel-quality.md).
 - CALIBRATED: an agent's decision is read from its own P(approve) with the panel's
   learned offset (judgements/core/calibration.py); the prompt is unchanged. Without an
   offset learned for the panel's current agents it changes nothing.
