@@ -321,43 +321,10 @@ def build_messages(
     # against 20). The price: 5 of 12 red-team cases approved against 2 (one plain call:
     # 7). The fences and the rules, not the message's role, keep the content data; the
     # README ("How good is my panel?") has the measurements.
-    if Variant.CONTINUED_CHAT in variants and round_number > 1:
-        # Issue 69: a later round continues the agent's own chat of round 1.
-        last = None if answer_with == ANSWER_WITH_JSON else answer_with
-        first = build_messages(agent, content, 1, [], variants=variants)
-        turns = continued_chat.later_turns(
-            agent, content, earlier, round_number, rules.ROUNDS, variants, last
-        )
-        return [*first, *turns]
-    if Variant.PLAIN_QUESTION in variants and round_number == 1:
-        # Issue 69: round 1 as a user asks it, one user message, the content fenced.
-        last = None if answer_with == ANSWER_WITH_JSON else answer_with
-        text = plain_question.fenced_text(
-            [agent.criteria],
-            content,
-            keys=prompt_variants.answer_keys(variants),
-            agent_name=agent.name,
-            answer_with=last,
-        )
-        return [{"role": "user", "content": text}]
-    if variants & prompt_variants.USERS_WORDS_FIRST and round_number == 1:
-        # Issue 69: round 1 in the user's own words, the content in a code block; under
-        # WORKED_EXAMPLES after examples asked and answered the same way.
-        last = None if answer_with == ANSWER_WITH_JSON else answer_with
-        text = plain_question.user_text([agent.criteria], content, answer_with=last)
-        shown = []
-        if Variant.WORKED_EXAMPLES in variants:
-            keys = prompt_variants.answer_keys(prompt_variants.asked_in(variants, 1))
-            shown = worked_examples.turns(keys=keys, answer_with=last)
-        return [*shown, {"role": "user", "content": text}]
-    if Variant.PLAIN_LATER in variants and round_number > 1:
-        # Issue 69: a later round in the user's words too, the earlier answers listed.
-        last = None if answer_with == ANSWER_WITH_JSON else answer_with
-        history = [plain_history_line(agent, d) for d in in_order(earlier)]
-        text = plain_question.later_text(
-            agent.criteria, content, history, round_number, rules.ROUNDS, last
-        )
-        return [{"role": "user", "content": text}]
+    last = None if answer_with == ANSWER_WITH_JSON else answer_with
+    asked = asked_as_a_user(agent, content, round_number, earlier, last, variants)
+    if asked is not None:
+        return asked
     # Hashing a long content is the costliest step here: once per call, not once per use.
     token = fence_token(content)
     return [
@@ -369,3 +336,50 @@ def build_messages(
             ),
         },
     ]
+
+
+def asked_as_a_user(
+    agent: AgentBrief,
+    content: str,
+    round_number: int,
+    earlier: list[EarlierDecision],
+    last: str | None,
+    variants: frozenset[Variant],
+) -> list[dict[str, str]] | None:
+    """A round as issue 69's variants ask it, in a user's words rather than under the
+    rules of a system message; None where the round is asked in the default's layout.
+    `last`: another last line than the user's JSON one (the confidence probe's word)."""
+    if Variant.CONTINUED_CHAT in variants and round_number > 1:
+        # Issue 69: a later round continues the agent's own chat of round 1.
+        first = build_messages(agent, content, 1, [], variants=variants)
+        turns = continued_chat.later_turns(
+            agent, content, earlier, round_number, rules.ROUNDS, variants, last
+        )
+        return [*first, *turns]
+    if Variant.PLAIN_QUESTION in variants and round_number == 1:
+        # Issue 69: round 1 as a user asks it, one user message, the content fenced.
+        text = plain_question.fenced_text(
+            [agent.criteria],
+            content,
+            keys=prompt_variants.answer_keys(variants),
+            agent_name=agent.name,
+            answer_with=last,
+        )
+        return [{"role": "user", "content": text}]
+    if variants & prompt_variants.USERS_WORDS_FIRST and round_number == 1:
+        # Issue 69: round 1 in the user's own words, the content in a code block; under
+        # WORKED_EXAMPLES after examples asked and answered the same way.
+        text = plain_question.user_text([agent.criteria], content, answer_with=last)
+        shown = []
+        if Variant.WORKED_EXAMPLES in variants:
+            keys = prompt_variants.answer_keys(prompt_variants.asked_in(variants, 1))
+            shown = worked_examples.turns(keys=keys, answer_with=last)
+        return [*shown, {"role": "user", "content": text}]
+    if Variant.PLAIN_LATER in variants and round_number > 1:
+        # Issue 69: a later round in the user's words too, the earlier answers listed.
+        history = [plain_history_line(agent, d) for d in in_order(earlier)]
+        text = plain_question.later_text(
+            agent.criteria, content, history, round_number, rules.ROUNDS, last
+        )
+        return [{"role": "user", "content": text}]
+    return None

@@ -20,6 +20,7 @@ UNMIRRORED = {
     "configuration/panel_fields.py": "shapes only (TypedDicts); api/test_panel_endpoints.py",
     "configuration/change_request.py": "a shape only (a dataclass); api/test_panel_endpoints.py",
     "core/settings_read.py": "types only (settings the app reads); models/test_magi_settings.py",
+    "core/briefs.py": "shapes only (dataclasses); core/test_prompts.py, test_continued_chat.py",
     # Gaps: tested through the pages, the API or the commands in another module today.
     "admin/base.py": "admin/test_admin.py (audit records cannot be changed)",
     "admin/evaluations.py": "admin/test_admin.py, admin/test_trust_admin.py",
