@@ -87,16 +87,23 @@ async def test_worked_examples_are_sent_as_earlier_turns_before_the_users_words(
     assert "missing" not in json.dumps(request.body["response_format"])
 
 
-async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_missing(fake_llm):
+async def round_two(fake_llm, variants: frozenset[Variant]):
+    """Round 2 asked of one agent under `variants`, after its round-1 approval: the one
+    request sent, its answer checked to be round 2's of the script (the fake server reads
+    the round from the prompt: round 2 of "ARA" rejects)."""
     fake_llm.script("model-a", votes="ARA")
-    variants = frozenset({Variant.USER_WORDS, Variant.PLAIN_LATER, Variant.TURN_NEEDS_REASON})
     earlier = [EarlierDecision("Melchior", 1, "approve", "Budget: 900 EUR.")]
     later = asking.question(BRIEF, 2, CONTENT, earlier, variants)
     hooks = asking.Hooks(nothing, nothing, nothing_before)
     result = await asking.ask(later, calls.Clients(), providers.route_for("model-a"), hooks)
-    # The fake server reads the round from the prompt: round 2 of "ARA" rejects.
     assert result.verdict.decision == "reject"
     (request,) = fake_llm.requests_for("model-a")
+    return request
+
+
+async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_missing(fake_llm):
+    variants = frozenset({Variant.USER_WORDS, Variant.PLAIN_LATER, Variant.TURN_NEEDS_REASON})
+    request = await round_two(fake_llm, variants)
     (message,) = request.body["messages"]
     assert message["role"] == "user" and "round 1, Melchior (you), approve" in message["content"]
     assert "missing" not in json.dumps(request.body["response_format"])
@@ -105,14 +112,9 @@ async def test_plain_later_asks_round_two_in_the_users_words_and_decodes_no_miss
 async def test_continued_chat_asks_round_two_after_round_ones_chat_and_decodes_no_missing(
     fake_llm,
 ):
-    fake_llm.script("model-a", votes="ARA")
-    variants = frozenset({Variant.WORKED_EXAMPLES, Variant.CONTINUED_CHAT})
-    earlier = [EarlierDecision("Melchior", 1, "approve", "Budget: 900 EUR.")]
-    later = asking.question(BRIEF, 2, CONTENT, earlier, variants)
-    hooks = asking.Hooks(nothing, nothing, nothing_before)
-    result = await asking.ask(later, calls.Clients(), providers.route_for("model-a"), hooks)
-    assert result.verdict.decision == "reject"
-    (request,) = fake_llm.requests_for("model-a")
+    request = await round_two(
+        fake_llm, frozenset({Variant.WORKED_EXAMPLES, Variant.CONTINUED_CHAT})
+    )
     sent = request.body["messages"]
     # The four examples, round 1's question, its answer, and round 2's question.
     assert [m["role"] for m in sent] == ["user", "assistant"] * 5 + ["user"]
