@@ -58,7 +58,7 @@ def later_turns(
     turns = []
     for said in range(1, round_number):
         answers = sorted((d for d in earlier if d.round == said), key=lambda d: d.agent_name)
-        keys = prompt_variants.answer_keys(prompt_variants.asked_in(variants, said))
+        keys = prompt_variants.round_keys(variants, said)
         turns += [
             {"role": "assistant", "content": own_answer(d, keys)}
             for d in answers

@@ -153,9 +153,10 @@ ORIGINAL = "original"
 DEFAULT: frozenset[Variant] = frozenset({Variant.TURN_NEEDS_REASON})
 
 # Two ways of showing the earlier rounds, three ways of asking round 1 as a user would
-# (and the quote the worked examples do not show), and the later rounds in the user's
-# words against the variants that change the default's later rounds: a judgement can use
-# one of each pair, not both.
+# (and the quote the worked examples do not show), and the two ways of asking the later
+# rounds as a user would (the user's words, the chat going on) against each other and
+# against the variants that change the default's later rounds (and the quote the chat does
+# not show): a judgement can use one of each pair, not both.
 EXCLUSIVE = (
     (Variant.NAMED_PEERS, Variant.DECISIONS_ONLY, "show earlier rounds"),
     (Variant.PLAIN_QUESTION, Variant.USER_WORDS, "ask round 1"),
@@ -225,6 +226,12 @@ def resolve(names: Iterable[str] | None) -> frozenset[Variant]:
 def label(variants: Iterable[str]) -> str:
     """A stable name for a set of variants (ORIGINAL for none), for reports."""
     return "+".join(sorted(str(v) for v in variants)) or ORIGINAL
+
+
+def round_keys(variants: frozenset[Variant], round_number: int) -> list[str]:
+    """The keys one round's answer is asked and decoded in (`asked_in`): what a chat that
+    shows that round's answer writes it in (the worked examples, an agent's own turns)."""
+    return answer_keys(asked_in(variants, round_number))
 
 
 def answer_keys(variants: frozenset[Variant]) -> list[str]:

@@ -372,7 +372,7 @@ def asked_as_a_user(
         text = plain_question.user_text([agent.criteria], content, answer_with=last)
         shown = []
         if Variant.WORKED_EXAMPLES in variants:
-            keys = prompt_variants.answer_keys(prompt_variants.asked_in(variants, 1))
+            keys = prompt_variants.round_keys(variants, 1)
             shown = worked_examples.turns(keys=keys, answer_with=last)
         return [*shown, {"role": "user", "content": text}]
     if Variant.PLAIN_LATER in variants and round_number > 1:
