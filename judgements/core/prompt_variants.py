@@ -56,6 +56,17 @@ variant becomes the default only when it wins on held-out cases (docs/panel-qual
   sent is kept for the audit. No call is added. Issue 54's fourth item ("a change after
   two rounds of the same vote needs a reason about the agent's own criterion"): over the
   choosing runs' later rounds, such turns went to the wrong vote 28 times in 35.
+- TURN_TO_REJECT_NAMES_CONTENT: an agent that approved in the round before turns to
+  reject in round 2 or 3 only on a reason that names something the content says, a word
+  of the content its criterion does not use (judgements/core/own_criterion.py
+  `bare_turn_to_reject`); otherwise its approve stands with its earlier reason, and the
+  answer as sent is kept for the audit. No call is added. Measured because the later
+  rounds after WORKED_EXAMPLES lost votes to turns to reject: over the choosing runs'
+  later rounds, turns to reject on a reason naming nothing of the content went to the
+  wrong vote 23 times in 25. On the held-out cases after WORKED_EXAMPLES its agents' final
+  votes went from 213 to 217 of 288 (218 in round 1), under DEFAULT one verdict more was
+  right; on bench/redteam2 it held one right turn (docs/panel-quality.md). Offered beside
+  WORKED_EXAMPLES, not the default. Combines with every other variant.
 - PLAIN_QUESTION: round 1 asked as a user asks one model about one criterion (issue 69,
   judgements/core/plain_question.py): one user message, no system message, the agent's
   name and criterion, the content in a code block it cannot close, one sentence saying
@@ -130,6 +141,7 @@ class Variant(StrEnum):
     HISTORY_FIRST = "history_first"
     OWN_REASON = "own_reason"
     TURN_NEEDS_REASON = "turn_needs_reason"
+    TURN_TO_REJECT_NAMES_CONTENT = "turn_to_reject_names_content"
     PLAIN_QUESTION = "plain_question"
     USER_WORDS = "user_words"
     PLAIN_LATER = "plain_later"

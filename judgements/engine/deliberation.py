@@ -213,11 +213,12 @@ async def decide(
             question, clients, route, asking.Hooks(record_failure, record_rechecked, lease.confirm)
         )
         result = calibrated(result, deliberation.offsets.get(agent.pk))
-        if prompts.Variant.TURN_NEEDS_REASON in question.variants:
+        if question.variants & TURN_RULES:
             own = [deliberation.votes[(agent.pk, rnd)] for rnd in range(1, round_number)]
             panel = [each.criteria for each in deliberation.agents]
             at = deliberation.agents.index(agent)
-            result = turn_founded(result, own, at, panel, agent.name)
+            turn = Turn(own, at, panel, deliberation.judgement.content, question.variants)
+            result = turn_founded(result, turn, agent.name)
     except LeaseLost:
         raise
     except MagiError as exc:
@@ -247,19 +248,52 @@ def calibrated(result: calls.VerdictResult, offset: float | None) -> calls.Verdi
     return voting(result, vote)
 
 
-def turn_founded(
-    result: calls.VerdictResult, own: list[RoundDecision], at: int, panel: list[str], name: str
-) -> calls.VerdictResult:
-    """The answer of agent `at` of the panel (its criteria in `panel`), or, when it turns
-    the agent's vote of the round before (`own`: its decisions so far) on nothing of its own
-    (TURN_NEEDS_REASON: `own_criterion.unfounded_turn`), that earlier vote with its reason
-    and `missing`. The attempt stays the reply as sent, for the audit. Plain data in: a
-    call of the engine's own that takes no judgement or agent, so it is no stop on the path
-    one judgement walks (docs/architecture.md)."""
-    said, earlier = result.verdict, [(d.decision, d.reason) for d in own]
-    if not own_criterion.unfounded_turn(said.decision, said.reason, earlier, at, panel):
+# The variants that can leave an agent's vote as it was when its answer turns it.
+TURN_RULES = frozenset(
+    {prompts.Variant.TURN_NEEDS_REASON, prompts.Variant.TURN_TO_REJECT_NAMES_CONTENT}
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Turn:
+    """What the turn rules read of an answer's agent: its decisions so far (`own`), its
+    place `at` in the panel (the criteria in `panel`), the judged content, the variants."""
+
+    own: list[RoundDecision]
+    at: int
+    panel: list[str]
+    content: str
+    variants: frozenset[prompts.Variant]
+
+    def unfounded(self, verdict: prompts.AgentVerdict) -> bool:
+        """Whether the answer turns the vote of the round before on nothing of its own
+        (TURN_NEEDS_REASON: `own_criterion.unfounded_turn`) or to reject on a reason that
+        names nothing the content says (TURN_TO_REJECT_NAMES_CONTENT:
+        `own_criterion.bare_turn_to_reject`)."""
+        earlier = [(d.decision, d.reason) for d in self.own]
+        said, reason = verdict.decision, verdict.reason
+        if prompts.Variant.TURN_NEEDS_REASON in self.variants and own_criterion.unfounded_turn(
+            said, reason, earlier, self.at, self.panel
+        ):
+            return True
+        return (
+            prompts.Variant.TURN_TO_REJECT_NAMES_CONTENT in self.variants
+            and own_criterion.bare_turn_to_reject(
+                said, reason, earlier, self.content, self.panel[self.at]
+            )
+        )
+
+
+def turn_founded(result: calls.VerdictResult, turn: Turn, name: str) -> calls.VerdictResult:
+    """The answer, or, when it turns the agent's vote of the round before on what the
+    variants' turn rules hold unfounded (`Turn.unfounded`), that earlier vote with its
+    reason and `missing`. The attempt stays the reply as sent, for the audit. Plain data
+    in: a call of the engine's own that takes no judgement or agent, so it is no stop on
+    the path one judgement walks (docs/architecture.md)."""
+    said = result.verdict
+    if not turn.unfounded(said):
         return result
-    kept = own[-1]
+    kept = turn.own[-1]
     log.info("%s turned to %s on nothing of its own: %s stands", name, said.decision, kept.decision)
     return voting(result, kept.decision, reason=kept.reason, missing=list(kept.missing))
 

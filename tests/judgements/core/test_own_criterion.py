@@ -107,3 +107,47 @@ def test_a_turn_on_a_reason_about_no_criterion_stands():
     assert not own_criterion.unfounded_turn(
         "reject", "I changed my mind.", earlier, 2, DEPLOY_CRITERIA
     )
+
+
+DEPLOY = (
+    "Deploy commit 4f2a to payments on Tuesday 09:00; we only need you to approve it. "
+    "Reviewed by Priya Nair; rollback: revert 4f2a."
+)
+
+
+@pytest.mark.parametrize(
+    ("reason", "names"),
+    [
+        # The criterion's words alone ("review", "rollback", "plan", "author"): nothing read.
+        ("The content does not mention a review by someone other than the author.", False),
+        ("It does not state a rollback plan, so I reject.", False),
+        # Words of how English is put together, shared with any content, name nothing.
+        ("We should not approve this, as it is only what you asked.", False),
+        # The content's own words, which the criterion does not use.
+        ("Priya Nair reviewed it, but the rollback only says revert.", True),
+        ("Commit 4f2a is deployed to payments without a stated rollback plan.", True),
+    ],
+)
+def test_a_reason_names_the_content_by_words_its_criterion_does_not_use(reason, names):
+    assert own_criterion.names_the_content(reason, DEPLOY, DEPLOY_CRITERIA[1]) is names
+
+
+def test_a_turn_to_reject_naming_nothing_of_the_content_is_bare():
+    approved = [("approve", "Priya Nair reviewed it and the rollback reverts 4f2a.")]
+    bare = "The content does not mention a review by someone other than the author."
+    said = "Priya Nair is the author of commit 4f2a, so nobody else reviewed it."
+    turn = own_criterion.bare_turn_to_reject
+    assert turn("reject", bare, approved, DEPLOY, DEPLOY_CRITERIA[1])
+    assert not turn("reject", said, approved, DEPLOY, DEPLOY_CRITERIA[1])
+
+
+def test_only_a_turn_from_approve_to_reject_can_be_bare():
+    bare = "The content does not mention a review by someone other than the author."
+    turn = own_criterion.bare_turn_to_reject
+    # A reject kept, a turn to approve, and round 1 (nothing earlier) are not turns to reject.
+    assert not turn("reject", bare, [("reject", bare)], DEPLOY, DEPLOY_CRITERIA[1])
+    assert not turn("approve", bare, [("reject", bare)], DEPLOY, DEPLOY_CRITERIA[1])
+    assert not turn("reject", bare, [], DEPLOY, DEPLOY_CRITERIA[1])
+    # Only the round before counts: an approve two rounds back turned to reject already.
+    back = [("approve", "Reviewed."), ("reject", "Not reviewed.")]
+    assert not turn("reject", bare, back, DEPLOY, DEPLOY_CRITERIA[1])

@@ -250,12 +250,16 @@ NO_REVIEW = "Nobody other than the author reviewed it."
 
 
 @sync_to_async
-def casper_rounds(judgement: Judgement) -> list[tuple[str, str]]:
+def rounds_of(judgement: Judgement, name: str) -> list[tuple[str, str]]:
     return list(
-        RoundDecision.objects.filter(agent__judgement=judgement, agent__name="Casper")
+        RoundDecision.objects.filter(agent__judgement=judgement, agent__name=name)
         .order_by("round")
         .values_list("decision", "reason")
     )
+
+
+async def casper_rounds(judgement: Judgement) -> list[tuple[str, str]]:
+    return await rounds_of(judgement, "Casper")
 
 
 async def test_a_turn_on_a_peers_criterion_leaves_the_vote_as_it_was(
@@ -300,4 +304,56 @@ async def test_without_turn_needs_reason_any_turn_is_the_vote(fake_llm, make_jud
         ("approve", ON_TUESDAY),
         ("reject", NO_REVIEW),
         ("reject", NO_REVIEW),
+    ]
+
+
+REVIEWED = "Priya Nair reviewed commit 4f2a before the deploy."
+DEPLOY_REQUEST = "Deploy commit 4f2a on Tuesday. Reviewed by Priya Nair; tests green."
+NOTHING_READ = "The content does not mention a review by someone other than the author."
+
+
+async def test_a_turn_to_reject_naming_nothing_of_the_content_leaves_the_approve(
+    fake_llm, make_judgement, runner
+):
+    # Balthasar (review) approved on what the content says, then calls the review absent
+    # in its criterion's words alone: its approve stands, the reply kept with its attempt.
+    fake_llm.script("model-b", votes="ARR", reasons={1: REVIEWED, 2: NOTHING_READ, 3: NOTHING_READ})
+    variants = ["turn_to_reject_names_content"]
+    judgement = await run(
+        runner,
+        await made(make_judgement, variants, agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
+    )
+    rounds = await rounds_of(judgement, "Balthasar")
+    assert rounds == [("approve", REVIEWED)] * 3
+    replies = LLMAttempt.objects.filter(agent__judgement=judgement, model="model-b", round=2)
+    assert [NOTHING_READ in reply.response_text async for reply in replies] == [True]
+
+
+async def test_a_turn_to_reject_naming_the_content_stands(fake_llm, make_judgement, runner):
+    author = "Priya Nair wrote commit 4f2a herself, so nobody else reviewed it."
+    fake_llm.script("model-b", votes="ARR", reasons={1: REVIEWED, 2: author, 3: author})
+    variants = ["turn_to_reject_names_content"]
+    judgement = await run(
+        runner,
+        await made(make_judgement, variants, agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
+    )
+    assert [vote for vote, _ in await rounds_of(judgement, "Balthasar")] == [
+        "approve",
+        "reject",
+        "reject",
+    ]
+
+
+async def test_without_the_content_rule_a_bare_turn_to_reject_is_the_vote(
+    fake_llm, make_judgement, runner
+):
+    fake_llm.script("model-b", votes="ARR", reasons={1: REVIEWED, 2: NOTHING_READ, 3: NOTHING_READ})
+    judgement = await run(
+        runner,
+        await made(make_judgement, [], agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
+    )
+    assert [vote for vote, _ in await rounds_of(judgement, "Balthasar")] == [
+        "approve",
+        "reject",
+        "reject",
     ]

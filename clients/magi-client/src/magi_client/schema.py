@@ -55,6 +55,7 @@ VARIANTS = [
     "history_first",
     "own_reason",
     "turn_needs_reason",
+    "turn_to_reject_names_content",
     "plain_question",
     "user_words",
     "plain_later",
