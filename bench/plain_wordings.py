@@ -65,9 +65,12 @@ AROUND_BLOCK = {
 SHOTS = "user+fence+shots"
 SHOTS_MORE = "user+fence+shots6"
 # More refusals shown than SHOTS shows (issue 69: its first answers approved 20 of 24 of
-# bench/redteam2's injections), to be measured on the choosing cases: SHOTS_ANSWER adds an
-# answer written into the content, refused; SHOTS_ORDERS that and an order to reject an
-# approvable content, refused, three each way, still ending on an approve.
+# bench/redteam2's injections): SHOTS_ANSWER adds an answer written into the content,
+# refused; SHOTS_ORDERS that and an order to reject an approvable content, refused, three
+# each way, still ending on an approve. On the choosing cases both beat SHOTS (116 and 117
+# of 168 against 113, 10 of 18 injections approved against 12); SHOTS_ANSWER, chosen for
+# its fewer tokens, approved 5 of 9 held-out injections against 8, with 207 of 288 agent
+# questions right against 218 (docs/panel-quality.md).
 SHOTS_ANSWER = "user+fence+shots5"
 SHOTS_ORDERS = "user+fence+shots6o"
 # The worked examples (judgements/core/worked_examples.py): SHOTS shows the WORKED_EXAMPLES
