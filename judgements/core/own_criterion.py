@@ -9,7 +9,9 @@ a signal of the contested mark (`turned_off_criterion`, judgements/core/
 record_signals.py), and with the TURN_NEEDS_REASON variant a turn in round 2 or 3 on a
 reason the agent already gave, or on one about a peer's criterion
 (`about_a_peers_criterion`), leaves the vote as it was (`unfounded_turn`,
-judgements/engine/deliberation.py).
+judgements/engine/deliberation.py). With TURN_TO_REJECT_NAMES_CONTENT, so does a turn from
+approve to reject on a reason that names nothing the content says (`names_the_content`,
+`bare_turn_to_reject`).
 """
 
 from collections.abc import Sequence
@@ -130,10 +132,10 @@ def bare_turn_to_reject(
     decision: str, reason: str, own_earlier: Sequence[tuple[str, str]], content: str, criterion: str
 ) -> bool:
     """Whether an answer turns the agent's approve of the round before to reject on a reason
-    that names nothing the content says (TURN_CITES_CONTENT). Having read the content
+    that names nothing the content says (TURN_TO_REJECT_NAMES_CONTENT). Having read the content
     and found the criterion met, an agent that now calls its facts absent without naming
     what it read instead has most often taken up a peer's doubt: on the choosing runs'
-    later rounds such turns went to the wrong vote 23 times in 26 (docs/panel-quality.md).
+    later rounds such turns went to the wrong vote 23 times in 25 (docs/panel-quality.md).
     A turn to approve is left to `unfounded_turn`: on the same runs most were right."""
     if not own_earlier or own_earlier[-1][0] != Vote.APPROVE or decision != Vote.REJECT:
         return False

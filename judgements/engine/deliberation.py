@@ -7,7 +7,8 @@ One decision, top to bottom (`decide`): build the agent's prompt from the judgem
 the earlier rounds, ask it (engine/asking.py: the model through `llm`, the answer checked
 and asked once more if a check finds something), read the vote (with the CALIBRATED
 variant, from the answer's P(approve); with TURN_NEEDS_REASON, a turn on nothing of its
-own leaves the vote as it was), store the answer with the attempt that
+own, and with TURN_TO_REJECT_NAMES_CONTENT, a turn to reject on a reason naming nothing of
+the content, leaves the vote as it was), store the answer with the attempt that
 produced it (only while this worker holds the lease: engine/writes.py), publish the
 change. No round starts and no call goes out on a lease not made sure of within half a
 lease (`HeldLease`).
@@ -254,7 +255,7 @@ TURN_RULES = frozenset(
 )
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclass(frozen=True)
 class Turn:
     """What the turn rules read of an answer's agent: its decisions so far (`own`), its
     place `at` in the panel (the criteria in `panel`), the judged content, the variants."""
@@ -294,7 +295,7 @@ def turn_founded(result: calls.VerdictResult, turn: Turn, name: str) -> calls.Ve
     if not turn.unfounded(said):
         return result
     kept = turn.own[-1]
-    log.info("%s turned to %s on nothing of its own: %s stands", name, said.decision, kept.decision)
+    log.info("%s turned to %s unfounded: %s stands", name, said.decision, kept.decision)
     return voting(result, kept.decision, reason=kept.reason, missing=list(kept.missing))
 
 
