@@ -16,6 +16,7 @@ from the record (`fill`). Two runs of the same later rounds differ in few cases 
 """
 
 import argparse
+import functools
 import json
 import sys
 from collections import Counter
@@ -24,10 +25,7 @@ from typing import NoReturn
 
 import panel_quality  # beside this script: its suites and panels, with Django set up
 
-from judgements.core import own_criterion
-
-ROUNDS = 3
-VOTE = {"A": "approve", "R": "reject"}
+from judgements.core import own_criterion, rules
 
 
 def refuse(message: str) -> NoReturn:
@@ -46,28 +44,42 @@ def read(spec: str) -> tuple[dict, dict[str, dict]]:
         refuse(f"FILE:COLUMN {spec!r}: not a column of a results file ({exc!r})")
 
 
+TO_REJECT = (rules.Vote.APPROVE, rules.Vote.REJECT)  # a vote of one round, then the next's
+
+
+@functools.cache
+def judged(suites: str) -> tuple[dict[str, dict], dict[str, dict]]:
+    """The suites' cases by id and the example panels, read once however many columns
+    name the same suites."""
+    cases = {case["id"]: case for case in panel_quality.suite_cases(suites)}
+    return cases, panel_quality.load_panels()
+
+
 def turns(data: dict, outcomes: dict[str, dict]) -> list[tuple[str, bool, bool]]:
     """Every turn from approve to reject in round 2 or 3 of a column: (case id, whether
     its reason names the content, whether reject was the agent's expected vote)."""
-    cases = {case["id"]: case for case in panel_quality.suite_cases(data["suites"])}
-    panels = panel_quality.load_panels()
+    cases, panels = judged(data["suites"])
     found = []
-    for case_id, outcome in outcomes.items():
-        votes = outcome["votes"]
-        if outcome.get("error") or len(votes) != ROUNDS * 3:
+    for case_id, kept in outcomes.items():
+        outcome = panel_quality.Outcome(**kept)
+        if outcome.error or panel_quality.rounds_of(outcome) != rules.ROUNDS:
             continue
         case = cases[case_id]
-        agents = panels[case["panel"]]["agents"]
-        for at, agent in enumerate(agents):
-            for index in range(at * ROUNDS + 1, at * ROUNDS + ROUNDS):
-                if (votes[index - 1], votes[index]) != ("A", "R"):
+        rounds = [panel_quality.agent_votes(outcome, n) for n in range(1, rules.ROUNDS + 1)]
+        for at, agent in enumerate(panels[case["panel"]]["agents"]):
+            for later in range(1, rules.ROUNDS):
+                if (rounds[later - 1][at], rounds[later][at]) != TO_REJECT:
                     continue
-                reason = outcome["reasons"][index]
-                earlier = [(VOTE["A"], outcome["reasons"][index - 1])]
+                said = at * rules.ROUNDS + later  # the reasons are agent-major, as the votes
+                earlier = [(rules.Vote.APPROVE, outcome.reasons[said - 1])]
                 bare = own_criterion.bare_turn_to_reject(
-                    VOTE["R"], reason, earlier, case["content"], agent["criteria"]
+                    rules.Vote.REJECT,
+                    outcome.reasons[said],
+                    earlier,
+                    case["content"],
+                    agent["criteria"],
                 )
-                found.append((case_id, not bare, case["expected_agents"][at] == VOTE["R"]))
+                found.append((case_id, not bare, case["expected_agents"][at] == rules.Vote.REJECT))
     return found
 
 
