@@ -109,12 +109,13 @@ def unfounded_turn(
 
 
 # Words a reason and a content share without naming anything the content says: how
-# English is put together, not what a request or a comment is about.
+# English is put together, not what a request or a comment is about. (The articles and
+# pronouns `fact_words` drops, and GENERIC_WORDS, are not repeated here.)
 COMMON_WORDS = frozenset(
     stem(word)
     for word in """
     all also as but can could did if into may must only our out should so some such
-    them then they we what which will would you your i me my he she his him from about
+    them then they we which will would you your i me my he she him from about
     """.split()  # noqa: SIM905 - a word list reads better as words
 )
 
