@@ -312,18 +312,25 @@ DEPLOY_REQUEST = "Deploy commit 4f2a on Tuesday. Reviewed by Priya Nair; tests g
 NOTHING_READ = "The content does not mention a review by someone other than the author."
 
 
+async def balthasar_judged(make_judgement, runner, variants: list[str]):
+    """The deploy request judged under `variants`: the judgement, and Balthasar's (review)
+    decisions and reasons, round by round."""
+    judgement = await run(
+        runner,
+        await made(make_judgement, variants, agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
+    )
+    return judgement, await rounds_of(judgement, "Balthasar")
+
+
 async def test_a_turn_to_reject_naming_nothing_of_the_content_leaves_the_approve(
     fake_llm, make_judgement, runner
 ):
     # Balthasar (review) approved on what the content says, then calls the review absent
     # in its criterion's words alone: its approve stands, the reply kept with its attempt.
     fake_llm.script("model-b", votes="ARR", reasons={1: REVIEWED, 2: NOTHING_READ, 3: NOTHING_READ})
-    variants = ["turn_to_reject_names_content"]
-    judgement = await run(
-        runner,
-        await made(make_judgement, variants, agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
+    judgement, rounds = await balthasar_judged(
+        make_judgement, runner, ["turn_to_reject_names_content"]
     )
-    rounds = await rounds_of(judgement, "Balthasar")
     assert rounds == [("approve", REVIEWED)] * 3
     replies = LLMAttempt.objects.filter(agent__judgement=judgement, model="model-b", round=2)
     assert [NOTHING_READ in reply.response_text async for reply in replies] == [True]
@@ -332,28 +339,13 @@ async def test_a_turn_to_reject_naming_nothing_of_the_content_leaves_the_approve
 async def test_a_turn_to_reject_naming_the_content_stands(fake_llm, make_judgement, runner):
     author = "Priya Nair wrote commit 4f2a herself, so nobody else reviewed it."
     fake_llm.script("model-b", votes="ARR", reasons={1: REVIEWED, 2: author, 3: author})
-    variants = ["turn_to_reject_names_content"]
-    judgement = await run(
-        runner,
-        await made(make_judgement, variants, agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
-    )
-    assert [vote for vote, _ in await rounds_of(judgement, "Balthasar")] == [
-        "approve",
-        "reject",
-        "reject",
-    ]
+    _, rounds = await balthasar_judged(make_judgement, runner, ["turn_to_reject_names_content"])
+    assert [vote for vote, _ in rounds] == ["approve", "reject", "reject"]
 
 
 async def test_without_the_content_rule_a_bare_turn_to_reject_is_the_vote(
     fake_llm, make_judgement, runner
 ):
     fake_llm.script("model-b", votes="ARR", reasons={1: REVIEWED, 2: NOTHING_READ, 3: NOTHING_READ})
-    judgement = await run(
-        runner,
-        await made(make_judgement, [], agents=DEPLOY_AGENTS, content=DEPLOY_REQUEST),
-    )
-    assert [vote for vote, _ in await rounds_of(judgement, "Balthasar")] == [
-        "approve",
-        "reject",
-        "reject",
-    ]
+    _, rounds = await balthasar_judged(make_judgement, runner, [])
+    assert [vote for vote, _ in rounds] == ["approve", "reject", "reject"]
