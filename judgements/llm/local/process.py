@@ -1,10 +1,12 @@
 """Serve one GGUF model over llama.cpp's native OpenAI-compatible server (xllamacpp's
 prebuilt build), in a process of its own that MAGI starts and stops (see servers.py).
 
-    python -m judgements.llm.local.process MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS STATES
+    python -m judgements.llm.local.process \
+        MODEL.gguf ALIAS PORT CONTEXT PARALLEL THREADS STATES STARTER
 
 No Django here: this process only serves the model. The server runs on threads of this
-process; the main thread waits until the process is told to stop.
+process; the main thread waits until the process is told to stop, or until the process
+that started it is gone.
 """
 
 import os
@@ -12,11 +14,19 @@ import signal
 import sys
 import threading
 
+# How often the main thread looks for the process that started this one. A starter killed
+# before its exit handlers run (SIGKILL, or SIGTERM, which Python does not turn into an
+# exit) cannot stop its server, and an orphaned llama.cpp server keeps its threads
+# spinning on every core: the machine's other servers then run many times slower.
+PARENT_CHECK_SECONDS = 0.5
+
 
 def main(argv: list[str]) -> None:
     import xllamacpp
 
-    path, alias, port, context, parallel, threads, states = argv
+    # STARTER is the pid of the process that started this one, passed rather than read
+    # here: a starter that died before this line would otherwise never be missed.
+    path, alias, port, context, parallel, threads, states, starter = argv
     params = xllamacpp.CommonParams()
     params.model.path = path
     # The name the engine sends as `model`, and the one GET /v1/models lists.
@@ -45,7 +55,9 @@ def main(argv: list[str]) -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = xllamacpp.Server(params)
     print(f"serving {alias} on {server.listening_address}", flush=True)
-    stop.wait()
+    # An orphan is adopted by another process, so its parent's id changes.
+    while not stop.wait(PARENT_CHECK_SECONDS) and os.getppid() == int(starter):
+        pass
 
 
 if __name__ == "__main__":

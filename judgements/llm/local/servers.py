@@ -153,6 +153,7 @@ def _server_command(name: str, path: Path, port: int) -> list[str]:
             str(parallel_slots()),
             str(threads),
             str(warm_rules.states_dir()),
+            str(os.getpid()),
         ]
     command = [
         sys.executable,

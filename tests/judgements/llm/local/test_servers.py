@@ -2,7 +2,9 @@
 
 import asyncio
 import contextlib
+import os
 import shutil
+import signal
 import socket
 import sys
 import time
@@ -335,6 +337,57 @@ def test_manage_py_judge_stops_its_server_as_it_exits(tmp_path, bundled_path):
     assert done.returncode in (0, 3), done.stderr
     assert json.loads(done.stdout)["status"] in {"approved", "rejected"}
     assert processes_with(f"MAGI_VAR_DIR={var_dir}") == []
+
+
+# A shell that starts the server as servers.py does, naming itself as the starter, prints
+# the server's pid and waits on it: the starter a test can kill.
+STARTER_SHELL = (
+    '"$1" -m judgements.llm.local.process "$2" "$3" "$4" 2048 1 1 "$5" $$ & echo $!; wait'
+)
+
+
+def running(pid: int) -> bool:
+    """Whether `pid` is alive: neither gone nor a zombie nobody has reaped yet."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_server_whose_starter_was_killed_stops_by_itself(tmp_path, bundled_path):
+    """A process killed with SIGKILL runs no exit handler, so it cannot stop its server;
+    the server sees it was orphaned and stops rather than spinning on every core."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[4]
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    arguments = [sys.executable, str(bundled_path), BUNDLED_MODEL_NAME, str(port), str(tmp_path)]
+    starter = subprocess.Popen(
+        ["sh", "-c", STARTER_SHELL, "sh", *arguments],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert starter.stdout is not None
+    server = int(starter.stdout.readline())
+    try:
+        assert "serving" in starter.stdout.readline()
+        assert running(server)
+
+        starter.kill()
+        starter.wait()
+        deadline = time.monotonic() + FAILURE_DEADLINE
+        while running(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+        assert not running(server)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server, signal.SIGKILL)
 
 
 async def test_the_same_call_twice_gives_the_same_answer_on_the_bundled_model(bundled_path):
