@@ -28,6 +28,7 @@ from judgements.llm.local.servers import (
     stop_local_servers,
 )
 from judgements.models.magi_settings import magi_settings
+from tests.support import services
 
 # Far below the failures' real cost (a second or two), far above a hang.
 FAILURE_DEADLINE = 30.0
@@ -360,14 +361,11 @@ def test_a_server_whose_starter_was_killed_stops_by_itself(tmp_path, bundled_pat
     the server sees it was orphaned and stops rather than spinning on every core."""
     import subprocess
 
-    root = Path(__file__).resolve().parents[4]
-    with socket.socket() as free:
-        free.bind(("127.0.0.1", 0))
-        port = free.getsockname()[1]
+    port = services.free_port()
     arguments = [sys.executable, str(bundled_path), BUNDLED_MODEL_NAME, str(port), str(tmp_path)]
     starter = subprocess.Popen(
         ["sh", "-c", STARTER_SHELL, "sh", *arguments],
-        cwd=root,
+        cwd=services.REPO,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -380,11 +378,8 @@ def test_a_server_whose_starter_was_killed_stops_by_itself(tmp_path, bundled_pat
 
         starter.kill()
         starter.wait()
-        deadline = time.monotonic() + FAILURE_DEADLINE
-        while running(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
 
-        assert not running(server)
+        services.wait_for(lambda: not running(server), FAILURE_DEADLINE, "the orphan to stop")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(server, signal.SIGKILL)
