@@ -36,7 +36,7 @@ from judgements.core import prompts  # noqa: E402
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
 from judgements.llm import calls, completions, providers  # noqa: E402
 from judgements.llm.local import files as local_files  # noqa: E402
-from judgements.llm.local import servers  # noqa: E402
+from judgements.llm.local import provider, servers  # noqa: E402
 
 AGENTS = {
     "Melchior": "Approve only actions that are legal where they take place.",
@@ -73,7 +73,7 @@ class Model:
 
     def __init__(self, name: str, base_url: str) -> None:
         self.name = name
-        self.client = AsyncOpenAI(base_url=base_url, api_key=servers.LOCAL_API_KEY, max_retries=0)
+        self.client = AsyncOpenAI(base_url=base_url, api_key=provider.LOCAL_API_KEY, max_retries=0)
         self.queue = calls.Clients().slot(providers.route_for(name))
         self.verdicts: list[AgentVerdict] = []
         self.prompt_tokens: list[int] = []

@@ -46,7 +46,7 @@ from pydantic import ValidationError  # noqa: E402
 from judgements.core import prompts  # noqa: E402
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
 from judgements.llm.local import files as local_files  # noqa: E402
-from judgements.llm.local import servers  # noqa: E402
+from judgements.llm.local import provider, servers  # noqa: E402
 from judgements.models.magi_settings import magi_settings  # noqa: E402
 
 AGENTS = [
@@ -135,7 +135,7 @@ class Session:
                 # Plain {"role", "content"} messages: what the SDK's message types describe.
                 messages=cast("list[ChatCompletionMessageParam]", messages),
                 extra_body={"response_format": self.format},  # llama.cpp's shape, not the SDK's
-                max_tokens=servers.LOCAL_MAX_TOKENS,
+                max_tokens=provider.LOCAL_MAX_TOKENS,
                 temperature=magi_settings.MAGI_LLM_TEMPERATURE,
                 seed=magi_settings.MAGI_LLM_SEED,
             )

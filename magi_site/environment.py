@@ -80,6 +80,7 @@ class MagiSettings(
         "magi_oidc_scopes",
         "magi_audit_retired_keys",
         "magi_audit_checkpoint_webhooks",
+        "magi_local_fixed_json",
         mode="before",
     )(split_list)
     _parse_groups = field_validator("magi_oidc_groups", mode="before")(parse_group_map)

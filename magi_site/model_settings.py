@@ -153,3 +153,10 @@ class LocalModelSettings(Env):
     magi_local_parallel: int = setting(
         3, "calls one local server answers at once (parallel slots)", ge=1
     )
+    magi_local_fixed_json: CommaList = setting(
+        ["smollm2-135m"],
+        "local models whose JSON answers are laid out with one space after each colon and "
+        "comma and no other whitespace (xllamacpp only): fewer tokens to write, so faster, "
+        "but other tokens next, so sometimes another answer; the others write any "
+        "whitespace they like. Comma-separated; empty for none",
+    )

@@ -27,6 +27,8 @@ class ProviderConfig(TypedDict):
     base_url: str | None
     api_key: str | None
     structured_output: str
+    # A model's own mode, beating the provider's (the local models: provider.py).
+    structured_outputs: NotRequired[dict[str, str]]
     models: list[str]
     timeout: float
     temperature: float
@@ -88,6 +90,7 @@ class MagiSettingsRead(Protocol):
     MAGI_LOCAL_THREADS: int
     MAGI_LOCAL_RUNTIME: Literal["xllamacpp", "llama-cpp-python"]
     MAGI_LOCAL_PARALLEL: int
+    MAGI_LOCAL_FIXED_JSON: list[str]
     # Input and abuse limits
     MAGI_CONTENT_MAX_CHARS: int
     MAGI_SUITE_MAX_CASES: int

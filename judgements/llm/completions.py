@@ -4,6 +4,7 @@ and a reply's text, tokens and usage. No SDK and no Django here: calls.py sends 
 bodies and hands the replies back to be read.
 """
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -76,6 +77,8 @@ class ChatRequest(TypedDict):
     logprobs: NotRequired[bool]
     top_logprobs: NotRequired[int]
     response_format: NotRequired[JsonSchemaFormat | JsonObjectFormat]
+    # llama.cpp's own field: an answer's grammar (structured output `llguidance`).
+    grammar: NotRequired[str]
 
 
 # The alternatives at each token: enough that both sides of a decision show (OpenAI allows
@@ -129,23 +132,11 @@ def request_body(
 ) -> ChatRequest:
     """A verdict's request, its answer schema in the route's structured-output mode."""
     body = common_body(route, messages, route.max_tokens)
-    if route.structured_output == "json_schema":
-        body["response_format"] = {
-            "type": "json_schema",
-            "json_schema": {
-                "name": "agent_verdict",
-                "strict": True,
-                "schema": without_length_bounds(prompts.verdict_schema(variants=variants)),
-            },
-        }
-    elif route.structured_output == "json_object":
-        # llama.cpp's servers take any JSON schema inside json_object as a decoding grammar
-        # (llama-cpp-python's answers HTTP 500 to json_schema).
-        body["response_format"] = {
-            "type": "json_object",
-            "schema": prompts.verdict_schema(tied=True, variants=variants),
-        }
-    return body
+    # OpenAI's strict mode takes no `anyOf` of objects; a grammar can tie the decision to
+    # `criterion_met`.
+    tied = route.structured_output != "json_schema"
+    schema = prompts.verdict_schema(tied=tied, variants=variants)
+    return with_schema(body, route, "agent_verdict", schema)
 
 
 def text_body(
@@ -157,16 +148,44 @@ def text_body(
     """A check's request (judgements/core/check_prompts.py): plain text, or JSON to `schema`
     in the route's structured-output mode."""
     body = common_body(route, messages, max_tokens or route.max_tokens)
-    if schema is not None:
-        if route.structured_output == "json_schema":
-            strict = without_length_bounds(schema)
-            body["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": "check", "strict": True, "schema": strict},
-            }
-        elif route.structured_output == "json_object":
-            body["response_format"] = {"type": "json_object", "schema": schema}
+    return body if schema is None else with_schema(body, route, "check", schema)
+
+
+def with_schema(body: ChatRequest, route: ModelRoute, name: str, schema: JsonObject) -> ChatRequest:
+    """`body` asking for JSON to `schema` the way the route's endpoint takes a schema
+    (`prompt`: none, the prompt asks for it)."""
+    if route.structured_output == "json_schema":
+        strict = without_length_bounds(schema)
+        body["response_format"] = {
+            "type": "json_schema",
+            "json_schema": {"name": name, "strict": True, "schema": strict},
+        }
+    elif route.structured_output == "json_object":
+        # llama.cpp's servers take any JSON schema inside json_object as a decoding grammar
+        # (llama-cpp-python's answers HTTP 500 to json_schema).
+        body["response_format"] = {"type": "json_object", "schema": schema}
+    elif route.structured_output == "llguidance":
+        body["grammar"] = llguidance_grammar(schema)
     return body
+
+
+# The layout of the JSON a local model writes under MAGI's grammar (structured output
+# `llguidance`, the models MAGI_LOCAL_FIXED_JSON names): one space after each colon and
+# comma, as `json.dumps` writes it, and no other whitespace. The grammar llama.cpp builds
+# from a schema lets a model put any whitespace between the tokens, and the bundled model
+# spends 14 of an approval's 43 tokens on line breaks and indents (`"missing": [\n   \n
+# ]`), each a step of the model; laid out, it writes 29 (docs/local-model.md).
+FIXED_LAYOUT: JsonObject = {
+    "whitespace_flexible": False,
+    "item_separator": ", ",
+    "key_separator": ": ",
+}
+
+
+def llguidance_grammar(schema: JsonObject) -> str:
+    """`schema` as the grammar llama.cpp's server takes in a request's `grammar` field when
+    it is built with llguidance (xllamacpp's is): the same JSON schema, its layout fixed."""
+    return "%llguidance {}\nstart: %json " + json.dumps({**schema, "x-guidance": FIXED_LAYOUT})
 
 
 # Keywords OpenAI's strict json_schema mode refuses on some models: a verdict's or a

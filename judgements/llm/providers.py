@@ -17,7 +17,7 @@ from judgements.core.errors import MagiError
 from judgements.core.settings_read import ProviderConfig
 from judgements.llm import calls
 from judgements.llm.completions import ModelRoute
-from judgements.llm.local import servers
+from judgements.llm.local import provider as local_provider
 from judgements.models.magi_settings import magi_settings
 
 log = logging.getLogger(__name__)
@@ -41,9 +41,9 @@ def each_configured() -> Iterator[tuple[str, ProviderConfig]]:
     (bench/engine_cpu.py)."""
     providers: dict[str, ProviderConfig] = magi_settings.MAGI_PROVIDERS
     for name, provider in providers.items():
-        yield name, servers.provider() if name == LOCAL_PROVIDER else provider
+        yield name, local_provider.provider() if name == LOCAL_PROVIDER else provider
     if LOCAL_PROVIDER not in magi_settings.MAGI_PROVIDERS:
-        yield LOCAL_PROVIDER, servers.provider()
+        yield LOCAL_PROVIDER, local_provider.provider()
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,9 @@ def route_for(model: str) -> ModelRoute:
                 provider=name,
                 base_url=provider["base_url"],
                 api_key=provider["api_key"],
-                structured_output=provider["structured_output"],
+                structured_output=provider.get("structured_outputs", {}).get(
+                    model, provider["structured_output"]
+                ),
                 timeout=provider["timeout"],
                 # A per-model temperature (MAGI_MODEL_TEMPERATURES) beats its provider's.
                 temperature=magi_settings.MAGI_MODEL_TEMPERATURES.get(

@@ -35,7 +35,6 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judgements.core.settings_read import ProviderConfig
 from judgements.llm.local import loopback, warm_rules
 from judgements.llm.local.files import (
     INSTALL_HINTS,
@@ -46,17 +45,6 @@ from judgements.llm.local.files import (
     runtime_missing,
 )
 from judgements.models.magi_settings import magi_settings
-
-# How llm.py must ask each runtime's server for structured output: both take the full
-# schema inside `json_object` (llama-cpp-python's answers `json_schema` with HTTP 500), and
-# there the verdict schema can tie the decision to `criterion_met`.
-STRUCTURED_OUTPUT = {"xllamacpp": "json_object", "llama-cpp-python": "json_object"}
-
-# A shorter budget cuts the JSON off mid-string; 160 was the measured floor with a
-# 200-character reason, and the grammar stops generation once the object is closed anyway.
-LOCAL_MAX_TOKENS = 256
-# The server accepts any key, but the SDK refuses to send none.
-LOCAL_API_KEY = "local"
 
 _STOP_GRACE_SECONDS = 5.0
 # A loopback GET is cheap, and every poll interval waited past readiness delays the first call.
@@ -349,24 +337,6 @@ async def local_base_url(model_name: str) -> str:
     """Base URL ("http://127.0.0.1:PORT/v1") of the running server for a local model."""
     server = await asyncio.to_thread(ensure_server, model_name)
     return server.base_url
-
-
-def provider() -> ProviderConfig:
-    """Local models as one more provider (see providers.py): its endpoint is the server
-    this module starts for each model, and it answers one call at a time."""
-    return ProviderConfig(
-        base_url=None,
-        api_key=LOCAL_API_KEY,
-        structured_output=STRUCTURED_OUTPUT[magi_settings.MAGI_LOCAL_RUNTIME],
-        models=sorted(local_model_files()),
-        timeout=magi_settings.MAGI_LOCAL_TIMEOUT,
-        temperature=magi_settings.MAGI_LLM_TEMPERATURE,
-        seed=magi_settings.MAGI_LLM_SEED,
-        max_tokens=max(magi_settings.MAGI_LLM_MAX_TOKENS, LOCAL_MAX_TOKENS),
-        concurrency=parallel_slots(),
-        discover=False,
-        server=local_base_url,
-    )
 
 
 def running_servers() -> dict[str, _Server]:

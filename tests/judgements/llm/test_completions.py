@@ -1,3 +1,5 @@
+import json
+
 import pytest
 
 from judgements.core import check_prompts, prompts
@@ -62,6 +64,33 @@ def test_it_sends_the_second_opinion_s_reason_bound_to_a_decoding_grammar():
     assert at(response_format["schema"], "properties", "reason", "maxLength") == (
         prompts.REASON_MAX_CHARS
     )
+
+
+def test_it_sends_a_local_server_the_tied_verdict_schema_as_a_grammar_with_fixed_whitespace():
+    body = completions.request_body(route_with("llguidance"), [])
+    assert "response_format" not in body
+    header, _, schema = body["grammar"].partition("\nstart: %json ")
+    assert header == "%llguidance {}"
+    sent = json.loads(schema)
+    # The decision tied to criterion_met, the reason bounded, and nothing but one space
+    # after each colon and comma between the tokens.
+    assert {branch["properties"]["decision"]["const"] for branch in sent["anyOf"]} == {
+        "approve",
+        "reject",
+    }
+    assert at(sent["anyOf"][0], "properties", "reason", "maxLength") == prompts.REASON_MAX_CHARS
+    assert sent["x-guidance"] == {
+        "whitespace_flexible": False,
+        "item_separator": ", ",
+        "key_separator": ": ",
+    }
+
+
+def test_a_check_s_schema_goes_to_a_local_server_as_the_same_grammar():
+    schema = check_prompts.SECOND_OPINION_SCHEMA
+    body = completions.text_body(route_with("llguidance"), [], schema=schema)
+    assert body["grammar"] == completions.llguidance_grammar(schema)
+    assert "response_format" not in completions.text_body(route_with("llguidance"), [])
 
 
 def test_it_leaves_length_keywords_out_of_strict_json_schema_mode():

@@ -18,11 +18,10 @@ from pydantic import BaseModel, Field
 
 from judgements.core import prompts
 from judgements.llm import calls, completions, providers
-from judgements.llm.local import bundled_file, servers
+from judgements.llm.local import bundled_file, provider
 from judgements.llm.local.files import BUNDLED_MODEL_NAME, LocalModelError, local_model_files
+from judgements.llm.local.provider import LOCAL_API_KEY, LOCAL_MAX_TOKENS
 from judgements.llm.local.servers import (
-    LOCAL_API_KEY,
-    LOCAL_MAX_TOKENS,
     local_base_url,
     start_server,
     stop_local_servers,
@@ -45,11 +44,12 @@ def fake_gguf(tmp_path):
 SERVER_MODULES = (b"judgements.llm.local.process", b"llama_cpp.server")
 
 
-def response_format(schema: dict) -> dict:
-    """Structured output the way MAGI asks the configured local runtime for it."""
-    if servers.STRUCTURED_OUTPUT[magi_settings.MAGI_LOCAL_RUNTIME] == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": "verdict", "schema": schema}}
-    return {"type": "json_object", "schema": schema}
+def structured(model: str, schema: dict) -> dict:
+    """The fields asking `model` for JSON to `schema` the way MAGI asks it on the
+    configured local runtime (extra_body: llama.cpp's shapes, not the SDK's)."""
+    if provider.structured_outputs([model])[model] == "llguidance":
+        return {"grammar": completions.llguidance_grammar(schema)}
+    return {"response_format": {"type": "json_object", "schema": schema}}
 
 
 def llama_children() -> list[int]:
@@ -177,10 +177,14 @@ def test_start_timeout_stops_the_server_and_says_so(bundled_path):
     assert llama_children() == []
 
 
-async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, bundled_path):
+@pytest.mark.parametrize("fixed", [["my-model"], []])
+async def test_bring_your_own_gguf_is_served_under_its_name(
+    settings, tmp_path, bundled_path, fixed
+):
     own = tmp_path / "own.gguf"
     shutil.copyfile(bundled_path, own)
     magi_settings.MAGI_LOCAL_MODELS = {"my-model": str(own)}
+    magi_settings.MAGI_LOCAL_FIXED_JSON = fixed
 
     client = AsyncOpenAI(
         base_url=await local_base_url("my-model"), api_key=LOCAL_API_KEY, max_retries=0
@@ -190,7 +194,7 @@ async def test_bring_your_own_gguf_is_served_under_its_name(settings, tmp_path, 
     completion = await client.chat.completions.create(
         model="my-model",
         messages=[{"role": "user", "content": "Approve or reject a walk in the park, as JSON."}],
-        extra_body={"response_format": response_format(Verdict.model_json_schema())},
+        extra_body=structured("my-model", Verdict.model_json_schema()),
         max_tokens=LOCAL_MAX_TOKENS,
         temperature=0,
     )
@@ -245,7 +249,7 @@ async def test_nine_structured_decisions_from_the_bundled_model_through_the_sdk(
                     },
                     {"role": "user", "content": "I am going to travel to Japan next week."},
                 ],
-                extra_body={"response_format": response_format(schema)},
+                extra_body=structured(BUNDLED_MODEL_NAME, schema),
                 max_tokens=LOCAL_MAX_TOKENS,
                 temperature=0,
             )
@@ -294,9 +298,12 @@ def test_a_whole_judgement_runs_on_the_bundled_model_from_the_command_line(
     sent = LLMAttempt.objects.filter(outcome="ok").first()
     assert sent is not None
     assert sent.provider == "local" and sent.base_url.startswith("http://127.0.0.1:")
-    # The verdict schema as a decoding grammar, consistent answers only.
-    assert sent.request["response_format"]["type"] == "json_object"
-    assert "anyOf" in sent.request["response_format"]["schema"]
+    # The verdict schema as a decoding grammar, consistent answers only, laid out with
+    # no whitespace but one space after each colon and comma.
+    assert sent.request["grammar"].startswith("%llguidance")
+    assert '"anyOf"' in sent.request["grammar"]
+    for answer in LLMAttempt.objects.filter(outcome="ok"):
+        assert answer.response_text == json.dumps(json.loads(answer.response_text))
     assert not fake_llm.requests  # nothing went to the suite's own server
     # A round's three calls went to the server's parallel slots together.
     rounds = LLMAttempt.objects.filter(round=1, attempt=1).order_by("started_at")

@@ -11,7 +11,8 @@ from openai.types.chat import ChatCompletionMessageParam
 from judgements.core import prompt_variants, prompts
 from judgements.llm.local import warm_rules
 from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.llm.local.servers import LOCAL_API_KEY, start_server, stop_local_servers
+from judgements.llm.local.provider import LOCAL_API_KEY
+from judgements.llm.local.servers import start_server, stop_local_servers
 
 # The default rules are 376 tokens on the bundled model's tokenizer; a call that found
 # none of them cached reports 0.
