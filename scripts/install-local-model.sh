@@ -88,5 +88,11 @@ fi
 # llama.cpp's own Python reader and writer of the format.
 "$python" -m pip install --quiet "gguf==${GGUF_VERSION}"
 (cd "$repo_root" && "$python" -m judgements.llm.local.bundled_file)
+if [[ "$runtime" == "xllamacpp" ]]; then
+    # The default rules read once by the model and saved beside it, so that a new
+    # deployment's first judgement loads them instead of reading them
+    # (judgements/llm/local/installed_rules.py); never fails the install.
+    (cd "$repo_root" && "$python" -m judgements.llm.local.installed_rules)
+fi
 
 echo "Done. The model 'smollm2-135m' is now available offline; see docs/local-model.md."

@@ -22,7 +22,12 @@ NEEDS = {
     "redis": {"redis_server", "redis_url", "processes"},
 }
 # Files that start a llama.cpp server on a real GGUF model (minutes on two cores).
-REAL_MODEL_FILES = {"test_bundled_file.py", "test_servers.py", "test_warm_rules.py"}
+REAL_MODEL_FILES = {
+    "test_bundled_file.py",
+    "test_servers.py",
+    "test_warm_rules.py",
+    "test_installed_rules.py",
+}
 # Files that run schemathesis against a live MAGI (a minute of a core's time).
 FUZZ_FILES = {"test_schema_contract.py"}
 

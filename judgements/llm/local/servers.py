@@ -119,6 +119,11 @@ def parallel_slots() -> int:
     return slots
 
 
+def states_dir() -> Path:
+    """Where a local server saves and loads its slots' states (warm_rules.py)."""
+    return magi_settings.MAGI_VAR_DIR / "slot-states"
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -140,7 +145,7 @@ def _server_command(name: str, path: Path, port: int) -> list[str]:
             str(context),
             str(parallel_slots()),
             str(threads),
-            str(warm_rules.states_dir()),
+            str(states_dir()),
             str(os.getpid()),
         ]
     command = [
@@ -223,7 +228,8 @@ def start_server(
 
     _wait_until_listed(server, began + timeout, timeout)
     if magi_settings.MAGI_LOCAL_RUNTIME == "xllamacpp":  # the runtime with slots to fill
-        server.warmed = warm_rules.fill_slots(server.root, path, sha256, parallel_slots())
+        slots = parallel_slots()
+        server.warmed = warm_rules.fill_slots(server.root, path, sha256, slots, states_dir())
     server.started_in = time.monotonic() - began
     return server
 

@@ -11,7 +11,9 @@ prompt only within one slot, so MAGI reads the rules once into slot 0, saves tha
 state to a file and loads it into the others, which takes milliseconds. The file is kept
 in MAGI_VAR_DIR, named by what it depends on (the model file's checksum, the runtime's
 version, the rendered rules), so the next server started for the same model reads no rules
-at all.
+at all. The install saves the bundled model's beside its file (installed_rules.py), so even
+a fresh MAGI_VAR_DIR's first server, a newcomer's first verdict, loads them: a state found
+there and not yet in MAGI_VAR_DIR is copied in first.
 
 This is a cache and only a cache: what the model answers does not depend on it, and a
 failure here (an old server without the slot endpoints, a file it refuses, a full disk)
@@ -23,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import shutil
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -32,7 +35,6 @@ from pathlib import Path
 from judgements.core import prompt_variants, prompts
 from judgements.core.json_values import JsonObject, JsonValue
 from judgements.llm.local import loopback
-from judgements.models.magi_settings import magi_settings
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +43,8 @@ _MARK = "\x00magi-rules-end\x00"
 # Generous for a few hundred tokens on a slow machine; a server that takes longer is left
 # to read the rules with round 1, as it would without this module.
 _TIMEOUT_SECONDS = 30.0
+# Where a model's states saved at install live: this folder beside the model's file.
+INSTALLED_STATES = "slot-states"
 
 
 @dataclass(frozen=True)
@@ -54,29 +58,24 @@ class Warmed:
     why: str = ""
 
 
-def states_dir() -> Path:
-    """Where the saved slot states live: one file per model, runtime and rules."""
-    return magi_settings.MAGI_VAR_DIR / "slot-states"
-
-
-def fill_slots(root: str, model: Path, sha256: str | None, slots: int) -> Warmed:
+def fill_slots(root: str, model: Path, sha256: str | None, slots: int, states: Path) -> Warmed:
     """Fill every slot of the xllamacpp server at `root` (http://127.0.0.1:PORT, started
-    with `states_dir()` as its slot save path, serving the file `model`, whose checksum is
+    with `states` as its slot save path, serving the file `model`, whose checksum is
     `sha256` when pinned) with the default rules."""
-    states = states_dir()
     try:
         model_identity = sha256 or _file_identity(model)
         prefix = rendered_rules(root)
         name = state_file_name(model_identity, prefix)
+        installed = model.parent / INSTALLED_STATES / name
+        if not (states / name).exists() and installed.is_file():
+            states.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(installed, states / name)
         first = _post(root, "/slots/0?action=restore", {"filename": name}, missing_ok=True)
         restored = first.get("n_restored") if first is not None else None
         how = "loaded"
         if not isinstance(restored, int) or restored <= 0:
             how = "read"
-            _post(root, "/completion", {"prompt": prefix, "n_predict": 0, "id_slot": 0})
-            # The server saves into this directory and does not make it.
-            states.mkdir(parents=True, exist_ok=True)
-            _post(root, "/slots/0?action=save", {"filename": name})
+            save_rules(root, prefix, name, states)
         for slot in range(1, slots):
             _post(root, f"/slots/{slot}?action=restore", {"filename": name})
     except (OSError, ValueError) as exc:
@@ -84,6 +83,15 @@ def fill_slots(root: str, model: Path, sha256: str | None, slots: int) -> Warmed
         return Warmed("failed", why=str(exc))
     logger.info("local server at %s: %d slots filled with the rules (%s)", root, slots, how)
     return Warmed(how, state_file=name)
+
+
+def save_rules(root: str, prefix: str, name: str, states: Path) -> None:
+    """Read `prefix` (the rendered rules) into slot 0 of the server at `root` and save that
+    slot's state as `name` in `states`, the server's slot save path."""
+    _post(root, "/completion", {"prompt": prefix, "n_predict": 0, "id_slot": 0})
+    # The server saves into this directory and does not make it.
+    states.mkdir(parents=True, exist_ok=True)
+    _post(root, "/slots/0?action=save", {"filename": name})
 
 
 def rendered_rules(root: str) -> str:

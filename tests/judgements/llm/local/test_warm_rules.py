@@ -1,75 +1,30 @@
 """A fresh local server's slots hold the rules before round 1 (warm_rules.py), on the real
-bundled model: each of round 1's three calls at once finds them in its slot's cache."""
+bundled model: each of round 1's three calls at once finds them in its slot's cache, read
+by the server or loaded from MAGI_VAR_DIR (from the install's state: test_installed_rules.py)."""
 
 import asyncio
-from typing import cast
 
-import pytest
-from openai import AsyncOpenAI
-from openai.types.chat import ChatCompletionMessageParam
-
-from judgements.core import prompt_variants, prompts
 from judgements.llm.local import warm_rules
-from judgements.llm.local.files import BUNDLED_MODEL_NAME
-from judgements.llm.local.provider import LOCAL_API_KEY
-from judgements.llm.local.servers import start_server, stop_local_servers
-
-# The default rules are 376 tokens on the bundled model's tokenizer; a call that found
-# none of them cached reports 0.
-RULES_TOKENS_AT_LEAST = 300
+from judgements.llm.local.servers import states_dir, stop_local_servers
+from tests.support.slot_rules import RULES_TOKENS_AT_LEAST, cached_tokens_of_round_one, start
 
 
-@pytest.fixture
-def var_dir(settings, tmp_path):
-    settings.MAGI_VAR_DIR = tmp_path
-    return tmp_path
-
-
-def round_one(content: str) -> list[list[dict[str, str]]]:
-    """Round 1 of three agents as the engine asks it under the site's default variants."""
-    variants = prompt_variants.resolve(None)
-    agents = [
-        prompts.AgentBrief("Melchior", "Approve only plans that are legal."),
-        prompts.AgentBrief("Balthasar", "Approve only plans that are safe for the traveller."),
-        prompts.AgentBrief("Casper", "Approve only plans that fit a one-week holiday."),
-    ]
-    return [prompts.build_messages(a, content, 1, [], variants=variants) for a in agents]
-
-
-async def cached_tokens_of_round_one(base_url: str) -> list[int]:
-    client = AsyncOpenAI(base_url=base_url, api_key=LOCAL_API_KEY, timeout=120, max_retries=0)
-
-    async def cached(messages: list[dict[str, str]]) -> int:
-        completion = await client.chat.completions.create(
-            model=BUNDLED_MODEL_NAME,
-            messages=cast(list[ChatCompletionMessageParam], messages),
-            max_tokens=1,
-            temperature=0,
-        )
-        assert completion.usage is not None
-        details = completion.usage.prompt_tokens_details
-        return details.cached_tokens or 0 if details is not None else 0
-
-    # At once, as the engine sends a round: each call lands on a slot of its own.
-    return list(await asyncio.gather(*(cached(m) for m in round_one("A week in Japan."))))
-
-
-async def test_every_slot_of_a_fresh_server_holds_the_rules_before_round_one(var_dir, bundled_path):
-    server = await asyncio.to_thread(start_server, BUNDLED_MODEL_NAME, bundled_path)
+async def test_every_slot_of_a_fresh_server_holds_the_rules_before_round_one(var_dir, model):
+    server = await asyncio.to_thread(start, model)
 
     assert server.warmed is not None and server.warmed.how == "read"
     cached = await cached_tokens_of_round_one(server.base_url)
     assert min(cached) >= RULES_TOKENS_AT_LEAST, cached
 
 
-async def test_the_next_server_loads_the_rules_it_saved_without_reading_them(var_dir, bundled_path):
-    first = await asyncio.to_thread(start_server, BUNDLED_MODEL_NAME, bundled_path)
+async def test_the_next_server_loads_the_rules_it_saved_without_reading_them(var_dir, model):
+    first = await asyncio.to_thread(start, model)
     assert first.warmed is not None
-    saved = warm_rules.states_dir() / first.warmed.state_file
+    saved = states_dir() / first.warmed.state_file
     assert saved.is_file()
     stop_local_servers()
 
-    second = await asyncio.to_thread(start_server, BUNDLED_MODEL_NAME, bundled_path)
+    second = await asyncio.to_thread(start, model)
 
     assert second.warmed is not None and second.warmed.how == "loaded"
     cached = await cached_tokens_of_round_one(second.base_url)
@@ -77,17 +32,17 @@ async def test_the_next_server_loads_the_rules_it_saved_without_reading_them(var
 
 
 async def test_a_state_file_written_by_someone_else_is_refused_and_the_rules_read_again(
-    var_dir, bundled_path
+    var_dir, model
 ):
     # Whoever can write the var directory plants a file under the name the next server
     # looks for: the server refuses what is not a slot's state, and MAGI reads the rules.
-    first = await asyncio.to_thread(start_server, BUNDLED_MODEL_NAME, bundled_path)
+    first = await asyncio.to_thread(start, model)
     assert first.warmed is not None
-    saved = warm_rules.states_dir() / first.warmed.state_file
+    saved = states_dir() / first.warmed.state_file
     stop_local_servers()
     saved.write_bytes(b"not a slot state" * 64)
 
-    second = await asyncio.to_thread(start_server, BUNDLED_MODEL_NAME, bundled_path)
+    second = await asyncio.to_thread(start, model)
 
     assert second.warmed is not None and second.warmed.how == "read"
     assert saved.stat().st_size > 1024 * 64, "the planted file is replaced by a real state"
@@ -95,11 +50,12 @@ async def test_a_state_file_written_by_someone_else_is_refused_and_the_rules_rea
     assert min(cached) >= RULES_TOKENS_AT_LEAST, cached
 
 
-async def test_a_server_whose_slots_could_not_be_filled_serves_all_the_same(var_dir, bundled_path):
+async def test_a_server_whose_slots_could_not_be_filled_serves_all_the_same(var_dir, model):
     # The states' directory cannot be made (a file has its name): nothing can be saved.
-    warm_rules.states_dir().write_text("in the way")
+    var_dir.mkdir()
+    states_dir().write_text("in the way")
 
-    server = await asyncio.to_thread(start_server, BUNDLED_MODEL_NAME, bundled_path)
+    server = await asyncio.to_thread(start, model)
 
     assert server.warmed is not None and server.warmed.how == "failed"
     assert "slot-states" in server.warmed.why
