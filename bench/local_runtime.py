@@ -46,7 +46,7 @@ from pydantic import ValidationError  # noqa: E402
 from judgements.core import prompts  # noqa: E402
 from judgements.core.prompts import AgentBrief, AgentVerdict, EarlierDecision  # noqa: E402
 from judgements.llm.local import files as local_files  # noqa: E402
-from judgements.llm.local import provider, servers  # noqa: E402
+from judgements.llm.local import loopback, provider, servers  # noqa: E402
 from judgements.models.magi_settings import magi_settings  # noqa: E402
 
 AGENTS = [
@@ -97,7 +97,7 @@ class Session:
             stderr=subprocess.STDOUT,
             env=servers._server_env(),
         )
-        while not servers.lists_model(self.base_url, self.name):
+        while not loopback.lists_model(self.base_url, self.name):
             if self.process.poll() is not None:
                 raise SystemExit(f"{self.runtime.label} exited with {self.process.returncode}")
             if time.monotonic() - began > 300:

@@ -20,15 +20,13 @@ started with MAGI's default settings (its context and slots), as `make run` star
 
 from __future__ import annotations
 
-import os
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
 from pathlib import Path
 
 from judgements.llm.local import bundled_file, loopback, warm_rules
+from judgements.llm.local.process import serving_command
 
 ALIAS = "installing"
 # MAGI_LOCAL_CONTEXT_TOKENS's and MAGI_LOCAL_PARALLEL's defaults.
@@ -41,16 +39,8 @@ def save_installed_rules(model: Path, sha256: str) -> str:
     """Start a server on `model` (whose pinned checksum is `sha256`), read the default
     rules and save their state beside the file; the state file's path."""
     states = model.parent / warm_rules.INSTALLED_STATES
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    command = [
-        sys.executable,
-        "-m",
-        "judgements.llm.local.process",
-        *(str(model), ALIAS, str(port), str(CONTEXT_TOKENS), str(SLOTS), "0", str(states)),
-        str(os.getpid()),
-    ]
+    port = loopback.free_port()
+    command = serving_command(str(model), ALIAS, port, CONTEXT_TOKENS, SLOTS, 0, str(states))
     server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         root = f"http://127.0.0.1:{port}"
@@ -69,11 +59,9 @@ def _wait_until_up(server: subprocess.Popen[bytes], root: str) -> None:
     while time.monotonic() < deadline:
         if server.poll() is not None:
             raise OSError(f"the llama.cpp server exited with code {server.returncode}")
-        try:
-            with loopback.open_direct(f"{root}/v1/models", timeout=2.0):
-                return
-        except (OSError, urllib.error.URLError):
-            time.sleep(0.05)
+        if loopback.lists_model(f"{root}/v1", ALIAS):
+            return
+        time.sleep(0.05)
     raise OSError(f"the llama.cpp server did not answer within {START_SECONDS:g} s")
 
 

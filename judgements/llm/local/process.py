@@ -21,6 +21,15 @@ import threading
 PARENT_CHECK_SECONDS = 0.5
 
 
+def serving_command(
+    model: str, alias: str, port: int, context: int, parallel: int, threads: int, states: str
+) -> list[str]:
+    """The command that serves `model` in a process of its own, started by this process
+    (servers.py for MAGI, installed_rules.py at install)."""
+    arguments = [model, alias, port, context, parallel, threads, states, os.getpid()]
+    return [sys.executable, "-m", "judgements.llm.local.process", *map(str, arguments)]
+
+
 def main(argv: list[str]) -> None:
     import xllamacpp
 

@@ -21,10 +21,9 @@ def structured_outputs(models: list[str]) -> dict[str, str]:
     whitespace, for the models MAGI_LOCAL_FIXED_JSON names. That layout made the bundled
     model's first verdict 2 s faster, and Qwen2.5-Coder-1.5B's first answers less often
     right (docs/benchmarks.md), so it is chosen per model."""
-    fixed = set(magi_settings.MAGI_LOCAL_FIXED_JSON)
-    if magi_settings.MAGI_LOCAL_RUNTIME != "xllamacpp":
-        fixed = set()
-    return {model: "llguidance" if model in fixed else "json_object" for model in models}
+    fixed = magi_settings.MAGI_LOCAL_FIXED_JSON
+    llguidance = magi_settings.MAGI_LOCAL_RUNTIME == "xllamacpp"
+    return {m: "llguidance" if llguidance and m in fixed else "json_object" for m in models}
 
 
 def provider() -> ProviderConfig:

@@ -25,9 +25,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import collections
-import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -44,6 +42,7 @@ from judgements.llm.local.files import (
     pinned_sha256,
     runtime_missing,
 )
+from judgements.llm.local.process import serving_command
 from judgements.models.magi_settings import magi_settings
 
 _STOP_GRACE_SECONDS = 5.0
@@ -124,30 +123,13 @@ def states_dir() -> Path:
     return magi_settings.MAGI_VAR_DIR / "slot-states"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _server_command(name: str, path: Path, port: int) -> list[str]:
     context = magi_settings.MAGI_LOCAL_CONTEXT_TOKENS
     threads = magi_settings.MAGI_LOCAL_THREADS
     if magi_settings.MAGI_LOCAL_RUNTIME == "xllamacpp":
-        return [
-            sys.executable,
-            "-m",
-            "judgements.llm.local.process",
-            str(path),
-            name,
-            str(port),
-            str(context),
-            str(parallel_slots()),
-            str(threads),
-            str(states_dir()),
-            str(os.getpid()),
-        ]
+        return serving_command(
+            str(path), name, port, context, parallel_slots(), threads, str(states_dir())
+        )
     command = [
         sys.executable,
         "-m",
@@ -208,7 +190,7 @@ def start_server(
     check_model_file(name, path, sha256)
     if timeout is None:
         timeout = magi_settings.MAGI_LOCAL_SERVER_START_TIMEOUT
-    port = port or _free_port()
+    port = port or loopback.free_port()
     began = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -249,7 +231,7 @@ def _wait_until_listed(server: _Server, deadline: float, timeout: float) -> None
             )
         # Another program already on this port could have answered; ours must be alive, or
         # it lost the port and is about to exit.
-        if lists_model(server.base_url, name) and process.poll() is None:
+        if loopback.lists_model(server.base_url, name) and process.poll() is None:
             return
         if time.monotonic() >= deadline:
             _terminate(process)
@@ -260,16 +242,6 @@ def _wait_until_listed(server: _Server, deadline: float, timeout: float) -> None
                 f"was stopped.\nLast output:\n{server.tail()}"
             )
         time.sleep(_HEALTH_POLL_INTERVAL)
-
-
-def lists_model(base_url: str, name: str) -> bool:
-    """Whether the server at `base_url` answers GET /models with `name` among its models."""
-    try:
-        with loopback.open_direct(f"{base_url}/models", timeout=2.0) as reply:
-            listing = json.load(reply)
-    except (OSError, ValueError):
-        return False
-    return any(item.get("id") == name for item in listing.get("data", []))
 
 
 def _drain(server: _Server) -> None:
