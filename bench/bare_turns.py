@@ -20,10 +20,12 @@ import functools
 import json
 import sys
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
 import panel_quality  # beside this script: its suites and panels, with Django set up
+from panel_quality import Outcome
 
 from judgements.core import own_criterion, rules
 
@@ -55,16 +57,22 @@ def judged(suites: str) -> tuple[dict[str, dict], dict[str, dict]]:
     return cases, panel_quality.load_panels()
 
 
+def judged_whole(data: dict, outcomes: dict[str, dict]) -> Iterator[tuple[dict, Outcome]]:
+    """Each case of a column judged whole (every round, no error), with its outcome."""
+    cases, _ = judged(data["suites"])
+    for case_id, kept in outcomes.items():
+        outcome = Outcome(**kept)
+        if not outcome.error and panel_quality.rounds_of(outcome) == rules.ROUNDS:
+            yield cases[case_id], outcome
+
+
 def turns(data: dict, outcomes: dict[str, dict]) -> list[tuple[str, bool, bool]]:
     """Every turn from approve to reject in round 2 or 3 of a column: (case id, whether
     its reason names the content, whether reject was the agent's expected vote)."""
-    cases, panels = judged(data["suites"])
+    _, panels = judged(data["suites"])
     found = []
-    for case_id, kept in outcomes.items():
-        outcome = panel_quality.Outcome(**kept)
-        if outcome.error or panel_quality.rounds_of(outcome) != rules.ROUNDS:
-            continue
-        case = cases[case_id]
+    for case, outcome in judged_whole(data, outcomes):
+        case_id = case["id"]
         rounds = [panel_quality.agent_votes(outcome, n) for n in range(1, rules.ROUNDS + 1)]
         for at, agent in enumerate(panels[case["panel"]]["agents"]):
             for later in range(1, rules.ROUNDS):

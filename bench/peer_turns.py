@@ -52,14 +52,8 @@ def replayed(rounds: list[list[str]], peers: int) -> list[list[str]]:
 
 
 def tally(spec: str, peers: int) -> Counter:
-    data, outcomes = bare_turns.read(spec)
-    cases, _ = bare_turns.judged(data["suites"])
     count: Counter = Counter()
-    for case_id, kept in outcomes.items():
-        outcome = panel_quality.Outcome(**kept)
-        if outcome.error or panel_quality.rounds_of(outcome) != rules.ROUNDS:
-            continue
-        case = cases[case_id]
+    for case, outcome in bare_turns.judged_whole(*bare_turns.read(spec)):
         recorded = [panel_quality.agent_votes(outcome, n) for n in range(1, rules.ROUNDS + 1)]
         expected = case.get("expected_agents") or []
         injected = panel_quality.is_injection(case) and case["expected"] == rules.Vote.REJECT
