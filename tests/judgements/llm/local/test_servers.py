@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from judgements.core import prompts
 from judgements.llm import calls, completions, providers
-from judgements.llm.local import bundled_file, provider
+from judgements.llm.local import bundled_file
 from judgements.llm.local.files import BUNDLED_MODEL_NAME, LocalModelError, local_model_files
 from judgements.llm.local.provider import LOCAL_API_KEY, LOCAL_MAX_TOKENS
 from judgements.llm.local.servers import (
@@ -45,11 +45,10 @@ SERVER_MODULES = (b"judgements.llm.local.process", b"llama_cpp.server")
 
 
 def structured(model: str, schema: dict) -> dict:
-    """The fields asking `model` for JSON to `schema` the way MAGI asks it on the
+    """The fields MAGI's own request body asks `model` for JSON to `schema` with, on the
     configured local runtime (extra_body: llama.cpp's shapes, not the SDK's)."""
-    if provider.structured_outputs([model])[model] == "llguidance":
-        return {"grammar": completions.llguidance_grammar(schema)}
-    return {"response_format": {"type": "json_object", "schema": schema}}
+    body = completions.text_body(providers.route_for(model), [], schema=schema)
+    return {key: value for key, value in body.items() if key in ("response_format", "grammar")}
 
 
 def llama_children() -> list[int]:
